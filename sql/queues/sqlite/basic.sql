@@ -1,0 +1,35 @@
+-- heap, fifo and lifo queues on SQLite (articles 000 and 004).
+-- SQLite has one writer at a time and no row locks, so consumers never skip each other's rows:
+-- every pop runs in BEGIN IMMEDIATE and strict and lax FIFO are the same thing here.
+-- AUTOINCREMENT keeps ids from being reused when the queue drains (plain rowids restart at 1).
+-- {order_by} is "ORDER BY id" (fifo), "ORDER BY id DESC" (lifo) or empty (heap).
+
+-- name: create
+CREATE TABLE {table} (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    enqueued_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now')),
+    payload     BLOB NOT NULL
+)
+
+-- name: drop
+DROP TABLE IF EXISTS {table}
+
+-- name: push
+INSERT INTO {table} (payload) VALUES (:payload) RETURNING id, enqueued_at
+
+-- name: pop
+DELETE FROM {table}
+WHERE id IN (SELECT id FROM {table} {order_by} LIMIT :count)
+RETURNING id, enqueued_at, payload
+
+-- name: peek
+SELECT id, enqueued_at, payload FROM {table} {order_by} LIMIT :count
+
+-- name: purge
+SELECT count(*) AS purged FROM {table}
+
+-- name: purge
+DELETE FROM {table}
+
+-- name: depth
+SELECT count(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}

@@ -1,0 +1,59 @@
+-- Fixed-size FIFO that overwrites its oldest message (article 001), on SQLite.
+-- The article takes the next id from max(id)+1; that restarts ids when the queue drains and
+-- reuses a popped id, so the counter lives in its own one-row table instead. A push writes slot
+-- id % capacity: an empty slot (popped, or never used) is inserted, a full one is overwritten,
+-- and the overwritten message's id is returned so nothing disappears unreported.
+
+-- name: create
+CREATE TABLE {table} (
+    id          INTEGER PRIMARY KEY,
+    slot        INTEGER NOT NULL UNIQUE,
+    enqueued_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now')),
+    payload     BLOB NOT NULL
+)
+
+-- name: create
+CREATE TABLE {seq} (
+    one     INTEGER PRIMARY KEY CHECK (one = 1),
+    next_id INTEGER NOT NULL
+)
+
+-- name: create
+INSERT INTO {seq} (one, next_id) VALUES (1, 0)
+
+-- name: drop
+DROP TABLE IF EXISTS {table}
+
+-- name: drop
+DROP TABLE IF EXISTS {seq}
+
+-- name: push
+SELECT id AS overwritten_id FROM {table}
+WHERE slot = (SELECT next_id % {capacity} FROM {seq})
+
+-- name: push
+INSERT INTO {table} (id, slot, payload)
+SELECT next_id, next_id % {capacity}, :payload FROM {seq} WHERE true
+ON CONFLICT (slot) DO UPDATE SET
+    id = excluded.id, payload = excluded.payload, enqueued_at = excluded.enqueued_at
+RETURNING id, enqueued_at
+
+-- name: push
+UPDATE {seq} SET next_id = next_id + 1
+
+-- name: pop
+DELETE FROM {table}
+WHERE id IN (SELECT id FROM {table} ORDER BY id LIMIT :count)
+RETURNING id, enqueued_at, payload
+
+-- name: peek
+SELECT id, enqueued_at, payload FROM {table} ORDER BY id LIMIT :count
+
+-- name: purge
+SELECT count(*) AS purged FROM {table}
+
+-- name: purge
+DELETE FROM {table}
+
+-- name: depth
+SELECT count(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}

@@ -1,0 +1,42 @@
+-- Pending queue on SQLite (article 000): each message has a due time in UTC, kept as text in the
+-- form strftime('%Y-%m-%d %H:%M:%f') produces, so text order is time order.
+
+-- name: create
+CREATE TABLE {table} (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    due_at      TEXT NOT NULL,
+    enqueued_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now')),
+    payload     BLOB NOT NULL
+)
+
+-- name: create
+CREATE INDEX {pop_idx} ON {table_name} (due_at, id)
+
+-- name: drop
+DROP TABLE IF EXISTS {table}
+
+-- name: push
+INSERT INTO {table} (due_at, payload)
+VALUES (coalesce(:due_at, strftime('%Y-%m-%d %H:%M:%f', 'now')), :payload)
+RETURNING id, enqueued_at, due_at
+
+-- name: pop
+DELETE FROM {table}
+WHERE id IN (
+    SELECT id FROM {table}
+    WHERE due_at <= strftime('%Y-%m-%d %H:%M:%f', 'now')
+    ORDER BY due_at, id
+    LIMIT :count)
+RETURNING id, enqueued_at, due_at, payload
+
+-- name: peek
+SELECT id, enqueued_at, due_at, payload FROM {table} ORDER BY due_at, id LIMIT :count
+
+-- name: purge
+SELECT count(*) AS purged FROM {table}
+
+-- name: purge
+DELETE FROM {table}
+
+-- name: depth
+SELECT count(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}

@@ -1,0 +1,81 @@
+-- Preallocated ring of slots (article 003, LMAX-style), on SQLite.
+-- capacity slots exist from the start and are only ever UPDATEd: push writes message push_seq
+-- into slot push_seq % capacity if that slot is free (reference_count = 0), pop takes message
+-- pop_seq from slot pop_seq % capacity. SQLite serialises writers, so both sequences live in a
+-- one-row control table and advance in the same transaction as the slot update: a full ring
+-- refuses the push (nothing written, no number used), an empty ring returns nothing.
+
+-- name: create
+CREATE TABLE {table} (
+    slot            INTEGER PRIMARY KEY,
+    message_id      INTEGER,
+    enqueued_at     TEXT,
+    reference_count INTEGER NOT NULL DEFAULT 0,
+    payload         BLOB
+)
+
+-- name: create
+CREATE TABLE {ctl} (
+    one      INTEGER PRIMARY KEY CHECK (one = 1),
+    push_seq INTEGER NOT NULL,
+    pop_seq  INTEGER NOT NULL,
+    capacity INTEGER NOT NULL
+)
+
+-- name: create
+INSERT INTO {ctl} (one, push_seq, pop_seq, capacity) VALUES (1, 0, 0, {capacity})
+
+-- name: create
+WITH RECURSIVE s(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM s WHERE n + 1 < {capacity})
+INSERT INTO {table} (slot) SELECT n FROM s
+
+-- name: drop
+DROP TABLE IF EXISTS {table}
+
+-- name: drop
+DROP TABLE IF EXISTS {ctl}
+
+-- name: push
+UPDATE {table}
+SET message_id = (SELECT push_seq FROM {ctl}),
+    payload = :payload,
+    reference_count = 1,
+    enqueued_at = strftime('%Y-%m-%d %H:%M:%f', 'now')
+WHERE slot = (SELECT push_seq % capacity FROM {ctl}) AND reference_count = 0
+RETURNING message_id AS id, enqueued_at
+
+-- name: push
+UPDATE {ctl} SET push_seq = push_seq + 1
+WHERE EXISTS (SELECT 1 FROM {table} WHERE slot = push_seq % capacity AND message_id = push_seq)
+
+-- name: pop
+SELECT r.message_id AS id, r.enqueued_at, r.payload
+FROM {table} AS r, {ctl} AS c
+WHERE r.reference_count = 1
+  AND r.message_id >= c.pop_seq AND r.message_id < c.pop_seq + :count
+ORDER BY r.message_id
+
+-- name: pop
+UPDATE {ctl} SET pop_seq = min(pop_seq + :count, push_seq)
+
+-- name: pop
+UPDATE {table} SET reference_count = 0, message_id = NULL, payload = NULL
+WHERE reference_count = 1 AND message_id < (SELECT pop_seq FROM {ctl})
+
+-- name: peek
+SELECT message_id AS id, enqueued_at, payload FROM {table}
+WHERE reference_count = 1 ORDER BY message_id LIMIT :count
+
+-- name: purge
+SELECT count(*) AS purged FROM {table} WHERE reference_count = 1
+
+-- name: purge
+UPDATE {ctl} SET pop_seq = push_seq
+
+-- name: purge
+UPDATE {table} SET reference_count = 0, message_id = NULL, payload = NULL
+WHERE reference_count = 1
+
+-- name: depth
+SELECT count(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}
+WHERE reference_count = 1

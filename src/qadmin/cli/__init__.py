@@ -1,0 +1,98 @@
+"""The ``qadmin`` command: a click group whose commands live in one module per area.
+
+Every error leaves through ``QadminGroup.main``: one line on stderr and the exit code the README
+documents, a traceback only with --debug, and any secret seen in this process scrubbed.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from typing import Any
+
+import click
+
+from qadmin import __version__, secrets
+from qadmin.errors import EXIT_EMPTY, EXIT_ERROR, EXIT_FULL, EXIT_USAGE, QadminError
+
+
+def _say(message: str, code: int) -> None:
+    prefix = "qadmin: " if code in (EXIT_EMPTY, EXIT_FULL) else "qadmin: error: "
+    click.echo(secrets.scrub(prefix + " ".join(message.split())), err=True)
+
+
+class QadminGroup(click.Group):
+    """A group whose standalone run turns every failure into one line and an exit code."""
+
+    def main(self, args: Any = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        argv = list(sys.argv[1:] if args is None else args)
+        debug = "--debug" in argv or bool(os.environ.get("QADMIN_DEBUG"))
+        code = 0
+        try:
+            result = super().main(argv, prog_name or "qadmin", complete_var, False, **extra)
+            code = result if isinstance(result, int) else 0
+        except click.exceptions.NoArgsIsHelpError as exc:
+            click.echo(exc.ctx.get_help() if exc.ctx else str(exc), err=True)
+            code = EXIT_USAGE
+        except click.exceptions.Exit as exc:
+            code = exc.exit_code
+        except click.exceptions.Abort:
+            _say("aborted", EXIT_ERROR)
+            code = EXIT_ERROR
+        except click.ClickException as exc:
+            hint = ""
+            if isinstance(exc, click.UsageError) and exc.ctx is not None:
+                hint = f" (see '{exc.ctx.command_path} --help')"
+            _say(exc.format_message() + hint, exc.exit_code)
+            code = exc.exit_code
+        except QadminError as exc:
+            if debug:
+                click.echo(secrets.scrub(traceback.format_exc()), err=True)
+            _say(str(exc), exc.exit_code)
+            code = exc.exit_code
+        except KeyboardInterrupt:
+            code = 130
+        except BrokenPipeError:
+            # The reader (head, grep -q) went away: not our failure.
+            sys.stderr = open(os.devnull, "w")  # noqa: SIM115
+            code = 0
+        except Exception as exc:
+            if debug:
+                click.echo(secrets.scrub(traceback.format_exc()), err=True)
+            _say(f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)",
+                 EXIT_ERROR)
+            code = EXIT_ERROR
+        sys.exit(code)
+
+
+@click.group(cls=QadminGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="qadmin")
+@click.option("--debug", is_flag=True, help="Show tracebacks (secrets are still masked).")
+@click.option("-v", "--verbose", is_flag=True, help="Say which connection is used, on stderr.")
+def cli(debug: bool, verbose: bool) -> None:
+    """Create, manage and diagnose message queues kept in database tables.
+
+    With no --dsn, -c or QADMIN_DSN, qadmin works on an embedded SQLite file.
+    Exit codes: 0 ok, 1 error, 2 usage, 3 queue empty, 4 queue full, 5 not found,
+    6 connection failed, 7 permission missing, 8 lock timeout.
+    """
+
+
+def _register() -> None:
+    from qadmin.cli import completion, connections, demo, inspect, messages, queues
+
+    for module in (queues, messages, inspect, demo, connections, completion):
+        for command in module.COMMANDS:
+            cli.add_command(command)
+
+
+_register()
+
+
+def main() -> None:
+    cli.main()

@@ -1,0 +1,41 @@
+"""``qadmin demo``: the first thing to run, on the embedded SQLite file with no setup."""
+
+from __future__ import annotations
+
+import click
+
+from qadmin import render
+from qadmin.cli.options import Target, connection_options, format_option
+from qadmin.errors import NotFound
+from qadmin.kinds import Kind
+from qadmin.ops import catalog, messages, queues
+from qadmin.ops.inspect import summary
+
+DEMO_QUEUE = "orders_q"
+
+
+@click.command()
+@click.option("--messages", "n_messages", type=click.IntRange(1, 100_000), default=10,
+              show_default=True, help="How many messages to push.")
+@click.option("--pop", "n_pop", type=click.IntRange(0, 100_000), default=3, show_default=True,
+              help="How many of them to pop again.")
+@connection_options
+@format_option
+def demo(n_messages: int, n_pop: int, target: Target, fmt: str | None) -> None:
+    """Create orders_q (a fifo), push and pop some messages, then inspect it."""
+    engine = target.engine()
+    try:
+        spec = catalog.get(engine, DEMO_QUEUE)
+    except NotFound:
+        spec = queues.create(engine, queues.make_spec(DEMO_QUEUE, Kind.FIFO.value, None, False))
+        render.note(f"created fifo queue {DEMO_QUEUE} in {engine.name} schema {engine.schema}")
+    payloads = [f'{{"order": {i}, "item": "widget-{i}"}}'.encode() for i in range(1, n_messages + 1)]
+    pushed = messages.push(engine, spec, payloads)
+    render.note(f"pushed {len(pushed)} messages (ids {pushed[0]['id']}..{pushed[-1]['id']})")
+    if n_pop:
+        popped = messages.pop(engine, spec, n_pop)
+        render.note(f"popped {len(popped)}: ids {', '.join(str(r['id']) for r in popped)}")
+    render.document(summary(engine, spec), fmt, title=f"qadmin inspect {DEMO_QUEUE}")
+
+
+COMMANDS = [demo]

@@ -1,0 +1,171 @@
+"""Message commands: push, pop, peek, ack, fail."""
+
+from __future__ import annotations
+
+import sys
+from datetime import UTC, datetime, timedelta
+from typing import BinaryIO
+
+import click
+
+from qadmin import render
+from qadmin.cli.options import Target, connection_options, format_option
+from qadmin.errors import QueueEmpty, UsageError
+from qadmin.kinds import Kind, QueueSpec
+from qadmin.ops import catalog, messages
+
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+
+
+def _read(stream: BinaryIO) -> bytes:
+    data = stream.read(MAX_MESSAGE_BYTES + 1)
+    if len(data) > MAX_MESSAGE_BYTES:
+        raise UsageError(f"input is larger than {MAX_MESSAGE_BYTES // (1024 * 1024)} MiB")
+    return data
+
+
+def _payloads(texts: tuple[str, ...], file: str | None, lines: bool) -> list[bytes]:
+    if texts and file:
+        raise UsageError("give messages as arguments or with --file, not both")
+    if texts:
+        return [t.encode("utf-8", "surrogateescape") for t in texts]
+    if file and file != "-":
+        try:
+            with open(file, "rb") as fh:
+                data = _read(fh)
+        except OSError as exc:
+            raise UsageError(f"cannot read {file}: {exc.strerror}") from None
+    else:
+        if sys.stdin.isatty() and not file:
+            raise UsageError("nothing to push: give a MESSAGE, --file F, or pipe into stdin")
+        data = _read(sys.stdin.buffer)
+    if lines:
+        return [line for line in data.split(b"\n") if line] if data else []
+    return [data]
+
+
+def _due(due: datetime | None, delay: float | None) -> datetime | None:
+    if due is not None and delay is not None:
+        raise UsageError("give --due or --delay, not both")
+    if delay is not None:
+        return datetime.now(UTC) + timedelta(seconds=delay)
+    if due is not None:
+        return due.replace(tzinfo=UTC) if due.tzinfo is None else due
+    return None
+
+
+def _columns(spec: QueueSpec) -> list[str]:
+    extra = {
+        Kind.PENDING: ["due_at"],
+        Kind.CLAIM: ["attempts"],
+    }.get(spec.kind, [])
+    return ["id", "enqueued_at", *extra, "payload"]
+
+
+@click.command()
+@click.argument("name")
+@click.argument("message", nargs=-1)
+@click.option("--file", "-f", metavar="PATH", help="Read the message from a file ('-': stdin).")
+@click.option("--lines", is_flag=True, help="One message per input line (file or stdin).")
+@click.option("--due", type=click.DateTime(["%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S",
+                                            "%Y-%m-%dT%H:%M:%S%z"]),
+              help="Pending queues: due time, UTC unless an offset is given.")
+@click.option("--delay", type=click.FloatRange(0, 10 * 365 * 86400), metavar="SECONDS",
+              help="Pending queues: due this many seconds from now.")
+@connection_options
+@format_option
+def push(name: str, message: tuple[str, ...], file: str | None, lines: bool,
+         due: datetime | None, delay: float | None, target: Target, fmt: str | None) -> None:
+    """Push MESSAGE(s), a file, or stdin onto queue NAME (binary-safe)."""
+    payloads = _payloads(message, file, lines)
+    when = _due(due, delay)
+    if not payloads:
+        raise UsageError("nothing to push: the input has no lines")
+    engine = target.engine()
+    spec = catalog.get(engine, name)
+    pushed = messages.push(engine, spec, payloads, when)
+    columns = ["id", "enqueued_at"]
+    if spec.kind is Kind.PENDING:
+        columns.append("due_at")
+    if spec.kind is Kind.CAPPED:
+        columns.append("overwritten_id")
+    render.rows(pushed, columns, fmt)
+
+
+@click.command()
+@click.argument("name")
+@click.option("--count", "-n", type=int, default=1, show_default=True,
+              help="Pop up to this many messages in one transaction.")
+@click.option("--wait", "wait_s", type=click.FloatRange(0, 86400), default=0.0,
+              metavar="SECONDS", help="Wait this long for a message to arrive.")
+@click.option("--worker", metavar="LABEL",
+              help="Claim queues: who claims (default host:pid), shown for stale claims.")
+@click.option("--raw", is_flag=True, help="Write the payload bytes alone to stdout (count 1).")
+@connection_options
+@format_option
+def pop(name: str, count: int, wait_s: float, worker: str | None, raw: bool, target: Target,
+        fmt: str | None) -> None:
+    """Take messages off queue NAME (claim queues: claim them). Exit 3 when empty."""
+    if raw and count != 1:
+        raise UsageError("--raw writes one payload; use it with --count 1")
+    engine = target.engine()
+    spec = catalog.get(engine, name)
+    try:
+        popped = messages.pop(engine, spec, count, wait_s, worker)
+    except QueueEmpty:
+        if not raw:
+            render.rows([], _columns(spec), fmt)
+        raise
+    if raw:
+        sys.stdout.buffer.write(popped[0]["payload"])
+        sys.stdout.buffer.flush()
+        return
+    render.rows(popped, _columns(spec), fmt)
+
+
+@click.command()
+@click.argument("name")
+@click.option("--count", "-n", type=int, default=10, show_default=True,
+              help="Show up to this many messages.")
+@connection_options
+@format_option
+def peek(name: str, count: int, target: Target, fmt: str | None) -> None:
+    """Show the next messages of queue NAME without taking them."""
+    engine = target.engine()
+    spec = catalog.get(engine, name)
+    shown = messages.peek(engine, spec, count)
+    columns = _columns(spec)
+    if spec.kind is Kind.CLAIM:
+        columns = ["id", "enqueued_at", "processing_started_at", "claimed_by", "attempts",
+                   "last_error", "payload"]
+    render.rows(shown, columns, fmt)
+
+
+@click.command()
+@click.argument("name")
+@click.argument("message_id", type=int)
+@connection_options
+@format_option
+def ack(name: str, message_id: int, target: Target, fmt: str | None) -> None:
+    """Claim queues: delete claimed message MESSAGE_ID after it was processed."""
+    engine = target.engine()
+    done = messages.ack(engine, catalog.get(engine, name), message_id)
+    render.rows([done], ["id"], fmt)
+
+
+@click.command()
+@click.argument("name")
+@click.argument("message_id", type=int)
+@click.option("--error", "error_text", required=True, help="What went wrong (stored).")
+@click.option("--retry", is_flag=True, help="Release the claim so another consumer retries.")
+@connection_options
+@format_option
+def fail(name: str, message_id: int, error_text: str, retry: bool, target: Target,
+         fmt: str | None) -> None:
+    """Claim queues: record that processing MESSAGE_ID failed."""
+    engine = target.engine()
+    done = messages.fail(engine, catalog.get(engine, name), message_id, error_text, retry)
+    render.rows([done], ["id", "attempts"], fmt)
+
+
+COMMANDS = [push, pop, peek, ack, fail]

@@ -1,0 +1,82 @@
+"""Options shared by many commands, bundled so each command states them in one line."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import click
+
+from qadmin import config as config_mod
+from qadmin.engines import Engine, Timeouts, open_engine
+from qadmin.errors import UsageError
+from qadmin.render import FORMATS
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass
+class Target:
+    """Where a command connects: resolved lazily so --help and usage errors never connect."""
+
+    dsn: str | None
+    connection: str | None
+    config: str | None
+    schema: str | None
+    timeouts: Timeouts
+
+    def engine(self) -> Engine:
+        conf = config_mod.load_config(self.config)
+        resolved = config_mod.resolve(self.dsn, self.connection, conf)
+        engine = open_engine(resolved.dsn, self.schema or resolved.schema, self.timeouts)
+        ctx = click.get_current_context()
+        if ctx.find_root().params.get("verbose"):
+            click.echo(f"qadmin: using {resolved.masked} ({resolved.source})", err=True)
+        ctx.call_on_close(engine.close)
+        return engine
+
+
+def connection_options(func: F) -> F:
+    """--dsn, -c/--connection, --config, --schema and the timeouts, as one ``target``."""
+
+    @click.option("--dsn", metavar="DSN", help="Connection string (default: $QADMIN_DSN, the "
+                  "config's default connection, else the embedded SQLite file).")
+    @click.option("-c", "--connection", metavar="NAME", help="A named connection from the config.")
+    @click.option("--config", "config_path", metavar="FILE", envvar="QADMIN_CONFIG",
+                  help="Config file (default: qadmin/config.toml in the user config dir).")
+    @click.option("--schema", metavar="NAME", help="Schema (MySQL: database) holding the queues.")
+    @click.option("--lock-timeout", type=click.IntRange(1, 3_600_000), default=5000,
+                  show_default=True, metavar="MS", help="Lock wait limit for every statement.")
+    @click.option("--statement-timeout", type=click.IntRange(1, 86_400_000), default=30000,
+                  show_default=True, metavar="MS", help="Run-time limit for every statement.")
+    @functools.wraps(func)
+    def wrapper(*args: Any, dsn: str | None, connection: str | None, config_path: str | None,
+                schema: str | None, lock_timeout: int, statement_timeout: int,
+                **kwargs: Any) -> Any:
+        timeouts = Timeouts(lock_ms=lock_timeout, statement_ms=statement_timeout)
+        kwargs["target"] = Target(dsn, connection, config_path, schema, timeouts)
+        return func(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def format_option(func: F) -> F:
+    return click.option(
+        "--format", "fmt", type=click.Choice(FORMATS), default=None,
+        help="Output format (default: table on a terminal, plain otherwise).",
+    )(func)
+
+
+def confirm(action: str, queue: str, yes: bool) -> None:
+    """Destructive commands: --yes, or a terminal where the user types the queue name."""
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise UsageError(f"refusing to {action} {queue} without --yes (stdin is not a terminal)")
+    typed = click.prompt(f"This will {action} queue {queue}. Type its name to confirm",
+                         default="", show_default=False, err=True)
+    if typed != queue:
+        raise UsageError(f"{action} cancelled: the name typed did not match")

@@ -1,0 +1,77 @@
+"""Queue lifecycle commands: create, list, drop, purge."""
+
+from __future__ import annotations
+
+import click
+
+from qadmin import render
+from qadmin.cli.options import Target, confirm, connection_options, format_option
+from qadmin.kinds import Kind, QueueSpec
+from qadmin.ops import catalog, queues
+
+SPEC_COLUMNS = ["name", "kind", "capacity", "strict", "created_at"]
+
+
+def _spec_row(spec: QueueSpec) -> dict[str, object]:
+    return {"name": spec.name, "kind": spec.kind.value, "capacity": spec.capacity,
+            "strict": spec.strict, "created_at": spec.created_at}
+
+
+@click.command()
+@click.argument("name")
+@click.option("--kind", type=click.Choice([k.value for k in Kind]), required=True,
+              help="Queue design (see README: one per article).")
+@click.option("--capacity", type=int, help="Slots of a ring or size of a capped queue.")
+@click.option("--strict", is_flag=True,
+              help="fifo/lifo: one consumer at a time, so order holds across rollbacks.")
+@connection_options
+@format_option
+def create(name: str, kind: str, capacity: int | None, strict: bool, target: Target,
+           fmt: str | None) -> None:
+    """Create queue NAME: its table, its routines and its catalog entry."""
+    spec = queues.make_spec(name, kind, capacity, strict)
+    created = queues.create(target.engine(), spec)
+    render.document(_spec_row(created), fmt)
+
+
+@click.command(name="list")
+@connection_options
+@format_option
+def list_queues(target: Target, fmt: str | None) -> None:
+    """List the queues qadmin manages in the schema."""
+    specs = catalog.all_queues(target.engine())
+    render.rows([_spec_row(s) for s in specs], SPEC_COLUMNS, fmt)
+
+
+def _destructive(action: str) -> click.Command:
+    run = queues.drop if action == "drop" else queues.purge
+    plan_of = queues.drop_plan if action == "drop" else queues.purge_plan
+    helps = {
+        "drop": "Drop queue NAME: its messages, table, routines and catalog entry.",
+        "purge": "Delete every message in queue NAME; the queue itself stays.",
+    }
+
+    @click.command(name=action, help=helps[action])
+    @click.argument("name")
+    @click.option("--dry-run", is_flag=True, help="Show what would happen; change nothing.")
+    @click.option("--yes", "-y", is_flag=True, help="Do it without asking (needed off a TTY).")
+    @connection_options
+    @format_option
+    def command(name: str, dry_run: bool, yes: bool, target: Target, fmt: str | None) -> None:
+        engine = target.engine()
+        spec = catalog.get(engine, name)
+        if dry_run:
+            plan = plan_of(engine, spec)
+            render.document(dict(plan.as_dict(), dry_run=True), fmt)
+            if render.resolve_format(fmt) != "json":
+                for statement in plan.statements:
+                    click.echo(statement.rstrip() + ";")
+            return
+        confirm(action, name, yes)
+        done = run(engine, spec)
+        render.document(dict(done.as_dict(), dry_run=False), fmt)
+
+    return command
+
+
+COMMANDS = [create, list_queues, _destructive("drop"), _destructive("purge")]

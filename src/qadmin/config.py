@@ -1,0 +1,107 @@
+"""Where a connection comes from: --dsn, a named connection, QADMIN_DSN, or the embedded file.
+
+The config file is TOML::
+
+    default = "prod"            # optional: used when no --dsn / -c / QADMIN_DSN is given
+
+    [connections.prod]
+    dsn = "postgresql://qadmin@db1:5432/app"
+    schema = "queues"           # optional default schema for this connection
+
+A missing default config file is silent; a missing file named by --config or QADMIN_CONFIG is
+an error, as is a named connection that the file does not define.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from qadmin.dsn import mask
+from qadmin.errors import UsageError
+
+APP_NAME = "qadmin"
+
+
+def default_config_path() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_config_dir(APP_NAME)) / "config.toml"
+
+
+def default_sqlite_path() -> Path:
+    """The embedded default: one SQLite file in the user's data directory."""
+    override = os.environ.get("QADMIN_HOME")
+    if override:
+        return Path(override) / "qadmin.db"
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir(APP_NAME)) / "qadmin.db"
+
+
+@dataclass(frozen=True)
+class Connection:
+    """A resolved connection: its DSN, where it came from (for messages), and options."""
+
+    dsn: str
+    source: str
+    name: str | None = None
+    schema: str | None = None
+
+    @property
+    def masked(self) -> str:
+        return mask(self.dsn)
+
+
+def load_config(path: str | None) -> dict[str, Any]:
+    """Read the config file; ``path`` None means the default location, which may be absent."""
+    explicit = path or os.environ.get("QADMIN_CONFIG")
+    file = Path(explicit) if explicit else default_config_path()
+    if not file.exists():
+        if explicit:
+            raise UsageError(f"config file not found: {file}")
+        return {}
+    try:
+        with file.open("rb") as fh:
+            data = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"config file {file} is not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read config file {file}: {exc.strerror}") from None
+    conns = data.get("connections", {})
+    if not isinstance(conns, dict) or not all(isinstance(v, dict) for v in conns.values()):
+        raise UsageError(f"config file {file}: [connections.NAME] tables expected")
+    for name, entry in conns.items():
+        if not isinstance(entry.get("dsn"), str):
+            raise UsageError(f"config file {file}: connection {name!r} has no dsn string")
+    return data
+
+
+def connections(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    result: dict[str, dict[str, Any]] = config.get("connections", {})
+    return result
+
+
+def resolve(dsn: str | None, name: str | None, config: dict[str, Any]) -> Connection:
+    """Pick the connection by precedence: --dsn, -c NAME, QADMIN_DSN, config default, SQLite."""
+    if dsn:
+        return Connection(dsn=dsn, source="--dsn")
+    conns = connections(config)
+    if name:
+        if name not in conns:
+            known = ", ".join(sorted(conns)) or "none defined"
+            raise UsageError(f"unknown connection {name!r} (known: {known})")
+        entry = conns[name]
+        return Connection(dsn=entry["dsn"], source=f"connection {name}", name=name,
+                          schema=entry.get("schema"))
+    env = os.environ.get("QADMIN_DSN")
+    if env:
+        return Connection(dsn=env, source="QADMIN_DSN")
+    default = config.get("default")
+    if isinstance(default, str):
+        return resolve(None, default, config)
+    path = default_sqlite_path()
+    return Connection(dsn=f"sqlite:///{path}", source="embedded default", name=None)

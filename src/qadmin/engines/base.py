@@ -1,0 +1,271 @@
+"""The one interface every engine implements, and the behaviour they all share.
+
+An engine owns a DB-API connection and everything that differs between database servers:
+connecting (with timeouts and an application name), quoting identifiers, the placeholder style,
+running a list of statements as one transaction, and turning driver exceptions into qadmin
+errors. Nothing above this layer imports a driver or sees a driver exception.
+
+Guarantees each engine gives:
+- every connection carries a lock timeout and a statement timeout (``Timeouts``);
+- every identifier reaches SQL through ``quote_ident`` only, and values are always bound;
+- ``run`` executes its statements in one transaction and commits, or rolls back and raises.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from qadmin import secrets, sqlfiles
+from qadmin.dsn import Dsn
+from qadmin.errors import QadminError
+from qadmin.kinds import QueueSpec
+
+APP_NAME = "qadmin"
+
+# ``:name`` placeholders in qadmin's SQL files; ``::`` (a PostgreSQL cast) is not one.
+_PARAM = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    """Set on every connection qadmin opens, so nothing it runs can wait or run unbounded."""
+
+    connect_s: int = 5
+    lock_ms: int = 5_000
+    statement_ms: int = 30_000
+
+
+Row = dict[str, Any]
+
+
+class Engine(ABC):
+    """A connection to one database server, speaking its dialect."""
+
+    name: ClassVar[str]
+    # What a dequeue adds to skip rows other consumers hold (empty for a strict FIFO pop).
+    LOCK_SKIP: ClassVar[str] = ""
+    # Whether create installs push/pop routines on the server that qadmin then calls.
+    HAS_ROUTINES: ClassVar[bool] = True
+
+    def __init__(self, dsn: Dsn, schema: str | None = None, timeouts: Timeouts | None = None):
+        self.dsn = dsn
+        self.timeouts = timeouts or Timeouts()
+        self._schema = schema
+        self._conn: Any = None
+
+    # -- connection -------------------------------------------------------------------------
+
+    @abstractmethod
+    def _open(self) -> Any:
+        """Open and configure a DB-API connection (timeouts, application name, isolation)."""
+
+    @abstractmethod
+    def _translate(self, exc: BaseException) -> QadminError | None:
+        """Map a driver exception to a qadmin error, or None if it is not a driver error."""
+
+    @abstractmethod
+    def server_version(self) -> str:
+        """The server's own version string, as a DBA would recognise it."""
+
+    @abstractmethod
+    def _default_schema(self) -> str:
+        """The schema (PostgreSQL, SQL Server), database (MySQL) or ``main`` (SQLite) in use."""
+
+    @property
+    def conn(self) -> Any:
+        if self._conn is None:
+            with self.errors():
+                self._conn = self._open()
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            try:
+                self._conn.close()
+            finally:
+                self._conn = None
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def schema(self) -> str:
+        if self._schema is None:
+            self._schema = self._default_schema()
+        return self._schema
+
+    @property
+    def dialect(self) -> str:
+        """Folder of queue templates under ``sql/queues``; a flavour may overlay its base."""
+        return self.name
+
+    @property
+    def base_dialect(self) -> str:
+        return self.name
+
+    # -- errors -----------------------------------------------------------------------------
+
+    @contextmanager
+    def errors(self) -> Iterator[None]:
+        """Turn driver exceptions into qadmin errors whose text holds no secret."""
+        try:
+            yield
+        except QadminError:
+            raise
+        except Exception as exc:
+            mapped = self._translate(exc)
+            if mapped is None:
+                raise
+            raise mapped from None
+
+    def scrub(self, text: str) -> str:
+        """Driver messages can echo connection parameters: never let the password through."""
+        return secrets.scrub(" ".join(str(text).split()))
+
+    # -- SQL text ---------------------------------------------------------------------------
+
+    @abstractmethod
+    def quote_ident(self, name: str) -> str:
+        """The only way an identifier reaches SQL on this engine."""
+
+    def quote_literal(self, text: str) -> str:
+        return "'" + text.replace("'", "''") + "'"
+
+    def qualified(self, name: str) -> str:
+        return f"{self.quote_ident(self.schema)}.{self.quote_ident(name)}"
+
+    def template(self, spec: QueueSpec) -> sqlfiles.SqlFile:
+        """The queue template for this kind, from the flavour's folder if it has its own."""
+        relative = f"queues/{self.dialect}/{spec.template}.sql"
+        if self.dialect != self.base_dialect and not sqlfiles.exists(relative):
+            relative = f"queues/{self.base_dialect}/{spec.template}.sql"
+        return sqlfiles.load(relative)
+
+    def render(self, statement: str, spec: QueueSpec) -> str:
+        """Fill ``{placeholder}`` with quoted object names or qadmin's fixed keywords."""
+        objects = spec.objects()
+        keywords = spec.keywords()
+        keywords["skip_locked"] = "" if spec.strict else self.LOCK_SKIP
+        keywords["capacity"] = str(int(spec.capacity or 0))
+
+        def fill(match: re.Match[str]) -> str:
+            key = match.group(1)
+            if key in keywords:
+                return keywords[key]
+            if key.startswith("lit_") and key[4:] in objects:
+                return self.quote_literal(self.qualified(objects[key[4:]]))
+            if key.endswith("_idx"):
+                return self.quote_ident(objects[key])
+            if key.endswith("_name") and key[:-5] in objects:
+                return self.quote_ident(objects[key[:-5]])
+            return self.qualified(objects[key])
+
+        return _PLACEHOLDER.sub(fill, statement)
+
+    def bind(self, statement: str, params: Mapping[str, Any]) -> tuple[str, Any]:
+        """Turn ``:name`` placeholders into the driver's style (pyformat by default)."""
+        text = statement.replace("%", "%%")
+        return _PARAM.sub(lambda m: f"%({m.group(1)})s", text), dict(params)
+
+    # -- running ----------------------------------------------------------------------------
+
+    def _begin(self, cursor: Any, write: bool) -> None:
+        """Start a transaction; DB-API drivers here start one implicitly."""
+
+    def _results(self, cursor: Any) -> list[Row]:
+        rows: list[Row] = []
+        while True:
+            if cursor.description:
+                cols = [d[0].lower() for d in cursor.description]
+                rows.extend(dict(zip(cols, r, strict=True)) for r in cursor.fetchall())
+            nextset = getattr(cursor, "nextset", None)  # sqlite3 has one result set only
+            if nextset is None or not nextset():
+                return rows
+
+    def run(
+        self,
+        statements: Sequence[str],
+        params: Mapping[str, Any] | None = None,
+        *,
+        write: bool = True,
+    ) -> list[Row]:
+        """Run statements as one transaction; return the rows of every result set, in order."""
+        return self.run_batch(statements, [params or {}], write=write)[0]
+
+    def run_batch(
+        self,
+        statements: Sequence[str],
+        batch: Sequence[Mapping[str, Any]],
+        *,
+        write: bool = True,
+    ) -> list[list[Row]]:
+        """Run the statements once per parameter set, all in one transaction.
+
+        Returns one list of rows per parameter set, so callers can match results to inputs.
+        """
+        conn = self.conn
+        results: list[list[Row]] = []
+        with self.errors():
+            cursor = conn.cursor()
+            try:
+                self._begin(cursor, write)
+                for one in batch:
+                    rows: list[Row] = []
+                    for statement in statements:
+                        if one:
+                            sql, args = self.bind(statement, one)
+                            cursor.execute(sql, args)
+                        else:
+                            cursor.execute(statement)
+                        rows.extend(self._results(cursor))
+                    results.append(rows)
+                conn.commit()
+            except BaseException:
+                self._rollback()
+                raise
+            finally:
+                cursor.close()
+        return results
+
+    def query(self, statement: str, params: Mapping[str, Any] | None = None) -> list[Row]:
+        return self.run([statement], params, write=False)
+
+    def _rollback(self) -> None:
+        try:
+            self._conn.rollback()
+        except Exception:
+            # The connection may be gone (killed, timed out); the original error matters more.
+            self.close()
+
+    def section(self, spec: QueueSpec, section: str) -> list[str]:
+        """The rendered statements of one template section, ready to bind and run."""
+        return [self.render(s, spec) for s in self.template(spec).statements(section)]
+
+    def adapt_time(self, value: datetime) -> Any:
+        """A UTC datetime as this engine's driver binds it into a UTC timestamp column."""
+        return value.astimezone(UTC).replace(tzinfo=None)
+
+    # -- catalog helpers ---------------------------------------------------------------------
+
+    @abstractmethod
+    def table_exists(self, name: str) -> bool:
+        """Whether a table of this name exists in the schema (a cheap catalog lookup)."""
+
+    def catalog(self) -> sqlfiles.SqlFile:
+        return sqlfiles.load(f"queues/{self.base_dialect}/catalog.sql")
+
+    def run_catalog(self, section: str, params: Mapping[str, Any] | None = None,
+                    *, write: bool = True) -> list[Row]:
+        table = self.qualified("qadmin_queues")
+        statements = [s.replace("{catalog}", table) for s in self.catalog().statements(section)]
+        return self.run(statements, params, write=write)

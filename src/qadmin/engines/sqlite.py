@@ -1,0 +1,93 @@
+"""SQLite, the embedded default: stdlib driver, one writer at a time, no server routines.
+
+Writes run inside ``BEGIN IMMEDIATE`` so a transaction takes the write lock up front instead of
+failing when it upgrades from read to write; ``busy_timeout`` is the lock timeout. The database
+runs in WAL mode so readers (peek, inspect) never wait for a writer.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from qadmin.engines.base import Engine
+from qadmin.errors import (
+    ConnectionFailed,
+    LockTimeout,
+    PermissionMissing,
+    QadminError,
+    UsageError,
+)
+
+
+class SqliteEngine(Engine):
+    name = "sqlite"
+    HAS_ROUTINES = False
+
+    def _open(self) -> sqlite3.Connection:
+        path = self.dsn.path or ":memory:"
+        if path != ":memory:":
+            parent = Path(path).expanduser().parent
+            if not parent.exists():
+                parent.mkdir(parents=True, exist_ok=True)
+        mode = self.dsn.query.get("mode")
+        uri = f"file:{path}?mode={mode}" if mode else f"file:{path}"
+        conn = sqlite3.connect(
+            uri, uri=True, timeout=self.timeouts.lock_ms / 1000, isolation_level=None,
+            check_same_thread=False,
+        )
+        conn.execute(f"PRAGMA busy_timeout = {int(self.timeouts.lock_ms)}")
+        if path != ":memory:" and mode != "ro":
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        return conn
+
+    def _translate(self, exc: BaseException) -> QadminError | None:
+        if not isinstance(exc, sqlite3.Error):
+            return None
+        text = self.scrub(str(exc))
+        if isinstance(exc, sqlite3.OperationalError):
+            lowered = text.lower()
+            if "locked" in lowered or "busy" in lowered:
+                return LockTimeout(f"sqlite: database is locked (waited {self.timeouts.lock_ms} ms)")
+            if "unable to open" in lowered:
+                return ConnectionFailed(f"sqlite: cannot open {self.dsn.path}: {text}")
+            if "readonly" in lowered or "read-only" in lowered:
+                return PermissionMissing(f"sqlite: {text}", privilege="write access to the file")
+        return QadminError(f"sqlite: {text}")
+
+    def server_version(self) -> str:
+        return "SQLite " + sqlite3.sqlite_version
+
+    def _default_schema(self) -> str:
+        return "main"
+
+    @property
+    def schema(self) -> str:
+        if self._schema not in (None, "main"):
+            raise UsageError("SQLite has a single schema, main; drop --schema")
+        return "main"
+
+    def quote_ident(self, name: str) -> str:
+        return '"' + name.replace('"', '""') + '"'
+
+    def bind(self, statement: str, params: Mapping[str, Any]) -> tuple[str, Any]:
+        return statement, dict(params)
+
+    def _begin(self, cursor: Any, write: bool) -> None:
+        cursor.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+
+    def table_exists(self, name: str) -> bool:
+        rows = self.query(
+            "SELECT 1 AS x FROM sqlite_schema WHERE type = 'table' AND name = :name",
+            {"name": name},
+        )
+        return bool(rows)
+
+    def adapt_time(self, value: datetime) -> str:
+        # Same text form as strftime('%Y-%m-%d %H:%M:%f'), so due times compare as text.
+        utc = value.astimezone(UTC)
+        return utc.strftime("%Y-%m-%d %H:%M:%S.") + f"{utc.microsecond // 1000:03d}"

@@ -1,0 +1,75 @@
+"""One exception family for the whole tool, each with its documented exit code.
+
+Engines translate driver exceptions into these, so nothing above the engine layer ever sees a
+driver type, and the CLI turns any of them into one line on stderr plus the exit code.
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_EMPTY = 3
+EXIT_FULL = 4
+EXIT_NOT_FOUND = 5
+EXIT_CONNECTION = 6
+EXIT_PERMISSION = 7
+EXIT_LOCK_TIMEOUT = 8
+
+
+class QadminError(Exception):
+    """Base of every error qadmin reports; the message must already be safe to print."""
+
+    exit_code = EXIT_ERROR
+
+
+class UsageError(QadminError):
+    """Bad input from the user: caught before any SQL is sent."""
+
+    exit_code = EXIT_USAGE
+
+
+class InvalidName(UsageError):
+    """A queue or schema name that cannot be a qadmin identifier."""
+
+
+class QueueEmpty(QadminError):
+    exit_code = EXIT_EMPTY
+
+
+class QueueFull(QadminError):
+    exit_code = EXIT_FULL
+
+
+class NotFound(QadminError):
+    exit_code = EXIT_NOT_FOUND
+
+
+class ConnectionFailed(QadminError):
+    """Server unreachable, refused, or timed out while connecting."""
+
+    exit_code = EXIT_CONNECTION
+
+
+class LoginFailed(ConnectionFailed):
+    """The server answered and refused the credentials."""
+
+
+class PermissionMissing(QadminError):
+    """The role lacks a privilege; the message names it."""
+
+    exit_code = EXIT_PERMISSION
+
+    def __init__(self, message: str, privilege: str | None = None) -> None:
+        super().__init__(message)
+        self.privilege = privilege
+
+
+class LockTimeout(QadminError):
+    """A lock or statement timeout fired: the server was busy, nothing was changed."""
+
+    exit_code = EXIT_LOCK_TIMEOUT
+
+
+class WrongKind(UsageError):
+    """A command that does not apply to this queue kind (ack on a fifo, say)."""

@@ -1,0 +1,83 @@
+"""The queue kinds qadmin manages and the facts each one needs about itself."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Kind(enum.StrEnum):
+    HEAP = "heap"
+    FIFO = "fifo"
+    LIFO = "lifo"
+    PENDING = "pending"
+    CAPPED = "capped"
+    CLAIM = "claim"
+    RING = "ring"
+
+
+# heap, fifo and lifo share one table design and differ only in the order of the dequeue.
+TEMPLATE = {
+    Kind.HEAP: "basic",
+    Kind.FIFO: "basic",
+    Kind.LIFO: "basic",
+    Kind.PENDING: "pending",
+    Kind.CAPPED: "capped",
+    Kind.CLAIM: "claim",
+    Kind.RING: "ring",
+}
+
+NEEDS_CAPACITY = {Kind.CAPPED, Kind.RING}
+ALLOWS_STRICT = {Kind.FIFO, Kind.LIFO}
+MAX_CAPACITY = 10_000_000
+
+# Objects that exist beside the table for each kind: placeholder -> suffix of the object name.
+# Routines exist only on engines that have them; the SQLite templates never mention them.
+ROUTINES = {"push": "_push", "pop": "_pop", "ack": "_ack", "fail": "_fail"}
+EXTRA_OBJECTS: dict[Kind, dict[str, str]] = {
+    Kind.CAPPED: {"seq": "_seq"},
+    Kind.RING: {
+        "push_seq": "_push_seq",
+        "pop_seq": "_pop_seq",
+        "overflow": "_overflow",
+        "pending": "_pending",
+        "ctl": "_ctl",
+    },
+}
+
+
+@dataclass(frozen=True)
+class QueueSpec:
+    """What the catalog records about one managed queue."""
+
+    name: str
+    kind: Kind
+    capacity: int | None = None
+    strict: bool = False
+    options: dict[str, Any] = field(default_factory=dict)
+    created_at: str | None = None
+
+    @property
+    def template(self) -> str:
+        return TEMPLATE[self.kind]
+
+    def keywords(self) -> dict[str, str]:
+        """Fixed SQL fragments a template may take, chosen from constants here, never user text."""
+        order_by = {Kind.HEAP: "", Kind.LIFO: "ORDER BY id DESC"}.get(self.kind, "ORDER BY id")
+        return {"order_by": order_by, "strict": "TRUE" if self.strict else "FALSE"}
+
+    def sort_rows(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Put a popped batch in queue order: DELETE ... RETURNING gives rows in any order."""
+        if self.kind is Kind.HEAP:
+            return rows
+        if self.kind is Kind.PENDING:
+            return sorted(rows, key=lambda r: (str(r["due_at"]), r["id"]))
+        return sorted(rows, key=lambda r: r["id"], reverse=self.kind is Kind.LIFO)
+
+    def objects(self) -> dict[str, str]:
+        """Placeholder -> database object name, all derived from the validated queue name."""
+        names = {"table": self.name, "pop_idx": f"{self.name}_pop_idx"}
+        names.update({k: self.name + suffix for k, suffix in ROUTINES.items()})
+        names.update({k: self.name + s for k, s in EXTRA_OBJECTS.get(self.kind, {}).items()})
+        return names

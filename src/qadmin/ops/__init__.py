@@ -1,0 +1,1 @@
+"""Queue operations: what each command does, on any engine, returning plain data."""

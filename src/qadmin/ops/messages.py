@@ -1,0 +1,122 @@
+"""Push, pop, peek, ack and fail: the message operations, the same on every engine.
+
+Each calls its queue's template section; on engines with server routines that section is a call
+to the routine that ``create`` installed, so qadmin and applications share one code path.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import time
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from qadmin.engines.base import Engine
+from qadmin.errors import NotFound, QueueEmpty, QueueFull, UsageError, WrongKind
+from qadmin.kinds import Kind, QueueSpec
+from qadmin.ops.values import message
+
+MAX_BATCH = 10_000
+_POLL_START_S = 0.05
+_POLL_MAX_S = 1.0
+
+
+def default_worker() -> str:
+    """Who claimed a message: recorded so a DBA can find the consumer behind a stale claim."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _merge(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    merged: dict[str, Any] = {}
+    for row in rows:
+        merged.update(row)
+    return message(merged)
+
+
+def push(
+    engine: Engine, spec: QueueSpec, payloads: Sequence[bytes], due: datetime | None = None,
+) -> list[dict[str, Any]]:
+    """Push messages in order, in one transaction (a ring: one each, stopping when full)."""
+    if due is not None and spec.kind is not Kind.PENDING:
+        raise UsageError(f"--due/--delay apply to pending queues, not {spec.kind}")
+    params: list[dict[str, Any]] = []
+    for payload in payloads:
+        one: dict[str, Any] = {"payload": payload}
+        if spec.kind is Kind.PENDING:
+            one["due_at"] = engine.adapt_time(due) if due is not None else None
+        params.append(one)
+    statements = engine.section(spec, "push")
+    if spec.kind is not Kind.RING:
+        return [_merge(rows) for rows in engine.run_batch(statements, params)]
+    pushed: list[dict[str, Any]] = []
+    for one in params:
+        rows = engine.run(statements, one)
+        if not any(r.get("id") is not None for r in rows):
+            raise QueueFull(
+                f"ring {spec.name} is full (capacity {spec.capacity}); "
+                f"pushed {len(pushed)} of {len(params)}",
+            )
+        pushed.append(_merge(rows))
+    return pushed
+
+
+def pop(
+    engine: Engine, spec: QueueSpec, count: int = 1, wait_s: float = 0.0, worker: str | None = None,
+) -> list[dict[str, Any]]:
+    """Pop up to ``count`` messages; wait up to ``wait_s`` for the first one to arrive."""
+    _check_count(count)
+    params: dict[str, Any] = {"count": count}
+    if spec.kind is Kind.CLAIM:
+        params["worker"] = worker or default_worker()
+    statements = engine.section(spec, "pop")
+    deadline = time.monotonic() + wait_s
+    delay = _POLL_START_S
+    while True:
+        rows = [message(r) for r in engine.run(statements, params) if r.get("id") is not None]
+        if rows:
+            return spec.sort_rows(rows)
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise QueueEmpty(f"queue {spec.name} is empty")
+        time.sleep(min(delay, remaining))
+        delay = min(delay * 2, _POLL_MAX_S)
+
+
+def peek(engine: Engine, spec: QueueSpec, count: int = 10) -> list[dict[str, Any]]:
+    _check_count(count)
+    rows = engine.run(engine.section(spec, "peek"), {"count": count}, write=False)
+    return [message(r) for r in rows]
+
+
+def _claim_only(spec: QueueSpec, command: str) -> None:
+    if spec.kind is not Kind.CLAIM:
+        raise WrongKind(f"{command} applies to claim queues; {spec.name} is a {spec.kind} queue")
+
+
+def ack(engine: Engine, spec: QueueSpec, message_id: int) -> dict[str, Any]:
+    """Delete a claimed message after successful processing."""
+    _claim_only(spec, "ack")
+    rows = engine.run(engine.section(spec, "ack"), {"id": message_id})
+    if not rows:
+        raise NotFound(f"message {message_id} is not claimed in queue {spec.name}")
+    return message(rows[0])
+
+
+def fail(
+    engine: Engine, spec: QueueSpec, message_id: int, error: str, retry: bool = False,
+) -> dict[str, Any]:
+    """Record a processing error; with ``retry`` the claim is released for another consumer."""
+    _claim_only(spec, "fail")
+    rows = engine.run(
+        engine.section(spec, "fail"), {"id": message_id, "error": error, "retry": int(retry)},
+    )
+    if not rows:
+        raise NotFound(f"message {message_id} is not claimed in queue {spec.name}")
+    return message(rows[0])
+
+
+def _check_count(count: int) -> None:
+    if not 1 <= count <= MAX_BATCH:
+        raise UsageError(f"--count must be between 1 and {MAX_BATCH}")

@@ -1,0 +1,93 @@
+"""Creating, listing, dropping and purging queues."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from qadmin.engines.base import Engine
+from qadmin.errors import QadminError, UsageError
+from qadmin.kinds import ALLOWS_STRICT, MAX_CAPACITY, NEEDS_CAPACITY, Kind, QueueSpec
+from qadmin.names import validate_queue_name
+from qadmin.ops import catalog
+
+
+@dataclass
+class Plan:
+    """What a destructive command will do, shown by --dry-run and before confirmation."""
+
+    action: str
+    queue: str
+    messages: int | None
+    statements: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "action": self.action, "queue": self.queue, "messages": self.messages,
+            "statements": self.statements,
+        }
+
+
+def make_spec(name: str, kind: str, capacity: int | None, strict: bool) -> QueueSpec:
+    """Check a create request before any SQL runs."""
+    validate_queue_name(name)
+    k = Kind(kind)
+    if k in NEEDS_CAPACITY:
+        if capacity is None:
+            raise UsageError(f"a {k} queue needs --capacity N")
+        if not 1 <= capacity <= MAX_CAPACITY:
+            raise UsageError(f"--capacity must be between 1 and {MAX_CAPACITY:,}")
+    elif capacity is not None:
+        raise UsageError(f"--capacity applies to capped and ring queues, not {k}")
+    if strict and k not in ALLOWS_STRICT:
+        raise UsageError(f"--strict applies to fifo and lifo queues, not {k}")
+    return QueueSpec(name=name, kind=k, capacity=capacity, strict=strict)
+
+
+def create(engine: Engine, spec: QueueSpec) -> QueueSpec:
+    catalog.ensure(engine)
+    if engine.table_exists(spec.name):
+        raise QadminError(f"a table named {spec.name!r} already exists in schema {engine.schema}")
+    statements = engine.section(spec, "create")
+    try:
+        for statement in statements:
+            # One statement per transaction: MySQL commits DDL implicitly anyway, and a
+            # failure part-way is cleaned up by the drop section below.
+            engine.run([statement])
+        catalog.record(engine, spec)
+    except QadminError:
+        _drop_objects(engine, spec)
+        raise
+    return catalog.get(engine, spec.name)
+
+
+def _drop_objects(engine: Engine, spec: QueueSpec) -> None:
+    for statement in engine.section(spec, "drop"):
+        engine.run([statement])
+
+
+def depth(engine: Engine, spec: QueueSpec) -> int:
+    """Exact message count. For inspect's cheap estimate see the diagnostics instead."""
+    return int(engine.run(engine.section(spec, "depth"), write=False)[0]["depth"])
+
+
+def drop_plan(engine: Engine, spec: QueueSpec) -> Plan:
+    statements = engine.section(spec, "drop")
+    return Plan("drop", spec.name, depth(engine, spec), statements)
+
+
+def drop(engine: Engine, spec: QueueSpec) -> Plan:
+    plan = drop_plan(engine, spec)
+    _drop_objects(engine, spec)
+    catalog.forget(engine, spec.name)
+    return plan
+
+
+def purge_plan(engine: Engine, spec: QueueSpec) -> Plan:
+    return Plan("purge", spec.name, depth(engine, spec), engine.section(spec, "purge"))
+
+
+def purge(engine: Engine, spec: QueueSpec) -> Plan:
+    """Delete every message; the count is taken in the same transaction as the delete."""
+    rows = engine.run(engine.section(spec, "purge"))
+    purged = next((int(r["purged"]) for r in rows if "purged" in r), 0)
+    return Plan("purge", spec.name, purged, [])

@@ -1,0 +1,54 @@
+"""Normalising what drivers return (timestamps, binary payloads) into one shape for output."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+
+def to_bytes(value: Any) -> bytes:
+    if value is None:
+        return b""
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, (bytearray, memoryview)):
+        return bytes(value)
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    raise TypeError(f"unexpected payload type {type(value).__name__}")
+
+
+def to_utc(value: Any) -> datetime | None:
+    """Engines store UTC: naive datetimes and SQLite's text are UTC by construction."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    if isinstance(value, str):
+        parsed = datetime.fromisoformat(value.replace(" ", "T"))
+        return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    raise TypeError(f"unexpected timestamp type {type(value).__name__}")
+
+
+def iso(value: Any) -> str | None:
+    """A timestamp as ISO 8601 UTC with microseconds and a Z, the form every output uses."""
+    when = to_utc(value)
+    return when.strftime("%Y-%m-%dT%H:%M:%S.%fZ") if when else None
+
+
+TIME_COLUMNS = ("enqueued_at", "due_at", "processing_started_at", "failed_at", "created_at")
+
+
+def message(row: dict[str, Any]) -> dict[str, Any]:
+    """One message row in output shape: times as ISO strings, payload as bytes."""
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        if key in TIME_COLUMNS:
+            out[key] = iso(value)
+        elif key == "payload":
+            out[key] = to_bytes(value)
+        elif key in ("id", "overwritten_id", "attempts") and value is not None:
+            out[key] = int(value)
+        else:
+            out[key] = value
+    return out

@@ -1,0 +1,116 @@
+"""The one print path for data: every command hands rows here and never prints them itself.
+
+Formats:
+- ``table``: a rich table, the default on a terminal (colour unless NO_COLOR is set);
+- ``plain``: aligned text from tabulate, the default when stdout is not a terminal;
+- ``json``: one JSON document per invocation, stable snake_case keys, nothing else on stdout;
+- ``csv``: a header line, then one line per row.
+Payloads are shown as UTF-8 text when they decode, else as ``base64:...``; JSON carries an
+``encoding`` key ("utf-8" or "base64") beside ``payload`` so scripts can round-trip any bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import io
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import click
+
+FORMATS = ("table", "plain", "json", "csv")
+
+
+def resolve_format(fmt: str | None) -> str:
+    if fmt:
+        return fmt
+    return "table" if sys.stdout.isatty() else "plain"
+
+
+def payload_text(payload: bytes) -> tuple[str, str]:
+    """(text, encoding) for a payload: UTF-8 when it decodes cleanly, else base64."""
+    try:
+        return payload.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        return base64.b64encode(payload).decode("ascii"), "base64"
+
+
+def _json_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        if isinstance(value, bytes):
+            text, encoding = payload_text(value)
+            out[key] = text
+            out["encoding"] = encoding
+        else:
+            out[key] = value
+    return out
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bytes):
+        text, encoding = payload_text(value)
+        return text if encoding == "utf-8" else "base64:" + text
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def rows(
+    data: Sequence[Mapping[str, Any]], columns: Sequence[str], fmt: str | None,
+    *, title: str | None = None,
+) -> None:
+    """Print rows in the chosen format; ``columns`` fixes the order (and the CSV header)."""
+    fmt = resolve_format(fmt)
+    if fmt == "json":
+        click.echo(json.dumps([_json_row({c: r.get(c) for c in columns}) for r in data],
+                              default=str))
+    elif fmt == "csv":
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows([[_cell(r.get(c)) for c in columns] for r in data])
+        click.echo(buf.getvalue(), nl=False)
+    elif fmt == "plain":
+        from tabulate import tabulate
+
+        if data:
+            table = [[_cell(r.get(c)) for c in columns] for r in data]
+            click.echo(tabulate(table, headers=list(columns), tablefmt="plain",
+                                disable_numparse=True))
+    else:
+        from rich.table import Table
+
+        table_view = Table(title=title, show_header=True, header_style="bold")
+        for column in columns:
+            table_view.add_column(column)
+        for r in data:
+            table_view.add_row(*[_cell(r.get(c)) for c in columns])
+        _console().print(table_view)
+
+
+def document(data: Mapping[str, Any], fmt: str | None, *, title: str | None = None) -> None:
+    """Print one object: JSON as a single document, other formats as key/value rows."""
+    fmt = resolve_format(fmt)
+    if fmt == "json":
+        click.echo(json.dumps(_json_row(data), default=str))
+        return
+    flat = [{"key": k, "value": _cell(v)} for k, v in data.items()
+            if not isinstance(v, (list, dict))]
+    rows(flat, ["key", "value"], fmt, title=title)
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    return Console(highlight=False)
+
+
+def note(text: str) -> None:
+    """Human remarks go to stderr, so stdout stays pure data in every format."""
+    click.echo(text, err=True)

@@ -1,0 +1,77 @@
+"""Loading the SQL that qadmin ships: queue templates and diagnostic queries.
+
+Files live in the top-level ``sql/`` folder of the repository (installed as ``qadmin/sql`` in
+the wheel). A file is split into named sections by lines ``-- name: SECTION``; a name may repeat,
+and each repetition is one more statement of that section, run in order. Text before the first
+``-- name:`` line is the file's header comment. A file with no ``-- name:`` line is one statement,
+section ``main``. Statements are sent as written: comments inside them are kept (stripping
+``--`` naively would cut string literals).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+_SECTION = re.compile(r"^--\s*name:\s*([a-z_]+)\s*$", re.MULTILINE)
+
+
+def sql_root() -> Path:
+    """The installed copy when running from a wheel, else the repository's ``sql/`` folder."""
+    packaged = Path(__file__).parent / "sql"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "sql"
+
+
+@dataclass(frozen=True)
+class SqlFile:
+    path: Path
+    header: str
+    sections: dict[str, tuple[str, ...]]
+
+    def statements(self, section: str) -> tuple[str, ...]:
+        try:
+            return self.sections[section]
+        except KeyError:
+            raise KeyError(f"{self.path.name} has no section {section!r}") from None
+
+    def has(self, section: str) -> bool:
+        return section in self.sections
+
+
+def parse(text: str, path: Path) -> SqlFile:
+    matches = list(_SECTION.finditer(text))
+    if not matches:
+        body = text.strip()
+        return SqlFile(path=path, header=_leading_comment(body), sections={"main": (body,)})
+    header = text[: matches[0].start()].strip()
+    sections: dict[str, list[str]] = {}
+    for i, match in enumerate(matches):
+        end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
+        statement = text[match.end() : end].strip()
+        if statement:
+            sections.setdefault(match.group(1), []).append(statement)
+    return SqlFile(path=path, header=header, sections={k: tuple(v) for k, v in sections.items()})
+
+
+def _leading_comment(body: str) -> str:
+    lines = []
+    for line in body.splitlines():
+        if not line.startswith("--"):
+            break
+        lines.append(line)
+    return "\n".join(lines)
+
+
+@cache
+def load(relative: str) -> SqlFile:
+    """Load ``sql/<relative>``; cached, since the files do not change while qadmin runs."""
+    path = sql_root() / relative
+    return parse(path.read_text(encoding="utf-8"), path)
+
+
+def exists(relative: str) -> bool:
+    return (sql_root() / relative).is_file()
