@@ -6,6 +6,8 @@ driver type, and the CLI turns any of them into one line on stderr plus the exit
 
 from __future__ import annotations
 
+from typing import Any
+
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_USAGE = 2
@@ -38,7 +40,13 @@ class QueueEmpty(QadminError):
 
 
 class QueueFull(QadminError):
+    """A ring with no free slot; ``pushed`` holds what went in before it filled up."""
+
     exit_code = EXIT_FULL
+
+    def __init__(self, message: str, pushed: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(message)
+        self.pushed = pushed or []
 
 
 class NotFound(QadminError):

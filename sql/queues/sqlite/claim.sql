@@ -8,7 +8,7 @@ CREATE TABLE {table} (
     enqueued_at           TEXT NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now')),
     processing_started_at TEXT,
     claimed_by            TEXT,
-    claimed_session       TEXT,
+    claimed_session       INTEGER,
     attempts              INTEGER NOT NULL DEFAULT 0,
     last_error            TEXT,
     failed_at             TEXT,

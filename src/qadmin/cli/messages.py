@@ -10,7 +10,7 @@ import click
 
 from qadmin import render
 from qadmin.cli.options import Target, connection_options, format_option
-from qadmin.errors import QueueEmpty, UsageError
+from qadmin.errors import QueueEmpty, QueueFull, UsageError
 from qadmin.kinds import Kind, QueueSpec
 from qadmin.ops import catalog, messages
 
@@ -83,12 +83,16 @@ def push(name: str, message: tuple[str, ...], file: str | None, lines: bool,
         raise UsageError("nothing to push: the input has no lines")
     engine = target.engine()
     spec = catalog.get(engine, name)
-    pushed = messages.push(engine, spec, payloads, when)
     columns = ["id", "enqueued_at"]
     if spec.kind is Kind.PENDING:
         columns.append("due_at")
     if spec.kind is Kind.CAPPED:
         columns.append("overwritten_id")
+    try:
+        pushed = messages.push(engine, spec, payloads, when)
+    except QueueFull as full:
+        render.rows(full.pushed, columns, fmt)
+        raise
     render.rows(pushed, columns, fmt)
 
 

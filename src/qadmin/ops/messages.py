@@ -57,6 +57,7 @@ def push(
             raise QueueFull(
                 f"ring {spec.name} is full (capacity {spec.capacity}); "
                 f"pushed {len(pushed)} of {len(params)}",
+                pushed,
             )
         pushed.append(_merge(rows))
     return pushed
@@ -110,7 +111,7 @@ def fail(
     """Record a processing error; with ``retry`` the claim is released for another consumer."""
     _claim_only(spec, "fail")
     rows = engine.run(
-        engine.section(spec, "fail"), {"id": message_id, "error": error, "retry": int(retry)},
+        engine.section(spec, "fail"), {"id": message_id, "error": error, "retry": retry},
     )
     if not rows:
         raise NotFound(f"message {message_id} is not claimed in queue {spec.name}")

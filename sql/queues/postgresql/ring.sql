@@ -1,0 +1,200 @@
+-- Preallocated ring of slots driven by two sequences (article 003, LMAX-style), on PostgreSQL.
+--
+-- Invariants (README, "The ring"):
+-- * Message k lives in slot k % capacity; slots are only ever UPDATEd (fillfactor 70, no index
+--   on an updated column, so slot updates are HOT and the table does not grow).
+-- * push takes k = nextval(push_seq) only after seeing that the slot the next number maps to
+--   is free: a full ring refuses the push and no number is used. If a racing pusher got past
+--   the same check and k's slot is still occupied by k - capacity (push k+N must never
+--   overwrite push k), message k goes to the overflow table instead: no number is abandoned.
+-- * pop takes k = nextval(pop_seq) only after seeing message "next" present (slot or
+--   overflow): an empty ring returns nothing and uses no number. If a racing popper leaves it a
+--   number whose message has not arrived, that number is parked in the pending table and
+--   served first by later pops, so it is never skipped and no later message is lost.
+-- * A pusher or popper killed between taking its number and committing leaves a hole; that is
+--   what `qadmin inspect` and `qadmin repair` look for (see the rings issue).
+
+-- name: create
+CREATE SEQUENCE {push_seq} AS bigint MINVALUE 0 START WITH 0
+
+-- name: create
+CREATE SEQUENCE {pop_seq} AS bigint MINVALUE 0 START WITH 0
+
+-- name: create
+CREATE TABLE {table} (
+    slot            integer PRIMARY KEY,
+    message_id      bigint,
+    enqueued_at     timestamptz,
+    reference_count smallint NOT NULL DEFAULT 0,
+    payload         bytea
+) WITH (fillfactor = 70)
+
+-- name: create
+INSERT INTO {table} (slot) SELECT generate_series(0, {capacity} - 1)
+
+-- name: create
+CREATE TABLE {overflow} (
+    message_id  bigint PRIMARY KEY,
+    enqueued_at timestamptz NOT NULL,
+    payload     bytea NOT NULL
+)
+
+-- name: create
+CREATE TABLE {pending} (
+    message_id bigint PRIMARY KEY,
+    taken_at   timestamptz NOT NULL DEFAULT clock_timestamp()
+)
+
+-- name: create
+CREATE FUNCTION {push}(p_payload bytea)
+RETURNS TABLE (id bigint, enqueued_at timestamptz)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+    v_next bigint;
+    v_seq  bigint;
+BEGIN
+    SELECT CASE WHEN s.is_called THEN s.last_value + 1 ELSE s.last_value END
+      INTO v_next FROM {push_seq} AS s;
+    PERFORM 1 FROM {table} AS r
+     WHERE r.slot = v_next % {capacity} AND r.reference_count = 0;
+    IF NOT FOUND THEN
+        RETURN;  -- full: nothing written, no number taken
+    END IF;
+    v_seq := nextval({lit_push_seq});
+    UPDATE {table} AS r
+       SET message_id = v_seq, payload = p_payload, reference_count = 1,
+           enqueued_at = clock_timestamp()
+     WHERE r.slot = v_seq % {capacity} AND r.reference_count = 0;
+    IF NOT FOUND THEN
+        INSERT INTO {overflow} (message_id, enqueued_at, payload)
+        VALUES (v_seq, clock_timestamp(), p_payload);
+    END IF;
+    RETURN QUERY SELECT v_seq, clock_timestamp();
+END
+$$
+
+-- name: create
+CREATE FUNCTION {pop}(p_count integer DEFAULT 1)
+RETURNS TABLE (id bigint, enqueued_at timestamptz, payload bytea)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+    v_next  bigint;
+    v_seq   bigint;
+    v_taken integer := 0;
+    v_at    timestamptz;
+    v_data  bytea;
+BEGIN
+    -- Numbers parked by earlier pops come first, oldest first.
+    FOR v_seq IN
+        SELECT p.message_id FROM {pending} AS p
+        ORDER BY p.message_id LIMIT p_count FOR UPDATE SKIP LOCKED
+    LOOP
+        SELECT r.enqueued_at, r.payload INTO v_at, v_data FROM {table} AS r
+         WHERE r.slot = v_seq % {capacity} AND r.message_id = v_seq FOR UPDATE;
+        IF FOUND THEN
+            UPDATE {table} AS r
+               SET reference_count = 0, message_id = NULL, payload = NULL, enqueued_at = NULL
+             WHERE r.slot = v_seq % {capacity};
+        ELSE
+            DELETE FROM {overflow} AS o WHERE o.message_id = v_seq
+            RETURNING o.enqueued_at, o.payload INTO v_at, v_data;
+        END IF;
+        IF FOUND THEN
+            DELETE FROM {pending} AS p WHERE p.message_id = v_seq;
+            id := v_seq; enqueued_at := v_at; payload := v_data;
+            RETURN NEXT;
+            v_taken := v_taken + 1;
+        END IF;
+    END LOOP;
+
+    WHILE v_taken < p_count LOOP
+        SELECT CASE WHEN s.is_called THEN s.last_value + 1 ELSE s.last_value END
+          INTO v_next FROM {pop_seq} AS s;
+        PERFORM 1 FROM {table} AS r
+         WHERE r.slot = v_next % {capacity} AND r.message_id = v_next;
+        IF NOT FOUND THEN
+            PERFORM 1 FROM {overflow} AS o WHERE o.message_id = v_next;
+            IF NOT FOUND THEN
+                EXIT;  -- empty: no number taken
+            END IF;
+        END IF;
+        v_seq := nextval({lit_pop_seq});
+        SELECT r.enqueued_at, r.payload INTO v_at, v_data FROM {table} AS r
+         WHERE r.slot = v_seq % {capacity} AND r.message_id = v_seq FOR UPDATE;
+        IF FOUND THEN
+            UPDATE {table} AS r
+               SET reference_count = 0, message_id = NULL, payload = NULL, enqueued_at = NULL
+             WHERE r.slot = v_seq % {capacity};
+        ELSE
+            DELETE FROM {overflow} AS o WHERE o.message_id = v_seq
+            RETURNING o.enqueued_at, o.payload INTO v_at, v_data;
+        END IF;
+        IF NOT FOUND THEN
+            -- A racing popper took "next"; our number's message is not there yet.
+            INSERT INTO {pending} (message_id) VALUES (v_seq);
+            EXIT;
+        END IF;
+        id := v_seq; enqueued_at := v_at; payload := v_data;
+        RETURN NEXT;
+        v_taken := v_taken + 1;
+    END LOOP;
+END
+$$
+
+-- name: drop
+DROP FUNCTION IF EXISTS {pop}(integer)
+
+-- name: drop
+DROP FUNCTION IF EXISTS {push}(bytea)
+
+-- name: drop
+DROP TABLE IF EXISTS {table}
+
+-- name: drop
+DROP TABLE IF EXISTS {overflow}
+
+-- name: drop
+DROP TABLE IF EXISTS {pending}
+
+-- name: drop
+DROP SEQUENCE IF EXISTS {push_seq}
+
+-- name: drop
+DROP SEQUENCE IF EXISTS {pop_seq}
+
+-- name: push
+SELECT id, enqueued_at FROM {push}(:payload)
+
+-- name: pop
+SELECT id, enqueued_at, payload FROM {pop}(:count)
+
+-- name: peek
+WITH nxt AS (
+    SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END AS n FROM {pop_seq}
+)
+SELECT id, enqueued_at, payload FROM (
+    SELECT r.message_id AS id, r.enqueued_at, r.payload
+    FROM nxt CROSS JOIN generate_series(0, least(:count, {capacity}) - 1) AS g(k)
+    JOIN {table} AS r ON r.slot = (nxt.n + g.k) % {capacity} AND r.message_id = nxt.n + g.k
+    UNION ALL
+    SELECT o.message_id, o.enqueued_at, o.payload FROM {overflow} AS o
+) AS m
+ORDER BY id LIMIT :count
+
+-- name: purge
+SELECT count(*) AS purged FROM {pop}({capacity} + 1000000)
+
+-- name: depth
+WITH s AS (
+    SELECT (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END
+              FROM {push_seq}) AS push_next,
+           (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END
+              FROM {pop_seq}) AS pop_next
+)
+SELECT greatest(s.push_next - s.pop_next, 0) AS depth,
+       (SELECT r.enqueued_at FROM {table} AS r
+         WHERE r.slot = s.pop_next % {capacity} AND r.message_id = s.pop_next)
+           AS oldest_enqueued_at
+FROM s

@@ -1,0 +1,102 @@
+"""PostgreSQL through psycopg 3: functions for push/pop, SKIP LOCKED for concurrent consumers.
+
+Every connection names itself ``qadmin`` (application_name) and carries lock_timeout,
+statement_timeout and idle_in_transaction_session_timeout, so an admin session can neither
+wait behind a lock for long nor leave a transaction open holding back vacuum.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+from psycopg import errors as pgerr
+from psycopg import sql
+
+from qadmin.engines.base import APP_NAME, Engine
+from qadmin.errors import (
+    ConnectionFailed,
+    LockTimeout,
+    LoginFailed,
+    NotFound,
+    PermissionMissing,
+    QadminError,
+)
+
+_LOGIN_SQLSTATES = {"28P01", "28000"}
+
+
+class PostgresEngine(Engine):
+    name = "postgresql"
+    LOCK_SKIP = "SKIP LOCKED"
+
+    def _open(self) -> psycopg.Connection[Any]:
+        d = self.dsn
+        t = self.timeouts
+        options = (
+            f"-c lock_timeout={t.lock_ms} -c statement_timeout={t.statement_ms} "
+            f"-c idle_in_transaction_session_timeout={max(t.statement_ms, 60_000)}"
+        )
+        params: dict[str, Any] = {
+            "host": d.host or None, "port": d.port or None, "user": d.user or None,
+            "password": d.password, "dbname": d.database or None,
+            "application_name": APP_NAME, "connect_timeout": t.connect_s, "options": options,
+        }
+        params.update({k: v for k, v in d.query.items() if k not in params})
+        params = {k: v for k, v in params.items() if v is not None}
+        return psycopg.connect(autocommit=False, **params)
+
+    def _translate(self, exc: BaseException) -> QadminError | None:
+        if not isinstance(exc, psycopg.Error):
+            return None
+        text = self.scrub(getattr(exc.diag, "message_primary", None) or str(exc))
+        state = exc.sqlstate or ""
+        where = f"{self.dsn.host or 'local socket'}:{self.dsn.port or 5432}"
+        if isinstance(exc, pgerr.LockNotAvailable):
+            return LockTimeout(f"postgresql: lock wait exceeded {self.timeouts.lock_ms} ms: {text}")
+        if isinstance(exc, pgerr.QueryCanceled):
+            return LockTimeout(f"postgresql: statement cancelled after "
+                               f"{self.timeouts.statement_ms} ms: {text}")
+        if isinstance(exc, pgerr.InsufficientPrivilege):
+            return PermissionMissing(f"postgresql: {text}", privilege=None)
+        if isinstance(exc, (pgerr.UndefinedTable, pgerr.UndefinedFunction)):
+            return NotFound(f"postgresql: {text}")
+        if state in _LOGIN_SQLSTATES or "authentication failed" in text:
+            return LoginFailed(f"postgresql: login failed for user {self.dsn.user!r} at {where}")
+        if isinstance(exc, pgerr.AdminShutdown):
+            return ConnectionFailed(f"postgresql: the server ended the session: {text}")
+        if isinstance(exc, psycopg.OperationalError) and not state:
+            return ConnectionFailed(f"postgresql: cannot connect to {where}: {_first_line(text)}")
+        return QadminError(f"postgresql: {text}")
+
+    def server_version(self) -> str:
+        return "PostgreSQL " + str(self.query("SHOW server_version")[0]["server_version"])
+
+    def _default_schema(self) -> str:
+        schema = self.query("SELECT current_schema() AS s")[0]["s"]
+        if not schema:
+            raise QadminError("postgresql: no current schema (empty search_path); use --schema")
+        return str(schema)
+
+    def quote_ident(self, name: str) -> str:
+        return sql.Identifier(name).as_string(None)
+
+    def quote_literal(self, text: str) -> str:
+        return sql.Literal(text).as_string(None)
+
+    def adapt_time(self, value: datetime) -> datetime:
+        return value.astimezone(UTC)
+
+    def table_exists(self, name: str) -> bool:
+        rows = self.query(
+            "SELECT 1 AS x FROM pg_catalog.pg_class c "
+            "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = :schema AND c.relname = :name AND c.relkind IN ('r', 'p')",
+            {"schema": self.schema, "name": name},
+        )
+        return bool(rows)
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else "connection failed"
