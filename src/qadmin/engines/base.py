@@ -30,7 +30,7 @@ APP_NAME = "qadmin"
 
 # ``:name`` placeholders in qadmin's SQL files; ``::`` (a PostgreSQL cast) is not one.
 _PARAM = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")
-_PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
+_PLACEHOLDER = re.compile(r"\{([a-z_]+)(?::([a-z_]+))?\}")
 
 
 @dataclass(frozen=True)
@@ -151,15 +151,27 @@ class Engine(ABC):
             relative = f"queues/{self.base_dialect}/{spec.template}.sql"
         return sqlfiles.load(relative)
 
+    def fragment(self, name: str) -> str:
+        """A dialect's piece of SQL (``{name:object}`` in a template), e.g. how to take a
+        sequence value on a server that has no sequences."""
+        relative = f"queues/{self.dialect}/fragments.sql"
+        if not sqlfiles.exists(relative):
+            relative = f"queues/{self.base_dialect}/fragments.sql"
+        return sqlfiles.load(relative).statements(name)[0]
+
     def render(self, statement: str, spec: QueueSpec) -> str:
-        """Fill ``{placeholder}`` with quoted object names or qadmin's fixed keywords."""
+        """Fill ``{placeholder}`` with quoted object names, qadmin's fixed keywords, or a
+        dialect fragment applied to an object (``{fragment:object}``)."""
         objects = spec.objects()
         keywords = spec.keywords()
         keywords["skip_locked"] = "" if spec.strict else self.LOCK_SKIP
         keywords["capacity"] = str(int(spec.capacity or 0))
 
         def fill(match: re.Match[str]) -> str:
-            key = match.group(1)
+            key, argument = match.group(1), match.group(2)
+            if argument is not None:
+                fragment = self.fragment(key)
+                return fragment.replace("{obj}", self.qualified(objects[argument]))
             if key in keywords:
                 return keywords[key]
             if key.startswith("lit_") and key[4:] in objects:

@@ -1,0 +1,16 @@
+-- Sequence fragments for MariaDB 10.3+: real SEQUENCE objects. NEXT VALUE FOR is not rolled
+-- back with the transaction. NOCACHE keeps next_not_cached_value exact (the ring reads it to
+-- see whether it is full or empty before taking a number) and leaves no gap on a restart.
+-- {obj} is the quoted sequence; next_value sets the procedure variable v_seq.
+
+-- name: create_sequence
+CREATE SEQUENCE {obj} START WITH 0 MINVALUE 0 INCREMENT BY 1 NOCACHE
+
+-- name: drop_sequence
+DROP SEQUENCE IF EXISTS {obj}
+
+-- name: next_value
+SET v_seq = NEXT VALUE FOR {obj}
+
+-- name: next_expr
+(SELECT next_not_cached_value FROM {obj})

@@ -1,0 +1,70 @@
+-- heap, fifo and lifo queues on MySQL 8 and MariaDB (article 000).
+-- MySQL 8 has no DELETE ... RETURNING, so a pop locks the head row with
+-- SELECT ... FOR UPDATE SKIP LOCKED, deletes it by primary key and returns it: one result set
+-- per message, all in the caller's transaction. The same procedure runs on MariaDB 10.6+.
+-- Call it at READ COMMITTED: at REPEATABLE READ the locking read also takes gap locks.
+-- {order_by} is "ORDER BY id" (fifo), "ORDER BY id DESC" (lifo) or empty (heap); a strict
+-- queue drops SKIP LOCKED, so the next consumer waits for the head row's owner to commit.
+
+-- name: create
+CREATE TABLE {table} (
+    id          BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+    enqueued_at DATETIME(6) NOT NULL,
+    payload     LONGBLOB NOT NULL
+) ENGINE=InnoDB
+
+-- name: create
+CREATE PROCEDURE {push}(IN p_payload LONGBLOB)
+BEGIN
+    DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
+    INSERT INTO {table} (enqueued_at, payload) VALUES (v_at, p_payload);
+    SELECT LAST_INSERT_ID() AS id, v_at AS enqueued_at;
+END
+
+-- name: create
+CREATE PROCEDURE {pop}(IN p_count INT)
+BEGIN
+    DECLARE v_id BIGINT;
+    DECLARE v_at DATETIME(6);
+    DECLARE v_payload LONGBLOB;
+    DECLARE v_taken INT DEFAULT 0;
+    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_id = NULL;
+    take: WHILE v_taken < p_count DO
+        SET v_id = NULL;
+        SELECT id, enqueued_at, payload INTO v_id, v_at, v_payload
+        FROM {table} {order_by} LIMIT 1 FOR UPDATE {skip_locked};
+        IF v_id IS NULL THEN
+            LEAVE take;
+        END IF;
+        DELETE FROM {table} WHERE id = v_id;
+        SELECT v_id AS id, v_at AS enqueued_at, v_payload AS payload;
+        SET v_taken = v_taken + 1;
+    END WHILE;
+END
+
+-- name: drop
+DROP PROCEDURE IF EXISTS {pop}
+
+-- name: drop
+DROP PROCEDURE IF EXISTS {push}
+
+-- name: drop
+DROP TABLE IF EXISTS {table}
+
+-- name: push
+CALL {push}(:payload)
+
+-- name: pop
+CALL {pop}(:count)
+
+-- name: peek
+SELECT id, enqueued_at, payload FROM {table} {order_by} LIMIT :count
+
+-- name: purge
+SELECT count(*) AS purged FROM {table} FOR UPDATE
+
+-- name: purge
+DELETE FROM {table}
+
+-- name: depth
+SELECT count(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}

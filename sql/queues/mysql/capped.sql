@@ -1,0 +1,103 @@
+-- Fixed-size FIFO that overwrites its oldest message (article 001), MySQL 8 and MariaDB.
+-- Ids come from a sequence (fragments.sql: a SEQUENCE on MariaDB, an AUTO_INCREMENT ticket
+-- table on MySQL 8), not from max(id)+1, so ids are never reused after pops or a drain. Message id k lives in slot k % capacity: a push locks that
+-- slot's row, inserts into an empty slot or overwrites an older message and returns its id as
+-- overwritten_id; if a newer push (k + capacity) already holds the slot, push k is the oldest
+-- message, is dropped at once and reports its own id.
+
+-- name: create
+{create_sequence:seq}
+
+-- name: create
+CREATE TABLE {table} (
+    id          BIGINT NOT NULL PRIMARY KEY,
+    slot        INT NOT NULL,
+    enqueued_at DATETIME(6) NOT NULL,
+    payload     LONGBLOB NOT NULL,
+    UNIQUE KEY {pop_idx} (slot)
+) ENGINE=InnoDB
+
+-- name: create
+CREATE PROCEDURE {push}(IN p_payload LONGBLOB)
+BEGIN
+    DECLARE v_seq BIGINT;
+    DECLARE v_id BIGINT;
+    DECLARE v_old BIGINT;
+    DECLARE v_dup INT DEFAULT 0;
+    DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
+    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_old = NULL;
+    DECLARE CONTINUE HANDLER FOR 1062 SET v_dup = 1;
+    {next_value:seq};
+    SET v_id = v_seq;
+    place: LOOP
+        SET v_old = NULL, v_dup = 0;
+        SELECT id INTO v_old FROM {table} WHERE slot = MOD(v_id, {capacity}) FOR UPDATE;
+        IF v_old IS NOT NULL AND v_old > v_id THEN
+            SELECT v_id AS id, v_at AS enqueued_at, v_id AS overwritten_id;
+            LEAVE place;
+        ELSEIF v_old IS NOT NULL THEN
+            UPDATE {table} SET id = v_id, payload = p_payload, enqueued_at = v_at
+            WHERE slot = MOD(v_id, {capacity});
+            SELECT v_id AS id, v_at AS enqueued_at, v_old AS overwritten_id;
+            LEAVE place;
+        END IF;
+        INSERT INTO {table} (id, slot, enqueued_at, payload)
+        VALUES (v_id, MOD(v_id, {capacity}), v_at, p_payload);
+        IF v_dup = 0 THEN
+            SELECT v_id AS id, v_at AS enqueued_at, NULL AS overwritten_id;
+            LEAVE place;
+        END IF;
+        -- Another push filled the empty slot between our look and our insert: look again.
+    END LOOP;
+END
+
+-- name: create
+CREATE PROCEDURE {pop}(IN p_count INT)
+BEGIN
+    DECLARE v_id BIGINT;
+    DECLARE v_at DATETIME(6);
+    DECLARE v_payload LONGBLOB;
+    DECLARE v_taken INT DEFAULT 0;
+    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_id = NULL;
+    take: WHILE v_taken < p_count DO
+        SET v_id = NULL;
+        SELECT id, enqueued_at, payload INTO v_id, v_at, v_payload
+        FROM {table} ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED;
+        IF v_id IS NULL THEN
+            LEAVE take;
+        END IF;
+        DELETE FROM {table} WHERE id = v_id;
+        SELECT v_id AS id, v_at AS enqueued_at, v_payload AS payload;
+        SET v_taken = v_taken + 1;
+    END WHILE;
+END
+
+-- name: drop
+DROP PROCEDURE IF EXISTS {pop}
+
+-- name: drop
+DROP PROCEDURE IF EXISTS {push}
+
+-- name: drop
+DROP TABLE IF EXISTS {table}
+
+-- name: drop
+{drop_sequence:seq}
+
+-- name: push
+CALL {push}(:payload)
+
+-- name: pop
+CALL {pop}(:count)
+
+-- name: peek
+SELECT id, enqueued_at, payload FROM {table} ORDER BY id LIMIT :count
+
+-- name: purge
+SELECT count(*) AS purged FROM {table} FOR UPDATE
+
+-- name: purge
+DELETE FROM {table}
+
+-- name: depth
+SELECT count(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}

@@ -1,0 +1,70 @@
+-- Pending queue on MySQL 8 and MariaDB (article 000): due times are UTC DATETIME(6); pop takes
+-- due messages earliest first, skipping rows other consumers hold.
+
+-- name: create
+CREATE TABLE {table} (
+    id          BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+    due_at      DATETIME(6) NOT NULL,
+    enqueued_at DATETIME(6) NOT NULL,
+    payload     LONGBLOB NOT NULL,
+    KEY {pop_idx} (due_at, id)
+) ENGINE=InnoDB
+
+-- name: create
+CREATE PROCEDURE {push}(IN p_payload LONGBLOB, IN p_due_at DATETIME(6))
+BEGIN
+    DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
+    DECLARE v_due DATETIME(6) DEFAULT COALESCE(p_due_at, v_at);
+    INSERT INTO {table} (due_at, enqueued_at, payload) VALUES (v_due, v_at, p_payload);
+    SELECT LAST_INSERT_ID() AS id, v_at AS enqueued_at, v_due AS due_at;
+END
+
+-- name: create
+CREATE PROCEDURE {pop}(IN p_count INT)
+BEGIN
+    DECLARE v_id BIGINT;
+    DECLARE v_at DATETIME(6);
+    DECLARE v_due DATETIME(6);
+    DECLARE v_payload LONGBLOB;
+    DECLARE v_taken INT DEFAULT 0;
+    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_id = NULL;
+    take: WHILE v_taken < p_count DO
+        SET v_id = NULL;
+        SELECT id, enqueued_at, due_at, payload INTO v_id, v_at, v_due, v_payload
+        FROM {table} WHERE due_at <= UTC_TIMESTAMP(6)
+        ORDER BY due_at, id LIMIT 1 FOR UPDATE SKIP LOCKED;
+        IF v_id IS NULL THEN
+            LEAVE take;
+        END IF;
+        DELETE FROM {table} WHERE id = v_id;
+        SELECT v_id AS id, v_at AS enqueued_at, v_due AS due_at, v_payload AS payload;
+        SET v_taken = v_taken + 1;
+    END WHILE;
+END
+
+-- name: drop
+DROP PROCEDURE IF EXISTS {pop}
+
+-- name: drop
+DROP PROCEDURE IF EXISTS {push}
+
+-- name: drop
+DROP TABLE IF EXISTS {table}
+
+-- name: push
+CALL {push}(:payload, :due_at)
+
+-- name: pop
+CALL {pop}(:count)
+
+-- name: peek
+SELECT id, enqueued_at, due_at, payload FROM {table} ORDER BY due_at, id LIMIT :count
+
+-- name: purge
+SELECT count(*) AS purged FROM {table} FOR UPDATE
+
+-- name: purge
+DELETE FROM {table}
+
+-- name: depth
+SELECT count(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}

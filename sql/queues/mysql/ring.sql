@@ -1,0 +1,170 @@
+-- Preallocated ring of slots driven by two sequences (article 003, LMAX-style), on MySQL 8 and
+-- MariaDB. The sequences are fragments.sql's: SEQUENCE objects on MariaDB, AUTO_INCREMENT
+-- ticket tables on MySQL 8.
+--
+-- Invariants (README, "The ring"), the same as the PostgreSQL ring:
+-- * Message k lives in slot k % capacity; slots are only UPDATEd, so the table never grows.
+-- * push takes a number only after seeing the slot of the next number free: a full ring
+--   refuses the push, no number used. If a racing pusher got the slot first (push k+N must
+--   never overwrite push k), message k is kept in the overflow table: no number is abandoned.
+-- * pop takes a number only after seeing message "next" present: an empty ring returns nothing
+--   and uses no number. A number whose message has not arrived is parked in the pending table
+--   and served first by later pops: it is never skipped, so no later message is lost.
+-- Results come back one result set per message, in the caller's transaction.
+
+-- name: create
+{create_sequence:push_seq}
+
+-- name: create
+{create_sequence:pop_seq}
+
+-- name: create
+CREATE TABLE {table} (
+    slot            INT NOT NULL PRIMARY KEY,
+    message_id      BIGINT NULL,
+    enqueued_at     DATETIME(6) NULL,
+    reference_count SMALLINT NOT NULL DEFAULT 0,
+    payload         LONGBLOB NULL
+) ENGINE=InnoDB
+
+-- name: create
+INSERT INTO {table} (slot)
+WITH RECURSIVE s (n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM s WHERE n + 1 < {capacity})
+SELECT n FROM s
+
+-- name: create
+CREATE TABLE {overflow} (
+    message_id  BIGINT NOT NULL PRIMARY KEY,
+    enqueued_at DATETIME(6) NOT NULL,
+    payload     LONGBLOB NOT NULL
+) ENGINE=InnoDB
+
+-- name: create
+CREATE TABLE {pending} (
+    message_id BIGINT NOT NULL PRIMARY KEY,
+    taken_at   DATETIME(6) NOT NULL
+) ENGINE=InnoDB
+
+-- name: create
+CREATE PROCEDURE {push}(IN p_payload LONGBLOB)
+BEGIN
+    DECLARE v_next BIGINT;
+    DECLARE v_seq BIGINT;
+    DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
+    SET v_next = {next_expr:push_seq};
+    IF EXISTS (SELECT 1 FROM {table}
+               WHERE slot = MOD(v_next, {capacity}) AND reference_count = 0) THEN
+        {next_value:push_seq};
+        UPDATE {table}
+        SET message_id = v_seq, payload = p_payload, reference_count = 1, enqueued_at = v_at
+        WHERE slot = MOD(v_seq, {capacity}) AND reference_count = 0;
+        IF ROW_COUNT() = 0 THEN
+            INSERT INTO {overflow} (message_id, enqueued_at, payload)
+            VALUES (v_seq, v_at, p_payload);
+        END IF;
+        SELECT v_seq AS id, v_at AS enqueued_at;
+    END IF;
+END
+
+-- name: create
+CREATE PROCEDURE {pop}(IN p_count INT)
+BEGIN
+    DECLARE v_next BIGINT;
+    DECLARE v_seq BIGINT;
+    DECLARE v_last BIGINT DEFAULT -1;
+    DECLARE v_from_pending INT;
+    DECLARE v_scan_pending INT DEFAULT 1;
+    DECLARE v_taken INT DEFAULT 0;
+    DECLARE v_at DATETIME(6);
+    DECLARE v_data LONGBLOB;
+    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_at = NULL;
+    take: WHILE v_taken < p_count DO
+        SET v_seq = NULL, v_from_pending = 0, v_at = NULL;
+        IF v_scan_pending = 1 THEN
+            -- Numbers parked by earlier pops come first, oldest first.
+            SELECT MIN(message_id) INTO v_seq FROM (
+                SELECT message_id FROM {pending} WHERE message_id > v_last
+                ORDER BY message_id LIMIT 1 FOR UPDATE SKIP LOCKED) AS p;
+            IF v_seq IS NULL THEN
+                SET v_scan_pending = 0;
+            ELSE
+                SET v_last = v_seq, v_from_pending = 1;
+            END IF;
+        END IF;
+        IF v_seq IS NULL THEN
+            SET v_next = {next_expr:pop_seq};
+            IF NOT EXISTS (SELECT 1 FROM {table}
+                           WHERE slot = MOD(v_next, {capacity}) AND message_id = v_next)
+               AND NOT EXISTS (SELECT 1 FROM {overflow} WHERE message_id = v_next) THEN
+                LEAVE take;  -- empty: no number taken
+            END IF;
+            {next_value:pop_seq};
+        END IF;
+        SELECT enqueued_at, payload INTO v_at, v_data FROM {table}
+        WHERE slot = MOD(v_seq, {capacity}) AND message_id = v_seq FOR UPDATE;
+        IF v_at IS NOT NULL THEN
+            UPDATE {table}
+            SET reference_count = 0, message_id = NULL, payload = NULL, enqueued_at = NULL
+            WHERE slot = MOD(v_seq, {capacity});
+        ELSE
+            SELECT enqueued_at, payload INTO v_at, v_data FROM {overflow}
+            WHERE message_id = v_seq FOR UPDATE;
+            IF v_at IS NOT NULL THEN
+                DELETE FROM {overflow} WHERE message_id = v_seq;
+            END IF;
+        END IF;
+        IF v_at IS NULL AND v_from_pending = 0 THEN
+            -- A racing popper took "next"; our number's message is not there yet.
+            INSERT INTO {pending} (message_id, taken_at) VALUES (v_seq, UTC_TIMESTAMP(6));
+            LEAVE take;
+        ELSEIF v_at IS NOT NULL THEN
+            IF v_from_pending = 1 THEN
+                DELETE FROM {pending} WHERE message_id = v_seq;
+            END IF;
+            SELECT v_seq AS id, v_at AS enqueued_at, v_data AS payload;
+            SET v_taken = v_taken + 1;
+        END IF;
+    END WHILE;
+END
+
+-- name: drop
+DROP PROCEDURE IF EXISTS {pop}
+
+-- name: drop
+DROP PROCEDURE IF EXISTS {push}
+
+-- name: drop
+DROP TABLE IF EXISTS {table}
+
+-- name: drop
+DROP TABLE IF EXISTS {overflow}
+
+-- name: drop
+DROP TABLE IF EXISTS {pending}
+
+-- name: drop
+{drop_sequence:push_seq}
+
+-- name: drop
+{drop_sequence:pop_seq}
+
+-- name: push
+CALL {push}(:payload)
+
+-- name: pop
+CALL {pop}(:count)
+
+-- name: peek
+SELECT id, enqueued_at, payload FROM (
+    SELECT message_id AS id, enqueued_at, payload FROM {table} WHERE reference_count = 1
+    UNION ALL
+    SELECT message_id, enqueued_at, payload FROM {overflow}
+) AS m
+ORDER BY id LIMIT :count
+
+-- name: purge
+CALL {pop}({capacity} + 1000000)
+
+-- name: depth
+SELECT GREATEST({next_expr:push_seq} - {next_expr:pop_seq}, 0) AS depth,
+       (SELECT MIN(enqueued_at) FROM {table} WHERE reference_count = 1) AS oldest_enqueued_at

@@ -1,0 +1,128 @@
+"""MySQL 8 and MariaDB through PyMySQL: stored procedures for push/pop, SKIP LOCKED consumers.
+
+The two servers share most of the dialect, and differ where qadmin cares: MariaDB has
+sequences (10.3+) and DELETE ... RETURNING, MySQL 8 has neither; lock views and the statement
+time limit differ too. The engine detects the server after connecting and picks the template
+folder: ``sql/queues/mariadb`` overlays ``sql/queues/mysql`` (which is valid on both). A DSN
+parameter ``dialect=mysql`` forces the MySQL 8 templates on a MariaDB server; the test suite
+uses it to run the MySQL 8 code paths live.
+
+Sessions run at READ COMMITTED: a SKIP LOCKED dequeue at REPEATABLE READ takes next-key locks
+that block producers inserting at the end of the index.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pymysql
+from pymysql.constants import CLIENT
+
+from qadmin.engines.base import APP_NAME, Engine
+from qadmin.errors import (
+    ConnectionFailed,
+    LockTimeout,
+    LoginFailed,
+    NotFound,
+    PermissionMissing,
+    QadminError,
+    UsageError,
+)
+
+_LOGIN = {1045, 1698}
+_UNREACHABLE = {2003, 2005, 2006, 2013, 4031}
+_LOCK_TIMEOUT = {1205}
+_STATEMENT_TIMEOUT = {1969, 3024}
+_PERMISSION = {1044, 1142, 1143, 1227, 1370}
+_MISSING = {1049, 1146, 1305}
+_DIALECTS = ("mysql", "mariadb")
+
+
+class MysqlEngine(Engine):
+    name = "mysql"
+    LOCK_SKIP = "SKIP LOCKED"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        forced = self.dsn.query.get("dialect")
+        if forced is not None and forced not in _DIALECTS:
+            raise UsageError(f"dialect={forced!r}: use mysql or mariadb")
+        self._forced = forced
+        self._is_mariadb: bool | None = None
+
+    def _open(self) -> Any:
+        d = self.dsn
+        conn = pymysql.connect(
+            host=d.host or "localhost", port=d.port or 3306, user=d.user or "root",
+            password=d.password or "", database=d.database, connect_timeout=self.timeouts.connect_s,
+            autocommit=False, program_name=APP_NAME, client_flag=CLIENT.MULTI_RESULTS,
+            charset="utf8mb4", binary_prefix=True,
+        )
+        with conn.cursor() as cur:
+            cur.execute("SELECT VERSION() AS v")
+            version = str(cur.fetchone()[0])
+            self._is_mariadb = "mariadb" in version.lower()
+            lock_s = max(1, round(self.timeouts.lock_ms / 1000))
+            cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+            cur.execute(f"SET SESSION innodb_lock_wait_timeout = {lock_s}")
+            cur.execute(f"SET SESSION lock_wait_timeout = {lock_s}")
+            if self._is_mariadb:
+                cur.execute(f"SET SESSION max_statement_time = {self.timeouts.statement_ms / 1000}")
+            else:
+                # MySQL 8 limits SELECT statements only; DML is bounded by the lock timeout.
+                cur.execute(f"SET SESSION max_execution_time = {self.timeouts.statement_ms}")
+                cur.execute("SET SESSION information_schema_stats_expiry = 0")
+        conn.commit()
+        return conn
+
+    @property
+    def dialect(self) -> str:
+        if self._forced:
+            return self._forced
+        _ = self.conn
+        return "mariadb" if self._is_mariadb else "mysql"
+
+    @property
+    def base_dialect(self) -> str:
+        return "mysql"
+
+    def _translate(self, exc: BaseException) -> QadminError | None:
+        if not isinstance(exc, pymysql.Error):
+            return None
+        code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
+        text = self.scrub(str(exc.args[1]) if len(exc.args) > 1 else str(exc))
+        where = f"{self.dsn.host or 'localhost'}:{self.dsn.port or 3306}"
+        if code in _LOGIN:
+            return LoginFailed(f"mysql: login failed for user {self.dsn.user!r} at {where}")
+        if code in _UNREACHABLE:
+            return ConnectionFailed(f"mysql: cannot reach {where}: {text}")
+        if code in _LOCK_TIMEOUT:
+            return LockTimeout(f"mysql: lock wait exceeded {self.timeouts.lock_ms} ms")
+        if code in _STATEMENT_TIMEOUT:
+            return LockTimeout(f"mysql: statement stopped after {self.timeouts.statement_ms} ms")
+        if code in _PERMISSION:
+            return PermissionMissing(f"mysql: {text}")
+        if code in _MISSING:
+            return NotFound(f"mysql: {text}")
+        return QadminError(f"mysql: {text}")
+
+    def server_version(self) -> str:
+        row = self.query("SELECT VERSION() AS v, @@version_comment AS c")[0]
+        return f"{row['v']} ({row['c']})"
+
+    def _default_schema(self) -> str:
+        schema = self.query("SELECT DATABASE() AS db")[0]["db"]
+        if not schema:
+            raise UsageError("mysql: the DSN names no database; add /DBNAME or use --schema")
+        return str(schema)
+
+    def quote_ident(self, name: str) -> str:
+        return "`" + name.replace("`", "``") + "`"
+
+    def table_exists(self, name: str) -> bool:
+        rows = self.query(
+            "SELECT 1 AS x FROM information_schema.TABLES "
+            "WHERE TABLE_SCHEMA = :schema AND TABLE_NAME = :name AND TABLE_TYPE = 'BASE TABLE'",
+            {"schema": self.schema, "name": name},
+        )
+        return bool(rows)
