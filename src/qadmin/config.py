@@ -95,8 +95,9 @@ def resolve(dsn: str | None, name: str | None, config: dict[str, Any]) -> Connec
             known = ", ".join(sorted(conns)) or "none defined"
             raise UsageError(f"unknown connection {name!r} (known: {known})")
         entry = conns[name]
-        return Connection(dsn=entry["dsn"], source=f"connection {name}", name=name,
-                          schema=entry.get("schema"))
+        return Connection(
+            dsn=entry["dsn"], source=f"connection {name}", name=name, schema=entry.get("schema")
+        )
     env = os.environ.get("QADMIN_DSN")
     if env:
         return Connection(dsn=env, source="QADMIN_DSN")

@@ -65,7 +65,12 @@ class QueueSpec:
     def keywords(self) -> dict[str, str]:
         """Fixed SQL fragments a template may take, chosen from constants here, never user text."""
         order_by = {Kind.HEAP: "", Kind.LIFO: "ORDER BY id DESC"}.get(self.kind, "ORDER BY id")
-        return {"order_by": order_by, "strict": "TRUE" if self.strict else "FALSE"}
+        return {
+            "order_by": order_by,
+            "strict": "TRUE" if self.strict else "FALSE",
+            # SQL Server: the article's heap has no clustered index; ordered kinds cluster on id.
+            "clustering": "NONCLUSTERED" if self.kind is Kind.HEAP else "CLUSTERED",
+        }
 
     def sort_rows(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Put a popped batch in queue order: DELETE ... RETURNING gives rows in any order."""

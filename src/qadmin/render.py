@@ -62,14 +62,18 @@ def _cell(value: Any) -> str:
 
 
 def rows(
-    data: Sequence[Mapping[str, Any]], columns: Sequence[str], fmt: str | None,
-    *, title: str | None = None,
+    data: Sequence[Mapping[str, Any]],
+    columns: Sequence[str],
+    fmt: str | None,
+    *,
+    title: str | None = None,
 ) -> None:
     """Print rows in the chosen format; ``columns`` fixes the order (and the CSV header)."""
     fmt = resolve_format(fmt)
     if fmt == "json":
-        click.echo(json.dumps([_json_row({c: r.get(c) for c in columns}) for r in data],
-                              default=str))
+        click.echo(
+            json.dumps([_json_row({c: r.get(c) for c in columns}) for r in data], default=str)
+        )
     elif fmt == "csv":
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
@@ -81,8 +85,9 @@ def rows(
 
         if data:
             table = [[_cell(r.get(c)) for c in columns] for r in data]
-            click.echo(tabulate(table, headers=list(columns), tablefmt="plain",
-                                disable_numparse=True))
+            click.echo(
+                tabulate(table, headers=list(columns), tablefmt="plain", disable_numparse=True)
+            )
     else:
         from rich.table import Table
 
@@ -100,8 +105,9 @@ def document(data: Mapping[str, Any], fmt: str | None, *, title: str | None = No
     if fmt == "json":
         click.echo(json.dumps(_json_row(data), default=str))
         return
-    flat = [{"key": k, "value": _cell(v)} for k, v in data.items()
-            if not isinstance(v, (list, dict))]
+    flat = [
+        {"key": k, "value": _cell(v)} for k, v in data.items() if not isinstance(v, (list, dict))
+    ]
     rows(flat, ["key", "value"], fmt, title=title)
 
 

@@ -25,9 +25,14 @@ def _say(message: str, code: int) -> None:
 class QadminGroup(click.Group):
     """A group whose standalone run turns every failure into one line and an exit code."""
 
-    def main(self, args: Any = None, prog_name: str | None = None,
-             complete_var: str | None = None, standalone_mode: bool = True,
-             **extra: Any) -> Any:
+    def main(
+        self,
+        args: Any = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, False, **extra)
         argv = list(sys.argv[1:] if args is None else args)
@@ -64,8 +69,10 @@ class QadminGroup(click.Group):
         except Exception as exc:
             if debug:
                 click.echo(secrets.scrub(traceback.format_exc()), err=True)
-            _say(f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)",
-                 EXIT_ERROR)
+            _say(
+                f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)",
+                EXIT_ERROR,
+            )
             code = EXIT_ERROR
         sys.exit(code)
 

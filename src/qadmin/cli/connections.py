@@ -16,8 +16,13 @@ def conn() -> None:
 
 
 @conn.command(name="list")
-@click.option("--config", "config_path", metavar="FILE", envvar="QADMIN_CONFIG",
-              help="Config file (default: qadmin/config.toml in the user config dir).")
+@click.option(
+    "--config",
+    "config_path",
+    metavar="FILE",
+    envvar="QADMIN_CONFIG",
+    help="Config file (default: qadmin/config.toml in the user config dir).",
+)
 @click.option("-v", "--verbose", is_flag=True, help="Show DSNs too, passwords masked.")
 @format_option
 def list_connections(config_path: str | None, verbose: bool, fmt: str | None) -> None:
@@ -25,8 +30,12 @@ def list_connections(config_path: str | None, verbose: bool, fmt: str | None) ->
     conf = config_mod.load_config(config_path)
     default = conf.get("default")
     rows = [
-        {"name": name, "default": name == default, "schema": entry.get("schema"),
-         "dsn": mask(entry["dsn"])}
+        {
+            "name": name,
+            "default": name == default,
+            "schema": entry.get("schema"),
+            "dsn": mask(entry["dsn"]),
+        }
         for name, entry in sorted(config_mod.connections(conf).items())
     ]
     columns = ["name", "default", "schema"] + (["dsn"] if verbose else [])

@@ -15,10 +15,22 @@ DEMO_QUEUE = "orders_q"
 
 
 @click.command()
-@click.option("--messages", "n_messages", type=click.IntRange(1, 100_000), default=10,
-              show_default=True, help="How many messages to push.")
-@click.option("--pop", "n_pop", type=click.IntRange(0, 100_000), default=3, show_default=True,
-              help="How many of them to pop again.")
+@click.option(
+    "--messages",
+    "n_messages",
+    type=click.IntRange(1, 100_000),
+    default=10,
+    show_default=True,
+    help="How many messages to push.",
+)
+@click.option(
+    "--pop",
+    "n_pop",
+    type=click.IntRange(0, 100_000),
+    default=3,
+    show_default=True,
+    help="How many of them to pop again.",
+)
 @connection_options
 @format_option
 def demo(n_messages: int, n_pop: int, target: Target, fmt: str | None) -> None:
@@ -29,7 +41,9 @@ def demo(n_messages: int, n_pop: int, target: Target, fmt: str | None) -> None:
     except NotFound:
         spec = queues.create(engine, queues.make_spec(DEMO_QUEUE, Kind.FIFO.value, None, False))
         render.note(f"created fifo queue {DEMO_QUEUE} in {engine.name} schema {engine.schema}")
-    payloads = [f'{{"order": {i}, "item": "widget-{i}"}}'.encode() for i in range(1, n_messages + 1)]
+    payloads = [
+        f'{{"order": {i}, "item": "widget-{i}"}}'.encode() for i in range(1, n_messages + 1)
+    ]
     pushed = messages.push(engine, spec, payloads)
     render.note(f"pushed {len(pushed)} messages (ids {pushed[0]['id']}..{pushed[-1]['id']})")
     if n_pop:

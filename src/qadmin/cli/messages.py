@@ -67,15 +67,29 @@ def _columns(spec: QueueSpec) -> list[str]:
 @click.argument("message", nargs=-1)
 @click.option("--file", "-f", metavar="PATH", help="Read the message from a file ('-': stdin).")
 @click.option("--lines", is_flag=True, help="One message per input line (file or stdin).")
-@click.option("--due", type=click.DateTime(["%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S",
-                                            "%Y-%m-%dT%H:%M:%S%z"]),
-              help="Pending queues: due time, UTC unless an offset is given.")
-@click.option("--delay", type=click.FloatRange(0, 10 * 365 * 86400), metavar="SECONDS",
-              help="Pending queues: due this many seconds from now.")
+@click.option(
+    "--due",
+    type=click.DateTime(["%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S%z"]),
+    help="Pending queues: due time, UTC unless an offset is given.",
+)
+@click.option(
+    "--delay",
+    type=click.FloatRange(0, 10 * 365 * 86400),
+    metavar="SECONDS",
+    help="Pending queues: due this many seconds from now.",
+)
 @connection_options
 @format_option
-def push(name: str, message: tuple[str, ...], file: str | None, lines: bool,
-         due: datetime | None, delay: float | None, target: Target, fmt: str | None) -> None:
+def push(
+    name: str,
+    message: tuple[str, ...],
+    file: str | None,
+    lines: bool,
+    due: datetime | None,
+    delay: float | None,
+    target: Target,
+    fmt: str | None,
+) -> None:
     """Push MESSAGE(s), a file, or stdin onto queue NAME (binary-safe)."""
     payloads = _payloads(message, file, lines)
     when = _due(due, delay)
@@ -98,17 +112,39 @@ def push(name: str, message: tuple[str, ...], file: str | None, lines: bool,
 
 @click.command()
 @click.argument("name")
-@click.option("--count", "-n", type=int, default=1, show_default=True,
-              help="Pop up to this many messages in one transaction.")
-@click.option("--wait", "wait_s", type=click.FloatRange(0, 86400), default=0.0,
-              metavar="SECONDS", help="Wait this long for a message to arrive.")
-@click.option("--worker", metavar="LABEL",
-              help="Claim queues: who claims (default host:pid), shown for stale claims.")
+@click.option(
+    "--count",
+    "-n",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Pop up to this many messages in one transaction.",
+)
+@click.option(
+    "--wait",
+    "wait_s",
+    type=click.FloatRange(0, 86400),
+    default=0.0,
+    metavar="SECONDS",
+    help="Wait this long for a message to arrive.",
+)
+@click.option(
+    "--worker",
+    metavar="LABEL",
+    help="Claim queues: who claims (default host:pid), shown for stale claims.",
+)
 @click.option("--raw", is_flag=True, help="Write the payload bytes alone to stdout (count 1).")
 @connection_options
 @format_option
-def pop(name: str, count: int, wait_s: float, worker: str | None, raw: bool, target: Target,
-        fmt: str | None) -> None:
+def pop(
+    name: str,
+    count: int,
+    wait_s: float,
+    worker: str | None,
+    raw: bool,
+    target: Target,
+    fmt: str | None,
+) -> None:
     """Take messages off queue NAME (claim queues: claim them). Exit 3 when empty."""
     if raw and count != 1:
         raise UsageError("--raw writes one payload; use it with --count 1")
@@ -129,8 +165,9 @@ def pop(name: str, count: int, wait_s: float, worker: str | None, raw: bool, tar
 
 @click.command()
 @click.argument("name")
-@click.option("--count", "-n", type=int, default=10, show_default=True,
-              help="Show up to this many messages.")
+@click.option(
+    "--count", "-n", type=int, default=10, show_default=True, help="Show up to this many messages."
+)
 @connection_options
 @format_option
 def peek(name: str, count: int, target: Target, fmt: str | None) -> None:
@@ -140,8 +177,15 @@ def peek(name: str, count: int, target: Target, fmt: str | None) -> None:
     shown = messages.peek(engine, spec, count)
     columns = _columns(spec)
     if spec.kind is Kind.CLAIM:
-        columns = ["id", "enqueued_at", "processing_started_at", "claimed_by", "attempts",
-                   "last_error", "payload"]
+        columns = [
+            "id",
+            "enqueued_at",
+            "processing_started_at",
+            "claimed_by",
+            "attempts",
+            "last_error",
+            "payload",
+        ]
     render.rows(shown, columns, fmt)
 
 
@@ -164,8 +208,9 @@ def ack(name: str, message_id: int, target: Target, fmt: str | None) -> None:
 @click.option("--retry", is_flag=True, help="Release the claim so another consumer retries.")
 @connection_options
 @format_option
-def fail(name: str, message_id: int, error_text: str, retry: bool, target: Target,
-         fmt: str | None) -> None:
+def fail(
+    name: str, message_id: int, error_text: str, retry: bool, target: Target, fmt: str | None
+) -> None:
     """Claim queues: record that processing MESSAGE_ID failed."""
     engine = target.engine()
     done = messages.fail(engine, catalog.get(engine, name), message_id, error_text, retry)

@@ -42,20 +42,48 @@ class Target:
 def connection_options(func: F) -> F:
     """--dsn, -c/--connection, --config, --schema and the timeouts, as one ``target``."""
 
-    @click.option("--dsn", metavar="DSN", help="Connection string (default: $QADMIN_DSN, the "
-                  "config's default connection, else the embedded SQLite file).")
+    @click.option(
+        "--dsn",
+        metavar="DSN",
+        help="Connection string (default: $QADMIN_DSN, the "
+        "config's default connection, else the embedded SQLite file).",
+    )
     @click.option("-c", "--connection", metavar="NAME", help="A named connection from the config.")
-    @click.option("--config", "config_path", metavar="FILE", envvar="QADMIN_CONFIG",
-                  help="Config file (default: qadmin/config.toml in the user config dir).")
+    @click.option(
+        "--config",
+        "config_path",
+        metavar="FILE",
+        envvar="QADMIN_CONFIG",
+        help="Config file (default: qadmin/config.toml in the user config dir).",
+    )
     @click.option("--schema", metavar="NAME", help="Schema (MySQL: database) holding the queues.")
-    @click.option("--lock-timeout", type=click.IntRange(1, 3_600_000), default=5000,
-                  show_default=True, metavar="MS", help="Lock wait limit for every statement.")
-    @click.option("--statement-timeout", type=click.IntRange(1, 86_400_000), default=30000,
-                  show_default=True, metavar="MS", help="Run-time limit for every statement.")
+    @click.option(
+        "--lock-timeout",
+        type=click.IntRange(1, 3_600_000),
+        default=5000,
+        show_default=True,
+        metavar="MS",
+        help="Lock wait limit for every statement.",
+    )
+    @click.option(
+        "--statement-timeout",
+        type=click.IntRange(1, 86_400_000),
+        default=30000,
+        show_default=True,
+        metavar="MS",
+        help="Run-time limit for every statement.",
+    )
     @functools.wraps(func)
-    def wrapper(*args: Any, dsn: str | None, connection: str | None, config_path: str | None,
-                schema: str | None, lock_timeout: int, statement_timeout: int,
-                **kwargs: Any) -> Any:
+    def wrapper(
+        *args: Any,
+        dsn: str | None,
+        connection: str | None,
+        config_path: str | None,
+        schema: str | None,
+        lock_timeout: int,
+        statement_timeout: int,
+        **kwargs: Any,
+    ) -> Any:
         timeouts = Timeouts(lock_ms=lock_timeout, statement_ms=statement_timeout)
         kwargs["target"] = Target(dsn, connection, config_path, schema, timeouts)
         return func(*args, **kwargs)
@@ -65,7 +93,10 @@ def connection_options(func: F) -> F:
 
 def format_option(func: F) -> F:
     return click.option(
-        "--format", "fmt", type=click.Choice(FORMATS), default=None,
+        "--format",
+        "fmt",
+        type=click.Choice(FORMATS),
+        default=None,
         help="Output format (default: table on a terminal, plain otherwise).",
     )(func)
 
@@ -76,7 +107,11 @@ def confirm(action: str, queue: str, yes: bool) -> None:
         return
     if not sys.stdin.isatty():
         raise UsageError(f"refusing to {action} {queue} without --yes (stdin is not a terminal)")
-    typed = click.prompt(f"This will {action} queue {queue}. Type its name to confirm",
-                         default="", show_default=False, err=True)
+    typed = click.prompt(
+        f"This will {action} queue {queue}. Type its name to confirm",
+        default="",
+        show_default=False,
+        err=True,
+    )
     if typed != queue:
         raise UsageError(f"{action} cancelled: the name typed did not match")

@@ -13,21 +13,34 @@ SPEC_COLUMNS = ["name", "kind", "capacity", "strict", "created_at"]
 
 
 def _spec_row(spec: QueueSpec) -> dict[str, object]:
-    return {"name": spec.name, "kind": spec.kind.value, "capacity": spec.capacity,
-            "strict": spec.strict, "created_at": spec.created_at}
+    return {
+        "name": spec.name,
+        "kind": spec.kind.value,
+        "capacity": spec.capacity,
+        "strict": spec.strict,
+        "created_at": spec.created_at,
+    }
 
 
 @click.command()
 @click.argument("name")
-@click.option("--kind", type=click.Choice([k.value for k in Kind]), required=True,
-              help="Queue design (see README: one per article).")
+@click.option(
+    "--kind",
+    type=click.Choice([k.value for k in Kind]),
+    required=True,
+    help="Queue design (see README: one per article).",
+)
 @click.option("--capacity", type=int, help="Slots of a ring or size of a capped queue.")
-@click.option("--strict", is_flag=True,
-              help="fifo/lifo: one consumer at a time, so order holds across rollbacks.")
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="fifo/lifo: one consumer at a time, so order holds across rollbacks.",
+)
 @connection_options
 @format_option
-def create(name: str, kind: str, capacity: int | None, strict: bool, target: Target,
-           fmt: str | None) -> None:
+def create(
+    name: str, kind: str, capacity: int | None, strict: bool, target: Target, fmt: str | None
+) -> None:
     """Create queue NAME: its table, its routines and its catalog entry."""
     spec = queues.make_spec(name, kind, capacity, strict)
     created = queues.create(target.engine(), spec)

@@ -29,7 +29,7 @@ from qadmin.kinds import QueueSpec
 APP_NAME = "qadmin"
 
 # ``:name`` placeholders in qadmin's SQL files; ``::`` (a PostgreSQL cast) is not one.
-_PARAM = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")
+PARAM_PATTERN = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)(?::([a-z_]+))?\}")
 
 
@@ -187,11 +187,11 @@ class Engine(ABC):
     def bind(self, statement: str, params: Mapping[str, Any]) -> tuple[str, Any]:
         """Turn ``:name`` placeholders into the driver's style (pyformat by default)."""
         text = statement.replace("%", "%%")
-        return _PARAM.sub(lambda m: f"%({m.group(1)})s", text), dict(params)
+        return PARAM_PATTERN.sub(lambda m: f"%({m.group(1)})s", text), dict(params)
 
     # -- running ----------------------------------------------------------------------------
 
-    def _begin(self, cursor: Any, write: bool) -> None:
+    def _begin(self, cursor: Any, write: bool) -> None:  # noqa: B027 - a hook, empty by default
         """Start a transaction; DB-API drivers here start one implicitly."""
 
     def _results(self, cursor: Any) -> list[Row]:
@@ -269,15 +269,21 @@ class Engine(ABC):
 
     # -- catalog helpers ---------------------------------------------------------------------
 
-    @abstractmethod
+    def engine_sql(self, section: str) -> str:
+        """One of the engine's own queries, from ``sql/engine/<engine>.sql``."""
+        return sqlfiles.load(f"engine/{self.name}.sql").statements(section)[0]
+
     def table_exists(self, name: str) -> bool:
         """Whether a table of this name exists in the schema (a cheap catalog lookup)."""
+        rows = self.query(self.engine_sql("table_exists"), {"schema": self.schema, "name": name})
+        return bool(rows)
 
     def catalog(self) -> sqlfiles.SqlFile:
         return sqlfiles.load(f"queues/{self.base_dialect}/catalog.sql")
 
-    def run_catalog(self, section: str, params: Mapping[str, Any] | None = None,
-                    *, write: bool = True) -> list[Row]:
+    def run_catalog(
+        self, section: str, params: Mapping[str, Any] | None = None, *, write: bool = True
+    ) -> list[Row]:
         table = self.qualified("qadmin_queues")
         statements = [s.replace("{catalog}", table) for s in self.catalog().statements(section)]
         return self.run(statements, params, write=write)

@@ -53,27 +53,42 @@ class MysqlEngine(Engine):
     def _open(self) -> Any:
         d = self.dsn
         conn = pymysql.connect(
-            host=d.host or "localhost", port=d.port or 3306, user=d.user or "root",
-            password=d.password or "", database=d.database, connect_timeout=self.timeouts.connect_s,
-            autocommit=False, program_name=APP_NAME, client_flag=CLIENT.MULTI_RESULTS,
-            charset="utf8mb4", binary_prefix=True,
+            host=d.host or "localhost",
+            port=d.port or 3306,
+            user=d.user or "root",
+            password=d.password or "",
+            database=d.database,
+            connect_timeout=self.timeouts.connect_s,
+            autocommit=False,
+            program_name=APP_NAME,
+            client_flag=CLIENT.MULTI_RESULTS,
+            charset="utf8mb4",
+            binary_prefix=True,
         )
         with conn.cursor() as cur:
-            cur.execute("SELECT VERSION() AS v")
-            version = str(cur.fetchone()[0])
-            self._is_mariadb = "mariadb" in version.lower()
-            lock_s = max(1, round(self.timeouts.lock_ms / 1000))
-            cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
-            cur.execute(f"SET SESSION innodb_lock_wait_timeout = {lock_s}")
-            cur.execute(f"SET SESSION lock_wait_timeout = {lock_s}")
-            if self._is_mariadb:
-                cur.execute(f"SET SESSION max_statement_time = {self.timeouts.statement_ms / 1000}")
-            else:
-                # MySQL 8 limits SELECT statements only; DML is bounded by the lock timeout.
-                cur.execute(f"SET SESSION max_execution_time = {self.timeouts.statement_ms}")
-                cur.execute("SET SESSION information_schema_stats_expiry = 0")
+            cur.execute(self.engine_sql("server_version"))
+            self._is_mariadb = "mariadb" in str(cur.fetchone()[0]).lower()
+            for statement in self.session_statements(self._is_mariadb):
+                cur.execute(statement)
         conn.commit()
         return conn
+
+    def session_statements(self, mariadb: bool) -> list[str]:
+        """Isolation and the timeouts every qadmin session runs with."""
+        lock_s = max(1, round(self.timeouts.lock_ms / 1000))
+        statements = [
+            "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
+            f"SET SESSION innodb_lock_wait_timeout = {lock_s}",
+            f"SET SESSION lock_wait_timeout = {lock_s}",
+        ]
+        if mariadb:
+            limit_s = self.timeouts.statement_ms / 1000
+            statements.append(f"SET SESSION max_statement_time = {limit_s}")
+        else:
+            # MySQL 8 limits SELECT statements only; DML is bounded by the lock timeout.
+            statements.append(f"SET SESSION max_execution_time = {self.timeouts.statement_ms}")
+            statements.append("SET SESSION information_schema_stats_expiry = 0")
+        return statements
 
     @property
     def dialect(self) -> str:
@@ -107,22 +122,14 @@ class MysqlEngine(Engine):
         return QadminError(f"mysql: {text}")
 
     def server_version(self) -> str:
-        row = self.query("SELECT VERSION() AS v, @@version_comment AS c")[0]
+        row = self.query(self.engine_sql("server_version"))[0]
         return f"{row['v']} ({row['c']})"
 
     def _default_schema(self) -> str:
-        schema = self.query("SELECT DATABASE() AS db")[0]["db"]
+        schema = self.query(self.engine_sql("default_schema"))[0]["s"]
         if not schema:
             raise UsageError("mysql: the DSN names no database; add /DBNAME or use --schema")
         return str(schema)
 
     def quote_ident(self, name: str) -> str:
         return "`" + name.replace("`", "``") + "`"
-
-    def table_exists(self, name: str) -> bool:
-        rows = self.query(
-            "SELECT 1 AS x FROM information_schema.TABLES "
-            "WHERE TABLE_SCHEMA = :schema AND TABLE_NAME = :name AND TABLE_TYPE = 'BASE TABLE'",
-            {"schema": self.schema, "name": name},
-        )
-        return bool(rows)

@@ -39,9 +39,14 @@ class PostgresEngine(Engine):
             f"-c idle_in_transaction_session_timeout={max(t.statement_ms, 60_000)}"
         )
         params: dict[str, Any] = {
-            "host": d.host or None, "port": d.port or None, "user": d.user or None,
-            "password": d.password, "dbname": d.database or None,
-            "application_name": APP_NAME, "connect_timeout": t.connect_s, "options": options,
+            "host": d.host or None,
+            "port": d.port or None,
+            "user": d.user or None,
+            "password": d.password,
+            "dbname": d.database or None,
+            "application_name": APP_NAME,
+            "connect_timeout": t.connect_s,
+            "options": options,
         }
         params.update({k: v for k, v in d.query.items() if k not in params})
         params = {k: v for k, v in params.items() if v is not None}
@@ -56,8 +61,9 @@ class PostgresEngine(Engine):
         if isinstance(exc, pgerr.LockNotAvailable):
             return LockTimeout(f"postgresql: lock wait exceeded {self.timeouts.lock_ms} ms: {text}")
         if isinstance(exc, pgerr.QueryCanceled):
-            return LockTimeout(f"postgresql: statement cancelled after "
-                               f"{self.timeouts.statement_ms} ms: {text}")
+            return LockTimeout(
+                f"postgresql: statement cancelled after {self.timeouts.statement_ms} ms: {text}"
+            )
         if isinstance(exc, pgerr.InsufficientPrivilege):
             return PermissionMissing(f"postgresql: {text}", privilege=None)
         if isinstance(exc, (pgerr.UndefinedTable, pgerr.UndefinedFunction)):
@@ -71,10 +77,11 @@ class PostgresEngine(Engine):
         return QadminError(f"postgresql: {text}")
 
     def server_version(self) -> str:
-        return "PostgreSQL " + str(self.query("SHOW server_version")[0]["server_version"])
+        row = self.query(self.engine_sql("server_version"))[0]
+        return "PostgreSQL " + str(row["server_version"])
 
     def _default_schema(self) -> str:
-        schema = self.query("SELECT current_schema() AS s")[0]["s"]
+        schema = self.query(self.engine_sql("default_schema"))[0]["s"]
         if not schema:
             raise QadminError("postgresql: no current schema (empty search_path); use --schema")
         return str(schema)
@@ -87,15 +94,6 @@ class PostgresEngine(Engine):
 
     def adapt_time(self, value: datetime) -> datetime:
         return value.astimezone(UTC)
-
-    def table_exists(self, name: str) -> bool:
-        rows = self.query(
-            "SELECT 1 AS x FROM pg_catalog.pg_class c "
-            "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
-            "WHERE n.nspname = :schema AND c.relname = :name AND c.relkind IN ('r', 'p')",
-            {"schema": self.schema, "name": name},
-        )
-        return bool(rows)
 
 
 def _first_line(text: str) -> str:

@@ -36,7 +36,10 @@ class SqliteEngine(Engine):
         mode = self.dsn.query.get("mode")
         uri = f"file:{path}?mode={mode}" if mode else f"file:{path}"
         conn = sqlite3.connect(
-            uri, uri=True, timeout=self.timeouts.lock_ms / 1000, isolation_level=None,
+            uri,
+            uri=True,
+            timeout=self.timeouts.lock_ms / 1000,
+            isolation_level=None,
             check_same_thread=False,
         )
         conn.execute(f"PRAGMA busy_timeout = {int(self.timeouts.lock_ms)}")
@@ -52,7 +55,8 @@ class SqliteEngine(Engine):
         if isinstance(exc, sqlite3.OperationalError):
             lowered = text.lower()
             if "locked" in lowered or "busy" in lowered:
-                return LockTimeout(f"sqlite: database is locked (waited {self.timeouts.lock_ms} ms)")
+                waited = self.timeouts.lock_ms
+                return LockTimeout(f"sqlite: database is locked (waited {waited} ms)")
             if "unable to open" in lowered:
                 return ConnectionFailed(f"sqlite: cannot open {self.dsn.path}: {text}")
             if "readonly" in lowered or "read-only" in lowered:
@@ -79,13 +83,6 @@ class SqliteEngine(Engine):
 
     def _begin(self, cursor: Any, write: bool) -> None:
         cursor.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-
-    def table_exists(self, name: str) -> bool:
-        rows = self.query(
-            "SELECT 1 AS x FROM sqlite_schema WHERE type = 'table' AND name = :name",
-            {"name": name},
-        )
-        return bool(rows)
 
     def adapt_time(self, value: datetime) -> str:
         # Same text form as strftime('%Y-%m-%d %H:%M:%f'), so due times compare as text.

@@ -35,10 +35,16 @@ def ensure(engine: Engine) -> None:
 
 def record(engine: Engine, spec: QueueSpec) -> None:
     options = dict(spec.options, strict=spec.strict)
-    engine.run_catalog("insert", {
-        "name": spec.name, "kind": spec.kind.value, "capacity": spec.capacity,
-        "options": json.dumps(options, sort_keys=True), "qadmin_schema": QADMIN_SCHEMA,
-    })
+    engine.run_catalog(
+        "insert",
+        {
+            "name": spec.name,
+            "kind": spec.kind.value,
+            "capacity": spec.capacity,
+            "options": json.dumps(options, sort_keys=True),
+            "qadmin_schema": QADMIN_SCHEMA,
+        },
+    )
 
 
 def forget(engine: Engine, name: str) -> None:

@@ -36,7 +36,10 @@ def _merge(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def push(
-    engine: Engine, spec: QueueSpec, payloads: Sequence[bytes], due: datetime | None = None,
+    engine: Engine,
+    spec: QueueSpec,
+    payloads: Sequence[bytes],
+    due: datetime | None = None,
 ) -> list[dict[str, Any]]:
     """Push messages in order, in one transaction (a ring: one each, stopping when full)."""
     if due is not None and spec.kind is not Kind.PENDING:
@@ -64,7 +67,11 @@ def push(
 
 
 def pop(
-    engine: Engine, spec: QueueSpec, count: int = 1, wait_s: float = 0.0, worker: str | None = None,
+    engine: Engine,
+    spec: QueueSpec,
+    count: int = 1,
+    wait_s: float = 0.0,
+    worker: str | None = None,
 ) -> list[dict[str, Any]]:
     """Pop up to ``count`` messages; wait up to ``wait_s`` for the first one to arrive."""
     _check_count(count)
@@ -106,12 +113,17 @@ def ack(engine: Engine, spec: QueueSpec, message_id: int) -> dict[str, Any]:
 
 
 def fail(
-    engine: Engine, spec: QueueSpec, message_id: int, error: str, retry: bool = False,
+    engine: Engine,
+    spec: QueueSpec,
+    message_id: int,
+    error: str,
+    retry: bool = False,
 ) -> dict[str, Any]:
     """Record a processing error; with ``retry`` the claim is released for another consumer."""
     _claim_only(spec, "fail")
     rows = engine.run(
-        engine.section(spec, "fail"), {"id": message_id, "error": error, "retry": retry},
+        engine.section(spec, "fail"),
+        {"id": message_id, "error": error, "retry": retry},
     )
     if not rows:
         raise NotFound(f"message {message_id} is not claimed in queue {spec.name}")

@@ -22,7 +22,9 @@ class Plan:
 
     def as_dict(self) -> dict[str, object]:
         return {
-            "action": self.action, "queue": self.queue, "messages": self.messages,
+            "action": self.action,
+            "queue": self.queue,
+            "messages": self.messages,
             "statements": self.statements,
         }
 

@@ -1,0 +1,13 @@
+-- What the SQL Server engine asks of the server itself (outside any queue).
+
+-- name: server_version
+SELECT @@VERSION AS v
+
+-- name: default_schema
+SELECT SCHEMA_NAME() AS s
+
+-- name: table_exists
+SELECT 1 AS x
+FROM sys.tables AS t
+JOIN sys.schemas AS s ON s.schema_id = t.schema_id
+WHERE s.name = :schema AND t.name = :name

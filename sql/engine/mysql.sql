@@ -1,0 +1,11 @@
+-- What the MySQL / MariaDB engine asks of the server itself (outside any queue).
+
+-- name: server_version
+SELECT VERSION() AS v, @@version_comment AS c
+
+-- name: default_schema
+SELECT DATABASE() AS s
+
+-- name: table_exists
+SELECT 1 AS x FROM information_schema.TABLES
+WHERE TABLE_SCHEMA = :schema AND TABLE_NAME = :name AND TABLE_TYPE = 'BASE TABLE'

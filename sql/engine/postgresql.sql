@@ -1,0 +1,13 @@
+-- What the PostgreSQL engine asks of the server itself (outside any queue).
+
+-- name: server_version
+SHOW server_version
+
+-- name: default_schema
+SELECT current_schema() AS s
+
+-- name: table_exists
+SELECT 1 AS x
+FROM pg_catalog.pg_class AS c
+JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
+WHERE n.nspname = :schema AND c.relname = :name AND c.relkind IN ('r', 'p')

@@ -1,0 +1,4 @@
+-- What the SQLite engine asks of the database itself (outside any queue).
+
+-- name: table_exists
+SELECT 1 AS x FROM sqlite_schema WHERE type = 'table' AND name = :name

@@ -1,0 +1,189 @@
+-- Preallocated ring of slots driven by two sequences (article 003, Thomas Kejser's LMAX-style
+-- queue), on SQL Server 2017+ (sys.sequences.last_used_value).
+--
+-- Invariants (README, "The ring"), the same as on the other engines:
+-- * Message k lives in slot k % capacity; slots are only UPDATEd, never inserted or deleted.
+-- * push takes a number only after seeing the slot of the next number free: a full ring
+--   refuses the push and uses no number. If a racing pusher got past the same check and the
+--   slot is still occupied (push k+N must never overwrite push k), message k is kept in the
+--   overflow table: no number is abandoned.
+-- * pop takes a number only after seeing message "next" present: an empty ring returns nothing
+--   and uses no number. A number whose message has not arrived is parked in the pending table
+--   and served first by later pops, so it is never skipped and no later message is lost.
+-- Sequences are NO CACHE: the article uses CACHE 100000 for speed, but a restart then loses the
+-- cached numbers, and a lost push number is a hole every popper stops at.
+
+-- name: create
+CREATE SEQUENCE {push_seq} AS bigint START WITH 0 MINVALUE 0 INCREMENT BY 1 NO CACHE
+
+-- name: create
+CREATE SEQUENCE {pop_seq} AS bigint START WITH 0 MINVALUE 0 INCREMENT BY 1 NO CACHE
+
+-- name: create
+CREATE TABLE {table} (
+    slot            int NOT NULL PRIMARY KEY CLUSTERED,
+    message_id      bigint NULL,
+    enqueued_at     datetime2(6) NULL,
+    reference_count tinyint NOT NULL DEFAULT 0,
+    payload         varbinary(max) NULL
+)
+
+-- name: create
+INSERT INTO {table} (slot)
+SELECT TOP ({capacity}) ROW_NUMBER() OVER (ORDER BY (SELECT NULL)) - 1
+FROM sys.all_columns AS a CROSS JOIN sys.all_columns AS b
+
+-- name: create
+CREATE TABLE {overflow} (
+    message_id  bigint NOT NULL PRIMARY KEY,
+    enqueued_at datetime2(6) NOT NULL,
+    payload     varbinary(max) NOT NULL
+)
+
+-- name: create
+CREATE TABLE {pending} (
+    message_id bigint NOT NULL PRIMARY KEY,
+    taken_at   datetime2(6) NOT NULL DEFAULT SYSUTCDATETIME()
+)
+
+-- name: create
+CREATE PROCEDURE {push} @payload varbinary(max)
+AS
+BEGIN
+    SET NOCOUNT ON;
+    SET XACT_ABORT ON;
+    DECLARE @next bigint;
+    DECLARE @seq bigint;
+    DECLARE @at datetime2(6) = SYSUTCDATETIME();
+    SELECT @next = COALESCE(CAST(last_used_value AS bigint) + 1, CAST(start_value AS bigint))
+    FROM sys.sequences WHERE object_id = OBJECT_ID({lit_push_seq});
+    IF NOT EXISTS (SELECT 1 FROM {table} WHERE slot = @next % {capacity} AND reference_count = 0)
+        RETURN;
+    BEGIN TRANSACTION;
+    SET @seq = NEXT VALUE FOR {push_seq};
+    UPDATE {table} WITH (ROWLOCK)
+    SET message_id = @seq, payload = @payload, reference_count = 1, enqueued_at = @at
+    WHERE slot = @seq % {capacity} AND reference_count = 0;
+    IF @@ROWCOUNT = 0
+        INSERT INTO {overflow} (message_id, enqueued_at, payload) VALUES (@seq, @at, @payload);
+    COMMIT TRANSACTION;
+    SELECT @seq AS id, @at AS enqueued_at;
+END
+
+-- name: create
+CREATE PROCEDURE {pop} @count int = 1
+AS
+BEGIN
+    SET NOCOUNT ON;
+    SET XACT_ABORT ON;
+    DECLARE @out TABLE (id bigint NOT NULL, enqueued_at datetime2(6) NULL, payload varbinary(max) NULL);
+    DECLARE @next bigint;
+    DECLARE @seq bigint;
+    DECLARE @last bigint = -1;
+    DECLARE @from_pending bit;
+    DECLARE @scan_pending bit = 1;
+    DECLARE @taken int = 0;
+    DECLARE @n int;
+    BEGIN TRANSACTION;
+    WHILE @taken < @count
+    BEGIN
+        SET @seq = NULL;
+        SET @from_pending = 0;
+        IF @scan_pending = 1
+        BEGIN
+            SELECT TOP (1) @seq = message_id FROM {pending} WITH (READPAST, ROWLOCK, UPDLOCK)
+            WHERE message_id > @last ORDER BY message_id;
+            IF @seq IS NULL
+                SET @scan_pending = 0;
+            ELSE
+            BEGIN
+                SET @last = @seq;
+                SET @from_pending = 1;
+            END;
+        END;
+        IF @seq IS NULL
+        BEGIN
+            SELECT @next = COALESCE(CAST(last_used_value AS bigint) + 1, CAST(start_value AS bigint))
+            FROM sys.sequences WHERE object_id = OBJECT_ID({lit_pop_seq});
+            IF NOT EXISTS (SELECT 1 FROM {table} WHERE slot = @next % {capacity} AND message_id = @next)
+               AND NOT EXISTS (SELECT 1 FROM {overflow} WHERE message_id = @next)
+                BREAK;
+            SET @seq = NEXT VALUE FOR {pop_seq};
+        END;
+        UPDATE {table} WITH (ROWLOCK)
+        SET reference_count = 0, message_id = NULL, payload = NULL, enqueued_at = NULL
+        OUTPUT deleted.message_id, deleted.enqueued_at, deleted.payload
+        INTO @out (id, enqueued_at, payload)
+        WHERE slot = @seq % {capacity} AND message_id = @seq;
+        SET @n = @@ROWCOUNT;
+        IF @n = 0
+        BEGIN
+            DELETE FROM {overflow}
+            OUTPUT deleted.message_id, deleted.enqueued_at, deleted.payload
+            INTO @out (id, enqueued_at, payload)
+            WHERE message_id = @seq;
+            SET @n = @@ROWCOUNT;
+        END;
+        IF @n = 0 AND @from_pending = 0
+        BEGIN
+            INSERT INTO {pending} (message_id) VALUES (@seq);
+            BREAK;
+        END;
+        IF @n > 0
+        BEGIN
+            IF @from_pending = 1
+                DELETE FROM {pending} WHERE message_id = @seq;
+            SET @taken = @taken + 1;
+        END;
+    END;
+    COMMIT TRANSACTION;
+    SELECT id, enqueued_at, payload FROM @out ORDER BY id;
+END
+
+-- name: drop
+DROP PROCEDURE IF EXISTS {pop}
+
+-- name: drop
+DROP PROCEDURE IF EXISTS {push}
+
+-- name: drop
+DROP TABLE IF EXISTS {table}
+
+-- name: drop
+DROP TABLE IF EXISTS {overflow}
+
+-- name: drop
+DROP TABLE IF EXISTS {pending}
+
+-- name: drop
+DROP SEQUENCE IF EXISTS {push_seq}
+
+-- name: drop
+DROP SEQUENCE IF EXISTS {pop_seq}
+
+-- name: push
+EXEC {push} @payload = :payload
+
+-- name: pop
+EXEC {pop} @count = :count
+
+-- name: peek
+SELECT TOP (:count) id, enqueued_at, payload FROM (
+    SELECT message_id AS id, enqueued_at, payload
+    FROM {table} WITH (READPAST, READCOMMITTEDLOCK) WHERE reference_count = 1
+    UNION ALL
+    SELECT message_id, enqueued_at, payload
+    FROM {overflow} WITH (READPAST, READCOMMITTEDLOCK)
+) AS m
+ORDER BY id
+
+-- name: purge
+EXEC {pop} @count = 2000000000
+
+-- name: depth
+SELECT
+    (SELECT COALESCE(CAST(last_used_value AS bigint) + 1, CAST(start_value AS bigint))
+       FROM sys.sequences WHERE object_id = OBJECT_ID({lit_push_seq}))
+  - (SELECT COALESCE(CAST(last_used_value AS bigint) + 1, CAST(start_value AS bigint))
+       FROM sys.sequences WHERE object_id = OBJECT_ID({lit_pop_seq})) AS depth,
+    (SELECT min(enqueued_at) FROM {table} WHERE reference_count = 1) AS oldest_enqueued_at

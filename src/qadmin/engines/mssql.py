@@ -1,0 +1,159 @@
+"""SQL Server through pyodbc: procedures for push/pop, READPAST for concurrent consumers.
+
+No SQL Server runs where qadmin is developed: every statement this engine can send lives in
+``sql/queues/mssql`` and ``sql/diagnostics/mssql`` and is parsed by sqlfluff's tsql dialect in
+the test suite; the connection path is tested against refused ports and a local TDS endpoint.
+Errors are mapped by SQLSTATE and native error number, never by exception class, because
+ODBC drivers disagree on the classes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from qadmin.engines.base import APP_NAME, PARAM_PATTERN, Engine
+from qadmin.errors import (
+    ConnectionFailed,
+    LockTimeout,
+    LoginFailed,
+    NotFound,
+    PermissionMissing,
+    QadminError,
+)
+
+_NATIVE = re.compile(r"\((\d{3,5})\)")
+_LOGIN = {18456, 18452, 4060}
+_LOCK = {1222}
+_PERMISSION = {229, 230, 262, 297, 300, 916}
+_MISSING = {208, 2812, 3701}
+_CONNECT_STATES = {"08001", "08S01", "08004", "HYT00", "01000", "IM002"}
+_PREFERRED_DRIVERS = ("ODBC Driver 18 for SQL Server", "ODBC Driver 17 for SQL Server", "FreeTDS")
+
+
+def _odbc_value(value: str) -> str:
+    """ODBC attribute values with ; or } must be braced, } doubled."""
+    if any(c in value for c in ";{}=") or value != value.strip():
+        return "{" + value.replace("}", "}}") + "}"
+    return value
+
+
+class MssqlEngine(Engine):
+    name = "mssql"
+    LOCK_SKIP = "READPAST,"
+
+    def _driver_module(self) -> Any:
+        try:
+            import pyodbc
+        except ImportError as exc:
+            raise ConnectionFailed(
+                "mssql: pyodbc cannot load (" + str(exc).split(":")[0] + "); install it with "
+                "pip install 'qadmin[mssql]' and the ODBC libraries with "
+                "apt-get install libodbc2 tdsodbc"
+            ) from None
+        return pyodbc
+
+    def connection_string(self, drivers: list[str] | None = None) -> str:
+        """The ODBC string for this DSN: a raw ODBC DSN as given plus APP, or one built from
+        the URL, with the driver from ?driver= or the best installed one."""
+        d = self.dsn
+        if d.odbc is not None:
+            text = d.odbc.rstrip(";")
+            if not re.search(r"(?i)(^|;)\s*app\s*=", text):
+                text += f";APP={APP_NAME}"
+            return text
+        driver = d.query.get("driver")
+        if driver is None:
+            installed = drivers if drivers is not None else []
+            driver = next((x for x in _PREFERRED_DRIVERS if x in installed), None)
+            if driver is None:
+                raise ConnectionFailed(
+                    "mssql: no SQL Server ODBC driver is installed; apt-get install tdsodbc "
+                    "(FreeTDS) or Microsoft's msodbcsql18, or name one with ?driver="
+                )
+        server = d.host or "localhost"
+        parts = {"DRIVER": driver, "SERVER": server, "PORT": str(d.port or 1433)}
+        if "freetds" not in driver.lower():
+            parts = {"DRIVER": driver, "SERVER": f"{server},{d.port or 1433}"}
+        if d.database:
+            parts["DATABASE"] = d.database
+        if d.user:
+            parts["UID"] = d.user
+        if d.password is not None:
+            parts["PWD"] = d.password
+        parts["APP"] = APP_NAME
+        for key, value in d.query.items():
+            if key != "driver":
+                parts[key] = value
+        return ";".join(f"{k}={_odbc_value(v)}" for k, v in parts.items())
+
+    def _open(self) -> Any:
+        pyodbc = self._driver_module()
+        drivers = (
+            pyodbc.drivers() if self.dsn.odbc is None and "driver" not in self.dsn.query else None
+        )
+        conn = pyodbc.connect(
+            self.connection_string(drivers), timeout=self.timeouts.connect_s, autocommit=False
+        )
+        conn.timeout = max(1, round(self.timeouts.statement_ms / 1000))
+        cursor = conn.cursor()
+        for statement in self.session_statements():
+            cursor.execute(statement)
+        cursor.close()
+        conn.commit()
+        return conn
+
+    def session_statements(self) -> list[str]:
+        """The lock timeout every qadmin session runs with (the statement limit is the
+        driver's query timeout)."""
+        return [f"SET LOCK_TIMEOUT {int(self.timeouts.lock_ms)}"]
+
+    def _translate(self, exc: BaseException) -> QadminError | None:
+        module = type(exc).__module__
+        if not module.startswith("pyodbc"):
+            return None
+        state = str(exc.args[0]) if exc.args else ""
+        text = self.scrub(str(exc.args[1]) if len(exc.args) > 1 else str(exc))
+        natives = {int(n) for n in _NATIVE.findall(text)}
+        where = f"{self.dsn.host or 'localhost'}:{self.dsn.port or 1433}"
+        if natives & _LOGIN or state == "28000":
+            return LoginFailed(f"mssql: login failed for user {self.dsn.user!r} at {where}")
+        if natives & _LOCK:
+            return LockTimeout(f"mssql: lock wait exceeded {self.timeouts.lock_ms} ms")
+        if state == "HYT00" and self._conn is not None:
+            return LockTimeout(f"mssql: statement stopped after {self.timeouts.statement_ms} ms")
+        if natives & _PERMISSION:
+            return PermissionMissing(f"mssql: {_short(text)}")
+        if natives & _MISSING:
+            return NotFound(f"mssql: {_short(text)}")
+        if state in _CONNECT_STATES or state.startswith("08"):
+            return ConnectionFailed(f"mssql: cannot connect to {where}: {_short(text)}")
+        return QadminError(f"mssql: [{state}] {_short(text)}")
+
+    def server_version(self) -> str:
+        return str(self.query(self.engine_sql("server_version"))[0]["v"]).splitlines()[0]
+
+    def _default_schema(self) -> str:
+        return str(self.query(self.engine_sql("default_schema"))[0]["s"] or "dbo")
+
+    def quote_ident(self, name: str) -> str:
+        return "[" + name.replace("]", "]]") + "]"
+
+    def quote_literal(self, text: str) -> str:
+        return "N'" + text.replace("'", "''") + "'"
+
+    def bind(self, statement: str, params: Mapping[str, Any]) -> tuple[str, Any]:
+        """pyodbc takes ``?`` only: the named parameters become positional, in order."""
+        order: list[Any] = []
+
+        def take(match: re.Match[str]) -> str:
+            order.append(params[match.group(1)])
+            return "?"
+
+        return PARAM_PATTERN.sub(take, statement), order
+
+
+def _short(text: str) -> str:
+    """ODBC messages carry a [vendor][driver][server] prefix; the last part says what happened."""
+    return re.sub(r"^(\[[^\]]*\])+\s*", "", text.split("\n")[0])
