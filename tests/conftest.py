@@ -1,0 +1,126 @@
+"""Shared fixtures: a clean environment, and a fresh schema on each real engine per test.
+
+Engines: ``sqlite`` (a file in the test's tmp dir), ``postgresql`` (PostgreSQL on
+127.0.0.1:5432, a new schema per test), ``mariadb`` (MariaDB on 127.0.0.1:3306, a new database
+per test) and ``mysql8`` (the same MariaDB server driven through the MySQL 8 templates with
+``?dialect=mysql``, so the MySQL 8 code paths run live). When a server is down the tests that
+need it are skipped with the reason, unless QADMIN_REQUIRE_SERVERS=1 (set by scripts/test and
+CI), where they fail instead.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+PG_ADMIN = os.environ.get("QADMIN_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+MY_HOST = os.environ.get("QADMIN_TEST_MYSQL_HOST", "127.0.0.1")
+ENGINES = ("sqlite", "postgresql", "mariadb", "mysql8")
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where one test's queues live: a DSN, a schema, and the engine label for messages."""
+
+    label: str
+    dsn: str
+    schema: str | None
+
+    def cli_args(self) -> list[str]:
+        args = ["--dsn", self.dsn]
+        if self.schema and self.label == "postgresql":
+            args += ["--schema", self.schema]
+        return args
+
+    def engine(self):  # noqa: ANN201 - returns qadmin.engines.Engine
+        from qadmin.engines import open_engine
+
+        return open_engine(self.dsn, self.schema if self.label == "postgresql" else None)
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The developer's environment must not leak in: no QADMIN_* and a private config dir."""
+    for key in list(os.environ):
+        if key.startswith("QADMIN_") and key not in ("QADMIN_TEST_PG", "QADMIN_TEST_MYSQL_HOST",
+                                                     "QADMIN_TEST_MSSQL_DSN",
+                                                     "QADMIN_REQUIRE_SERVERS",
+                                                     "QADMIN_TEST_MESSAGES"):
+            monkeypatch.delenv(key)
+    for key in ("NO_COLOR", "FORCE_COLOR", "COLUMNS"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("QADMIN_HOME", str(tmp_path / "home"))
+
+
+def _unavailable(label: str, exc: Exception) -> None:
+    reason = f"{label} server not reachable: {exc}"
+    if os.environ.get("QADMIN_REQUIRE_SERVERS") == "1":
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+def _schema_name() -> str:
+    return "qt_" + uuid.uuid4().hex[:12]
+
+
+@pytest.fixture
+def pg_schema() -> Iterator[str]:
+    import psycopg
+
+    name = _schema_name()
+    try:
+        conn = psycopg.connect(PG_ADMIN, autocommit=True, connect_timeout=5)
+    except psycopg.OperationalError as exc:
+        _unavailable("PostgreSQL", exc)
+    with conn:
+        conn.execute(f'CREATE SCHEMA "{name}"')
+        yield name
+        conn.execute(f'DROP SCHEMA "{name}" CASCADE')
+
+
+def _mysql_admin():  # noqa: ANN202 - a pymysql connection
+    import pymysql
+
+    return pymysql.connect(host=MY_HOST, user="root", password="", autocommit=True,
+                           connect_timeout=5)
+
+
+@pytest.fixture
+def my_database() -> Iterator[str]:
+    import pymysql
+
+    name = _schema_name()
+    try:
+        conn = _mysql_admin()
+    except pymysql.Error as exc:
+        _unavailable("MariaDB", exc)
+    with conn, conn.cursor() as cur:
+        cur.execute(f"CREATE DATABASE `{name}`")
+        yield name
+        cur.execute(f"DROP DATABASE `{name}`")
+
+
+def make_target(label: str, request: pytest.FixtureRequest, tmp_path: Path) -> Target:
+    if label == "sqlite":
+        return Target("sqlite", f"sqlite:///{tmp_path / 'queues.db'}", None)
+    if label == "postgresql":
+        schema = request.getfixturevalue("pg_schema")
+        return Target("postgresql", PG_ADMIN, schema)
+    database = request.getfixturevalue("my_database")
+    dsn = f"mysql://root@{MY_HOST}:3306/{database}"
+    if label == "mysql8":
+        dsn += "?dialect=mysql"
+    return Target(label, dsn, database)
+
+
+@pytest.fixture(params=ENGINES)
+def target(request: pytest.FixtureRequest, tmp_path: Path) -> Target:
+    """A fresh, empty place for queues on each engine."""
+    return make_target(request.param, request, tmp_path)
