@@ -79,5 +79,9 @@ class LockTimeout(QadminError):
     exit_code = EXIT_LOCK_TIMEOUT
 
 
+class Deadlock(LockTimeout):
+    """The server chose this transaction as a deadlock victim and rolled it back whole."""
+
+
 class WrongKind(UsageError):
     """A command that does not apply to this queue kind (ack on a fifo, say)."""

@@ -1,7 +1,10 @@
 -- heap, fifo and lifo queues on MySQL 8 and MariaDB (article 000).
--- MySQL 8 has no DELETE ... RETURNING, so a pop locks the head row with
--- SELECT ... FOR UPDATE SKIP LOCKED, deletes it by primary key and returns it: one result set
--- per message, all in the caller's transaction. The same procedure runs on MariaDB 10.6+.
+-- MySQL 8 has no DELETE ... RETURNING, so a pop locks up to p_count head rows with one
+-- SELECT ... FOR UPDATE SKIP LOCKED (a cursor), deletes each by primary key and returns it: one
+-- result set per message, all in the caller's transaction. The same procedure runs on MariaDB.
+-- One locking read per pop, never a second one while holding deleted rows: InnoDB waits on a
+-- delete-marked row another consumer holds even with SKIP LOCKED, and two consumers doing
+-- that to each other deadlock (seen on MariaDB 10.11 with 4 consumers).
 -- Call it at READ COMMITTED: at REPEATABLE READ the locking read also takes gap locks.
 -- {order_by} is "ORDER BY id" (fifo), "ORDER BY id DESC" (lifo) or empty (heap); a strict
 -- queue drops SKIP LOCKED, so the next consumer waits for the head row's owner to commit.
@@ -27,19 +30,21 @@ BEGIN
     DECLARE v_id BIGINT;
     DECLARE v_at DATETIME(6);
     DECLARE v_payload LONGBLOB;
-    DECLARE v_taken INT DEFAULT 0;
-    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_id = NULL;
-    take: WHILE v_taken < p_count DO
-        SET v_id = NULL;
-        SELECT id, enqueued_at, payload INTO v_id, v_at, v_payload
-        FROM {table} {order_by} LIMIT 1 FOR UPDATE {skip_locked};
-        IF v_id IS NULL THEN
+    DECLARE v_done INT DEFAULT 0;
+    DECLARE next_rows CURSOR FOR
+        SELECT id, enqueued_at, payload FROM {table} {order_by}
+        LIMIT p_count FOR UPDATE {skip_locked};
+    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
+    OPEN next_rows;
+    take: LOOP
+        FETCH next_rows INTO v_id, v_at, v_payload;
+        IF v_done = 1 THEN
             LEAVE take;
         END IF;
         DELETE FROM {table} WHERE id = v_id;
         SELECT v_id AS id, v_at AS enqueued_at, v_payload AS payload;
-        SET v_taken = v_taken + 1;
-    END WHILE;
+    END LOOP;
+    CLOSE next_rows;
 END
 
 -- name: drop

@@ -4,17 +4,20 @@
 -- slot's row, inserts into an empty slot or overwrites an older message and returns its id as
 -- overwritten_id; if a newer push (k + capacity) already holds the slot, push k is the oldest
 -- message, is dropped at once and reports its own id.
+-- The slot is the clustered key and id a plain index: overwriting a slot then updates one row in
+-- place, where a UNIQUE index on slot (the article's design) takes shared next-key locks for
+-- duplicate checks that deadlock concurrent pushers on InnoDB.
 
 -- name: create
 {create_sequence:seq}
 
 -- name: create
 CREATE TABLE {table} (
-    id          BIGINT NOT NULL PRIMARY KEY,
-    slot        INT NOT NULL,
+    slot        INT NOT NULL PRIMARY KEY,
+    id          BIGINT NOT NULL,
     enqueued_at DATETIME(6) NOT NULL,
     payload     LONGBLOB NOT NULL,
-    UNIQUE KEY {pop_idx} (slot)
+    KEY {pop_idx} (id)
 ) ENGINE=InnoDB
 
 -- name: create
@@ -57,19 +60,21 @@ BEGIN
     DECLARE v_id BIGINT;
     DECLARE v_at DATETIME(6);
     DECLARE v_payload LONGBLOB;
-    DECLARE v_taken INT DEFAULT 0;
-    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_id = NULL;
-    take: WHILE v_taken < p_count DO
-        SET v_id = NULL;
-        SELECT id, enqueued_at, payload INTO v_id, v_at, v_payload
-        FROM {table} ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED;
-        IF v_id IS NULL THEN
+    DECLARE v_done INT DEFAULT 0;
+    DECLARE next_rows CURSOR FOR
+        SELECT id, enqueued_at, payload FROM {table}
+        ORDER BY id LIMIT p_count FOR UPDATE SKIP LOCKED;
+    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
+    OPEN next_rows;
+    take: LOOP
+        FETCH next_rows INTO v_id, v_at, v_payload;
+        IF v_done = 1 THEN
             LEAVE take;
         END IF;
         DELETE FROM {table} WHERE id = v_id;
         SELECT v_id AS id, v_at AS enqueued_at, v_payload AS payload;
-        SET v_taken = v_taken + 1;
-    END WHILE;
+    END LOOP;
+    CLOSE next_rows;
 END
 
 -- name: drop

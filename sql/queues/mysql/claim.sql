@@ -31,14 +31,16 @@ BEGIN
     DECLARE v_at DATETIME(6);
     DECLARE v_attempts INT;
     DECLARE v_payload LONGBLOB;
-    DECLARE v_taken INT DEFAULT 0;
-    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_id = NULL;
-    take: WHILE v_taken < p_count DO
-        SET v_id = NULL;
-        SELECT id, enqueued_at, attempts, payload INTO v_id, v_at, v_attempts, v_payload
-        FROM {table} WHERE processing_started_at IS NULL
-        ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED;
-        IF v_id IS NULL THEN
+    DECLARE v_done INT DEFAULT 0;
+    DECLARE next_rows CURSOR FOR
+        SELECT id, enqueued_at, attempts, payload FROM {table}
+        WHERE processing_started_at IS NULL
+        ORDER BY id LIMIT p_count FOR UPDATE SKIP LOCKED;
+    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
+    OPEN next_rows;
+    take: LOOP
+        FETCH next_rows INTO v_id, v_at, v_attempts, v_payload;
+        IF v_done = 1 THEN
             LEAVE take;
         END IF;
         UPDATE {table}
@@ -46,8 +48,8 @@ BEGIN
             claimed_session = CONNECTION_ID(), attempts = attempts + 1
         WHERE id = v_id;
         SELECT v_id AS id, v_at AS enqueued_at, v_attempts + 1 AS attempts, v_payload AS payload;
-        SET v_taken = v_taken + 1;
-    END WHILE;
+    END LOOP;
+    CLOSE next_rows;
 END
 
 -- name: create

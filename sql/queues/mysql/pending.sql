@@ -26,20 +26,22 @@ BEGIN
     DECLARE v_at DATETIME(6);
     DECLARE v_due DATETIME(6);
     DECLARE v_payload LONGBLOB;
-    DECLARE v_taken INT DEFAULT 0;
-    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_id = NULL;
-    take: WHILE v_taken < p_count DO
-        SET v_id = NULL;
-        SELECT id, enqueued_at, due_at, payload INTO v_id, v_at, v_due, v_payload
-        FROM {table} WHERE due_at <= UTC_TIMESTAMP(6)
-        ORDER BY due_at, id LIMIT 1 FOR UPDATE SKIP LOCKED;
-        IF v_id IS NULL THEN
+    DECLARE v_done INT DEFAULT 0;
+    DECLARE next_rows CURSOR FOR
+        SELECT id, enqueued_at, due_at, payload FROM {table}
+        WHERE due_at <= UTC_TIMESTAMP(6)
+        ORDER BY due_at, id LIMIT p_count FOR UPDATE SKIP LOCKED;
+    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
+    OPEN next_rows;
+    take: LOOP
+        FETCH next_rows INTO v_id, v_at, v_due, v_payload;
+        IF v_done = 1 THEN
             LEAVE take;
         END IF;
         DELETE FROM {table} WHERE id = v_id;
         SELECT v_id AS id, v_at AS enqueued_at, v_due AS due_at, v_payload AS payload;
-        SET v_taken = v_taken + 1;
-    END WHILE;
+    END LOOP;
+    CLOSE next_rows;
 END
 
 -- name: drop

@@ -50,10 +50,13 @@ CREATE PROCEDURE {push}(IN p_payload LONGBLOB)
 BEGIN
     DECLARE v_next BIGINT;
     DECLARE v_seq BIGINT;
+    DECLARE v_free INT;
     DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
-    SET v_next = {next_expr:push_seq};
-    IF EXISTS (SELECT 1 FROM {table}
-               WHERE slot = MOD(v_next, {capacity}) AND reference_count = 0) THEN
+    -- Plain SELECT ... INTO: a subquery in SET or IF would take shared row locks.
+    SELECT {next_expr:push_seq} INTO v_next;
+    SELECT COUNT(*) INTO v_free FROM {table}
+    WHERE slot = MOD(v_next, {capacity}) AND reference_count = 0;
+    IF v_free = 1 THEN
         {next_value:push_seq};
         UPDATE {table}
         SET message_id = v_seq, payload = p_payload, reference_count = 1, enqueued_at = v_at
@@ -71,31 +74,36 @@ CREATE PROCEDURE {pop}(IN p_count INT)
 BEGIN
     DECLARE v_next BIGINT;
     DECLARE v_seq BIGINT;
-    DECLARE v_last BIGINT DEFAULT -1;
-    DECLARE v_from_pending INT;
-    DECLARE v_scan_pending INT DEFAULT 1;
+    DECLARE v_present INT;
+    DECLARE v_parked INT DEFAULT 1;
+    DECLARE v_done INT DEFAULT 0;
     DECLARE v_taken INT DEFAULT 0;
     DECLARE v_at DATETIME(6);
     DECLARE v_data LONGBLOB;
-    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_at = NULL;
+    -- Parked numbers are locked first, in one statement, before any slot: InnoDB can wait on
+    -- a row another popper holds even with SKIP LOCKED, and waiting for a pending row while
+    -- holding a slot is how two poppers deadlock.
+    DECLARE parked CURSOR FOR
+        SELECT message_id FROM {pending} ORDER BY message_id LIMIT p_count
+        FOR UPDATE SKIP LOCKED;
+    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
+    OPEN parked;
     take: WHILE v_taken < p_count DO
-        SET v_seq = NULL, v_from_pending = 0, v_at = NULL;
-        IF v_scan_pending = 1 THEN
-            -- Numbers parked by earlier pops come first, oldest first.
-            SELECT MIN(message_id) INTO v_seq FROM (
-                SELECT message_id FROM {pending} WHERE message_id > v_last
-                ORDER BY message_id LIMIT 1 FOR UPDATE SKIP LOCKED) AS p;
-            IF v_seq IS NULL THEN
-                SET v_scan_pending = 0;
-            ELSE
-                SET v_last = v_seq, v_from_pending = 1;
+        SET v_seq = NULL, v_at = NULL, v_done = 0;
+        IF v_parked = 1 THEN
+            FETCH parked INTO v_seq;
+            IF v_done = 1 THEN
+                SET v_parked = 0, v_seq = NULL, v_done = 0;
             END IF;
         END IF;
         IF v_seq IS NULL THEN
-            SET v_next = {next_expr:pop_seq};
-            IF NOT EXISTS (SELECT 1 FROM {table}
-                           WHERE slot = MOD(v_next, {capacity}) AND message_id = v_next)
-               AND NOT EXISTS (SELECT 1 FROM {overflow} WHERE message_id = v_next) THEN
+            -- Plain SELECT ... INTO: a subquery in SET or IF would take shared row locks.
+            SELECT {next_expr:pop_seq} INTO v_next;
+            SELECT (SELECT COUNT(*) FROM {table}
+                    WHERE slot = MOD(v_next, {capacity}) AND message_id = v_next)
+                 + (SELECT COUNT(*) FROM {overflow} WHERE message_id = v_next)
+            INTO v_present;
+            IF v_present = 0 THEN
                 LEAVE take;  -- empty: no number taken
             END IF;
             {next_value:pop_seq};
@@ -107,24 +115,26 @@ BEGIN
             SET reference_count = 0, message_id = NULL, payload = NULL, enqueued_at = NULL
             WHERE slot = MOD(v_seq, {capacity});
         ELSE
+            SET v_done = 0;
             SELECT enqueued_at, payload INTO v_at, v_data FROM {overflow}
             WHERE message_id = v_seq FOR UPDATE;
             IF v_at IS NOT NULL THEN
                 DELETE FROM {overflow} WHERE message_id = v_seq;
             END IF;
         END IF;
-        IF v_at IS NULL AND v_from_pending = 0 THEN
+        IF v_at IS NULL AND v_parked = 0 THEN
             -- A racing popper took "next"; our number's message is not there yet.
             INSERT INTO {pending} (message_id, taken_at) VALUES (v_seq, UTC_TIMESTAMP(6));
             LEAVE take;
         ELSEIF v_at IS NOT NULL THEN
-            IF v_from_pending = 1 THEN
+            IF v_parked = 1 THEN
                 DELETE FROM {pending} WHERE message_id = v_seq;
             END IF;
             SELECT v_seq AS id, v_at AS enqueued_at, v_data AS payload;
             SET v_taken = v_taken + 1;
         END IF;
     END WHILE;
+    CLOSE parked;
 END
 
 -- name: drop

@@ -16,6 +16,7 @@ from typing import Any
 from qadmin.engines.base import APP_NAME, PARAM_PATTERN, Engine
 from qadmin.errors import (
     ConnectionFailed,
+    Deadlock,
     LockTimeout,
     LoginFailed,
     NotFound,
@@ -119,6 +120,8 @@ class MssqlEngine(Engine):
         where = f"{self.dsn.host or 'localhost'}:{self.dsn.port or 1433}"
         if natives & _LOGIN or state == "28000":
             return LoginFailed(f"mssql: login failed for user {self.dsn.user!r} at {where}")
+        if 1205 in natives:
+            return Deadlock("mssql: chosen as deadlock victim; the transaction was rolled back")
         if natives & _LOCK:
             return LockTimeout(f"mssql: lock wait exceeded {self.timeouts.lock_ms} ms")
         if state == "HYT00" and self._conn is not None:

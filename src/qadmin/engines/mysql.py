@@ -21,6 +21,7 @@ from pymysql.constants import CLIENT
 from qadmin.engines.base import APP_NAME, Engine
 from qadmin.errors import (
     ConnectionFailed,
+    Deadlock,
     LockTimeout,
     LoginFailed,
     NotFound,
@@ -32,6 +33,7 @@ from qadmin.errors import (
 _LOGIN = {1045, 1698}
 _UNREACHABLE = {2003, 2005, 2006, 2013, 4031}
 _LOCK_TIMEOUT = {1205}
+_DEADLOCK = 1213
 _STATEMENT_TIMEOUT = {1969, 3024}
 _PERMISSION = {1044, 1142, 1143, 1227, 1370}
 _MISSING = {1049, 1146, 1305}
@@ -111,6 +113,8 @@ class MysqlEngine(Engine):
             return LoginFailed(f"mysql: login failed for user {self.dsn.user!r} at {where}")
         if code in _UNREACHABLE:
             return ConnectionFailed(f"mysql: cannot reach {where}: {text}")
+        if code == _DEADLOCK:
+            return Deadlock("mysql: deadlock; the transaction was rolled back")
         if code in _LOCK_TIMEOUT:
             return LockTimeout(f"mysql: lock wait exceeded {self.timeouts.lock_ms} ms")
         if code in _STATEMENT_TIMEOUT:

@@ -17,6 +17,7 @@ from psycopg import sql
 from qadmin.engines.base import APP_NAME, Engine
 from qadmin.errors import (
     ConnectionFailed,
+    Deadlock,
     LockTimeout,
     LoginFailed,
     NotFound,
@@ -58,6 +59,8 @@ class PostgresEngine(Engine):
         text = self.scrub(getattr(exc.diag, "message_primary", None) or str(exc))
         state = exc.sqlstate or ""
         where = f"{self.dsn.host or 'local socket'}:{self.dsn.port or 5432}"
+        if isinstance(exc, (pgerr.DeadlockDetected, pgerr.SerializationFailure)):
+            return Deadlock(f"postgresql: {text}; the transaction was rolled back")
         if isinstance(exc, pgerr.LockNotAvailable):
             return LockTimeout(f"postgresql: lock wait exceeded {self.timeouts.lock_ms} ms: {text}")
         if isinstance(exc, pgerr.QueryCanceled):

@@ -9,16 +9,18 @@ from __future__ import annotations
 import os
 import socket
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from qadmin.engines.base import Engine
-from qadmin.errors import NotFound, QueueEmpty, QueueFull, UsageError, WrongKind
+from qadmin.errors import Deadlock, NotFound, QueueEmpty, QueueFull, UsageError, WrongKind
 from qadmin.kinds import Kind, QueueSpec
 from qadmin.ops.values import message
 
 MAX_BATCH = 10_000
+DEADLOCK_RETRIES = 5
+T = TypeVar("T")
 _POLL_START_S = 0.05
 _POLL_MAX_S = 1.0
 
@@ -26,6 +28,23 @@ _POLL_MAX_S = 1.0
 def default_worker() -> str:
     """Who claimed a message: recorded so a DBA can find the consumer behind a stale claim."""
     return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _retrying(spec: QueueSpec, work: Callable[[], T]) -> T:
+    """Run a transaction again when the server rolled it back as a deadlock victim.
+
+    Safe because the victim's transaction is undone whole. Not for rings: a ring transaction
+    takes sequence numbers, which no rollback returns, so a retry would leave a hole; the
+    deadlock is reported instead (see ``qadmin repair``).
+    """
+    for attempt in range(DEADLOCK_RETRIES):
+        try:
+            return work()
+        except Deadlock:
+            if spec.kind is Kind.RING or attempt == DEADLOCK_RETRIES - 1:
+                raise
+            time.sleep(0.01 * (attempt + 1))
+    raise AssertionError("unreachable")
 
 
 def _merge(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -52,7 +71,8 @@ def push(
         params.append(one)
     statements = engine.section(spec, "push")
     if spec.kind is not Kind.RING:
-        return [_merge(rows) for rows in engine.run_batch(statements, params)]
+        batches = _retrying(spec, lambda: engine.run_batch(statements, params))
+        return [_merge(rows) for rows in batches]
     pushed: list[dict[str, Any]] = []
     for one in params:
         rows = engine.run(statements, one)
@@ -82,7 +102,8 @@ def pop(
     deadline = time.monotonic() + wait_s
     delay = _POLL_START_S
     while True:
-        rows = [message(r) for r in engine.run(statements, params) if r.get("id") is not None]
+        got = _retrying(spec, lambda: engine.run(statements, params))
+        rows = [message(r) for r in got if r.get("id") is not None]
         if rows:
             return spec.sort_rows(rows)
         remaining = deadline - time.monotonic()

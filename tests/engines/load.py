@@ -1,0 +1,139 @@
+"""Producer and consumer processes for the concurrency tests, and the exactly-once check.
+
+Each producer pushes uniquely named messages and records what the queue said (ids, and for a
+capped queue the id each push overwrote); each consumer pops (claim queues: pops then acks) and
+records what it got. ``reconcile`` then counts lost, duplicated and unexpected messages.
+Everything runs in separate processes with their own connections, as real clients would.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from qadmin.engines import Timeouts, open_engine
+from qadmin.errors import LockTimeout, QueueEmpty, QueueFull
+from qadmin.kinds import Kind
+from qadmin.ops import catalog, messages
+
+PUSH_BATCH = 100
+POP_BATCH = 25
+
+
+def _engine(dsn: str, schema: str | None):  # noqa: ANN202
+    return open_engine(dsn, schema, Timeouts(lock_ms=30_000, statement_ms=120_000))
+
+
+def produce(dsn: str, schema: str | None, queue: str, producer: int, count: int,
+            out: str) -> None:
+    engine = _engine(dsn, schema)
+    spec = catalog.get(engine, queue)
+    batch = 1 if spec.kind is Kind.RING else PUSH_BATCH
+    records: list[dict[str, Any]] = []
+    i = 0
+    while i < count:
+        chunk = [f"p{producer}-{n}".encode() for n in range(i, min(i + batch, count))]
+        try:
+            pushed = messages.push(engine, spec, chunk)
+        except (QueueFull, LockTimeout):
+            time.sleep(0.002)
+            continue
+        for payload, row in zip(chunk, pushed, strict=True):
+            records.append({"payload": payload.decode(), "id": row["id"],
+                            "overwritten_id": row.get("overwritten_id")})
+        i += len(chunk)
+    Path(out).write_text(json.dumps(records))
+    engine.close()
+
+
+def consume(dsn: str, schema: str | None, queue: str, done: Any, out: str) -> None:
+    engine = _engine(dsn, schema)
+    spec = catalog.get(engine, queue)
+    got: list[dict[str, Any]] = []
+    idle_after_done = 0
+    while True:
+        try:
+            rows = messages.pop(engine, spec, POP_BATCH)
+        except QueueEmpty:
+            if done.is_set():
+                idle_after_done += 1
+                if idle_after_done >= 3:
+                    break
+            time.sleep(0.01)
+            continue
+        except LockTimeout:
+            continue
+        idle_after_done = 0
+        for row in rows:
+            if spec.kind is Kind.CLAIM:
+                messages.ack(engine, spec, row["id"])
+            got.append({"payload": row["payload"].decode(), "id": row["id"]})
+    Path(out).write_text(json.dumps(got))
+    engine.close()
+
+
+@dataclass
+class Outcome:
+    pushed: int
+    popped: int
+    dropped: int
+    lost: int
+    duplicated: int
+    unexpected: int
+    leftover: int
+    consumer_orders: list[list[dict[str, Any]]]
+
+
+def run(dsn: str, schema: str | None, queue: str, *, producers: int, consumers: int,
+        messages_each: int, workdir: Path) -> Outcome:
+    ctx = mp.get_context("spawn")
+    done = ctx.Event()
+    prod_files = [workdir / f"prod-{p}.json" for p in range(producers)]
+    cons_files = [workdir / f"cons-{c}.json" for c in range(consumers)]
+    cons = [ctx.Process(target=consume, args=(dsn, schema, queue, done, str(f)))
+            for f in cons_files]
+    prods = [ctx.Process(target=produce, args=(dsn, schema, queue, p, messages_each, str(f)))
+             for p, f in enumerate(prod_files)]
+    for proc in cons + prods:
+        proc.start()
+    for proc in prods:
+        proc.join(timeout=600)
+    done.set()
+    for proc in cons:
+        proc.join(timeout=600)
+    for proc in prods + cons:
+        if proc.is_alive():
+            proc.kill()
+        assert proc.exitcode == 0, f"worker {proc.name} failed with exit code {proc.exitcode}"
+    pushed = [r for f in prod_files for r in json.loads(f.read_text())]
+    orders = [json.loads(f.read_text()) for f in cons_files]
+    engine = _engine(dsn, schema)
+    leftover = messages.peek(engine, catalog.get(engine, queue), 10_000)
+    engine.close()
+    return reconcile(pushed, orders, leftover)
+
+
+def reconcile(pushed: list[dict[str, Any]], orders: list[list[dict[str, Any]]],
+              leftover: list[dict[str, Any]]) -> Outcome:
+    """Exactly-once accounting: every pushed message is popped, dropped (overwritten by a
+    capped queue, which said so) or still in the queue; nothing else appears."""
+    by_id = {r["id"]: r["payload"] for r in pushed}
+    pushed_set = {r["payload"] for r in pushed}
+    dropped = {by_id[r["overwritten_id"]] for r in pushed if r["overwritten_id"] is not None}
+    popped = [r["payload"] for order in orders for r in order]
+    popped_set = set(popped)
+    left = {r["payload"].decode() for r in leftover}
+    return Outcome(
+        pushed=len(pushed_set),
+        popped=len(popped),
+        dropped=len(dropped),
+        lost=len(pushed_set - popped_set - dropped - left),
+        duplicated=len(popped) - len(popped_set) + len(popped_set & dropped),
+        unexpected=len(popped_set - pushed_set),
+        leftover=len(left),
+        consumer_orders=orders,
+    )
