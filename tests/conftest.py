@@ -15,8 +15,11 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from qadmin.engines import Engine
 
 PG_ADMIN = os.environ.get("QADMIN_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 MY_HOST = os.environ.get("QADMIN_TEST_MYSQL_HOST", "127.0.0.1")
@@ -37,7 +40,7 @@ class Target:
             args += ["--schema", self.schema]
         return args
 
-    def engine(self):  # noqa: ANN201 - returns qadmin.engines.Engine
+    def engine(self) -> Engine:
         from qadmin.engines import open_engine
 
         return open_engine(self.dsn, self.schema if self.label == "postgresql" else None)
@@ -47,10 +50,13 @@ class Target:
 def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """The developer's environment must not leak in: no QADMIN_* and a private config dir."""
     for key in list(os.environ):
-        if key.startswith("QADMIN_") and key not in ("QADMIN_TEST_PG", "QADMIN_TEST_MYSQL_HOST",
-                                                     "QADMIN_TEST_MSSQL_DSN",
-                                                     "QADMIN_REQUIRE_SERVERS",
-                                                     "QADMIN_TEST_MESSAGES"):
+        if key.startswith("QADMIN_") and key not in (
+            "QADMIN_TEST_PG",
+            "QADMIN_TEST_MYSQL_HOST",
+            "QADMIN_TEST_MSSQL_DSN",
+            "QADMIN_REQUIRE_SERVERS",
+            "QADMIN_TEST_MESSAGES",
+        ):
             monkeypatch.delenv(key)
     for key in ("NO_COLOR", "FORCE_COLOR", "COLUMNS"):
         monkeypatch.delenv(key, raising=False)
@@ -85,11 +91,12 @@ def pg_schema() -> Iterator[str]:
         conn.execute(f'DROP SCHEMA "{name}" CASCADE')
 
 
-def _mysql_admin():  # noqa: ANN202 - a pymysql connection
+def _mysql_admin() -> Any:
     import pymysql
 
-    return pymysql.connect(host=MY_HOST, user="root", password="", autocommit=True,
-                           connect_timeout=5)
+    return pymysql.connect(
+        host=MY_HOST, user="root", password="", autocommit=True, connect_timeout=5
+    )
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from qadmin.engines import Timeouts, open_engine
+from qadmin.engines import Engine, Timeouts, open_engine
 from qadmin.errors import LockTimeout, QueueEmpty, QueueFull
 from qadmin.kinds import Kind
 from qadmin.ops import catalog, messages
@@ -24,12 +24,11 @@ PUSH_BATCH = 100
 POP_BATCH = 25
 
 
-def _engine(dsn: str, schema: str | None):  # noqa: ANN202
+def _engine(dsn: str, schema: str | None) -> Engine:
     return open_engine(dsn, schema, Timeouts(lock_ms=30_000, statement_ms=120_000))
 
 
-def produce(dsn: str, schema: str | None, queue: str, producer: int, count: int,
-            out: str) -> None:
+def produce(dsn: str, schema: str | None, queue: str, producer: int, count: int, out: str) -> None:
     engine = _engine(dsn, schema)
     spec = catalog.get(engine, queue)
     batch = 1 if spec.kind is Kind.RING else PUSH_BATCH
@@ -43,8 +42,13 @@ def produce(dsn: str, schema: str | None, queue: str, producer: int, count: int,
             time.sleep(0.002)
             continue
         for payload, row in zip(chunk, pushed, strict=True):
-            records.append({"payload": payload.decode(), "id": row["id"],
-                            "overwritten_id": row.get("overwritten_id")})
+            records.append(
+                {
+                    "payload": payload.decode(),
+                    "id": row["id"],
+                    "overwritten_id": row.get("overwritten_id"),
+                }
+            )
         i += len(chunk)
     Path(out).write_text(json.dumps(records))
     engine.close()
@@ -88,16 +92,27 @@ class Outcome:
     consumer_orders: list[list[dict[str, Any]]]
 
 
-def run(dsn: str, schema: str | None, queue: str, *, producers: int, consumers: int,
-        messages_each: int, workdir: Path) -> Outcome:
+def run(
+    dsn: str,
+    schema: str | None,
+    queue: str,
+    *,
+    producers: int,
+    consumers: int,
+    messages_each: int,
+    workdir: Path,
+) -> Outcome:
     ctx = mp.get_context("spawn")
     done = ctx.Event()
     prod_files = [workdir / f"prod-{p}.json" for p in range(producers)]
     cons_files = [workdir / f"cons-{c}.json" for c in range(consumers)]
-    cons = [ctx.Process(target=consume, args=(dsn, schema, queue, done, str(f)))
-            for f in cons_files]
-    prods = [ctx.Process(target=produce, args=(dsn, schema, queue, p, messages_each, str(f)))
-             for p, f in enumerate(prod_files)]
+    cons = [
+        ctx.Process(target=consume, args=(dsn, schema, queue, done, str(f))) for f in cons_files
+    ]
+    prods = [
+        ctx.Process(target=produce, args=(dsn, schema, queue, p, messages_each, str(f)))
+        for p, f in enumerate(prod_files)
+    ]
     for proc in cons + prods:
         proc.start()
     for proc in prods:
@@ -117,8 +132,9 @@ def run(dsn: str, schema: str | None, queue: str, *, producers: int, consumers: 
     return reconcile(pushed, orders, leftover)
 
 
-def reconcile(pushed: list[dict[str, Any]], orders: list[list[dict[str, Any]]],
-              leftover: list[dict[str, Any]]) -> Outcome:
+def reconcile(
+    pushed: list[dict[str, Any]], orders: list[list[dict[str, Any]]], leftover: list[dict[str, Any]]
+) -> Outcome:
     """Exactly-once accounting: every pushed message is popped, dropped (overwritten by a
     capped queue, which said so) or still in the queue; nothing else appears."""
     by_id = {r["id"]: r["payload"] for r in pushed}

@@ -19,9 +19,14 @@ CASES = [
     (engine, kind, capacity, strict)
     for engine in ("sqlite", "postgresql", "mariadb")
     for kind, capacity, strict in [
-        ("heap", None, False), ("fifo", None, False), ("fifo", None, True),
-        ("lifo", None, False), ("pending", None, False), ("claim", None, False),
-        ("capped", 500, False), ("ring", 1000, False),
+        ("heap", None, False),
+        ("fifo", None, False),
+        ("fifo", None, True),
+        ("lifo", None, False),
+        ("pending", None, False),
+        ("claim", None, False),
+        ("capped", 500, False),
+        ("ring", 1000, False),
     ]
 ] + [("mysql8", "capped", 500, False), ("mysql8", "ring", 1000, False)]
 
@@ -40,11 +45,20 @@ def test_four_producers_four_consumers_exactly_once(case, request, tmp_path):
     queues.create(engine, queues.make_spec("load_q", kind, capacity, strict))
     engine.close()
     schema = target.schema if label == "postgresql" else None
-    outcome = load.run(target.dsn, schema, "load_q", producers=4, consumers=4,
-                       messages_each=TOTAL // 4, workdir=tmp_path)
-    summary = (f"pushed={outcome.pushed} popped={outcome.popped} dropped={outcome.dropped} "
-               f"lost={outcome.lost} dup={outcome.duplicated} unexpected={outcome.unexpected} "
-               f"left={outcome.leftover}")
+    outcome = load.run(
+        target.dsn,
+        schema,
+        "load_q",
+        producers=4,
+        consumers=4,
+        messages_each=TOTAL // 4,
+        workdir=tmp_path,
+    )
+    summary = (
+        f"pushed={outcome.pushed} popped={outcome.popped} dropped={outcome.dropped} "
+        f"lost={outcome.lost} dup={outcome.duplicated} unexpected={outcome.unexpected} "
+        f"left={outcome.leftover}"
+    )
     assert outcome.pushed == TOTAL, summary
     assert outcome.lost == 0, summary
     assert outcome.duplicated == 0, summary
@@ -55,10 +69,14 @@ def test_four_producers_four_consumers_exactly_once(case, request, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("label,kind,capacity", [
-    (e, k, c) for e in ("sqlite", "postgresql", "mariadb")
-    for k, c in (("fifo", None), ("ring", 1000), ("capped", 100_000), ("claim", None))
-])
+@pytest.mark.parametrize(
+    "label,kind,capacity",
+    [
+        (e, k, c)
+        for e in ("sqlite", "postgresql", "mariadb")
+        for k, c in (("fifo", None), ("ring", 1000), ("capped", 100_000), ("claim", None))
+    ],
+)
 def test_single_consumer_sees_fifo_order(label, kind, capacity, request, tmp_path):
     target = make_target(label, request, tmp_path)
     engine = target.engine()
@@ -66,7 +84,14 @@ def test_single_consumer_sees_fifo_order(label, kind, capacity, request, tmp_pat
     engine.close()
     schema = target.schema if label == "postgresql" else None
     count = max(TOTAL // 10, 100)
-    outcome = load.run(target.dsn, schema, "order_q", producers=1, consumers=1,
-                       messages_each=count, workdir=tmp_path)
+    outcome = load.run(
+        target.dsn,
+        schema,
+        "order_q",
+        producers=1,
+        consumers=1,
+        messages_each=count,
+        workdir=tmp_path,
+    )
     got = [int(r["payload"].split("-")[1]) for r in outcome.consumer_orders[0]]
     assert got == list(range(count))

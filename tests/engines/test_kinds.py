@@ -259,8 +259,9 @@ def test_strict_fifo_serialises_consumers(target):
     spec = make(setup, "strict_q", "fifo", strict=True)
     messages.push(setup, spec, [b"first", b"second"])
     holder, _ = _hold_pop(target, spec)
-    impatient = open_engine(target.dsn, target.schema if target.label == "postgresql" else None,
-                            Timeouts(lock_ms=1000))
+    impatient = open_engine(
+        target.dsn, target.schema if target.label == "postgresql" else None, Timeouts(lock_ms=1000)
+    )
     with pytest.raises(LockTimeout):
         messages.pop(impatient, spec)
     holder.conn.commit()

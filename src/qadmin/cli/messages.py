@@ -115,7 +115,7 @@ def push(
 @click.option(
     "--count",
     "-n",
-    type=int,
+    type=click.IntRange(1, messages.MAX_BATCH),
     default=1,
     show_default=True,
     help="Pop up to this many messages in one transaction.",
@@ -166,7 +166,12 @@ def pop(
 @click.command()
 @click.argument("name")
 @click.option(
-    "--count", "-n", type=int, default=10, show_default=True, help="Show up to this many messages."
+    "--count",
+    "-n",
+    type=click.IntRange(1, messages.MAX_BATCH),
+    default=10,
+    show_default=True,
+    help="Show up to this many messages.",
 )
 @connection_options
 @format_option

@@ -1,0 +1,193 @@
+"""The CLI through click's runner: formats, exit codes, one-line errors, confirmations."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from qadmin.cli import cli
+
+
+def run(*args: str, input: bytes | str | None = None):
+    result = CliRunner().invoke(cli, list(args), input=input)
+    assert "Traceback" not in result.stderr
+    return result
+
+
+@pytest.fixture
+def db(tmp_path) -> list[str]:
+    return ["--dsn", f"sqlite:///{tmp_path / 'q.db'}"]
+
+
+def one_line_error(result) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+def test_create_push_pop_in_every_format(db):
+    assert run("create", "orders_q", "--kind", "fifo", *db).exit_code == 0
+    pushed = run("push", "orders_q", "a", "b", "c", "--format", "json", *db)
+    assert [r["id"] for r in json.loads(pushed.stdout)] == [1, 2, 3]
+    csv_out = run("peek", "orders_q", "--format", "csv", *db).stdout.splitlines()
+    assert csv_out[0] == "id,enqueued_at,payload" and csv_out[1].endswith(",a")
+    plain = run("pop", "orders_q", "--format", "plain", *db).stdout
+    assert plain.splitlines()[0].split() == ["id", "enqueued_at", "payload"]
+    popped = json.loads(run("pop", "orders_q", "-n", "5", "--format", "json", *db).stdout)
+    assert [(r["payload"], r["encoding"]) for r in popped] == [("b", "utf-8"), ("c", "utf-8")]
+
+
+def test_empty_pop_exits_3_and_prints_an_empty_json_list(db):
+    run("create", "q", "--kind", "fifo", *db)
+    result = run("pop", "q", "--format", "json", *db)
+    assert result.exit_code == 3
+    assert json.loads(result.stdout) == []
+    assert one_line_error(result) == "qadmin: queue q is empty"
+
+
+def test_full_ring_exits_4_after_printing_what_went_in(db):
+    run("create", "r", "--kind", "ring", "--capacity", "2", *db)
+    result = run("push", "r", "a", "b", "c", "--format", "json", *db)
+    assert result.exit_code == 4
+    assert len(json.loads(result.stdout)) == 2
+    assert "full" in one_line_error(result)
+
+
+@pytest.mark.parametrize(
+    "args,code",
+    [
+        (["pop", "nosuch"], 5),
+        (["pop", "orders_q; drop table x"], 2),
+        (["pop", "x" * 200], 2),
+        (["pop", "Ünï"], 2),
+        (["create", "q", "--kind", "ring"], 2),
+        (["create", "q", "--kind", "fifo", "--capacity", "3"], 2),
+        (["create", "q", "--kind", "heap", "--strict"], 2),
+        (["create", "q", "--kind", "nosuchkind"], 2),
+        (["pop", "q", "--count", "0"], 2),
+        (["pop", "q", "--nosuchoption"], 2),
+    ],
+)
+def test_bad_input_gets_one_line_and_its_exit_code(db, args, code):
+    run("create", "orders_q", "--kind", "fifo", *db)
+    result = run(*args, *db)
+    assert result.exit_code == code, result.stderr
+    assert one_line_error(result).startswith("qadmin: error: ")
+
+
+def test_unknown_scheme_and_unreachable_server():
+    bad = run("list", "--dsn", "oracle://u:pw@h/db")
+    assert bad.exit_code == 2 and "unknown DSN scheme" in one_line_error(bad)
+    down = run("list", "--dsn", "postgresql://u:hunter2@127.0.0.1:1/db")
+    assert down.exit_code == 6
+    assert "hunter2" not in down.stderr and "cannot connect" in one_line_error(down)
+
+
+def test_wrong_kind_for_command(db):
+    run("create", "f", "--kind", "fifo", *db)
+    result = run("ack", "f", "1", *db)
+    assert result.exit_code == 2 and "claim queues" in one_line_error(result)
+
+
+def test_claim_cycle_through_the_cli(db):
+    run("create", "c", "--kind", "claim", *db)
+    run("push", "c", "job", *db)
+    claimed = json.loads(run("pop", "c", "--format", "json", "--worker", "me", *db).stdout)[0]
+    assert claimed["attempts"] == 1
+    assert run("fail", "c", str(claimed["id"]), "--error", "boom", "--retry", *db).exit_code == 0
+    again = json.loads(run("pop", "c", "--format", "json", *db).stdout)[0]
+    assert again["attempts"] == 2
+    assert run("ack", "c", str(again["id"]), *db).exit_code == 0
+    assert run("ack", "c", str(again["id"]), *db).exit_code == 5
+
+
+def test_push_from_stdin_lines_file_and_raw_pop_is_binary_safe(db, tmp_path):
+    run("create", "b", "--kind", "fifo", *db)
+    assert run("push", "b", "--lines", *db, input="one\ntwo\n").exit_code == 0
+    blob = bytes(range(256)) * 4
+    (tmp_path / "blob.bin").write_bytes(blob)
+    assert run("push", "b", "--file", str(tmp_path / "blob.bin"), *db).exit_code == 0
+    texts = [
+        r["payload"] for r in json.loads(run("pop", "b", "-n", "2", "--format", "json", *db).stdout)
+    ]
+    assert texts == ["one", "two"]
+    raw = CliRunner().invoke(cli, ["pop", "b", "--raw", *db])
+    assert raw.stdout_bytes == blob
+
+
+def test_binary_payload_in_json_is_base64(db):
+    run("create", "b", "--kind", "fifo", *db)
+    run("push", "b", *db, input=b"\xff\xfe\x00")
+    row = json.loads(run("pop", "b", "--format", "json", *db).stdout)[0]
+    assert row["encoding"] == "base64" and row["payload"] == "//4A"
+
+
+def test_destructive_commands_need_yes_off_a_tty_and_dry_run_changes_nothing(db):
+    run("create", "d", "--kind", "fifo", *db)
+    run("push", "d", "a", "b", *db)
+    refused = run("purge", "d", *db)
+    assert refused.exit_code == 2 and "--yes" in one_line_error(refused)
+    dry = run("purge", "d", "--dry-run", "--format", "json", *db)
+    assert json.loads(dry.stdout)["messages"] == 2
+    assert len(json.loads(run("peek", "d", "--format", "json", *db).stdout)) == 2
+    drop_dry = run("drop", "d", "--dry-run", *db)
+    assert "DROP TABLE" in drop_dry.stdout
+    assert run("drop", "d", *db).exit_code == 2
+    assert run("drop", "d", "--yes", *db).exit_code == 0
+    assert run("peek", "d", *db).exit_code == 5
+
+
+def test_list_and_inspect(db):
+    run("create", "a_q", "--kind", "ring", "--capacity", "8", *db)
+    run("push", "a_q", "x", *db)
+    listed = json.loads(run("list", "--format", "json", *db).stdout)
+    assert listed == [
+        {
+            "name": "a_q",
+            "kind": "ring",
+            "capacity": 8,
+            "strict": False,
+            "created_at": listed[0]["created_at"],
+        }
+    ]
+    info = json.loads(run("inspect", "a_q", "--format", "json", *db).stdout)
+    assert info["depth"] == 1 and info["kind"] == "ring" and info["engine"] == "sqlite"
+
+
+def test_demo_runs_on_the_embedded_default_with_no_configuration():
+    result = run("demo", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    info = json.loads(result.stdout)
+    assert info["queue"] == "orders_q" and info["depth"] == 7 and info["engine"] == "sqlite"
+
+
+def test_config_connections_and_conn_list_masks_passwords(tmp_path, monkeypatch):
+    config = tmp_path / "c.toml"
+    db = tmp_path / "named.db"
+    config.write_text(
+        f'default = "local"\n[connections.local]\ndsn = "sqlite:///{db}"\n'
+        '[connections.prod]\ndsn = "postgresql://app:s3cret@db1/app"\n'
+    )
+    listed = run("conn", "list", "-v", "--config", str(config), "--format", "json")
+    assert "s3cret" not in listed.stdout
+    assert {r["name"] for r in json.loads(listed.stdout)} == {"local", "prod"}
+    names_only = json.loads(run("conn", "list", "--config", str(config), "--format", "json").stdout)
+    assert "dsn" not in names_only[0]
+    assert run("create", "q", "--kind", "heap", "--config", str(config)).exit_code == 0
+    assert db.exists(), "the config's default connection was used"
+    assert run("list", "-c", "nosuch", "--config", str(config)).exit_code == 2
+    missing = run("list", "--config", str(tmp_path / "absent.toml"))
+    assert missing.exit_code == 2 and "not found" in one_line_error(missing)
+    monkeypatch.setenv("QADMIN_DSN", f"sqlite:///{tmp_path / 'env.db'}")
+    assert run("create", "q", "--kind", "heap").exit_code == 0
+    assert (tmp_path / "env.db").exists()
+
+
+def test_verbose_names_the_connection_with_the_password_masked():
+    result = CliRunner().invoke(
+        cli, ["-v", "list", "--dsn", "postgresql://u:pw-Xy7@127.0.0.1:1/db"]
+    )
+    assert "pw-Xy7" not in result.stderr
+    assert "postgresql://u:***@127.0.0.1:1/db" in result.stderr

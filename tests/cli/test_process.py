@@ -1,0 +1,91 @@
+"""The installed ``qadmin`` as a real process: exit codes, streams, start-up cost, completions."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from qadmin.cli.completion import SHELLS, completion_script
+
+REPO = Path(__file__).resolve().parents[2]
+HEAVY = ("pyspark", "psycopg", "pymysql", "pyodbc", "pyarrow", "sqlfluff", "rich", "tabulate")
+
+
+def qadmin(*args: str, stdin: bytes | None = None, env: dict[str, str] | None = None):
+    full_env = dict(os.environ, **(env or {}))
+    return subprocess.run([sys.executable, "-m", "qadmin", *args], input=stdin or b"",
+                          capture_output=True, env=full_env, timeout=60, check=False)
+
+
+def test_importing_the_cli_loads_no_driver_and_no_pyspark():
+    code = ("import sys, qadmin.cli; "
+            f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=60)
+    assert out.stdout.strip() == "[]"
+
+
+def test_help_exits_0_on_stdout():
+    result = qadmin("--help")
+    assert result.returncode == 0
+    assert b"Exit codes" in result.stdout and result.stderr == b""
+
+
+def test_no_command_prints_help_and_exits_2():
+    result = qadmin()
+    assert result.returncode == 2 and b"Commands:" in result.stderr
+
+
+def test_pipeline_exit_codes_and_streams(tmp_path):
+    db = ["--dsn", f"sqlite:///{tmp_path / 'q.db'}"]
+    assert qadmin("create", "q", "--kind", "fifo", *db).returncode == 0
+    pushed = qadmin("push", "q", "--lines", *db, stdin=b"a\nb\n")
+    assert pushed.returncode == 0 and pushed.stderr == b""
+    popped = qadmin("pop", "q", "-n", "5", "--format", "json", *db)
+    assert [r["payload"] for r in json.loads(popped.stdout)] == ["a", "b"]
+    empty = qadmin("pop", "q", *db)
+    assert empty.returncode == 3
+    assert empty.stderr == b"qadmin: queue q is empty\n"
+    unknown = qadmin("pop", "nope", *db)
+    assert unknown.returncode == 5 and len(unknown.stderr.splitlines()) == 1
+
+
+def test_piped_output_has_no_colour_codes(tmp_path):
+    db = ["--dsn", f"sqlite:///{tmp_path / 'q.db'}"]
+    qadmin("create", "q", "--kind", "fifo", *db)
+    out = qadmin("list", *db)
+    assert b"\x1b[" not in out.stdout and out.stdout.startswith(b"name")
+
+
+@pytest.mark.parametrize("args", [
+    ["pop", "q", "--dsn", "mysql://root:wrong-pw-77@127.0.0.1:1/x"],
+    ["pop", "q;drop", "--dsn", "sqlite:///:memory:"],
+    ["list", "--dsn", "postgresql://x:y@[::1/db"],
+    ["create", "q", "--kind", "ring", "--capacity", "99999999999999"],
+])
+def test_bad_input_never_shows_a_traceback(args):
+    result = qadmin(*args)
+    assert result.returncode in (2, 6)
+    assert b"Traceback" not in result.stderr
+    assert len(result.stderr.splitlines()) == 1
+    assert b"wrong-pw-77" not in result.stderr
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_completion_scripts_are_current(shell):
+    shipped = (REPO / "completions" / f"qadmin.{shell}").read_text()
+    assert shipped == completion_script(shell) + "\n", (
+        f"regenerate: qadmin completion {shell} > completions/qadmin.{shell}")
+
+
+def test_bash_completion_offers_commands():
+    env = dict(os.environ, COMP_WORDS="qadmin pu", COMP_CWORD="1",
+               _QADMIN_COMPLETE="bash_complete")
+    out = subprocess.run([sys.executable, "-m", "qadmin"], capture_output=True, text=True,
+                         env=env, timeout=60, check=False)
+    assert set(out.stdout.split()) == {"plain,push", "plain,purge"}

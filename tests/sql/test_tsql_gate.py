@@ -1,0 +1,111 @@
+"""Every T-SQL statement qadmin can send to SQL Server passes the gate; known-bad ones fail."""
+
+from __future__ import annotations
+
+import pytest
+
+from qadmin import sqlfiles
+from qadmin.engines import Timeouts, open_engine
+from qadmin.kinds import ALLOWS_STRICT, NEEDS_CAPACITY, Kind, QueueSpec
+from tests.sql.tsql_gate import problems
+
+PARAMS = {
+    "payload": b"x",
+    "count": 1,
+    "due_at": None,
+    "worker": "w",
+    "id": 1,
+    "error": "e",
+    "retry": False,
+    "name": "q",
+    "kind": "fifo",
+    "capacity": None,
+    "options": "{}",
+    "qadmin_schema": 1,
+    "schema": "dbo",
+}
+
+
+def _engine():
+    return open_engine(
+        "mssql://sa:secret@localhost:1433/qdb?driver=FreeTDS", schema="dbo", timeouts=Timeouts()
+    )
+
+
+def _specs() -> list[QueueSpec]:
+    specs = []
+    for kind in Kind:
+        capacity = 1000 if kind in NEEDS_CAPACITY else None
+        for strict in [False, True] if kind in ALLOWS_STRICT else [False]:
+            specs.append(QueueSpec(name="orders_q", kind=kind, capacity=capacity, strict=strict))
+    return specs
+
+
+def every_statement() -> list[tuple[str, str]]:
+    """(where, statement as sent) for everything the SQL Server engine can send."""
+    engine = _engine()
+    out: list[tuple[str, str]] = []
+    for spec in _specs():
+        template = engine.template(spec)
+        for section in template.sections:
+            for statement in engine.section(spec, section):
+                sql, _ = engine.bind(statement, PARAMS)
+                label = f"{spec.kind}{'-strict' if spec.strict else ''}:{section}"
+                out.append((label, sql))
+    catalog = engine.catalog()
+    for section, statements in catalog.sections.items():
+        for statement in statements:
+            rendered = statement.replace("{catalog}", engine.qualified("qadmin_queues"))
+            out.append((f"catalog:{section}", engine.bind(rendered, PARAMS)[0]))
+    for section, statements in sqlfiles.load("engine/mssql.sql").sections.items():
+        out.extend((f"engine:{section}", engine.bind(s, PARAMS)[0]) for s in statements)
+    out.extend(("session", s) for s in engine.session_statements())
+    diagnostics = sqlfiles.sql_root() / "diagnostics" / "mssql"
+    for path in sorted(diagnostics.glob("*.sql")):
+        for statement in sqlfiles.load(f"diagnostics/mssql/{path.name}").sections.values():
+            out.extend((f"diagnostics:{path.stem}", engine.bind(s, PARAMS)[0]) for s in statement)
+    return out
+
+
+STATEMENTS = every_statement()
+
+
+def test_the_gate_sees_every_kind():
+    labels = {label.split(":")[0] for label, _ in STATEMENTS}
+    assert {k.value for k in Kind} <= labels
+    assert len(STATEMENTS) > 60
+
+
+@pytest.mark.parametrize("where,statement", STATEMENTS, ids=[w for w, _ in STATEMENTS])
+def test_statement_is_valid_tsql(where, statement):
+    assert problems(statement) == [], statement
+
+
+KNOWN_BAD = [
+    "SELECT id FROM dbo.q ORDER BY id LIMIT 1",
+    "DELETE FROM dbo.q WHERE id = 1 RETURNING id",
+    "INSERT INTO dbo.q (id) VALUES (1) ON CONFLICT DO NOTHING",
+    "SELECT id::text FROM dbo.q",
+    "SELECT id FROM dbo.q FOR UPDATE SKIP LOCKED",
+    "SELECT TOP 1 id FROM dbo.q",
+    "SELECT `id` FROM q",
+    "SELECT nextval('dbo.q_seq')",
+    "SELECT id FROM dbo.q WHERE name ILIKE 'a%'",
+    "SELECT id FROM dbo.q WITH (READPASTX)",
+    "CREATE PROCEDURE dbo.p AS BEGIN SELECT id FROM dbo.q LIMIT 1; END",
+    "DELETE TOP(1) FROM dbo.q WITH (READPAST) OUTPUT deleted.id RETURNING id",
+    "UPDATE dbo.q SET a = 1 FROM dbo.q q2 WHERE q2.id = 1 RETURNING *",
+]
+
+
+@pytest.mark.parametrize("statement", KNOWN_BAD)
+def test_gate_rejects_foreign_sql(statement):
+    assert problems(statement), statement
+
+
+def test_gate_accepts_the_articles_own_dequeue():
+    article = (
+        "WITH cte AS (SELECT TOP (1) Payload FROM FifoQueue WITH (ROWLOCK, READPAST) "
+        "ORDER BY Id) DELETE FROM cte OUTPUT deleted.Payload"
+    )
+    assert problems(article) == []
