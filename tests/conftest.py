@@ -23,7 +23,8 @@ from qadmin.engines import Engine
 
 PG_ADMIN = os.environ.get("QADMIN_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 MY_HOST = os.environ.get("QADMIN_TEST_MYSQL_HOST", "127.0.0.1")
-ENGINES = ("sqlite", "postgresql", "mariadb", "mysql8")
+MSSQL_DSN = os.environ.get("QADMIN_TEST_MSSQL_DSN")
+ENGINES = ("sqlite", "postgresql", "mariadb", "mysql8", "mssql")
 
 
 @dataclass(frozen=True)
@@ -36,14 +37,19 @@ class Target:
 
     def cli_args(self) -> list[str]:
         args = ["--dsn", self.dsn]
-        if self.schema and self.label == "postgresql":
+        if self.schema and self.label in ("postgresql", "mssql"):
             args += ["--schema", self.schema]
         return args
 
     def engine(self) -> Engine:
         from qadmin.engines import open_engine
 
-        return open_engine(self.dsn, self.schema if self.label == "postgresql" else None)
+        return open_engine(self.dsn, self.engine_schema)
+
+    @property
+    def engine_schema(self) -> str | None:
+        """The --schema to pass: MySQL takes its database from the DSN, SQLite has one."""
+        return self.schema if self.label in ("postgresql", "mssql") else None
 
 
 @pytest.fixture(autouse=True)
@@ -114,12 +120,39 @@ def my_database() -> Iterator[str]:
         cur.execute(f"DROP DATABASE `{name}`")
 
 
+@pytest.fixture
+def mssql_schema() -> Iterator[str]:
+    if not MSSQL_DSN:
+        pytest.skip(
+            "QADMIN_TEST_MSSQL_DSN is not set: the SQL Server behaviour suite needs a "
+            "live server (statements are still checked by the T-SQL gate)"
+        )
+    from qadmin.engines import open_engine
+
+    name = _schema_name()
+    admin = open_engine(MSSQL_DSN)
+    admin.run([f"CREATE SCHEMA [{name}]"])
+    yield name
+    drops = admin.query(
+        "SELECT CASE o.type WHEN 'P' THEN 'PROCEDURE' WHEN 'SO' THEN 'SEQUENCE' "
+        "ELSE 'TABLE' END AS what, o.name AS name FROM sys.objects AS o "
+        "WHERE o.schema_id = SCHEMA_ID(:schema) AND o.type IN ('P', 'SO', 'U')",
+        {"schema": name},
+    )
+    for row in drops:
+        admin.run([f"DROP {row['what']} [{name}].[{row['name']}]"])
+    admin.run([f"DROP SCHEMA [{name}]"])
+    admin.close()
+
+
 def make_target(label: str, request: pytest.FixtureRequest, tmp_path: Path) -> Target:
     if label == "sqlite":
         return Target("sqlite", f"sqlite:///{tmp_path / 'queues.db'}", None)
     if label == "postgresql":
         schema = request.getfixturevalue("pg_schema")
         return Target("postgresql", PG_ADMIN, schema)
+    if label == "mssql":
+        return Target("mssql", MSSQL_DSN or "", request.getfixturevalue("mssql_schema"))
     database = request.getfixturevalue("my_database")
     dsn = f"mysql://root@{MY_HOST}:3306/{database}"
     if label == "mysql8":

@@ -11,3 +11,12 @@ SELECT 1 AS x
 FROM sys.tables AS t
 JOIN sys.schemas AS s ON s.schema_id = t.schema_id
 WHERE s.name = :schema AND t.name = :name
+
+-- name: begin
+BEGIN TRANSACTION
+
+-- name: commit
+COMMIT TRANSACTION
+
+-- name: rollback
+IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION

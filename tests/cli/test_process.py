@@ -18,15 +18,21 @@ HEAVY = ("pyspark", "psycopg", "pymysql", "pyodbc", "pyarrow", "sqlfluff", "rich
 
 def qadmin(*args: str, stdin: bytes | None = None, env: dict[str, str] | None = None):
     full_env = dict(os.environ, **(env or {}))
-    return subprocess.run([sys.executable, "-m", "qadmin", *args], input=stdin or b"",
-                          capture_output=True, env=full_env, timeout=60, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "qadmin", *args],
+        input=stdin or b"",
+        capture_output=True,
+        env=full_env,
+        timeout=60,
+        check=False,
+    )
 
 
 def test_importing_the_cli_loads_no_driver_and_no_pyspark():
-    code = ("import sys, qadmin.cli; "
-            f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, timeout=60)
+    code = f"import sys, qadmin.cli; print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
     assert out.stdout.strip() == "[]"
 
 
@@ -62,12 +68,15 @@ def test_piped_output_has_no_colour_codes(tmp_path):
     assert b"\x1b[" not in out.stdout and out.stdout.startswith(b"name")
 
 
-@pytest.mark.parametrize("args", [
-    ["pop", "q", "--dsn", "mysql://root:wrong-pw-77@127.0.0.1:1/x"],
-    ["pop", "q;drop", "--dsn", "sqlite:///:memory:"],
-    ["list", "--dsn", "postgresql://x:y@[::1/db"],
-    ["create", "q", "--kind", "ring", "--capacity", "99999999999999"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["pop", "q", "--dsn", "mysql://root:wrong-pw-77@127.0.0.1:1/x"],
+        ["pop", "q;drop", "--dsn", "sqlite:///:memory:"],
+        ["list", "--dsn", "postgresql://x:y@[::1/db"],
+        ["create", "q", "--kind", "ring", "--capacity", "99999999999999"],
+    ],
+)
 def test_bad_input_never_shows_a_traceback(args):
     result = qadmin(*args)
     assert result.returncode in (2, 6)
@@ -80,12 +89,18 @@ def test_bad_input_never_shows_a_traceback(args):
 def test_completion_scripts_are_current(shell):
     shipped = (REPO / "completions" / f"qadmin.{shell}").read_text()
     assert shipped == completion_script(shell) + "\n", (
-        f"regenerate: qadmin completion {shell} > completions/qadmin.{shell}")
+        f"regenerate: qadmin completion {shell} > completions/qadmin.{shell}"
+    )
 
 
 def test_bash_completion_offers_commands():
-    env = dict(os.environ, COMP_WORDS="qadmin pu", COMP_CWORD="1",
-               _QADMIN_COMPLETE="bash_complete")
-    out = subprocess.run([sys.executable, "-m", "qadmin"], capture_output=True, text=True,
-                         env=env, timeout=60, check=False)
+    env = dict(os.environ, COMP_WORDS="qadmin pu", COMP_CWORD="1", _QADMIN_COMPLETE="bash_complete")
+    out = subprocess.run(
+        [sys.executable, "-m", "qadmin"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
     assert set(out.stdout.split()) == {"plain,push", "plain,purge"}

@@ -17,7 +17,7 @@ from tests.engines import load
 TOTAL = int(os.environ.get("QADMIN_TEST_MESSAGES", "20000"))
 CASES = [
     (engine, kind, capacity, strict)
-    for engine in ("sqlite", "postgresql", "mariadb")
+    for engine in ("sqlite", "postgresql", "mariadb", "mssql")
     for kind, capacity, strict in [
         ("heap", None, False),
         ("fifo", None, False),
@@ -44,7 +44,7 @@ def test_four_producers_four_consumers_exactly_once(case, request, tmp_path):
     engine = target.engine()
     queues.create(engine, queues.make_spec("load_q", kind, capacity, strict))
     engine.close()
-    schema = target.schema if label == "postgresql" else None
+    schema = target.engine_schema
     outcome = load.run(
         target.dsn,
         schema,
@@ -73,7 +73,7 @@ def test_four_producers_four_consumers_exactly_once(case, request, tmp_path):
     "label,kind,capacity",
     [
         (e, k, c)
-        for e in ("sqlite", "postgresql", "mariadb")
+        for e in ("sqlite", "postgresql", "mariadb", "mssql")
         for k, c in (("fifo", None), ("ring", 1000), ("capped", 100_000), ("claim", None))
     ],
 )
@@ -82,7 +82,7 @@ def test_single_consumer_sees_fifo_order(label, kind, capacity, request, tmp_pat
     engine = target.engine()
     queues.create(engine, queues.make_spec("order_q", kind, capacity, False))
     engine.close()
-    schema = target.schema if label == "postgresql" else None
+    schema = target.engine_schema
     count = max(TOTAL // 10, 100)
     outcome = load.run(
         target.dsn,

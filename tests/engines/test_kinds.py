@@ -220,6 +220,8 @@ def _hold_pop(target, spec):
     """Pop one message in a transaction left open, as a consumer still processing it."""
     engine = target.engine()
     cursor = engine.conn.cursor()
+    if engine.name == "mssql":
+        cursor.execute(engine.engine_sql("begin"))
     for statement in engine.section(spec, "pop"):
         sql, args = engine.bind(statement, {"count": 1, "worker": "holder"})
         if engine.name == "sqlite":
@@ -229,6 +231,15 @@ def _hold_pop(target, spec):
         while getattr(cursor, "nextset", None) and cursor.nextset():
             pass
     return engine, rows
+
+
+def _finish(holder, commit: bool) -> None:
+    """End the held transaction the way the engine itself does."""
+    cursor = holder.conn.cursor()
+    if commit:
+        holder._commit(cursor, True)
+    else:
+        holder._rollback()
 
 
 @pytest.mark.parametrize("kind", ["fifo", "claim", "pending", "heap"])
@@ -245,7 +256,7 @@ def test_lax_consumers_skip_rows_another_consumer_holds(target, kind):
     got = messages.pop(other, spec)
     assert payloads(got) == [b"second"]
     assert time.monotonic() - started < 2, "a lax pop must not wait for the holder"
-    holder.conn.rollback()
+    _finish(holder, commit=False)
     for eng in (holder, other, setup):
         eng.close()
 
@@ -259,12 +270,10 @@ def test_strict_fifo_serialises_consumers(target):
     spec = make(setup, "strict_q", "fifo", strict=True)
     messages.push(setup, spec, [b"first", b"second"])
     holder, _ = _hold_pop(target, spec)
-    impatient = open_engine(
-        target.dsn, target.schema if target.label == "postgresql" else None, Timeouts(lock_ms=1000)
-    )
+    impatient = open_engine(target.dsn, target.engine_schema, Timeouts(lock_ms=1000))
     with pytest.raises(LockTimeout):
         messages.pop(impatient, spec)
-    holder.conn.commit()
+    _finish(holder, commit=True)
     assert payloads(messages.pop(impatient, spec)) == [b"second"]
     for eng in (holder, impatient, setup):
         eng.close()
@@ -277,7 +286,7 @@ def test_strict_fifo_keeps_order_when_the_head_is_rolled_back(target):
     spec = make(setup, "strict_q", "fifo", strict=True)
     messages.push(setup, spec, [b"first", b"second"])
     holder, _ = _hold_pop(target, spec)
-    holder.conn.rollback()
+    _finish(holder, commit=False)
     assert payloads(messages.pop(setup, spec)) == [b"first"]
     holder.close()
     setup.close()

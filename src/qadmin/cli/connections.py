@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import time
+
 import click
 
 from qadmin import config as config_mod
 from qadmin import render
-from qadmin.cli.options import format_option
+from qadmin.cli.options import Target, connection_options, format_option
 from qadmin.dsn import mask
 
 
@@ -42,4 +44,22 @@ def list_connections(config_path: str | None, verbose: bool, fmt: str | None) ->
     render.rows(rows, columns, fmt)
 
 
-COMMANDS = [conn]
+@click.command()
+@connection_options
+@format_option
+def ping(target: Target, fmt: str | None) -> None:
+    """Connect, and say which server answered and how fast (exit 6 when it cannot)."""
+    started = time.monotonic()
+    engine = target.engine()
+    version = engine.server_version()
+    render.document(
+        {
+            "engine": engine.name,
+            "server_version": version,
+            "round_trip_ms": round((time.monotonic() - started) * 1000, 1),
+        },
+        fmt,
+    )
+
+
+COMMANDS = [conn, ping]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, ClassVar
@@ -194,6 +194,9 @@ class Engine(ABC):
     def _begin(self, cursor: Any, write: bool) -> None:  # noqa: B027 - a hook, empty by default
         """Start a transaction; DB-API drivers here start one implicitly."""
 
+    def _commit(self, cursor: Any, write: bool) -> None:
+        self._conn.commit()
+
     def _results(self, cursor: Any) -> list[Row]:
         rows: list[Row] = []
         while True:
@@ -241,12 +244,13 @@ class Engine(ABC):
                             cursor.execute(statement)
                         rows.extend(self._results(cursor))
                     results.append(rows)
-                conn.commit()
+                self._commit(cursor, write)
             except BaseException:
                 self._rollback()
                 raise
             finally:
-                cursor.close()
+                with suppress(Exception):  # a dead connection must not hide the first error
+                    cursor.close()
         return results
 
     def query(self, statement: str, params: Mapping[str, Any] | None = None) -> list[Row]:

@@ -95,15 +95,32 @@ class MssqlEngine(Engine):
             pyodbc.drivers() if self.dsn.odbc is None and "driver" not in self.dsn.query else None
         )
         conn = pyodbc.connect(
-            self.connection_string(drivers), timeout=self.timeouts.connect_s, autocommit=False
+            self.connection_string(drivers), timeout=self.timeouts.connect_s, autocommit=True
         )
         conn.timeout = max(1, round(self.timeouts.statement_ms / 1000))
         cursor = conn.cursor()
         for statement in self.session_statements():
             cursor.execute(statement)
         cursor.close()
-        conn.commit()
         return conn
+
+    # The connection runs in autocommit and writes open their own transaction: reads then hold
+    # no locks and send no COMMIT, and no driver-side implicit transaction is left open.
+    def _begin(self, cursor: Any, write: bool) -> None:
+        if write:
+            cursor.execute(self.engine_sql("begin"))
+
+    def _commit(self, cursor: Any, write: bool) -> None:
+        if write:
+            cursor.execute(self.engine_sql("commit"))
+
+    def _rollback(self) -> None:
+        try:
+            cursor = self._conn.cursor()
+            cursor.execute(self.engine_sql("rollback"))
+            cursor.close()
+        except Exception:
+            self.close()
 
     def session_statements(self) -> list[str]:
         """The lock timeout every qadmin session runs with (the statement limit is the

@@ -1,0 +1,138 @@
+"""SQL Server's connection path on loopback: pyodbc + FreeTDS against a refused port and a
+local TDS endpoint (pysqlbridge, which answers logins and @@VERSION like SQL Server).
+
+pysqlbridge does not run queue DML, so the queue behaviour suite runs on SQL Server only when
+QADMIN_TEST_MSSQL_DSN names one (tests/engines/test_mssql_live.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from qadmin.cli import cli
+
+
+def _freetds_ready() -> None:
+    try:
+        import pyodbc
+    except ImportError as exc:
+        reason = f"pyodbc cannot load ({exc}); apt-get install libodbc2 tdsodbc"
+    else:
+        if "FreeTDS" in pyodbc.drivers():
+            return
+        reason = "the FreeTDS ODBC driver is not registered; apt-get install tdsodbc"
+    if os.environ.get("QADMIN_REQUIRE_SERVERS") == "1":
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def tds_endpoint(tmp_path: Path) -> Iterator[int]:
+    _freetds_ready()
+    pytest.importorskip("pysqlbridge")
+    (tmp_path / "t.json").write_text('[{"id": 1}]')
+    (tmp_path / "bridge.json").write_text(
+        json.dumps(
+            {
+                "tables": [{"name": "t", "json": str(tmp_path / "t.json")}],
+                "logins": [{"user": "reader", "password": "${env:BRIDGE_PW}"}],
+            }
+        )
+    )
+    port = _free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pysqlbridge.server",
+            "--config",
+            str(tmp_path / "bridge.json"),
+            "--port",
+            str(port),
+        ],
+        env=dict(os.environ, BRIDGE_PW="right-pw-1"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        time.sleep(0.1)
+    else:
+        proc.kill()
+        pytest.fail("pysqlbridge did not start")
+    yield port
+    proc.kill()
+    proc.wait()
+
+
+def invoke(*args: str):
+    result = CliRunner().invoke(cli, list(args))
+    assert "Traceback" not in result.stderr
+    return result
+
+
+def test_refused_port_fails_fast_with_a_clear_line():
+    _freetds_ready()
+    started = time.monotonic()
+    result = invoke("ping", "--dsn", "mssql://sa:Secr3t-pw@127.0.0.1:1/master?driver=FreeTDS")
+    assert result.exit_code == 6
+    assert time.monotonic() - started < 5
+    assert "cannot connect to 127.0.0.1:1" in result.stderr
+    assert "Secr3t-pw" not in result.stderr
+
+
+def test_wrong_password_is_a_login_failure(tds_endpoint):
+    dsn = f"mssql://reader:wrong-pw-2@127.0.0.1:{tds_endpoint}/master?driver=FreeTDS"
+    result = invoke("ping", "--dsn", dsn)
+    assert result.exit_code == 6
+    assert result.stderr.strip() == (
+        f"qadmin: error: mssql: login failed for user 'reader' at 127.0.0.1:{tds_endpoint}"
+    )
+
+
+def test_login_and_server_version(tds_endpoint):
+    dsn = f"mssql://reader:right-pw-1@127.0.0.1:{tds_endpoint}/master?driver=FreeTDS"
+    result = invoke("ping", "--dsn", dsn, "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    info = json.loads(result.stdout)
+    assert info["engine"] == "mssql" and "SQL Server" in info["server_version"]
+
+
+def test_raw_odbc_string_gets_the_application_name(tds_endpoint):
+    odbc = (
+        f"DRIVER={{FreeTDS}};SERVER=127.0.0.1;PORT={tds_endpoint};UID=reader;"
+        "PWD=right-pw-1;DATABASE=master"
+    )
+    result = invoke("ping", "--dsn", odbc, "--format", "json")
+    assert result.exit_code == 0, result.stderr
+
+
+def test_connection_string_is_built_with_app_name_and_braced_password():
+    from qadmin.engines import open_engine
+
+    engine = open_engine("mssql://sa:p%3Bw@db1:1444/app?driver=FreeTDS")
+    text = engine.connection_string()
+    assert "APP=qadmin" in text and "PWD={p;w}" in text and "PORT=1444" in text
+    msodbc = open_engine("mssql://sa:pw@db1/app").connection_string(
+        ["ODBC Driver 18 for SQL Server"]
+    )
+    assert "SERVER=db1,1433" in msodbc
