@@ -80,47 +80,36 @@ RETURNS TABLE (id bigint, enqueued_at timestamptz, payload bytea)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
+    -- Numbers parked by earlier pops come first, oldest first, locked before any slot.
+    parked CURSOR FOR
+        SELECT p.message_id FROM {pending} AS p
+        ORDER BY p.message_id LIMIT p_count FOR UPDATE SKIP LOCKED;
+    v_from_parked boolean := true;
     v_next  bigint;
     v_seq   bigint;
     v_taken integer := 0;
     v_at    timestamptz;
     v_data  bytea;
 BEGIN
-    -- Numbers parked by earlier pops come first, oldest first.
-    FOR v_seq IN
-        SELECT p.message_id FROM {pending} AS p
-        ORDER BY p.message_id LIMIT p_count FOR UPDATE SKIP LOCKED
-    LOOP
-        SELECT r.enqueued_at, r.payload INTO v_at, v_data FROM {table} AS r
-         WHERE r.slot = v_seq % {capacity} AND r.message_id = v_seq FOR UPDATE;
-        IF FOUND THEN
-            UPDATE {table} AS r
-               SET reference_count = 0, message_id = NULL, payload = NULL, enqueued_at = NULL
-             WHERE r.slot = v_seq % {capacity};
-        ELSE
-            DELETE FROM {overflow} AS o WHERE o.message_id = v_seq
-            RETURNING o.enqueued_at, o.payload INTO v_at, v_data;
-        END IF;
-        IF FOUND THEN
-            DELETE FROM {pending} AS p WHERE p.message_id = v_seq;
-            id := v_seq; enqueued_at := v_at; payload := v_data;
-            RETURN NEXT;
-            v_taken := v_taken + 1;
-        END IF;
-    END LOOP;
-
+    OPEN parked;
     WHILE v_taken < p_count LOOP
-        SELECT CASE WHEN s.is_called THEN s.last_value + 1 ELSE s.last_value END
-          INTO v_next FROM {pop_seq} AS s;
-        PERFORM 1 FROM {table} AS r
-         WHERE r.slot = v_next % {capacity} AND r.message_id = v_next;
-        IF NOT FOUND THEN
-            PERFORM 1 FROM {overflow} AS o WHERE o.message_id = v_next;
+        v_seq := NULL;
+        IF v_from_parked THEN
+            FETCH parked INTO v_seq;
+            v_from_parked := FOUND;
+        END IF;
+        IF v_seq IS NULL THEN
+            SELECT CASE WHEN s.is_called THEN s.last_value + 1 ELSE s.last_value END
+              INTO v_next FROM {pop_seq} AS s;
+            PERFORM 1 FROM {table} AS r
+             WHERE r.slot = v_next % {capacity} AND r.message_id = v_next
+            UNION ALL
+            SELECT 1 FROM {overflow} AS o WHERE o.message_id = v_next;
             IF NOT FOUND THEN
                 EXIT;  -- empty: no number taken
             END IF;
+            v_seq := nextval({lit_pop_seq});
         END IF;
-        v_seq := nextval({lit_pop_seq});
         SELECT r.enqueued_at, r.payload INTO v_at, v_data FROM {table} AS r
          WHERE r.slot = v_seq % {capacity} AND r.message_id = v_seq FOR UPDATE;
         IF FOUND THEN
@@ -131,15 +120,20 @@ BEGIN
             DELETE FROM {overflow} AS o WHERE o.message_id = v_seq
             RETURNING o.enqueued_at, o.payload INTO v_at, v_data;
         END IF;
-        IF NOT FOUND THEN
+        IF FOUND THEN
+            IF v_from_parked THEN
+                DELETE FROM {pending} AS p WHERE p.message_id = v_seq;
+            END IF;
+            id := v_seq; enqueued_at := v_at; payload := v_data;
+            RETURN NEXT;
+            v_taken := v_taken + 1;
+        ELSIF NOT v_from_parked THEN
             -- A racing popper took "next"; our number's message is not there yet.
             INSERT INTO {pending} (message_id) VALUES (v_seq);
             EXIT;
         END IF;
-        id := v_seq; enqueued_at := v_at; payload := v_data;
-        RETURN NEXT;
-        v_taken := v_taken + 1;
     END LOOP;
+    CLOSE parked;
 END
 $$
 

@@ -9,7 +9,7 @@ from typing import BinaryIO
 import click
 
 from qadmin import render
-from qadmin.cli.options import Target, connection_options, format_option
+from qadmin.cli.options import Target, connection_options, count_option, format_option
 from qadmin.errors import QueueEmpty, QueueFull, UsageError
 from qadmin.kinds import Kind, QueueSpec
 from qadmin.ops import catalog, messages
@@ -112,14 +112,7 @@ def push(
 
 @click.command()
 @click.argument("name")
-@click.option(
-    "--count",
-    "-n",
-    type=click.IntRange(1, messages.MAX_BATCH),
-    default=1,
-    show_default=True,
-    help="Pop up to this many messages in one transaction.",
-)
+@count_option(1, "Pop up to this many messages in one transaction.")
 @click.option(
     "--wait",
     "wait_s",
@@ -165,14 +158,7 @@ def pop(
 
 @click.command()
 @click.argument("name")
-@click.option(
-    "--count",
-    "-n",
-    type=click.IntRange(1, messages.MAX_BATCH),
-    default=10,
-    show_default=True,
-    help="Show up to this many messages.",
-)
+@count_option(10, "Show up to this many messages.")
 @connection_options
 @format_option
 def peek(name: str, count: int, target: Target, fmt: str | None) -> None:

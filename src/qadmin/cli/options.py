@@ -13,6 +13,7 @@ import click
 from qadmin import config as config_mod
 from qadmin.engines import Engine, Timeouts, open_engine
 from qadmin.errors import UsageError
+from qadmin.ops.messages import MAX_BATCH
 from qadmin.render import FORMATS
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -99,6 +100,18 @@ def format_option(func: F) -> F:
         default=None,
         help="Output format (default: table on a terminal, plain otherwise).",
     )(func)
+
+
+def count_option(default: int, help_text: str) -> Callable[[F], F]:
+    """--count/-n for commands that take a number of messages."""
+    return click.option(  # type: ignore[return-value]
+        "--count",
+        "-n",
+        type=click.IntRange(1, MAX_BATCH),
+        default=default,
+        show_default=True,
+        help=help_text,
+    )
 
 
 def confirm(action: str, queue: str, yes: bool) -> None:

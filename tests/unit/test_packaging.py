@@ -1,0 +1,24 @@
+"""The wheel carries the SQL and completion files that live at the top of the repository."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_wheel_contains_every_sql_file_and_the_completions(tmp_path):
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+         "-w", str(tmp_path), str(REPO)],
+        check=True, capture_output=True, timeout=300,
+    )
+    wheel = next(tmp_path.glob("qadmin-*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for path in (REPO / "sql").rglob("*.sql"):
+        assert f"qadmin/sql/{path.relative_to(REPO / 'sql').as_posix()}" in names
+    for shell in ("bash", "zsh", "fish"):
+        assert f"qadmin/completions/qadmin.{shell}" in names
