@@ -9,3 +9,6 @@ SELECT DATABASE() AS s
 -- name: table_exists
 SELECT 1 AS x FROM information_schema.TABLES
 WHERE TABLE_SCHEMA = :schema AND TABLE_NAME = :name AND TABLE_TYPE = 'BASE TABLE'
+
+-- name: read_only
+START TRANSACTION READ ONLY

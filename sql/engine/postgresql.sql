@@ -11,3 +11,6 @@ SELECT 1 AS x
 FROM pg_catalog.pg_class AS c
 JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
 WHERE n.nspname = :schema AND c.relname = :name AND c.relkind IN ('r', 'p')
+
+-- name: read_only
+SET TRANSACTION READ ONLY

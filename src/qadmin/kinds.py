@@ -82,7 +82,11 @@ class QueueSpec:
 
     def objects(self) -> dict[str, str]:
         """Placeholder -> database object name, all derived from the validated queue name."""
-        names = {"table": self.name, "pop_idx": f"{self.name}_pop_idx"}
+        names = {
+            "table": self.name,
+            "pop_idx": f"{self.name}_pop_idx",
+            "claimed_idx": f"{self.name}_claimed_idx",
+        }
         names.update({k: self.name + suffix for k, suffix in ROUTINES.items()})
         names.update({k: self.name + s for k, s in EXTRA_OBJECTS.get(self.kind, {}).items()})
         return names

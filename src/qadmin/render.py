@@ -111,6 +111,47 @@ def document(data: Mapping[str, Any], fmt: str | None, *, title: str | None = No
     rows(flat, ["key", "value"], fmt, title=title)
 
 
+def report(
+    data: Mapping[str, Any],
+    sections: Sequence[tuple[str, str, Sequence[str]]],
+    fmt: str | None,
+    *,
+    title: str | None = None,
+) -> None:
+    """A diagnosis: JSON as one document; else a key/value summary of the scalars, then one
+    table per non-empty section (title, key in ``data``, columns)."""
+    fmt = resolve_format(fmt)
+    if fmt == "json":
+        click.echo(json.dumps(data, default=str))
+        return
+    document(_flatten(data), fmt, title=title)
+    for heading, key, columns in sections:
+        items = _lookup(data, key)
+        if items:
+            click.echo("")
+            if fmt != "table":
+                click.echo(f"# {heading}")
+            rows(items, columns, fmt, title=heading)
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Scalars of nested mappings as dotted keys; lists are shown as their own tables."""
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        elif not isinstance(value, list):
+            flat[prefix + key] = value
+    return flat
+
+
+def _lookup(data: Mapping[str, Any], dotted: str) -> Any:
+    value: Any = data
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, Mapping) else None
+    return value
+
+
 def _console() -> Any:
     from rich.console import Console
 

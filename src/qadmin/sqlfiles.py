@@ -57,6 +57,23 @@ def parse(text: str, path: Path) -> SqlFile:
     return SqlFile(path=path, header=header, sections={k: tuple(v) for k, v in sections.items()})
 
 
+_FIELD = re.compile(r"^--\s*([a-z][a-z ]*):\s*(.*)$")
+
+
+def header_fields(header: str) -> dict[str, str]:
+    """``-- key: value`` lines of a header (indented ``--`` lines continue the value)."""
+    fields: dict[str, str] = {}
+    key = None
+    for line in header.splitlines():
+        match = _FIELD.match(line)
+        if match:
+            key = match.group(1)
+            fields[key] = match.group(2).strip()
+        elif key and line.startswith("--  "):
+            fields[key] += " " + line[2:].strip()
+    return fields
+
+
 def _leading_comment(body: str) -> str:
     lines = []
     for line in body.splitlines():

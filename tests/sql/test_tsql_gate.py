@@ -23,6 +23,9 @@ PARAMS = {
     "options": "{}",
     "qadmin_schema": 1,
     "schema": "dbo",
+    "table": "orders_q",
+    "limit": 100,
+    "stale_s": 300,
 }
 
 

@@ -12,9 +12,21 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_wheel_contains_every_sql_file_and_the_completions(tmp_path):
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(tmp_path), str(REPO)],
-        check=True, capture_output=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(REPO),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
     )
     wheel = next(tmp_path.glob("qadmin-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())

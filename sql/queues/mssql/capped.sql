@@ -87,3 +87,8 @@ SELECT @@ROWCOUNT AS purged;
 
 -- name: depth
 SELECT count_big(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}
+
+-- name: oldest
+SELECT TOP (1) enqueued_at AS oldest_enqueued_at
+FROM {table} WITH (READPAST, READCOMMITTEDLOCK)
+ORDER BY id

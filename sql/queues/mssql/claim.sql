@@ -19,6 +19,10 @@ CREATE TABLE {table} (
 CREATE INDEX {pop_idx} ON {table} (id) WHERE processing_started_at IS NULL
 
 -- name: create
+CREATE INDEX {claimed_idx} ON {table} (processing_started_at)
+WHERE processing_started_at IS NOT NULL
+
+-- name: create
 CREATE PROCEDURE {push} @payload varbinary(max)
 AS
 BEGIN
@@ -112,3 +116,23 @@ SELECT @@ROWCOUNT AS purged;
 
 -- name: depth
 SELECT count_big(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}
+
+-- name: claims
+SELECT TOP (:limit) id, processing_started_at, claimed_by,
+       CAST(claimed_session AS nvarchar(20)) AS claimed_session, attempts, last_error,
+       DATEDIFF_BIG(MILLISECOND, processing_started_at, SYSUTCDATETIME()) / 1000.0
+           AS claimed_for_s
+FROM {table} WITH (READPAST, READCOMMITTEDLOCK)
+WHERE processing_started_at IS NOT NULL
+ORDER BY processing_started_at
+
+-- name: requeue
+UPDATE {table}
+SET processing_started_at = NULL, claimed_by = NULL, claimed_session = NULL
+OUTPUT inserted.id
+WHERE processing_started_at < DATEADD(SECOND, -:stale_s, SYSUTCDATETIME())
+
+-- name: oldest
+SELECT TOP (1) enqueued_at AS oldest_enqueued_at
+FROM {table} WITH (READPAST, READCOMMITTEDLOCK)
+ORDER BY id

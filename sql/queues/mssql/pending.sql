@@ -63,3 +63,13 @@ SELECT @@ROWCOUNT AS purged;
 
 -- name: depth
 SELECT count_big(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}
+
+-- name: oldest
+SELECT TOP (1) enqueued_at AS oldest_enqueued_at
+FROM {table} WITH (READPAST, READCOMMITTEDLOCK)
+ORDER BY id
+
+-- name: due
+SELECT count(*) AS due FROM (
+    SELECT TOP (10000) id FROM {table} WITH (READPAST, READCOMMITTEDLOCK)
+    WHERE due_at <= SYSUTCDATETIME()) AS d

@@ -73,3 +73,6 @@ DELETE FROM {table}
 
 -- name: depth
 SELECT count(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}
+
+-- name: oldest
+SELECT enqueued_at AS oldest_enqueued_at FROM {table} ORDER BY id LIMIT 1

@@ -115,3 +115,27 @@ DELETE FROM {table}
 
 -- name: depth
 SELECT count(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}
+
+-- name: claims
+SELECT id, processing_started_at, claimed_by, CAST(claimed_session AS CHAR) AS claimed_session,
+       attempts, last_error,
+       TIMESTAMPDIFF(MICROSECOND, processing_started_at, UTC_TIMESTAMP(6)) / 1000000
+           AS claimed_for_s
+FROM {table}
+WHERE processing_started_at IS NOT NULL
+ORDER BY processing_started_at
+LIMIT :limit
+
+-- name: requeue
+SET @qadmin_cutoff = UTC_TIMESTAMP(6) - INTERVAL :stale_s SECOND
+
+-- name: requeue
+SELECT id FROM {table} WHERE processing_started_at < @qadmin_cutoff FOR UPDATE
+
+-- name: requeue
+UPDATE {table}
+SET processing_started_at = NULL, claimed_by = NULL, claimed_session = NULL
+WHERE processing_started_at < @qadmin_cutoff
+
+-- name: oldest
+SELECT enqueued_at AS oldest_enqueued_at FROM {table} ORDER BY id LIMIT 1

@@ -20,6 +20,10 @@ CREATE TABLE {table} (
 CREATE INDEX {pop_idx} ON {table} (id) WHERE processing_started_at IS NULL
 
 -- name: create
+CREATE INDEX {claimed_idx} ON {table} (processing_started_at)
+WHERE processing_started_at IS NOT NULL
+
+-- name: create
 CREATE FUNCTION {push}(p_payload bytea)
 RETURNS TABLE (id bigint, enqueued_at timestamptz)
 LANGUAGE sql AS $$
@@ -103,3 +107,21 @@ WITH gone AS (DELETE FROM {table} RETURNING 1) SELECT count(*) AS purged FROM go
 
 -- name: depth
 SELECT count(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}
+
+-- name: claims
+SELECT id, processing_started_at, claimed_by, claimed_session::text AS claimed_session, attempts,
+       last_error,
+       extract(epoch FROM clock_timestamp() - processing_started_at)::float8 AS claimed_for_s
+FROM {table}
+WHERE processing_started_at IS NOT NULL
+ORDER BY processing_started_at
+LIMIT :limit
+
+-- name: requeue
+UPDATE {table} AS q
+SET processing_started_at = NULL, claimed_by = NULL, claimed_session = NULL
+WHERE q.processing_started_at < clock_timestamp() - make_interval(secs => :stale_s)
+RETURNING q.id
+
+-- name: oldest
+SELECT enqueued_at AS oldest_enqueued_at FROM {table} ORDER BY id LIMIT 1

@@ -58,3 +58,10 @@ WITH gone AS (DELETE FROM {table} RETURNING 1) SELECT count(*) AS purged FROM go
 
 -- name: depth
 SELECT count(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}
+
+-- name: oldest
+SELECT enqueued_at AS oldest_enqueued_at FROM {table} ORDER BY id LIMIT 1
+
+-- name: due
+SELECT count(*) AS due FROM (
+    SELECT 1 FROM {table} WHERE due_at <= clock_timestamp() LIMIT 10000) AS d

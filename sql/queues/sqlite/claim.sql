@@ -18,6 +18,10 @@ CREATE TABLE {table} (
 -- name: create
 CREATE INDEX {pop_idx} ON {table_name} (id) WHERE processing_started_at IS NULL
 
+-- name: create
+CREATE INDEX {claimed_idx} ON {table_name} (processing_started_at)
+WHERE processing_started_at IS NOT NULL
+
 -- name: drop
 DROP TABLE IF EXISTS {table}
 
@@ -57,3 +61,21 @@ DELETE FROM {table}
 
 -- name: depth
 SELECT count(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}
+
+-- name: claims
+SELECT id, processing_started_at, claimed_by, claimed_session, attempts, last_error,
+       (julianday('now') - julianday(processing_started_at)) * 86400.0 AS claimed_for_s
+FROM {table}
+WHERE processing_started_at IS NOT NULL
+ORDER BY processing_started_at
+LIMIT :limit
+
+-- name: requeue
+UPDATE {table}
+SET processing_started_at = NULL, claimed_by = NULL, claimed_session = NULL
+WHERE processing_started_at
+      < strftime('%Y-%m-%d %H:%M:%f', 'now', '-' || :stale_s || ' seconds')
+RETURNING id
+
+-- name: oldest
+SELECT enqueued_at AS oldest_enqueued_at FROM {table} ORDER BY id LIMIT 1

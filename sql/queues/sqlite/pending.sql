@@ -40,3 +40,10 @@ DELETE FROM {table}
 
 -- name: depth
 SELECT count(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}
+
+-- name: oldest
+SELECT enqueued_at AS oldest_enqueued_at FROM {table} ORDER BY id LIMIT 1
+
+-- name: due
+SELECT count(*) AS due FROM (
+    SELECT 1 FROM {table} WHERE due_at <= strftime('%Y-%m-%d %H:%M:%f', 'now') LIMIT 10000)

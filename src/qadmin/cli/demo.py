@@ -5,11 +5,11 @@ from __future__ import annotations
 import click
 
 from qadmin import render
+from qadmin.cli.inspect import FINDINGS, HOLDERS, NOTES, STALE, WAITS, _with_notes
 from qadmin.cli.options import Target, connection_options, format_option
 from qadmin.errors import NotFound
 from qadmin.kinds import Kind
-from qadmin.ops import catalog, messages, queues
-from qadmin.ops.inspect import summary
+from qadmin.ops import catalog, diagnose, messages, queues
 
 DEMO_QUEUE = "orders_q"
 
@@ -49,7 +49,10 @@ def demo(n_messages: int, n_pop: int, target: Target, fmt: str | None) -> None:
     if n_pop:
         popped = messages.pop(engine, spec, n_pop)
         render.note(f"popped {len(popped)}: ids {', '.join(str(r['id']) for r in popped)}")
-    render.document(summary(engine, spec), fmt, title=f"qadmin inspect {DEMO_QUEUE}")
+    report = _with_notes(diagnose.inspect(engine, spec))
+    render.report(
+        report, [FINDINGS, HOLDERS, WAITS, STALE, NOTES], fmt, title=f"qadmin inspect {DEMO_QUEUE}"
+    )
 
 
 COMMANDS = [demo]

@@ -1,23 +1,209 @@
-"""``qadmin inspect``: one screen on one queue."""
+"""Diagnostics: inspect (everything), its parts as their own commands, requeue, and check."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import click
 
 from qadmin import render
-from qadmin.cli.options import Target, connection_options, format_option
-from qadmin.ops import catalog
-from qadmin.ops.inspect import summary
+from qadmin.cli.options import Duration, Target, confirm, connection_options, format_option
+from qadmin.errors import QadminError
+from qadmin.ops import catalog, diagnose
+from qadmin.ops import check as check_ops
+
+FINDINGS = ("findings", "findings", ["severity", "code", "message", "fix"])
+HOLDERS = (
+    "what holds cleanup back",
+    "ghosts.holders",
+    ["holder_kind", "holder", "role", "state", "xact_age_s", "xmin_age_xids", "detail"],
+)
+WAITS = (
+    "lock waits",
+    "locks.waits",
+    [
+        "waiter",
+        "blocker",
+        "lock",
+        "wait_s",
+        "blocker_state",
+        "blocker_xact_age_s",
+        "waiter_query",
+        "blocker_query",
+    ],
+)
+STALE = (
+    "stale claims",
+    "claims.stale",
+    [
+        "id",
+        "processing_started_at",
+        "claimed_for_s",
+        "claimed_by",
+        "claimed_session",
+        "session_alive",
+        "attempts",
+    ],
+)
+NOTES = ("notes", "notes", ["note"])
+
+stale_option = click.option(
+    "--stale-after",
+    "stale_after",
+    type=Duration(),
+    default=diagnose.DEFAULT_STALE_AFTER_S,
+    show_default=True,
+    metavar="DURATION",
+    help="A claim older than this is stale (e.g. 90, 30s, 5m, 2h).",
+)
+
+
+def _with_notes(report: dict[str, Any]) -> dict[str, Any]:
+    notes = [*report["ghosts"]["notes"], *report["locks"]["notes"], *report["claims"]["notes"]]
+    if report["size"].get("note"):
+        notes.append(report["size"]["note"])
+    return dict(report, notes=[{"note": n} for n in notes])
+
+
+def _load(target: Target, name: str) -> tuple[Any, Any]:
+    engine = target.engine()
+    return engine, catalog.get(engine, name)
+
+
+@click.command()
+@click.argument("name")
+@stale_option
+@connection_options
+@format_option
+def inspect(name: str, stale_after: int, target: Target, fmt: str | None) -> None:
+    """One screen on queue NAME: size, ghosts and who holds them, locks, claims, findings."""
+    engine, spec = _load(target, name)
+    report = _with_notes(diagnose.inspect(engine, spec, stale_after))
+    render.report(
+        report, [FINDINGS, HOLDERS, WAITS, STALE, NOTES], fmt, title=f"qadmin inspect {name}"
+    )
 
 
 @click.command()
 @click.argument("name")
 @connection_options
 @format_option
-def inspect(name: str, target: Target, fmt: str | None) -> None:
-    """Show what queue NAME is and how much it holds."""
-    engine = target.engine()
-    render.document(summary(engine, catalog.get(engine, name)), fmt, title=f"queue {name}")
+def size(name: str, target: Target, fmt: str | None) -> None:
+    """Depth (estimate; exact when cheap), oldest message, bytes on disk."""
+    engine, spec = _load(target, name)
+    render.document(dict(queue=name, **diagnose.size(engine, spec)), fmt)
 
 
-COMMANDS = [inspect]
+@click.command()
+@click.argument("name")
+@connection_options
+@format_option
+def ghosts(name: str, target: Target, fmt: str | None) -> None:
+    """Dead / ghost records of queue NAME and the sessions that hold their cleanup back."""
+    engine, spec = _load(target, name)
+    part = diagnose.ghosts(engine, spec)
+    data = dict(
+        queue=name,
+        **part["table"],
+        holders=part["holders"],
+        notes=[{"note": n} for n in part["notes"]],
+    )
+    render.report(data, [(HOLDERS[0], "holders", HOLDERS[2]), NOTES], fmt)
+
+
+@click.command()
+@click.argument("name")
+@connection_options
+@format_option
+def locks(name: str, target: Target, fmt: str | None) -> None:
+    """Lock waits on queue NAME: waiter, blocker, lock, wait time."""
+    engine, spec = _load(target, name)
+    part = diagnose.locks(engine, spec)
+    if part.note:
+        render.note(f"qadmin: {part.note}")
+    render.rows(part.rows, WAITS[2], fmt)
+
+
+@click.command()
+@click.argument("name")
+@stale_option
+@connection_options
+@format_option
+def claims(name: str, stale_after: int, target: Target, fmt: str | None) -> None:
+    """Claim queues: claimed messages older than --stale-after, and whether their consumer's
+    session still exists."""
+    engine, spec = _load(target, name)
+    part = diagnose.claims(engine, spec, stale_after)
+    for note in part["notes"]:
+        render.note(f"qadmin: {note}")
+    render.rows(part["stale"], STALE[2], fmt)
+
+
+@click.command()
+@click.argument("name")
+@stale_option
+@click.option("--dry-run", is_flag=True, help="List the claims that would be released.")
+@click.option("--yes", "-y", is_flag=True, help="Do it without asking (needed off a TTY).")
+@connection_options
+@format_option
+def requeue(
+    name: str, stale_after: int, dry_run: bool, yes: bool, target: Target, fmt: str | None
+) -> None:
+    """Release stale claims of queue NAME so another consumer gets the messages (at-least-once:
+    a consumer that was only slow may still finish and find its ack refused)."""
+    engine, spec = _load(target, name)
+    if dry_run:
+        stale = diagnose.claims(engine, spec, stale_after)["stale"]
+        render.rows(stale, STALE[2], fmt)
+        return
+    confirm("requeue stale claims of", name, yes)
+    released = diagnose.requeue(engine, spec, stale_after)
+    render.rows([{"id": i} for i in released], ["id"], fmt)
+
+
+def _threshold_options(func: Any) -> Any:
+    for metric, unit, help_text in reversed(check_ops.METRICS):
+        for level in ("crit", "warn"):
+            func = click.option(
+                f"--{level}-{metric.replace('_', '-')}",
+                type=float,
+                metavar=unit or "N",
+                help=f"{'Critical' if level == 'crit' else 'Warning'} threshold: {help_text}.",
+            )(func)
+    return func
+
+
+@click.command()
+@click.argument("name")
+@stale_option
+@_threshold_options
+@connection_options
+@format_option
+def check(
+    name: str, stale_after: int, target: Target, fmt: str | None, **limits: float | None
+) -> int:
+    """Nagios-style check of queue NAME: exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN."""
+    thresholds = [
+        check_ops.Threshold(metric, unit, limits[f"warn_{metric}"], limits[f"crit_{metric}"])
+        for metric, unit, _ in check_ops.METRICS
+    ]
+    try:
+        engine, spec = _load(target, name)
+        result = check_ops.evaluate(diagnose.inspect(engine, spec, stale_after), thresholds)
+    except QadminError as exc:
+        result = {
+            "status": "UNKNOWN",
+            "code": check_ops.UNKNOWN,
+            "queue": name,
+            "line": f"QADMIN UNKNOWN - {name}: {' '.join(str(exc).split())}",
+            "metrics": {},
+            "problems": [str(exc)],
+        }
+    if render.resolve_format(fmt) == "json":
+        render.document(result, "json")
+    else:
+        click.echo(result["line"])
+    return int(result["code"])
+
+
+COMMANDS = [inspect, size, ghosts, locks, claims, requeue, check]

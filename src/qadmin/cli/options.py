@@ -6,7 +6,7 @@ import functools
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import click
 
@@ -112,6 +112,27 @@ def count_option(default: int, help_text: str) -> Callable[[F], F]:
         show_default=True,
         help=help_text,
     )
+
+
+class Duration(click.ParamType):
+    """Seconds, or a number with s, m, h or d: 90, 30s, 5m, 2h, 1d."""
+
+    name = "duration"
+    _UNITS: ClassVar[dict[str, int]] = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> int:
+        if isinstance(value, int):
+            return value
+        text = str(value).strip().lower()
+        unit = self._UNITS.get(text[-1:], None)
+        number = text[:-1] if unit else text
+        try:
+            seconds = float(number) * (unit or 1)
+        except ValueError:
+            self.fail(f"{value!r} is not a duration such as 90, 30s, 5m or 2h", param, ctx)
+        if not 0 <= seconds <= 365 * 86400:
+            self.fail(f"{value!r} is out of range (0 to 365 days)", param, ctx)
+        return int(seconds)
 
 
 def confirm(action: str, queue: str, yes: bool) -> None:

@@ -273,6 +273,21 @@ class Engine(ABC):
 
     # -- catalog helpers ---------------------------------------------------------------------
 
+    def diagnostic_file(self, name: str) -> sqlfiles.SqlFile | None:
+        """``sql/diagnostics/<dialect>/<name>.sql`` (a flavour's own, else its base's), if any."""
+        for dialect in dict.fromkeys((self.dialect, self.base_dialect)):
+            relative = f"diagnostics/{dialect}/{name}.sql"
+            if sqlfiles.exists(relative):
+                return sqlfiles.load(relative)
+        return None
+
+    def diagnostic(self, name: str, params: Mapping[str, Any] | None = None) -> list[Row]:
+        """Run a diagnostic query read-only, with this connection's timeouts."""
+        file = self.diagnostic_file(name)
+        if file is None:
+            raise KeyError(f"no {name} diagnostic for {self.dialect}")
+        return self.run(list(file.statements("main")), params, write=False)
+
     def engine_sql(self, section: str) -> str:
         """One of the engine's own queries, from ``sql/engine/<engine>.sql``."""
         return sqlfiles.load(f"engine/{self.name}.sql").statements(section)[0]

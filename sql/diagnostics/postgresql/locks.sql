@@ -1,0 +1,32 @@
+-- answers: sessions waiting on a lock that involves the queue table, who blocks each, how long
+-- params: :schema, :table
+-- min version: PostgreSQL 14 (pg_locks.waitstart)
+-- privilege: none for pids and wait times; pg_read_all_stats to see other roles' queries
+-- cost: pg_blocking_pids() briefly takes the lock manager's locks: run on demand, not polled
+WITH target AS (
+    SELECT c.oid AS relid
+    FROM pg_catalog.pg_class AS c
+    JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
+    WHERE n.nspname = :schema AND c.relname = :table
+),
+waiting AS (
+    SELECT a.pid, pg_blocking_pids(a.pid) AS blocked_by, a.wait_event, a.state_change, a.query,
+           (SELECT max(l.waitstart) FROM pg_catalog.pg_locks AS l
+             WHERE l.pid = a.pid AND NOT l.granted) AS wait_started
+    FROM pg_catalog.pg_stat_activity AS a
+    WHERE a.wait_event_type = 'Lock'
+      AND EXISTS (SELECT 1 FROM pg_catalog.pg_locks AS l, target AS t
+                   WHERE l.pid = a.pid AND l.relation = t.relid)
+)
+SELECT w.pid::text                                        AS waiter,
+       b.pid::text                                        AS blocker,
+       w.wait_event                                       AS lock,
+       extract(epoch FROM now() - coalesce(w.wait_started, w.state_change))::float8 AS wait_s,
+       b.state                                            AS blocker_state,
+       extract(epoch FROM now() - b.xact_start)::float8   AS blocker_xact_age_s,
+       left(w.query, 200)                                 AS waiter_query,
+       left(b.query, 200)                                 AS blocker_query
+FROM waiting AS w
+CROSS JOIN LATERAL unnest(w.blocked_by) AS bp(pid)
+LEFT JOIN pg_catalog.pg_stat_activity AS b ON b.pid = bp.pid
+ORDER BY wait_s DESC

@@ -1,0 +1,282 @@
+"""What is wrong with a queue: its parts (size, ghosts, locks, claims) and the findings.
+
+Every part reads the server's catalog and statistics through ``sql/diagnostics`` read-only,
+under the connection's lock and statement timeouts, and never scans a big queue: depth is the
+engine's estimate, made exact only below ``EXACT_DEPTH_LIMIT`` rows. A part the role may not
+read is switched off once with a note naming the privilege (from the SQL file's header), and
+the rest goes on: a missing privilege never reads as "nothing wrong".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from qadmin.engines.base import Engine
+from qadmin.errors import LockTimeout, PermissionMissing
+from qadmin.kinds import Kind, QueueSpec
+from qadmin.ops.values import iso, to_utc
+from qadmin.sqlfiles import header_fields
+
+EXACT_DEPTH_LIMIT = 100_000
+CLAIMS_SHOWN = 1000
+DEFAULT_STALE_AFTER_S = 300
+
+
+@dataclass
+class Part:
+    """One part of a diagnosis: its rows, or a note saying why it is missing or partial."""
+
+    name: str
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    note: str | None = None
+
+
+def run_part(engine: Engine, name: str, params: dict[str, Any] | None = None) -> Part:
+    file = engine.diagnostic_file(name)
+    if file is None:
+        return Part(name, note=f"{name}: not available on {engine.dialect}")
+    try:
+        return Part(name, engine.diagnostic(name, params))
+    except PermissionMissing:
+        privilege = header_fields(file.header).get("privilege", "a privilege qadmin lacks")
+        return Part(name, note=f"{name} unavailable: needs {privilege}")
+    except LockTimeout as exc:
+        return Part(name, note=f"{name} skipped: {exc}")
+
+
+def _params(engine: Engine, spec: QueueSpec) -> dict[str, Any]:
+    return {"schema": engine.schema, "table": spec.name}
+
+
+def _template_rows(
+    engine: Engine, spec: QueueSpec, section: str, params: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    if not engine.template(spec).has(section):
+        return []
+    return engine.run(engine.section(spec, section), params, write=False)
+
+
+def size(engine: Engine, spec: QueueSpec) -> dict[str, Any]:
+    """Depth (estimate, exact when cheap), oldest message, and bytes on disk."""
+    part = run_part(engine, "size", _params(engine, spec))
+    facts: dict[str, Any] = dict(part.rows[0]) if part.rows else {}
+    estimate = facts.get("estimated_rows")
+    exact_cheap = spec.kind is Kind.RING or estimate is None or int(estimate) < EXACT_DEPTH_LIMIT
+    out: dict[str, Any] = {
+        k: (_int(v) if k.endswith(("_bytes", "_rows", "pages")) else v) for k, v in facts.items()
+    }
+    oldest: Any = None
+    if exact_cheap:
+        row = engine.run(engine.section(spec, "depth"), write=False)[0]
+        out["depth"], out["depth_exact"] = int(row["depth"]), True
+        oldest = row.get("oldest_enqueued_at")
+    else:
+        out["depth"], out["depth_exact"] = int(estimate), False
+        rows = _template_rows(engine, spec, "oldest")
+        oldest = rows[0]["oldest_enqueued_at"] if rows else None
+    when = to_utc(oldest)
+    out["oldest_enqueued_at"] = iso(when)
+    out["oldest_age_s"] = round((datetime.now(UTC) - when).total_seconds(), 3) if when else None
+    if spec.kind is Kind.PENDING:
+        out["due"] = int(_template_rows(engine, spec, "due")[0]["due"])
+    if spec.kind is Kind.RING and spec.capacity:
+        out["ring_fill"] = round(out["depth"] / spec.capacity, 4)
+    if part.note:
+        out["note"] = part.note
+    return out
+
+
+def ghosts(engine: Engine, spec: QueueSpec) -> dict[str, Any]:
+    """Dead / ghost records and what holds their cleanup back."""
+    dead = run_part(engine, "ghosts", _params(engine, spec))
+    holders = run_part(engine, "horizon")
+    notes = [p.note for p in (dead, holders) if p.note]
+    if any(h.get("detail") == "<insufficient privilege>" for h in holders.rows):
+        notes.append(
+            "partial view: pg_read_all_stats (or pg_monitor) is needed to see what "
+            "other roles' sessions are doing"
+        )
+    return {
+        "table": dict(dead.rows[0]) if dead.rows else {},
+        "holders": holders.rows,
+        "notes": notes,
+    }
+
+
+def locks(engine: Engine, spec: QueueSpec) -> Part:
+    return run_part(engine, "locks", _params(engine, spec))
+
+
+def claims(engine: Engine, spec: QueueSpec, stale_after_s: int) -> dict[str, Any]:
+    """Claimed messages, which are stale, and whether their claiming session still exists."""
+    if spec.kind is not Kind.CLAIM:
+        return {"claimed": None, "stale": [], "notes": []}
+    rows = _template_rows(engine, spec, "claims", {"limit": CLAIMS_SHOWN})
+    sessions = run_part(engine, "sessions")
+    alive = {str(r["session"]) for r in sessions.rows}
+    notes = [sessions.note] if sessions.note else []
+    stale = []
+    for row in rows:
+        row = dict(row)
+        row["processing_started_at"] = iso(row["processing_started_at"])
+        row["claimed_for_s"] = round(float(row["claimed_for_s"]), 3)
+        session = row.get("claimed_session")
+        row["session_alive"] = (str(session) in alive) if session and sessions.rows else None
+        if row["claimed_for_s"] >= stale_after_s:
+            stale.append(row)
+    more = " or more" if len(rows) == CLAIMS_SHOWN else ""
+    return {
+        "claimed": len(rows),
+        "claimed_note": more.strip() or None,
+        "stale": stale,
+        "stale_after_s": stale_after_s,
+        "notes": notes,
+    }
+
+
+def requeue(engine: Engine, spec: QueueSpec, stale_after_s: int) -> list[int]:
+    """Release claims older than ``stale_after_s``: the messages are served again."""
+    rows = engine.run(engine.section(spec, "requeue"), {"stale_s": int(stale_after_s)})
+    return sorted(int(r["id"]) for r in rows if r.get("id") is not None)
+
+
+def inspect(
+    engine: Engine,
+    spec: QueueSpec,
+    stale_after_s: int = DEFAULT_STALE_AFTER_S,
+) -> dict[str, Any]:
+    """Everything at once, plus findings: the one screen a DBA reads during an incident."""
+    report: dict[str, Any] = {
+        "queue": spec.name,
+        "schema": engine.schema,
+        "engine": engine.name,
+        "dialect": engine.dialect,
+        "server_version": engine.server_version(),
+        "kind": spec.kind.value,
+        "capacity": spec.capacity,
+        "strict": spec.strict,
+        "created_at": spec.created_at,
+    }
+    report["size"] = size(engine, spec)
+    report["ghosts"] = ghosts(engine, spec)
+    lock_part = locks(engine, spec)
+    report["locks"] = {"waits": lock_part.rows, "notes": [lock_part.note] if lock_part.note else []}
+    report["claims"] = claims(engine, spec, stale_after_s)
+    report["not_covered"] = [
+        "enqueue/dequeue rates (qadmin tail)",
+        "index fragmentation",
+        "watermarks",
+    ]
+    report["findings"] = findings(report)
+    return report
+
+
+def findings(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Rules over a report: each finding says what is wrong and the command or SQL to fix it."""
+    out: list[dict[str, Any]] = []
+    queue = report["queue"]
+    engine = report["engine"]
+    table = report["ghosts"]["table"]
+    holders = report["ghosts"]["holders"]
+    oldest_holder = max(holders, key=lambda h: float(h.get("xact_age_s") or 0), default=None)
+    holder_age = float(oldest_holder.get("xact_age_s") or 0) if oldest_holder else 0.0
+    dead, live = _int(table.get("dead_rows")), _int(table.get("live_rows"))
+    if dead is not None and dead >= 1000 and dead > 10 * max(live or 0, 1):
+        ratio = dead / max(live or 0, 1)
+        message = f"dead rows are {ratio:.0f}x the live rows ({dead} dead)"
+        fix = "VACUUM (VERBOSE) the queue table once the horizon moves"
+        severity = "warning"
+        if oldest_holder and holder_age >= 60:
+            who = oldest_holder["holder"]
+            message += (
+                f" while {oldest_holder['holder_kind']} {who} holds a snapshot open "
+                f"for {_duration(holder_age)}"
+            )
+            fix = (
+                f"end that transaction (SELECT pg_terminate_backend({who}) if it is "
+                "abandoned); then consider qadmin watermark for this queue"
+            )
+            severity = "critical"
+        out.append({"severity": severity, "code": "dead_rows", "message": message, "fix": fix})
+    hll = _int(table.get("history_list_length"))
+    if hll is not None and hll >= 100_000:
+        message = f"InnoDB history list length is {hll}: purge is behind"
+        fix = "find the oldest transaction (qadmin ghosts) and end it"
+        if oldest_holder and holder_age >= 60:
+            message += (
+                f"; thread {oldest_holder['holder']} has had a transaction open for "
+                f"{_duration(holder_age)}"
+            )
+            fix = f"end that transaction: KILL {oldest_holder['holder']}"
+        out.append({"severity": "warning", "code": "purge_lag", "message": message, "fix": fix})
+    elif oldest_holder and holder_age >= 600:
+        out.append(
+            {
+                "severity": "warning",
+                "code": "long_transaction",
+                "message": f"{oldest_holder['holder_kind']} {oldest_holder['holder']} has had a "
+                f"transaction open for {_duration(holder_age)}: it holds back cleanup",
+                "fix": "end it; set idle_in_transaction_session_timeout (PostgreSQL) or "
+                "wait_timeout (MySQL) to stop it recurring",
+            }
+        )
+    for wait in report["locks"]["waits"]:
+        wait_s = float(wait.get("wait_s") or 0)
+        out.append(
+            {
+                "severity": "critical" if wait_s >= 30 else "warning",
+                "code": "lock_wait",
+                "message": f"session {wait['waiter']} has waited {_duration(wait_s)} for "
+                f"{wait.get('lock')} held by session {wait['blocker']}",
+                "fix": f"see what session {wait['blocker']} is doing; end its transaction if stuck",
+            }
+        )
+    stale = report["claims"]["stale"]
+    if stale:
+        gone = sum(1 for c in stale if c.get("session_alive") is False)
+        detail = f" ({gone} from sessions that no longer exist)" if gone else ""
+        out.append(
+            {
+                "severity": "warning",
+                "code": "stale_claims",
+                "message": f"{len(stale)} claims older than {report['claims']['stale_after_s']} s"
+                f"{detail}",
+                "fix": f"qadmin requeue {queue} --stale-after {report['claims']['stale_after_s']}",
+            }
+        )
+    size_part = report["size"]
+    fill = size_part.get("ring_fill")
+    if fill is not None and fill >= 0.9:
+        out.append(
+            {
+                "severity": "warning",
+                "code": "ring_nearly_full",
+                "message": f"ring is {fill:.0%} full; pushes are refused when it is full",
+                "fix": "add consumers, or resize the ring (qadmin resize, the rings issue)",
+            }
+        )
+    free, pages = _int(table.get("free_pages")), _int(table.get("pages"))
+    if engine == "sqlite" and free and pages and free > 0.5 * pages and pages > 1000:
+        out.append(
+            {
+                "severity": "info",
+                "code": "free_pages",
+                "message": f"{free} of {pages} pages of the file are free",
+                "fix": "VACUUM the database file in a quiet moment (it locks the whole file)",
+            }
+        )
+    return out
+
+
+def _int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
