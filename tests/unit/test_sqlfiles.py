@@ -49,3 +49,24 @@ def test_sections_keep_comments_and_strings_intact():
     parsed = sqlfiles.parse("-- head\n-- name: a\nSELECT '-- not a comment' AS x\n", Path("x"))
     assert parsed.statements("a") == ("SELECT '-- not a comment' AS x",)
     assert parsed.header == "-- head"
+
+
+def test_every_diagnostic_file_is_used_and_explains_itself():
+    from qadmin.ops.diagnose import DIAGNOSTICS
+
+    for path in (ROOT / "diagnostics").rglob("*.sql"):
+        assert path.stem in DIAGNOSTICS, f"{path} is not referenced by qadmin"
+        file = sqlfiles.load(path.relative_to(ROOT).as_posix())
+        fields = sqlfiles.header_fields(file.header)
+        assert {"answers", "params", "min version", "privilege"} <= set(fields), path
+
+
+@pytest.mark.parametrize("dialect,expected", [
+    ("postgresql", DIAG_SERVER := {"size", "ghosts", "horizon", "locks", "sessions"}),
+    ("mysql", DIAG_SERVER),
+    ("mssql", DIAG_SERVER),
+    ("sqlite", {"size", "ghosts"}),
+])
+def test_every_engine_has_its_diagnostics(dialect, expected):
+    have = {p.stem for p in (ROOT / "diagnostics" / dialect).glob("*.sql")}
+    assert have == expected

@@ -19,9 +19,13 @@ from qadmin.kinds import Kind, QueueSpec
 from qadmin.ops.values import iso, to_utc
 from qadmin.sqlfiles import header_fields
 
+# Every file under sql/diagnostics/<engine>/ is one of these (a test holds both ways).
+DIAGNOSTICS = ("size", "ghosts", "horizon", "locks", "sessions")
 EXACT_DEPTH_LIMIT = 100_000
 CLAIMS_SHOWN = 1000
 DEFAULT_STALE_AFTER_S = 300
+# A snapshot or transaction open this long is named as the cause of dead rows it holds back.
+LONG_SNAPSHOT_S = 60
 
 
 @dataclass
@@ -188,7 +192,7 @@ def findings(report: dict[str, Any]) -> list[dict[str, Any]]:
         message = f"dead rows are {ratio:.0f}x the live rows ({dead} dead)"
         fix = "VACUUM (VERBOSE) the queue table once the horizon moves"
         severity = "warning"
-        if oldest_holder and holder_age >= 60:
+        if oldest_holder and holder_age >= LONG_SNAPSHOT_S:
             who = oldest_holder["holder"]
             message += (
                 f" while {oldest_holder['holder_kind']} {who} holds a snapshot open "
@@ -204,7 +208,7 @@ def findings(report: dict[str, Any]) -> list[dict[str, Any]]:
     if hll is not None and hll >= 100_000:
         message = f"InnoDB history list length is {hll}: purge is behind"
         fix = "find the oldest transaction (qadmin ghosts) and end it"
-        if oldest_holder and holder_age >= 60:
+        if oldest_holder and holder_age >= LONG_SNAPSHOT_S:
             message += (
                 f"; thread {oldest_holder['holder']} has had a transaction open for "
                 f"{_duration(holder_age)}"

@@ -1,0 +1,259 @@
+"""Diagnostics against conditions created for real: held snapshots, lock waits, killed
+consumers, churn, missing privileges."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+
+import pytest
+from click.testing import CliRunner
+
+from qadmin.cli import cli
+from qadmin.engines import Timeouts, open_engine
+from qadmin.ops import diagnose, messages, queues
+from tests.conftest import MY_HOST, PG_ADMIN, make_target
+
+
+def _target(label, request, tmp_path):
+    return make_target(label, request, tmp_path)
+
+
+def _make(engine, name, kind, strict=False):
+    return queues.create(engine, queues.make_spec(name, kind, None, strict))
+
+
+def _session_id(engine) -> str:
+    sql = "SELECT pg_backend_pid() AS s" if engine.name == "postgresql" else \
+        "SELECT CONNECTION_ID() AS s"
+    return str(engine.query(sql)[0]["s"])
+
+
+def _until(probe, timeout_s: float = 15.0):
+    """Poll until probe() is truthy: statistics and lock views lag the events they show."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        result = probe()
+        if result or time.monotonic() > deadline:
+            return result
+        time.sleep(0.2)
+
+
+def test_postgres_dead_rows_held_by_a_snapshot_name_the_holder(request, tmp_path, monkeypatch):
+    import psycopg
+
+    target = _target("postgresql", request, tmp_path)
+    engine = target.engine()
+    spec = _make(engine, "ghost_q", "fifo")
+    messages.push(engine, spec, [b"x" * 100] * 3000)
+    holder = psycopg.connect(PG_ADMIN, autocommit=False)
+    holder.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+    holder.execute(f'SELECT count(*) FROM "{target.schema}".ghost_q').fetchone()
+    holder_pid = str(holder.info.backend_pid)
+    popper = target.engine()
+    while True:
+        try:
+            messages.pop(popper, spec, 1000)
+        except Exception:
+            break
+    popper.close()  # a backend flushes its statistics when it exits
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        admin.execute(f'VACUUM "{target.schema}".ghost_q')
+    monkeypatch.setattr(diagnose, "LONG_SNAPSHOT_S", 0)
+    report = _until(lambda: (r := diagnose.inspect(engine, spec))
+                    and (r["ghosts"]["table"].get("dead_rows") or 0) >= 2000 and r)
+    assert report, "dead rows never showed up"
+    assert holder_pid in {h["holder"] for h in report["ghosts"]["holders"]}
+    finding = next(f for f in report["findings"] if f["code"] == "dead_rows")
+    assert f"backend {holder_pid} holds a snapshot" in finding["message"]
+    assert f"pg_terminate_backend({holder_pid})" in finding["fix"]
+    holder.rollback()
+    holder.close()
+    engine.close()
+
+
+def test_mariadb_consistent_snapshot_is_named_as_the_oldest_transaction(request, tmp_path):
+    target = _target("mariadb", request, tmp_path)
+    engine = target.engine()
+    spec = _make(engine, "ghost_q", "fifo")
+    messages.push(engine, spec, [b"x"] * 500)
+    holder = target.engine()
+    holder_id = _session_id(holder)
+    cur = holder.conn.cursor()
+    cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+    cur.execute(f"SELECT count(*) FROM `{target.schema}`.ghost_q")
+    cur.fetchall()
+    messages.pop(engine, spec, 500)
+    report = diagnose.inspect(engine, spec)
+    assert holder_id in {h["holder"] for h in report["ghosts"]["holders"]}
+    assert report["ghosts"]["table"]["history_list_length"] >= 0
+    holder.conn.rollback()
+    holder.close()
+    engine.close()
+
+
+def test_sqlite_churn_leaves_free_pages(request, tmp_path):
+    target = _target("sqlite", request, tmp_path)
+    engine = target.engine()
+    spec = _make(engine, "churn_q", "fifo")
+    messages.push(engine, spec, [b"y" * 2000] * 3000)
+    messages.pop(engine, spec, 3000)
+    report = diagnose.inspect(engine, spec)
+    assert report["ghosts"]["table"]["free_pages"] > 1000
+    assert report["size"]["depth"] == 0
+
+
+@pytest.mark.parametrize("label", ["postgresql", "mariadb"])
+def test_blocked_dequeue_shows_waiter_blocker_and_wait_time(label, request, tmp_path):
+    target = _target(label, request, tmp_path)
+    engine = target.engine()
+    spec = _make(engine, "lock_q", "fifo", strict=True)
+    messages.push(engine, spec, [b"a", b"b"])
+    holder = target.engine()
+    holder_id = _session_id(holder)
+    cur = holder.conn.cursor()
+    for statement in holder.section(spec, "pop"):
+        sql, args = holder.bind(statement, {"count": 1})
+        cur.execute(sql, args)
+        while True:
+            if cur.description:
+                cur.fetchall()
+            if not cur.nextset():
+                break
+    waiter = open_engine(target.dsn, target.engine_schema, Timeouts(lock_ms=20_000))
+    waiter_id = _session_id(waiter)
+    got: list = []
+    thread = threading.Thread(target=lambda: got.extend(messages.pop(waiter, spec)))
+    thread.start()
+    waits = _until(lambda: diagnose.locks(engine, spec).rows)
+    assert waits, "the blocked pop never showed up as a lock wait"
+    assert waits[0]["waiter"] == waiter_id and waits[0]["blocker"] == holder_id
+    time.sleep(1.1)
+    assert float(diagnose.locks(engine, spec).rows[0]["wait_s"]) >= 1.0
+    report = diagnose.inspect(engine, spec)
+    assert any(f["code"] == "lock_wait" for f in report["findings"])
+    holder.conn.commit()
+    thread.join(timeout=30)
+    assert [m["payload"] for m in got] == [b"b"]
+    for eng in (holder, waiter, engine):
+        eng.close()
+
+
+CONSUMER = """
+import sys, time
+from qadmin.engines import open_engine
+from qadmin.ops import catalog, messages
+engine = open_engine(sys.argv[1], None if sys.argv[2] == '-' else sys.argv[2])
+messages.pop(engine, catalog.get(engine, 'claim_q'), worker='doomed')
+print('claimed', flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize("label", ["sqlite", "postgresql", "mariadb"])
+def test_killed_consumer_claim_is_stale_and_requeue_releases_it(label, request, tmp_path):
+    target = _target(label, request, tmp_path)
+    engine = target.engine()
+    spec = _make(engine, "claim_q", "claim")
+    messages.push(engine, spec, [b"job"])
+    proc = subprocess.Popen([sys.executable, "-c", CONSUMER, target.dsn,
+                             target.engine_schema or "-"], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "claimed"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    with pytest.raises(Exception, match="empty"):
+        messages.pop(engine, spec)
+    part = _until(lambda: (p := diagnose.claims(engine, spec, 0))["stale"]
+                  and (label == "sqlite" or p["stale"][0]["session_alive"] is False) and p)
+    stale = part["stale"]
+    assert [c["claimed_by"] for c in stale] == ["doomed"]
+    if label != "sqlite":
+        assert stale[0]["session_alive"] is False
+    assert any(f["code"] == "stale_claims" for f in diagnose.inspect(engine, spec, 0)["findings"])
+    assert diagnose.requeue(engine, spec, 3600) == [], "fresh claims are not released"
+    assert diagnose.requeue(engine, spec, 0) == [stale[0]["id"]]
+    second = messages.pop(engine, spec, worker="second")
+    assert second[0]["payload"] == b"job" and second[0]["attempts"] == 2
+    engine.close()
+
+
+def test_check_returns_each_nagios_code(tmp_path):
+    db = ["--dsn", f"sqlite:///{tmp_path / 'q.db'}"]
+    runner = CliRunner()
+    runner.invoke(cli, ["create", "q", "--kind", "fifo", *db])
+    runner.invoke(cli, ["push", "q", "a", "b", "c", *db])
+    codes = {}
+    for label, args in {
+        "ok": ["--warn-depth", "10", "--crit-depth", "100"],
+        "warning": ["--warn-depth", "2", "--crit-depth", "100"],
+        "critical": ["--warn-depth", "1", "--crit-depth", "3"],
+    }.items():
+        result = runner.invoke(cli, ["check", "q", *args, *db])
+        codes[label] = result.exit_code
+        assert result.stdout.startswith(f"QADMIN {label.upper()} - q")
+        assert "| depth=3;" in result.stdout
+    assert codes == {"ok": 0, "warning": 1, "critical": 2}
+    missing = runner.invoke(cli, ["check", "nosuch", "--format", "json", *db])
+    assert missing.exit_code == 3
+    assert '"status": "UNKNOWN"' in missing.stdout
+
+
+def test_postgres_role_without_monitoring_privileges_gets_notes_not_errors(request, tmp_path):
+    import psycopg
+
+    target = _target("postgresql", request, tmp_path)
+    engine = target.engine()
+    spec = _make(engine, "priv_q", "fifo")
+    messages.push(engine, spec, [b"a"])
+    role = "qt_role_" + uuid.uuid4().hex[:8]
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        admin.execute(f'CREATE ROLE "{role}" LOGIN')
+        admin.execute(f'GRANT USAGE ON SCHEMA "{target.schema}" TO "{role}"')
+        admin.execute(f'GRANT SELECT ON ALL TABLES IN SCHEMA "{target.schema}" TO "{role}"')
+    holder = psycopg.connect(PG_ADMIN, autocommit=False)
+    holder.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+    holder.execute("SELECT 1").fetchone()
+    try:
+        dsn = PG_ADMIN.replace("postgres@", f"{role}@")
+        result = CliRunner().invoke(cli, ["inspect", "priv_q", "--dsn", dsn, "--schema",
+                                          target.schema, "--format", "json"])
+        assert result.exit_code == 0, result.stderr
+        assert "partial view: pg_read_all_stats" in result.stdout
+    finally:
+        holder.rollback()
+        holder.close()
+        with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+            admin.execute(f'DROP OWNED BY "{role}"')
+            admin.execute(f'DROP ROLE "{role}"')
+        engine.close()
+
+
+def test_mariadb_user_without_process_gets_a_note_naming_it(request, tmp_path):
+    import pymysql
+
+    target = _target("mariadb", request, tmp_path)
+    engine = target.engine()
+    spec = _make(engine, "priv_q", "fifo")
+    user = "qt_user_" + uuid.uuid4().hex[:8]
+    admin = pymysql.connect(host=MY_HOST, user="root", password="", autocommit=True)
+    with admin.cursor() as cur:
+        cur.execute(f"CREATE USER '{user}'@'%' IDENTIFIED BY 'pw-{user}'")
+        cur.execute(f"GRANT SELECT ON `{target.schema}`.* TO '{user}'@'%'")
+    try:
+        dsn = f"mysql://{user}:pw-{user}@{MY_HOST}:3306/{target.schema}"
+        result = CliRunner().invoke(cli, ["inspect", spec.name, "--dsn", dsn, "--format",
+                                          "json"])
+        assert result.exit_code == 0, result.stderr
+        assert "horizon unavailable: needs PROCESS" in result.stdout
+        assert "locks unavailable: needs PROCESS" in result.stdout
+        assert f"pw-{user}" not in result.stdout + result.stderr
+    finally:
+        with admin.cursor() as cur:
+            cur.execute(f"DROP USER '{user}'@'%'")
+        admin.close()
+        engine.close()
