@@ -153,14 +153,17 @@ def test_list_and_inspect(db):
         }
     ]
     info = json.loads(run("inspect", "a_q", "--format", "json", *db).stdout)
-    assert info["depth"] == 1 and info["kind"] == "ring" and info["engine"] == "sqlite"
+    assert info["size"]["depth"] == 1 and info["size"]["depth_exact"] is True
+    assert info["kind"] == "ring" and info["engine"] == "sqlite"
+    assert info["size"]["ring_fill"] == 0.125
 
 
 def test_demo_runs_on_the_embedded_default_with_no_configuration():
     result = run("demo", "--format", "json")
     assert result.exit_code == 0, result.stderr
     info = json.loads(result.stdout)
-    assert info["queue"] == "orders_q" and info["depth"] == 7 and info["engine"] == "sqlite"
+    assert info["queue"] == "orders_q" and info["size"]["depth"] == 7
+    assert info["engine"] == "sqlite" and info["findings"] == []
 
 
 def test_config_connections_and_conn_list_masks_passwords(tmp_path, monkeypatch):
