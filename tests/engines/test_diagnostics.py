@@ -29,8 +29,11 @@ def _make(engine, name, kind, strict=False):
 
 
 def _session_id(engine) -> str:
-    sql = "SELECT pg_backend_pid() AS s" if engine.name == "postgresql" else \
-        "SELECT CONNECTION_ID() AS s"
+    sql = (
+        "SELECT pg_backend_pid() AS s"
+        if engine.name == "postgresql"
+        else "SELECT CONNECTION_ID() AS s"
+    )
     return str(engine.query(sql)[0]["s"])
 
 
@@ -65,8 +68,13 @@ def test_postgres_dead_rows_held_by_a_snapshot_name_the_holder(request, tmp_path
     with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
         admin.execute(f'VACUUM "{target.schema}".ghost_q')
     monkeypatch.setattr(diagnose, "LONG_SNAPSHOT_S", 0)
-    report = _until(lambda: (r := diagnose.inspect(engine, spec))
-                    and (r["ghosts"]["table"].get("dead_rows") or 0) >= 2000 and r)
+    report = _until(
+        lambda: (
+            (r := diagnose.inspect(engine, spec))
+            and (r["ghosts"]["table"].get("dead_rows") or 0) >= 2000
+            and r
+        )
+    )
     assert report, "dead rows never showed up"
     assert holder_pid in {h["holder"] for h in report["ghosts"]["holders"]}
     finding = next(f for f in report["findings"] if f["code"] == "dead_rows")
@@ -161,15 +169,23 @@ def test_killed_consumer_claim_is_stale_and_requeue_releases_it(label, request, 
     engine = target.engine()
     spec = _make(engine, "claim_q", "claim")
     messages.push(engine, spec, [b"job"])
-    proc = subprocess.Popen([sys.executable, "-c", CONSUMER, target.dsn,
-                             target.engine_schema or "-"], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CONSUMER, target.dsn, target.engine_schema or "-"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout.readline().strip() == "claimed"
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     with pytest.raises(Exception, match="empty"):
         messages.pop(engine, spec)
-    part = _until(lambda: (p := diagnose.claims(engine, spec, 0))["stale"]
-                  and (label == "sqlite" or p["stale"][0]["session_alive"] is False) and p)
+    part = _until(
+        lambda: (
+            (p := diagnose.claims(engine, spec, 0))["stale"]
+            and (label == "sqlite" or p["stale"][0]["session_alive"] is False)
+            and p
+        )
+    )
     stale = part["stale"]
     assert [c["claimed_by"] for c in stale] == ["doomed"]
     if label != "sqlite":
@@ -220,8 +236,9 @@ def test_postgres_role_without_monitoring_privileges_gets_notes_not_errors(reque
     holder.execute("SELECT 1").fetchone()
     try:
         dsn = PG_ADMIN.replace("postgres@", f"{role}@")
-        result = CliRunner().invoke(cli, ["inspect", "priv_q", "--dsn", dsn, "--schema",
-                                          target.schema, "--format", "json"])
+        result = CliRunner().invoke(
+            cli, ["inspect", "priv_q", "--dsn", dsn, "--schema", target.schema, "--format", "json"]
+        )
         assert result.exit_code == 0, result.stderr
         assert "partial view: pg_read_all_stats" in result.stdout
     finally:
@@ -246,8 +263,7 @@ def test_mariadb_user_without_process_gets_a_note_naming_it(request, tmp_path):
         cur.execute(f"GRANT SELECT ON `{target.schema}`.* TO '{user}'@'%'")
     try:
         dsn = f"mysql://{user}:pw-{user}@{MY_HOST}:3306/{target.schema}"
-        result = CliRunner().invoke(cli, ["inspect", spec.name, "--dsn", dsn, "--format",
-                                          "json"])
+        result = CliRunner().invoke(cli, ["inspect", spec.name, "--dsn", dsn, "--format", "json"])
         assert result.exit_code == 0, result.stderr
         assert "horizon unavailable: needs PROCESS" in result.stdout
         assert "locks unavailable: needs PROCESS" in result.stdout
@@ -257,3 +273,88 @@ def test_mariadb_user_without_process_gets_a_note_naming_it(request, tmp_path):
             cur.execute(f"DROP USER '{user}'@'%'")
         admin.close()
         engine.close()
+
+
+@pytest.mark.parametrize("label", ["sqlite", "postgresql", "mariadb", "mysql8"])
+def test_rates_count_what_was_pushed_and_popped_between_samples(label, request, tmp_path):
+    target = _target(label, request, tmp_path)
+    engine = target.engine()
+    for kind in ("fifo", "ring"):
+        spec = queues.create(
+            engine, queues.make_spec(f"rate_{kind}", kind, 1000 if kind == "ring" else None, False)
+        )
+        messages.push(engine, spec, [b"warm"] * 5)
+        worker = target.engine()
+        before = diagnose.sample(engine, spec)
+        messages.push(worker, spec, [b"m"] * 50)
+        messages.pop(worker, spec, 20)
+        worker.close()  # a PostgreSQL backend flushes its counters when it exits
+        counts_deletes = label == "postgresql" and kind != "ring"
+
+        def flushed(spec=spec, before=before, counts_deletes=counts_deletes):
+            now = diagnose.sample(engine, spec)
+            done = not counts_deletes or (now.deleted or 0) - (before.deleted or 0) >= 20
+            return now if done else None
+
+        got = diagnose.rates(before, _until(flushed), spec)
+        assert (got["enqueued"], got["dequeued"]) == (50, 20), got
+    engine.close()
+
+
+def test_postgres_index_bloat_after_churn_is_found_and_measured(request, tmp_path, monkeypatch):
+    import psycopg
+
+    target = _target("postgresql", request, tmp_path)
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        admin.execute("CREATE EXTENSION IF NOT EXISTS pgstattuple")
+    engine = target.engine()
+    spec = _make(engine, "churn_q", "fifo")
+    for _ in range(6):
+        messages.push(engine, spec, [b"z" * 50] * 10_000)
+    for _ in range(59):
+        messages.pop(engine, spec, 1000)
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        admin.execute(f'VACUUM ANALYZE "{target.schema}".churn_q')
+    report = diagnose.inspect(engine, spec, deep=True)
+    pkey = next(i for i in report["fragmentation"]["indexes"] if i["index_name"].endswith("pkey"))
+    assert float(pkey["bloat_pct"]) > 50, pkey
+    assert any(
+        f["code"] == "index_bloat" and "REINDEX INDEX CONCURRENTLY" in f["fix"]
+        for f in report["findings"]
+    )
+    measured = report["fragmentation"]["indexes_measured"]
+    assert measured and float(measured[0]["free_pages_pct"]) > 50
+    assert report["fragmentation"]["table_measured"][0]["dead_tuples_exact"] >= 0
+    refused = diagnose.fragmentation(engine, spec, deep=True, max_pages=1)
+    assert any("--deep refused" in n for n in refused["notes"])
+    assert "indexes_measured" not in refused
+    engine.close()
+
+
+def test_sqlite_deep_fragmentation_measures_unused_space(request, tmp_path):
+    target = _target("sqlite", request, tmp_path)
+    engine = target.engine()
+    spec = _make(engine, "churn_q", "fifo")
+    messages.push(engine, spec, [b"w" * 500] * 4000)
+
+    def unused() -> float:
+        part = diagnose.fragmentation(engine, spec, deep=True)
+        tree = next(r for r in part["indexes_measured"] if r["index_name"] == "churn_q")
+        return float(tree["unused_pct"])
+
+    fresh = unused()
+    engine.run([f"DELETE FROM {engine.qualified('churn_q')} WHERE id % 4 <> 0"])
+    assert unused() > fresh + 10
+    engine.close()
+
+
+def test_mariadb_index_statistics_are_reported(request, tmp_path):
+    target = _target("mariadb", request, tmp_path)
+    engine = target.engine()
+    spec = _make(engine, "stats_q", "pending")
+    messages.push(engine, spec, [b"p"] * 2000)
+    engine.run([f"ANALYZE TABLE {engine.qualified('stats_q')}"])
+    indexes = {r["index_name"]: r for r in diagnose.fragmentation(engine, spec)["indexes"]}
+    assert set(indexes) == {"PRIMARY", "stats_q_pop_idx"}
+    assert all(int(r["pages"]) >= 1 for r in indexes.values())
+    engine.close()

@@ -26,6 +26,7 @@ PARAMS = {
     "table": "orders_q",
     "limit": 100,
     "stale_s": 300,
+    "max_pages": 100000,
 }
 
 

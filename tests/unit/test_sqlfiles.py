@@ -61,12 +61,15 @@ def test_every_diagnostic_file_is_used_and_explains_itself():
         assert {"answers", "params", "min version", "privilege"} <= set(fields), path
 
 
-@pytest.mark.parametrize("dialect,expected", [
-    ("postgresql", DIAG_SERVER := {"size", "ghosts", "horizon", "locks", "sessions"}),
-    ("mysql", DIAG_SERVER),
-    ("mssql", DIAG_SERVER),
-    ("sqlite", {"size", "ghosts"}),
-])
+@pytest.mark.parametrize(
+    "dialect,expected",
+    [
+        ("postgresql", DIAG_SERVER := {"size", "ghosts", "horizon", "locks", "sessions"}),
+        ("mysql", DIAG_SERVER),
+        ("mssql", DIAG_SERVER),
+        ("sqlite", {"size", "ghosts"}),
+    ],
+)
 def test_every_engine_has_its_diagnostics(dialect, expected):
     have = {p.stem for p in (ROOT / "diagnostics" / dialect).glob("*.sql")}
     assert have == expected

@@ -68,3 +68,6 @@ SELECT count_big(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table
 SELECT TOP (1) enqueued_at AS oldest_enqueued_at
 FROM {table} WITH (READPAST, READCOMMITTEDLOCK)
 ORDER BY id
+
+-- name: counters
+SELECT CAST(IDENT_CURRENT({lit_table}) AS bigint) AS enqueued_total

@@ -92,3 +92,7 @@ SELECT count_big(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table
 SELECT TOP (1) enqueued_at AS oldest_enqueued_at
 FROM {table} WITH (READPAST, READCOMMITTEDLOCK)
 ORDER BY id
+
+-- name: counters
+SELECT COALESCE(CAST(last_used_value AS bigint) + 1, CAST(start_value AS bigint)) AS enqueued_total
+FROM sys.sequences WHERE object_id = OBJECT_ID({lit_seq})

@@ -136,3 +136,6 @@ WHERE processing_started_at < DATEADD(SECOND, -:stale_s, SYSUTCDATETIME())
 SELECT TOP (1) enqueued_at AS oldest_enqueued_at
 FROM {table} WITH (READPAST, READCOMMITTEDLOCK)
 ORDER BY id
+
+-- name: counters
+SELECT CAST(IDENT_CURRENT({lit_table}) AS bigint) AS enqueued_total

@@ -73,3 +73,6 @@ ORDER BY id
 SELECT count(*) AS due FROM (
     SELECT TOP (10000) id FROM {table} WITH (READPAST, READCOMMITTEDLOCK)
     WHERE due_at <= SYSUTCDATETIME()) AS d
+
+-- name: counters
+SELECT CAST(IDENT_CURRENT({lit_table}) AS bigint) AS enqueued_total

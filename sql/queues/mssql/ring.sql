@@ -187,3 +187,10 @@ SELECT
   - (SELECT COALESCE(CAST(last_used_value AS bigint) + 1, CAST(start_value AS bigint))
        FROM sys.sequences WHERE object_id = OBJECT_ID({lit_pop_seq})) AS depth,
     (SELECT min(enqueued_at) FROM {table} WHERE reference_count = 1) AS oldest_enqueued_at
+
+-- name: counters
+SELECT
+    (SELECT COALESCE(CAST(last_used_value AS bigint) + 1, CAST(start_value AS bigint))
+       FROM sys.sequences WHERE object_id = OBJECT_ID({lit_push_seq})) AS enqueued_total,
+    (SELECT COALESCE(CAST(last_used_value AS bigint) + 1, CAST(start_value AS bigint))
+       FROM sys.sequences WHERE object_id = OBJECT_ID({lit_pop_seq})) AS dequeued_total

@@ -76,3 +76,7 @@ SELECT count(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}
 
 -- name: oldest
 SELECT enqueued_at AS oldest_enqueued_at FROM {table} ORDER BY id LIMIT 1
+
+-- name: counters
+SELECT AUTO_INCREMENT - 1 AS enqueued_total FROM information_schema.TABLES
+WHERE TABLE_SCHEMA = :schema AND TABLE_NAME = :table

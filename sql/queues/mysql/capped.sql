@@ -109,3 +109,6 @@ SELECT count(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}
 
 -- name: oldest
 SELECT enqueued_at AS oldest_enqueued_at FROM {table} ORDER BY id LIMIT 1
+
+-- name: counters
+SELECT {next_expr:seq} AS enqueued_total

@@ -139,3 +139,7 @@ WHERE processing_started_at < @qadmin_cutoff
 
 -- name: oldest
 SELECT enqueued_at AS oldest_enqueued_at FROM {table} ORDER BY id LIMIT 1
+
+-- name: counters
+SELECT AUTO_INCREMENT - 1 AS enqueued_total FROM information_schema.TABLES
+WHERE TABLE_SCHEMA = :schema AND TABLE_NAME = :table

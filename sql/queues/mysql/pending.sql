@@ -77,3 +77,7 @@ SELECT enqueued_at AS oldest_enqueued_at FROM {table} ORDER BY id LIMIT 1
 -- name: due
 SELECT count(*) AS due FROM (
     SELECT 1 FROM {table} WHERE due_at <= UTC_TIMESTAMP(6) LIMIT 10000) AS d
+
+-- name: counters
+SELECT AUTO_INCREMENT - 1 AS enqueued_total FROM information_schema.TABLES
+WHERE TABLE_SCHEMA = :schema AND TABLE_NAME = :table

@@ -178,3 +178,6 @@ CALL {pop}({capacity} + 1000000)
 -- name: depth
 SELECT GREATEST({next_expr:push_seq} - {next_expr:pop_seq}, 0) AS depth,
        (SELECT MIN(enqueued_at) FROM {table} WHERE reference_count = 1) AS oldest_enqueued_at
+
+-- name: counters
+SELECT {next_expr:push_seq} AS enqueued_total, {next_expr:pop_seq} AS dequeued_total

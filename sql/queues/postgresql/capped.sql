@@ -89,3 +89,7 @@ SELECT count(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}
 
 -- name: oldest
 SELECT enqueued_at AS oldest_enqueued_at FROM {table} ORDER BY id LIMIT 1
+
+-- name: counters
+SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END AS enqueued_total
+FROM {seq}

@@ -125,3 +125,6 @@ RETURNING q.id
 
 -- name: oldest
 SELECT enqueued_at AS oldest_enqueued_at FROM {table} ORDER BY id LIMIT 1
+
+-- name: counters
+SELECT pg_sequence_last_value(pg_get_serial_sequence({lit_table}, 'id')) AS enqueued_total

@@ -65,3 +65,6 @@ SELECT enqueued_at AS oldest_enqueued_at FROM {table} ORDER BY id LIMIT 1
 -- name: due
 SELECT count(*) AS due FROM (
     SELECT 1 FROM {table} WHERE due_at <= clock_timestamp() LIMIT 10000) AS d
+
+-- name: counters
+SELECT pg_sequence_last_value(pg_get_serial_sequence({lit_table}, 'id')) AS enqueued_total

@@ -192,3 +192,9 @@ SELECT greatest(s.push_next - s.pop_next, 0) AS depth,
          WHERE r.slot = s.pop_next % {capacity} AND r.message_id = s.pop_next)
            AS oldest_enqueued_at
 FROM s
+
+-- name: counters
+SELECT (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END FROM {push_seq})
+           AS enqueued_total,
+       (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END FROM {pop_seq})
+           AS dequeued_total

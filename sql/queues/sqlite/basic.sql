@@ -36,3 +36,6 @@ SELECT count(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}
 
 -- name: oldest
 SELECT enqueued_at AS oldest_enqueued_at FROM {table} ORDER BY id LIMIT 1
+
+-- name: counters
+SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = :table), 0) AS enqueued_total

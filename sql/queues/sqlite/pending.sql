@@ -47,3 +47,6 @@ SELECT enqueued_at AS oldest_enqueued_at FROM {table} ORDER BY id LIMIT 1
 -- name: due
 SELECT count(*) AS due FROM (
     SELECT 1 FROM {table} WHERE due_at <= strftime('%Y-%m-%d %H:%M:%f', 'now') LIMIT 10000)
+
+-- name: counters
+SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = :table), 0) AS enqueued_total

@@ -79,3 +79,6 @@ WHERE reference_count = 1
 -- name: depth
 SELECT count(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}
 WHERE reference_count = 1
+
+-- name: counters
+SELECT push_seq AS enqueued_total, pop_seq AS dequeued_total FROM {ctl}

@@ -46,6 +46,36 @@ STALE = (
     ],
 )
 NOTES = ("notes", "notes", ["note"])
+INDEXES = (
+    "indexes",
+    "fragmentation.indexes",
+    [
+        "index_name",
+        "index_bytes",
+        "pages",
+        "entries",
+        "expected_pages",
+        "bloat_pct",
+        "leaf_pages",
+        "fragmentation_pct",
+    ],
+)
+MEASURED = (
+    "indexes measured (--deep)",
+    "fragmentation.indexes_measured",
+    [
+        "index_name",
+        "pages",
+        "leaf_pages",
+        "avg_leaf_density",
+        "free_pages_pct",
+        "leaf_fragmentation",
+        "unused_pct",
+        "page_density_pct",
+        "ghost_records",
+    ],
+)
+SECTIONS = [FINDINGS, HOLDERS, WAITS, STALE, INDEXES, MEASURED, NOTES]
 
 stale_option = click.option(
     "--stale-after",
@@ -58,8 +88,37 @@ stale_option = click.option(
 )
 
 
+deep_options = [
+    click.option(
+        "--deep",
+        is_flag=True,
+        help="Also measure (pgstatindex, pgstattuple_approx, dbstat, SAMPLED stats): "
+        "reads the queue's pages.",
+    ),
+    click.option(
+        "--max-pages",
+        type=click.IntRange(1),
+        default=diagnose.DEFAULT_MAX_PAGES,
+        show_default=True,
+        help="--deep refuses a table larger than this.",
+    ),
+]
+
+
+def _deep(func: Any) -> Any:
+    for option in reversed(deep_options):
+        func = option(func)
+    return func
+
+
 def _with_notes(report: dict[str, Any]) -> dict[str, Any]:
-    notes = [*report["ghosts"]["notes"], *report["locks"]["notes"], *report["claims"]["notes"]]
+    notes = [
+        *report["ghosts"]["notes"],
+        *report["locks"]["notes"],
+        *report["claims"]["notes"],
+        *report["fragmentation"]["notes"],
+        *report.get("rates", {}).get("notes", []),
+    ]
     if report["size"].get("note"):
         notes.append(report["size"]["note"])
     return dict(report, notes=[{"note": n} for n in notes])
@@ -73,15 +132,45 @@ def _load(target: Target, name: str) -> tuple[Any, Any]:
 @click.command()
 @click.argument("name")
 @stale_option
+@click.option(
+    "--sample",
+    "sample_s",
+    type=click.FloatRange(0, 60),
+    default=1.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Read the counters twice this far apart for rates (0: no rates).",
+)
+@_deep
 @connection_options
 @format_option
-def inspect(name: str, stale_after: int, target: Target, fmt: str | None) -> None:
-    """One screen on queue NAME: size, ghosts and who holds them, locks, claims, findings."""
+def inspect(
+    name: str,
+    stale_after: int,
+    sample_s: float,
+    deep: bool,
+    max_pages: int,
+    target: Target,
+    fmt: str | None,
+) -> None:
+    """One screen on queue NAME: size, rates, ghosts and who holds them, locks, claims,
+    index bloat, findings."""
     engine, spec = _load(target, name)
-    report = _with_notes(diagnose.inspect(engine, spec, stale_after))
-    render.report(
-        report, [FINDINGS, HOLDERS, WAITS, STALE, NOTES], fmt, title=f"qadmin inspect {name}"
-    )
+    report = diagnose.inspect(engine, spec, stale_after, sample_s, deep, max_pages)
+    render.report(_with_notes(report), SECTIONS, fmt, title=f"qadmin inspect {name}")
+
+
+@click.command()
+@click.argument("name")
+@_deep
+@connection_options
+@format_option
+def fragmentation(name: str, deep: bool, max_pages: int, target: Target, fmt: str | None) -> None:
+    """Index size and bloat of queue NAME (estimated; measured with --deep)."""
+    engine, spec = _load(target, name)
+    part = diagnose.fragmentation(engine, spec, deep, max_pages)
+    data = dict(queue=name, fragmentation=part, notes=[{"note": n} for n in part["notes"]])
+    render.report(data, [INDEXES, MEASURED, NOTES], fmt)
 
 
 @click.command()
@@ -206,4 +295,4 @@ def check(
     return int(result["code"])
 
 
-COMMANDS = [inspect, size, ghosts, locks, claims, requeue, check]
+COMMANDS = [inspect, size, ghosts, fragmentation, locks, claims, requeue, check]

@@ -9,18 +9,30 @@ the rest goes on: a missing privilege never reads as "nothing wrong".
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from qadmin.engines.base import Engine
-from qadmin.errors import LockTimeout, PermissionMissing
+from qadmin.errors import LockTimeout, PermissionMissing, QadminError
 from qadmin.kinds import Kind, QueueSpec
 from qadmin.ops.values import iso, to_utc
 from qadmin.sqlfiles import header_fields
 
 # Every file under sql/diagnostics/<engine>/ is one of these (a test holds both ways).
-DIAGNOSTICS = ("size", "ghosts", "horizon", "locks", "sessions")
+DIAGNOSTICS = (
+    "size",
+    "ghosts",
+    "horizon",
+    "locks",
+    "sessions",
+    "counters",
+    "fragmentation",
+    "fragmentation_deep",
+    "ghosts_deep",
+)
+DEFAULT_MAX_PAGES = 131_072  # 1 GiB of 8 KiB pages: --deep refuses larger tables
 EXACT_DEPTH_LIMIT = 100_000
 CLAIMS_SHOWN = 1000
 DEFAULT_STALE_AFTER_S = 300
@@ -48,6 +60,9 @@ def run_part(engine: Engine, name: str, params: dict[str, Any] | None = None) ->
         return Part(name, note=f"{name} unavailable: needs {privilege}")
     except LockTimeout as exc:
         return Part(name, note=f"{name} skipped: {exc}")
+    except QadminError as exc:
+        version = header_fields(file.header).get("min version", "")
+        return Part(name, note=f"{name} unavailable ({version}): {exc}")
 
 
 def _params(engine: Engine, spec: QueueSpec) -> dict[str, Any]:
@@ -146,12 +161,105 @@ def requeue(engine: Engine, spec: QueueSpec, stale_after_s: int) -> list[int]:
     return sorted(int(r["id"]) for r in rows if r.get("id") is not None)
 
 
+def fragmentation(
+    engine: Engine, spec: QueueSpec, deep: bool = False, max_pages: int = DEFAULT_MAX_PAGES
+) -> dict[str, Any]:
+    """Index size and bloat estimate from the catalog; with ``deep``, measured (it reads the
+    indexes), and refused for a table of more than ``max_pages`` pages."""
+    params = dict(_params(engine, spec), max_pages=max_pages)
+    cheap = run_part(engine, "fragmentation", params)
+    out: dict[str, Any] = {"indexes": cheap.rows, "notes": [cheap.note] if cheap.note else []}
+    if deep:
+        pages = _int(size(engine, spec).get("pages")) or 0
+        if pages > max_pages:
+            out["notes"].append(
+                f"--deep refused: the table has {pages} pages, more than --max-pages {max_pages}"
+            )
+        else:
+            for name, key in (
+                ("fragmentation_deep", "indexes_measured"),
+                ("ghosts_deep", "table_measured"),
+            ):
+                part = run_part(engine, name, params)
+                out[key] = part.rows
+                if part.note and engine.diagnostic_file(name) is not None:
+                    out["notes"].append(part.note)
+    return out
+
+
+@dataclass
+class Sample:
+    """Counters at one moment, for rates: what the template and the engine tell cheaply."""
+
+    at: float
+    depth: int
+    enqueued_total: int | None
+    dequeued_total: int | None
+    deleted: int | None
+    notes: list[str] = field(default_factory=list)
+
+
+def sample(engine: Engine, spec: QueueSpec) -> Sample:
+    notes = []
+    try:
+        rows = _template_rows(engine, spec, "counters", _params(engine, spec))
+    except PermissionMissing as exc:
+        rows = []
+        notes.append(f"id counters unavailable: {exc}")
+    counters = rows[0] if rows else {}
+    server = run_part(engine, "counters", _params(engine, spec))
+    stats = server.rows[0] if server.rows else {}
+    if server.note and engine.diagnostic_file("counters") is not None:
+        notes.append(server.note)
+    return Sample(
+        at=time.monotonic(),
+        depth=int(size(engine, spec)["depth"]),
+        enqueued_total=_int(counters.get("enqueued_total")),
+        dequeued_total=_int(counters.get("dequeued_total")),
+        deleted=_int(stats.get("deleted")),
+        notes=notes,
+    )
+
+
+def rates(before: Sample, after: Sample, spec: QueueSpec) -> dict[str, Any]:
+    """Enqueue and dequeue rates between two samples, each with the source it came from."""
+    elapsed = max(after.at - before.at, 1e-6)
+    out: dict[str, Any] = {"interval_s": round(elapsed, 3)}
+    enq = _delta(before.enqueued_total, after.enqueued_total)
+    out["enqueued"] = enq
+    out["enqueue_per_s"] = round(enq / elapsed, 2) if enq is not None else None
+    out["enqueue_source"] = "push sequence" if spec.kind is Kind.RING else "id high-water mark"
+    deq = _delta(before.dequeued_total, after.dequeued_total)
+    source = "pop sequence"
+    if deq is None and spec.kind not in (Kind.CLAIM, Kind.CAPPED):
+        deq = _delta(before.deleted, after.deleted)
+        source = "server delete counter"
+    if deq is None and enq is not None:
+        deq = enq - (after.depth - before.depth)
+        source = "enqueued minus depth change"
+    out["dequeued"] = max(deq, 0) if deq is not None else None
+    out["dequeue_per_s"] = round(max(deq, 0) / elapsed, 2) if deq is not None else None
+    out["dequeue_source"] = source
+    out["notes"] = sorted(set(before.notes + after.notes))
+    return out
+
+
+def _delta(a: int | None, b: int | None) -> int | None:
+    return None if a is None or b is None else b - a
+
+
 def inspect(
     engine: Engine,
     spec: QueueSpec,
     stale_after_s: int = DEFAULT_STALE_AFTER_S,
+    sample_s: float = 0.0,
+    deep: bool = False,
+    max_pages: int = DEFAULT_MAX_PAGES,
 ) -> dict[str, Any]:
-    """Everything at once, plus findings: the one screen a DBA reads during an incident."""
+    """Everything at once, plus findings: the one screen a DBA reads during an incident.
+
+    With ``sample_s`` > 0 the counters are read twice that far apart to give rates.
+    """
     report: dict[str, Any] = {
         "queue": spec.name,
         "schema": engine.schema,
@@ -163,16 +271,17 @@ def inspect(
         "strict": spec.strict,
         "created_at": spec.created_at,
     }
+    if sample_s > 0:
+        first = sample(engine, spec)
+        time.sleep(sample_s)
+        report["rates"] = rates(first, sample(engine, spec), spec)
     report["size"] = size(engine, spec)
     report["ghosts"] = ghosts(engine, spec)
     lock_part = locks(engine, spec)
     report["locks"] = {"waits": lock_part.rows, "notes": [lock_part.note] if lock_part.note else []}
     report["claims"] = claims(engine, spec, stale_after_s)
-    report["not_covered"] = [
-        "enqueue/dequeue rates (qadmin tail)",
-        "index fragmentation",
-        "watermarks",
-    ]
+    report["fragmentation"] = fragmentation(engine, spec, deep, max_pages)
+    report["not_covered"] = ["watermarks (not built yet: the rings and watermarks issue)"]
     report["findings"] = findings(report)
     return report
 
@@ -261,6 +370,7 @@ def findings(report: dict[str, Any]) -> list[dict[str, Any]]:
                 "fix": "add consumers, or resize the ring (qadmin resize, the rings issue)",
             }
         )
+    out.extend(_index_findings(report.get("fragmentation", {}), engine))
     free, pages = _int(table.get("free_pages")), _int(table.get("pages"))
     if engine == "sqlite" and free and pages and free > 0.5 * pages and pages > 1000:
         out.append(
@@ -271,6 +381,49 @@ def findings(report: dict[str, Any]) -> list[dict[str, Any]]:
                 "fix": "VACUUM the database file in a quiet moment (it locks the whole file)",
             }
         )
+    return out
+
+
+REBUILD = {
+    "postgresql": "REINDEX INDEX CONCURRENTLY {index}",
+    "mysql": "OPTIMIZE TABLE (rebuilds the table and its indexes online for InnoDB)",
+    "mssql": "ALTER INDEX {index} ON the queue table REORGANIZE (or REBUILD WITH (ONLINE = ON))",
+    "sqlite": "VACUUM (rewrites the whole file; locks it meanwhile)",
+}
+
+
+def _index_findings(frag: dict[str, Any], engine: str) -> list[dict[str, Any]]:
+    """Indexes worth rebuilding: estimated or measured waste above half, on a non-trivial size."""
+    out = []
+    for row in frag.get("indexes", []) + frag.get("indexes_measured", []):
+        index = row.get("index_name")
+        waste = None
+        if row.get("bloat_pct") is not None and (_int(row.get("pages")) or 0) >= 128:
+            waste = f"an estimated {float(row['bloat_pct']):.0f} % bloat"
+            worth = float(row["bloat_pct"]) >= 50
+        elif row.get("free_pages_pct") is not None and (
+            (_int(row.get("leaf_pages")) or 0) + (_int(row.get("deleted_pages")) or 0) >= 128
+        ):
+            density, free = float(row["avg_leaf_density"] or 0), float(row["free_pages_pct"])
+            waste = f"{free:.0f} % empty or deleted pages, leaves {density:.0f} % full (measured)"
+            worth = free >= 50 or density < 50
+        elif row.get("unused_pct") is not None and (_int(row.get("pages")) or 0) >= 128:
+            waste = f"{float(row['unused_pct']):.0f} % unused bytes (measured)"
+            worth = float(row["unused_pct"]) >= 50
+        elif row.get("fragmentation_pct") is not None and (_int(row.get("pages")) or 0) >= 1000:
+            waste = f"{float(row['fragmentation_pct']):.0f} % logical fragmentation"
+            worth = float(row["fragmentation_pct"]) >= 30
+        else:
+            continue
+        if worth:
+            out.append(
+                {
+                    "severity": "info",
+                    "code": "index_bloat",
+                    "message": f"index {index} has {waste}",
+                    "fix": REBUILD.get(engine, "rebuild the index").format(index=index),
+                }
+            )
     return out
 
 

@@ -1,0 +1,29 @@
+-- answers: each index of the queue table: size, entries, and an estimate of the space beyond
+--          what its live entries need (bloat_pct), from catalog statistics only
+-- params: :schema, :table
+-- min version: PostgreSQL 14
+-- privilege: none
+-- cost: catalog only. The estimate assumes 8-byte key columns (all qadmin's indexes) at the
+--       default fillfactor 90, and relies on reltuples from the last VACUUM / ANALYZE;
+--       confirm with --deep (pgstatindex) before a REINDEX CONCURRENTLY
+SELECT ic.relname                           AS index_name,
+       pg_relation_size(ic.oid)             AS index_bytes,
+       ic.relpages                          AS pages,
+       greatest(ic.reltuples, 0)::bigint    AS entries,
+       e.expected_pages                     AS expected_pages,
+       CASE WHEN ic.relpages > 0
+            THEN round(100.0 * greatest(ic.relpages - e.expected_pages, 0) / ic.relpages, 1)
+       END                                  AS bloat_pct,
+       s.idx_scan                           AS scans
+FROM pg_catalog.pg_index AS i
+JOIN pg_catalog.pg_class AS t ON t.oid = i.indrelid
+JOIN pg_catalog.pg_namespace AS n ON n.oid = t.relnamespace
+JOIN pg_catalog.pg_class AS ic ON ic.oid = i.indexrelid
+LEFT JOIN pg_catalog.pg_stat_user_indexes AS s ON s.indexrelid = i.indexrelid
+CROSS JOIN LATERAL (
+    SELECT 2 + ceil(greatest(ic.reltuples, 0)
+                    / floor((current_setting('block_size')::int - 40) * 0.9
+                            / (12 + 8 * i.indnatts)))::bigint AS expected_pages
+) AS e
+WHERE n.nspname = :schema AND t.relname = :table
+ORDER BY ic.relname
