@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 import uuid
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from click.testing import CliRunner
@@ -357,4 +358,49 @@ def test_mariadb_index_statistics_are_reported(request, tmp_path):
     indexes = {r["index_name"]: r for r in diagnose.fragmentation(engine, spec)["indexes"]}
     assert set(indexes) == {"PRIMARY", "stats_q_pop_idx"}
     assert all(int(r["pages"]) >= 1 for r in indexes.values())
+    engine.close()
+
+
+HANDMADE = {
+    "sqlite": "CREATE TABLE {t} (job_id INTEGER PRIMARY KEY, created TEXT NOT NULL, body TEXT)",
+    "postgresql": "CREATE TABLE {t} (job_id bigserial PRIMARY KEY, created timestamptz NOT NULL, "
+    "body text)",
+    "mariadb": "CREATE TABLE {t} (job_id BIGINT AUTO_INCREMENT PRIMARY KEY, "
+    "created DATETIME(6) NOT NULL, body TEXT)",
+}
+
+
+@pytest.mark.parametrize("label", sorted(HANDMADE))
+def test_inspect_a_hand_built_queue_table(label, request, tmp_path):
+    import json
+
+    target = _target(label, request, tmp_path)
+    engine = target.engine()
+    table = engine.qualified("handmade")
+    engine.run([HANDMADE[label].format(t=table)])
+    now = datetime.now(UTC)
+    insert = f"INSERT INTO {table} (created, body) VALUES (:created, :body)"
+    engine.run([insert], {"created": engine.adapt_time(now - timedelta(minutes=5)), "body": "a"})
+    engine.run([insert], {"created": engine.adapt_time(now), "body": "b"})
+    args = [
+        "inspect",
+        "handmade",
+        "--time-column",
+        "created",
+        "--format",
+        "json",
+        *target.cli_args(),
+    ]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["order_by"] == "job_id" and report["size"]["depth"] == 2
+    assert 280 < report["size"]["oldest_age_s"] < 400
+    assert any("hand-built" in n["note"] for n in report["not_covered"])
+    bad = CliRunner().invoke(
+        cli, ["inspect", "handmade", "--table", "--order-by", "x;drop", *target.cli_args()]
+    )
+    assert bad.exit_code == 2
+    missing = CliRunner().invoke(cli, ["inspect", "nosuch", "--table", *target.cli_args()])
+    assert missing.exit_code == 5
     engine.close()

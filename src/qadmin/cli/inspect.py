@@ -8,7 +8,7 @@ import click
 
 from qadmin import render
 from qadmin.cli.options import Duration, Target, confirm, connection_options, format_option
-from qadmin.errors import QadminError
+from qadmin.errors import NotFound, QadminError
 from qadmin.ops import catalog, diagnose
 from qadmin.ops import check as check_ops
 
@@ -75,6 +75,7 @@ MEASURED = (
         "ghost_records",
     ],
 )
+NOT_COVERED = ("not covered", "not_covered", ["note"])
 SECTIONS = [FINDINGS, HOLDERS, WAITS, STALE, INDEXES, MEASURED, NOTES]
 
 stale_option = click.option(
@@ -132,6 +133,17 @@ def _load(target: Target, name: str) -> tuple[Any, Any]:
 @click.command()
 @click.argument("name")
 @stale_option
+@click.option("--table", is_flag=True, help="NAME is a hand-built queue table, not a qadmin queue.")
+@click.option(
+    "--order-by",
+    metavar="COLUMN",
+    help="Hand-built table: its ordering key (default: its primary key).",
+)
+@click.option(
+    "--time-column",
+    metavar="COLUMN",
+    help="Hand-built table: the enqueue-time column, for the oldest message's age.",
+)
 @click.option(
     "--sample",
     "sample_s",
@@ -148,16 +160,32 @@ def inspect(
     name: str,
     stale_after: int,
     sample_s: float,
+    table: bool,
+    order_by: str | None,
+    time_column: str | None,
     deep: bool,
     max_pages: int,
     target: Target,
     fmt: str | None,
 ) -> None:
     """One screen on queue NAME: size, rates, ghosts and who holds them, locks, claims,
-    index bloat, findings."""
-    engine, spec = _load(target, name)
-    report = diagnose.inspect(engine, spec, stale_after, sample_s, deep, max_pages)
-    render.report(_with_notes(report), SECTIONS, fmt, title=f"qadmin inspect {name}")
+    index bloat, findings. A table qadmin did not create is inspected as a hand-built queue."""
+    engine = target.engine()
+    spec = None
+    if not table:
+        try:
+            spec = catalog.get(engine, name)
+        except NotFound:
+            if not engine.table_exists(name):
+                raise
+    if spec is None:
+        report = diagnose.inspect_table(engine, name, order_by, time_column, deep, max_pages)
+    else:
+        report = diagnose.inspect(engine, spec, stale_after, sample_s, deep, max_pages)
+    report["not_covered"] = [{"note": n} for n in report.pop("not_covered", [])]
+    render.report(
+        _with_notes(report), [*SECTIONS, NOT_COVERED], fmt, title=f"qadmin inspect {name}"
+    )
 
 
 @click.command()

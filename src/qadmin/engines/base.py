@@ -184,6 +184,17 @@ class Engine(ABC):
 
         return _PLACEHOLDER.sub(fill, statement)
 
+    def table_sql(self, section: str, table: str, columns: Mapping[str, str]) -> list[str]:
+        """A section of ``sql/queues/<engine>/external.sql`` for a table qadmin did not create:
+        ``{table}`` is that table, every other placeholder one of its (validated) columns."""
+
+        def fill(match: re.Match[str]) -> str:
+            key = match.group(1)
+            return self.qualified(table) if key == "table" else self.quote_ident(columns[key])
+
+        file = sqlfiles.load(f"queues/{self.base_dialect}/external.sql")
+        return [_PLACEHOLDER.sub(fill, s) for s in file.statements(section)]
+
     def bind(self, statement: str, params: Mapping[str, Any]) -> tuple[str, Any]:
         """Turn ``:name`` placeholders into the driver's style (pyformat by default)."""
         text = statement.replace("%", "%%")

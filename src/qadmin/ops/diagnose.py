@@ -15,8 +15,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from qadmin.engines.base import Engine
-from qadmin.errors import LockTimeout, PermissionMissing, QadminError
+from qadmin.errors import LockTimeout, NotFound, PermissionMissing, QadminError
 from qadmin.kinds import Kind, QueueSpec
+from qadmin.names import validate_schema_name
 from qadmin.ops.values import iso, to_utc
 from qadmin.sqlfiles import header_fields
 
@@ -31,6 +32,7 @@ DIAGNOSTICS = (
     "fragmentation",
     "fragmentation_deep",
     "ghosts_deep",
+    "primary_key",
 )
 DEFAULT_MAX_PAGES = 131_072  # 1 GiB of 8 KiB pages: --deep refuses larger tables
 EXACT_DEPTH_LIMIT = 100_000
@@ -65,8 +67,8 @@ def run_part(engine: Engine, name: str, params: dict[str, Any] | None = None) ->
         return Part(name, note=f"{name} unavailable ({version}): {exc}")
 
 
-def _params(engine: Engine, spec: QueueSpec) -> dict[str, Any]:
-    return {"schema": engine.schema, "table": spec.name}
+def _params(engine: Engine, spec: QueueSpec | str) -> dict[str, Any]:
+    return {"schema": engine.schema, "table": spec if isinstance(spec, str) else spec.name}
 
 
 def _template_rows(
@@ -107,7 +109,7 @@ def size(engine: Engine, spec: QueueSpec) -> dict[str, Any]:
     return out
 
 
-def ghosts(engine: Engine, spec: QueueSpec) -> dict[str, Any]:
+def ghosts(engine: Engine, spec: QueueSpec | str) -> dict[str, Any]:
     """Dead / ghost records and what holds their cleanup back."""
     dead = run_part(engine, "ghosts", _params(engine, spec))
     holders = run_part(engine, "horizon")
@@ -124,7 +126,7 @@ def ghosts(engine: Engine, spec: QueueSpec) -> dict[str, Any]:
     }
 
 
-def locks(engine: Engine, spec: QueueSpec) -> Part:
+def locks(engine: Engine, spec: QueueSpec | str) -> Part:
     return run_part(engine, "locks", _params(engine, spec))
 
 
@@ -162,7 +164,7 @@ def requeue(engine: Engine, spec: QueueSpec, stale_after_s: int) -> list[int]:
 
 
 def fragmentation(
-    engine: Engine, spec: QueueSpec, deep: bool = False, max_pages: int = DEFAULT_MAX_PAGES
+    engine: Engine, spec: QueueSpec | str, deep: bool = False, max_pages: int = DEFAULT_MAX_PAGES
 ) -> dict[str, Any]:
     """Index size and bloat estimate from the catalog; with ``deep``, measured (it reads the
     indexes), and refused for a table of more than ``max_pages`` pages."""
@@ -170,7 +172,9 @@ def fragmentation(
     cheap = run_part(engine, "fragmentation", params)
     out: dict[str, Any] = {"indexes": cheap.rows, "notes": [cheap.note] if cheap.note else []}
     if deep:
-        pages = _int(size(engine, spec).get("pages")) or 0
+        facts = run_part(engine, "size", _params(engine, spec)).rows
+        pages = _int(facts[0].get("pages")) if facts else 0
+        pages = pages or 0
         if pages > max_pages:
             out["notes"].append(
                 f"--deep refused: the table has {pages} pages, more than --max-pages {max_pages}"
@@ -282,6 +286,74 @@ def inspect(
     report["claims"] = claims(engine, spec, stale_after_s)
     report["fragmentation"] = fragmentation(engine, spec, deep, max_pages)
     report["not_covered"] = ["watermarks (not built yet: the rings and watermarks issue)"]
+    report["findings"] = findings(report)
+    return report
+
+
+def inspect_table(
+    engine: Engine,
+    table: str,
+    order_by: str | None = None,
+    time_column: str | None = None,
+    deep: bool = False,
+    max_pages: int = DEFAULT_MAX_PAGES,
+) -> dict[str, Any]:
+    """Inspect a table qadmin did not create: the parts that need qadmin's catalog (kind,
+    claims, ring fill, due counts, rates from its sequences) are left out, and said so."""
+    for name in filter(None, (table, order_by, time_column)):
+        validate_schema_name(name)
+    if not engine.table_exists(table):
+        raise NotFound(f"no table {table!r} in schema {engine.schema}")
+    notes = [
+        "not a qadmin queue: inspected as a hand-built table; kind, claims, ring fill, due "
+        "counts and rates need qadmin's catalog and are not shown"
+    ]
+    if order_by is None:
+        keys = [
+            r["column_name"] for r in run_part(engine, "primary_key", _params(engine, table)).rows
+        ]
+        if len(keys) == 1:
+            order_by = keys[0]
+            notes.append(f"ordering key detected: primary key column {order_by}")
+        else:
+            notes.append("no single-column primary key: give --order-by COLUMN for the oldest row")
+    facts_part = run_part(engine, "size", _params(engine, table))
+    facts = dict(facts_part.rows[0]) if facts_part.rows else {}
+    estimate = _int(facts.get("estimated_rows"))
+    size_out: dict[str, Any] = {k: v for k, v in facts.items()}
+    if estimate is None or estimate < EXACT_DEPTH_LIMIT:
+        depth = engine.run(engine.table_sql("depth", table, {}), write=False)[0]["depth"]
+        size_out.update(depth=int(depth), depth_exact=True)
+    else:
+        size_out.update(depth=estimate, depth_exact=False)
+    oldest = None
+    if order_by and time_column:
+        columns = {"order_col": order_by, "time_col": time_column}
+        rows = engine.run(engine.table_sql("oldest", table, columns), write=False)
+        oldest = to_utc(rows[0]["oldest_enqueued_at"]) if rows else None
+    elif order_by:
+        notes.append("give --time-column COLUMN for the oldest message's age")
+    size_out["oldest_enqueued_at"] = iso(oldest)
+    size_out["oldest_age_s"] = (
+        round((datetime.now(UTC) - oldest).total_seconds(), 3) if oldest else None
+    )
+    lock_part = locks(engine, table)
+    report: dict[str, Any] = {
+        "queue": table,
+        "schema": engine.schema,
+        "engine": engine.name,
+        "dialect": engine.dialect,
+        "server_version": engine.server_version(),
+        "kind": None,
+        "order_by": order_by,
+        "time_column": time_column,
+        "size": size_out,
+        "ghosts": ghosts(engine, table),
+        "locks": {"waits": lock_part.rows, "notes": [lock_part.note] if lock_part.note else []},
+        "claims": {"claimed": None, "stale": [], "notes": []},
+        "fragmentation": fragmentation(engine, table, deep, max_pages),
+        "not_covered": notes,
+    }
     report["findings"] = findings(report)
     return report
 
