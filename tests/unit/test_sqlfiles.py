@@ -65,13 +65,25 @@ def test_every_diagnostic_file_is_used_and_explains_itself():
         assert {"answers", "params", "min version", "privilege"} <= set(fields), path
 
 
+SERVER_DIAGNOSTICS = {
+    "size",
+    "ghosts",
+    "horizon",
+    "locks",
+    "sessions",
+    "fragmentation",
+    "primary_key",
+}
+
+
 @pytest.mark.parametrize(
     "dialect,expected",
     [
-        ("postgresql", DIAG_SERVER := {"size", "ghosts", "horizon", "locks", "sessions"}),
-        ("mysql", DIAG_SERVER),
-        ("mssql", DIAG_SERVER),
-        ("sqlite", {"size", "ghosts"}),
+        ("postgresql", SERVER_DIAGNOSTICS | {"counters", "fragmentation_deep", "ghosts_deep"}),
+        ("mysql", SERVER_DIAGNOSTICS),
+        ("mariadb", {"ghosts", "locks"}),
+        ("mssql", SERVER_DIAGNOSTICS | {"counters", "fragmentation_deep"}),
+        ("sqlite", {"size", "ghosts", "fragmentation_deep", "primary_key"}),
     ],
 )
 def test_every_engine_has_its_diagnostics(dialect, expected):
