@@ -202,8 +202,10 @@ class Engine(ABC):
 
     # -- running ----------------------------------------------------------------------------
 
-    def _begin(self, cursor: Any, write: bool) -> None:  # noqa: B027 - a hook, empty by default
-        """Start a transaction; DB-API drivers here start one implicitly."""
+    def _begin(self, cursor: Any, write: bool) -> None:
+        """Start a transaction: reads are read-only where the engine's SQL says how."""
+        if not write and sqlfiles.load(f"engine/{self.name}.sql").has("read_only"):
+            cursor.execute(self.engine_sql("read_only"))
 
     def _commit(self, cursor: Any, write: bool) -> None:
         self._conn.commit()

@@ -135,9 +135,5 @@ class MysqlEngine(Engine):
             raise UsageError("mysql: the DSN names no database; add /DBNAME or use --schema")
         return str(schema)
 
-    def _begin(self, cursor: Any, write: bool) -> None:
-        if not write:
-            cursor.execute(self.engine_sql("read_only"))
-
     def quote_ident(self, name: str) -> str:
         return "`" + name.replace("`", "``") + "`"

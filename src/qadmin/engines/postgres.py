@@ -89,10 +89,6 @@ class PostgresEngine(Engine):
             raise QadminError("postgresql: no current schema (empty search_path); use --schema")
         return str(schema)
 
-    def _begin(self, cursor: Any, write: bool) -> None:
-        if not write:
-            cursor.execute(self.engine_sql("read_only"))
-
     def quote_ident(self, name: str) -> str:
         return sql.Identifier(name).as_string(None)
 
