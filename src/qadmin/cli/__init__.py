@@ -91,9 +91,18 @@ def cli(debug: bool, verbose: bool) -> None:
 
 
 def _register() -> None:
-    from qadmin.cli import completion, connections, demo, inspect, messages, queues
+    from qadmin.cli import (
+        collect,
+        completion,
+        connections,
+        demo,
+        inspect,
+        messages,
+        queues,
+        tail,
+    )
 
-    for module in (queues, messages, inspect, demo, connections, completion):
+    for module in (queues, messages, inspect, tail, collect, demo, connections, completion):
         for command in module.COMMANDS:
             cli.add_command(command)
 

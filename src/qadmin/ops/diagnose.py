@@ -196,11 +196,15 @@ class Sample:
     """Counters at one moment, for rates: what the template and the engine tell cheaply."""
 
     at: float
-    depth: int
+    size: dict[str, Any]
     enqueued_total: int | None
     dequeued_total: int | None
     deleted: int | None
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def depth(self) -> int:
+        return int(self.size["depth"])
 
 
 def sample(engine: Engine, spec: QueueSpec) -> Sample:
@@ -217,7 +221,7 @@ def sample(engine: Engine, spec: QueueSpec) -> Sample:
         notes.append(server.note)
     return Sample(
         at=time.monotonic(),
-        depth=int(size(engine, spec)["depth"]),
+        size=size(engine, spec),
         enqueued_total=_int(counters.get("enqueued_total")),
         dequeued_total=_int(counters.get("dequeued_total")),
         deleted=_int(stats.get("deleted")),

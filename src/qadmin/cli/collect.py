@@ -1,0 +1,122 @@
+"""``qadmin collect``: one telemetry sample per queue, appended to a Parquet history (cron)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+
+from qadmin import config as config_mod
+from qadmin import dsn as dsn_mod
+from qadmin import render
+from qadmin.cli.inspect import stale_option
+from qadmin.cli.options import Target, connection_options, format_option
+from qadmin.engines import open_engine
+from qadmin.errors import QadminError, UsageError
+from qadmin.ops import catalog, telemetry
+from qadmin.ops import collect as collect_ops
+
+
+def _server(text: str) -> str:
+    """Where a sample came from, without credentials."""
+    parsed = dsn_mod.parse(text)
+    if parsed.engine == "sqlite":
+        return f"sqlite {parsed.path}"
+    if parsed.odbc is not None:
+        return "mssql " + dsn_mod.mask(parsed.odbc)
+    return (
+        f"{parsed.engine} {parsed.host or 'localhost'}:{parsed.port or ''}/{parsed.database or ''}"
+    )
+
+
+@click.command()
+@click.argument("names", nargs=-1)
+@click.option("--all", "all_queues", is_flag=True, help="Every queue qadmin manages there.")
+@click.option(
+    "--to",
+    "to",
+    required=True,
+    metavar="PATH",
+    type=click.Path(file_okay=False),
+    help="Folder of the Parquet history (created if missing).",
+)
+@click.option(
+    "--connections",
+    metavar="A,B,...",
+    help="Sample these named connections from the config, one file each.",
+)
+@click.option("--all-connections", is_flag=True, help="Sample every named connection.")
+@click.option(
+    "--resolution",
+    type=click.IntRange(1, 86400),
+    default=60,
+    show_default=True,
+    metavar="SECONDS",
+    help="One sample per connection per slot of this length.",
+)
+@stale_option
+@connection_options
+@format_option
+def collect(
+    names: tuple[str, ...],
+    all_queues: bool,
+    to: str,
+    connections: str | None,
+    all_connections: bool,
+    resolution: int,
+    stale_after: int,
+    target: Target,
+    fmt: str | None,
+) -> int:
+    """Sample queues once and append the figures to a Parquet history (safe every minute)."""
+    if bool(names) == all_queues:
+        raise UsageError("name the queues to collect, or give --all (not both)")
+    conf = config_mod.load_config(target.config)
+    if connections or all_connections:
+        known = config_mod.connections(conf)
+        chosen = sorted(known) if all_connections else [c.strip() for c in connections.split(",")]
+        unknown = [c for c in chosen if c not in known]
+        if unknown:
+            raise UsageError(f"unknown connection(s): {', '.join(unknown)}")
+        sources = [config_mod.resolve(None, c, conf) for c in chosen]
+    else:
+        sources = [config_mod.resolve(target.dsn, target.connection, conf)]
+    slot = collect_ops.slot_of(datetime.now(UTC), resolution)
+    summary = []
+    failed = 0
+    for source in sources:
+        label = source.name or "default"
+        try:
+            engine = open_engine(source.dsn, target.schema or source.schema, target.timeouts)
+            try:
+                specs = (
+                    catalog.all_queues(engine)
+                    if all_queues
+                    else [catalog.get(engine, n) for n in names]
+                )
+                records = []
+                for spec in specs:
+                    figures = telemetry.snapshot(engine, spec, stale_after).figures
+                    figures.update(connection=label, server=_server(source.dsn))
+                    records.append(figures)
+            finally:
+                engine.close()
+            path = collect_ops.write(Path(to), label, slot, records)
+            summary.append(
+                {
+                    "connection": label,
+                    "queues": len(records),
+                    "file": str(path) if path else None,
+                    "status": "written" if path else "slot already collected",
+                }
+            )
+        except QadminError as exc:
+            failed += 1
+            render.note(f"qadmin: error: {label}: {' '.join(str(exc).split())}")
+            summary.append({"connection": label, "queues": 0, "file": None, "status": "failed"})
+    render.rows(summary, ["connection", "queues", "status", "file"], fmt)
+    return 1 if failed else 0
+
+
+COMMANDS = [collect]

@@ -1,0 +1,220 @@
+"""``qadmin tail``: is it moving? Live rates and figures for one or more queues."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import time
+from collections import deque
+from typing import Any
+
+import click
+
+from qadmin import render
+from qadmin.cli.inspect import stale_option
+from qadmin.cli.options import Target, connection_options, format_option
+from qadmin.errors import QadminError, UsageError
+from qadmin.ops import catalog, telemetry
+
+COLUMNS = [
+    "time",
+    "queue",
+    "kind",
+    "interval_s",
+    "enqueue_per_s",
+    "dequeue_per_s",
+    "depth",
+    "depth_exact",
+    "oldest_age_s",
+    "claimed",
+    "stale_claims",
+    "ghosts",
+    "ghost_source",
+    "lock_waits",
+    "max_lock_wait_s",
+    "ring_fill",
+    "enqueue_source",
+    "dequeue_source",
+]
+SPARK = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: list[float]) -> str:
+    if not values:
+        return ""
+    top = max(values) or 1.0
+    return "".join(SPARK[min(int(v / top * (len(SPARK) - 1)), len(SPARK) - 1)] for v in values)
+
+
+class Emitter:
+    """Writes each sample: a rich Live table on a terminal, else one line per queue sample."""
+
+    def __init__(self, fmt: str, interval: float) -> None:
+        self.fmt = fmt
+        self.history: dict[str, deque[float]] = {}
+        self.points = max(int(60 / interval), 2)
+        self.header_done = False
+        self.live: Any = None
+
+    def __enter__(self) -> Emitter:
+        if self.fmt == "table":
+            from rich.live import Live
+
+            self.live = Live(refresh_per_second=4, transient=False)
+            self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.live is not None:
+            self.live.__exit__(None, None, None)
+
+    def emit(self, rows: list[dict[str, Any]], note: str | None) -> None:
+        for row in rows:
+            rates = self.history.setdefault(row["queue"], deque(maxlen=self.points))
+            if row["dequeue_per_s"] is not None:
+                rates.append(float(row["dequeue_per_s"]))
+        if self.live is not None:
+            self.live.update(self._table(rows, note))
+        elif self.fmt == "csv":
+            buf = io.StringIO()
+            writer = csv.DictWriter(buf, COLUMNS, extrasaction="ignore", lineterminator="\n")
+            if not self.header_done:
+                writer.writeheader()
+                self.header_done = True
+            writer.writerows(rows)
+            click.echo(buf.getvalue(), nl=False)
+        else:
+            for row in rows:
+                click.echo(json.dumps({c: row.get(c) for c in COLUMNS}, default=str))
+
+    def _table(self, rows: list[dict[str, Any]], note: str | None) -> Any:
+        from rich.table import Table
+
+        when = rows[0]["time"] if rows else ""
+        interval = rows[0]["interval_s"] if rows else None
+        table = Table(
+            title=f"qadmin tail  {when}  interval {interval or '-'} s",
+            caption=note
+            or "rates: "
+            + ", ".join(
+                sorted(
+                    {
+                        f"{r['queue']}: {r['dequeue_source']}"
+                        for r in rows
+                        if r.get("dequeue_source")
+                    }
+                )
+            ),
+        )
+        for column in (
+            "queue",
+            "kind",
+            "enq/s",
+            "deq/s",
+            "deq/s last min",
+            "depth",
+            "oldest",
+            "claimed",
+            "stale",
+            "ghosts",
+            "lock waits",
+            "ring fill",
+        ):
+            table.add_column(column, justify="left" if column in ("queue", "kind") else "right")
+        for r in rows:
+            table.add_row(
+                r["queue"],
+                r["kind"],
+                _num(r["enqueue_per_s"]),
+                _num(r["dequeue_per_s"]),
+                sparkline(list(self.history.get(r["queue"], []))),
+                f"{r['depth']}{'' if r['depth_exact'] else '~'}",
+                _age(r["oldest_age_s"]),
+                _num(r["claimed"]),
+                _num(r["stale_claims"]),
+                _num(r["ghosts"]),
+                _num(r["lock_waits"]),
+                "" if r["ring_fill"] is None else f"{r['ring_fill']:.0%}",
+            )
+        return table
+
+
+def _num(value: Any) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.1f}" if isinstance(value, float) else str(value)
+
+
+def _age(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    return f"{seconds:.0f}s" if seconds < 120 else f"{seconds / 60:.0f}m"
+
+
+@click.command()
+@click.argument("names", nargs=-1)
+@click.option("--all", "all_queues", is_flag=True, help="Every queue qadmin manages here.")
+@click.option(
+    "--interval",
+    type=click.FloatRange(0.2, 3600),
+    default=2.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Time between samples.",
+)
+@click.option("--count", type=click.IntRange(1), metavar="N", help="Stop after N samples.")
+@stale_option
+@connection_options
+@format_option
+def tail(
+    names: tuple[str, ...],
+    all_queues: bool,
+    interval: float,
+    count: int | None,
+    stale_after: int,
+    target: Target,
+    fmt: str | None,
+) -> None:
+    """Watch queues live: enqueue/s, dequeue/s, depth, oldest age, claims, ghosts, lock waits.
+
+    On a terminal a live table; otherwise (or --format json) one JSON object per queue per
+    sample, flushed, so `qadmin tail q --format json | jq` works. Ctrl-C stops it (exit 0).
+    """
+    if not names and not all_queues:
+        raise UsageError("name one or more queues, or give --all")
+    engine = target.engine()
+    specs = catalog.all_queues(engine) if all_queues else [catalog.get(engine, n) for n in names]
+    if not specs:
+        raise UsageError("no queues to watch")
+    output = render.resolve_format(fmt)
+    previous: dict[str, telemetry.Snapshot] = {}
+    taken = 0
+    try:
+        with Emitter(output, interval) as emitter:
+            while count is None or taken < count:
+                started = time.monotonic()
+                note = None
+                rows = []
+                try:
+                    for spec in specs:
+                        snap = telemetry.snapshot(engine, spec, stale_after)
+                        rows.append(telemetry.tail_row(previous.get(spec.name), snap))
+                        previous[spec.name] = snap
+                except QadminError as exc:
+                    note = f"qadmin: {' '.join(str(exc).split())}; reconnecting"
+                    render.note(note)
+                    engine.close()
+                    previous.clear()
+                    rows = []
+                if rows:
+                    emitter.emit(rows, note)
+                    taken += 1
+                if count is not None and taken >= count:
+                    break
+                time.sleep(max(0.0, interval - (time.monotonic() - started)))
+    except KeyboardInterrupt:
+        return
+
+
+COMMANDS = [tail]
