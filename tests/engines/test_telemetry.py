@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from qadmin.engines import Timeouts, open_engine
+from qadmin.errors import QueueEmpty
 from qadmin.ops import messages, queues
 from tests.conftest import make_target
 
@@ -49,10 +51,8 @@ class Workload:
             if what == "push":
                 messages.push(engine, spec, [b"w"] * per_tick)
             else:
-                try:
+                with contextlib.suppress(QueueEmpty):
                     messages.pop(engine, spec, per_tick)
-                except Exception:
-                    pass
             next_at += tick
             time.sleep(max(0.0, next_at - time.monotonic()))
         engine.close()
