@@ -64,6 +64,9 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
             "QADMIN_TEST_MESSAGES",
         ):
             monkeypatch.delenv(key)
+    from qadmin import secrets
+
+    secrets.forget_all()
     for key in ("NO_COLOR", "FORCE_COLOR", "COLUMNS"):
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))

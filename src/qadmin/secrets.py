@@ -7,6 +7,8 @@ replaces each with ``***``.
 
 from __future__ import annotations
 
+import re
+
 _SEEN: set[str] = set()
 
 
@@ -15,10 +17,22 @@ def register(secret: str | None) -> None:
         _SEEN.add(secret)
 
 
+# Shorter secrets are replaced only as whole tokens, so "p" does not mangle "empty".
+SHORT = 4
+
+
 def scrub(text: str) -> str:
     from qadmin.dsn import mask
 
     text = mask(text)
     for secret in sorted(_SEEN, key=len, reverse=True):
-        text = text.replace(secret, "***")
+        if len(secret) >= SHORT:
+            text = text.replace(secret, "***")
+        else:
+            text = re.sub(rf"(?<![A-Za-z0-9]){re.escape(secret)}(?![A-Za-z0-9])", "***", text)
     return text
+
+
+def forget_all() -> None:
+    """For tests: each starts with no secrets seen."""
+    _SEEN.clear()

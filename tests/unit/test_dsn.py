@@ -73,3 +73,9 @@ def test_error_for_bad_port_masks_the_password():
 def test_parsed_passwords_are_scrubbed_from_any_text():
     parse("postgresql://u:Zq9-unique-pw@h/db")
     assert "Zq9-unique-pw" not in secrets.scrub("driver said: password Zq9-unique-pw rejected")
+
+
+def test_a_short_password_is_masked_as_a_token_without_mangling_words():
+    parse("mysql://root:p@h/db")
+    assert secrets.scrub("queue q is empty") == "queue q is empty"
+    assert secrets.scrub("login with p failed") == "login with *** failed"

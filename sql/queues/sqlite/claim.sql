@@ -82,3 +82,7 @@ SELECT enqueued_at AS oldest_enqueued_at FROM {table} ORDER BY id LIMIT 1
 
 -- name: counters
 SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = :table), 0) AS enqueued_total
+
+-- name: estimate
+-- SQLite keeps no row-count statistics: the id range is an upper bound, read with two seeks.
+SELECT coalesce(max(id) - min(id) + 1, 0) AS estimated_rows FROM {table}

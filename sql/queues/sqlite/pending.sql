@@ -50,3 +50,7 @@ SELECT count(*) AS due FROM (
 
 -- name: counters
 SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = :table), 0) AS enqueued_total
+
+-- name: estimate
+-- SQLite keeps no row-count statistics: the id range is an upper bound, read with two seeks.
+SELECT coalesce(max(id) - min(id) + 1, 0) AS estimated_rows FROM {table}

@@ -83,6 +83,9 @@ def size(engine: Engine, spec: QueueSpec) -> dict[str, Any]:
     """Depth (estimate, exact when cheap), oldest message, and bytes on disk."""
     part = run_part(engine, "size", _params(engine, spec))
     facts: dict[str, Any] = dict(part.rows[0]) if part.rows else {}
+    if facts.get("estimated_rows") is None:
+        for row in _template_rows(engine, spec, "estimate"):
+            facts.update(estimated_rows=row["estimated_rows"], estimate_source="id range")
     estimate = facts.get("estimated_rows")
     exact_cheap = spec.kind is Kind.RING or estimate is None or int(estimate) < EXACT_DEPTH_LIMIT
     out: dict[str, Any] = {
