@@ -18,6 +18,7 @@ from pathlib import Path
 _SECTION = re.compile(r"^--\s*name:\s*([a-z_]+)\s*$", re.MULTILINE)
 
 
+@cache
 def sql_root() -> Path:
     """The installed copy when running from a wheel, else the repository's ``sql/`` folder."""
     packaged = Path(__file__).parent / "sql"

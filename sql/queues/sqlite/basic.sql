@@ -41,5 +41,7 @@ SELECT enqueued_at AS oldest_enqueued_at FROM {table} ORDER BY id LIMIT 1
 SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = :table), 0) AS enqueued_total
 
 -- name: estimate
--- SQLite keeps no row-count statistics: the id range is an upper bound, read with two seeks.
-SELECT coalesce(max(id) - min(id) + 1, 0) AS estimated_rows FROM {table}
+-- SQLite keeps no row-count statistics: the id range is an upper bound, read with two seeks
+-- (max(id) - min(id) in one SELECT would defeat the min/max optimisation and scan the table).
+SELECT coalesce((SELECT max(id) FROM {table}) - (SELECT min(id) FROM {table}) + 1, 0)
+    AS estimated_rows
