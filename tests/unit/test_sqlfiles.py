@@ -89,3 +89,13 @@ SERVER_DIAGNOSTICS = {
 def test_every_engine_has_its_diagnostics(dialect, expected):
     have = {p.stem for p in (ROOT / "diagnostics" / dialect).glob("*.sql")}
     assert have == expected
+
+
+def test_readme_documents_every_telemetry_field():
+    from qadmin.ops.collect import ARROW_TYPES
+    from qadmin.ops.telemetry import FIELDS
+
+    readme = (ROOT.parent / "README.md").read_text()
+    assert {name for name, _, _ in FIELDS} == set(ARROW_TYPES)
+    for name, _, _ in FIELDS:
+        assert f"| `{name}` |" in readme, name
