@@ -259,3 +259,44 @@ def test_collect_samples_a_fleet_from_one_line(tmp_path, request):
     status = {r["connection"]: r["status"] for r in json.loads(result.stdout)}
     assert status == {"down": "failed", "local": "written", "pg": "written"}
     assert result.returncode == 1 and "pw-x" not in result.stderr
+
+
+def test_tail_reconnects_after_the_server_ends_its_session(request, tmp_path):
+    import psycopg
+
+    from tests.conftest import PG_ADMIN
+
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    queues.create(engine, queues.make_spec("kill_q", "fifo", None, False))
+    engine.close()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "qadmin",
+            "tail",
+            "kill_q",
+            "--interval",
+            "0.5",
+            "--count",
+            "5",
+            "--format",
+            "json",
+            *target.cli_args(),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert json.loads(proc.stdout.readline())["queue"] == "kill_q"
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        killed = admin.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE application_name = 'qadmin' AND pid <> pg_backend_pid()"
+        ).fetchone()[0]
+    assert killed >= 1
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "reconnecting" in err and "Traceback" not in err
+    assert len(out.splitlines()) == 4, "the remaining samples arrive after the reconnect"
