@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from qadmin.cli import cli
 from qadmin.engines import Timeouts, open_engine
-from qadmin.ops import diagnose, messages, queues
+from qadmin.ops import diagnose, findings, messages, queues
 from tests.conftest import MY_HOST, PG_ADMIN, make_target
 
 
@@ -68,7 +68,7 @@ def test_postgres_dead_rows_held_by_a_snapshot_name_the_holder(request, tmp_path
     popper.close()  # a backend flushes its statistics when it exits
     with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
         admin.execute(f'VACUUM "{target.schema}".ghost_q')
-    monkeypatch.setattr(diagnose, "LONG_SNAPSHOT_S", 0)
+    monkeypatch.setattr(findings, "LONG_SNAPSHOT_S", 0)
     report = _until(
         lambda: (
             (r := diagnose.inspect(engine, spec))

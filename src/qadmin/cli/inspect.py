@@ -112,7 +112,7 @@ def _deep(func: Any) -> Any:
     return func
 
 
-def _with_notes(report: dict[str, Any]) -> dict[str, Any]:
+def with_notes(report: dict[str, Any]) -> dict[str, Any]:
     notes = [
         *report["ghosts"]["notes"],
         *report["locks"]["notes"],
@@ -183,9 +183,7 @@ def inspect(
     else:
         report = diagnose.inspect(engine, spec, stale_after, sample_s, deep, max_pages)
     report["not_covered"] = [{"note": n} for n in report.pop("not_covered", [])]
-    render.report(
-        _with_notes(report), [*SECTIONS, NOT_COVERED], fmt, title=f"qadmin inspect {name}"
-    )
+    render.report(with_notes(report), [*SECTIONS, NOT_COVERED], fmt, title=f"qadmin inspect {name}")
 
 
 @click.command()
