@@ -19,6 +19,7 @@ from qadmin.cli import cli
 from qadmin.engines import Timeouts, open_engine
 from qadmin.ops import diagnose, findings, messages, queues
 from tests.conftest import MY_HOST, PG_ADMIN, make_target
+from tests.engines.holding import finish, hold_pop
 
 
 def _target(label, request, tmp_path):
@@ -123,17 +124,7 @@ def test_blocked_dequeue_shows_waiter_blocker_and_wait_time(label, request, tmp_
     engine = target.engine()
     spec = _make(engine, "lock_q", "fifo", strict=True)
     messages.push(engine, spec, [b"a", b"b"])
-    holder = target.engine()
-    holder_id = _session_id(holder)
-    cur = holder.conn.cursor()
-    for statement in holder.section(spec, "pop"):
-        sql, args = holder.bind(statement, {"count": 1})
-        cur.execute(sql, args)
-        while True:
-            if cur.description:
-                cur.fetchall()
-            if not cur.nextset():
-                break
+    holder, _, holder_id = hold_pop(target, spec)
     waiter = open_engine(target.dsn, target.engine_schema, Timeouts(lock_ms=20_000))
     waiter_id = _session_id(waiter)
     got: list = []
@@ -146,7 +137,7 @@ def test_blocked_dequeue_shows_waiter_blocker_and_wait_time(label, request, tmp_
     assert float(diagnose.locks(engine, spec).rows[0]["wait_s"]) >= 1.0
     report = diagnose.inspect(engine, spec)
     assert any(f["code"] == "lock_wait" for f in report["findings"])
-    holder.conn.commit()
+    finish(holder, commit=True)
     thread.join(timeout=30)
     assert [m["payload"] for m in got] == [b"b"]
     for eng in (holder, waiter, engine):

@@ -10,6 +10,7 @@ import pytest
 from qadmin.errors import LockTimeout, NotFound, QueueEmpty, QueueFull, WrongKind
 from qadmin.kinds import Kind
 from qadmin.ops import catalog, messages, queues
+from tests.engines.holding import finish, hold_pop
 
 
 def make(engine, name: str, kind: str, capacity: int | None = None, strict: bool = False):
@@ -216,32 +217,6 @@ def test_ring_wraps_around_in_order_and_never_grows(engine):
     assert count == 3
 
 
-def _hold_pop(target, spec):
-    """Pop one message in a transaction left open, as a consumer still processing it."""
-    engine = target.engine()
-    cursor = engine.conn.cursor()
-    if engine.name == "mssql":
-        cursor.execute(engine.engine_sql("begin"))
-    for statement in engine.section(spec, "pop"):
-        sql, args = engine.bind(statement, {"count": 1, "worker": "holder"})
-        if engine.name == "sqlite":
-            cursor.execute("BEGIN IMMEDIATE")
-        cursor.execute(sql, args)
-        rows = cursor.fetchall()
-        while getattr(cursor, "nextset", None) and cursor.nextset():
-            pass
-    return engine, rows
-
-
-def _finish(holder, commit: bool) -> None:
-    """End the held transaction the way the engine itself does."""
-    cursor = holder.conn.cursor()
-    if commit:
-        holder._commit(cursor, True)
-    else:
-        holder._rollback()
-
-
 @pytest.mark.parametrize("kind", ["fifo", "claim", "pending", "heap"])
 def test_lax_consumers_skip_rows_another_consumer_holds(target, kind):
     if target.label == "sqlite":
@@ -249,14 +224,14 @@ def test_lax_consumers_skip_rows_another_consumer_holds(target, kind):
     setup = target.engine()
     spec = make(setup, "lax", kind)
     messages.push(setup, spec, [b"first", b"second"])
-    holder, held = _hold_pop(target, spec)
+    holder, held, _ = hold_pop(target, spec)
     assert held, "the holder got the first message"
     other = target.engine()
     started = time.monotonic()
     got = messages.pop(other, spec)
     assert payloads(got) == [b"second"]
     assert time.monotonic() - started < 2, "a lax pop must not wait for the holder"
-    _finish(holder, commit=False)
+    finish(holder, commit=False)
     for eng in (holder, other, setup):
         eng.close()
 
@@ -269,11 +244,11 @@ def test_strict_fifo_serialises_consumers(target):
     setup = target.engine()
     spec = make(setup, "strict_q", "fifo", strict=True)
     messages.push(setup, spec, [b"first", b"second"])
-    holder, _ = _hold_pop(target, spec)
+    holder, _, _ = hold_pop(target, spec)
     impatient = open_engine(target.dsn, target.engine_schema, Timeouts(lock_ms=1000))
     with pytest.raises(LockTimeout):
         messages.pop(impatient, spec)
-    _finish(holder, commit=True)
+    finish(holder, commit=True)
     assert payloads(messages.pop(impatient, spec)) == [b"second"]
     for eng in (holder, impatient, setup):
         eng.close()
@@ -285,8 +260,8 @@ def test_strict_fifo_keeps_order_when_the_head_is_rolled_back(target):
     setup = target.engine()
     spec = make(setup, "strict_q", "fifo", strict=True)
     messages.push(setup, spec, [b"first", b"second"])
-    holder, _ = _hold_pop(target, spec)
-    _finish(holder, commit=False)
+    holder, _, _ = hold_pop(target, spec)
+    finish(holder, commit=False)
     assert payloads(messages.pop(setup, spec)) == [b"first"]
     holder.close()
     setup.close()

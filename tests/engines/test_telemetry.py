@@ -19,6 +19,7 @@ from qadmin.engines import Timeouts, open_engine
 from qadmin.errors import QueueEmpty
 from qadmin.ops import messages, queues
 from tests.conftest import make_target
+from tests.engines.holding import finish, hold_pop
 
 TOLERANCE = 0.35  # rates averaged over the steady samples must be within 35 % of the truth
 
@@ -106,16 +107,7 @@ def test_a_blocked_consumer_shows_as_lock_waits_within_two_samples(label, reques
     engine = target.engine()
     spec = queues.create(engine, queues.make_spec("blocked_q", "fifo", None, True))
     messages.push(engine, spec, [b"a", b"b"])
-    holder = target.engine()
-    cursor = holder.conn.cursor()
-    for statement in holder.section(spec, "pop"):
-        sql, args = holder.bind(statement, {"count": 1})
-        cursor.execute(sql, args)
-        while True:
-            if cursor.description:
-                cursor.fetchall()
-            if not cursor.nextset():
-                break
+    holder, _, _ = hold_pop(target, spec)
     waiter = open_engine(target.dsn, target.engine_schema, Timeouts(lock_ms=30_000))
     thread = threading.Thread(target=lambda: messages.pop(waiter, spec))
     thread.start()
@@ -131,7 +123,7 @@ def test_a_blocked_consumer_shows_as_lock_waits_within_two_samples(label, reques
         "json",
         *target.cli_args(),
     )
-    holder.conn.commit()
+    finish(holder, commit=True)
     thread.join(timeout=30)
     rows = [json.loads(line) for line in result.stdout.splitlines()]
     assert max(r["lock_waits"] for r in rows) >= 1, rows
