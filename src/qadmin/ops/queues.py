@@ -8,7 +8,7 @@ from qadmin.engines.base import Engine
 from qadmin.errors import QadminError, UsageError
 from qadmin.kinds import ALLOWS_STRICT, MAX_CAPACITY, NEEDS_CAPACITY, Kind, QueueSpec
 from qadmin.names import validate_queue_name
-from qadmin.ops import catalog
+from qadmin.ops import catalog, diagnose
 
 
 @dataclass
@@ -19,12 +19,14 @@ class Plan:
     queue: str
     messages: int | None
     statements: list[str] = field(default_factory=list)
+    messages_exact: bool = True
 
     def as_dict(self) -> dict[str, object]:
         return {
             "action": self.action,
             "queue": self.queue,
             "messages": self.messages,
+            "messages_exact": self.messages_exact,
             "statements": self.statements,
         }
 
@@ -67,14 +69,21 @@ def _drop_objects(engine: Engine, spec: QueueSpec) -> None:
         engine.run([statement])
 
 
-def depth(engine: Engine, spec: QueueSpec) -> int:
-    """Exact message count. For inspect's cheap estimate see the diagnostics instead."""
-    return int(engine.run(engine.section(spec, "depth"), write=False)[0]["depth"])
+def _plan(engine: Engine, spec: QueueSpec, action: str) -> Plan:
+    """The plan with the message count inspect would show: exact when cheap, else the
+    engine's estimate (a dry run must not scan a big queue)."""
+    measured = diagnose.size(engine, spec)
+    return Plan(
+        action,
+        spec.name,
+        int(measured["depth"]),
+        engine.section(spec, action),
+        bool(measured["depth_exact"]),
+    )
 
 
 def drop_plan(engine: Engine, spec: QueueSpec) -> Plan:
-    statements = engine.section(spec, "drop")
-    return Plan("drop", spec.name, depth(engine, spec), statements)
+    return _plan(engine, spec, "drop")
 
 
 def drop(engine: Engine, spec: QueueSpec) -> Plan:
@@ -85,7 +94,7 @@ def drop(engine: Engine, spec: QueueSpec) -> Plan:
 
 
 def purge_plan(engine: Engine, spec: QueueSpec) -> Plan:
-    return Plan("purge", spec.name, depth(engine, spec), engine.section(spec, "purge"))
+    return _plan(engine, spec, "purge")
 
 
 def purge(engine: Engine, spec: QueueSpec) -> Plan:
