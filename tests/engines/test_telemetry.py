@@ -251,6 +251,12 @@ def test_collect_samples_a_fleet_from_one_line(tmp_path, request):
     status = {r["connection"]: r["status"] for r in json.loads(result.stdout)}
     assert status == {"down": "failed", "local": "written", "pg": "written"}
     assert result.returncode == 1 and "pw-x" not in result.stderr
+    import pyarrow.parquet as pq
+
+    pg_file = next((tmp_path / "h").rglob("qadmin-pg-*.parquet"))
+    row = pq.read_table(pg_file).to_pylist()[0]
+    assert row["queue"] == "fleet_q" and row["claimed"] == 0
+    assert row["index_bloat_pct"] is not None and row["server"].startswith("postgresql ")
 
 
 def test_tail_reconnects_after_the_server_ends_its_session(request, tmp_path):

@@ -46,6 +46,7 @@ ARROW_TYPES = {
     "ring_fill": "float64",
     "table_bytes": "int64",
     "index_bytes": "int64",
+    "index_bloat_pct": "float64",
 }
 
 

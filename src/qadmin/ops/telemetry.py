@@ -48,6 +48,7 @@ FIELDS: tuple[tuple[str, str, str], ...] = (
     ("ring_fill", "fraction", "ring depth / capacity (rings)"),
     ("table_bytes", "bytes", "table size"),
     ("index_bytes", "bytes", "index size"),
+    ("index_bloat_pct", "%", "largest estimated index bloat (catalog estimate; collect only)"),
 )
 
 GHOST_SOURCES = (
@@ -65,7 +66,11 @@ class Snapshot:
     figures: dict[str, Any]
 
 
-def snapshot(engine: Engine, spec: QueueSpec, stale_after_s: int) -> Snapshot:
+def snapshot(
+    engine: Engine, spec: QueueSpec, stale_after_s: int, fragmentation: bool = False
+) -> Snapshot:
+    """The figures of one queue now; ``fragmentation`` adds the (cheap, catalog) bloat estimate,
+    which collect records and tail leaves out."""
     params = {"schema": engine.schema, "table": spec.name}
     sample = diagnose.sample(engine, spec)
     ghost_row = (diagnose.run_part(engine, "ghosts", params).rows or [{}])[0]
@@ -101,7 +106,12 @@ def snapshot(engine: Engine, spec: QueueSpec, stale_after_s: int) -> Snapshot:
         "ring_fill": size.get("ring_fill"),
         "table_bytes": size.get("table_bytes") or size.get("file_bytes"),
         "index_bytes": size.get("index_bytes"),
+        "index_bloat_pct": None,
     }
+    if fragmentation:
+        indexes = diagnose.fragmentation(engine, spec)["indexes"]
+        bloat = [float(i["bloat_pct"]) for i in indexes if i.get("bloat_pct") is not None]
+        figures["index_bloat_pct"] = max(bloat, default=None)
     return Snapshot(spec, sample, figures)
 
 
