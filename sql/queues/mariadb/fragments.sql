@@ -14,3 +14,6 @@ SET v_seq = NEXT VALUE FOR {obj}
 
 -- name: next_expr
 (SELECT next_not_cached_value FROM {obj})
+
+-- name: skip_sql
+CONCAT('SELECT NEXTVAL(', {obj_lit}, ')')

@@ -194,3 +194,43 @@ SELECT
        FROM sys.sequences WHERE object_id = OBJECT_ID({lit_push_seq})) AS enqueued_total,
     (SELECT COALESCE(CAST(last_used_value AS bigint) + 1, CAST(start_value AS bigint))
        FROM sys.sequences WHERE object_id = OBJECT_ID({lit_pop_seq})) AS dequeued_total
+
+-- name: ring_state
+WITH s AS (
+    SELECT
+        (SELECT COALESCE(CAST(last_used_value AS bigint) + 1, CAST(start_value AS bigint))
+           FROM sys.sequences WHERE object_id = OBJECT_ID({lit_push_seq})) AS push_next,
+        (SELECT COALESCE(CAST(last_used_value AS bigint) + 1, CAST(start_value AS bigint))
+           FROM sys.sequences WHERE object_id = OBJECT_ID({lit_pop_seq})) AS pop_next
+)
+SELECT s.push_next,
+       s.pop_next,
+       (SELECT COUNT(*) FROM {pending}) AS parked,
+       (SELECT DATEDIFF_BIG(MILLISECOND, MIN(p.taken_at), SYSUTCDATETIME()) / 1000.0
+          FROM {pending} AS p) AS oldest_parked_s,
+       (SELECT COUNT(*) FROM {overflow}) AS overflow,
+       o.message_id AS orphan_id,
+       N'INSERT INTO ' + {lit_pending} + N' (message_id, taken_at) VALUES ('
+           + CAST(o.message_id AS nvarchar(20)) + N', SYSUTCDATETIME())' AS orphan_fix,
+       N'SELECT NEXT VALUE FOR ' + {lit_pop_seq} AS hole_fix,
+       s.push_next % {capacity} AS orphan_slot,
+       DATEDIFF_BIG(MILLISECOND, o.enqueued_at, SYSUTCDATETIME()) / 1000.0 AS orphan_age_s,
+       CASE WHEN s.pop_next < s.push_next
+             AND NOT EXISTS (SELECT 1 FROM {table} AS r
+                              WHERE r.slot = s.pop_next % {capacity}
+                                AND r.message_id = s.pop_next)
+             AND NOT EXISTS (SELECT 1 FROM {overflow} AS ov WHERE ov.message_id = s.pop_next)
+            THEN s.pop_next END AS missing_id,
+       (SELECT DATEDIFF_BIG(MILLISECOND, MIN(r.enqueued_at), SYSUTCDATETIME()) / 1000.0
+          FROM {table} AS r
+         WHERE r.reference_count = 1 AND r.message_id > s.pop_next
+           AND r.slot IN ((s.pop_next + 1) % {capacity}, (s.pop_next + 2) % {capacity},
+                          (s.pop_next + 3) % {capacity}, (s.pop_next + 4) % {capacity}))
+           AS waiting_behind_age_s
+FROM s
+OUTER APPLY (
+    SELECT r.message_id, r.enqueued_at FROM {table} AS r
+    WHERE r.slot = s.push_next % {capacity} AND r.reference_count = 1
+      AND r.message_id < s.pop_next
+      AND NOT EXISTS (SELECT 1 FROM {pending} AS p WHERE p.message_id = r.message_id)
+) AS o

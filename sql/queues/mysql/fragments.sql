@@ -21,3 +21,6 @@ INSERT INTO {obj} () VALUES ();
 
 -- name: next_expr
 (SELECT COALESCE(MAX(id), 0) + 1 FROM {obj})
+
+-- name: skip_sql
+CONCAT('INSERT INTO ', {obj_lit}, ' () VALUES ()')

@@ -181,3 +181,40 @@ SELECT GREATEST({next_expr:push_seq} - {next_expr:pop_seq}, 0) AS depth,
 
 -- name: counters
 SELECT {next_expr:push_seq} AS enqueued_total, {next_expr:pop_seq} AS dequeued_total
+
+-- name: ring_state
+SELECT s.push_next,
+       s.pop_next,
+       (SELECT COUNT(*) FROM {pending}) AS parked,
+       (SELECT TIMESTAMPDIFF(MICROSECOND, MIN(p.taken_at), UTC_TIMESTAMP(6)) / 1000000
+          FROM {pending} AS p) AS oldest_parked_s,
+       (SELECT COUNT(*) FROM {overflow}) AS overflow,
+       (SELECT r.message_id FROM {table} AS r
+         WHERE r.slot = MOD(s.push_next, {capacity}) AND r.reference_count = 1
+           AND r.message_id < s.pop_next
+           AND NOT EXISTS (SELECT 1 FROM {pending} AS p WHERE p.message_id = r.message_id))
+           AS orphan_id,
+       CONCAT('INSERT INTO ', {lit_pending}, ' (message_id, taken_at) VALUES (',
+              (SELECT r.message_id FROM {table} AS r
+                WHERE r.slot = MOD(s.push_next, {capacity}) AND r.reference_count = 1
+                  AND r.message_id < s.pop_next),
+              ', UTC_TIMESTAMP(6))') AS orphan_fix,
+       {skip_sql:pop_seq} AS hole_fix,
+       MOD(s.push_next, {capacity}) AS orphan_slot,
+       (SELECT TIMESTAMPDIFF(MICROSECOND, r.enqueued_at, UTC_TIMESTAMP(6)) / 1000000
+          FROM {table} AS r
+         WHERE r.slot = MOD(s.push_next, {capacity}) AND r.reference_count = 1
+           AND r.message_id < s.pop_next) AS orphan_age_s,
+       CASE WHEN s.pop_next < s.push_next
+             AND NOT EXISTS (SELECT 1 FROM {table} AS r
+                              WHERE r.slot = MOD(s.pop_next, {capacity})
+                                AND r.message_id = s.pop_next)
+             AND NOT EXISTS (SELECT 1 FROM {overflow} AS o WHERE o.message_id = s.pop_next)
+            THEN s.pop_next END AS missing_id,
+       (SELECT TIMESTAMPDIFF(MICROSECOND, MIN(r.enqueued_at), UTC_TIMESTAMP(6)) / 1000000
+          FROM {table} AS r
+         WHERE r.reference_count = 1 AND r.message_id > s.pop_next
+           AND r.slot IN (MOD(s.pop_next + 1, {capacity}), MOD(s.pop_next + 2, {capacity}),
+                          MOD(s.pop_next + 3, {capacity}), MOD(s.pop_next + 4, {capacity})))
+           AS waiting_behind_age_s
+FROM (SELECT {next_expr:push_seq} AS push_next, {next_expr:pop_seq} AS pop_next) AS s

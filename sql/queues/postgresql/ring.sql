@@ -198,3 +198,39 @@ SELECT (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END FROM 
            AS enqueued_total,
        (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END FROM {pop_seq})
            AS dequeued_total
+
+-- name: ring_state
+WITH s AS (
+    SELECT (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END
+              FROM {push_seq}) AS push_next,
+           (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END
+              FROM {pop_seq}) AS pop_next
+), blocking AS (
+    SELECT r.slot, r.message_id, r.enqueued_at FROM {table} AS r, s
+    WHERE r.slot = s.push_next % {capacity} AND r.reference_count = 1
+      AND r.message_id < s.pop_next
+      AND NOT EXISTS (SELECT 1 FROM {pending} AS p WHERE p.message_id = r.message_id)
+)
+SELECT s.push_next,
+       s.pop_next,
+       (SELECT count(*) FROM {pending}) AS parked,
+       (SELECT extract(epoch FROM clock_timestamp() - min(p.taken_at))::float8
+          FROM {pending} AS p) AS oldest_parked_s,
+       (SELECT count(*) FROM {overflow}) AS overflow,
+       (SELECT b.message_id FROM blocking AS b) AS orphan_id,
+       (SELECT 'INSERT INTO ' || {lit_pending} || ' (message_id, taken_at) VALUES ('
+               || b.message_id || ', clock_timestamp())' FROM blocking AS b) AS orphan_fix,
+       'SELECT nextval(' || quote_literal({lit_pop_seq}) || ')' AS hole_fix,
+       (SELECT b.slot FROM blocking AS b) AS orphan_slot,
+       (SELECT extract(epoch FROM clock_timestamp() - b.enqueued_at)::float8
+          FROM blocking AS b) AS orphan_age_s,
+       CASE WHEN s.pop_next < s.push_next
+             AND NOT EXISTS (SELECT 1 FROM {table} AS r WHERE r.slot = s.pop_next % {capacity}
+                              AND r.message_id = s.pop_next)
+             AND NOT EXISTS (SELECT 1 FROM {overflow} AS o WHERE o.message_id = s.pop_next)
+            THEN s.pop_next END AS missing_id,
+       (SELECT extract(epoch FROM clock_timestamp() - min(r.enqueued_at))::float8
+          FROM {table} AS r
+         WHERE r.slot IN (SELECT (s.pop_next + g) % {capacity} FROM generate_series(1, 8) AS g)
+           AND r.reference_count = 1 AND r.message_id > s.pop_next) AS waiting_behind_age_s
+FROM s

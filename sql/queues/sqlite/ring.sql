@@ -82,3 +82,12 @@ WHERE reference_count = 1
 
 -- name: counters
 SELECT push_seq AS enqueued_total, pop_seq AS dequeued_total FROM {ctl}
+
+-- name: ring_state
+-- SQLite moves both sequences in the same transaction as the slot: a killed client rolls
+-- both back, so a SQLite ring has no holes to show.
+SELECT push_seq AS push_next, pop_seq AS pop_next, 0 AS parked, NULL AS oldest_parked_s,
+       0 AS overflow, NULL AS orphan_id, NULL AS orphan_fix, NULL AS hole_fix,
+       NULL AS orphan_slot, NULL AS orphan_age_s,
+       NULL AS missing_id, NULL AS waiting_behind_age_s
+FROM {ctl}

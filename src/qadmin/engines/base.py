@@ -170,8 +170,9 @@ class Engine(ABC):
         def fill(match: re.Match[str]) -> str:
             key, argument = match.group(1), match.group(2)
             if argument is not None:
-                fragment = self.fragment(key)
-                return fragment.replace("{obj}", self.qualified(objects[argument]))
+                name = self.qualified(objects[argument])
+                fragment = self.fragment(key).replace("{obj_lit}", self.quote_literal(name))
+                return fragment.replace("{obj}", name)
             if key in keywords:
                 return keywords[key]
             if key.startswith("lit_") and key[4:] in objects:

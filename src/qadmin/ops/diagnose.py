@@ -159,6 +159,22 @@ def claims(engine: Engine, spec: QueueSpec, stale_after_s: int) -> dict[str, Any
     }
 
 
+def ring_state(engine: Engine, spec: QueueSpec) -> dict[str, Any] | None:
+    """A ring's sequences, parked numbers, overflow, and the two holes that stall it: an
+    orphan (a popper took its number and died: the slot the next push needs stays full) and a
+    missing message (a pusher took its number and died: every pop stops there). Cheap: a few
+    primary-key lookups around the two sequences."""
+    if spec.kind is not Kind.RING:
+        return None
+    row = dict(_template_rows(engine, spec, "ring_state")[0])
+    for key in ("oldest_parked_s", "orphan_age_s", "waiting_behind_age_s"):
+        if row.get(key) is not None:
+            row[key] = round(float(row[key]), 3)
+    if row.get("orphan_id") is None:
+        row["orphan_slot"] = None
+    return row
+
+
 def requeue(engine: Engine, spec: QueueSpec, stale_after_s: int) -> list[int]:
     """Release claims older than ``stale_after_s``: the messages are served again."""
     rows = engine.run(engine.section(spec, "requeue"), {"stale_s": int(stale_after_s)})
@@ -290,6 +306,7 @@ def inspect(
     lock_part = locks(engine, spec)
     report["locks"] = {"waits": lock_part.rows, "notes": [lock_part.note] if lock_part.note else []}
     report["claims"] = claims(engine, spec, stale_after_s)
+    report["ring"] = ring_state(engine, spec)
     report["fragmentation"] = fragmentation(engine, spec, deep, max_pages)
     report["not_covered"] = ["watermarks (not built yet: the rings and watermarks issue)"]
     report["findings"] = findings.findings(report)

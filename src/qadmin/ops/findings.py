@@ -10,6 +10,8 @@ from typing import Any
 
 # A snapshot or transaction open this long is named as the cause of dead rows it holds back.
 LONG_SNAPSHOT_S = 60
+# A ring message missing while later ones have waited this long: its pusher is gone.
+RING_HOLE_AFTER_S = 30
 
 
 def findings(report: dict[str, Any]) -> list[dict[str, Any]]:
@@ -96,6 +98,7 @@ def findings(report: dict[str, Any]) -> list[dict[str, Any]]:
                 "fix": "add consumers, or resize the ring (qadmin resize, the rings issue)",
             }
         )
+    out.extend(_ring_findings(report.get("ring"), queue))
     out.extend(_index_findings(report.get("fragmentation", {}), engine))
     free, pages = _int(table.get("free_pages")), _int(table.get("pages"))
     if engine == "sqlite" and free and pages and free > 0.5 * pages and pages > 1000:
@@ -105,6 +108,45 @@ def findings(report: dict[str, Any]) -> list[dict[str, Any]]:
                 "code": "free_pages",
                 "message": f"{free} of {pages} pages of the file are free",
                 "fix": "VACUUM the database file in a quiet moment (it locks the whole file)",
+            }
+        )
+    return out
+
+
+def _ring_findings(ring: dict[str, Any] | None, queue: str) -> list[dict[str, Any]]:
+    """The two ways a ring stalls after a client dies between taking a number and committing.
+    Until `qadmin repair` exists (the rings issue), the fix is the SQL a DBA can run."""
+    if not ring:
+        return []
+    out = []
+    if ring.get("orphan_id") is not None:
+        age = float(ring.get("orphan_age_s") or 0)
+        out.append(
+            {
+                "severity": "critical",
+                "code": "ring_orphan",
+                "message": f"message {ring['orphan_id']} in slot {ring['orphan_slot']} "
+                f"({_duration(age)} old) was taken by a popper that never finished: the "
+                "slot the next push needs stays full, so the ring refuses pushes",
+                "fix": f"park it for the next pop: {ring['orphan_fix']}",
+            }
+        )
+    waiting = ring.get("waiting_behind_age_s")
+    if (
+        ring.get("missing_id") is not None
+        and waiting is not None
+        and (float(waiting) >= RING_HOLE_AFTER_S)
+    ):
+        out.append(
+            {
+                "severity": "critical",
+                "code": "ring_push_hole",
+                "message": f"pops stop at sequence number {ring['missing_id']}: its pusher took "
+                "the number and never wrote the message, while later messages have waited "
+                f"{_duration(float(waiting))}",
+                "fix": f"skip the number once: {ring['hole_fix']} (if it returns another "
+                f"number, a popper took {ring['missing_id']} meanwhile: park the returned one "
+                f"in {queue}_pending)",
             }
         )
     return out

@@ -1,0 +1,106 @@
+"""A pusher or popper SIGKILLed between taking its sequence number and touching the slot:
+the hole it leaves, how inspect names it, and that the printed fix gets the ring moving with
+nothing lost or duplicated. (`qadmin repair` is the rings issue; these pin the diagnosis.)"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from qadmin.errors import QueueEmpty, QueueFull
+from qadmin.ops import diagnose, findings, messages, queues
+from tests.conftest import make_target
+
+CLIENT = """
+import sys
+from qadmin.engines import Timeouts, open_engine
+from qadmin.ops import catalog, messages
+engine = open_engine(sys.argv[1], None if sys.argv[2] == '-' else sys.argv[2],
+                     Timeouts(lock_ms=60000))
+spec = catalog.get(engine, 'ring_q')
+print('ready', flush=True)
+if sys.argv[3] == 'pop':
+    messages.pop(engine, spec)
+else:
+    messages.push(engine, spec, [b'never'])
+"""
+LABELS = ["postgresql", "mariadb", "mysql8"]
+
+
+def _first(label: str) -> int:
+    return 1 if label == "mysql8" else 0
+
+
+def _lock_slot(target, slot: int):
+    """Hold a row lock on one slot, so a client blocks right after taking its number."""
+    engine = target.engine()
+    cursor = engine.conn.cursor()
+    cursor.execute(f"SELECT slot FROM {engine.qualified('ring_q')} WHERE slot = {slot} FOR UPDATE")
+    cursor.fetchall()
+    return engine
+
+
+def _kill_blocked_client(target, what: str, locker) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CLIENT, target.dsn, target.engine_schema or "-", what],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout.readline().strip() == "ready"
+    time.sleep(1.0)  # it has taken its number and waits for the slot's lock
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    locker.conn.rollback()
+    locker.close()
+    time.sleep(1.0)  # the server finishes the orphaned statement and rolls it back
+
+
+@pytest.mark.parametrize("label", LABELS)
+def test_killed_popper_leaves_an_orphan_that_blocks_pushes(label, request, tmp_path):
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("ring_q", "ring", 4, False))
+    first = _first(label)
+    messages.push(engine, spec, [b"a", b"b"])
+    _kill_blocked_client(target, "pop", _lock_slot(target, first % 4))
+    assert [m["payload"] for m in messages.pop(engine, spec)] == [b"b"]
+    messages.push(engine, spec, [b"c", b"d"])
+    with pytest.raises(QueueFull):
+        messages.push(engine, spec, [b"e"])  # 3 messages in 4 slots, yet refused
+    ring = diagnose.inspect(engine, spec)["ring"]
+    assert (ring["orphan_id"], ring["orphan_slot"]) == (first, first % 4)
+    report = diagnose.inspect(engine, spec)
+    fix = next(f for f in report["findings"] if f["code"] == "ring_orphan")["fix"]
+    assert fix == f"park it for the next pop: {report['ring']['orphan_fix']}"
+    engine.run([report["ring"]["orphan_fix"]])  # the SQL the finding prints, as printed
+    assert [m["payload"] for m in messages.pop(engine, spec, 10)] == [b"a", b"c", b"d"]
+    messages.push(engine, spec, [b"e"])
+    assert [m["payload"] for m in messages.pop(engine, spec)] == [b"e"]
+    assert diagnose.ring_state(engine, spec)["orphan_id"] is None
+    engine.close()
+
+
+@pytest.mark.parametrize("label", LABELS)
+def test_killed_pusher_leaves_a_missing_number_that_stops_pops(
+    label, request, tmp_path, monkeypatch
+):
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("ring_q", "ring", 4, False))
+    first = _first(label)
+    _kill_blocked_client(target, "push", _lock_slot(target, first % 4))
+    messages.push(engine, spec, [b"x"])
+    with pytest.raises(QueueEmpty):
+        messages.pop(engine, spec)  # stuck at the number the dead pusher took
+    monkeypatch.setattr(findings, "RING_HOLE_AFTER_S", 0)
+    report = diagnose.inspect(engine, spec)
+    assert report["ring"]["missing_id"] == first
+    assert any(f["code"] == "ring_push_hole" for f in report["findings"])
+    engine.run([report["ring"]["hole_fix"]])  # the SQL the finding prints, as printed
+    assert [m["payload"] for m in messages.pop(engine, spec)] == [b"x"]
+    engine.close()
