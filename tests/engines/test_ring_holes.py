@@ -76,7 +76,7 @@ def test_killed_popper_leaves_an_orphan_that_blocks_pushes(label, request, tmp_p
     assert (ring["orphan_id"], ring["orphan_slot"]) == (first, first % 4)
     report = diagnose.inspect(engine, spec)
     fix = next(f for f in report["findings"] if f["code"] == "ring_orphan")["fix"]
-    assert fix == f"park it for the next pop: {report['ring']['orphan_fix']}"
+    assert fix == f"qadmin repair ring_q (by hand: {report['ring']['orphan_fix']})"
     engine.run([report["ring"]["orphan_fix"]])  # the SQL the finding prints, as printed
     assert [m["payload"] for m in messages.pop(engine, spec, 10)] == [b"a", b"c", b"d"]
     messages.push(engine, spec, [b"e"])
@@ -103,4 +103,58 @@ def test_killed_pusher_leaves_a_missing_number_that_stops_pops(
     assert any(f["code"] == "ring_push_hole" for f in report["findings"])
     engine.run([report["ring"]["hole_fix"]])  # the SQL the finding prints, as printed
     assert [m["payload"] for m in messages.pop(engine, spec)] == [b"x"]
+    engine.close()
+
+
+@pytest.mark.parametrize("label", LABELS)
+def test_repair_gets_both_stalls_moving_and_loses_nothing(label, request, tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from qadmin.cli import cli
+
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("ring_q", "ring", 4, False))
+    first = _first(label)
+    messages.push(engine, spec, [b"a", b"b"])
+    _kill_blocked_client(target, "pop", _lock_slot(target, first % 4))  # orphan: a
+    messages.push(engine, spec, [b"c", b"d"])
+    _kill_blocked_client(target, "push", _lock_slot(target, (first + 4) % 4))  # refused: full
+    cli_args = [*target.cli_args(), "--format", "json"]
+    dry = json.loads(CliRunner().invoke(cli, ["repair", "ring_q", "--dry-run", *cli_args]).stdout)
+    assert dry["park"] == [first] and dry["dry_run"] is True
+    assert [m["payload"] for m in messages.pop(engine, spec, 10)] == [b"b", b"c", b"d"]
+    done = CliRunner().invoke(cli, ["repair", "ring_q", "--yes", "--older-than", "0", *cli_args])
+    assert done.exit_code == 0, done.stderr
+    assert json.loads(done.stdout)["park"] == [first]
+    assert [m["payload"] for m in messages.pop(engine, spec)] == [b"a"]
+    # now a pusher dies after taking its number: pops stop there until repair skips it
+    locker = _lock_slot(target, (first + 4) % 4)
+    _kill_blocked_client(target, "push", locker)
+    messages.push(engine, spec, [b"e"])
+    with pytest.raises(QueueEmpty):
+        messages.pop(engine, spec)
+    fixed = json.loads(
+        CliRunner()
+        .invoke(cli, ["repair", "ring_q", "--yes", "--older-than", "0", *cli_args])
+        .stdout
+    )
+    assert fixed["skip"] == [{"id": first + 4, "action": "voided"}]
+    assert [m["payload"] for m in messages.pop(engine, spec)] == [b"e"]
+    now = "clock_timestamp()" if label == "postgresql" else "UTC_TIMESTAMP(6)"
+    engine.run(
+        [
+            f"INSERT INTO {engine.qualified('ring_q_pending')} (message_id, taken_at) "
+            f"VALUES (999, {now})"
+        ]
+    )  # a parked number whose message never comes
+    stale = json.loads(
+        CliRunner()
+        .invoke(cli, ["repair", "ring_q", "--yes", "--older-than", "0", *cli_args])
+        .stdout
+    )
+    assert stale["void"] == [999]
+    assert diagnose.ring_state(engine, spec)["parked"] == 0
     engine.close()

@@ -27,6 +27,7 @@ PARAMS = {
     "limit": 100,
     "stale_s": 300,
     "max_pages": 100000,
+    "older_s": 60,
 }
 
 

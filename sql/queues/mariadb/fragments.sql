@@ -1,7 +1,8 @@
 -- Sequence fragments for MariaDB 10.3+: real SEQUENCE objects. NEXT VALUE FOR is not rolled
 -- back with the transaction. NOCACHE keeps next_not_cached_value exact (the ring reads it to
 -- see whether it is full or empty before taking a number) and leaves no gap on a restart.
--- {obj} is the quoted sequence; next_value sets the procedure variable v_seq.
+-- {obj} is the quoted sequence; next_value sets the procedure variable v_seq; skip_take /
+-- skip_value take one value into @qadmin_n for qadmin repair.
 
 -- name: create_sequence
 CREATE SEQUENCE {obj} START WITH 0 MINVALUE 0 INCREMENT BY 1 NOCACHE
@@ -17,3 +18,9 @@ SET v_seq = NEXT VALUE FOR {obj}
 
 -- name: skip_sql
 CONCAT('SELECT NEXTVAL(', {obj_lit}, ')')
+
+-- name: skip_take
+SET @qadmin_n = NEXT VALUE FOR {obj}
+
+-- name: skip_value
+@qadmin_n

@@ -234,3 +234,56 @@ OUTER APPLY (
       AND r.message_id < s.pop_next
       AND NOT EXISTS (SELECT 1 FROM {pending} AS p WHERE p.message_id = r.message_id)
 ) AS o
+
+-- name: repair_orphans
+WITH s AS (
+    SELECT COALESCE(CAST(last_used_value AS bigint) + 1, CAST(start_value AS bigint)) AS pop_next
+    FROM sys.sequences WHERE object_id = OBJECT_ID({lit_pop_seq})
+)
+SELECT r.message_id AS id FROM {table} AS r CROSS JOIN s
+WHERE r.reference_count = 1 AND r.message_id < s.pop_next
+  AND NOT EXISTS (SELECT 1 FROM {pending} AS p WHERE p.message_id = r.message_id)
+UNION ALL
+SELECT o.message_id FROM {overflow} AS o CROSS JOIN s
+WHERE o.message_id < s.pop_next
+  AND NOT EXISTS (SELECT 1 FROM {pending} AS p WHERE p.message_id = o.message_id)
+ORDER BY 1
+
+-- name: repair_park
+DECLARE @pop_next bigint = (
+    SELECT COALESCE(CAST(last_used_value AS bigint) + 1, CAST(start_value AS bigint))
+    FROM sys.sequences WHERE object_id = OBJECT_ID({lit_pop_seq}));
+INSERT INTO {pending} (message_id)
+OUTPUT inserted.message_id AS id
+SELECT r.message_id FROM {table} AS r
+WHERE r.reference_count = 1 AND r.message_id < @pop_next
+  AND NOT EXISTS (SELECT 1 FROM {pending} AS p WHERE p.message_id = r.message_id)
+UNION ALL
+SELECT o.message_id FROM {overflow} AS o
+WHERE o.message_id < @pop_next
+  AND NOT EXISTS (SELECT 1 FROM {pending} AS p WHERE p.message_id = o.message_id);
+
+-- name: repair_stale
+SELECT p.message_id AS id FROM {pending} AS p
+WHERE p.taken_at < DATEADD(SECOND, -:older_s, SYSUTCDATETIME())
+  AND NOT EXISTS (SELECT 1 FROM {table} AS r
+                   WHERE r.slot = p.message_id % {capacity} AND r.message_id = p.message_id)
+  AND NOT EXISTS (SELECT 1 FROM {overflow} AS o WHERE o.message_id = p.message_id)
+ORDER BY 1
+
+-- name: repair_void
+DELETE p
+OUTPUT deleted.message_id AS id
+FROM {pending} AS p
+WHERE p.taken_at < DATEADD(SECOND, -:older_s, SYSUTCDATETIME())
+  AND NOT EXISTS (SELECT 1 FROM {table} AS r
+                   WHERE r.slot = p.message_id % {capacity} AND r.message_id = p.message_id)
+  AND NOT EXISTS (SELECT 1 FROM {overflow} AS o WHERE o.message_id = p.message_id)
+
+-- name: repair_skip
+DECLARE @n bigint = NEXT VALUE FOR {pop_seq};
+INSERT INTO {pending} (message_id)
+SELECT @n
+WHERE EXISTS (SELECT 1 FROM {table} AS r WHERE r.slot = @n % {capacity} AND r.message_id = @n)
+   OR EXISTS (SELECT 1 FROM {overflow} AS o WHERE o.message_id = @n);
+SELECT @n AS id, CASE WHEN @@ROWCOUNT > 0 THEN N'parked' ELSE N'voided' END AS action;

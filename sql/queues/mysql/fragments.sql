@@ -1,9 +1,12 @@
 -- Sequence fragments for MySQL 8, which has no SEQUENCE objects: an AUTO_INCREMENT ticket
 -- table instead. A ticket's value is never handed out twice, rolled back or not (InnoDB's
 -- counter is persisted since 8.0). Old tickets are pruned every 1000 values so the table stays
--- small; the latest ones stay, since next_expr reads max(id). next_expr sees committed tickets
--- only, so under concurrency it can lag the true next value: the ring treats it as a hint.
--- {obj} is the quoted sequence object; next_value sets the procedure variable v_seq.
+-- small. next_expr reads the table's AUTO_INCREMENT counter, not max(id): a ticket taken by a
+-- transaction that rolled back leaves no row but has still used its number (qadmin's sessions
+-- set information_schema_stats_expiry = 0, so MySQL 8 does not serve a cached counter).
+-- {obj} is the quoted sequence object, {obj_lit}, {obj_schema_lit} and {obj_name_lit} string
+-- literals of it; next_value sets the procedure variable v_seq; skip_take / skip_value take
+-- one value into @qadmin_n for qadmin repair.
 -- MariaDB uses sql/queues/mariadb/fragments.sql.
 
 -- name: create_sequence
@@ -20,7 +23,14 @@ INSERT INTO {obj} () VALUES ();
     END IF
 
 -- name: next_expr
-(SELECT COALESCE(MAX(id), 0) + 1 FROM {obj})
+(SELECT COALESCE(AUTO_INCREMENT, 1) FROM information_schema.TABLES
+  WHERE TABLE_SCHEMA = {obj_schema_lit} AND TABLE_NAME = {obj_name_lit})
 
 -- name: skip_sql
 CONCAT('INSERT INTO ', {obj_lit}, ' () VALUES ()')
+
+-- name: skip_take
+INSERT INTO {obj} () VALUES ()
+
+-- name: skip_value
+LAST_INSERT_ID()

@@ -218,3 +218,79 @@ SELECT s.push_next,
                           MOD(s.pop_next + 3, {capacity}), MOD(s.pop_next + 4, {capacity})))
            AS waiting_behind_age_s
 FROM (SELECT {next_expr:push_seq} AS push_next, {next_expr:pop_seq} AS pop_next) AS s
+
+-- name: repair_orphans
+SELECT r.message_id AS id FROM {table} AS r
+WHERE r.reference_count = 1 AND r.message_id < {next_expr:pop_seq}
+  AND NOT EXISTS (SELECT 1 FROM {pending} AS p WHERE p.message_id = r.message_id)
+UNION ALL
+SELECT o.message_id FROM {overflow} AS o
+WHERE o.message_id < {next_expr:pop_seq}
+  AND NOT EXISTS (SELECT 1 FROM {pending} AS p WHERE p.message_id = o.message_id)
+ORDER BY 1
+
+-- name: repair_park
+SET @qadmin_pop_next = {next_expr:pop_seq}
+
+-- name: repair_park
+SELECT r.message_id AS id FROM {table} AS r
+WHERE r.reference_count = 1 AND r.message_id < @qadmin_pop_next
+  AND NOT EXISTS (SELECT 1 FROM {pending} AS p WHERE p.message_id = r.message_id)
+UNION ALL
+SELECT o.message_id FROM {overflow} AS o
+WHERE o.message_id < @qadmin_pop_next
+  AND NOT EXISTS (SELECT 1 FROM {pending} AS p WHERE p.message_id = o.message_id)
+
+-- name: repair_park
+INSERT IGNORE INTO {pending} (message_id, taken_at)
+SELECT r.message_id, UTC_TIMESTAMP(6) FROM {table} AS r
+WHERE r.reference_count = 1 AND r.message_id < @qadmin_pop_next
+UNION ALL
+SELECT o.message_id, UTC_TIMESTAMP(6) FROM {overflow} AS o
+WHERE o.message_id < @qadmin_pop_next
+
+-- name: repair_stale
+SELECT p.message_id AS id FROM {pending} AS p
+WHERE p.taken_at < UTC_TIMESTAMP(6) - INTERVAL :older_s SECOND
+  AND NOT EXISTS (SELECT 1 FROM {table} AS r
+                   WHERE r.slot = MOD(p.message_id, {capacity})
+                     AND r.message_id = p.message_id)
+  AND NOT EXISTS (SELECT 1 FROM {overflow} AS o WHERE o.message_id = p.message_id)
+ORDER BY 1
+
+-- name: repair_void
+SET @qadmin_cutoff = UTC_TIMESTAMP(6) - INTERVAL :older_s SECOND
+
+-- name: repair_void
+SELECT p.message_id AS id FROM {pending} AS p
+WHERE p.taken_at < @qadmin_cutoff
+  AND NOT EXISTS (SELECT 1 FROM {table} AS r
+                   WHERE r.slot = MOD(p.message_id, {capacity})
+                     AND r.message_id = p.message_id)
+  AND NOT EXISTS (SELECT 1 FROM {overflow} AS o WHERE o.message_id = p.message_id)
+FOR UPDATE
+
+-- name: repair_void
+DELETE p FROM {pending} AS p
+WHERE p.taken_at < @qadmin_cutoff
+  AND NOT EXISTS (SELECT 1 FROM {table} AS r
+                   WHERE r.slot = MOD(p.message_id, {capacity})
+                     AND r.message_id = p.message_id)
+  AND NOT EXISTS (SELECT 1 FROM {overflow} AS o WHERE o.message_id = p.message_id)
+
+-- name: repair_skip
+{skip_take:pop_seq}
+
+-- name: repair_skip
+SET @qadmin_n = {skip_value:pop_seq}
+
+-- name: repair_skip
+INSERT INTO {pending} (message_id, taken_at)
+SELECT @qadmin_n, UTC_TIMESTAMP(6) FROM DUAL
+WHERE EXISTS (SELECT 1 FROM {table} AS r
+               WHERE r.slot = MOD(@qadmin_n, {capacity}) AND r.message_id = @qadmin_n)
+   OR EXISTS (SELECT 1 FROM {overflow} AS o WHERE o.message_id = @qadmin_n)
+
+-- name: repair_skip
+SELECT @qadmin_n AS id,
+       CASE WHEN ROW_COUNT() > 0 THEN 'parked' ELSE 'voided' END AS action

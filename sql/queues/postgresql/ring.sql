@@ -234,3 +234,59 @@ SELECT s.push_next,
          WHERE r.slot IN (SELECT (s.pop_next + g) % {capacity} FROM generate_series(1, 8) AS g)
            AND r.reference_count = 1 AND r.message_id > s.pop_next) AS waiting_behind_age_s
 FROM s
+
+-- name: repair_orphans
+WITH s AS (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END AS pop_next
+             FROM {pop_seq})
+SELECT r.message_id AS id FROM {table} AS r, s
+WHERE r.reference_count = 1 AND r.message_id < s.pop_next
+  AND NOT EXISTS (SELECT 1 FROM {pending} AS p WHERE p.message_id = r.message_id)
+UNION ALL
+SELECT o.message_id FROM {overflow} AS o, s
+WHERE o.message_id < s.pop_next
+  AND NOT EXISTS (SELECT 1 FROM {pending} AS p WHERE p.message_id = o.message_id)
+ORDER BY 1
+
+-- name: repair_park
+WITH s AS (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END AS pop_next
+             FROM {pop_seq}),
+orphans AS (
+    SELECT r.message_id FROM {table} AS r, s
+    WHERE r.reference_count = 1 AND r.message_id < s.pop_next
+    UNION ALL
+    SELECT o.message_id FROM {overflow} AS o, s WHERE o.message_id < s.pop_next
+)
+INSERT INTO {pending} (message_id)
+SELECT message_id FROM orphans
+ON CONFLICT (message_id) DO NOTHING
+RETURNING message_id AS id
+
+-- name: repair_stale
+SELECT p.message_id AS id FROM {pending} AS p
+WHERE p.taken_at < clock_timestamp() - make_interval(secs => :older_s)
+  AND NOT EXISTS (SELECT 1 FROM {table} AS r
+                   WHERE r.slot = p.message_id % {capacity} AND r.message_id = p.message_id)
+  AND NOT EXISTS (SELECT 1 FROM {overflow} AS o WHERE o.message_id = p.message_id)
+ORDER BY 1
+
+-- name: repair_void
+DELETE FROM {pending} AS p
+WHERE p.taken_at < clock_timestamp() - make_interval(secs => :older_s)
+  AND NOT EXISTS (SELECT 1 FROM {table} AS r
+                   WHERE r.slot = p.message_id % {capacity} AND r.message_id = p.message_id)
+  AND NOT EXISTS (SELECT 1 FROM {overflow} AS o WHERE o.message_id = p.message_id)
+RETURNING p.message_id AS id
+
+-- name: repair_skip
+WITH x AS (SELECT nextval({lit_pop_seq}) AS n),
+parked AS (
+    INSERT INTO {pending} (message_id)
+    SELECT x.n FROM x
+    WHERE EXISTS (SELECT 1 FROM {table} AS r WHERE r.slot = x.n % {capacity}
+                     AND r.message_id = x.n)
+       OR EXISTS (SELECT 1 FROM {overflow} AS o WHERE o.message_id = x.n)
+    RETURNING message_id
+)
+SELECT x.n AS id,
+       CASE WHEN EXISTS (SELECT 1 FROM parked) THEN 'parked' ELSE 'voided' END AS action
+FROM x

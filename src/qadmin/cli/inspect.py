@@ -11,6 +11,7 @@ from qadmin.cli.options import Duration, Target, confirm, connection_options, fo
 from qadmin.errors import NotFound, QadminError
 from qadmin.ops import catalog, diagnose
 from qadmin.ops import check as check_ops
+from qadmin.ops import repair as repair_ops
 
 FINDINGS = ("findings", "findings", ["severity", "code", "message", "fix"])
 HOLDERS = (
@@ -321,4 +322,41 @@ def check(
     return int(result["code"])
 
 
-COMMANDS = [inspect, size, ghosts, fragmentation, locks, claims, requeue, check]
+@click.command()
+@click.argument("name")
+@click.option(
+    "--older-than",
+    "older_than",
+    type=Duration(),
+    default=repair_ops.DEFAULT_OLDER_THAN_S,
+    show_default=True,
+    metavar="DURATION",
+    help="A parked number or a gap this old is taken as left by a dead client.",
+)
+@click.option("--dry-run", is_flag=True, help="Show what would be parked, voided or skipped.")
+@click.option("--yes", "-y", is_flag=True, help="Do it without asking (needed off a TTY).")
+@connection_options
+@format_option
+def repair(
+    name: str, older_than: int, dry_run: bool, yes: bool, target: Target, fmt: str | None
+) -> None:
+    """Rings: get a ring stalled by a dead pusher or popper moving again (safe from cron)."""
+    engine, spec = _load(target, name)
+    if dry_run:
+        result = dict(repair_ops.plan(engine, spec, older_than), dry_run=True)
+    else:
+        confirm("repair", name, yes)
+        result = dict(repair_ops.repair(engine, spec, older_than), dry_run=False)
+    if render.resolve_format(fmt) != "json":
+        result = {k: _listed(v) for k, v in result.items()}
+    render.document(result, fmt)
+
+
+def _listed(value: Any) -> Any:
+    """Lists as one cell for the table and plain formats (JSON keeps them as lists)."""
+    if not isinstance(value, list):
+        return value
+    return ", ".join(f"{v['id']} {v['action']}" if isinstance(v, dict) else str(v) for v in value)
+
+
+COMMANDS = [inspect, size, ghosts, fragmentation, locks, claims, requeue, repair, check]

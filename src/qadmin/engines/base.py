@@ -171,7 +171,12 @@ class Engine(ABC):
             key, argument = match.group(1), match.group(2)
             if argument is not None:
                 name = self.qualified(objects[argument])
-                fragment = self.fragment(key).replace("{obj_lit}", self.quote_literal(name))
+                fragment = (
+                    self.fragment(key)
+                    .replace("{obj_lit}", self.quote_literal(name))
+                    .replace("{obj_schema_lit}", self.quote_literal(self.schema))
+                    .replace("{obj_name_lit}", self.quote_literal(objects[argument]))
+                )
                 return fragment.replace("{obj}", name)
             if key in keywords:
                 return keywords[key]

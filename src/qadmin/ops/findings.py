@@ -114,8 +114,8 @@ def findings(report: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _ring_findings(ring: dict[str, Any] | None, queue: str) -> list[dict[str, Any]]:
-    """The two ways a ring stalls after a client dies between taking a number and committing.
-    Until `qadmin repair` exists (the rings issue), the fix is the SQL a DBA can run."""
+    """The two ways a ring stalls after a client dies between taking a number and committing;
+    the fix names `qadmin repair` and the SQL that does the same by hand."""
     if not ring:
         return []
     out = []
@@ -128,7 +128,7 @@ def _ring_findings(ring: dict[str, Any] | None, queue: str) -> list[dict[str, An
                 "message": f"message {ring['orphan_id']} in slot {ring['orphan_slot']} "
                 f"({_duration(age)} old) was taken by a popper that never finished: the "
                 "slot the next push needs stays full, so the ring refuses pushes",
-                "fix": f"park it for the next pop: {ring['orphan_fix']}",
+                "fix": f"qadmin repair {queue} (by hand: {ring['orphan_fix']})",
             }
         )
     waiting = ring.get("waiting_behind_age_s")
@@ -144,9 +144,9 @@ def _ring_findings(ring: dict[str, Any] | None, queue: str) -> list[dict[str, An
                 "message": f"pops stop at sequence number {ring['missing_id']}: its pusher took "
                 "the number and never wrote the message, while later messages have waited "
                 f"{_duration(float(waiting))}",
-                "fix": f"skip the number once: {ring['hole_fix']} (if it returns another "
-                f"number, a popper took {ring['missing_id']} meanwhile: park the returned one "
-                f"in {queue}_pending)",
+                "fix": f"qadmin repair {queue} (by hand: {ring['hole_fix']} once; if it "
+                f"returns another number, a popper took {ring['missing_id']} meanwhile: park "
+                f"the returned one in {queue}_pending)",
             }
         )
     return out

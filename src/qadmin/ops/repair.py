@@ -1,0 +1,83 @@
+"""Getting a stalled ring moving again, with nothing lost or duplicated.
+
+A client that dies between taking a sequence number and committing leaves a hole (see
+``diagnose.ring_state``). Three fixes, each safe while producers and consumers keep running:
+
+- **park orphans**: a message whose number the pop sequence has passed, and that no parked
+  number covers, is added to ``<queue>_pending``, which pops serve first. Always safe: the
+  message can only leave its slot (or the overflow) through the same guarded UPDATE, so a slow
+  but live popper and the parked number can never both deliver it;
+- **void stale parked numbers**: a parked number older than ``older_than_s`` whose message is
+  nowhere was taken from a pusher that died. If that pusher was only slow and writes later, its
+  message becomes an orphan and the next repair parks it;
+- **skip a missing number**: when pops stop at a number whose message is absent while later
+  messages have waited ``older_than_s``, one value is taken off the pop sequence: the missing
+  number (voided), or, if a popper got there first, a number whose message is present (parked).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from qadmin.engines.base import Engine
+from qadmin.errors import WrongKind
+from qadmin.kinds import Kind, QueueSpec
+from qadmin.ops import diagnose
+
+DEFAULT_OLDER_THAN_S = 60
+
+
+def _ids(rows: list[dict[str, Any]]) -> list[int]:
+    return sorted(int(r["id"]) for r in rows if r.get("id") is not None)
+
+
+def _ring_only(engine: Engine, spec: QueueSpec) -> bool:
+    if spec.kind is not Kind.RING:
+        raise WrongKind(f"repair applies to rings; {spec.name} is a {spec.kind} queue")
+    return engine.template(spec).has("repair_park")
+
+
+def _missing(engine: Engine, spec: QueueSpec, older_than_s: int) -> int | None:
+    state = diagnose.ring_state(engine, spec) or {}
+    waited = state.get("waiting_behind_age_s")
+    if state.get("missing_id") is not None and waited is not None and waited >= older_than_s:
+        return int(state["missing_id"])
+    return None
+
+
+def plan(engine: Engine, spec: QueueSpec, older_than_s: int) -> dict[str, Any]:
+    """What repair would do now (read-only)."""
+    if not _ring_only(engine, spec):
+        return {
+            "queue": spec.name,
+            "park": [],
+            "void": [],
+            "skip": None,
+            "note": f"{engine.name} rings move both sequences in one transaction: no holes",
+        }
+    park = _ids(engine.run(engine.section(spec, "repair_orphans"), write=False))
+    void = _ids(
+        engine.run(engine.section(spec, "repair_stale"), {"older_s": older_than_s}, write=False)
+    )
+    return {
+        "queue": spec.name,
+        "park": park,
+        "void": void,
+        "skip": _missing(engine, spec, older_than_s),
+        "note": None,
+    }
+
+
+def repair(engine: Engine, spec: QueueSpec, older_than_s: int) -> dict[str, Any]:
+    """Apply the three fixes; each runs in its own short transaction."""
+    if not _ring_only(engine, spec):
+        return plan(engine, spec, older_than_s)
+    parked = _ids(engine.run(engine.section(spec, "repair_park")))
+    voided = _ids(engine.run(engine.section(spec, "repair_void"), {"older_s": older_than_s}))
+    skipped: list[dict[str, Any]] = []
+    for _ in range(int(spec.capacity or 1)):
+        if _missing(engine, spec, older_than_s) is None:
+            break
+        row = engine.run(engine.section(spec, "repair_skip"))[-1]
+        skipped.append({"id": int(row["id"]), "action": str(row["action"])})
+    return {"queue": spec.name, "park": parked, "void": voided, "skip": skipped, "note": None}
