@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from qadmin import render
-from qadmin.cli.inspect import SECTIONS, with_notes
+from qadmin.cli.inspect import show
 from qadmin.cli.options import Target, connection_options, format_option
 from qadmin.errors import NotFound
 from qadmin.kinds import Kind
@@ -49,8 +49,7 @@ def demo(n_messages: int, n_pop: int, target: Target, fmt: str | None) -> None:
     if n_pop:
         popped = messages.pop(engine, spec, n_pop)
         render.note(f"popped {len(popped)}: ids {', '.join(str(r['id']) for r in popped)}")
-    report = with_notes(diagnose.inspect(engine, spec))
-    render.report(report, SECTIONS, fmt, title=f"qadmin inspect {DEMO_QUEUE}")
+    show(diagnose.inspect(engine, spec), fmt)
 
 
 COMMANDS = [demo]

@@ -113,6 +113,14 @@ def _deep(func: Any) -> Any:
     return func
 
 
+def show(report: dict[str, Any], fmt: str | None) -> None:
+    """The one way an inspect report is printed (inspect and demo)."""
+    report = dict(report, not_covered=[{"note": n} for n in report.get("not_covered", [])])
+    render.report(
+        with_notes(report), [*SECTIONS, NOT_COVERED], fmt, title=f"qadmin inspect {report['queue']}"
+    )
+
+
 def with_notes(report: dict[str, Any]) -> dict[str, Any]:
     notes = [
         *report["ghosts"]["notes"],
@@ -183,8 +191,7 @@ def inspect(
         report = diagnose.inspect_table(engine, name, order_by, time_column, deep, max_pages)
     else:
         report = diagnose.inspect(engine, spec, stale_after, sample_s, deep, max_pages)
-    report["not_covered"] = [{"note": n} for n in report.pop("not_covered", [])]
-    render.report(with_notes(report), [*SECTIONS, NOT_COVERED], fmt, title=f"qadmin inspect {name}")
+    show(report, fmt)
 
 
 @click.command()

@@ -343,7 +343,7 @@ def inspect_table(
     facts_part = run_part(engine, "size", _params(engine, table))
     facts = dict(facts_part.rows[0]) if facts_part.rows else {}
     estimate = _int(facts.get("estimated_rows"))
-    size_out: dict[str, Any] = {k: v for k, v in facts.items()}
+    size_out: dict[str, Any] = dict(facts)
     if estimate is None or estimate < EXACT_DEPTH_LIMIT:
         depth = engine.run(engine.table_sql("depth", table, {}), write=False)[0]["depth"]
         size_out.update(depth=int(depth), depth_exact=True)
