@@ -85,3 +85,7 @@ class Deadlock(LockTimeout):
 
 class WrongKind(UsageError):
     """A command that does not apply to this queue kind (ack on a fifo, say)."""
+
+
+class UnsupportedError(UsageError):
+    """An operation this engine cannot do safely (yet); the message says which and why."""

@@ -29,6 +29,10 @@ TEMPLATE = {
 }
 
 NEEDS_CAPACITY = {Kind.CAPPED, Kind.RING}
+# Kinds whose dequeue can range-scan from a watermark (article 004).
+ALLOWS_WATERMARK = {Kind.FIFO, Kind.CLAIM}
+# A dequeue that takes a message whose id is a multiple of this tries to advance the watermark.
+WATERMARK_EVERY = 100
 ALLOWS_STRICT = {Kind.FIFO, Kind.LIFO}
 MAX_CAPACITY = 10_000_000
 
@@ -47,6 +51,9 @@ EXTRA_OBJECTS: dict[Kind, dict[str, str]] = {
 }
 
 
+WATERMARK_OBJECTS = {"wm": "_wm", "wm_advance": "_wm_advance"}
+
+
 @dataclass(frozen=True)
 class QueueSpec:
     """What the catalog records about one managed queue."""
@@ -62,6 +69,18 @@ class QueueSpec:
     def template(self) -> str:
         return TEMPLATE[self.kind]
 
+    @property
+    def watermark(self) -> bool:
+        return bool(self.options.get("watermark"))
+
+    @property
+    def overlays(self) -> tuple[str, ...]:
+        """Templates laid over the kind's own: their sections replace the kind's sections of
+        the same name, except ``create`` and ``drop``, which they extend."""
+        if self.watermark:
+            return ("watermark", f"watermark_{self.template}")
+        return ()
+
     def keywords(self) -> dict[str, str]:
         """Fixed SQL fragments a template may take, chosen from constants here, never user text."""
         order_by = {Kind.HEAP: "", Kind.LIFO: "ORDER BY id DESC"}.get(self.kind, "ORDER BY id")
@@ -70,6 +89,7 @@ class QueueSpec:
             "strict": "TRUE" if self.strict else "FALSE",
             # SQL Server: the article's heap has no clustered index; ordered kinds cluster on id.
             "clustering": "NONCLUSTERED" if self.kind is Kind.HEAP else "CLUSTERED",
+            "wm_every": str(WATERMARK_EVERY),
         }
 
     def sort_rows(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -89,4 +109,6 @@ class QueueSpec:
         }
         names.update({k: self.name + suffix for k, suffix in ROUTINES.items()})
         names.update({k: self.name + s for k, s in EXTRA_OBJECTS.get(self.kind, {}).items()})
+        if self.watermark:
+            names.update({k: self.name + s for k, s in WATERMARK_OBJECTS.items()})
         return names

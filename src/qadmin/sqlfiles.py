@@ -42,6 +42,15 @@ class SqlFile:
     def has(self, section: str) -> bool:
         return section in self.sections
 
+    def overlay(self, other: SqlFile) -> SqlFile:
+        """``other`` laid over this file: its sections replace ours, except ``create`` and
+        ``drop``, whose statements run after ours."""
+        sections = dict(self.sections)
+        for name, statements in other.sections.items():
+            extend = name in ("create", "drop")
+            sections[name] = (*sections.get(name, ()), *statements) if extend else statements
+        return SqlFile(path=self.path, header=self.header, sections=sections)
+
 
 def parse(text: str, path: Path) -> SqlFile:
     matches = list(_SECTION.finditer(text))

@@ -99,10 +99,21 @@ def _register() -> None:
         inspect,
         messages,
         queues,
+        storage,
         tail,
     )
 
-    for module in (queues, messages, inspect, tail, collect, demo, connections, completion):
+    for module in (
+        queues,
+        messages,
+        inspect,
+        storage,
+        tail,
+        collect,
+        demo,
+        connections,
+        completion,
+    ):
         for command in module.COMMANDS:
             cli.add_command(command)
 

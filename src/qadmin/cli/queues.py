@@ -9,7 +9,7 @@ from qadmin.cli.options import Target, confirm, connection_options, format_optio
 from qadmin.kinds import Kind, QueueSpec
 from qadmin.ops import catalog, queues
 
-SPEC_COLUMNS = ["name", "kind", "capacity", "strict", "created_at"]
+SPEC_COLUMNS = ["name", "kind", "capacity", "strict", "watermark", "created_at"]
 
 
 def _spec_row(spec: QueueSpec) -> dict[str, object]:
@@ -18,6 +18,7 @@ def _spec_row(spec: QueueSpec) -> dict[str, object]:
         "kind": spec.kind.value,
         "capacity": spec.capacity,
         "strict": spec.strict,
+        "watermark": spec.watermark,
         "created_at": spec.created_at,
     }
 
@@ -36,13 +37,24 @@ def _spec_row(spec: QueueSpec) -> dict[str, object]:
     is_flag=True,
     help="fifo/lifo: one consumer at a time, so order holds across rollbacks.",
 )
+@click.option(
+    "--watermark",
+    is_flag=True,
+    help="fifo/claim: dequeue range-scans from a watermark, past dead rows (article 004).",
+)
 @connection_options
 @format_option
 def create(
-    name: str, kind: str, capacity: int | None, strict: bool, target: Target, fmt: str | None
+    name: str,
+    kind: str,
+    capacity: int | None,
+    strict: bool,
+    watermark: bool,
+    target: Target,
+    fmt: str | None,
 ) -> None:
     """Create queue NAME: its table, its routines and its catalog entry."""
-    spec = queues.make_spec(name, kind, capacity, strict)
+    spec = queues.make_spec(name, kind, capacity, strict, watermark)
     created = queues.create(target.engine(), spec)
     render.document(_spec_row(created), fmt)
 

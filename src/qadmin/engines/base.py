@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 from qadmin import secrets, sqlfiles
 from qadmin.dsn import Dsn
-from qadmin.errors import QadminError
+from qadmin.errors import QadminError, UnsupportedError
 from qadmin.kinds import QueueSpec
 
 APP_NAME = "qadmin"
@@ -43,6 +43,7 @@ class Timeouts:
 
 
 Row = dict[str, Any]
+Execute = Callable[..., list[Row]]
 
 
 class Engine(ABC):
@@ -144,12 +145,21 @@ class Engine(ABC):
     def qualified(self, name: str) -> str:
         return f"{self.quote_ident(self.schema)}.{self.quote_ident(name)}"
 
-    def template(self, spec: QueueSpec) -> sqlfiles.SqlFile:
-        """The queue template for this kind, from the flavour's folder if it has its own."""
-        relative = f"queues/{self.dialect}/{spec.template}.sql"
+    def _queue_file(self, name: str) -> sqlfiles.SqlFile:
+        """A queue template, from the flavour's folder if it has its own."""
+        relative = f"queues/{self.dialect}/{name}.sql"
         if self.dialect != self.base_dialect and not sqlfiles.exists(relative):
-            relative = f"queues/{self.base_dialect}/{spec.template}.sql"
+            relative = f"queues/{self.base_dialect}/{name}.sql"
+        if not sqlfiles.exists(relative):
+            raise UnsupportedError(f"{name.replace('_', ' ')} is not available on {self.dialect}")
         return sqlfiles.load(relative)
+
+    def template(self, spec: QueueSpec) -> sqlfiles.SqlFile:
+        """The kind's template with its overlays (e.g. a watermark) laid over it."""
+        merged = self._queue_file(spec.template)
+        for overlay in spec.overlays:
+            merged = merged.overlay(self._queue_file(overlay))
+        return merged
 
     def fragment(self, name: str) -> str:
         """A dialect's piece of SQL (``{name:object}`` in a template), e.g. how to take a
@@ -180,6 +190,10 @@ class Engine(ABC):
                 return fragment.replace("{obj}", name)
             if key in keywords:
                 return keywords[key]
+            if key == "schema_lit":
+                return self.quote_literal(self.schema)
+            if key.endswith("_name_lit") and key[:-9] in objects:
+                return self.quote_literal(objects[key[:-9]])
             if key.startswith("lit_") and key[4:] in objects:
                 return self.quote_literal(self.qualified(objects[key[4:]]))
             if key.endswith("_idx"):
@@ -247,22 +261,32 @@ class Engine(ABC):
 
         Returns one list of rows per parameter set, so callers can match results to inputs.
         """
+        with self.transaction(write=write) as execute:
+            return [
+                [row for statement in statements for row in execute(statement, one)]
+                for one in batch
+            ]
+
+    @contextmanager
+    def transaction(self, *, write: bool = True) -> Iterator[Execute]:
+        """One transaction in which the caller decides the next statement from the last
+        one's rows (resize, convert, watermark repair); commits on leaving, else rolls back."""
         conn = self.conn
-        results: list[list[Row]] = []
         with self.errors():
             cursor = conn.cursor()
+
+            def execute(statement: str, params: Mapping[str, Any] | None = None) -> list[Row]:
+                with self.errors():
+                    if params:
+                        sql, args = self.bind(statement, params)
+                        cursor.execute(sql, args)
+                    else:
+                        cursor.execute(statement)
+                    return self._results(cursor)
+
             try:
                 self._begin(cursor, write)
-                for one in batch:
-                    rows: list[Row] = []
-                    for statement in statements:
-                        if one:
-                            sql, args = self.bind(statement, one)
-                            cursor.execute(sql, args)
-                        else:
-                            cursor.execute(statement)
-                        rows.extend(self._results(cursor))
-                    results.append(rows)
+                yield execute
                 self._commit(cursor, write)
             except BaseException:
                 self._rollback()
@@ -270,7 +294,6 @@ class Engine(ABC):
             finally:
                 with suppress(Exception):  # a dead connection must not hide the first error
                     cursor.close()
-        return results
 
     def query(self, statement: str, params: Mapping[str, Any] | None = None) -> list[Row]:
         return self.run([statement], params, write=False)

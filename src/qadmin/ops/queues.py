@@ -6,7 +6,14 @@ from dataclasses import dataclass, field
 
 from qadmin.engines.base import Engine
 from qadmin.errors import QadminError, UsageError
-from qadmin.kinds import ALLOWS_STRICT, MAX_CAPACITY, NEEDS_CAPACITY, Kind, QueueSpec
+from qadmin.kinds import (
+    ALLOWS_STRICT,
+    ALLOWS_WATERMARK,
+    MAX_CAPACITY,
+    NEEDS_CAPACITY,
+    Kind,
+    QueueSpec,
+)
 from qadmin.names import validate_queue_name
 from qadmin.ops import catalog, diagnose
 
@@ -31,7 +38,9 @@ class Plan:
         }
 
 
-def make_spec(name: str, kind: str, capacity: int | None, strict: bool) -> QueueSpec:
+def make_spec(
+    name: str, kind: str, capacity: int | None, strict: bool, watermark: bool = False
+) -> QueueSpec:
     """Check a create request before any SQL runs."""
     validate_queue_name(name)
     k = Kind(kind)
@@ -44,7 +53,10 @@ def make_spec(name: str, kind: str, capacity: int | None, strict: bool) -> Queue
         raise UsageError(f"--capacity applies to capped and ring queues, not {k}")
     if strict and k not in ALLOWS_STRICT:
         raise UsageError(f"--strict applies to fifo and lifo queues, not {k}")
-    return QueueSpec(name=name, kind=k, capacity=capacity, strict=strict)
+    if watermark and (k not in ALLOWS_WATERMARK or strict):
+        raise UsageError("--watermark applies to fifo (not --strict) and claim queues")
+    options = {"watermark": True} if watermark else {}
+    return QueueSpec(name=name, kind=k, capacity=capacity, strict=strict, options=options)
 
 
 def create(engine: Engine, spec: QueueSpec) -> QueueSpec:

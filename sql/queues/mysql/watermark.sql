@@ -1,0 +1,109 @@
+-- Watermark for fifo and claim queues on MySQL 8 and MariaDB (article 004), laid over
+-- basic.sql or claim.sql. The dequeue range-scans from {wm}.wm, past the delete-marked records
+-- that purge cannot remove while an old read view is open (the history list).
+--
+-- Safety: AUTO_INCREMENT values are handed out before commit, so a producer can commit id 41
+-- after id 42 was dequeued; a watermark moved past 41 would strand it. The advance has two
+-- phases. Phase 1 reads the lowest id visible now (or the next AUTO_INCREMENT value when the
+-- queue is empty) and only then records the time, in the server's clock (INNODB_TRX shows
+-- start times in the system time zone). Phase 2, on a later advance, moves the watermark to
+-- that candidate, or lower to a row that committed late, once no transaction that started
+-- before phase 1 and holds locks is still open in INNODB_TRX: a producer got its id after it
+-- started and before the candidate row got its own, so it started before phase 1. Read-only
+-- snapshots hold no locks and do not hold the watermark back.
+-- Privilege: reading INNODB_TRX needs PROCESS. The routine runs with its definer's rights,
+-- so the account that creates the queue needs PROCESS; without it the watermark never moves
+-- (and `qadmin watermark` says so), it is never wrong.
+
+-- name: create
+CREATE TABLE {wm} (
+    one          TINYINT NOT NULL PRIMARY KEY,
+    wm           BIGINT NOT NULL,
+    candidate    BIGINT NULL,
+    candidate_at DATETIME(6) NULL,
+    advanced_at  DATETIME(6) NULL
+) ENGINE=InnoDB
+
+-- name: create
+INSERT INTO {wm} (one, wm) VALUES (1, 0)
+
+-- name: create
+CREATE PROCEDURE {wm_advance}(IN p_to BIGINT)
+BEGIN
+    DECLARE v_locked INT DEFAULT 1;
+    DECLARE v_wm BIGINT;
+    DECLARE v_new BIGINT;
+    DECLARE v_cand BIGINT;
+    DECLARE v_cand_at DATETIME(6);
+    DECLARE v_head BIGINT;
+    DECLARE v_busy INT DEFAULT 1;
+    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_locked = 0;
+    -- One advancer at a time; a dequeue that finds the row busy simply does not advance.
+    SELECT wm, candidate, candidate_at INTO v_wm, v_cand, v_cand_at
+      FROM {wm} WHERE one = 1 FOR UPDATE SKIP LOCKED;
+    IF v_locked = 1 THEN
+        SET v_new = v_wm;
+        IF v_cand IS NOT NULL THEN
+            BEGIN
+                DECLARE CONTINUE HANDLER FOR SQLEXCEPTION SET v_busy = 1;
+                SELECT count(*) INTO v_busy FROM information_schema.INNODB_TRX
+                 WHERE trx_started <= v_cand_at AND trx_lock_structs > 0
+                   AND trx_mysql_thread_id <> CONNECTION_ID();
+            END;
+            IF v_busy = 0 THEN
+                SELECT min(id) INTO v_head FROM {table} WHERE id >= v_wm;
+                SET v_new = GREATEST(v_wm, LEAST(v_cand, COALESCE(v_head, v_cand),
+                                                 COALESCE(p_to, v_cand)));
+                SET v_cand = NULL;
+            END IF;
+        END IF;
+        IF v_cand IS NULL THEN
+            SELECT min(id) INTO v_head FROM {table} WHERE id >= v_new;
+            IF v_head IS NULL THEN
+                SELECT AUTO_INCREMENT INTO v_head FROM information_schema.TABLES
+                 WHERE TABLE_SCHEMA = {schema_lit} AND TABLE_NAME = {table_name_lit};
+            END IF;
+            UPDATE {wm}
+               SET advanced_at = IF(v_new > wm, UTC_TIMESTAMP(6), advanced_at),
+                   wm = v_new,
+                   candidate = COALESCE(v_head, v_new),
+                   candidate_at = CONVERT_TZ(UTC_TIMESTAMP(6), '+00:00', 'SYSTEM')
+             WHERE one = 1;
+        END IF;
+    END IF;
+END
+
+-- name: drop
+DROP PROCEDURE IF EXISTS {wm_advance}
+
+-- name: drop
+DROP TABLE IF EXISTS {wm}
+
+-- name: wm_show
+SELECT w.wm,
+       w.candidate,
+       TIMESTAMPDIFF(MICROSECOND, w.candidate_at,
+                     CONVERT_TZ(UTC_TIMESTAMP(6), '+00:00', 'SYSTEM')) / 1e6 AS candidate_age_s,
+       w.advanced_at,
+       (SELECT min(t.id) FROM {table} AS t WHERE t.id >= w.wm) AS head_id,
+       (SELECT count(*) FROM (SELECT 1 FROM {table} AS t, {wm} AS x
+                               WHERE t.id < x.wm LIMIT 10000) AS s) AS stranded,
+       (SELECT min(t.id) FROM {table} AS t WHERE t.id < w.wm) AS stranded_min_id,
+       (SELECT TIMESTAMPDIFF(MICROSECOND, t.enqueued_at, UTC_TIMESTAMP(6)) / 1e6
+          FROM {table} AS t WHERE t.id < w.wm ORDER BY t.id LIMIT 1) AS oldest_stranded_s
+FROM {wm} AS w
+
+-- name: wm_advance
+CALL {wm_advance}(:to)
+
+-- name: wm_advance
+SELECT wm, candidate FROM {wm}
+
+-- name: wm_lock
+SELECT wm FROM {wm} WHERE one = 1 FOR UPDATE
+
+-- name: wm_stranded
+SELECT min(t.id) AS stranded_min_id FROM {table} AS t WHERE t.id < :wm
+
+-- name: wm_set
+UPDATE {wm} SET wm = :wm, candidate = NULL, candidate_at = NULL WHERE one = 1

@@ -1,0 +1,49 @@
+-- Watermark for fifo and claim queues on SQLite (article 004), laid over basic.sql or
+-- claim.sql. SQLite has one writer at a time: a producer's id and its commit happen while it
+-- holds the write lock, so no id can commit behind a dequeue and the watermark may always move
+-- straight to the head. Each dequeue moves it there. Rows below it exist only if it was set
+-- too high by hand; `qadmin watermark QUEUE repair` lowers it so they are served.
+
+-- name: create
+CREATE TABLE {wm} (
+    one          INTEGER PRIMARY KEY CHECK (one = 1),
+    wm           INTEGER NOT NULL,
+    candidate    INTEGER,
+    candidate_at TEXT,
+    advanced_at  TEXT
+)
+
+-- name: create
+INSERT INTO {wm} (one, wm) VALUES (1, 0)
+
+-- name: drop
+DROP TABLE IF EXISTS {wm}
+
+-- name: wm_show
+SELECT w.wm,
+       w.candidate,
+       NULL AS candidate_age_s,
+       w.advanced_at,
+       (SELECT min(t.id) FROM {table} AS t WHERE t.id >= w.wm) AS head_id,
+       (SELECT count(*) FROM (SELECT 1 FROM {table} AS t WHERE t.id < w.wm LIMIT 10000))
+           AS stranded,
+       (SELECT min(t.id) FROM {table} AS t WHERE t.id < w.wm) AS stranded_min_id,
+       (SELECT (julianday('now') - julianday(t.enqueued_at)) * 86400.0
+          FROM {table} AS t WHERE t.id < w.wm ORDER BY t.id LIMIT 1) AS oldest_stranded_s
+FROM {wm} AS w
+
+-- name: wm_advance
+UPDATE {wm}
+SET wm = max(wm, min(coalesce(:to, coalesce((SELECT min(id) FROM {table} WHERE id >= wm), wm)),
+                     coalesce((SELECT min(id) FROM {table} WHERE id >= wm), wm))),
+    advanced_at = strftime('%Y-%m-%d %H:%M:%f', 'now')
+RETURNING wm, candidate
+
+-- name: wm_lock
+SELECT wm FROM {wm}
+
+-- name: wm_stranded
+SELECT min(t.id) AS stranded_min_id FROM {table} AS t WHERE t.id < :wm
+
+-- name: wm_set
+UPDATE {wm} SET wm = :wm, candidate = NULL, candidate_at = NULL

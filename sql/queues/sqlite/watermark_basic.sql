@@ -1,0 +1,10 @@
+-- The fifo dequeue with a watermark on SQLite (see watermark.sql): the head is looked for from
+-- the watermark up, and the same transaction moves the watermark to the new head.
+
+-- name: pop
+DELETE FROM {table}
+WHERE id IN (SELECT id FROM {table} WHERE id >= (SELECT wm FROM {wm}) ORDER BY id LIMIT :count)
+RETURNING id, enqueued_at, payload
+
+-- name: pop
+UPDATE {wm} SET wm = coalesce((SELECT min(id) FROM {table} WHERE id >= wm), wm)

@@ -1,0 +1,52 @@
+"""Commands that change how a live queue is stored: watermark, resize, convert."""
+
+from __future__ import annotations
+
+import click
+
+from qadmin import render
+from qadmin.cli.options import Target, confirm, connection_options, format_option
+from qadmin.errors import UsageError
+from qadmin.ops import catalog
+from qadmin.ops import watermark as watermark_ops
+
+
+@click.command()
+@click.argument("name")
+@click.argument(
+    "action", type=click.Choice(["show", "advance", "repair"]), default="show", required=False
+)
+@click.option("--to", "to", type=click.IntRange(min=0), metavar="ID", help="advance: stop at ID.")
+@click.option("--dry-run", is_flag=True, help="repair: show what it would do.")
+@click.option("--yes", "-y", is_flag=True, help="repair: do it without asking (needed off a TTY).")
+@connection_options
+@format_option
+def watermark(
+    name: str,
+    action: str,
+    to: int | None,
+    dry_run: bool,
+    yes: bool,
+    target: Target,
+    fmt: str | None,
+) -> None:
+    """Show, advance or repair the watermark of a fifo or claim queue (safe from cron)."""
+    if to is not None and action != "advance":
+        raise UsageError("--to applies to 'watermark QUEUE advance'")
+    if dry_run and action != "repair":
+        raise UsageError("--dry-run applies to 'watermark QUEUE repair'")
+    engine = target.engine()
+    spec = catalog.get(engine, name)
+    if action == "show":
+        result = watermark_ops.show(engine, spec)
+    elif action == "advance":
+        result = watermark_ops.advance(engine, spec, to)
+    elif dry_run:
+        result = dict(watermark_ops.plan(engine, spec), dry_run=True)
+    else:
+        confirm("repair the watermark of", name, yes)
+        result = dict(watermark_ops.repair(engine, spec), dry_run=False)
+    render.document(result, fmt)
+
+
+COMMANDS = [watermark]

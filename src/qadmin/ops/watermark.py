@@ -1,0 +1,125 @@
+"""Showing, advancing and repairing the watermark of a fifo or claim queue (article 004).
+
+The dequeue of a queue created with ``--watermark`` range-scans from the watermark. It is moved
+forward by the dequeue itself, in two phases (see ``sql/queues/<dialect>/watermark.sql``), so
+that an id handed out before commit is never passed while its producer is still open. Here a
+DBA looks at it, moves it by hand, and repairs it: a watermark above live rows strands them
+(lowered, so they are served again), one far below the head makes dequeues walk dead rows
+(raised, only as far as the same two-phase rule allows).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from qadmin.engines.base import Engine
+from qadmin.errors import WrongKind
+from qadmin.kinds import QueueSpec
+from qadmin.ops.values import iso
+
+# How long advance and repair keep moving a watermark before they report where it got to:
+# the two-phase rule waits for open producers, and a producer may stay open for long.
+SETTLE_S = 10.0
+_POLL_S = 0.25
+
+
+def _watermarked(spec: QueueSpec) -> None:
+    if not spec.watermark:
+        raise WrongKind(
+            f"queue {spec.name} has no watermark (create a fifo or claim queue with --watermark)"
+        )
+
+
+def show(engine: Engine, spec: QueueSpec) -> dict[str, Any]:
+    """Value, head, lag and rows stranded below the watermark (read-only, index seeks)."""
+    _watermarked(spec)
+    row = engine.run(engine.section(spec, "wm_show"), write=False)[0]
+    wm, head = int(row["wm"]), _int(row["head_id"])
+    stranded = int(row["stranded"] or 0)
+    return {
+        "queue": spec.name,
+        "watermark": wm,
+        "head_id": head,
+        "lag_ids": None if head is None else head - wm,
+        "candidate": _int(row["candidate"]),
+        "candidate_age_s": _seconds(row["candidate_age_s"]),
+        "advanced_at": iso(row["advanced_at"]),
+        "stranded": stranded,
+        "stranded_min_id": _int(row["stranded_min_id"]),
+        "oldest_stranded_s": _seconds(row["oldest_stranded_s"]),
+        "state": "stranded" if stranded else "ok",
+    }
+
+
+def _int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _seconds(value: Any) -> float | None:
+    return None if value is None else round(float(value), 3)
+
+
+def advance(engine: Engine, spec: QueueSpec, to: int | None = None) -> dict[str, Any]:
+    """Move the watermark forward, never past a row that is live or may still commit.
+
+    Runs the dequeue's own advance until the watermark reaches the head (or ``to``), or
+    ``SETTLE_S`` passes because a producer is still open; reports where it got to.
+    """
+    _watermarked(spec)
+    before = show(engine, spec)
+    goal = before["head_id"] if to is None else min(to, before["head_id"] or to)
+    statements = engine.section(spec, "wm_advance")
+    deadline = time.monotonic() + SETTLE_S
+    while True:
+        engine.run(statements, {"to": to})
+        now = show(engine, spec)
+        if goal is None or now["watermark"] >= goal or time.monotonic() > deadline:
+            break
+        time.sleep(_POLL_S)
+    return {
+        "queue": spec.name,
+        "action": "advance",
+        "from": before["watermark"],
+        "to": now["watermark"],
+        "goal": goal,
+        "reached": goal is None or now["watermark"] >= goal,
+    }
+
+
+def plan(engine: Engine, spec: QueueSpec) -> dict[str, Any]:
+    """What repair would do now, from one read-only look."""
+    state = show(engine, spec)
+    if state["stranded"]:
+        action, goal = "lower", state["stranded_min_id"]
+    elif state["lag_ids"]:
+        action, goal = "raise", state["head_id"]
+    else:
+        action, goal = "none", state["watermark"]
+    return {**state, "action": action, "goal": goal}
+
+
+def repair(engine: Engine, spec: QueueSpec) -> dict[str, Any]:
+    """Lower the watermark to the lowest stranded row, else raise it towards the head.
+
+    Lowering happens with the watermark row locked, so it cannot race an advance; concurrent
+    dequeues that read the old value only miss the stranded rows until their next call.
+    """
+    _watermarked(spec)
+    with engine.transaction() as execute:
+        locked = execute(engine.section(spec, "wm_lock")[0])
+        wm = int(locked[0]["wm"])
+        rows = execute(engine.section(spec, "wm_stranded")[0], {"wm": wm})
+        lowest = rows[0]["stranded_min_id"] if rows else None
+        if lowest is not None:
+            execute(engine.section(spec, "wm_set")[0], {"wm": int(lowest)})
+    if lowest is not None:
+        return {
+            "queue": spec.name,
+            "action": "lower",
+            "from": wm,
+            "to": int(lowest),
+            "goal": int(lowest),
+            "reached": True,
+        }
+    return {**advance(engine, spec), "action": "raise"}

@@ -1,0 +1,137 @@
+"""Watermarked fifo and claim queues: the dequeue serves every message, a producer that holds
+its transaction open while others commit and dequeue is not stranded, and `watermark repair`
+fixes a watermark set too high (stranded rows served) or too low (raised) while consumers run."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from qadmin.errors import QueueEmpty
+from qadmin.kinds import WATERMARK_EVERY
+from qadmin.ops import messages, queues
+from qadmin.ops import watermark as wm_ops
+from tests.conftest import make_target
+
+LABELS = ["sqlite", "postgresql", "mariadb", "mysql8"]
+
+
+def _queue(label, request, tmp_path, kind="fifo"):
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = queues.make_spec("wm_q", kind, None, False, watermark=True)
+    return target, engine, queues.create(engine, spec)
+
+
+def _drain(engine, spec) -> list[bytes]:
+    got: list[bytes] = []
+    while True:
+        try:
+            batch = messages.pop(engine, spec, count=50)
+        except QueueEmpty:
+            return got
+        for m in batch:
+            got.append(m["payload"])
+            if spec.kind.value == "claim":
+                messages.ack(engine, spec, m["id"])
+
+
+def _set_wm(engine, spec, value: int) -> None:
+    engine.run([f"UPDATE {engine.qualified(spec.name + '_wm')} SET wm = {int(value)}"])
+
+
+@pytest.mark.parametrize("kind", ["fifo", "claim"])
+@pytest.mark.parametrize("label", LABELS)
+def test_watermark_moves_with_the_dequeues_and_serves_everything(label, kind, request, tmp_path):
+    _, engine, spec = _queue(label, request, tmp_path, kind)
+    payloads = [f"m{i}".encode() for i in range(3 * WATERMARK_EVERY)]
+    messages.push(engine, spec, payloads)
+    assert _drain(engine, spec) == payloads
+    messages.push(engine, spec, [b"late"])
+    moved = wm_ops.advance(engine, spec)
+    assert moved["reached"] and moved["to"] > 3 * WATERMARK_EVERY - WATERMARK_EVERY
+    state = wm_ops.show(engine, spec)
+    assert (state["stranded"], state["lag_ids"]) == (0, 0)
+    assert _drain(engine, spec) == [b"late"]
+
+
+@pytest.mark.parametrize("label", LABELS)
+def test_watermark_set_too_high_strands_rows_and_repair_serves_them(label, request, tmp_path):
+    _, engine, spec = _queue(label, request, tmp_path)
+    ids = [m["id"] for m in messages.push(engine, spec, [f"s{i}".encode() for i in range(20)])]
+    _set_wm(engine, spec, ids[10])
+    state = wm_ops.show(engine, spec)
+    assert (state["state"], state["stranded"], state["stranded_min_id"]) == (
+        "stranded",
+        10,
+        ids[0],
+    )
+    assert wm_ops.plan(engine, spec)["action"] == "lower"
+    assert [m["id"] for m in messages.pop(engine, spec)] == [ids[10]]  # the first ten are stuck
+    fixed = wm_ops.repair(engine, spec)
+    assert (fixed["action"], fixed["to"]) == ("lower", ids[0])
+    assert _drain(engine, spec) == [f"s{i}".encode() for i in range(20) if i != 10]
+    assert wm_ops.show(engine, spec)["stranded"] == 0
+
+
+@pytest.mark.parametrize("label", LABELS)
+def test_watermark_set_too_low_is_raised_by_repair(label, request, tmp_path):
+    _, engine, spec = _queue(label, request, tmp_path)
+    messages.push(engine, spec, [f"r{i}".encode() for i in range(30)])
+    for _ in range(20):
+        messages.pop(engine, spec)
+    _set_wm(engine, spec, 0)
+    before = wm_ops.show(engine, spec)
+    assert before["lag_ids"] >= 20 and before["stranded"] == 0
+    assert wm_ops.plan(engine, spec)["action"] == "raise"
+    fixed = wm_ops.repair(engine, spec)
+    assert fixed["action"] == "raise" and fixed["reached"]
+    assert wm_ops.show(engine, spec)["lag_ids"] == 0
+    assert len(_drain(engine, spec)) == 10
+
+
+@pytest.mark.parametrize("label", ["postgresql", "mariadb", "mysql8"])
+def test_an_open_producer_is_not_stranded(label, request, tmp_path):
+    """Its id is handed out first, it commits last: the watermark must wait for it."""
+    target, engine, spec = _queue(label, request, tmp_path)
+    held = target.engine()
+    with held.transaction() as execute:
+        slow = execute(held.section(spec, "push")[0], {"payload": b"slow"})
+        slow_id = int(slow[0]["id"])
+        others = messages.push(engine, spec, [f"o{i}".encode() for i in range(2 * WATERMARK_EVERY)])
+        assert _drain(engine, spec) == [f"o{i}".encode() for i in range(2 * WATERMARK_EVERY)]
+        moved = wm_ops.advance(engine, spec)  # returns after SETTLE_S without reaching the head
+        assert moved["to"] <= slow_id < others[0]["id"]
+    assert _drain(engine, spec) == [b"slow"]
+    assert wm_ops.show(engine, spec)["stranded"] == 0
+
+
+@pytest.mark.parametrize("label", ["postgresql", "mariadb"])
+def test_repair_during_concurrent_dequeues_loses_nothing(label, request, tmp_path):
+    target, engine, spec = _queue(label, request, tmp_path)
+    total = 600
+    messages.push(engine, spec, [f"c{i}".encode() for i in range(total)])
+    _set_wm(engine, spec, 300)
+    got: list[bytes] = []
+    lock = threading.Lock()
+
+    def consume() -> None:
+        mine = target.engine()
+        while True:
+            try:
+                batch = messages.pop(mine, spec, count=5, wait_s=1.0)
+            except QueueEmpty:
+                return
+            with lock:
+                got.extend(m["payload"] for m in batch)
+
+    workers = [threading.Thread(target=consume) for _ in range(3)]
+    for w in workers:
+        w.start()
+    fixed = wm_ops.repair(engine, spec)
+    for w in workers:
+        w.join()
+    got.extend(_drain(engine, spec))
+    assert fixed["action"] == "lower"
+    assert sorted(got) == sorted(f"c{i}".encode() for i in range(total))
