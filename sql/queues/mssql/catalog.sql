@@ -22,3 +22,6 @@ SELECT name, kind, capacity, options, created_at, qadmin_schema FROM {catalog} W
 
 -- name: list
 SELECT name, kind, capacity, options, created_at, qadmin_schema FROM {catalog} ORDER BY name
+
+-- name: set_capacity
+UPDATE {catalog} SET capacity = :capacity WHERE name = :name

@@ -10,6 +10,8 @@
 -- * pop takes a number only after seeing message "next" present: an empty ring returns nothing
 --   and uses no number. A number whose message has not arrived is parked in the pending table
 --   and served first by later pops: it is never skipped, so no later message is lost.
+-- * The capacity lives in {ctl}; push and pop read it with a share lock on its row, which
+--   resize holds exclusively while it moves messages to their new slots.
 -- Results come back one result set per message, in the caller's transaction.
 
 -- name: create
@@ -46,21 +48,33 @@ CREATE TABLE {pending} (
 ) ENGINE=InnoDB
 
 -- name: create
+CREATE TABLE {ctl} (
+    one      TINYINT NOT NULL PRIMARY KEY,
+    capacity INT NOT NULL
+) ENGINE=InnoDB
+
+-- name: create
+INSERT INTO {ctl} (one, capacity) VALUES (1, {capacity})
+
+-- name: create
 CREATE PROCEDURE {push}(IN p_payload LONGBLOB)
 BEGIN
     DECLARE v_next BIGINT;
     DECLARE v_seq BIGINT;
     DECLARE v_free INT;
     DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
+    DECLARE v_cap INT;
+    -- The capacity gate: resize holds this row exclusively while it moves the slots.
+    SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;
     -- Plain SELECT ... INTO: a subquery in SET or IF would take shared row locks.
     SELECT {next_expr:push_seq} INTO v_next;
     SELECT COUNT(*) INTO v_free FROM {table}
-    WHERE slot = MOD(v_next, {capacity}) AND reference_count = 0;
+    WHERE slot = MOD(v_next, v_cap) AND reference_count = 0;
     IF v_free = 1 THEN
         {next_value:push_seq};
         UPDATE {table}
         SET message_id = v_seq, payload = p_payload, reference_count = 1, enqueued_at = v_at
-        WHERE slot = MOD(v_seq, {capacity}) AND reference_count = 0;
+        WHERE slot = MOD(v_seq, v_cap) AND reference_count = 0;
         IF ROW_COUNT() = 0 THEN
             INSERT INTO {overflow} (message_id, enqueued_at, payload)
             VALUES (v_seq, v_at, p_payload);
@@ -80,6 +94,7 @@ BEGIN
     DECLARE v_taken INT DEFAULT 0;
     DECLARE v_at DATETIME(6);
     DECLARE v_data LONGBLOB;
+    DECLARE v_cap INT;
     -- Parked numbers are locked first, in one statement, before any slot: InnoDB can wait on
     -- a row another popper holds even with SKIP LOCKED, and waiting for a pending row while
     -- holding a slot is how two poppers deadlock.
@@ -87,6 +102,7 @@ BEGIN
         SELECT message_id FROM {pending} ORDER BY message_id LIMIT p_count
         FOR UPDATE SKIP LOCKED;
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
+    SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;  -- the gate
     OPEN parked;
     take: WHILE v_taken < p_count DO
         SET v_seq = NULL, v_at = NULL, v_done = 0;
@@ -100,7 +116,7 @@ BEGIN
             -- Plain SELECT ... INTO: a subquery in SET or IF would take shared row locks.
             SELECT {next_expr:pop_seq} INTO v_next;
             SELECT (SELECT COUNT(*) FROM {table}
-                    WHERE slot = MOD(v_next, {capacity}) AND message_id = v_next)
+                    WHERE slot = MOD(v_next, v_cap) AND message_id = v_next)
                  + (SELECT COUNT(*) FROM {overflow} WHERE message_id = v_next)
             INTO v_present;
             IF v_present = 0 THEN
@@ -109,11 +125,11 @@ BEGIN
             {next_value:pop_seq};
         END IF;
         SELECT enqueued_at, payload INTO v_at, v_data FROM {table}
-        WHERE slot = MOD(v_seq, {capacity}) AND message_id = v_seq FOR UPDATE;
+        WHERE slot = MOD(v_seq, v_cap) AND message_id = v_seq FOR UPDATE;
         IF v_at IS NOT NULL THEN
             UPDATE {table}
             SET reference_count = 0, message_id = NULL, payload = NULL, enqueued_at = NULL
-            WHERE slot = MOD(v_seq, {capacity});
+            WHERE slot = MOD(v_seq, v_cap);
         ELSE
             SET v_done = 0;
             SELECT enqueued_at, payload INTO v_at, v_data FROM {overflow}
@@ -157,6 +173,9 @@ DROP TABLE IF EXISTS {pending}
 
 -- name: drop
 {drop_sequence:pop_seq}
+
+-- name: drop
+DROP TABLE IF EXISTS {ctl}
 
 -- name: push
 CALL {push}(:payload)
@@ -294,3 +313,48 @@ WHERE EXISTS (SELECT 1 FROM {table} AS r
 -- name: repair_skip
 SELECT @qadmin_n AS id,
        CASE WHEN ROW_COUNT() > 0 THEN 'parked' ELSE 'voided' END AS action
+
+-- Resize (qadmin resize): one transaction holding the capacity gate. Messages leave their
+-- slots for the overflow table, the slot rows are cut or extended (in chunks, so a progress
+-- bar can follow and MySQL 8's cte_max_recursion_depth of 1000 is never reached), then the
+-- lowest message of each new slot moves back; the rest stay in the overflow table, where pop
+-- finds them by id. Sequences, parked numbers and message ids are untouched.
+
+-- name: resize_lock
+SELECT capacity FROM {ctl} WHERE one = 1 FOR UPDATE
+
+-- name: resize_state
+SELECT (SELECT COUNT(*) FROM {table} WHERE reference_count = 1)
+     + (SELECT COUNT(*) FROM {overflow}) AS messages,
+       (SELECT capacity FROM {ctl} WHERE one = 1) AS capacity
+
+-- name: resize
+INSERT INTO {overflow} (message_id, enqueued_at, payload)
+SELECT message_id, enqueued_at, payload FROM {table} WHERE reference_count = 1
+
+-- name: resize
+DELETE FROM {table} WHERE slot >= :capacity
+
+-- name: resize
+UPDATE {table} SET reference_count = 0, message_id = NULL, payload = NULL, enqueued_at = NULL
+WHERE reference_count = 1
+
+-- name: resize_grow
+INSERT IGNORE INTO {table} (slot)
+WITH RECURSIVE s (n) AS (SELECT :lo UNION ALL SELECT n + 1 FROM s WHERE n + 1 < :hi)
+SELECT n FROM s
+
+-- name: resize_place
+UPDATE {table} AS r
+JOIN (SELECT MIN(message_id) AS message_id FROM {overflow}
+      GROUP BY MOD(message_id, :capacity)) AS f ON r.slot = MOD(f.message_id, :capacity)
+JOIN {overflow} AS o ON o.message_id = f.message_id
+SET r.message_id = o.message_id, r.enqueued_at = o.enqueued_at, r.payload = o.payload,
+    r.reference_count = 1
+
+-- name: resize_place
+DELETE o FROM {overflow} AS o
+JOIN {table} AS r ON r.slot = MOD(o.message_id, :capacity) AND r.message_id = o.message_id
+
+-- name: resize_place
+UPDATE {ctl} SET capacity = :capacity WHERE one = 1

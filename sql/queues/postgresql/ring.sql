@@ -11,6 +11,8 @@
 --   overflow): an empty ring returns nothing and uses no number. If a racing popper leaves it a
 --   number whose message has not arrived, that number is parked in the pending table and
 --   served first by later pops, so it is never skipped and no later message is lost.
+-- * The capacity lives in {ctl}; push and pop read it after taking a share lock on {ctl},
+--   which resize takes exclusively while it moves messages to their new slots.
 -- * A pusher or popper killed between taking its number and committing leaves a hole; that is
 --   what `qadmin inspect` and `qadmin repair` look for (see the rings issue).
 
@@ -46,6 +48,15 @@ CREATE TABLE {pending} (
 )
 
 -- name: create
+CREATE TABLE {ctl} (
+    one      boolean PRIMARY KEY DEFAULT true CHECK (one),
+    capacity integer NOT NULL
+)
+
+-- name: create
+INSERT INTO {ctl} (one, capacity) VALUES (true, {capacity})
+
+-- name: create
 CREATE FUNCTION {push}(p_payload bytea)
 RETURNS TABLE (id bigint, enqueued_at timestamptz)
 LANGUAGE plpgsql AS $$
@@ -53,11 +64,16 @@ LANGUAGE plpgsql AS $$
 DECLARE
     v_next bigint;
     v_seq  bigint;
+    v_cap  integer;
 BEGIN
+    -- The capacity gate: resize holds {ctl} exclusively while it moves the slots, and the
+    -- capacity is read in a statement after the lock is granted, so it is never stale.
+    LOCK TABLE {ctl} IN ACCESS SHARE MODE;
+    SELECT c.capacity INTO v_cap FROM {ctl} AS c;
     SELECT CASE WHEN s.is_called THEN s.last_value + 1 ELSE s.last_value END
       INTO v_next FROM {push_seq} AS s;
     PERFORM 1 FROM {table} AS r
-     WHERE r.slot = v_next % {capacity} AND r.reference_count = 0;
+     WHERE r.slot = v_next % v_cap AND r.reference_count = 0;
     IF NOT FOUND THEN
         RETURN;  -- full: nothing written, no number taken
     END IF;
@@ -65,7 +81,7 @@ BEGIN
     UPDATE {table} AS r
        SET message_id = v_seq, payload = p_payload, reference_count = 1,
            enqueued_at = clock_timestamp()
-     WHERE r.slot = v_seq % {capacity} AND r.reference_count = 0;
+     WHERE r.slot = v_seq % v_cap AND r.reference_count = 0;
     IF NOT FOUND THEN
         INSERT INTO {overflow} (message_id, enqueued_at, payload)
         VALUES (v_seq, clock_timestamp(), p_payload);
@@ -90,7 +106,10 @@ DECLARE
     v_taken integer := 0;
     v_at    timestamptz;
     v_data  bytea;
+    v_cap   integer;
 BEGIN
+    LOCK TABLE {ctl} IN ACCESS SHARE MODE;  -- the capacity gate, as in push
+    SELECT c.capacity INTO v_cap FROM {ctl} AS c;
     OPEN parked;
     WHILE v_taken < p_count LOOP
         v_seq := NULL;
@@ -102,7 +121,7 @@ BEGIN
             SELECT CASE WHEN s.is_called THEN s.last_value + 1 ELSE s.last_value END
               INTO v_next FROM {pop_seq} AS s;
             PERFORM 1 FROM {table} AS r
-             WHERE r.slot = v_next % {capacity} AND r.message_id = v_next
+             WHERE r.slot = v_next % v_cap AND r.message_id = v_next
             UNION ALL
             SELECT 1 FROM {overflow} AS o WHERE o.message_id = v_next;
             IF NOT FOUND THEN
@@ -111,11 +130,11 @@ BEGIN
             v_seq := nextval({lit_pop_seq});
         END IF;
         SELECT r.enqueued_at, r.payload INTO v_at, v_data FROM {table} AS r
-         WHERE r.slot = v_seq % {capacity} AND r.message_id = v_seq FOR UPDATE;
+         WHERE r.slot = v_seq % v_cap AND r.message_id = v_seq FOR UPDATE;
         IF FOUND THEN
             UPDATE {table} AS r
                SET reference_count = 0, message_id = NULL, payload = NULL, enqueued_at = NULL
-             WHERE r.slot = v_seq % {capacity};
+             WHERE r.slot = v_seq % v_cap;
         ELSE
             DELETE FROM {overflow} AS o WHERE o.message_id = v_seq
             RETURNING o.enqueued_at, o.payload INTO v_at, v_data;
@@ -157,6 +176,9 @@ DROP SEQUENCE IF EXISTS {push_seq}
 
 -- name: drop
 DROP SEQUENCE IF EXISTS {pop_seq}
+
+-- name: drop
+DROP TABLE IF EXISTS {ctl}
 
 -- name: push
 SELECT id, enqueued_at FROM {push}(:payload)
@@ -290,3 +312,50 @@ parked AS (
 SELECT x.n AS id,
        CASE WHEN EXISTS (SELECT 1 FROM parked) THEN 'parked' ELSE 'voided' END AS action
 FROM x
+
+-- Resize (qadmin resize): one transaction holding the capacity gate ({ctl} in ACCESS
+-- EXCLUSIVE mode). Messages leave their slots for the overflow table, the slot rows are cut or
+-- extended (in chunks, for the progress bar), then the lowest message of each new slot moves
+-- back; the rest stay in the overflow table, where pop finds them by id. Sequences, parked
+-- numbers and message ids are untouched.
+
+-- name: resize_lock
+LOCK TABLE {ctl} IN ACCESS EXCLUSIVE MODE
+
+-- name: resize_state
+SELECT (SELECT count(*) FROM {table} WHERE reference_count = 1)
+     + (SELECT count(*) FROM {overflow}) AS messages,
+       (SELECT capacity FROM {ctl}) AS capacity
+
+-- name: resize
+INSERT INTO {overflow} (message_id, enqueued_at, payload)
+SELECT message_id, enqueued_at, payload FROM {table} WHERE reference_count = 1
+
+-- name: resize
+DELETE FROM {table} WHERE slot >= :capacity
+
+-- name: resize
+UPDATE {table} SET reference_count = 0, message_id = NULL, payload = NULL, enqueued_at = NULL
+WHERE reference_count = 1
+
+-- name: resize_grow
+INSERT INTO {table} (slot) SELECT generate_series(:lo, :hi - 1)
+ON CONFLICT (slot) DO NOTHING
+
+-- name: resize_place
+WITH first_per_slot AS (
+    SELECT DISTINCT ON (o.message_id % :capacity) o.message_id, o.enqueued_at, o.payload
+    FROM {overflow} AS o
+    ORDER BY o.message_id % :capacity, o.message_id
+), placed AS (
+    UPDATE {table} AS r
+       SET message_id = f.message_id, enqueued_at = f.enqueued_at, payload = f.payload,
+           reference_count = 1
+      FROM first_per_slot AS f
+     WHERE r.slot = f.message_id % :capacity
+    RETURNING r.message_id
+)
+DELETE FROM {overflow} AS o USING placed WHERE o.message_id = placed.message_id
+
+-- name: resize_place
+UPDATE {ctl} SET capacity = :capacity

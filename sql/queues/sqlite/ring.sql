@@ -91,3 +91,44 @@ SELECT push_seq AS push_next, pop_seq AS pop_next, 0 AS parked, NULL AS oldest_p
        NULL AS orphan_slot, NULL AS orphan_age_s,
        NULL AS missing_id, NULL AS waiting_behind_age_s
 FROM {ctl}
+
+-- Resize (qadmin resize): one BEGIN IMMEDIATE transaction, so no push or pop runs meanwhile.
+-- The messages (always the contiguous numbers pop_seq .. push_seq - 1 here) are set aside,
+-- the slot rows are cut or extended in chunks (for the progress bar), and each message goes
+-- back to slot message_id % the new capacity, which the backlog check keeps distinct.
+
+-- name: resize_lock
+SELECT capacity FROM {ctl}
+
+-- name: resize_state
+SELECT (SELECT count(*) FROM {table} WHERE reference_count = 1) AS messages, capacity
+FROM {ctl}
+
+-- name: resize
+CREATE TEMP TABLE qadmin_resize AS
+SELECT message_id, enqueued_at, payload FROM {table} WHERE reference_count = 1
+
+-- name: resize
+DELETE FROM {table} WHERE slot >= :capacity
+
+-- name: resize
+UPDATE {table} SET reference_count = 0, message_id = NULL, payload = NULL, enqueued_at = NULL
+WHERE reference_count = 1
+
+-- name: resize_grow
+INSERT OR IGNORE INTO {table} (slot)
+WITH RECURSIVE s (n) AS (SELECT :lo UNION ALL SELECT n + 1 FROM s WHERE n + 1 < :hi)
+SELECT n FROM s
+
+-- name: resize_place
+UPDATE {table}
+SET message_id = m.message_id, enqueued_at = m.enqueued_at, payload = m.payload,
+    reference_count = 1
+FROM temp.qadmin_resize AS m
+WHERE {table}.slot = m.message_id % :capacity
+
+-- name: resize_place
+DROP TABLE temp.qadmin_resize
+
+-- name: resize_place
+UPDATE {ctl} SET capacity = :capacity

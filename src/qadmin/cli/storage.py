@@ -5,9 +5,11 @@ from __future__ import annotations
 import click
 
 from qadmin import render
+from qadmin.cli import progress
 from qadmin.cli.options import Target, confirm, connection_options, format_option
 from qadmin.errors import UsageError
 from qadmin.ops import catalog
+from qadmin.ops import resize as resize_ops
 from qadmin.ops import watermark as watermark_ops
 
 
@@ -49,4 +51,26 @@ def watermark(
     render.document(result, fmt)
 
 
-COMMANDS = [watermark]
+@click.command()
+@click.argument("name")
+@click.option("--capacity", type=int, required=True, help="The ring's new number of slots.")
+@click.option("--dry-run", is_flag=True, help="Show the steps, their locks and the SQL.")
+@click.option("--yes", "-y", is_flag=True, help="Do it without asking (needed off a TTY).")
+@connection_options
+@format_option
+def resize(
+    name: str, capacity: int, dry_run: bool, yes: bool, target: Target, fmt: str | None
+) -> None:
+    """Grow or shrink a ring while producers and consumers run (never below its backlog)."""
+    engine = target.engine()
+    spec = catalog.get(engine, name)
+    if dry_run:
+        render.document(dict(resize_ops.plan(engine, spec, capacity), dry_run=True), fmt)
+        return
+    confirm("resize", name, yes)
+    with progress.bar(f"resizing {name}") as update:
+        result = resize_ops.resize(engine, spec, capacity, update)
+    render.document(dict(result, dry_run=False), fmt)
+
+
+COMMANDS = [watermark, resize]

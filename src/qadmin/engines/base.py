@@ -342,9 +342,11 @@ class Engine(ABC):
     def catalog(self) -> sqlfiles.SqlFile:
         return sqlfiles.load(f"queues/{self.base_dialect}/catalog.sql")
 
+    def catalog_sql(self, section: str) -> list[str]:
+        table = self.qualified("qadmin_queues")
+        return [s.replace("{catalog}", table) for s in self.catalog().statements(section)]
+
     def run_catalog(
         self, section: str, params: Mapping[str, Any] | None = None, *, write: bool = True
     ) -> list[Row]:
-        table = self.qualified("qadmin_queues")
-        statements = [s.replace("{catalog}", table) for s in self.catalog().statements(section)]
-        return self.run(statements, params, write=write)
+        return self.run(self.catalog_sql(section), params, write=write)

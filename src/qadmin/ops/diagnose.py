@@ -18,7 +18,7 @@ from qadmin.engines.base import Engine
 from qadmin.errors import LockTimeout, NotFound, PermissionMissing, QadminError
 from qadmin.kinds import Kind, QueueSpec
 from qadmin.names import validate_schema_name
-from qadmin.ops import findings
+from qadmin.ops import findings, watermark
 from qadmin.ops.values import iso, to_utc
 from qadmin.sqlfiles import header_fields
 
@@ -308,7 +308,8 @@ def inspect(
     report["claims"] = claims(engine, spec, stale_after_s)
     report["ring"] = ring_state(engine, spec)
     report["fragmentation"] = fragmentation(engine, spec, deep, max_pages)
-    report["not_covered"] = ["watermarks (not built yet: the rings and watermarks issue)"]
+    report["watermark"] = watermark.show(engine, spec) if spec.watermark else None
+    report["not_covered"] = []
     report["findings"] = findings.findings(report)
     return report
 

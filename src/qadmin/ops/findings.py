@@ -8,8 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from qadmin.kinds import WATERMARK_EVERY
+
 # A snapshot or transaction open this long is named as the cause of dead rows it holds back.
 LONG_SNAPSHOT_S = 60
+# A watermark this many ids behind the head, with a candidate this old, is being held back.
+WATERMARK_LAG_IDS = 10 * WATERMARK_EVERY
+WATERMARK_STUCK_S = 60.0
 # A ring message missing while later ones have waited this long: its pusher is gone.
 RING_HOLE_AFTER_S = 30
 
@@ -95,10 +100,11 @@ def findings(report: dict[str, Any]) -> list[dict[str, Any]]:
                 "severity": "warning",
                 "code": "ring_nearly_full",
                 "message": f"ring is {fill:.0%} full; pushes are refused when it is full",
-                "fix": "add consumers, or resize the ring (qadmin resize, the rings issue)",
+                "fix": f"add consumers, or resize the ring (qadmin resize {queue} --capacity N)",
             }
         )
     out.extend(_ring_findings(report.get("ring"), queue))
+    out.extend(_watermark_findings(report.get("watermark"), queue))
     out.extend(_index_findings(report.get("fragmentation", {}), engine))
     free, pages = _int(table.get("free_pages")), _int(table.get("pages"))
     if engine == "sqlite" and free and pages and free > 0.5 * pages and pages > 1000:
@@ -111,6 +117,37 @@ def findings(report: dict[str, Any]) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def _watermark_findings(wm: dict[str, Any] | None, queue: str) -> list[dict[str, Any]]:
+    """Rows below the watermark are never dequeued; a watermark far behind the head makes
+    every dequeue walk the dead rows between them (usually an open producer holds it)."""
+    if not wm:
+        return []
+    if wm["stranded"]:
+        return [
+            {
+                "severity": "critical",
+                "code": "watermark_stranded",
+                "message": f"{wm['stranded']} message(s) below the watermark {wm['watermark']} "
+                f"are never dequeued (lowest id {wm['stranded_min_id']}, oldest "
+                f"{wm['oldest_stranded_s']} s)",
+                "fix": f"qadmin watermark {queue} repair",
+            }
+        ]
+    age = wm.get("candidate_age_s")
+    if wm["lag_ids"] and wm["lag_ids"] > WATERMARK_LAG_IDS and age and age > WATERMARK_STUCK_S:
+        return [
+            {
+                "severity": "warning",
+                "code": "watermark_lagging",
+                "message": f"the watermark is {wm['lag_ids']} ids behind the head and has not "
+                f"moved for {age:.0f} s: a transaction open since then holds it back, so "
+                "dequeues walk the dead rows in between",
+                "fix": "find the open transaction (qadmin ghosts / locks) and end it",
+            }
+        ]
+    return []
 
 
 def _ring_findings(ring: dict[str, Any] | None, queue: str) -> list[dict[str, Any]]:

@@ -1,0 +1,117 @@
+"""Growing or shrinking a ring while producers and consumers keep running.
+
+The ring's capacity lives in its control row, and every push and pop reads it under a share
+lock (the "capacity gate", see ``sql/queues/<dialect>/ring.sql``). Resize takes that gate
+exclusively in one transaction: calls in flight finish first, new calls wait, and the messages
+move to their new slots before anyone runs again. Message ids, order, both sequences and parked
+numbers are untouched, so nothing is lost or duplicated; a killed resize rolls back whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from qadmin.engines.base import Engine, Execute
+from qadmin.errors import UnsupportedError, UsageError, WrongKind
+from qadmin.kinds import MAX_CAPACITY, Kind, QueueSpec
+
+# Slot rows added per statement: a progress step, and under MySQL 8's default
+# cte_max_recursion_depth (1000).
+CHUNK = 1000
+
+STEPS = [
+    "take the capacity gate exclusively (PostgreSQL: ACCESS EXCLUSIVE on {ctl}; MySQL/MariaDB: "
+    "X lock on the {ctl} row; SQLite: the write lock): pushes and pops in flight finish, new "
+    "ones wait until commit",
+    "count the messages; refuse if they do not fit the new capacity",
+    "move every message from its slot to the overflow table (SQLite: a temporary table)",
+    f"cut slot rows at or above the new capacity, or add the missing ones in chunks of {CHUNK}",
+    "move each message back to slot id % new capacity (a collision stays in the overflow "
+    "table, where pop finds it by id); record the capacity in the ring and the catalog; commit",
+]
+
+Progress = Callable[[int, int], None]
+
+
+def _check(engine: Engine, spec: QueueSpec, capacity: int) -> None:
+    if spec.kind is not Kind.RING:
+        raise WrongKind(f"resize applies to rings; {spec.name} is a {spec.kind} queue")
+    if not 1 <= capacity <= MAX_CAPACITY:
+        raise UsageError(f"--capacity must be between 1 and {MAX_CAPACITY:,}")
+    if not engine.template(spec).has("resize"):
+        raise UnsupportedError(f"resize is not available for rings on {engine.dialect}")
+
+
+def _refuse(spec: QueueSpec, messages: int, capacity: int) -> None:
+    if messages > capacity:
+        raise UsageError(
+            f"refusing to resize {spec.name} to {capacity:,}: it holds {messages:,} messages "
+            "(pop some first, or choose a capacity at least that large)"
+        )
+
+
+def plan(engine: Engine, spec: QueueSpec, capacity: int) -> dict[str, Any]:
+    """What resize would do, from one read-only look (--dry-run)."""
+    _check(engine, spec, capacity)
+    state = engine.run(engine.section(spec, "resize_state"), write=False)[0]
+    messages, current = int(state["messages"]), int(state["capacity"])
+    statements = [
+        *engine.section(spec, "resize_lock"),
+        *engine.section(spec, "resize"),
+        *engine.section(spec, "resize_grow"),
+        *engine.section(spec, "resize_place"),
+        *engine.catalog_sql("set_capacity"),
+    ]
+    return {
+        "queue": spec.name,
+        "from_capacity": current,
+        "to_capacity": capacity,
+        "messages": messages,
+        "fits": messages <= capacity,
+        "steps": [s.replace("{ctl}", spec.objects()["ctl"]) for s in STEPS],
+        "statements": statements,
+    }
+
+
+def resize(
+    engine: Engine, spec: QueueSpec, capacity: int, progress: Progress | None = None
+) -> dict[str, Any]:
+    _check(engine, spec, capacity)
+    with engine.transaction() as execute:
+        for statement in engine.section(spec, "resize_lock"):
+            execute(statement)
+        state = execute(engine.section(spec, "resize_state")[0])[0]
+        messages, current = int(state["messages"]), int(state["capacity"])
+        _refuse(spec, messages, capacity)
+        _move(engine, spec, execute, current, capacity, progress)
+    return {
+        "queue": spec.name,
+        "from_capacity": current,
+        "to_capacity": capacity,
+        "messages": messages,
+    }
+
+
+def _move(
+    engine: Engine,
+    spec: QueueSpec,
+    execute: Execute,
+    current: int,
+    capacity: int,
+    progress: Progress | None,
+) -> None:
+    params = {"capacity": capacity}
+    for statement in engine.section(spec, "resize"):
+        execute(statement, params)
+    grow = engine.section(spec, "resize_grow")
+    starts = range(min(current, capacity), capacity, CHUNK)
+    for done, lo in enumerate(starts, 1):
+        for statement in grow:
+            execute(statement, {"lo": lo, "hi": min(lo + CHUNK, capacity)})
+        if progress:
+            progress(done, len(starts))
+    for statement in engine.section(spec, "resize_place"):
+        execute(statement, params)
+    for statement in engine.catalog_sql("set_capacity"):
+        execute(statement, {"capacity": capacity, "name": spec.name})
