@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import multiprocessing as mp
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -101,7 +102,10 @@ def run(
     consumers: int,
     messages_each: int,
     workdir: Path,
+    during: Callable[[], Any] | None = None,
 ) -> Outcome:
+    """Run the clients to the end; ``during`` (an admin operation) runs in this process once
+    messages are flowing, while producers and consumers keep going."""
     ctx = mp.get_context("spawn")
     done = ctx.Event()
     prod_files = [workdir / f"prod-{p}.json" for p in range(producers)]
@@ -115,6 +119,9 @@ def run(
     ]
     for proc in cons + prods:
         proc.start()
+    if during is not None:
+        time.sleep(1.0)
+        during()
     for proc in prods:
         proc.join(timeout=600)
     done.set()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from qadmin import sqlfiles
-from qadmin.kinds import TEMPLATE, Kind
+from qadmin.kinds import ALLOWS_WATERMARK, TEMPLATE, Kind
 
 ROOT = sqlfiles.sql_root()
 QUEUE_DIALECTS = ["sqlite", "postgresql", "mysql", "mssql"]
@@ -29,7 +29,8 @@ def test_every_queue_file_is_used():
         "catalog.sql",
         "fragments.sql",
         "external.sql",
-    }
+        "watermark.sql",
+    } | {f"watermark_{TEMPLATE[k]}.sql" for k in ALLOWS_WATERMARK}
     for path in (ROOT / "queues").rglob("*.sql"):
         assert path.name in used, f"{path} is not referenced by qadmin"
 
