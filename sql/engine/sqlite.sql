@@ -2,3 +2,6 @@
 
 -- name: table_exists
 SELECT 1 AS x FROM sqlite_schema WHERE type = 'table' AND name = :name
+
+-- name: column_types
+SELECT name AS column_name, lower(type) AS data_type FROM pragma_table_info(:name)

@@ -106,6 +106,7 @@ class QueueSpec:
             "table": self.name,
             "pop_idx": f"{self.name}_pop_idx",
             "claimed_idx": f"{self.name}_claimed_idx",
+            "slot_idx": f"{self.name}_slot_pk",
         }
         names.update({k: self.name + suffix for k, suffix in ROUTINES.items()})
         names.update({k: self.name + s for k, s in EXTRA_OBJECTS.get(self.kind, {}).items()})

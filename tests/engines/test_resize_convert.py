@@ -3,12 +3,18 @@ operation happens, and every message is popped exactly once."""
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
+import sys
 import time
 
 import pytest
 
-from qadmin.errors import UsageError
+from qadmin.errors import QadminError, QueueEmpty, UnsupportedError, UsageError
 from qadmin.ops import catalog, messages, queues
+from qadmin.ops import convert as convert_ops
 from qadmin.ops import resize as resize_ops
 from tests.conftest import make_target
 from tests.engines import load
@@ -63,9 +69,7 @@ def test_ring_resized_up_and_down_under_load_loses_nothing(label, request, tmp_p
 
 
 @pytest.mark.parametrize("label", LABELS)
-def test_resize_keeps_order_and_ids_and_refuses_to_shrink_below_backlog(
-    label, request, tmp_path
-):
+def test_resize_keeps_order_and_ids_and_refuses_to_shrink_below_backlog(label, request, tmp_path):
     target = make_target(label, request, tmp_path)
     engine = target.engine()
     spec = queues.create(engine, queues.make_spec("ring_q", "ring", 4, False))
@@ -88,3 +92,137 @@ def test_resize_keeps_order_and_ids_and_refuses_to_shrink_below_backlog(
     spec = catalog.get(engine, "ring_q")
     messages.push(engine, spec, [b"g", b"h"])
     assert [m["payload"] for m in messages.pop(engine, spec, count=5)] == [b"g", b"h"]
+
+
+CONVERT_LABELS = ["sqlite", "postgresql"]
+
+KILLABLE = """
+import sys, time
+from qadmin.engines import Timeouts, open_engine
+from qadmin.ops import convert
+engine = open_engine(sys.argv[1], None if sys.argv[2] == '-' else sys.argv[2], Timeouts())
+def step(name):
+    print(name, flush=True)
+    time.sleep(0.5)
+convert.convert(engine, convert.source(engine, 'conv_q'), 1000, on_step=step)
+print('done', flush=True)
+"""
+
+
+def _fifo_with_backlog(engine, n: int = 50):
+    spec = queues.create(engine, queues.make_spec("conv_q", "fifo", None, False))
+    pushed = messages.push(engine, spec, [f"b{i}".encode() for i in range(n)])
+    messages.pop(engine, spec, count=5)  # the backlog starts above the first id
+    return [(m["id"], f"b{i}".encode()) for i, m in enumerate(pushed)][5:]
+
+
+def _drain(engine, name: str) -> list[tuple[int, bytes]]:
+    spec = catalog.get(engine, name)
+    got: list[tuple[int, bytes]] = []
+    while True:
+        try:
+            batch = messages.pop(engine, spec, count=100)
+        except QueueEmpty:
+            return got
+        got.extend((m["id"], m["payload"]) for m in batch)
+
+
+@pytest.mark.parametrize("label", CONVERT_LABELS)
+def test_convert_keeps_backlog_ids_and_order(label, request, tmp_path):
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    backlog = _fifo_with_backlog(engine)
+    src = convert_ops.source(engine, "conv_q")
+    plan = convert_ops.plan(engine, src, 10)
+    assert (plan["messages"], plan["fits"]) == (45, False)
+    with pytest.raises(UsageError, match="backlog of 45 messages"):
+        convert_ops.convert(engine, src, 10)
+    assert catalog.get(engine, "conv_q").kind.value == "fifo"  # refused: nothing changed
+    result = convert_ops.convert(engine, src, 64)
+    assert (result["messages"], result["next_id"]) == (45, backlog[-1][0] + 1)
+    spec = catalog.get(engine, "conv_q")
+    assert (spec.kind.value, spec.capacity) == ("ring", 64)
+    new = messages.push(engine, spec, [b"after"])
+    assert new[0]["id"] == backlog[-1][0] + 1
+    assert _drain(engine, "conv_q") == [*backlog, (new[0]["id"], b"after")]
+
+
+@pytest.mark.parametrize("label", CONVERT_LABELS)
+def test_convert_hand_built_table_keeps_a_backup_and_fails_old_sql_loudly(label, request, tmp_path):
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    table = engine.qualified("jobs")
+    serial = "integer PRIMARY KEY" if label == "sqlite" else "bigserial PRIMARY KEY"
+    engine.run([f"CREATE TABLE {table} (job_id {serial}, body text NOT NULL, prio int)"])
+    engine.run([f"INSERT INTO {table} (body, prio) VALUES ('x', 1), ('y', 2), ('z', 3)"])
+    src = convert_ops.source(engine, "jobs", payload_cols=("body", "prio"))
+    assert src.id_col == "job_id"
+    result = convert_ops.convert(engine, src, 16)
+    assert result["backup_table"] == "jobs_before_ring"
+    got = _drain(engine, "jobs")
+    assert [i for i, _ in got] == [1, 2, 3]
+    assert [json.loads(p) for _, p in got] == [
+        {"body": "x", "prio": 1},
+        {"body": "y", "prio": 2},
+        {"body": "z", "prio": 3},
+    ]
+    backup = engine.qualified("jobs_before_ring")
+    assert engine.query(f"SELECT count(*) AS n FROM {backup}")[0]["n"] == 3
+    with pytest.raises(QadminError):
+        engine.run([f"INSERT INTO {table} (body, prio) VALUES ('late', 9)"])
+
+
+def test_convert_is_refused_where_ddl_commits_on_its_own(request, tmp_path):
+    target = make_target("mariadb", request, tmp_path)
+    engine = target.engine()
+    _fifo_with_backlog(engine, 8)
+    with pytest.raises(UnsupportedError, match="not available on mariadb"):
+        convert_ops.convert(engine, convert_ops.source(engine, "conv_q"), 8)
+    assert [p for _, p in _drain(engine, "conv_q")] == [b"b5", b"b6", b"b7"]  # still a fifo
+
+
+@pytest.mark.parametrize("label", CONVERT_LABELS)
+def test_convert_killed_at_each_step_then_run_again_loses_nothing(label, request, tmp_path):
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    backlog = _fifo_with_backlog(engine)
+    steps = ["gate"] if label == "postgresql" else []
+    steps += ["lock", "measure", "set_aside", "retire", "create", "start_sequences", "copy"]
+    for victim in [*steps, "catalog"]:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", KILLABLE, target.dsn, target.engine_schema or "-"],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        while (line := proc.stdout.readline().strip()) != victim:
+            assert line, f"convert ended before step {victim}"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        engine.close()
+        time.sleep(0.3)  # the server notices the dead client and rolls its transaction back
+        assert catalog.get(engine, "conv_q").kind.value == "fifo", f"killed at {victim}"
+    convert_ops.convert(engine, convert_ops.source(engine, "conv_q"), 1000)
+    assert _drain(engine, "conv_q") == backlog
+
+
+def test_convert_under_load_loses_nothing_and_callers_see_no_error(request, tmp_path):
+    """PostgreSQL: producers and consumers call the queue's routines throughout the switch."""
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    queues.create(engine, queues.make_spec("load_q", "fifo", None, False))
+
+    def switch() -> None:
+        convert_ops.convert(engine, convert_ops.source(engine, "load_q"), 20_000)
+
+    outcome = load.run(
+        target.dsn,
+        target.engine_schema,
+        "load_q",
+        producers=4,
+        consumers=4,
+        messages_each=TOTAL // 4,
+        workdir=tmp_path,
+        during=switch,
+    )
+    _assert_exactly_once(outcome, TOTAL)
+    assert catalog.get(engine, "load_q").kind.value == "ring"

@@ -25,12 +25,16 @@ def test_every_kind_has_a_template_with_every_section(dialect, kind):
 
 
 def test_every_queue_file_is_used():
-    used = {f"{t}.sql" for t in TEMPLATE.values()} | {
-        "catalog.sql",
-        "fragments.sql",
-        "external.sql",
-        "watermark.sql",
-    } | {f"watermark_{TEMPLATE[k]}.sql" for k in ALLOWS_WATERMARK}
+    used = (
+        {f"{t}.sql" for t in TEMPLATE.values()}
+        | {
+            "catalog.sql",
+            "fragments.sql",
+            "external.sql",
+            "watermark.sql",
+        }
+        | {f"watermark_{TEMPLATE[k]}.sql" for k in ALLOWS_WATERMARK}
+    )
     for path in (ROOT / "queues").rglob("*.sql"):
         assert path.name in used, f"{path} is not referenced by qadmin"
 

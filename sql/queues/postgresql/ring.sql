@@ -11,6 +11,8 @@
 --   overflow): an empty ring returns nothing and uses no number. If a racing popper leaves it a
 --   number whose message has not arrived, that number is parked in the pending table and
 --   served first by later pops, so it is never skipped and no later message is lost.
+-- * Parked numbers count in the depth: each is a message waiting (a converted backlog is
+--   parked whole, its messages in the overflow table) or a push still in flight.
 -- * The capacity lives in {ctl}; push and pop read it after taking a share lock on {ctl},
 --   which resize takes exclusively while it moves messages to their new slots.
 -- * A pusher or popper killed between taking its number and committing leaves a hole; that is
@@ -24,7 +26,7 @@ CREATE SEQUENCE {pop_seq} AS bigint MINVALUE 0 START WITH 0
 
 -- name: create
 CREATE TABLE {table} (
-    slot            integer PRIMARY KEY,
+    slot            integer CONSTRAINT {slot_idx} PRIMARY KEY,
     message_id      bigint,
     enqueued_at     timestamptz,
     reference_count smallint NOT NULL DEFAULT 0,
@@ -57,7 +59,7 @@ CREATE TABLE {ctl} (
 INSERT INTO {ctl} (one, capacity) VALUES (true, {capacity})
 
 -- name: create
-CREATE FUNCTION {push}(p_payload bytea)
+CREATE OR REPLACE FUNCTION {push}(p_payload bytea)
 RETURNS TABLE (id bigint, enqueued_at timestamptz)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
@@ -91,7 +93,7 @@ END
 $$
 
 -- name: create
-CREATE FUNCTION {pop}(p_count integer DEFAULT 1)
+CREATE OR REPLACE FUNCTION {pop}(p_count integer DEFAULT 1)
 RETURNS TABLE (id bigint, enqueued_at timestamptz, payload bytea)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
@@ -209,10 +211,10 @@ WITH s AS (
            (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END
               FROM {pop_seq}) AS pop_next
 )
-SELECT greatest(s.push_next - s.pop_next, 0) AS depth,
-       (SELECT r.enqueued_at FROM {table} AS r
-         WHERE r.slot = s.pop_next % {capacity} AND r.message_id = s.pop_next)
-           AS oldest_enqueued_at
+SELECT greatest(s.push_next - s.pop_next, 0) + (SELECT count(*) FROM {pending}) AS depth,
+       least((SELECT r.enqueued_at FROM {table} AS r
+               WHERE r.slot = s.pop_next % {capacity} AND r.message_id = s.pop_next),
+             (SELECT min(o.enqueued_at) FROM {overflow} AS o)) AS oldest_enqueued_at
 FROM s
 
 -- name: counters

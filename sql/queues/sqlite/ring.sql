@@ -26,6 +26,13 @@ CREATE TABLE {ctl} (
 INSERT INTO {ctl} (one, push_seq, pop_seq, capacity) VALUES (1, 0, 0, {capacity})
 
 -- name: create
+CREATE TABLE {overflow} (
+    message_id  INTEGER PRIMARY KEY,
+    enqueued_at TEXT NOT NULL,
+    payload     BLOB NOT NULL
+)
+
+-- name: create
 WITH RECURSIVE s(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM s WHERE n + 1 < {capacity})
 INSERT INTO {table} (slot) SELECT n FROM s
 
@@ -34,6 +41,9 @@ DROP TABLE IF EXISTS {table}
 
 -- name: drop
 DROP TABLE IF EXISTS {ctl}
+
+-- name: drop
+DROP TABLE IF EXISTS {overflow}
 
 -- name: push
 UPDATE {table}
@@ -49,36 +59,60 @@ UPDATE {ctl} SET push_seq = push_seq + 1
 WHERE EXISTS (SELECT 1 FROM {table} WHERE slot = push_seq % capacity AND message_id = push_seq)
 
 -- name: pop
-SELECT r.message_id AS id, r.enqueued_at, r.payload
-FROM {table} AS r, {ctl} AS c
-WHERE r.reference_count = 1
-  AND r.message_id >= c.pop_seq AND r.message_id < c.pop_seq + :count
-ORDER BY r.message_id
+-- The overflow table holds only a converted queue's backlog (qadmin convert): its ids are
+-- all below pop_seq, so it is served first, in id order, then the ring from pop_seq.
+SELECT id, enqueued_at, payload FROM (
+    SELECT message_id AS id, enqueued_at, payload FROM {overflow}
+    UNION ALL
+    SELECT r.message_id, r.enqueued_at, r.payload
+    FROM {table} AS r, {ctl} AS c
+    WHERE r.reference_count = 1
+      AND r.message_id >= c.pop_seq AND r.message_id < c.pop_seq + :count
+)
+ORDER BY id LIMIT :count
 
 -- name: pop
-UPDATE {ctl} SET pop_seq = min(pop_seq + :count, push_seq)
+UPDATE {ctl}
+SET pop_seq = min(pop_seq + max(:count - (SELECT count(*) FROM
+                                          (SELECT 1 FROM {overflow} LIMIT :count)), 0),
+                  push_seq)
+
+-- name: pop
+DELETE FROM {overflow}
+WHERE message_id IN (SELECT message_id FROM {overflow} ORDER BY message_id LIMIT :count)
 
 -- name: pop
 UPDATE {table} SET reference_count = 0, message_id = NULL, payload = NULL
 WHERE reference_count = 1 AND message_id < (SELECT pop_seq FROM {ctl})
 
 -- name: peek
-SELECT message_id AS id, enqueued_at, payload FROM {table}
-WHERE reference_count = 1 ORDER BY message_id LIMIT :count
+SELECT id, enqueued_at, payload FROM (
+    SELECT message_id AS id, enqueued_at, payload FROM {overflow}
+    UNION ALL
+    SELECT message_id, enqueued_at, payload FROM {table} WHERE reference_count = 1
+)
+ORDER BY id LIMIT :count
 
 -- name: purge
-SELECT count(*) AS purged FROM {table} WHERE reference_count = 1
+SELECT (SELECT count(*) FROM {table} WHERE reference_count = 1)
+     + (SELECT count(*) FROM {overflow}) AS purged
 
 -- name: purge
 UPDATE {ctl} SET pop_seq = push_seq
+
+-- name: purge
+DELETE FROM {overflow}
 
 -- name: purge
 UPDATE {table} SET reference_count = 0, message_id = NULL, payload = NULL
 WHERE reference_count = 1
 
 -- name: depth
-SELECT count(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}
-WHERE reference_count = 1
+SELECT (SELECT count(*) FROM {table} WHERE reference_count = 1)
+     + (SELECT count(*) FROM {overflow}) AS depth,
+       (SELECT min(t) FROM (SELECT min(enqueued_at) AS t FROM {table} WHERE reference_count = 1
+                            UNION ALL SELECT min(enqueued_at) FROM {overflow}))
+           AS oldest_enqueued_at
 
 -- name: counters
 SELECT push_seq AS enqueued_total, pop_seq AS dequeued_total FROM {ctl}

@@ -9,6 +9,7 @@ from qadmin.cli import progress
 from qadmin.cli.options import Target, confirm, connection_options, format_option
 from qadmin.errors import UsageError
 from qadmin.ops import catalog
+from qadmin.ops import convert as convert_ops
 from qadmin.ops import resize as resize_ops
 from qadmin.ops import watermark as watermark_ops
 
@@ -73,4 +74,45 @@ def resize(
     render.document(dict(result, dry_run=False), fmt)
 
 
-COMMANDS = [watermark, resize]
+@click.command()
+@click.argument("name")
+@click.option("--to", "to", type=click.Choice(["ring"]), required=True, help="The new design.")
+@click.option("--capacity", type=int, required=True, help="Slots of the new ring.")
+@click.option("--id-column", metavar="COLUMN", help="Hand-built table: its id (default: its PK).")
+@click.option(
+    "--payload-column",
+    "payload_columns",
+    metavar="COLUMN",
+    multiple=True,
+    help="Hand-built table: the payload (repeat for several: stored as a JSON object).",
+)
+@click.option("--time-column", metavar="COLUMN", help="Hand-built table: its enqueue time.")
+@click.option("--dry-run", is_flag=True, help="Show every step, the locks it takes, the SQL.")
+@click.option("--yes", "-y", is_flag=True, help="Do it without asking (needed off a TTY).")
+@connection_options
+@format_option
+def convert(
+    name: str,
+    to: str,
+    capacity: int,
+    id_column: str | None,
+    payload_columns: tuple[str, ...],
+    time_column: str | None,
+    dry_run: bool,
+    yes: bool,
+    target: Target,
+    fmt: str | None,
+) -> None:
+    """Turn a fifo/heap queue or a hand-built queue table into a ring, backlog and ids kept."""
+    engine = target.engine()
+    src = convert_ops.source(engine, name, id_column, payload_columns, time_column)
+    if dry_run:
+        render.document(dict(convert_ops.plan(engine, src, capacity), dry_run=True), fmt)
+        return
+    confirm(f"convert to a {to}", name, yes)
+    with progress.bar(f"converting {name}") as update:
+        result = convert_ops.convert(engine, src, capacity, progress=update)
+    render.document(dict(result, dry_run=False), fmt)
+
+
+COMMANDS = [watermark, resize, convert]

@@ -33,18 +33,20 @@ def ensure(engine: Engine) -> None:
         engine.run_catalog("create")
 
 
-def record(engine: Engine, spec: QueueSpec) -> None:
+def row(spec: QueueSpec) -> dict[str, Any]:
+    """The catalog ``insert`` parameters for a spec."""
     options = dict(spec.options, strict=spec.strict)
-    engine.run_catalog(
-        "insert",
-        {
-            "name": spec.name,
-            "kind": spec.kind.value,
-            "capacity": spec.capacity,
-            "options": json.dumps(options, sort_keys=True),
-            "qadmin_schema": QADMIN_SCHEMA,
-        },
-    )
+    return {
+        "name": spec.name,
+        "kind": spec.kind.value,
+        "capacity": spec.capacity,
+        "options": json.dumps(options, sort_keys=True),
+        "qadmin_schema": QADMIN_SCHEMA,
+    }
+
+
+def record(engine: Engine, spec: QueueSpec) -> None:
+    engine.run_catalog("insert", row(spec))
 
 
 def forget(engine: Engine, name: str) -> None:

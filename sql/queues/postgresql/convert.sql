@@ -1,0 +1,92 @@
+-- Converting a naive queue into a ring on PostgreSQL (qadmin convert), rendered for the ring
+-- that replaces it. {src} is the table being converted (it has the queue's name, which the
+-- ring's slot table takes over), {backup_name} what a hand-built table is renamed to,
+-- {id_col}, {time_expr} and {payload_expr} its columns as the ring stores them.
+--
+-- The switch is one transaction (PostgreSQL DDL is transactional): lock the table, set the
+-- backlog aside, retire the table, create the ring, park the backlog, commit. Killed anywhere,
+-- it rolls back whole and can simply be run again. The backlog keeps its ids: its messages go
+-- to the ring's overflow table and their numbers are parked, so pops serve them first, in id
+-- order, before the ring's sequences (which start above the highest id).
+
+-- name: gate
+-- A qadmin queue's push and pop are first replaced (in their own transaction) by versions that
+-- wait for the table in a statement of their own and, once the convert has committed, call the
+-- ring's routine of the same name instead: callers blocked by the switch never see an error.
+CREATE OR REPLACE FUNCTION {push}(p_payload bytea)
+RETURNS TABLE (id bigint, enqueued_at timestamptz)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+BEGIN
+    LOCK TABLE {src} IN ROW EXCLUSIVE MODE;
+    IF to_regclass({lit_ctl}) IS NOT NULL THEN
+        RETURN QUERY SELECT * FROM {push}(p_payload);  -- converted: the ring's push
+        RETURN;
+    END IF;
+    RETURN QUERY INSERT INTO {src} AS q (payload) VALUES (p_payload)
+                 RETURNING q.id, q.enqueued_at;
+END
+$$
+
+-- name: gate
+CREATE OR REPLACE FUNCTION {pop}(p_count integer DEFAULT 1)
+RETURNS TABLE (id bigint, enqueued_at timestamptz, payload bytea)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+BEGIN
+    LOCK TABLE {src} IN ROW EXCLUSIVE MODE;
+    IF to_regclass({lit_ctl}) IS NOT NULL THEN
+        RETURN QUERY SELECT * FROM {pop}(p_count);  -- converted: the ring's pop
+        RETURN;
+    END IF;
+    RETURN QUERY
+    DELETE FROM {src} AS q
+    WHERE q.id IN (SELECT s.id FROM {src} AS s {order_by} LIMIT p_count FOR UPDATE SKIP LOCKED)
+    RETURNING q.id, q.enqueued_at, q.payload;
+END
+$$
+
+-- name: lock
+LOCK TABLE {src} IN ACCESS EXCLUSIVE MODE
+
+-- name: measure
+SELECT count(*) AS messages, min({id_col}) AS min_id, max({id_col}) AS max_id FROM {src}
+
+-- name: set_aside
+CREATE TEMP TABLE qadmin_convert ON COMMIT DROP AS
+SELECT {id_col}::bigint AS message_id, {time_expr} AS enqueued_at, {payload_expr} AS payload
+FROM {src}
+
+-- name: retire_external
+ALTER TABLE {src} RENAME TO {backup_name}
+
+-- name: start_sequences
+SELECT setval({lit_push_seq}, :next, false) AS push_next, setval({lit_pop_seq}, :next, false)
+    AS pop_next
+
+-- name: copy
+WITH chunk AS (
+    SELECT message_id, enqueued_at, payload FROM qadmin_convert
+    WHERE message_id > :after ORDER BY message_id LIMIT :chunk
+), messages AS (
+    INSERT INTO {overflow} (message_id, enqueued_at, payload)
+    SELECT message_id, enqueued_at, payload FROM chunk
+), parked AS (
+    INSERT INTO {pending} (message_id, taken_at) SELECT message_id, clock_timestamp() FROM chunk
+)
+SELECT count(*) AS copied, max(message_id) AS last_id FROM chunk
+
+-- name: payload_bytes
+{col}
+
+-- name: payload_text
+convert_to({col}::text, 'UTF8')
+
+-- name: payload_json
+convert_to(json_build_object({pairs})::text, 'UTF8')
+
+-- name: time_col
+coalesce({col}::timestamptz, clock_timestamp())
+
+-- name: time_now
+clock_timestamp()
