@@ -91,6 +91,8 @@ class Outcome:
     unexpected: int
     leftover: int
     consumer_orders: list[list[dict[str, Any]]]
+    # Whether producers were still running when the admin operation (``during``) finished.
+    overlapped: bool | None = None
 
 
 def run(
@@ -119,9 +121,11 @@ def run(
     ]
     for proc in cons + prods:
         proc.start()
+    overlapped = None
     if during is not None:
         time.sleep(1.0)
         during()
+        overlapped = any(p.is_alive() for p in prods)
     for proc in prods:
         proc.join(timeout=600)
     done.set()
@@ -136,7 +140,9 @@ def run(
     engine = _engine(dsn, schema)
     leftover = messages.peek(engine, catalog.get(engine, queue), 10_000)
     engine.close()
-    return reconcile(pushed, orders, leftover)
+    outcome = reconcile(pushed, orders, leftover)
+    outcome.overlapped = overlapped
+    return outcome
 
 
 def reconcile(
