@@ -25,19 +25,29 @@ MY = "mysql://root@127.0.0.1:3306/"
 
 def fill_postgres(engine: Engine, rows: int) -> None:
     table = engine.qualified("bench_q")
-    engine.run([f"INSERT INTO {table} (payload) SELECT convert_to(repeat('x', 100), 'UTF8') "
-                f"FROM generate_series(1, {rows})", f"ANALYZE {table}"])
+    engine.run(
+        [
+            f"INSERT INTO {table} (payload) SELECT convert_to(repeat('x', 100), 'UTF8') "
+            f"FROM generate_series(1, {rows})",
+            f"ANALYZE {table}",
+        ]
+    )
 
 
 def fill_mysql(engine: Engine, rows: int) -> None:
     table = engine.qualified("bench_q")
     batch = min(rows, 100_000)
     for _ in range(rows // batch):
-        engine.run(["SET SESSION cte_max_recursion_depth = 1000000" if engine.dialect == "mysql"
-                    else "SET SESSION max_recursive_iterations = 1000000",
-                    f"INSERT INTO {table} (enqueued_at, payload) "
-                    f"WITH RECURSIVE s (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s "
-                    f"WHERE n < {batch}) SELECT UTC_TIMESTAMP(6), REPEAT('x', 100) FROM s"])
+        engine.run(
+            [
+                "SET SESSION cte_max_recursion_depth = 1000000"
+                if engine.dialect == "mysql"
+                else "SET SESSION max_recursive_iterations = 1000000",
+                f"INSERT INTO {table} (enqueued_at, payload) "
+                f"WITH RECURSIVE s (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s "
+                f"WHERE n < {batch}) SELECT UTC_TIMESTAMP(6), REPEAT('x', 100) FROM s",
+            ]
+        )
     engine.run([f"ANALYZE TABLE {table}"])
 
 
@@ -50,8 +60,10 @@ def measure(engine: Engine, rows: int, fill, runs: int) -> float:
         report = diagnose.inspect(engine, spec)
         times.append(time.perf_counter() - started)
     queues.drop(engine, spec)
-    print(f"    {rows:>9,} rows: median {statistics.median(times) * 1000:7.1f} ms "
-          f"(depth {report['size']['depth']:,}, exact={report['size']['depth_exact']})")
+    print(
+        f"    {rows:>9,} rows: median {statistics.median(times) * 1000:7.1f} ms "
+        f"(depth {report['size']['depth']:,}, exact={report['size']['depth_exact']})"
+    )
     return statistics.median(times)
 
 

@@ -41,10 +41,12 @@ def lag(table: str, behaviour: str) -> float:
     if behaviour == "disconnect":
         worker.close()
     elif behaviour == "busy":
+
         def keep_busy() -> None:
             while not stop.is_set():
                 worker.execute("SELECT 1")
                 time.sleep(0.1)
+
         busy = threading.Thread(target=keep_busy)
         busy.start()
     while deleted(observer, table) < before + 100:
@@ -71,8 +73,10 @@ def main() -> None:
         try:
             for behaviour in ("disconnect", "busy", "idle"):
                 times = [lag(table, behaviour) for _ in range(args.repeat)]
-                print(f"worker {behaviour:10}: deletes visible after median "
-                      f"{statistics.median(times):5.2f} s (max {max(times):5.2f} s)")
+                print(
+                    f"worker {behaviour:10}: deletes visible after median "
+                    f"{statistics.median(times):5.2f} s (max {max(times):5.2f} s)"
+                )
         finally:
             admin.execute(f"DROP TABLE {table}")
 

@@ -52,8 +52,10 @@ def measure(label: str, engine: Engine, rows: int, samples: int, server_pid: int
     client_ms = statistics.mean(clients) * 1000
     server_text = f"{server * 1000:6.2f} ms" if server is not None else "  (in client)"
     busy = (server or 0.0) + client_ms / 1000
-    print(f"{label:11} {rows:>8,} rows  wall {wall_ms:6.2f} ms  client CPU {client_ms:6.2f} ms"
-          f"  server CPU {server_text}  at 1 s interval: {busy:.2%} of one core")
+    print(
+        f"{label:11} {rows:>8,} rows  wall {wall_ms:6.2f} ms  client CPU {client_ms:6.2f} ms"
+        f"  server CPU {server_text}  at 1 s interval: {busy:.2%} of one core"
+    )
     queues.drop(engine, spec)
     del table
 

@@ -60,7 +60,7 @@ def push(
     payloads: Sequence[bytes],
     due: datetime | None = None,
 ) -> list[dict[str, Any]]:
-    """Push messages in order, in one transaction (a ring: one each, stopping when full)."""
+    """Push messages in order, in one transaction (a ring stops at the first refusal)."""
     if due is not None and spec.kind is not Kind.PENDING:
         raise UsageError(f"--due/--delay apply to pending queues, not {spec.kind}")
     params: list[dict[str, Any]] = []
@@ -73,16 +73,21 @@ def push(
     if spec.kind is not Kind.RING:
         batches = _retrying(spec, lambda: engine.run_batch(statements, params))
         return [_merge(rows) for rows in batches]
+    # A ring batch is one transaction (one commit for the lot), stopping at the first message
+    # the full ring refuses; what went in before it is committed and reported.
     pushed: list[dict[str, Any]] = []
-    for one in params:
-        rows = engine.run(statements, one)
-        if not any(r.get("id") is not None for r in rows):
-            raise QueueFull(
-                f"ring {spec.name} is full (capacity {spec.capacity}); "
-                f"pushed {len(pushed)} of {len(params)}",
-                pushed,
-            )
-        pushed.append(_merge(rows))
+    with engine.transaction() as execute:
+        for one in params:
+            rows = [row for statement in statements for row in execute(statement, one)]
+            if not any(r.get("id") is not None for r in rows):
+                break
+            pushed.append(_merge(rows))
+    if len(pushed) < len(params):
+        raise QueueFull(
+            f"ring {spec.name} is full (capacity {spec.capacity}); "
+            f"pushed {len(pushed)} of {len(params)}",
+            pushed,
+        )
     return pushed
 
 
