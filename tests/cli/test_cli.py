@@ -194,3 +194,35 @@ def test_verbose_names_the_connection_with_the_password_masked():
     )
     assert "pw-Xy7" not in result.stderr
     assert "postgresql://u:***@127.0.0.1:1/db" in result.stderr
+
+
+def test_every_changing_command_needs_yes_off_a_tty_and_changes_nothing_without_it(db):
+    run("create", "r", "--kind", "ring", "--capacity", "4", *db)
+    run("create", "w", "--kind", "fifo", "--watermark", *db)
+    run("create", "c", "--kind", "claim", *db)
+    run("create", "f", "--kind", "fifo", *db)
+    for queue in ("r", "w", "c", "f"):
+        run("push", queue, "a", "b", *db)
+    run("pop", "c", *db)
+    before = {q: run("peek", q, "--format", "json", *db).stdout for q in ("r", "w", "c", "f")}
+    for args in (
+        ["resize", "r", "--capacity", "8"],
+        ["repair", "r"],
+        ["watermark", "w", "repair"],
+        ["requeue", "c", "--stale-after", "0"],
+        ["convert", "f", "--to", "ring", "--capacity", "8"],
+        ["purge", "f"],
+        ["drop", "f"],
+    ):
+        refused = run(*args, *db)
+        assert refused.exit_code == 2, args
+        assert "--yes" in one_line_error(refused), args
+    after = {q: run("peek", q, "--format", "json", *db).stdout for q in ("r", "w", "c", "f")}
+    assert after == before
+    listed = json.loads(run("list", "--format", "json", *db).stdout)
+    assert {(q["name"], q["kind"], q["capacity"]) for q in listed} == {
+        ("r", "ring", 4),
+        ("w", "fifo", None),
+        ("c", "claim", None),
+        ("f", "fifo", None),
+    }

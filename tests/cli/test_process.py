@@ -104,3 +104,20 @@ def test_bash_completion_offers_commands():
         check=False,
     )
     assert set(out.stdout.split()) == {"plain,push", "plain,purge"}
+
+
+def test_message_argument_that_is_not_utf8_is_refused_with_one_line(tmp_path):
+    db = f"sqlite:///{tmp_path / 'q.db'}"
+    assert qadmin("create", "q", "--kind", "fifo", "--dsn", db).returncode == 0
+    result = subprocess.run(
+        [sys.executable, "-m", "qadmin", "push", "q", b"ok\xff\xfe", "--dsn", db],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert result.stderr.decode().strip().splitlines() == [
+        "qadmin: error: message argument 1 is not valid UTF-8 text; "
+        "push binary data with --file PATH or on stdin"
+    ]
+    assert qadmin("pop", "q", "--dsn", db).returncode == 3  # nothing was pushed

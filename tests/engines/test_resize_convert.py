@@ -229,3 +229,16 @@ def test_convert_under_load_loses_nothing_and_callers_see_no_error(request, tmp_
     )
     _assert_exactly_once(outcome, FIFO_TOTAL)
     assert catalog.get(engine, "load_q").kind.value == "ring"
+
+
+@pytest.mark.parametrize("label", LABELS)
+def test_a_ring_larger_than_a_recursion_limit_gets_every_slot(label, request, tmp_path):
+    """Slots are added in chunks of 1,000: MySQL 8's cte_max_recursion_depth (and MariaDB's
+    max_recursive_iterations when set like it) stop a recursive CTE at 1,000 rows."""
+    engine = make_target(label, request, tmp_path).engine()
+    spec = queues.create(engine, queues.make_spec("big_r", "ring", 2_500, False))
+    slots = engine.query(f"SELECT count(*) AS n FROM {engine.qualified('big_r')}")
+    assert int(slots[0]["n"]) == 2_500
+    resize_ops.resize(engine, spec, 4_100)
+    slots = engine.query(f"SELECT count(*) AS n FROM {engine.qualified('big_r')}")
+    assert int(slots[0]["n"]) == 4_100

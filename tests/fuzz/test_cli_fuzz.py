@@ -12,7 +12,20 @@ from hypothesis import strategies as st
 
 from qadmin.cli import cli
 
-SECRETS = ("FUZZ-pg-Secret1", "FUZZ-my-Secret2", "FUZZ-ms-Secret3", "FUZZ-cfg-Secret4")
+SECRETS = (
+    "FUZZ-pg-Secret1",
+    "FUZZ-my-Secret2",
+    "FUZZ-ms-Secret3",
+    "FUZZ-cfg-Secret4",
+    "FUZZ-env-Secret5",
+)
+# DSNs that reach qadmin through the environment instead of the command line.
+ENV_DSNS = [
+    f"postgresql://u:{SECRETS[4]}@127.0.0.1:1/db",
+    f"mysql://root:{SECRETS[4]}@127.0.0.1:1/x",
+    f"mssql://sa:{SECRETS[4]}@127.0.0.1:1/db?driver=FreeTDS",
+    f"postgresql://u:{SECRETS[4]}@127.0.0.1:bad/db",
+]
 COMMANDS = [
     "create",
     "list",
@@ -32,6 +45,9 @@ COMMANDS = [
     "requeue",
     "repair",
     "check",
+    "watermark",
+    "resize",
+    "convert",
     "tail",
     "collect",
     "demo",
@@ -53,6 +69,9 @@ NAMES = [
     "qadmin_queues",
     "r",
     "c",
+    "w",
+    "advance",
+    "repair",
 ]
 VALUES = [
     "0",
@@ -104,6 +123,10 @@ OPTIONS = [
     "--table",
     "--order-by",
     "--older-than",
+    "--to",
+    "--watermark",
+    "--payload-column",
+    "--id-column",
     "--bogus",
     "-v",
     "--help",
@@ -146,6 +169,7 @@ def world(tmp_path_factory) -> tuple[list[str], list[str], Path]:
         ("q", "fifo", []),
         ("r", "ring", ["--capacity", "2"]),
         ("c", "claim", []),
+        ("w", "fifo", ["--watermark"]),
     ):
         runner.invoke(cli, ["create", name, "--kind", kind, *extra, "--dsn", db])
     runner.invoke(cli, ["push", "q", "a", "b", "--dsn", db])
@@ -192,7 +216,10 @@ def argv(draw: st.DrawFn, dsn_pool: list[str], config_pool: list[str], tmp: Path
 def test_generated_command_lines(world, data):
     dsn_pool, config_pool, tmp = world
     args = data.draw(st.composite(lambda draw: argv(draw, dsn_pool, config_pool, tmp))())
-    result = CliRunner().invoke(cli, args, env={"QADMIN_HOME": str(tmp / "home")})
+    env = {"QADMIN_HOME": str(tmp / "home")}
+    if data.draw(st.integers(0, 3)) == 0:
+        env["QADMIN_DSN"] = data.draw(st.sampled_from(ENV_DSNS))
+    result = CliRunner().invoke(cli, args, env=env)
     stderr, stdout = result.stderr, result.stdout
     debug = args[0] == "--debug"
     command = args[1] if debug and len(args) > 1 else args[0]

@@ -30,11 +30,6 @@ CREATE TABLE {table} (
 ) ENGINE=InnoDB
 
 -- name: create
-INSERT INTO {table} (slot)
-WITH RECURSIVE s (n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM s WHERE n + 1 < {capacity})
-SELECT n FROM s
-
--- name: create
 CREATE TABLE {overflow} (
     message_id  BIGINT NOT NULL PRIMARY KEY,
     enqueued_at DATETIME(6) NOT NULL,

@@ -34,9 +34,6 @@ CREATE TABLE {table} (
 ) WITH (fillfactor = 70)
 
 -- name: create
-INSERT INTO {table} (slot) SELECT generate_series(0, {capacity} - 1)
-
--- name: create
 CREATE TABLE {overflow} (
     message_id  bigint PRIMARY KEY,
     enqueued_at timestamptz NOT NULL,

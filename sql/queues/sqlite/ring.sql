@@ -32,10 +32,6 @@ CREATE TABLE {overflow} (
     payload     BLOB NOT NULL
 )
 
--- name: create
-WITH RECURSIVE s(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM s WHERE n + 1 < {capacity})
-INSERT INTO {table} (slot) SELECT n FROM s
-
 -- name: drop
 DROP TABLE IF EXISTS {table}
 

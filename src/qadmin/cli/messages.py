@@ -24,11 +24,22 @@ def _read(stream: BinaryIO) -> bytes:
     return data
 
 
+def _text(text: str, position: int) -> bytes:
+    """Message arguments are text: bytes that are not UTF-8 are refused, not guessed at."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(
+            f"message argument {position} is not valid UTF-8 text; "
+            "push binary data with --file PATH or on stdin"
+        ) from None
+
+
 def _payloads(texts: tuple[str, ...], file: str | None, lines: bool) -> list[bytes]:
     if texts and file:
         raise UsageError("give messages as arguments or with --file, not both")
     if texts:
-        return [t.encode("utf-8", "surrogateescape") for t in texts]
+        return [_text(t, i) for i, t in enumerate(texts, 1)]
     if file and file != "-":
         try:
             with open(file, "rb") as fh:

@@ -26,7 +26,7 @@ from qadmin.engines.base import Engine, Execute
 from qadmin.errors import NotFound, UnsupportedError, UsageError, WrongKind
 from qadmin.kinds import MAX_CAPACITY, Kind, QueueSpec
 from qadmin.names import validate_schema_name
-from qadmin.ops import catalog, diagnose
+from qadmin.ops import catalog, diagnose, resize
 
 CONVERTIBLE = {Kind.FIFO, Kind.HEAP}
 BACKUP_SUFFIX = "_before_ring"
@@ -279,6 +279,7 @@ def _switch(
     step("create")
     for statement in engine.section(ring, "create"):
         execute(statement)
+    resize.grow(engine, ring, execute, 0, int(ring.capacity or 0))
 
 
 def _copy(

@@ -15,7 +15,7 @@ from qadmin.kinds import (
     QueueSpec,
 )
 from qadmin.names import validate_queue_name
-from qadmin.ops import catalog, diagnose
+from qadmin.ops import catalog, diagnose, resize
 
 
 @dataclass
@@ -69,6 +69,9 @@ def create(engine: Engine, spec: QueueSpec) -> QueueSpec:
             # One statement per transaction: MySQL commits DDL implicitly anyway, and a
             # failure part-way is cleaned up by the drop section below.
             engine.run([statement])
+        if spec.kind is Kind.RING and engine.template(spec).has("resize_grow"):
+            with engine.transaction() as execute:
+                resize.grow(engine, spec, execute, 0, int(spec.capacity or 0))
         catalog.record(engine, spec)
     except QadminError:
         _drop_objects(engine, spec)

@@ -16,8 +16,8 @@ from qadmin.engines.base import Engine, Execute
 from qadmin.errors import UnsupportedError, UsageError, WrongKind
 from qadmin.kinds import MAX_CAPACITY, Kind, QueueSpec
 
-# Slot rows added per statement: a progress step, and under MySQL 8's default
-# cte_max_recursion_depth (1000).
+# Slot rows added per statement: a progress step, and within MySQL 8's default
+# cte_max_recursion_depth and MariaDB's max_recursive_iterations when set to 1000.
 CHUNK = 1000
 
 STEPS = [
@@ -104,14 +104,26 @@ def _move(
     params = {"capacity": capacity}
     for statement in engine.section(spec, "resize"):
         execute(statement, params)
-    grow = engine.section(spec, "resize_grow")
-    starts = range(min(current, capacity), capacity, CHUNK)
-    for done, lo in enumerate(starts, 1):
-        for statement in grow:
-            execute(statement, {"lo": lo, "hi": min(lo + CHUNK, capacity)})
-        if progress:
-            progress(done, len(starts))
+    grow(engine, spec, execute, min(current, capacity), capacity, progress)
     for statement in engine.section(spec, "resize_place"):
         execute(statement, params)
     for statement in engine.catalog_sql("set_capacity"):
         execute(statement, {"capacity": capacity, "name": spec.name})
+
+
+def grow(
+    engine: Engine,
+    spec: QueueSpec,
+    execute: Execute,
+    start: int,
+    capacity: int,
+    progress: Progress | None = None,
+) -> None:
+    """Add the slot rows ``start .. capacity - 1`` in chunks (create, resize and convert)."""
+    statements = engine.section(spec, "resize_grow")
+    starts = range(start, capacity, CHUNK)
+    for done, lo in enumerate(starts, 1):
+        for statement in statements:
+            execute(statement, {"lo": lo, "hi": min(lo + CHUNK, capacity)})
+        if progress:
+            progress(done, len(starts))

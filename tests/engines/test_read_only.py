@@ -1,0 +1,140 @@
+"""Diagnostics are read-only: every inspect/check/tail command (and every --dry-run) run as a
+role that can only read the queue's schema, and as one with no rights on the queue tables,
+writes nothing, and answers with what it may see: a note or one line naming the privilege."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from qadmin.cli import cli
+from qadmin.engines import open_engine
+from qadmin.ops import messages, queues
+from tests.conftest import make_target
+
+QUEUES = {
+    "f_q": ("fifo", None, False),
+    "c_q": ("claim", None, False),
+    "r_q": ("ring", 16, False),
+    "w_q": ("fifo", None, True),
+}
+READS = [
+    ["inspect", "{q}"],
+    ["inspect", "{q}", "--deep"],
+    ["size", "{q}"],
+    ["ghosts", "{q}"],
+    ["fragmentation", "{q}"],
+    ["locks", "{q}"],
+    ["claims", "{q}"],
+    ["check", "{q}"],
+    ["tail", "{q}", "--count", "1", "--interval", "0.2"],
+    ["peek", "{q}"],
+    ["list"],
+    ["purge", "{q}", "--dry-run"],
+    ["drop", "{q}", "--dry-run"],
+]
+PER_KIND = {
+    "c_q": [["requeue", "{q}", "--dry-run"]],
+    "r_q": [["repair", "{q}", "--dry-run"], ["resize", "{q}", "--capacity", "32", "--dry-run"]],
+    "w_q": [["watermark", "{q}"], ["watermark", "{q}", "repair", "--dry-run"]],
+    "f_q": [["convert", "{q}", "--to", "ring", "--capacity", "64", "--dry-run"]],
+}
+# What a role without rights may answer: nothing (exit 0 with notes), or one line naming the
+# missing privilege (exit 7), or "no such queue" when it cannot even read the catalog row.
+DEGRADED = {0, 5, 7}
+
+
+def _state(engine: Any) -> list[Any]:
+    """Every row of every table (and sequence) in the schema, for a before/after comparison."""
+    if engine.name == "postgresql":
+        sql = (
+            "SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE n.nspname = :schema AND c.relkind IN ('r', 'S') ORDER BY 1"
+        )
+    else:
+        sql = (
+            "SELECT TABLE_NAME AS name FROM information_schema.TABLES"
+            " WHERE TABLE_SCHEMA = :schema ORDER BY 1"
+        )
+    names = [r["name"] for r in engine.query(sql, {"schema": engine.schema})]
+    rows = []
+    for name in names:
+        got = engine.query(f"SELECT * FROM {engine.qualified(name)}")
+        rows.append((name, sorted(repr(sorted(r.items())) for r in got)))
+    return rows
+
+
+def _roles(label: str, target: Any) -> tuple[str, str, Any]:
+    """A read-only role and a role that may read only qadmin's catalog; and a cleanup."""
+    suffix = uuid.uuid4().hex[:8]
+    reader, stranger = f"qa_ro_{suffix}", f"qa_no_{suffix}"
+    admin = target.engine()
+    schema = admin.schema
+    if label == "postgresql":
+        statements = [
+            f'CREATE ROLE "{reader}" LOGIN',
+            f'CREATE ROLE "{stranger}" LOGIN',
+            f'GRANT USAGE ON SCHEMA "{schema}" TO "{reader}", "{stranger}"',
+            f'GRANT SELECT ON ALL TABLES IN SCHEMA "{schema}" TO "{reader}"',
+            f'GRANT SELECT ON ALL SEQUENCES IN SCHEMA "{schema}" TO "{reader}"',
+            f'GRANT SELECT ON "{schema}".qadmin_queues TO "{stranger}"',
+        ]
+        cleanup = [
+            f'DROP OWNED BY "{reader}", "{stranger}"',
+            f'DROP ROLE "{reader}", "{stranger}"',
+        ]
+        base = target.dsn.split("://", 1)[1].split("@", 1)[1]
+        dsns = (f"postgresql://{reader}@{base}", f"postgresql://{stranger}@{base}")
+    else:
+        statements = [
+            f"CREATE USER '{reader}'@'%'",
+            f"CREATE USER '{stranger}'@'%'",
+            f"GRANT SELECT ON `{schema}`.* TO '{reader}'@'%'",
+            f"GRANT SELECT ON `{schema}`.qadmin_queues TO '{stranger}'@'%'",
+        ]
+        cleanup = [f"DROP USER '{reader}'@'%'", f"DROP USER '{stranger}'@'%'"]
+        base = target.dsn.split("://", 1)[1].split("@", 1)[1]
+        dsns = (f"mysql://{reader}@{base}", f"mysql://{stranger}@{base}")
+    for statement in statements:
+        admin.run([statement])
+
+    def drop() -> None:
+        for statement in cleanup:
+            admin.run([statement])
+
+    return dsns[0], dsns[1], drop
+
+
+@pytest.mark.parametrize("label", ["postgresql", "mariadb"])
+def test_every_diagnostic_as_a_reader_and_as_a_stranger_writes_nothing(label, request, tmp_path):
+    target = make_target(label, request, tmp_path)
+    admin = target.engine()
+    for name, (kind, capacity, watermark) in QUEUES.items():
+        spec = queues.create(admin, queues.make_spec(name, kind, capacity, False, watermark))
+        messages.push(admin, spec, [b"a", b"b", b"c"])
+        if kind == "claim":
+            messages.pop(admin, spec)
+    reader, stranger, drop = _roles(label, target)
+    try:
+        before = _state(admin)
+        schema = ["--schema", target.engine_schema] if target.engine_schema else []
+        for dsn, allowed in ((reader, {0}), (stranger, DEGRADED)):
+            assert open_engine(dsn).server_version()
+            for name in QUEUES:
+                for args in READS + PER_KIND.get(name, []):
+                    argv = [a.replace("{q}", name) for a in args]
+                    result = CliRunner().invoke(
+                        cli, [*argv, "--dsn", dsn, *schema, "--format", "json"]
+                    )
+                    assert result.exit_code in allowed, (dsn, argv, result.stderr)
+                    assert "Traceback" not in result.stderr
+                    if result.exit_code:
+                        assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+                        if result.exit_code == 7:
+                            assert "needs" in result.stderr or "permission" in result.stderr
+        assert _state(admin) == before
+    finally:
+        drop()
