@@ -56,16 +56,29 @@ WHERE EXISTS (SELECT 1 FROM {table} WHERE slot = push_seq % capacity AND message
 
 -- name: pop
 -- The overflow table holds only a converted queue's backlog (qadmin convert): its ids are
--- all below pop_seq, so it is served first, in id order, then the ring from pop_seq.
+-- all below pop_seq, so it is served first, in id order, then the ring from pop_seq. Slots are
+-- found by number (slot = number % capacity), never by scanning the ring.
+WITH RECURSIVE k (i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM k WHERE i + 1 < :count)
 SELECT id, enqueued_at, payload FROM (
-    SELECT message_id AS id, enqueued_at, payload FROM {overflow}
+    SELECT * FROM (SELECT message_id AS id, enqueued_at, payload FROM {overflow}
+                   ORDER BY message_id LIMIT :count)
     UNION ALL
     SELECT r.message_id, r.enqueued_at, r.payload
-    FROM {table} AS r, {ctl} AS c
-    WHERE r.reference_count = 1
-      AND r.message_id >= c.pop_seq AND r.message_id < c.pop_seq + :count
+    FROM {ctl} AS c, k, {table} AS r
+    WHERE r.slot = (c.pop_seq + k.i) % c.capacity AND r.message_id = c.pop_seq + k.i
+      AND r.reference_count = 1
 )
 ORDER BY id LIMIT :count
+
+-- name: pop
+WITH RECURSIVE k (i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM k WHERE i + 1 < :count)
+UPDATE {table} SET reference_count = 0, message_id = NULL, payload = NULL
+WHERE slot IN (SELECT (c.pop_seq + k.i) % c.capacity FROM {ctl} AS c, k
+               WHERE k.i < :count - (SELECT count(*) FROM
+                                     (SELECT 1 FROM {overflow} LIMIT :count)))
+  AND reference_count = 1
+  AND message_id >= (SELECT pop_seq FROM {ctl})
+  AND message_id < (SELECT pop_seq FROM {ctl}) + :count
 
 -- name: pop
 UPDATE {ctl}
@@ -76,10 +89,6 @@ SET pop_seq = min(pop_seq + max(:count - (SELECT count(*) FROM
 -- name: pop
 DELETE FROM {overflow}
 WHERE message_id IN (SELECT message_id FROM {overflow} ORDER BY message_id LIMIT :count)
-
--- name: pop
-UPDATE {table} SET reference_count = 0, message_id = NULL, payload = NULL
-WHERE reference_count = 1 AND message_id < (SELECT pop_seq FROM {ctl})
 
 -- name: peek
 SELECT id, enqueued_at, payload FROM (

@@ -14,7 +14,7 @@ import click
 from qadmin import render
 from qadmin.cli.inspect import stale_option
 from qadmin.cli.options import Target, connection_options, format_option
-from qadmin.errors import QadminError, UsageError
+from qadmin.errors import ConnectionFailed, LockTimeout, UsageError
 from qadmin.ops import catalog, telemetry
 
 COLUMNS = [
@@ -201,7 +201,10 @@ def tail(
                         snap = telemetry.snapshot(engine, spec, stale_after)
                         rows.append(telemetry.tail_row(previous.get(spec.name), snap))
                         previous[spec.name] = snap
-                except QadminError as exc:
+                except (ConnectionFailed, LockTimeout) as exc:
+                    # Passing trouble (a restart, a killed session, a lock): keep watching.
+                    # Anything else (a missing privilege, a dropped queue) ends tail with its
+                    # exit code rather than retrying for ever.
                     note = f"qadmin: {' '.join(str(exc).split())}; reconnecting"
                     render.note(note)
                     engine.close()
