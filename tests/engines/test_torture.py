@@ -18,7 +18,7 @@ MIN_SECONDS = 4.0
 @pytest.mark.parametrize("label", ["sqlite", "postgresql", "mariadb"])
 def test_torture_loses_and_duplicates_nothing(label, kind, request, tmp_path):
     target = make_target(label, request, tmp_path)
-    faults = torture.Faults(consumer_kill_s=0.7, connection_kill_s=0.5, lock_hold_s=1.5)
+    faults = torture.Faults(consumer_kill_s=0.7, connection_kill_s=0.5, lock_hold_s=3.0)
     [audit] = torture.torture(
         target.dsn,
         target.engine_schema,

@@ -194,6 +194,7 @@ def consume(dsn: str, schema: str | None, out: str, pids: str, stop_file: str) -
                 if got:
                     _log(fh, committed=got)
                 for row in rows if spec.kind is Kind.CLAIM else []:
+                    _log(fh, acking=row["payload"].decode())
                     messages.ack(engine, spec, row["id"])
                     _log(fh, acked=row["payload"].decode())
             except LockTimeout:
@@ -221,7 +222,7 @@ class Run:
         self.dsn, self.schema, self.label, self.name = dsn, schema, label, kind
         self.dir = workdir / f"{label}-{kind}"
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.pids = self.dir / "pids"
+        self.pids = self.dir / "server_ids"
         self.stop_file = self.dir / "stop"
         self.audit = Audit(kind=kind, engine=label)
         self.ctx = mp.get_context("spawn")
@@ -249,7 +250,7 @@ class Run:
                     self.schema,
                     p,
                     total // producers,
-                    str(self.dir / f"p{p}"),
+                    str(self.dir / f"prod-{p}"),
                     str(self.pids),
                     min_s / max(total // producers // PUSH_BATCH, 1),
                 ),
@@ -294,7 +295,7 @@ class Run:
             args=(
                 self.dsn,
                 self.schema,
-                str(self.dir / f"c{n}"),
+                str(self.dir / f"cons-{n}"),
                 str(self.pids),
                 str(self.stop_file),
             ),
@@ -336,7 +337,7 @@ class Run:
                 self._kill_a_connection(killer)
             if now >= next_lock:
                 next_lock = now + faults.lock_hold_s
-                self._hold_lock()
+                threading.Thread(target=self._hold_lock).start()
         killer.close()
 
     def _kill_a_connection(self, killer: Engine) -> None:
@@ -460,16 +461,21 @@ class Run:
         return records
 
     def _reconcile(self, leftover: list[dict[str, Any]]) -> None:
-        pushes = self._records("p")
+        pushes = self._records("prod-")
         certain = {r["pushed"]: r for r in pushes if "pushed" in r}
         uncertain = {p for r in pushes if "uncertain" in r for p in r["uncertain"]}
         ids = {r["id"]: r["pushed"] for r in certain.values()}
         overwritten = {ids[r["ow"]] for r in certain.values() if r.get("ow") in ids}
-        pops = self._records("c")
+        pops = self._records("cons-")
         committed = Counter(p for r in pops if "committed" in r for p in r["committed"])
-        in_doubt = {p for r in pops if "pending" in r for p in r["pending"]}
-        acked = Counter(p for r in pops if "acked" in r for p in r["acked"])
         claim = self.spec.kind is Kind.CLAIM
+        # Popped (claim: acked) but the consumer died before it could log the commit.
+        in_doubt = (
+            {r["acking"] for r in pops if "acking" in r}
+            if claim
+            else {p for r in pops if "pending" in r for p in r["pending"]}
+        )
+        acked = Counter(r["acked"] for r in pops if "acked" in r)
         delivered = acked if claim else committed
         audit = self.audit
         audit.pushed = len(certain)
@@ -480,7 +486,7 @@ class Run:
         for payload in certain:
             if payload in overwritten:
                 continue
-            if delivered[payload] == 0 and not (not claim and payload in in_doubt):
+            if delivered[payload] == 0 and payload not in in_doubt:
                 audit.lost += 1
         requeued_payloads = {ids[i] for i in self.requeued if i in ids}
         for payload, times in delivered.items():
