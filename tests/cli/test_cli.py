@@ -149,6 +149,7 @@ def test_list_and_inspect(db):
             "kind": "ring",
             "capacity": 8,
             "strict": False,
+            "watermark": False,
             "created_at": listed[0]["created_at"],
         }
     ]

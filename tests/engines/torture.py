@@ -443,7 +443,12 @@ class Run:
         """After the faults: get every message back in reach of the consumers."""
         spec = catalog.get(admin, "torture_q")
         if spec.kind is Kind.RING:
-            self._admin("repair", "torture_q", "--older-than", "0", "--yes")
+            # Holes left by killed clients: repair until the consumers have taken everything.
+            for _ in range(20):
+                self._admin("repair", "torture_q", "--older-than", "0", "--yes")
+                time.sleep(0.5)
+                if not messages.peek(admin, spec, 1):
+                    break
         if spec.kind is Kind.CLAIM:
             time.sleep(CLAIM_STALE_S + 0.5)
             self._requeue(CLAIM_STALE_S)

@@ -32,6 +32,7 @@ def test_every_queue_file_is_used():
             "fragments.sql",
             "external.sql",
             "watermark.sql",
+            "convert.sql",
         }
         | {f"watermark_{TEMPLATE[k]}.sql" for k in ALLOWS_WATERMARK}
     )

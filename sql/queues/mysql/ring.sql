@@ -228,8 +228,13 @@ SELECT s.push_next,
        (SELECT TIMESTAMPDIFF(MICROSECOND, MIN(r.enqueued_at), UTC_TIMESTAMP(6)) / 1000000
           FROM {table} AS r
          WHERE r.reference_count = 1 AND r.message_id > s.pop_next
-           AND r.slot IN (MOD(s.pop_next + 1, {capacity}), MOD(s.pop_next + 2, {capacity}),
-                          MOD(s.pop_next + 3, {capacity}), MOD(s.pop_next + 4, {capacity})))
+           -- the slots of the next min(capacity, 10,000) numbers, as at most two key ranges:
+           -- a killed batch push leaves up to 10,000 holes in a row (qadmin's batch limit)
+           AND (r.slot BETWEEN MOD(s.pop_next + 1, {capacity})
+                           AND LEAST(MOD(s.pop_next + 1, {capacity})
+                                     + LEAST({capacity}, 10000) - 1, {capacity} - 1)
+                OR r.slot <= MOD(s.pop_next + 1, {capacity})
+                             + LEAST({capacity}, 10000) - 1 - {capacity}))
            AS waiting_behind_age_s
 FROM (SELECT {next_expr:push_seq} AS push_next, {next_expr:pop_seq} AS pop_next) AS s
 

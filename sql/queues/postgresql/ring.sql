@@ -252,7 +252,10 @@ SELECT s.push_next,
             THEN s.pop_next END AS missing_id,
        (SELECT extract(epoch FROM clock_timestamp() - min(r.enqueued_at))::float8
           FROM {table} AS r
-         WHERE r.slot IN (SELECT (s.pop_next + g) % {capacity} FROM generate_series(1, 8) AS g)
+         -- the slots of the next min(capacity, 10,000) numbers: a killed batch push leaves up
+         -- to 10,000 holes in a row (qadmin's batch limit)
+         WHERE r.slot IN (SELECT (s.pop_next + g) % {capacity}
+                            FROM generate_series(1, least({capacity}, 10000)) AS g)
            AND r.reference_count = 1 AND r.message_id > s.pop_next) AS waiting_behind_age_s
 FROM s
 
