@@ -25,6 +25,20 @@ TOTAL = 6_000
 FIFO_TOTAL = 60_000
 
 
+def _four_by_four(target, tmp_path, total: int, during) -> load.Outcome:
+    """4 producer and 4 consumer processes on load_q, ``during`` run while they work."""
+    return load.run(
+        target.dsn,
+        target.engine_schema,
+        "load_q",
+        producers=4,
+        consumers=4,
+        messages_each=total // 4,
+        workdir=tmp_path,
+        during=during,
+    )
+
+
 def _assert_exactly_once(outcome: load.Outcome, total: int) -> None:
     summary = (
         f"pushed={outcome.pushed} popped={outcome.popped} lost={outcome.lost} "
@@ -57,17 +71,7 @@ def test_ring_resized_up_and_down_under_load_loses_nothing(label, request, tmp_p
         _resize_until_done(target, 1500)
         _resize_until_done(target, 100)
 
-    outcome = load.run(
-        target.dsn,
-        target.engine_schema,
-        "load_q",
-        producers=4,
-        consumers=4,
-        messages_each=TOTAL // 4,
-        workdir=tmp_path,
-        during=grow_then_shrink,
-    )
-    _assert_exactly_once(outcome, TOTAL)
+    _assert_exactly_once(_four_by_four(target, tmp_path, TOTAL, grow_then_shrink), TOTAL)
     assert catalog.get(engine, "load_q").capacity == 100
 
 
@@ -217,17 +221,7 @@ def test_convert_under_load_loses_nothing_and_callers_see_no_error(request, tmp_
     def switch() -> None:
         convert_ops.convert(engine, convert_ops.source(engine, "load_q"), FIFO_TOTAL)
 
-    outcome = load.run(
-        target.dsn,
-        target.engine_schema,
-        "load_q",
-        producers=4,
-        consumers=4,
-        messages_each=FIFO_TOTAL // 4,
-        workdir=tmp_path,
-        during=switch,
-    )
-    _assert_exactly_once(outcome, FIFO_TOTAL)
+    _assert_exactly_once(_four_by_four(target, tmp_path, FIFO_TOTAL, switch), FIFO_TOTAL)
     assert catalog.get(engine, "load_q").kind.value == "ring"
 
 
