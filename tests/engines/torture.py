@@ -41,7 +41,7 @@ from typing import Any
 from qadmin.engines import Engine, Timeouts, open_engine
 from qadmin.errors import LockTimeout, QadminError, QueueFull
 from qadmin.kinds import Kind, QueueSpec
-from qadmin.ops import catalog, messages, queues
+from qadmin.ops import catalog, diagnose, messages, queues
 from qadmin.ops.values import message
 
 # name -> (kind, capacity, watermark)
@@ -395,38 +395,38 @@ class Run:
         return result
 
     def _admin_loop(self) -> None:
+        convert = self.name == "fifo" and self.dsn.split(":")[0] in ("postgresql", "sqlite")
+        commands = self._commands()
+        step = 0
+        while not self._stop.wait(1.0):
+            if convert and step == 3:
+                self._admin(
+                    "convert", "torture_q", "--to", "ring", "--capacity", "1000000", "--yes"
+                )
+                self.spec = catalog.get(self.engine(), "torture_q")
+                commands = self._commands()  # a ring now: repair joins in
+            else:
+                self._admin(*commands[step % len(commands)])
+            step += 1
+
+    def _commands(self) -> list[tuple[str, ...]]:
         commands: list[tuple[str, ...]] = [
             ("inspect", "torture_q", "--format", "json"),
             ("tail", "torture_q", "--count", "1", "--interval", "0.2", "--format", "json"),
             ("purge", "torture_q", "--dry-run", "--format", "json"),
         ]
         if self.spec.kind is Kind.RING:
+            commands.append(
+                ("repair", "torture_q", "--older-than", "3s", "--yes", "--format", "json")
+            )
+        if self.name == "ring":
             commands += [
-                ("repair", "torture_q", "--older-than", "3s", "--yes", "--format", "json"),
                 ("resize", "torture_q", "--capacity", "4000", "--yes", "--format", "json"),
                 ("resize", "torture_q", "--capacity", "3000", "--yes", "--format", "json"),
             ]
         if self.spec.watermark:
             commands.append(("watermark", "torture_q", "repair", "--yes", "--format", "json"))
-        convert = self.name == "fifo" and self.dsn.split(":")[0] in ("postgresql", "sqlite")
-        step = 0
-        while not self._stop.wait(1.0):
-            if convert and step == 3:
-                self._admin(
-                    "convert",
-                    "torture_q",
-                    "--to",
-                    "ring",
-                    "--capacity",
-                    "1000000",
-                    "--yes",
-                    "--format",
-                    "json",
-                )
-                self.spec = catalog.get(self.engine(), "torture_q")
-            else:
-                self._admin(*commands[step % len(commands)])
-            step += 1
+        return commands
 
     def _requeue_loop(self) -> None:
         while not self._stop.wait(1.0):
@@ -447,7 +447,7 @@ class Run:
             for _ in range(20):
                 self._admin("repair", "torture_q", "--older-than", "0", "--yes")
                 time.sleep(0.5)
-                if not messages.peek(admin, spec, 1):
+                if not diagnose.size(admin, spec)["depth"]:
                     break
         if spec.kind is Kind.CLAIM:
             time.sleep(CLAIM_STALE_S + 0.5)

@@ -189,10 +189,15 @@ SELECT id, enqueued_at, payload FROM {pop}(:count)
 WITH nxt AS (
     SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END AS n FROM {pop_seq}
 )
+-- The next numbers' slots (past a hole too: up to 10,000 numbers ahead), parked numbers whose
+-- message sits in a slot, and the overflow table: what pops will serve, in number order.
 SELECT id, enqueued_at, payload FROM (
     SELECT r.message_id AS id, r.enqueued_at, r.payload
-    FROM nxt CROSS JOIN generate_series(0, least(:count, {capacity}) - 1) AS g(k)
+    FROM nxt CROSS JOIN generate_series(0, least({capacity}, 10000) - 1) AS g(k)
     JOIN {table} AS r ON r.slot = (nxt.n + g.k) % {capacity} AND r.message_id = nxt.n + g.k
+    UNION ALL
+    SELECT r.message_id, r.enqueued_at, r.payload FROM {pending} AS p
+    JOIN {table} AS r ON r.slot = p.message_id % {capacity} AND r.message_id = p.message_id
     UNION ALL
     SELECT o.message_id, o.enqueued_at, o.payload FROM {overflow} AS o
 ) AS m
