@@ -40,7 +40,7 @@ MAX_CAPACITY = 10_000_000
 # Routines exist only on engines that have them; the SQLite templates never mention them.
 ROUTINES = {"push": "_push", "pop": "_pop", "ack": "_ack", "fail": "_fail"}
 EXTRA_OBJECTS: dict[Kind, dict[str, str]] = {
-    Kind.CAPPED: {"seq": "_seq"},
+    Kind.CAPPED: {"seq": "_seq", "ctl": "_ctl"},
     Kind.RING: {
         "push_seq": "_push_seq",
         "pop_seq": "_pop_seq",

@@ -61,11 +61,13 @@ def _resize_until_done(target, capacity: int) -> None:
     raise AssertionError(f"could not resize to {capacity}")
 
 
+@pytest.mark.parametrize("kind", ["ring", "capped"])
 @pytest.mark.parametrize("label", LABELS)
-def test_ring_resized_up_and_down_under_load_loses_nothing(label, request, tmp_path):
+def test_resized_up_and_down_under_load_loses_nothing(label, kind, request, tmp_path):
+    """A capped queue may overwrite while it is small; every overwrite is reported."""
     target = make_target(label, request, tmp_path)
     engine = target.engine()
-    queues.create(engine, queues.make_spec("load_q", "ring", 64, False))
+    queues.create(engine, queues.make_spec("load_q", kind, 64, False))
 
     def grow_then_shrink() -> None:
         _resize_until_done(target, 1500)
@@ -236,3 +238,27 @@ def test_a_ring_larger_than_a_recursion_limit_gets_every_slot(label, request, tm
     resize_ops.resize(engine, spec, 4_100)
     slots = engine.query(f"SELECT count(*) AS n FROM {engine.qualified('big_r')}")
     assert int(slots[0]["n"]) == 4_100
+
+
+@pytest.mark.parametrize("label", LABELS)
+def test_capped_resize_keeps_ids_and_refuses_what_would_overwrite(label, request, tmp_path):
+    engine = make_target(label, request, tmp_path).engine()
+    spec = queues.create(engine, queues.make_spec("cap_q", "capped", 4, False))
+    pushed = messages.push(engine, spec, [b"a", b"b", b"c", b"d"])
+    messages.pop(engine, spec, count=2)  # c and d left: ids 2 and 3 (span 2)
+    with pytest.raises(UsageError, match="holds 2 messages"):
+        resize_ops.resize(engine, spec, 1)
+    resize_ops.resize(engine, spec, 10)
+    spec = catalog.get(engine, "cap_q")
+    more = messages.push(engine, spec, [f"m{i}".encode() for i in range(8)])
+    assert [m.get("overwritten_id") for m in more] == [None] * 8  # 10 slots: none overwritten
+    assert more[0]["id"] == pushed[-1]["id"] + 1
+    got = messages.pop(engine, spec, count=20)
+    assert [m["payload"] for m in got] == [b"c", b"d", *(f"m{i}".encode() for i in range(8))]
+    messages.push(engine, spec, [b"x", b"y"])
+    first = messages.push(engine, spec, [b"z"])[0]["id"]
+    messages.pop(engine, spec)  # x gone; y and z left, their ids two apart... span 2
+    assert first - 1 == messages.peek(engine, spec)[0]["id"]
+    resize_ops.resize(engine, spec, 2)
+    spec = catalog.get(engine, "cap_q")
+    assert [m["payload"] for m in messages.pop(engine, spec, count=5)] == [b"y", b"z"]

@@ -12,6 +12,15 @@
 {create_sequence:seq}
 
 -- name: create
+CREATE TABLE {ctl} (
+    one      TINYINT NOT NULL PRIMARY KEY,
+    capacity INT NOT NULL
+) ENGINE=InnoDB
+
+-- name: create
+INSERT INTO {ctl} (one, capacity) VALUES (1, {capacity})
+
+-- name: create
 CREATE TABLE {table} (
     slot        INT NOT NULL PRIMARY KEY,
     id          BIGINT NOT NULL,
@@ -28,24 +37,27 @@ BEGIN
     DECLARE v_old BIGINT;
     DECLARE v_dup INT DEFAULT 0;
     DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
+    DECLARE v_cap INT;
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_old = NULL;
     DECLARE CONTINUE HANDLER FOR 1062 SET v_dup = 1;
+    -- The capacity gate: resize holds this row exclusively while it moves the slots.
+    SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;
     {next_value:seq};
     SET v_id = v_seq;
     place: LOOP
         SET v_old = NULL, v_dup = 0;
-        SELECT id INTO v_old FROM {table} WHERE slot = MOD(v_id, {capacity}) FOR UPDATE;
+        SELECT id INTO v_old FROM {table} WHERE slot = MOD(v_id, v_cap) FOR UPDATE;
         IF v_old IS NOT NULL AND v_old > v_id THEN
             SELECT v_id AS id, v_at AS enqueued_at, v_id AS overwritten_id;
             LEAVE place;
         ELSEIF v_old IS NOT NULL THEN
             UPDATE {table} SET id = v_id, payload = p_payload, enqueued_at = v_at
-            WHERE slot = MOD(v_id, {capacity});
+            WHERE slot = MOD(v_id, v_cap);
             SELECT v_id AS id, v_at AS enqueued_at, v_old AS overwritten_id;
             LEAVE place;
         END IF;
         INSERT INTO {table} (id, slot, enqueued_at, payload)
-        VALUES (v_id, MOD(v_id, {capacity}), v_at, p_payload);
+        VALUES (v_id, MOD(v_id, v_cap), v_at, p_payload);
         IF v_dup = 0 THEN
             SELECT v_id AS id, v_at AS enqueued_at, NULL AS overwritten_id;
             LEAVE place;
@@ -89,6 +101,9 @@ DROP TABLE IF EXISTS {table}
 -- name: drop
 {drop_sequence:seq}
 
+-- name: drop
+DROP TABLE IF EXISTS {ctl}
+
 -- name: push
 CALL {push}(:payload)
 
@@ -112,3 +127,25 @@ SELECT enqueued_at AS oldest_enqueued_at FROM {table} ORDER BY id LIMIT 1
 
 -- name: counters
 SELECT {next_expr:seq} AS enqueued_total
+
+-- Resize (qadmin resize): one transaction holding the capacity gate. Every message moves to
+-- slot id % the new capacity, through negative slots so the key never sees two rows in one
+-- slot; refused (before anything moves) when the ids held span more slots than the new
+-- capacity has.
+
+-- name: resize_lock
+SELECT capacity FROM {ctl} WHERE one = 1 FOR UPDATE
+
+-- name: resize_state
+SELECT COUNT(*) AS messages, COALESCE(MAX(id) - MIN(id) + 1, 0) AS span,
+       (SELECT capacity FROM {ctl} WHERE one = 1) AS capacity
+FROM {table}
+
+-- name: resize
+UPDATE {table} SET slot = -1 - slot
+
+-- name: resize
+UPDATE {table} SET slot = MOD(id, :capacity)
+
+-- name: resize_place
+UPDATE {ctl} SET capacity = :capacity WHERE one = 1

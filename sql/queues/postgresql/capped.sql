@@ -9,6 +9,15 @@
 CREATE SEQUENCE {seq} AS bigint MINVALUE 0 START WITH 0
 
 -- name: create
+CREATE TABLE {ctl} (
+    one      boolean PRIMARY KEY DEFAULT true CHECK (one),
+    capacity integer NOT NULL
+)
+
+-- name: create
+INSERT INTO {ctl} (one, capacity) VALUES (true, {capacity})
+
+-- name: create
 CREATE TABLE {table} (
     id          bigint PRIMARY KEY,
     slot        integer NOT NULL UNIQUE,
@@ -22,10 +31,16 @@ RETURNS TABLE (id bigint, enqueued_at timestamptz, overwritten_id bigint)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
-    v_id   bigint := nextval({lit_seq});
-    v_slot integer := v_id % {capacity};
+    v_id   bigint;
+    v_slot integer;
     v_old  bigint;
+    v_cap  integer;
 BEGIN
+    -- The capacity gate (see ring.sql): resize holds {ctl} exclusively while it moves slots.
+    LOCK TABLE {ctl} IN ACCESS SHARE MODE;
+    SELECT c.capacity INTO v_cap FROM {ctl} AS c;
+    v_id := nextval({lit_seq});
+    v_slot := v_id % v_cap;
     LOOP
         SELECT c.id INTO v_old FROM {table} AS c WHERE c.slot = v_slot FOR UPDATE;
         IF FOUND THEN
@@ -72,6 +87,9 @@ DROP TABLE IF EXISTS {table}
 -- name: drop
 DROP SEQUENCE IF EXISTS {seq}
 
+-- name: drop
+DROP TABLE IF EXISTS {ctl}
+
 -- name: push
 SELECT id, enqueued_at, overwritten_id FROM {push}(:payload)
 
@@ -93,3 +111,25 @@ SELECT enqueued_at AS oldest_enqueued_at FROM {table} ORDER BY id LIMIT 1
 -- name: counters
 SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END AS enqueued_total
 FROM {seq}
+
+-- Resize (qadmin resize): one transaction holding the capacity gate. Every message moves to
+-- slot id % the new capacity, through negative slots so the UNIQUE constraint never sees two
+-- rows in one slot; refused (before anything moves) when the ids held span more slots than
+-- the new capacity has.
+
+-- name: resize_lock
+LOCK TABLE {ctl} IN ACCESS EXCLUSIVE MODE
+
+-- name: resize_state
+SELECT count(*) AS messages, coalesce(max(id) - min(id) + 1, 0) AS span,
+       (SELECT capacity FROM {ctl}) AS capacity
+FROM {table}
+
+-- name: resize
+UPDATE {table} SET slot = -1 - slot
+
+-- name: resize
+UPDATE {table} SET slot = id % :capacity
+
+-- name: resize_place
+UPDATE {ctl} SET capacity = :capacity

@@ -21,19 +21,31 @@ CREATE TABLE {seq} (
 -- name: create
 INSERT INTO {seq} (one, next_id) VALUES (1, 0)
 
+-- name: create
+CREATE TABLE {ctl} (
+    one      INTEGER PRIMARY KEY CHECK (one = 1),
+    capacity INTEGER NOT NULL
+)
+
+-- name: create
+INSERT INTO {ctl} (one, capacity) VALUES (1, {capacity})
+
 -- name: drop
 DROP TABLE IF EXISTS {table}
 
 -- name: drop
 DROP TABLE IF EXISTS {seq}
 
+-- name: drop
+DROP TABLE IF EXISTS {ctl}
+
 -- name: push
 SELECT id AS overwritten_id FROM {table}
-WHERE slot = (SELECT next_id % {capacity} FROM {seq})
+WHERE slot = (SELECT s.next_id % c.capacity FROM {seq} AS s, {ctl} AS c)
 
 -- name: push
 INSERT INTO {table} (id, slot, payload)
-SELECT next_id, next_id % {capacity}, :payload FROM {seq} WHERE true
+SELECT s.next_id, s.next_id % c.capacity, :payload FROM {seq} AS s, {ctl} AS c WHERE true
 ON CONFLICT (slot) DO UPDATE SET
     id = excluded.id, payload = excluded.payload, enqueued_at = excluded.enqueued_at
 RETURNING id, enqueued_at
@@ -69,3 +81,24 @@ SELECT next_id AS enqueued_total FROM {seq}
 -- (max(id) - min(id) in one SELECT would defeat the min/max optimisation and scan the table).
 SELECT coalesce((SELECT max(id) FROM {table}) - (SELECT min(id) FROM {table}) + 1, 0)
     AS estimated_rows
+
+-- Resize (qadmin resize): one BEGIN IMMEDIATE transaction. Every message moves to slot
+-- id % the new capacity, through negative slots so the UNIQUE constraint never sees two rows
+-- in one slot; refused when the ids held span more slots than the new capacity has.
+
+-- name: resize_lock
+SELECT capacity FROM {ctl}
+
+-- name: resize_state
+SELECT count(*) AS messages, coalesce(max(id) - min(id) + 1, 0) AS span,
+       (SELECT capacity FROM {ctl}) AS capacity
+FROM {table}
+
+-- name: resize
+UPDATE {table} SET slot = -1 - slot
+
+-- name: resize
+UPDATE {table} SET slot = id % :capacity
+
+-- name: resize_place
+UPDATE {ctl} SET capacity = :capacity

@@ -1,6 +1,6 @@
-"""Growing or shrinking a ring while producers and consumers keep running.
+"""Growing or shrinking a ring or a capped queue while producers and consumers keep running.
 
-The ring's capacity lives in its control row, and every push and pop reads it under a share
+The capacity lives in the queue's control row, and every push and pop reads it under a share
 lock (the "capacity gate", see ``sql/queues/<dialect>/ring.sql``). Resize takes that gate
 exclusively in one transaction: calls in flight finish first, new calls wait, and the messages
 move to their new slots before anyone runs again. Message ids, order, both sequences and parked
@@ -20,34 +20,61 @@ from qadmin.kinds import MAX_CAPACITY, Kind, QueueSpec
 # cte_max_recursion_depth and MariaDB's max_recursive_iterations when set to 1000.
 CHUNK = 1000
 
-STEPS = [
+GATE = (
     "take the capacity gate exclusively (PostgreSQL: ACCESS EXCLUSIVE on {ctl}; MySQL/MariaDB: "
     "X lock on the {ctl} row; SQLite: the write lock): pushes and pops in flight finish, new "
-    "ones wait until commit",
-    "count the messages; refuse if they do not fit the new capacity",
-    "move every message from its slot to the overflow table (SQLite: a temporary table)",
-    f"cut slot rows at or above the new capacity, or add the missing ones in chunks of {CHUNK}",
-    "move each message back to slot id % new capacity (a collision stays in the overflow "
-    "table, where pop finds it by id); record the capacity in the ring and the catalog; commit",
-]
+    "ones wait until commit"
+)
+STEPS = {
+    Kind.RING: [
+        GATE,
+        "count the messages; refuse if they do not fit the new capacity",
+        "move every message from its slot to the overflow table (SQLite: a temporary table)",
+        f"cut slot rows at or above the new capacity, or add the missing ones in chunks of {CHUNK}",
+        "move each message back to slot id % new capacity (a collision stays in the overflow "
+        "table, where pop finds it by id); record the capacity in the queue and the catalog; "
+        "commit",
+    ],
+    Kind.CAPPED: [
+        GATE,
+        "count the messages and the span of their ids; refuse if either exceeds the new "
+        "capacity (no message is ever overwritten by a resize)",
+        "move every message to slot id % new capacity (through negative slots, so no two rows "
+        "ever share one); record the capacity in the queue and the catalog; commit",
+    ],
+}
 
 Progress = Callable[[int, int], None]
 
 
 def _check(engine: Engine, spec: QueueSpec, capacity: int) -> None:
-    if spec.kind is not Kind.RING:
-        raise WrongKind(f"resize applies to rings; {spec.name} is a {spec.kind} queue")
+    if spec.kind not in STEPS:
+        raise WrongKind(f"resize applies to rings and capped queues; {spec.name} is {spec.kind}")
     if not 1 <= capacity <= MAX_CAPACITY:
         raise UsageError(f"--capacity must be between 1 and {MAX_CAPACITY:,}")
     if not engine.template(spec).has("resize"):
-        raise UnsupportedError(f"resize is not available for rings on {engine.dialect}")
+        raise UnsupportedError(
+            f"resize is not available for {spec.kind} queues on {engine.dialect}"
+        )
 
 
-def _refuse(spec: QueueSpec, messages: int, capacity: int) -> None:
+def _needed(state: dict[str, Any]) -> tuple[int, int]:
+    """Messages held, and the slots they need: a capped queue's messages sit at id % capacity,
+    so the span of their ids counts, not just how many there are."""
+    messages = int(state["messages"])
+    return messages, max(messages, int(state.get("span") or 0))
+
+
+def _refuse(spec: QueueSpec, messages: int, needed: int, capacity: int) -> None:
     if messages > capacity:
         raise UsageError(
             f"refusing to resize {spec.name} to {capacity:,}: it holds {messages:,} messages "
             "(pop some first, or choose a capacity at least that large)"
+        )
+    if needed > capacity:
+        raise UsageError(
+            f"refusing to resize {spec.name} to {capacity:,}: the ids it holds span {needed:,} "
+            "slots (pop the oldest first, or choose a capacity at least that large)"
         )
 
 
@@ -55,12 +82,11 @@ def plan(engine: Engine, spec: QueueSpec, capacity: int) -> dict[str, Any]:
     """What resize would do, from one read-only look (--dry-run)."""
     _check(engine, spec, capacity)
     state = engine.run(engine.section(spec, "resize_state"), write=False)[0]
-    messages, current = int(state["messages"]), int(state["capacity"])
+    (messages, needed), current = _needed(state), int(state["capacity"])
+    template = engine.template(spec)
+    sections = ("resize_lock", "resize", "resize_grow", "resize_place")
     statements = [
-        *engine.section(spec, "resize_lock"),
-        *engine.section(spec, "resize"),
-        *engine.section(spec, "resize_grow"),
-        *engine.section(spec, "resize_place"),
+        *(s for name in sections if template.has(name) for s in engine.section(spec, name)),
         *engine.catalog_sql("set_capacity"),
     ]
     return {
@@ -68,8 +94,8 @@ def plan(engine: Engine, spec: QueueSpec, capacity: int) -> dict[str, Any]:
         "from_capacity": current,
         "to_capacity": capacity,
         "messages": messages,
-        "fits": messages <= capacity,
-        "steps": [s.replace("{ctl}", spec.objects()["ctl"]) for s in STEPS],
+        "fits": needed <= capacity,
+        "steps": [s.replace("{ctl}", spec.objects()["ctl"]) for s in STEPS[spec.kind]],
         "statements": statements,
     }
 
@@ -82,8 +108,8 @@ def resize(
         for statement in engine.section(spec, "resize_lock"):
             execute(statement)
         state = execute(engine.section(spec, "resize_state")[0])[0]
-        messages, current = int(state["messages"]), int(state["capacity"])
-        _refuse(spec, messages, capacity)
+        (messages, needed), current = _needed(state), int(state["capacity"])
+        _refuse(spec, messages, needed, capacity)
         _move(engine, spec, execute, current, capacity, progress)
     return {
         "queue": spec.name,
@@ -120,6 +146,8 @@ def grow(
     progress: Progress | None = None,
 ) -> None:
     """Add the slot rows ``start .. capacity - 1`` in chunks (create, resize and convert)."""
+    if not engine.template(spec).has("resize_grow"):
+        return  # a capped queue has no slot rows to add: a push inserts its slot's row
     statements = engine.section(spec, "resize_grow")
     starts = range(start, capacity, CHUNK)
     for done, lo in enumerate(starts, 1):
