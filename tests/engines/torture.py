@@ -60,6 +60,8 @@ CLAIM_STALE_S = 2
 WORKER_LOCK_MS = 1_000
 PUSH_BATCH = 20
 POP_BATCH = 10
+# After the faults stop: how long a ring may take to drain, with repairs, before the audit.
+SETTLE_S = 300.0
 
 
 @dataclass
@@ -444,11 +446,11 @@ class Run:
         spec = catalog.get(admin, "torture_q")
         if spec.kind is Kind.RING:
             # Holes left by killed clients: repair until the consumers have taken everything.
-            for _ in range(20):
+            # Repair until the consumers have drained it (a large backlog takes a while).
+            deadline = time.monotonic() + SETTLE_S
+            while diagnose.size(admin, spec)["depth"] and time.monotonic() < deadline:
                 self._admin("repair", "torture_q", "--older-than", "0", "--yes")
-                time.sleep(0.5)
-                if not diagnose.size(admin, spec)["depth"]:
-                    break
+                time.sleep(1.0)
         if spec.kind is Kind.CLAIM:
             time.sleep(CLAIM_STALE_S + 0.5)
             self._requeue(CLAIM_STALE_S)
