@@ -189,7 +189,8 @@ def plan(engine: Engine, src: Source, capacity: int) -> dict[str, Any]:
     sql = _Sql(engine, src, ring)
     measured = engine.run(sql.section("measure"), write=False)[0]
     messages = int(measured["messages"])
-    names = [n for n in STEPS if n != "gate" or (src.managed and sql.file.has("gate"))]
+    gated = src.managed is not None and sql.file.has("gate")
+    names = [n for n in STEPS if n != "gate" or gated]
     return {
         "queue": src.table,
         "from": src.managed.kind.value if src.managed else "table",
@@ -202,7 +203,12 @@ def plan(engine: Engine, src: Source, capacity: int) -> dict[str, Any]:
             )
             for n in names
         ],
-        "statements": [s for n in ("gate", "lock", "measure", "set_aside") for s in sql.section(n)]
+        "statements": [
+            s
+            for n in ("gate", "lock", "measure", "set_aside")
+            if n != "gate" or gated
+            for s in sql.section(n)
+        ]
         + _retire(engine, src, sql)
         + engine.section(ring, "create")
         + [s for n in ("start_sequences", "copy", "finish") for s in sql.section(n)],
