@@ -277,6 +277,10 @@ class Run:
             loop.join()
         if holder is not None:
             holder.close()
+        # The connection killer may have hit this connection too (server process ids are
+        # reused); it has stopped now, so a fresh one lasts.
+        admin.close()
+        admin = self.engine()
         self._settle(admin)
         self.stop_file.touch()
         for proc in self.consumers:
