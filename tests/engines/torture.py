@@ -60,6 +60,9 @@ CLAIM_STALE_S = 2
 WORKER_LOCK_MS = 1_000
 PUSH_BATCH = 20
 POP_BATCH = 10
+# Empty pops in a row (10 ms apart) after the run before a consumer stops: rows a dying
+# session still locks are skipped, not gone.
+IDLE_POLLS = 200
 # After the faults stop: how long a ring may take to drain, with repairs, before the audit.
 SETTLE_S = 300.0
 
@@ -209,7 +212,7 @@ def consume(dsn: str, schema: str | None, out: str, pids: str, stop_file: str) -
                 idle = 0
                 continue
             idle += 1
-            if Path(stop_file).exists() and idle > 20:
+            if Path(stop_file).exists() and idle > IDLE_POLLS:
                 return
             time.sleep(0.01)
 
@@ -329,6 +332,7 @@ class Run:
         next_kill = time.monotonic() + faults.consumer_kill_s
         next_conn = time.monotonic() + faults.connection_kill_s
         next_lock = time.monotonic() + faults.lock_hold_s
+        holders: list[threading.Thread] = []
         while not self._stop.wait(0.1):
             now = time.monotonic()
             if now >= next_kill:
@@ -343,7 +347,10 @@ class Run:
                 self._kill_a_connection(killer)
             if now >= next_lock:
                 next_lock = now + faults.lock_hold_s
-                threading.Thread(target=self._hold_lock).start()
+                holders.append(threading.Thread(target=self._hold_lock))
+                holders[-1].start()
+        for holder in holders:
+            holder.join()  # no lock may outlive the faults: consumers would take it for empty
         killer.close()
 
     def _kill_a_connection(self, killer: Engine) -> None:
