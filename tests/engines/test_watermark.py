@@ -135,3 +135,18 @@ def test_repair_during_concurrent_dequeues_loses_nothing(label, request, tmp_pat
     got.extend(_drain(engine, spec))
     assert fixed["action"] == "lower"
     assert sorted(got) == sorted(f"c{i}".encode() for i in range(total))
+
+
+@pytest.mark.parametrize("label", ["sqlite", "postgresql", "mariadb"])
+def test_inspect_names_stranded_rows_and_the_fix(label, request, tmp_path):
+    from qadmin.ops import diagnose
+
+    _, engine, spec = _queue(label, request, tmp_path)
+    ids = [m["id"] for m in messages.push(engine, spec, [b"a", b"b", b"c"])]
+    assert diagnose.inspect(engine, spec)["watermark"]["state"] == "ok"
+    _set_wm(engine, spec, ids[-1])
+    report = diagnose.inspect(engine, spec)
+    finding = next(f for f in report["findings"] if f["code"] == "watermark_stranded")
+    assert finding["severity"] == "critical"
+    assert finding["fix"] == "qadmin watermark wm_q repair"
+    assert report["watermark"]["stranded"] == 2
