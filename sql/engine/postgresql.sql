@@ -18,3 +18,17 @@ SET TRANSACTION READ ONLY
 -- name: column_types
 SELECT column_name, data_type FROM information_schema.columns
 WHERE table_schema = :schema AND table_name = :name
+
+-- name: snapshot_read
+SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY
+
+-- name: export_snapshot
+-- Held open by qadmin while Spark's parallel readers import it: one snapshot for all.
+SELECT pg_export_snapshot() AS snapshot
+
+-- name: snapshot_keepalive
+SET LOCAL idle_in_transaction_session_timeout = 0
+
+-- name: import_snapshot
+SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY;
+SET TRANSACTION SNAPSHOT {snapshot_lit}

@@ -51,6 +51,8 @@ EXTRA_OBJECTS: dict[Kind, dict[str, str]] = {
 }
 
 
+# Bulk load's staging table (and its key index) and the idempotency keys it recorded.
+DATA_OBJECTS = {"stage": "_stage", "stage_idx": "_stage_idx", "loaded": "_loaded"}
 WATERMARK_OBJECTS = {"wm": "_wm", "wm_advance": "_wm_advance"}
 
 
@@ -109,6 +111,7 @@ class QueueSpec:
             "slot_idx": f"{self.name}_slot_pk",
         }
         names.update({k: self.name + suffix for k, suffix in ROUTINES.items()})
+        names.update({k: self.name + suffix for k, suffix in DATA_OBJECTS.items()})
         names.update({k: self.name + s for k, s in EXTRA_OBJECTS.get(self.kind, {}).items()})
         if self.watermark:
             names.update({k: self.name + s for k, s in WATERMARK_OBJECTS.items()})

@@ -42,6 +42,20 @@ class Timeouts:
     statement_ms: int = 30_000
 
 
+@dataclass(frozen=True)
+class Jdbc:
+    """How Spark reaches this engine: the JDBC URL scheme, driver class and the Debian jar
+    that carries it, extra connection properties (never the password: that goes separately)."""
+
+    scheme: str
+    driver: str
+    jar: str
+    port: int
+    properties: tuple[tuple[str, str], ...] = ()
+    # Whether parallel reads can share one snapshot (PostgreSQL's exported snapshots).
+    shared_snapshot: bool = False
+
+
 Row = dict[str, Any]
 Execute = Callable[..., list[Row]]
 
@@ -54,6 +68,10 @@ class Engine(ABC):
     LOCK_SKIP: ClassVar[str] = ""
     # Whether create installs push/pop routines on the server that qadmin then calls.
     HAS_ROUTINES: ClassVar[bool] = True
+    # The driver's positional parameter marker (bulk_insert's executemany).
+    PARAM_MARK: ClassVar[str] = "%s"
+    # How Spark connects; None where Spark has no JDBC path (SQLite, SQL Server for now).
+    JDBC: ClassVar[Jdbc | None] = None
 
     def __init__(self, dsn: Dsn, schema: str | None = None, timeouts: Timeouts | None = None):
         self.dsn = dsn
@@ -222,9 +240,13 @@ class Engine(ABC):
 
     # -- running ----------------------------------------------------------------------------
 
-    def _begin(self, cursor: Any, write: bool) -> None:
-        """Start a transaction: reads are read-only where the engine's SQL says how."""
-        if not write and sqlfiles.load(f"engine/{self.name}.sql").has("read_only"):
+    def _begin(self, cursor: Any, write: bool, snapshot: bool = False) -> None:
+        """Start a transaction: reads are read-only where the engine's SQL says how, and a
+        snapshot read sees one snapshot for all its statements (export's pages)."""
+        sql = sqlfiles.load(f"engine/{self.name}.sql")
+        if snapshot and sql.has("snapshot_read"):
+            cursor.execute(self.engine_sql("snapshot_read"))
+        elif not write and sql.has("read_only"):
             cursor.execute(self.engine_sql("read_only"))
 
     def _commit(self, cursor: Any, write: bool) -> None:
@@ -268,7 +290,7 @@ class Engine(ABC):
             ]
 
     @contextmanager
-    def transaction(self, *, write: bool = True) -> Iterator[Execute]:
+    def transaction(self, *, write: bool = True, snapshot: bool = False) -> Iterator[Execute]:
         """One transaction in which the caller decides the next statement from the last
         one's rows (resize, convert, watermark repair); commits on leaving, else rolls back."""
         conn = self.conn
@@ -285,7 +307,7 @@ class Engine(ABC):
                     return self._results(cursor)
 
             try:
-                self._begin(cursor, write)
+                self._begin(cursor, write, snapshot)
                 yield execute
                 self._commit(cursor, write)
             except BaseException:
@@ -308,6 +330,43 @@ class Engine(ABC):
     def section(self, spec: QueueSpec, section: str) -> list[str]:
         """The rendered statements of one template section, ready to bind and run."""
         return [self.render(s, spec) for s in self.template(spec).statements(section)]
+
+    def default_user(self) -> str | None:
+        """The user the driver logs in as when the DSN names none."""
+        return None
+
+    def jdbc_url(self) -> str:
+        """The JDBC URL for Spark: host, port and database only, never user or password."""
+        if self.JDBC is None:
+            raise UnsupportedError(f"--engine spark has no JDBC path to {self.name}")
+        d = self.dsn
+        host, port = d.host or "localhost", d.port or self.JDBC.port
+        return f"jdbc:{self.JDBC.scheme}://{host}:{port}/{d.database or ''}"
+
+    def data_section(self, spec: QueueSpec, section: str) -> list[str]:
+        """A section of ``sql/queues/<dialect>/data.sql`` (export, archive, load) for a queue."""
+        return [self.render(s, spec) for s in self._queue_file("data").statements(section)]
+
+    def has_data_section(self, spec: QueueSpec, section: str) -> bool:
+        try:
+            return self._queue_file("data").has(section)
+        except UnsupportedError:
+            return False
+
+    def bulk_insert(
+        self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
+    ) -> None:
+        """Insert many rows into a table of qadmin's (load's staging table) in the open
+        transaction; engines with a faster path than a batched INSERT override this."""
+        names = ", ".join(self.quote_ident(c) for c in columns)
+        marks = ", ".join([self.PARAM_MARK] * len(columns))
+        sql = f"INSERT INTO {self.qualified(table)} ({names}) VALUES ({marks})"
+        with self.errors():
+            cursor = self.conn.cursor()
+            try:
+                cursor.executemany(sql, [tuple(r) for r in rows])
+            finally:
+                cursor.close()
 
     def adapt_time(self, value: datetime) -> Any:
         """A UTC datetime as this engine's driver binds it into a UTC timestamp column."""

@@ -18,7 +18,7 @@ from typing import Any
 import pymysql
 from pymysql.constants import CLIENT
 
-from qadmin.engines.base import APP_NAME, Engine
+from qadmin.engines.base import APP_NAME, Engine, Jdbc
 from qadmin.errors import (
     ConnectionFailed,
     Deadlock,
@@ -43,6 +43,15 @@ _DIALECTS = ("mysql", "mariadb")
 class MysqlEngine(Engine):
     name = "mysql"
     LOCK_SKIP = "SKIP LOCKED"
+    # jdbc:mysql:// also for MariaDB: with jdbc:mariadb:// Spark picks a dialect that quotes
+    # column names with double quotes. Without rewriteBatchedStatements a Spark load is ~7x slower.
+    JDBC = Jdbc(
+        "mysql",
+        "org.mariadb.jdbc.Driver",
+        "mariadb-java-client.jar",
+        3306,
+        (("rewriteBatchedStatements", "true"), ("useBulkStmts", "true")),
+    )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -52,12 +61,15 @@ class MysqlEngine(Engine):
         self._forced = forced
         self._is_mariadb: bool | None = None
 
+    def default_user(self) -> str:
+        return "root"
+
     def _open(self) -> Any:
         d = self.dsn
         conn = pymysql.connect(
             host=d.host or "localhost",
             port=d.port or 3306,
-            user=d.user or "root",
+            user=d.user or self.default_user(),
             password=d.password or "",
             database=d.database,
             connect_timeout=self.timeouts.connect_s,

@@ -7,6 +7,7 @@ wait behind a lock for long nor leave a transaction open holding back vacuum.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -14,7 +15,7 @@ import psycopg
 from psycopg import errors as pgerr
 from psycopg import sql
 
-from qadmin.engines.base import APP_NAME, Engine
+from qadmin.engines.base import APP_NAME, Engine, Jdbc
 from qadmin.errors import (
     ConnectionFailed,
     Deadlock,
@@ -31,6 +32,14 @@ _LOGIN_SQLSTATES = {"28P01", "28000"}
 class PostgresEngine(Engine):
     name = "postgresql"
     LOCK_SKIP = "SKIP LOCKED"
+    JDBC = Jdbc(
+        "postgresql",
+        "org.postgresql.Driver",
+        "postgresql.jar",
+        5432,
+        (("reWriteBatchedInserts", "true"), ("ApplicationName", APP_NAME)),
+        shared_snapshot=True,
+    )
 
     def _open(self) -> psycopg.Connection[Any]:
         d = self.dsn
@@ -94,6 +103,17 @@ class PostgresEngine(Engine):
 
     def quote_literal(self, text: str) -> str:
         return sql.Literal(text).as_string(None)
+
+    def bulk_insert(
+        self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
+    ) -> None:
+        """COPY: several times faster than batched INSERTs into the staging table."""
+        statement = sql.SQL("COPY {} ({}) FROM STDIN").format(
+            sql.Identifier(self.schema, table), sql.SQL(", ").join(map(sql.Identifier, columns))
+        )
+        with self.errors(), self.conn.cursor() as cursor, cursor.copy(statement) as copy:
+            for row in rows:
+                copy.write_row(row)
 
     def adapt_time(self, value: datetime) -> datetime:
         return value.astimezone(UTC)

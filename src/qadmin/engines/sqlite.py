@@ -26,6 +26,7 @@ from qadmin.errors import (
 class SqliteEngine(Engine):
     name = "sqlite"
     HAS_ROUTINES = False
+    PARAM_MARK = "?"
 
     def _open(self) -> sqlite3.Connection:
         path = self.dsn.path or ":memory:"
@@ -81,7 +82,8 @@ class SqliteEngine(Engine):
     def bind(self, statement: str, params: Mapping[str, Any]) -> tuple[str, Any]:
         return statement, dict(params)
 
-    def _begin(self, cursor: Any, write: bool) -> None:
+    def _begin(self, cursor: Any, write: bool, snapshot: bool = False) -> None:
+        # A deferred BEGIN reads one WAL snapshot from its first read to its end.
         cursor.execute("BEGIN IMMEDIATE" if write else "BEGIN")
 
     def adapt_time(self, value: datetime) -> str:

@@ -80,7 +80,10 @@ def create(engine: Engine, spec: QueueSpec) -> QueueSpec:
 
 
 def _drop_objects(engine: Engine, spec: QueueSpec) -> None:
-    for statement in engine.section(spec, "drop"):
+    statements = engine.section(spec, "drop")
+    if engine.has_data_section(spec, "drop"):  # load's staging and key tables
+        statements += engine.data_section(spec, "drop")
+    for statement in statements:
         engine.run([statement])
 
 

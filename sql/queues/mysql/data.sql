@@ -1,0 +1,150 @@
+-- Moving a queue's messages in bulk: export, archive, load (MySQL 8 / MariaDB).
+-- Export pages run inside one START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY, so every
+-- page sees the same snapshot; each page is a keyset range (id > :after), never OFFSET.
+-- :before bounds the age (enqueued_at < :before, UTC); claim queues also filter by state.
+-- Load copies the input into {stage}, then moves it with one INSERT ... SELECT per chunk of
+-- rows, all in one transaction (short AUTO-INC locks: one per chunk); {loaded} holds the
+-- idempotency keys, written in the same transaction.
+
+-- name: export_basic
+SELECT id, enqueued_at, payload FROM {table}
+WHERE id > :after AND enqueued_at < :before
+ORDER BY id LIMIT :limit
+
+-- name: export_pending
+SELECT id, enqueued_at, due_at, payload FROM {table}
+WHERE id > :after AND enqueued_at < :before
+ORDER BY id LIMIT :limit
+
+-- name: export_claim
+SELECT id, enqueued_at, state, attempts, last_error, payload FROM (
+    SELECT id, enqueued_at, attempts, last_error, payload,
+           CASE WHEN processing_started_at IS NULL THEN 'ready'
+                WHEN failed_at >= processing_started_at THEN 'failed'
+                ELSE 'claimed' END AS state
+    FROM {table}
+    WHERE id > :after AND enqueued_at < :before
+) AS m
+WHERE (state = 'ready' AND :ready) OR (state = 'claimed' AND :claimed)
+   OR (state = 'failed' AND :failed)
+ORDER BY id LIMIT :limit
+
+-- name: export_capped
+SELECT id, enqueued_at, payload FROM {table}
+WHERE id > :after AND enqueued_at < :before
+ORDER BY id LIMIT :limit
+
+-- name: export_ring
+SELECT id, enqueued_at, payload FROM (
+    SELECT message_id AS id, enqueued_at, payload FROM {table} WHERE reference_count = 1
+    UNION ALL
+    SELECT message_id, enqueued_at, payload FROM {overflow}
+) AS m
+WHERE id > :after AND enqueued_at < :before
+ORDER BY id LIMIT :limit
+
+-- name: archive_basic
+DELETE FROM {table} WHERE id = :id
+
+-- name: archive_basic
+SELECT ROW_COUNT() AS deleted
+
+-- name: archive_pending
+DELETE FROM {table} WHERE id = :id
+
+-- name: archive_pending
+SELECT ROW_COUNT() AS deleted
+
+-- name: archive_claim
+-- A row claimed since it was exported is being worked on: it stays (and is reported).
+DELETE FROM {table}
+WHERE id = :id AND (processing_started_at IS NULL OR failed_at >= processing_started_at)
+
+-- name: archive_claim
+SELECT ROW_COUNT() AS deleted
+
+-- name: stage_create
+CREATE TABLE {stage} (
+    seq      BIGINT NOT NULL PRIMARY KEY,
+    payload  LONGBLOB NOT NULL,
+    due_at   DATETIME(6) NULL,
+    load_key VARCHAR(255) NULL,
+    KEY {stage_idx} (load_key)
+) ENGINE=InnoDB
+
+-- name: stage_drop
+DROP TABLE IF EXISTS {stage}
+
+-- name: loaded_create
+CREATE TABLE IF NOT EXISTS {loaded} (
+    load_key  VARCHAR(255) NOT NULL PRIMARY KEY,
+    loaded_at DATETIME(6) NOT NULL DEFAULT UTC_TIMESTAMP(6)
+) ENGINE=InnoDB
+
+-- name: stage_duplicate_key
+SELECT load_key FROM {stage} WHERE load_key IS NOT NULL
+GROUP BY load_key HAVING count(*) > 1 LIMIT 1
+
+-- name: stage_range
+SELECT count(*) AS staged, min(seq) AS first_seq, max(seq) AS last_seq FROM {stage}
+
+-- name: load_basic
+INSERT INTO {table} (enqueued_at, payload)
+SELECT UTC_TIMESTAMP(6), s.payload FROM {stage} AS s
+WHERE s.seq >= :from_seq AND s.seq < :to_seq
+  AND NOT EXISTS (SELECT 1 FROM {loaded} AS l WHERE l.load_key = s.load_key)
+ORDER BY s.seq
+
+-- name: load_basic
+SELECT ROW_COUNT() AS loaded
+
+-- name: load_basic
+INSERT IGNORE INTO {loaded} (load_key)
+SELECT load_key FROM {stage}
+WHERE seq >= :from_seq AND seq < :to_seq AND load_key IS NOT NULL
+
+-- name: load_pending
+INSERT INTO {table} (due_at, enqueued_at, payload)
+SELECT coalesce(s.due_at, UTC_TIMESTAMP(6)), UTC_TIMESTAMP(6), s.payload FROM {stage} AS s
+WHERE s.seq >= :from_seq AND s.seq < :to_seq
+  AND NOT EXISTS (SELECT 1 FROM {loaded} AS l WHERE l.load_key = s.load_key)
+ORDER BY s.seq
+
+-- name: load_pending
+SELECT ROW_COUNT() AS loaded
+
+-- name: load_pending
+INSERT IGNORE INTO {loaded} (load_key)
+SELECT load_key FROM {stage}
+WHERE seq >= :from_seq AND seq < :to_seq AND load_key IS NOT NULL
+
+-- name: load_claim
+INSERT INTO {table} (enqueued_at, payload)
+SELECT UTC_TIMESTAMP(6), s.payload FROM {stage} AS s
+WHERE s.seq >= :from_seq AND s.seq < :to_seq
+  AND NOT EXISTS (SELECT 1 FROM {loaded} AS l WHERE l.load_key = s.load_key)
+ORDER BY s.seq
+
+-- name: load_claim
+SELECT ROW_COUNT() AS loaded
+
+-- name: load_claim
+INSERT IGNORE INTO {loaded} (load_key)
+SELECT load_key FROM {stage}
+WHERE seq >= :from_seq AND seq < :to_seq AND load_key IS NOT NULL
+
+-- name: key_seen
+SELECT 1 AS seen FROM {loaded} WHERE load_key = :load_key
+
+-- name: key_record
+INSERT INTO {loaded} (load_key) VALUES (:load_key)
+
+-- name: drop
+DROP TABLE IF EXISTS {stage}
+
+-- name: drop
+DROP TABLE IF EXISTS {loaded}
+
+-- name: id_bounds
+-- Spark's partition bounds: two index probes on the primary key.
+SELECT min(id) AS lo, max(id) AS hi FROM {table}

@@ -1,0 +1,136 @@
+-- Moving a queue's messages in bulk: export, archive, load (PostgreSQL).
+-- Export pages run inside one REPEATABLE READ, READ ONLY transaction, so every page sees the
+-- same snapshot; each page is a keyset range (id > :after), never OFFSET, never a full sort.
+-- :before bounds the age (enqueued_at < :before); claim queues also filter by state
+-- (:ready / :claimed / :failed). Load copies the input into {stage} and moves it into the queue
+-- with one INSERT ... SELECT per chunk of :chunk rows, all in one transaction; {loaded} holds
+-- the idempotency keys of what was loaded, written in the same transaction.
+
+-- name: export_basic
+SELECT id, enqueued_at, payload FROM {table}
+WHERE id > :after AND enqueued_at < :before
+ORDER BY id LIMIT :limit
+
+-- name: export_pending
+SELECT id, enqueued_at, due_at, payload FROM {table}
+WHERE id > :after AND enqueued_at < :before
+ORDER BY id LIMIT :limit
+
+-- name: export_claim
+SELECT id, enqueued_at, state, attempts, last_error, payload FROM (
+    SELECT id, enqueued_at, attempts, last_error, payload,
+           CASE WHEN processing_started_at IS NULL THEN 'ready'
+                WHEN failed_at >= processing_started_at THEN 'failed'
+                ELSE 'claimed' END AS state
+    FROM {table}
+    WHERE id > :after AND enqueued_at < :before
+) AS m
+WHERE (state = 'ready' AND :ready) OR (state = 'claimed' AND :claimed)
+   OR (state = 'failed' AND :failed)
+ORDER BY id LIMIT :limit
+
+-- name: export_capped
+SELECT id, enqueued_at, payload FROM {table}
+WHERE id > :after AND enqueued_at < :before
+ORDER BY id LIMIT :limit
+
+-- name: export_ring
+SELECT id, enqueued_at, payload FROM (
+    SELECT message_id AS id, enqueued_at, payload FROM {table} WHERE reference_count = 1
+    UNION ALL
+    SELECT message_id, enqueued_at, payload FROM {overflow}
+) AS m
+WHERE id > :after AND enqueued_at < :before
+ORDER BY id LIMIT :limit
+
+-- name: archive_basic
+WITH gone AS (DELETE FROM {table} WHERE id = :id RETURNING 1) SELECT count(*) AS deleted FROM gone
+
+-- name: archive_pending
+WITH gone AS (DELETE FROM {table} WHERE id = :id RETURNING 1) SELECT count(*) AS deleted FROM gone
+
+-- name: archive_claim
+-- A row claimed since it was exported is being worked on: it stays (and is reported).
+WITH gone AS (
+    DELETE FROM {table}
+    WHERE id = :id AND (processing_started_at IS NULL OR failed_at >= processing_started_at)
+    RETURNING 1
+)
+SELECT count(*) AS deleted FROM gone
+
+-- name: stage_create
+CREATE UNLOGGED TABLE {stage} (
+    seq      bigint PRIMARY KEY,
+    payload  bytea NOT NULL,
+    due_at   timestamptz,
+    load_key text
+)
+
+-- name: stage_drop
+DROP TABLE IF EXISTS {stage}
+
+-- name: loaded_create
+CREATE TABLE IF NOT EXISTS {loaded} (
+    load_key  text PRIMARY KEY,
+    loaded_at timestamptz NOT NULL DEFAULT clock_timestamp()
+)
+
+-- name: stage_duplicate_key
+SELECT load_key FROM {stage} WHERE load_key IS NOT NULL
+GROUP BY load_key HAVING count(*) > 1 LIMIT 1
+
+-- name: stage_range
+SELECT count(*) AS staged, min(seq) AS first_seq, max(seq) AS last_seq FROM {stage}
+
+-- name: load_basic
+WITH fresh AS (
+    SELECT s.seq, s.payload, s.load_key FROM {stage} AS s
+    WHERE s.seq >= :from_seq AND s.seq < :to_seq
+      AND NOT EXISTS (SELECT 1 FROM {loaded} AS l WHERE l.load_key = s.load_key)
+), keys AS (
+    INSERT INTO {loaded} (load_key) SELECT load_key FROM fresh WHERE load_key IS NOT NULL
+), added AS (
+    INSERT INTO {table} (payload) SELECT payload FROM fresh ORDER BY seq RETURNING id
+)
+SELECT count(*) AS loaded FROM added
+
+-- name: load_pending
+WITH fresh AS (
+    SELECT s.seq, s.payload, s.due_at, s.load_key FROM {stage} AS s
+    WHERE s.seq >= :from_seq AND s.seq < :to_seq
+      AND NOT EXISTS (SELECT 1 FROM {loaded} AS l WHERE l.load_key = s.load_key)
+), keys AS (
+    INSERT INTO {loaded} (load_key) SELECT load_key FROM fresh WHERE load_key IS NOT NULL
+), added AS (
+    INSERT INTO {table} (due_at, payload)
+    SELECT coalesce(due_at, clock_timestamp()), payload FROM fresh ORDER BY seq RETURNING id
+)
+SELECT count(*) AS loaded FROM added
+
+-- name: load_claim
+WITH fresh AS (
+    SELECT s.seq, s.payload, s.load_key FROM {stage} AS s
+    WHERE s.seq >= :from_seq AND s.seq < :to_seq
+      AND NOT EXISTS (SELECT 1 FROM {loaded} AS l WHERE l.load_key = s.load_key)
+), keys AS (
+    INSERT INTO {loaded} (load_key) SELECT load_key FROM fresh WHERE load_key IS NOT NULL
+), added AS (
+    INSERT INTO {table} (payload) SELECT payload FROM fresh ORDER BY seq RETURNING id
+)
+SELECT count(*) AS loaded FROM added
+
+-- name: key_seen
+SELECT 1 AS seen FROM {loaded} WHERE load_key = :load_key
+
+-- name: key_record
+INSERT INTO {loaded} (load_key) VALUES (:load_key)
+
+-- name: drop
+DROP TABLE IF EXISTS {stage}
+
+-- name: drop
+DROP TABLE IF EXISTS {loaded}
+
+-- name: id_bounds
+-- Spark's partition bounds: two index probes on the primary key.
+SELECT min(id) AS lo, max(id) AS hi FROM {table}

@@ -1,0 +1,263 @@
+"""``export``, ``archive``, ``load`` and ``report``: qadmin's data pipeline.
+
+Each takes ``--engine python`` (the default: one connection, streaming) or ``--engine spark``
+(partitioned, on ``local[*]`` or the ``--master`` / ``--remote`` named). Spark and pyarrow are
+imported inside the commands only, so the rest of the CLI starts fast.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from qadmin import render
+from qadmin.cli import progress
+from qadmin.cli.options import Duration, Target, confirm, connection_options, format_option
+from qadmin.errors import UsageError
+from qadmin.kinds import Kind
+from qadmin.ops import catalog, diagnose
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def spark_options(func: F) -> F:
+    """--engine, --master, --remote, shared by every pipeline command."""
+    func = click.option(
+        "--remote",
+        metavar="sc://HOST:PORT",
+        help="Run on a Spark Connect server (default: $SPARK_REMOTE).",
+    )(func)
+    func = click.option(
+        "--master",
+        metavar="URL",
+        help="Spark master: local[N], spark://..., yarn, k8s://... "
+        "(default: $QADMIN_SPARK_MASTER, else local[*]).",
+    )(func)
+    return click.option(
+        "--engine",
+        "run_on",
+        type=click.Choice(["python", "spark"]),
+        default=None,
+        help="python (default; one machine, streaming) or spark (partitioned; "
+        "default when --master or --remote is given).",
+    )(func)
+
+
+def _on_spark(run_on: str | None, master: str | None, remote: str | None) -> bool:
+    if run_on == "python" and (master or remote):
+        raise UsageError("--master/--remote run Spark: drop --engine python")
+    return run_on == "spark" or (run_on is None and bool(master or remote))
+
+
+def _where(master: str | None, remote: str | None) -> Any:
+    from qadmin.pipeline import spark
+
+    return spark.Where.resolve(master, remote)
+
+
+def selection_options(func: F) -> F:
+    func = click.option(
+        "--state",
+        "states",
+        type=click.Choice(["ready", "claimed", "failed"]),
+        multiple=True,
+        help="Claim queues: only messages in this state (repeat for several).",
+    )(func)
+    return click.option(
+        "--older-than",
+        "older_than",
+        type=Duration(),
+        default=None,
+        metavar="DURATION",
+        help="Only messages enqueued longer ago than this (90s, 5m, 2h, 7d).",
+    )(func)
+
+
+def _selection(older_than: int | None, states: tuple[str, ...], default: tuple[str, ...]) -> Any:
+    from qadmin.pipeline.export import Selection
+
+    return Selection(older_than, tuple(states) or default)
+
+
+def _counting(description: str, total: int) -> Any:
+    """A progress bar whose total is the queue's (estimated) depth."""
+    bar = progress.bar(description)
+
+    class Counting:
+        def __enter__(self) -> Callable[[int, int], None] | None:
+            update = bar.__enter__()
+            if update is None:
+                return None
+            return lambda done, known: update(done, known or max(total, done))
+
+        def __exit__(self, *exc: object) -> None:
+            bar.__exit__(*exc)
+
+    return Counting()
+
+
+@click.command("export")
+@click.argument("name")
+@click.option("--to", "to", required=True, metavar="PATH", help="File (python) or folder (spark).")
+@click.option("--as", "as_format", type=click.Choice(["parquet", "jsonl"]), help="File format.")
+@selection_options
+@click.option("--partitions", type=click.IntRange(1, 1024), help="Spark: parallel reads.")
+@spark_options
+@connection_options
+@format_option
+def export_command(
+    name: str,
+    to: str,
+    as_format: str | None,
+    older_than: int | None,
+    states: tuple[str, ...],
+    partitions: int | None,
+    run_on: str | None,
+    master: str | None,
+    remote: str | None,
+    target: Target,
+    fmt: str | None,
+) -> None:
+    """Write a consistent, read-only snapshot of a queue's messages to Parquet or JSON lines."""
+    from qadmin.pipeline import export as export_ops
+    from qadmin.pipeline import formats
+
+    path = Path(to)
+    file_format = formats.format_of(path, as_format)
+    if file_format == "csv":
+        raise UsageError("export writes parquet or jsonl")
+    engine = target.engine()
+    spec = catalog.get(engine, name)
+    selection = _selection(older_than, states, export_ops.CLAIM_STATES)
+    if _on_spark(run_on, master, remote):
+        from qadmin.pipeline import spark_jobs
+
+        where = _where(master, remote)
+        result = spark_jobs.export(engine, spec, path, file_format, selection, where, partitions)
+    else:
+        if path.is_dir():
+            raise UsageError(f"{path} is a folder: the python engine writes one file")
+        depth = int(diagnose.size(engine, spec)["depth"] or 0)
+        with _counting(f"exporting {name}", depth) as update:
+            result = export_ops.export(engine, spec, path, file_format, selection, update).summary()
+    render.document(dict(result, queue=name), fmt)
+
+
+@click.command("archive")
+@click.argument("name")
+@click.option("--to", "to", required=True, metavar="FOLDER", help="Folder of archive files.")
+@click.option("--as", "as_format", type=click.Choice(["parquet", "jsonl"]), default="parquet")
+@selection_options
+@click.option("--dry-run", is_flag=True, help="Say what would be archived; change nothing.")
+@click.option("--yes", "-y", is_flag=True, help="Do it without asking (needed off a TTY).")
+@connection_options
+@format_option
+def archive_command(
+    name: str,
+    to: str,
+    as_format: str,
+    older_than: int | None,
+    states: tuple[str, ...],
+    dry_run: bool,
+    yes: bool,
+    target: Target,
+    fmt: str | None,
+) -> None:
+    """Export old messages, verify the file, then delete exactly those (safe to re-run)."""
+    from qadmin.pipeline import archive as archive_ops
+    from qadmin.pipeline import export as export_ops
+
+    if older_than is None:
+        raise UsageError("archive needs --older-than (e.g. 7d)")
+    engine = target.engine()
+    spec = catalog.get(engine, name)
+    archive_ops.check(spec)
+    claim_default = ("ready", "failed") if spec.kind is Kind.CLAIM else export_ops.CLAIM_STATES
+    selection = _selection(older_than, states, claim_default)
+    if spec.kind is Kind.CLAIM and "claimed" in selection.states:
+        raise UsageError("archive leaves claimed messages to their workers: --state ready/failed")
+    folder = Path(to)
+    if dry_run:
+        plan = {
+            "queue": name,
+            "folder": str(folder),
+            "older_than_s": older_than,
+            "states": ",".join(selection.states) if spec.template == "claim" else None,
+            "unfinished_files": [str(p) for p in archive_ops.unfinished(folder, name)]
+            if folder.is_dir()
+            else [],
+            "steps": [
+                "finish the deletes of unfinished archive files",
+                "export the selected messages (one snapshot) to a new file",
+                "read the file back and compare its ids with the export",
+                f"delete those ids, {archive_ops.DELETE_BATCH} per transaction",
+            ],
+            "dry_run": True,
+        }
+        render.document(plan, fmt)
+        return
+    confirm("archive messages of", name, yes)
+    with progress.bar(f"archiving {name}") as update:
+        result = archive_ops.archive(engine, spec, folder, as_format, selection, update)
+    result["resumed"] = len(result["resumed"])
+    render.document(dict(result, dry_run=False), fmt)
+
+
+@click.command("load")
+@click.argument("name")
+@click.option("--from", "source", required=True, metavar="PATH", help="Parquet, JSONL or CSV.")
+@click.option("--as", "as_format", type=click.Choice(["parquet", "jsonl", "csv"]))
+@click.option("--key", metavar="COLUMN", help="Idempotency: skip rows whose COLUMN was loaded.")
+@click.option("--replace-stage", is_flag=True, help="Drop a staging table a killed load left.")
+@click.option("--yes", "-y", is_flag=True, help="Do it without asking (needed off a TTY).")
+@spark_options
+@connection_options
+@format_option
+def load_command(
+    name: str,
+    source: str,
+    as_format: str | None,
+    key: str | None,
+    replace_stage: bool,
+    yes: bool,
+    run_on: str | None,
+    master: str | None,
+    remote: str | None,
+    target: Target,
+    fmt: str | None,
+) -> None:
+    """Bulk enqueue from a file in file order, through the queue kind's own push semantics."""
+    from qadmin.pipeline import formats
+    from qadmin.pipeline import load as load_ops
+
+    path = Path(source)
+    if not path.exists():
+        raise UsageError(f"{path} does not exist")
+    file_format = formats.format_of(path, as_format)
+    engine = target.engine()
+    spec = catalog.get(engine, name)
+    if replace_stage:
+        confirm("replace the staging table of", name, yes)
+    if _on_spark(run_on, master, remote):
+        if load_ops.pushes(spec):
+            raise UsageError(f"a {spec.kind} is loaded through its push routine: --engine python")
+        from qadmin.pipeline import spark_jobs
+
+        where = _where(master, remote)
+        load_ops.prepare_stage(engine, spec, replace_stage)
+        with load_ops.dropping_stage(engine, spec):
+            spark_jobs.stage(engine, spec, path, file_format, key, where)
+            with progress.bar(f"loading {name}") as update:
+                result = load_ops.move(engine, spec, update)
+    else:
+        with progress.bar(f"loading {name}") as update:
+            result = load_ops.load_python(
+                engine, spec, path, file_format, key, replace_stage=replace_stage, progress=update
+            )
+    render.document(dict(result, queue=name), fmt)
+
+
+COMMANDS = [export_command, archive_command, load_command]

@@ -1,0 +1,277 @@
+"""The files export writes and load reads: Parquet, JSON lines and (load only) CSV.
+
+One record per message, in queue order. Columns (stable; ``EXPORT_SCHEMA_VERSION`` in the
+Parquet metadata): ``id``, ``enqueued_at`` (UTC), ``payload`` (bytes), and by kind ``due_at``
+(pending), ``state``/``attempts``/``last_error`` (claim). JSON lines and CSV carry the payload
+as ``payload_base64`` so every byte survives; load also takes a text ``payload`` column (UTF-8).
+A file is written under a hidden name and renamed into place, so a killed run leaves no file.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import json
+import os
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import suppress
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from qadmin.errors import QadminError, UsageError
+
+EXPORT_SCHEMA_VERSION = 1
+FORMATS = ("parquet", "jsonl", "csv")
+TMP_PREFIX = ".qadmin-tmp-"
+# Columns export writes, by queue template, in order.
+COLUMNS = {
+    "basic": ("id", "enqueued_at", "payload"),
+    "capped": ("id", "enqueued_at", "payload"),
+    "ring": ("id", "enqueued_at", "payload"),
+    "pending": ("id", "enqueued_at", "due_at", "payload"),
+    "claim": ("id", "enqueued_at", "state", "attempts", "last_error", "payload"),
+}
+TIME_COLUMNS = ("enqueued_at", "due_at")
+
+
+def pyarrow() -> Any:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet  # Writer and readers use the submodule
+    except ImportError:
+        raise QadminError("Parquet needs pyarrow: pip install 'qadmin[collect]'") from None
+    return pa
+
+
+def format_of(path: Path, given: str | None) -> str:
+    """The file format: as given, else from the name's suffix."""
+    if given:
+        return given
+    suffix = path.suffix.lower().lstrip(".")
+    if suffix in ("parquet", "pq"):
+        return "parquet"
+    if suffix in ("jsonl", "ndjson", "json"):
+        return "jsonl"
+    if suffix == "csv":
+        return "csv"
+    if path.is_dir() or not suffix:
+        return "parquet"
+    raise UsageError(f"cannot tell the format of {path.name}: name it .parquet/.jsonl/.csv or --as")
+
+
+def as_utc(value: Any) -> datetime | None:
+    """A time as the drivers return it (aware, naive UTC, or SQLite's text) made aware UTC."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def arrow_schema(template: str, queue: str, kind: str) -> Any:
+    pa = pyarrow()
+    types = {
+        "id": pa.int64(),
+        "enqueued_at": pa.timestamp("us", "UTC"),
+        "due_at": pa.timestamp("us", "UTC"),
+        "payload": pa.binary(),
+        "state": pa.string(),
+        "attempts": pa.int32(),
+        "last_error": pa.string(),
+    }
+    metadata = {
+        "qadmin_export_schema": str(EXPORT_SCHEMA_VERSION),
+        "qadmin_queue": queue,
+        "qadmin_kind": kind,
+    }
+    return pa.schema([pa.field(c, types[c]) for c in COLUMNS[template]], metadata=metadata)
+
+
+class Writer:
+    """Writes records page by page to a hidden file; ``commit`` renames it into place."""
+
+    def __init__(self, path: Path, fmt: str, template: str, queue: str, kind: str):
+        if fmt not in ("parquet", "jsonl"):
+            raise UsageError("export writes parquet or jsonl")
+        self.path = path
+        self.fmt = fmt
+        self.columns = COLUMNS[template]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.tmp = path.parent / f"{TMP_PREFIX}{uuid.uuid4().hex}{path.suffix}"
+        self._fh = open(self.tmp, "wb")  # noqa: SIM115 - closed in commit/abort
+        self._parquet: Any = None
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            self.schema = arrow_schema(template, queue, kind)
+            self._parquet = pq.ParquetWriter(self._fh, self.schema, compression="zstd")
+
+    def write(self, records: Sequence[dict[str, Any]]) -> None:
+        if not records:
+            return
+        rows = [_normalise(r) for r in records]
+        if self._parquet is not None:
+            pa = pyarrow()
+            self._parquet.write_table(pa.Table.from_pylist(rows, schema=self.schema))
+            return
+        for row in rows:
+            self._fh.write(json.dumps(_jsonable(row, self.columns)).encode() + b"\n")
+
+    def commit(self) -> Path:
+        if self._parquet is not None:
+            self._parquet.close()
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+        self._fh.close()
+        os.replace(self.tmp, self.path)
+        _fsync_dir(self.path.parent)
+        return self.path
+
+    def abort(self) -> None:
+        if self._parquet is not None:
+            with suppress(Exception):  # the file is being thrown away
+                self._parquet.close()
+        self._fh.close()
+        self.tmp.unlink(missing_ok=True)
+
+
+def _normalise(record: dict[str, Any]) -> dict[str, Any]:
+    row = dict(record)
+    for column in TIME_COLUMNS:
+        if column in row:
+            row[column] = as_utc(row[column])
+    if "payload" in row and not isinstance(row["payload"], bytes):
+        row["payload"] = bytes(row["payload"])
+    return row
+
+
+def _jsonable(row: dict[str, Any], columns: Sequence[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for column in columns:
+        value = row.get(column)
+        if column == "payload":
+            out["payload_base64"] = base64.b64encode(value).decode("ascii")
+        elif isinstance(value, datetime):
+            out[column] = value.isoformat().replace("+00:00", "Z")
+        else:
+            out[column] = value
+    return out
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+# -- reading ---------------------------------------------------------------------------------
+
+
+def parquet_files(path: Path) -> list[Path]:
+    """A file, or a folder of part files (Spark's output) in name order, hidden files skipped."""
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*.parquet") if not p.name.startswith((".", "_")))
+    return [path]
+
+
+def read(path: Path, fmt: str, key: str | None, batch_rows: int) -> Iterator[list[dict[str, Any]]]:
+    """Records in file order as ``{"payload", "due_at", "load_key"}``, in batches."""
+    if not path.exists():
+        raise UsageError(f"{path} does not exist")
+    if fmt == "parquet":
+        yield from _read_parquet(path, key, batch_rows)
+    elif fmt == "jsonl":
+        yield from _batched(_read_jsonl(path), batch_rows, key)
+    elif fmt == "csv":
+        yield from _batched(_read_csv(path), batch_rows, key)
+    else:
+        raise UsageError(f"load reads {', '.join(FORMATS)}, not {fmt}")
+
+
+def _read_parquet(path: Path, key: str | None, batch_rows: int) -> Iterator[list[dict[str, Any]]]:
+    pyarrow()
+    import pyarrow.parquet as pq
+
+    for file in parquet_files(path):
+        reader = pq.ParquetFile(file)
+        names = set(reader.schema_arrow.names)
+        wanted = [c for c in ("payload", "payload_base64", "due_at") if c in names]
+        if key:
+            if key not in names:
+                raise UsageError(f"{file.name} has no column {key!r} for --key")
+            wanted.append(key)
+        line = 0
+        for batch in reader.iter_batches(batch_size=batch_rows, columns=sorted(set(wanted))):
+            records = batch.to_pylist()
+            out = []
+            for record in records:
+                line += 1
+                out.append(_record(record, key, f"{file.name} row {line}"))
+            yield out
+
+
+def _read_jsonl(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    with open(path, encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise UsageError(f"{path.name} line {number}: not JSON ({exc.msg})") from None
+            if not isinstance(record, dict):
+                raise UsageError(f"{path.name} line {number}: not a JSON object")
+            yield f"{path.name} line {number}", record
+
+
+def _read_csv(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    with open(path, encoding="utf-8", newline="") as fh:
+        for number, record in enumerate(csv.DictReader(fh), 2):
+            cleaned = {k: (v if v != "" else None) for k, v in record.items()}
+            yield f"{path.name} line {number}", cleaned
+
+
+def _batched(
+    records: Iterator[tuple[str, dict[str, Any]]], batch_rows: int, key: str | None
+) -> Iterator[list[dict[str, Any]]]:
+    batch: list[dict[str, Any]] = []
+    for where, record in records:
+        batch.append(_record(record, key, where))
+        if len(batch) >= batch_rows:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _record(record: dict[str, Any], key: str | None, where: str) -> dict[str, Any]:
+    if record.get("payload_base64") is not None:
+        try:
+            payload = base64.b64decode(record["payload_base64"], validate=True)
+        except ValueError:
+            raise UsageError(f"{where}: payload_base64 is not base64") from None
+    elif isinstance(record.get("payload"), bytes):
+        payload = record["payload"]
+    elif isinstance(record.get("payload"), str):
+        payload = record["payload"].encode("utf-8")
+    else:
+        raise UsageError(f"{where}: no payload (a payload or payload_base64 column)")
+    load_key = None
+    if key:
+        if record.get(key) is None:
+            raise UsageError(f"{where}: no value in the --key column {key!r}")
+        load_key = str(record[key])
+        if len(load_key) > 255:
+            raise UsageError(f"{where}: the --key value is longer than 255 characters")
+    due = record.get("due_at")
+    try:
+        due_at = as_utc(due) if due is not None else None
+    except (TypeError, ValueError):
+        raise UsageError(f"{where}: due_at {due!r} is not an ISO time") from None
+    return {"payload": payload, "due_at": due_at, "load_key": load_key}

@@ -1,0 +1,170 @@
+"""``load``: bulk enqueue from a file, in file order, through the queue kind's own semantics.
+
+Row queues (heap, fifo, lifo, pending, claim): the input goes into a staging table
+(``<queue>_stage``, by COPY / batched INSERT, or by Spark's parallel JDBC writers), then into
+the queue with one ``INSERT ... SELECT`` per chunk, all chunks in one transaction: the load
+lands whole or not at all, and ids follow file order. Rings and capped queues are filled
+through their push routine (a ring's sequences, never raw slot writes), a batch per
+transaction; a full ring stops the load and says how many went in.
+
+``--key COLUMN`` makes a re-run safe: each loaded key is recorded in ``<queue>_loaded`` in the
+same transaction as its message, and a key already there is skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+from qadmin.engines.base import Engine
+from qadmin.errors import QadminError, QueueFull, UsageError
+from qadmin.kinds import Kind, QueueSpec
+from qadmin.pipeline import formats
+from qadmin.pipeline.export import Progress
+
+STAGE_BATCH = 10_000
+MOVE_CHUNK = 50_000
+PUSH_BATCH = 1_000
+STAGE_COLUMNS = ("seq", "payload", "due_at", "load_key")
+PUSHED_KINDS = {Kind.RING, Kind.CAPPED}
+
+
+def pushes(spec: QueueSpec) -> bool:
+    """Whether this kind is loaded through its push routine rather than a staging table."""
+    return spec.kind in PUSHED_KINDS
+
+
+def prepare_stage(engine: Engine, spec: QueueSpec, replace: bool) -> None:
+    """Create an empty staging table; one left by a killed run is dropped only when asked."""
+    stage = spec.objects()["stage"]
+    if engine.table_exists(stage):
+        if not replace:
+            raise QadminError(
+                f"staging table {stage} exists: a load into {spec.name} is running or one "
+                "was killed; when none is running, re-run with --replace-stage"
+            )
+        engine.run(engine.data_section(spec, "stage_drop"))
+    for statement in engine.data_section(spec, "stage_create"):
+        engine.run([statement])
+    for statement in engine.data_section(spec, "loaded_create"):
+        engine.run([statement])
+
+
+def stage_rows(
+    engine: Engine, spec: QueueSpec, batches: Iterator[list[dict[str, Any]]], progress: Progress
+) -> int:
+    """The Python path's staging: the file's records, numbered in file order from 0."""
+    stage = spec.objects()["stage"]
+    seq = 0
+    for batch in batches:
+        rows = []
+        for record in batch:
+            due = record["due_at"]
+            if due is not None and spec.kind is not Kind.PENDING:
+                raise UsageError(f"due_at applies to pending queues, not {spec.kind}")
+            due_value = engine.adapt_time(due) if due is not None else None
+            rows.append((seq, record["payload"], due_value, record["load_key"]))
+            seq += 1
+        with engine.transaction():
+            engine.bulk_insert(stage, STAGE_COLUMNS, rows)
+        if progress:
+            progress(seq, 0)
+    return seq
+
+
+def move(engine: Engine, spec: QueueSpec, progress: Progress) -> dict[str, int]:
+    """Staging table -> queue, in one transaction; then the staging table is dropped."""
+    duplicate = engine.run(engine.data_section(spec, "stage_duplicate_key"), write=False)
+    if duplicate:
+        raise UsageError(f"--key value {duplicate[0]['load_key']!r} appears twice in the input")
+    span = engine.run(engine.data_section(spec, "stage_range"), write=False)[0]
+    staged = int(span["staged"] or 0)
+    loaded = 0
+    if staged:
+        first, last = int(span["first_seq"]), int(span["last_seq"])
+        statements = engine.data_section(spec, f"load_{spec.template}")
+        with engine.transaction() as execute:
+            for low in range(first, last + 1, MOVE_CHUNK):
+                params = {"from_seq": low, "to_seq": low + MOVE_CHUNK}
+                for statement in statements:
+                    for row in execute(statement, params):
+                        loaded += int(row.get("loaded") or 0)
+                if progress:
+                    progress(min(low + MOVE_CHUNK, last + 1) - first, staged)
+    return {"read": staged, "loaded": loaded, "skipped": staged - loaded}
+
+
+def push_all(
+    engine: Engine,
+    spec: QueueSpec,
+    batches: Iterator[list[dict[str, Any]]],
+    keyed: bool,
+    progress: Progress,
+) -> dict[str, int]:
+    """Rings and capped queues: each batch through the push routine in one transaction."""
+    if keyed:
+        for statement in engine.data_section(spec, "loaded_create"):
+            engine.run([statement])
+    push = engine.section(spec, "push")
+    seen = engine.data_section(spec, "key_seen") if keyed else []
+    record_key = engine.data_section(spec, "key_record") if keyed else []
+    read = loaded = skipped = 0
+    for batch in batches:
+        full = False
+        with engine.transaction() as execute:
+            for record in batch:
+                key = {"load_key": record["load_key"]}
+                if keyed and any(execute(s, key) for s in seen):
+                    skipped += 1
+                    read += 1
+                    continue
+                rows = [r for s in push for r in execute(s, {"payload": record["payload"]})]
+                if not any(r.get("id") is not None for r in rows):
+                    full = True
+                    break
+                for statement in record_key:
+                    execute(statement, key)
+                loaded += 1
+                read += 1
+        if progress:
+            progress(read, 0)
+        if full:
+            raise QueueFull(
+                f"ring {spec.name} is full (capacity {spec.capacity}): loaded {loaded}, "
+                f"skipped {skipped}; the rest of the file was not loaded",
+                [],
+            )
+    return {"read": read, "loaded": loaded, "skipped": skipped}
+
+
+def load_python(
+    engine: Engine,
+    spec: QueueSpec,
+    source: Path,
+    fmt: str,
+    key: str | None,
+    *,
+    replace_stage: bool = False,
+    progress: Progress = None,
+) -> dict[str, int]:
+    if pushes(spec):
+        batches = formats.read(source, fmt, key, PUSH_BATCH)
+        return push_all(engine, spec, batches, key is not None, progress)
+    batches = formats.read(source, fmt, key, STAGE_BATCH)
+    prepare_stage(engine, spec, replace_stage)
+    with dropping_stage(engine, spec):
+        stage_rows(engine, spec, batches, progress)
+        return move(engine, spec, progress)
+
+
+@contextmanager
+def dropping_stage(engine: Engine, spec: QueueSpec) -> Iterator[None]:
+    """The staging table this run made goes when it ends, however it ends (a dead connection
+    cannot drop it: the next run's --replace-stage does)."""
+    try:
+        yield
+    finally:
+        with suppress(QadminError):
+            engine.run(engine.data_section(spec, "stage_drop"))
