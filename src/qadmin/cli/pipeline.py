@@ -260,4 +260,63 @@ def load_command(
     render.document(dict(result, queue=name), fmt)
 
 
-COMMANDS = [export_command, archive_command, load_command]
+@click.command("report")
+@click.option(
+    "--history",
+    required=True,
+    metavar="PATH",
+    help="Folder (or URL Spark reads: hdfs://, s3a://) of collect's Parquet history.",
+)
+@click.option("--queue", "names", multiple=True, metavar="NAME", help="Only this queue (repeat).")
+@click.option("--since", type=Duration(), metavar="DURATION", help="Only the last 2h, 7d, ...")
+@click.option("--html", "html_path", metavar="FILE", help="Also write one HTML file with charts.")
+@click.option(
+    "--charts",
+    type=click.IntRange(0, 500),
+    default=20,
+    show_default=True,
+    help="HTML: chart this many queues (those with findings first).",
+)
+@click.option("--parquet", "parquet_path", metavar="FOLDER", help="Also write hourly/, findings/.")
+@click.option("--master", metavar="URL", help="Spark master (default: $QADMIN_SPARK_MASTER).")
+@click.option("--remote", metavar="sc://HOST:PORT", help="Spark Connect server.")
+@format_option
+def report_command(
+    history: str,
+    names: tuple[str, ...],
+    since: int | None,
+    html_path: str | None,
+    charts: int,
+    parquet_path: str | None,
+    master: str | None,
+    remote: str | None,
+    fmt: str | None,
+) -> None:
+    """Hourly rates, percentiles and findings from the telemetry history (a Spark job)."""
+    from qadmin.pipeline import report as report_ops
+    from qadmin.pipeline import spark
+
+    if "://" not in history and not Path(history).exists():
+        raise UsageError(f"no history at {history} (qadmin collect --to {history} ...)")
+    session = spark.session(_where(master, remote))
+    result = report_ops.run(
+        session, history, names=names, since_s=since, chart_queues=charts if html_path else 0
+    )
+    if parquet_path:
+        report_ops.write_parquet(result, parquet_path)
+    if html_path:
+        from qadmin.pipeline import report_html
+
+        Path(html_path).write_text(report_html.render(result), encoding="utf-8")
+    render.report(
+        result.document(),
+        [
+            ("Findings", "findings", report_ops.FINDING_COLUMNS),
+            ("Queues", "queues", report_ops.QUEUE_COLUMNS),
+        ],
+        fmt,
+        title="qadmin report",
+    )
+
+
+COMMANDS = [export_command, archive_command, load_command, report_command]
