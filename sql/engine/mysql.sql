@@ -14,4 +14,9 @@ WHERE TABLE_SCHEMA = :schema AND TABLE_NAME = :name AND TABLE_TYPE = 'BASE TABLE
 START TRANSACTION READ ONLY
 
 -- name: snapshot_read
+-- qadmin sessions run READ COMMITTED; a consistent snapshot needs REPEATABLE READ (this
+-- transaction only).
+SET TRANSACTION ISOLATION LEVEL REPEATABLE READ
+
+-- name: snapshot_read
 START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY

@@ -70,12 +70,30 @@ def planted(n: int, seed: int = 7) -> list[Series]:
             100 * _noise(rng, n),
             1000 * hourly_steps(n, 2, 5, 1.5),
         ),
-        Series("ring", "ring", flat.copy(), ring_depth * _noise(rng, n, 0.002), ghosts_flat * 0,
-               ring_fill=ring_depth / 1000),
-        Series("claims", "claim", flat.copy(), 100 * _noise(rng, n), ghosts_flat.copy(),
-               stale_claims=stale),
-        Series("locks", "heap", flat.copy(), 100 * _noise(rng, n), ghosts_flat.copy(),
-               max_lock_wait_s=waits),
+        Series(
+            "ring",
+            "ring",
+            flat.copy(),
+            ring_depth * _noise(rng, n, 0.002),
+            ghosts_flat * 0,
+            ring_fill=ring_depth / 1000,
+        ),
+        Series(
+            "claims",
+            "claim",
+            flat.copy(),
+            100 * _noise(rng, n),
+            ghosts_flat.copy(),
+            stale_claims=stale,
+        ),
+        Series(
+            "locks",
+            "heap",
+            flat.copy(),
+            100 * _noise(rng, n),
+            ghosts_flat.copy(),
+            max_lock_wait_s=waits,
+        ),
     ]
 
 

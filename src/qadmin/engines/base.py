@@ -244,10 +244,10 @@ class Engine(ABC):
         """Start a transaction: reads are read-only where the engine's SQL says how, and a
         snapshot read sees one snapshot for all its statements (export's pages)."""
         sql = sqlfiles.load(f"engine/{self.name}.sql")
-        if snapshot and sql.has("snapshot_read"):
-            cursor.execute(self.engine_sql("snapshot_read"))
-        elif not write and sql.has("read_only"):
-            cursor.execute(self.engine_sql("read_only"))
+        section = "snapshot_read" if snapshot and sql.has("snapshot_read") else "read_only"
+        if (snapshot or not write) and sql.has(section):
+            for statement in sql.statements(section):
+                cursor.execute(statement)
 
     def _commit(self, cursor: Any, write: bool) -> None:
         self._conn.commit()

@@ -40,8 +40,8 @@ def export(
         raise UnsupportedError(f"a {spec.kind} queue exports with --engine python (it is small)")
     if path.exists():
         raise UsageError(f"{path} exists: Spark writes a new folder there")
-    session = spark.session(where, spark.jar_for(engine))
     options = spark.jdbc_options(engine)
+    session = spark.session(where, spark.jar_for(engine))
     options.update(dbtable=engine.qualified(spec.name), fetchsize=spark.FETCH_ROWS)
     facts = engine.JDBC
     assert facts is not None
@@ -115,6 +115,7 @@ def stage(
     where: spark.Where,
 ) -> int:
     """Number the input in file order (dense, from 0) and append it to the staging table."""
+    options = spark.jdbc_options(engine)
     from pyspark.sql import functions as F
 
     session = spark.session(where, spark.jar_for(engine))
@@ -137,7 +138,6 @@ def stage(
         due.cast("timestamp").alias("due_at"),
         (F.col(key).cast("string") if key else F.lit(None).cast("string")).alias("load_key"),
     )
-    options = spark.jdbc_options(engine)
     options.update(dbtable=engine.qualified(spec.objects()["stage"]), batchsize=spark.WRITE_BATCH)
     staged.write.format("jdbc").options(**options).mode("append").save()
     return int(staged.count())
