@@ -286,7 +286,8 @@ def run(
     if names:
         samples = samples.where(F.col("queue").isin(*names))
     if since_s is not None:
-        samples = samples.where(F.col("time") >= F.lit(datetime.now(UTC) - timedelta(seconds=since_s)))
+        cutoff = datetime.now(UTC) - timedelta(seconds=since_s)
+        samples = samples.where(F.col("time") >= F.lit(cutoff))
     hours = hourly(samples).cache()
     found = findings(hours).cache()
     counted = {
