@@ -197,7 +197,8 @@ def test_verbose_names_the_connection_with_the_password_masked():
     assert "postgresql://u:***@127.0.0.1:1/db" in result.stderr
 
 
-def test_every_changing_command_needs_yes_off_a_tty_and_changes_nothing_without_it(db):
+def test_every_changing_command_needs_yes_off_a_tty_and_changes_nothing_without_it(db, tmp_path):
+    (tmp_path / "in.jsonl").write_text('{"payload": "x"}\n')
     run("create", "r", "--kind", "ring", "--capacity", "4", *db)
     run("create", "w", "--kind", "fifo", "--watermark", *db)
     run("create", "c", "--kind", "claim", *db)
@@ -214,6 +215,8 @@ def test_every_changing_command_needs_yes_off_a_tty_and_changes_nothing_without_
         ["convert", "f", "--to", "ring", "--capacity", "8"],
         ["purge", "f"],
         ["drop", "f"],
+        ["archive", "f", "--to", str(tmp_path / "arch"), "--older-than", "0s"],
+        ["load", "f", "--from", str(tmp_path / "in.jsonl"), "--replace-stage"],
     ):
         refused = run(*args, *db)
         assert refused.exit_code == 2, args

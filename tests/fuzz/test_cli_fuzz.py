@@ -48,6 +48,9 @@ COMMANDS = [
     "watermark",
     "resize",
     "convert",
+    "export",
+    "archive",
+    "load",
     "tail",
     "collect",
     "demo",
@@ -173,6 +176,7 @@ def world(tmp_path_factory) -> tuple[list[str], list[str], Path]:
     ):
         runner.invoke(cli, ["create", name, "--kind", kind, *extra, "--dsn", db])
     runner.invoke(cli, ["push", "q", "a", "b", "--dsn", db])
+    (tmp / "load.jsonl").write_text('{"payload": "x"}\n{"payload_base64": "!!"}\n')
     return dsns(tmp), configs(tmp), tmp
 
 
@@ -199,6 +203,10 @@ def argv(draw: st.DrawFn, dsn_pool: list[str], config_pool: list[str], tmp: Path
         args += ["--count", "1", "--interval", "0.2"]
     if command == "collect":
         args += ["--to", str(tmp / "history")]
+    if command in ("export", "archive"):  # the last --to wins: never write outside tmp
+        args += ["--to", str(tmp / f"{command}.parquet")]
+    if command == "load":
+        args += ["--from", str(tmp / "load.jsonl")]
     if "--wait" in args:
         args[args.index("--wait") + 1 : args.index("--wait") + 2] = ["0.1"]
     if draw(st.integers(0, 4)) == 0:

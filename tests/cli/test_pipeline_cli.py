@@ -1,0 +1,137 @@
+"""The pipeline commands as a script sees them: stable JSON keys, one-line errors with their
+exit codes, and clear messages for what Spark needs (no JVM is started to find them out)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from qadmin.cli import cli
+
+
+def run(*args: str, env: dict[str, str] | None = None):
+    result = CliRunner().invoke(cli, list(args), env=env)
+    assert "Traceback" not in result.stderr
+    return result
+
+
+def one_line(result) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+@pytest.fixture
+def db(tmp_path) -> list[str]:
+    dsn = ["--dsn", f"sqlite:///{tmp_path / 'q.db'}"]
+    run("create", "orders_q", "--kind", "fifo", *dsn)
+    run("push", "orders_q", "a", "b", "c", *dsn)
+    run("create", "copy_q", "--kind", "fifo", *dsn)
+    return dsn
+
+
+def test_export_load_archive_print_stable_json(db, tmp_path):
+    out = tmp_path / "o.jsonl"
+    exported = json.loads(
+        run("export", "orders_q", "--to", str(out), "--format", "json", *db).stdout
+    )
+    assert exported == {
+        "file": str(out),
+        "format": "jsonl",
+        "rows": 3,
+        "first_id": 1,
+        "last_id": 3,
+        "queue": "orders_q",
+    }
+    loaded = run("load", "copy_q", "--from", str(out), "--key", "id", "--format", "json", *db)
+    assert json.loads(loaded.stdout) == {"read": 3, "loaded": 3, "skipped": 0, "queue": "copy_q"}
+    archived = run(
+        "archive",
+        "orders_q",
+        "--to",
+        str(tmp_path / "a"),
+        "--older-than",
+        "0s",
+        "--yes",
+        "--format",
+        "json",
+        *db,
+    )
+    document = json.loads(archived.stdout)
+    assert (document["archived"], document["deleted"], document["kept"]) == (3, 3, 0)
+    assert set(document) >= {"queue", "file", "resumed", "first_id", "last_id", "dry_run"}
+
+
+def test_archive_dry_run_changes_nothing(db, tmp_path):
+    plan = run(
+        "archive",
+        "orders_q",
+        "--to",
+        str(tmp_path / "a"),
+        "--older-than",
+        "0s",
+        "--dry-run",
+        "--format",
+        "json",
+        *db,
+    )
+    assert json.loads(plan.stdout)["dry_run"] is True
+    assert not (tmp_path / "a").exists()
+    assert len(json.loads(run("peek", "orders_q", "--format", "json", *db).stdout)) == 3
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "says"),
+    [
+        (["export", "orders_q", "--to", "x.txt"], 2, "cannot tell the format"),
+        (["export", "orders_q", "--to", "x.parquet", "--state", "ready"], 2, "claim queues"),
+        (["archive", "orders_q", "--to", "a", "--yes"], 2, "--older-than"),
+        (["load", "copy_q", "--from", "missing.jsonl"], 2, "does not exist"),
+        (["export", "orders_q", "--to", "x", "--engine", "spark"], 2, "JDBC path to sqlite"),
+        (["export", "nope_q", "--to", "x.parquet"], 5, "no queue"),
+    ],
+)
+def test_bad_input_is_one_line_and_an_exit_code(db, tmp_path, monkeypatch, args, code, says):
+    monkeypatch.chdir(tmp_path)
+    result = run(*args, *db)
+    assert result.exit_code == code, result.stderr
+    assert says in one_line(result)
+
+
+def test_a_bad_input_line_is_named(db, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"payload": "ok"}\n{"payload_base64": "***"}\n')
+    result = run("load", "copy_q", "--from", str(bad), *db)
+    assert result.exit_code == 2
+    assert "bad.jsonl line 2: payload_base64 is not base64" in one_line(result)
+    assert json.loads(run("peek", "copy_q", "--format", "json", *db).stdout) == []
+
+
+def test_missing_pyspark_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyspark", None)
+    monkeypatch.setitem(sys.modules, "pyspark.sql", None)
+    result = run("report", "--history", str(tmp_path))
+    assert result.exit_code == 1
+    assert "pip install 'qadmin[spark]'" in one_line(result)
+
+
+def test_a_missing_jdbc_driver_is_one_line(request, tmp_path):
+    from tests.conftest import make_target
+
+    target = make_target("postgresql", request, tmp_path)
+    run("create", "jq", "--kind", "fifo", *target.cli_args())
+    result = run(
+        "export",
+        "jq",
+        "--to",
+        str(tmp_path / "out"),
+        "--engine",
+        "spark",
+        *target.cli_args(),
+        env={"QADMIN_SPARK_JARS": "/nonexistent/driver.jar"},
+    )
+    assert result.exit_code == 1
+    assert "QADMIN_SPARK_JARS names a missing file: /nonexistent/driver.jar" in one_line(result)

@@ -1,0 +1,172 @@
+"""The Spark paths, on one shared local[2] session: export and load through JDBC against real
+PostgreSQL and MariaDB, and the report over a generated history with planted anomalies."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from qadmin.cli import cli
+from qadmin.ops import messages, queues
+from qadmin.pipeline import export, load, report, report_html, spark, spark_jobs
+from tests.conftest import make_target
+from tests.engines.test_payloads import PAYLOADS
+from tests.pipeline import history
+
+HOURS = 12
+LOCAL = spark.Where("local[2]")
+
+
+def _queue(engine, name, kind):
+    return queues.create(engine, queues.make_spec(name, kind, None, False))
+
+
+@pytest.mark.parametrize("kind", ["fifo", "pending", "claim"])
+@pytest.mark.parametrize("label", ["postgresql", "mariadb"])
+def test_spark_export_and_spark_load_keep_every_byte_in_order(
+    label, kind, spark_session, request, tmp_path
+):
+    engine = make_target(label, request, tmp_path).engine()
+    source = _queue(engine, "sp_src", kind)
+    sent = [*PAYLOADS, *[f"m{i}".encode() for i in range(200)]]
+    messages.push(engine, source, sent)
+    folder = tmp_path / "out"
+    result = spark_jobs.export(
+        engine, source, folder, "parquet", export.Selection(), LOCAL, partitions=2
+    )
+    assert result["rows"] == len(sent)
+    parts = sorted(folder.glob("part-*.parquet"))
+    assert len(parts) == (2 if label == "postgresql" else 1)  # MariaDB: one snapshot, one read
+
+    copy = _queue(engine, "sp_dst", kind)
+    load.prepare_stage(engine, copy, replace=False)
+    with load.dropping_stage(engine, copy):
+        assert spark_jobs.stage(engine, copy, folder, "parquet", "id", LOCAL) == len(sent)
+        assert load.move(engine, copy, None)["loaded"] == len(sent)
+    got = messages.peek(engine, copy, count=len(sent) + 1)
+    assert [m["payload"] for m in got] == sent
+    # and the python path reads Spark's folder the same way
+    again = _queue(engine, "sp_py", kind)
+    load.load_python(engine, again, folder, "parquet", None)
+    assert [m["payload"] for m in messages.peek(engine, again, count=500)] == sent
+
+
+def test_spark_load_reads_jsonl_written_by_the_python_export(spark_session, request, tmp_path):
+    engine = make_target("postgresql", request, tmp_path).engine()
+    source = _queue(engine, "js_src", "fifo")
+    messages.push(engine, source, PAYLOADS)
+    path = tmp_path / "out.jsonl"
+    export.export(engine, source, path, "jsonl", export.Selection())
+    copy = _queue(engine, "js_dst", "fifo")
+    load.prepare_stage(engine, copy, replace=False)
+    with load.dropping_stage(engine, copy):
+        spark_jobs.stage(engine, copy, path, "jsonl", None, LOCAL)
+        load.move(engine, copy, None)
+    assert [m["payload"] for m in messages.peek(engine, copy, count=10)] == PAYLOADS
+
+
+@pytest.fixture(scope="module")
+def planted_history(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("history")
+    minutes = HOURS * 60
+    history.write(root, history.planted(minutes), minutes)
+    return root
+
+
+@pytest.fixture(scope="module")
+def planted_report(spark_session, planted_history) -> report.Report:
+    return report.run(spark_session, str(planted_history), chart_queues=3)
+
+
+def test_report_finds_the_planted_anomalies_and_no_others(planted_report):
+    found = {(f["queue"], f["finding"]) for f in planted_report.findings}
+    assert found == history.EXPECTED
+    backlog = next(f for f in planted_report.findings if f["queue"] == "backlog")
+    assert backlog["hours"] == 5 and backlog["start"].hour == 4
+
+
+def test_report_rates_survive_a_counter_reset(planted_report):
+    hours = planted_report.frames["hourly"].where("queue = 'steady'").orderBy("hour").collect()
+    assert len(hours) == HOURS
+    for hour in hours[1:]:  # the first hour has no sample before its first one
+        assert 49 < hour["enqueue_rate"] < 51
+        assert 49 < hour["dequeue_rate"] < 51
+        assert 95 <= hour["depth_p50"] <= 105
+
+
+def test_report_recommends_a_ring_capacity(planted_report):
+    ring = next(q for q in planted_report.queues if q["queue"] == "ring")
+    # 2 x the worst p99 backlog (952) is below a minute at 50/s (3,000): next power of two
+    assert ring["recommended_ring_capacity"] == 4096
+    assert report.recommended_capacity(3000, 10) == 8192
+
+
+def test_report_html_renders_in_a_headless_browser(planted_report, tmp_path):
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.fail("chromium is missing: scripts/services installs it")
+    page = tmp_path / "report.html"
+    page.write_text(report_html.render(planted_report), encoding="utf-8")
+    dom = subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    charts = len(report_html.CHARTS) * len(planted_report.charted)
+    assert f'data-charts="{charts}"' in dom
+    assert 'data-rendered="ok"' in dom
+    assert "backlog grew for 5 h" in dom
+
+
+def test_report_cli_writes_json_parquet_and_html(spark_session, planted_history, tmp_path):
+    import pyarrow.parquet as pq
+
+    result = CliRunner().invoke(
+        cli,
+        [
+            "report",
+            "--history",
+            str(planted_history),
+            "--parquet",
+            str(tmp_path / "pq"),
+            "--html",
+            str(tmp_path / "r.html"),
+            "--format",
+            "json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert {(f["queue"], f["finding"]) for f in document["findings"]} == history.EXPECTED
+    assert document["samples"] == HOURS * 60 * 6
+    hourly = pq.read_table(tmp_path / "pq" / "hourly")
+    assert set(report.HOURLY_COLUMNS) <= set(hourly.column_names)
+    assert hourly.num_rows == HOURS * 6
+    assert (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def test_report_on_a_missing_history_is_one_line(spark_session, tmp_path):
+    result = CliRunner().invoke(cli, ["report", "--history", str(tmp_path / "none")])
+    assert result.exit_code == 2
+    assert result.stderr.strip().count("\n") == 0 and "collect" in result.stderr
