@@ -51,7 +51,6 @@ def jars(needed: list[str]) -> list[str]:
         if missing:
             raise QadminError(f"QADMIN_SPARK_JARS names a missing file: {missing[0]}")
         return paths
-    found = []
     for jar in needed:
         path = JAR_DIR / jar
         if not path.is_file():
@@ -59,8 +58,9 @@ def jars(needed: list[str]) -> list[str]:
                 f"Spark needs the JDBC driver {path}: apt-get install {JAR_PACKAGES[jar]} "
                 "(or set QADMIN_SPARK_JARS)"
             )
-        found.append(str(path))
-    return found
+    # Every driver present, not only the one needed now: jars are fixed when the session
+    # starts, and a process (a test run, a notebook) may reach both engines with one session.
+    return [str(JAR_DIR / jar) for jar in JAR_PACKAGES if (JAR_DIR / jar).is_file()]
 
 
 def session(where: Where, jar_names: list[str] | None = None) -> Any:
