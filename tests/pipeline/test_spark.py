@@ -170,3 +170,36 @@ def test_report_on_a_missing_history_is_one_line(spark_session, tmp_path):
     result = CliRunner().invoke(cli, ["report", "--history", str(tmp_path / "none")])
     assert result.exit_code == 2
     assert result.stderr.strip().count("\n") == 0 and "collect" in result.stderr
+
+
+def test_spark_export_on_postgresql_reads_one_snapshot_in_parallel(
+    spark_session, request, tmp_path, monkeypatch
+):
+    """Messages pushed and popped after the export took its snapshot (and before Spark's
+    partitions read) are not in the file: every partition imported the same snapshot."""
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    spec = _queue(engine, "snap_q", "fifo")
+    messages.push(engine, spec, [f"m{i}".encode() for i in range(100)])
+    before = [m["id"] for m in messages.peek(engine, spec, count=200)]
+    other = target.engine()
+    plan = spark_jobs._select
+
+    def meanwhile(frame, *args):
+        messages.push(other, spec, [b"late"] * 10)
+        messages.pop(other, spec, count=30)
+        return plan(frame, *args)
+
+    monkeypatch.setattr(spark_jobs, "_select", meanwhile)
+    folder = tmp_path / "snap"
+    spark_jobs.export(engine, spec, folder, "parquet", export.Selection(), LOCAL, partitions=2)
+    ids = sorted(i for part in folder.glob("part-*.parquet") for i in _ids(part))
+    assert ids == before
+    assert len(messages.peek(other, spec, count=200)) == 80
+    other.close()
+
+
+def _ids(path: Path) -> list[int]:
+    import pyarrow.parquet as pq
+
+    return pq.read_table(path, columns=["id"]).column("id").to_pylist()

@@ -345,13 +345,21 @@ class Engine(ABC):
 
     def data_section(self, spec: QueueSpec, section: str) -> list[str]:
         """A section of ``sql/queues/<dialect>/data.sql`` (export, archive, load) for a queue."""
-        return [self.render(s, spec) for s in self._queue_file("data").statements(section)]
+        return [self.render(s, spec) for s in self._data_file().statements(section)]
 
     def has_data_section(self, spec: QueueSpec, section: str) -> bool:
         try:
-            return self._queue_file("data").has(section)
+            return self._data_file().has(section)
         except UnsupportedError:
             return False
+
+    def _data_file(self) -> sqlfiles.SqlFile:
+        try:
+            return self._queue_file("data")
+        except UnsupportedError:
+            raise UnsupportedError(
+                f"export, archive and load are not available on {self.dialect}"
+            ) from None
 
     def bulk_insert(
         self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
