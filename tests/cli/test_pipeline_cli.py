@@ -45,6 +45,7 @@ def test_export_load_archive_print_stable_json(db, tmp_path):
         "first_id": 1,
         "last_id": 3,
         "queue": "orders_q",
+        "engine": "python",
     }
     loaded = run("load", "copy_q", "--from", str(out), "--key", "id", "--format", "json", *db)
     assert json.loads(loaded.stdout) == {"read": 3, "loaded": 3, "skipped": 0, "queue": "copy_q"}
@@ -135,3 +136,21 @@ def test_a_missing_jdbc_driver_is_one_line(request, tmp_path):
     )
     assert result.exit_code == 1
     assert "QADMIN_SPARK_JARS names a missing file: /nonexistent/driver.jar" in one_line(result)
+
+
+def test_export_picks_spark_only_past_the_crossover_for_a_folder(request, tmp_path):
+    from qadmin.cli.pipeline import _spark_pays_off
+    from qadmin.kinds import Kind, QueueSpec
+    from qadmin.pipeline.spark_jobs import SPARK_EXPORT_FROM_ROWS
+    from tests.conftest import make_target
+
+    pg = make_target("postgresql", request, tmp_path).engine()
+    lite = make_target("sqlite", request, tmp_path).engine()
+    fifo = QueueSpec(name="q", kind=Kind.FIFO)
+    ring = QueueSpec(name="r", kind=Kind.RING, capacity=10)
+    big, folder = SPARK_EXPORT_FROM_ROWS, tmp_path / "out"
+    assert _spark_pays_off(pg, fifo, big, folder)
+    assert not _spark_pays_off(pg, fifo, big - 1, folder)
+    assert not _spark_pays_off(pg, fifo, big, tmp_path / "out.parquet")  # a file: python
+    assert not _spark_pays_off(pg, ring, big, folder)
+    assert not _spark_pays_off(lite, fifo, big, folder)

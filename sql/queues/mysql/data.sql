@@ -6,7 +6,10 @@
 -- rows, all in one transaction (short AUTO-INC locks: one per chunk); {loaded} holds the
 -- idempotency keys, written in the same transaction.
 
--- name: export_basic
+-- Sections serve the kinds whose tables share a shape: export_rows heap/fifo/lifo/capped,
+-- archive_rows heap/fifo/lifo/pending, load_rows heap/fifo/lifo/claim.
+
+-- name: export_rows
 SELECT id, enqueued_at, payload FROM {table}
 WHERE id > :after AND enqueued_at < :before
 ORDER BY id LIMIT :limit
@@ -29,11 +32,6 @@ WHERE (state = 'ready' AND :ready) OR (state = 'claimed' AND :claimed)
    OR (state = 'failed' AND :failed)
 ORDER BY id LIMIT :limit
 
--- name: export_capped
-SELECT id, enqueued_at, payload FROM {table}
-WHERE id > :after AND enqueued_at < :before
-ORDER BY id LIMIT :limit
-
 -- name: export_ring
 SELECT id, enqueued_at, payload FROM (
     SELECT message_id AS id, enqueued_at, payload FROM {table} WHERE reference_count = 1
@@ -43,16 +41,10 @@ SELECT id, enqueued_at, payload FROM (
 WHERE id > :after AND enqueued_at < :before
 ORDER BY id LIMIT :limit
 
--- name: archive_basic
+-- name: archive_rows
 DELETE FROM {table} WHERE id = :id
 
--- name: archive_basic
-SELECT ROW_COUNT() AS deleted
-
--- name: archive_pending
-DELETE FROM {table} WHERE id = :id
-
--- name: archive_pending
+-- name: archive_rows
 SELECT ROW_COUNT() AS deleted
 
 -- name: archive_claim
@@ -88,17 +80,17 @@ GROUP BY load_key HAVING count(*) > 1 LIMIT 1
 -- name: stage_range
 SELECT count(*) AS staged, min(seq) AS first_seq, max(seq) AS last_seq FROM {stage}
 
--- name: load_basic
+-- name: load_rows
 INSERT INTO {table} (enqueued_at, payload)
 SELECT UTC_TIMESTAMP(6), s.payload FROM {stage} AS s
 WHERE s.seq >= :from_seq AND s.seq < :to_seq
   AND NOT EXISTS (SELECT 1 FROM {loaded} AS l WHERE l.load_key = s.load_key)
 ORDER BY s.seq
 
--- name: load_basic
+-- name: load_rows
 SELECT ROW_COUNT() AS loaded
 
--- name: load_basic
+-- name: load_rows
 INSERT IGNORE INTO {loaded} (load_key)
 SELECT load_key FROM {stage}
 WHERE seq >= :from_seq AND seq < :to_seq AND load_key IS NOT NULL
@@ -114,21 +106,6 @@ ORDER BY s.seq
 SELECT ROW_COUNT() AS loaded
 
 -- name: load_pending
-INSERT IGNORE INTO {loaded} (load_key)
-SELECT load_key FROM {stage}
-WHERE seq >= :from_seq AND seq < :to_seq AND load_key IS NOT NULL
-
--- name: load_claim
-INSERT INTO {table} (enqueued_at, payload)
-SELECT UTC_TIMESTAMP(6), s.payload FROM {stage} AS s
-WHERE s.seq >= :from_seq AND s.seq < :to_seq
-  AND NOT EXISTS (SELECT 1 FROM {loaded} AS l WHERE l.load_key = s.load_key)
-ORDER BY s.seq
-
--- name: load_claim
-SELECT ROW_COUNT() AS loaded
-
--- name: load_claim
 INSERT IGNORE INTO {loaded} (load_key)
 SELECT load_key FROM {stage}
 WHERE seq >= :from_seq AND seq < :to_seq AND load_key IS NOT NULL

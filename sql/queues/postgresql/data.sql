@@ -6,7 +6,10 @@
 -- with one INSERT ... SELECT per chunk of :chunk rows, all in one transaction; {loaded} holds
 -- the idempotency keys of what was loaded, written in the same transaction.
 
--- name: export_basic
+-- Sections serve the kinds whose tables share a shape: export_rows heap/fifo/lifo/capped,
+-- archive_rows heap/fifo/lifo/pending, load_rows heap/fifo/lifo/claim.
+
+-- name: export_rows
 SELECT id, enqueued_at, payload FROM {table}
 WHERE id > :after AND enqueued_at < :before
 ORDER BY id LIMIT :limit
@@ -29,11 +32,6 @@ WHERE (state = 'ready' AND :ready) OR (state = 'claimed' AND :claimed)
    OR (state = 'failed' AND :failed)
 ORDER BY id LIMIT :limit
 
--- name: export_capped
-SELECT id, enqueued_at, payload FROM {table}
-WHERE id > :after AND enqueued_at < :before
-ORDER BY id LIMIT :limit
-
 -- name: export_ring
 SELECT id, enqueued_at, payload FROM (
     SELECT message_id AS id, enqueued_at, payload FROM {table} WHERE reference_count = 1
@@ -43,10 +41,7 @@ SELECT id, enqueued_at, payload FROM (
 WHERE id > :after AND enqueued_at < :before
 ORDER BY id LIMIT :limit
 
--- name: archive_basic
-WITH gone AS (DELETE FROM {table} WHERE id = :id RETURNING 1) SELECT count(*) AS deleted FROM gone
-
--- name: archive_pending
+-- name: archive_rows
 WITH gone AS (DELETE FROM {table} WHERE id = :id RETURNING 1) SELECT count(*) AS deleted FROM gone
 
 -- name: archive_claim
@@ -82,7 +77,7 @@ GROUP BY load_key HAVING count(*) > 1 LIMIT 1
 -- name: stage_range
 SELECT count(*) AS staged, min(seq) AS first_seq, max(seq) AS last_seq FROM {stage}
 
--- name: load_basic
+-- name: load_rows
 WITH fresh AS (
     SELECT s.seq, s.payload, s.load_key FROM {stage} AS s
     WHERE s.seq >= :from_seq AND s.seq < :to_seq
@@ -104,18 +99,6 @@ WITH fresh AS (
 ), added AS (
     INSERT INTO {table} (due_at, payload)
     SELECT coalesce(due_at, clock_timestamp()), payload FROM fresh ORDER BY seq RETURNING id
-)
-SELECT count(*) AS loaded FROM added
-
--- name: load_claim
-WITH fresh AS (
-    SELECT s.seq, s.payload, s.load_key FROM {stage} AS s
-    WHERE s.seq >= :from_seq AND s.seq < :to_seq
-      AND NOT EXISTS (SELECT 1 FROM {loaded} AS l WHERE l.load_key = s.load_key)
-), keys AS (
-    INSERT INTO {loaded} (load_key) SELECT load_key FROM fresh WHERE load_key IS NOT NULL
-), added AS (
-    INSERT INTO {table} (payload) SELECT payload FROM fresh ORDER BY seq RETURNING id
 )
 SELECT count(*) AS loaded FROM added
 

@@ -41,8 +41,9 @@ def spark_options(func: F) -> F:
         "run_on",
         type=click.Choice(["python", "spark"]),
         default=None,
-        help="python (default; one machine, streaming) or spark (partitioned; "
-        "default when --master or --remote is given).",
+        help="python (one machine, streaming) or spark (partitioned). Default: spark with "
+        "--master/--remote; export also picks spark for a backlog past the measured "
+        "crossover when the target is a folder (no suffix); else python.",
     )(func)
 
 
@@ -132,7 +133,11 @@ def export_command(
     engine = target.engine()
     spec = catalog.get(engine, name)
     selection = _selection(older_than, states, export_ops.CLAIM_STATES)
-    if _on_spark(run_on, master, remote):
+    depth = int(diagnose.size(engine, spec)["depth"] or 0)
+    spark_run = _on_spark(run_on, master, remote)
+    if run_on is None and not spark_run:
+        spark_run = _spark_pays_off(engine, spec, depth, path)
+    if spark_run:
         from qadmin.pipeline import spark_jobs
 
         where = _where(master, remote)
@@ -140,10 +145,25 @@ def export_command(
     else:
         if path.is_dir():
             raise UsageError(f"{path} is a folder: the python engine writes one file")
-        depth = int(diagnose.size(engine, spec)["depth"] or 0)
         with _counting(f"exporting {name}", depth) as update:
             result = export_ops.export(engine, spec, path, file_format, selection, update).summary()
-    render.document(dict(result, queue=name), fmt)
+    render.document(dict(result, queue=name, engine="spark" if spark_run else "python"), fmt)
+
+
+def _spark_pays_off(engine: Any, spec: Any, depth: int, path: Path) -> bool:
+    """With no --engine: Spark for a backlog past the measured crossover, when pyspark, a JDBC
+    path and a template Spark exports are all there (benchmarks/results/pipeline.md)."""
+    from importlib.util import find_spec
+
+    from qadmin.pipeline import spark_jobs
+
+    return (
+        depth >= spark_jobs.SPARK_EXPORT_FROM_ROWS
+        and engine.JDBC is not None
+        and spec.template in spark_jobs.SPARK_EXPORTS
+        and not path.suffix
+        and find_spec("pyspark") is not None
+    )
 
 
 @click.command("archive")

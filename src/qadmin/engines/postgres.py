@@ -37,7 +37,14 @@ class PostgresEngine(Engine):
         "org.postgresql.Driver",
         "postgresql.jar",
         5432,
-        (("reWriteBatchedInserts", "true"), ("ApplicationName", APP_NAME)),
+        # prepareThreshold=-1: binary transfer from the first execution, so bytea payloads
+        # are not hex-encoded by the server and decoded by the driver (each partition's
+        # query runs once, below the default threshold of 5).
+        (
+            ("reWriteBatchedInserts", "true"),
+            ("prepareThreshold", "-1"),
+            ("ApplicationName", APP_NAME),
+        ),
         shared_snapshot=True,
     )
 

@@ -33,6 +33,7 @@ from qadmin.pipeline.export import Progress, Selection, export
 DELETE_BATCH = 500
 ARCHIVABLE = {Kind.HEAP, Kind.FIFO, Kind.LIFO, Kind.PENDING, Kind.CLAIM}
 DONE_SUFFIX = ".done"
+SECTION = {"basic": "archive_rows", "pending": "archive_rows", "claim": "archive_claim"}
 
 
 def check(spec: QueueSpec) -> None:
@@ -118,7 +119,7 @@ def read_ids(path: Path, fmt: str) -> list[int]:
 
 def delete(engine: Engine, spec: QueueSpec, ids: Sequence[int], progress: Progress) -> int:
     """Delete these ids (and only these) in short transactions; how many were deleted."""
-    statements = engine.data_section(spec, f"archive_{spec.template}")
+    statements = engine.data_section(spec, SECTION[spec.template])
     deleted = 0
     for start in range(0, len(ids), DELETE_BATCH):
         batch = [{"id": i} for i in ids[start : start + DELETE_BATCH]]

@@ -20,6 +20,14 @@ from qadmin.kinds import Kind, QueueSpec
 from qadmin.pipeline import formats
 
 PAGE_ROWS = 5_000
+# The data.sql section that pages each template's messages.
+SECTION = {
+    "basic": "export_rows",
+    "capped": "export_rows",
+    "pending": "export_pending",
+    "claim": "export_claim",
+    "ring": "export_ring",
+}
 CLAIM_STATES = ("ready", "claimed", "failed")
 # No age filter: a bound later than any enqueue time every engine can store.
 _NO_AGE_LIMIT = datetime(9999, 1, 1, tzinfo=UTC)
@@ -86,7 +94,7 @@ def export(
 ) -> Exported:
     """Write the selected messages to ``path``; with ``keep_empty`` False, no rows, no file."""
     selection.check(spec)
-    statements = engine.data_section(spec, f"export_{spec.template}")
+    statements = engine.data_section(spec, SECTION[spec.template])
     writer = formats.Writer(path, fmt, spec.template, spec.name, spec.kind.value)
     result = Exported(path=None, format=fmt)
     params = selection.params(engine)

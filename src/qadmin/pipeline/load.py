@@ -29,6 +29,7 @@ MOVE_CHUNK = 50_000
 PUSH_BATCH = 1_000
 STAGE_COLUMNS = ("seq", "payload", "due_at", "load_key")
 PUSHED_KINDS = {Kind.RING, Kind.CAPPED}
+SECTION = {"basic": "load_rows", "claim": "load_rows", "pending": "load_pending"}
 
 
 def pushes(spec: QueueSpec) -> bool:
@@ -84,7 +85,7 @@ def move(engine: Engine, spec: QueueSpec, progress: Progress) -> dict[str, int]:
     loaded = 0
     if staged:
         first, last = int(span["first_seq"]), int(span["last_seq"])
-        statements = engine.data_section(spec, f"load_{spec.template}")
+        statements = engine.data_section(spec, SECTION[spec.template])
         with engine.transaction() as execute:
             for low in range(first, last + 1, MOVE_CHUNK):
                 params = {"from_seq": low, "to_seq": low + MOVE_CHUNK}

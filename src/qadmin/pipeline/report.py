@@ -146,27 +146,16 @@ def hourly(history: Any) -> Any:
         F.max("stale_claims").alias("stale_claims_max"),
         F.max("ring_fill").alias("ring_fill_max"),
     )
-    rate = F.when(F.col("seconds") > 0, F.col("enqueued") / F.col("seconds"))
-    out_rate = F.when(F.col("seconds") > 0, F.col("dequeued") / F.col("seconds"))
-    return grouped.select(
-        "connection",
-        "queue",
-        "kind",
-        "hour",
-        "samples",
-        "enqueued",
-        "dequeued",
-        rate.alias("enqueue_rate"),
-        out_rate.alias("dequeue_rate"),
-        *[F.col("depth_q")[i].alias(f"depth_p{p}") for i, p in enumerate((50, 95, 99))],
-        *[F.col("age_q")[i].alias(f"oldest_age_p{p}") for i, p in enumerate((50, 95, 99))],
-        "ghosts_max",
-        "ghost_ratio",
-        "lock_waits_max",
-        "lock_wait_s_max",
-        "stale_claims_max",
-        "ring_fill_max",
-    )
+    per_second = {
+        "enqueue_rate": F.col("enqueued") / F.col("seconds"),
+        "dequeue_rate": F.col("dequeued") / F.col("seconds"),
+    }
+    for name, value in per_second.items():
+        grouped = grouped.withColumn(name, F.when(F.col("seconds") > 0, value))
+    for i, p in enumerate((50, 95, 99)):
+        grouped = grouped.withColumn(f"depth_p{p}", F.col("depth_q")[i])
+        grouped = grouped.withColumn(f"oldest_age_p{p}", F.col("age_q")[i])
+    return grouped.select(*HOURLY_COLUMNS)
 
 
 def _flags(hours: Any) -> Any:
@@ -319,7 +308,7 @@ def run(
         queue_rows.append(record)
     report = Report(
         history=history,
-        samples=int(samples.count()),
+        samples=int(hours.agg(F.sum("samples")).first()[0] or 0),
         queues=queue_rows,
         findings=found_rows,
         frames={"hourly": hours, "findings": found},

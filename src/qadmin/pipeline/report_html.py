@@ -79,8 +79,7 @@ def _cell(value: Any) -> str:
 def _table(rows: list[dict[str, Any]], columns: tuple[str, ...]) -> str:
     head = "".join(f"<th>{_e(c)}</th>" for c in columns)
     body = "".join(
-        "<tr>" + "".join(f"<td>{_e(_cell(r.get(c)))}</td>" for c in columns) + "</tr>"
-        for r in rows
+        "<tr>" + "".join(f"<td>{_e(_cell(r.get(c)))}</td>" for c in columns) + "</tr>" for r in rows
     )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 

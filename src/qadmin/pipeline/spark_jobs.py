@@ -23,6 +23,9 @@ from qadmin.pipeline import formats, spark
 from qadmin.pipeline.export import Selection
 
 SPARK_EXPORTS = {"basic", "pending", "claim", "capped"}
+# Where a one-shot Spark export (JVM start-up included) overtakes the Python path on 2 cores,
+# measured by benchmarks/pipeline.py (results/pipeline.md); export picks Spark past it.
+SPARK_EXPORT_FROM_ROWS = 3_000_000
 
 
 def export(
