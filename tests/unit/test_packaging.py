@@ -34,3 +34,5 @@ def test_wheel_contains_every_sql_file_and_the_completions(tmp_path):
         assert f"qadmin/sql/{path.relative_to(REPO / 'sql').as_posix()}" in names
     for shell in ("bash", "zsh", "fish"):
         assert f"qadmin/completions/qadmin.{shell}" in names
+    # Spark's quiet log configuration travels inside the package
+    assert "qadmin/pipeline/log4j2.properties" in names

@@ -7,7 +7,8 @@ imported inside the commands only, so the rest of the CLI starts fast.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -83,21 +84,15 @@ def _selection(older_than: int | None, states: tuple[str, ...], default: tuple[s
     return Selection(older_than, tuple(states) or default)
 
 
-def _counting(description: str, total: int) -> Any:
-    """A progress bar whose total is the queue's (estimated) depth."""
-    bar = progress.bar(description)
-
-    class Counting:
-        def __enter__(self) -> Callable[[int, int], None] | None:
-            update = bar.__enter__()
-            if update is None:
-                return None
-            return lambda done, known: update(done, known or max(total, done))
-
-        def __exit__(self, *exc: object) -> None:
-            bar.__exit__(*exc)
-
-    return Counting()
+@contextmanager
+def _counting(description: str, total: int) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar whose total, when the operation cannot know it, is the queue's
+    (estimated) depth."""
+    with progress.bar(description) as update:
+        if update is None:
+            yield None
+        else:
+            yield lambda done, known: update(done, known or max(total, done))
 
 
 @click.command("export")

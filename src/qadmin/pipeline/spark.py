@@ -23,6 +23,7 @@ JAR_PACKAGES = {
     "mariadb-java-client.jar": "libmariadb-java",
 }
 FETCH_ROWS = "10000"
+LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
 WRITE_BATCH = "10000"
 
 
@@ -93,9 +94,9 @@ def session(where: Where, jar_names: list[str] | None = None) -> Any:
         .config("spark.ui.enabled", os.environ.get("QADMIN_SPARK_UI", "false"))
         .config("spark.ui.showConsoleProgress", "false")
     )
-    java_options = os.environ.get("QADMIN_SPARK_JAVA_OPTIONS")
-    if java_options:
-        builder = builder.config("spark.driver.extraJavaOptions", java_options)
+    quiet = f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}"
+    java_options = f"{quiet} {os.environ.get('QADMIN_SPARK_JAVA_OPTIONS', '')}".strip()
+    builder = builder.config("spark.driver.extraJavaOptions", java_options)
     if jar_names:
         builder = builder.config("spark.jars", ",".join(jars(jar_names)))
     spark = builder.getOrCreate()

@@ -122,7 +122,7 @@ def stage(
     from pyspark.sql import functions as F
 
     session = spark.session(where, spark.jar_for(engine))
-    frame = _numbered(session, _inputs(session, source, fmt), F)
+    frame, total = _numbered(_inputs(session, source, fmt), F)
     columns = set(frame.columns)
     if "payload_base64" in columns:
         payload = F.unbase64("payload_base64")
@@ -143,7 +143,7 @@ def stage(
     )
     options.update(dbtable=engine.qualified(spec.objects()["stage"]), batchsize=spark.WRITE_BATCH)
     staged.write.format("jdbc").options(**options).mode("append").save()
-    return int(staged.count())
+    return total
 
 
 def _inputs(session: Any, source: Path, fmt: str) -> Any:
@@ -165,8 +165,9 @@ def _inputs(session: Any, source: Path, fmt: str) -> Any:
     return combined
 
 
-def _numbered(session: Any, frame: Any, F: Any) -> Any:
-    """A dense ``seq`` in partition order: count rows per partition, then offset each row."""
+def _numbered(frame: Any, F: Any) -> tuple[Any, int]:
+    """A dense ``seq`` in partition order: count rows per partition, then offset each row;
+    also the number of rows."""
     marked = frame.withColumn("_part", F.spark_partition_id()).withColumn(
         "_pos", F.monotonically_increasing_id().bitwiseAND(F.lit((1 << 33) - 1))
     )
@@ -176,8 +177,7 @@ def _numbered(session: Any, frame: Any, F: Any) -> Any:
         offsets.append((part, total))
         total += rows
     if not offsets:
-        return marked.withColumn("seq", F.lit(0).cast("long")).drop("_part", "_pos")
+        return marked.withColumn("seq", F.lit(0).cast("long")).drop("_part", "_pos"), 0
     mapping = F.create_map(*[F.lit(x) for pair in offsets for x in pair])
-    return marked.withColumn("seq", (mapping[F.col("_part")] + F.col("_pos")).cast("long")).drop(
-        "_part", "_pos"
-    )
+    seq = (mapping[F.col("_part")] + F.col("_pos")).cast("long")
+    return marked.withColumn("seq", seq).drop("_part", "_pos"), total
