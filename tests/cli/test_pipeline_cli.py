@@ -141,14 +141,13 @@ def test_a_missing_jdbc_driver_is_one_line(request, tmp_path):
 def test_export_picks_spark_only_past_the_crossover_for_a_folder(request, tmp_path):
     from qadmin.cli.pipeline import _spark_pays_off
     from qadmin.kinds import Kind, QueueSpec
-    from qadmin.pipeline.spark_jobs import SPARK_EXPORT_FROM_ROWS
     from tests.conftest import make_target
 
     pg = make_target("postgresql", request, tmp_path).engine()
     lite = make_target("sqlite", request, tmp_path).engine()
     fifo = QueueSpec(name="q", kind=Kind.FIFO)
     ring = QueueSpec(name="r", kind=Kind.RING, capacity=10)
-    big, folder = SPARK_EXPORT_FROM_ROWS, tmp_path / "out"
+    big, folder = pg.JDBC.spark_export_from_rows, tmp_path / "out"
     assert _spark_pays_off(pg, fifo, big, folder)
     assert not _spark_pays_off(pg, fifo, big - 1, folder)
     assert not _spark_pays_off(pg, fifo, big, tmp_path / "out.parquet")  # a file: python

@@ -203,3 +203,12 @@ def _ids(path: Path) -> list[int]:
     import pyarrow.parquet as pq
 
     return pq.read_table(path, columns=["id"]).column("id").to_pylist()
+
+
+def test_a_spark_job_feeds_the_progress_bar(spark_session, monkeypatch):
+    monkeypatch.setattr(spark, "TRACK_S", 0.02)
+    seen: list[tuple[int, int]] = []
+    with spark.tracked(spark_session, lambda done, total: seen.append((done, total))):
+        spark_session.range(0, 20_000_000, numPartitions=8).selectExpr("sum(id * 7 % 13)").collect()
+    assert seen, "the tracker reported nothing while the job ran"
+    assert all(0 <= done <= total for done, total in seen)

@@ -136,7 +136,10 @@ def export_command(
         from qadmin.pipeline import spark_jobs
 
         where = _where(master, remote)
-        result = spark_jobs.export(engine, spec, path, file_format, selection, where, partitions)
+        with progress.bar(f"exporting {name} (spark)") as update:
+            result = spark_jobs.export(
+                engine, spec, path, file_format, selection, where, partitions, update
+            )
     else:
         if path.is_dir():
             raise UsageError(f"{path} is a folder: the python engine writes one file")
@@ -153,8 +156,8 @@ def _spark_pays_off(engine: Any, spec: Any, depth: int, path: Path) -> bool:
     from qadmin.pipeline import spark_jobs
 
     return (
-        depth >= spark_jobs.SPARK_EXPORT_FROM_ROWS
-        and engine.JDBC is not None
+        engine.JDBC is not None
+        and depth >= engine.JDBC.spark_export_from_rows
         and spec.template in spark_jobs.SPARK_EXPORTS
         and not path.suffix
         and find_spec("pyspark") is not None
@@ -264,7 +267,8 @@ def load_command(
         where = _where(master, remote)
         load_ops.prepare_stage(engine, spec, replace_stage)
         with load_ops.dropping_stage(engine, spec):
-            spark_jobs.stage(engine, spec, path, file_format, key, where)
+            with progress.bar(f"staging {name} (spark)") as update:
+                spark_jobs.stage(engine, spec, path, file_format, key, where, update)
             with progress.bar(f"loading {name}") as update:
                 result = load_ops.move(engine, spec, update)
     else:

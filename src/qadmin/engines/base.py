@@ -54,6 +54,9 @@ class Jdbc:
     properties: tuple[tuple[str, str], ...] = ()
     # Whether parallel reads can share one snapshot (PostgreSQL's exported snapshots).
     shared_snapshot: bool = False
+    # The backlog past which a one-shot Spark export (JVM start-up included) beats the Python
+    # path, measured on 2 cores by benchmarks/pipeline.py (results/pipeline.md).
+    spark_export_from_rows: int = 2_500_000
 
 
 Row = dict[str, Any]

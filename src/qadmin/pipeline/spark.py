@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +27,7 @@ JAR_PACKAGES = {
 }
 FETCH_ROWS = "10000"
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
+TRACK_S = 0.5  # how often a progress bar polls Spark's status tracker
 WRITE_BATCH = "10000"
 
 
@@ -122,3 +126,36 @@ def jdbc_options(engine: Engine) -> dict[str, str]:
 
 def jar_for(engine: Engine) -> list[str]:
     return [engine.JDBC.jar] if engine.JDBC else []
+
+
+@contextmanager
+def tracked(session: Any, update: Callable[[int, int], None] | None) -> Iterator[None]:
+    """Feed a progress bar from Spark's status tracker (tasks done / tasks in the running
+    stages) while the block runs; nothing for Spark Connect, which has no tracker."""
+    try:
+        tracker = session.sparkContext.statusTracker() if update else None
+    except Exception:  # Spark Connect: no SparkContext on the client
+        tracker = None
+    if tracker is None or update is None:
+        yield
+        return
+    stop = threading.Event()
+
+    def poll() -> None:
+        while not stop.wait(TRACK_S):
+            done = total = 0
+            for stage in tracker.getActiveStageIds():
+                info = tracker.getStageInfo(stage)
+                if info is not None:
+                    done += info.numCompletedTasks
+                    total += info.numTasks
+            if total:
+                update(done, total)
+
+    thread = threading.Thread(target=poll, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()

@@ -20,12 +20,9 @@ from qadmin.engines.base import Engine
 from qadmin.errors import UnsupportedError, UsageError
 from qadmin.kinds import Kind, QueueSpec
 from qadmin.pipeline import formats, spark
-from qadmin.pipeline.export import Selection
+from qadmin.pipeline.export import Progress, Selection
 
 SPARK_EXPORTS = {"basic", "pending", "claim", "capped"}
-# Where a one-shot Spark export (JVM start-up included) overtakes the Python path on 2 cores,
-# measured by benchmarks/pipeline.py (results/pipeline.md); export picks Spark past it.
-SPARK_EXPORT_FROM_ROWS = 3_000_000
 
 
 def export(
@@ -36,6 +33,7 @@ def export(
     selection: Selection,
     where: spark.Where,
     partitions: int | None,
+    progress: Progress = None,
 ) -> dict[str, Any]:
     """Write a folder of part files (in id order by part name) at ``path``."""
     selection.check(spec)
@@ -68,7 +66,8 @@ def export(
         frame = _select(session.read.format("jdbc").options(**options).load(), spec, selection)
         tmp = path.parent / f"{formats.TMP_PREFIX}{uuid.uuid4().hex}"
         try:
-            _write(frame.sortWithinPartitions("id"), tmp, fmt)
+            with spark.tracked(session, progress):
+                _write(frame.sortWithinPartitions("id"), tmp, fmt)
             os.replace(tmp, path)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -116,6 +115,7 @@ def stage(
     fmt: str,
     key: str | None,
     where: spark.Where,
+    progress: Progress = None,
 ) -> int:
     """Number the input in file order (dense, from 0) and append it to the staging table."""
     options = spark.jdbc_options(engine)
@@ -142,7 +142,8 @@ def stage(
         (F.col(key).cast("string") if key else F.lit(None).cast("string")).alias("load_key"),
     )
     options.update(dbtable=engine.qualified(spec.objects()["stage"]), batchsize=spark.WRITE_BATCH)
-    staged.write.format("jdbc").options(**options).mode("append").save()
+    with spark.tracked(session, progress):
+        staged.write.format("jdbc").options(**options).mode("append").save()
     return total
 
 
