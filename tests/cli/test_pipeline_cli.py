@@ -48,7 +48,13 @@ def test_export_load_archive_print_stable_json(db, tmp_path):
         "engine": "python",
     }
     loaded = run("load", "copy_q", "--from", str(out), "--key", "id", "--format", "json", *db)
-    assert json.loads(loaded.stdout) == {"read": 3, "loaded": 3, "skipped": 0, "queue": "copy_q"}
+    assert json.loads(loaded.stdout) == {
+        "read": 3,
+        "loaded": 3,
+        "skipped": 0,
+        "queue": "copy_q",
+        "engine": "python",
+    }
     archived = run(
         "archive",
         "orders_q",
@@ -153,3 +159,26 @@ def test_export_picks_spark_only_past_the_crossover_for_a_folder(request, tmp_pa
     assert not _spark_pays_off(pg, fifo, big, tmp_path / "out.parquet")  # a file: python
     assert not _spark_pays_off(pg, ring, big, folder)
     assert not _spark_pays_off(lite, fifo, big, folder)
+
+
+def test_load_picks_spark_only_for_a_big_parquet_input_on_a_server(request, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from qadmin.cli.pipeline import _spark_load_pays_off
+    from qadmin.kinds import Kind, QueueSpec
+    from tests.conftest import make_target
+
+    my = make_target("mariadb", request, tmp_path).engine()
+    lite = make_target("sqlite", request, tmp_path).engine()
+    threshold = my.JDBC.spark_load_from_rows
+    folder = tmp_path / "in"
+    folder.mkdir()
+    part = pa.table({"payload": pa.array([b"x"] * (threshold // 2 + 1))})
+    pq.write_table(part, folder / "part-0.parquet", row_group_size=1_000_000)
+    fifo = QueueSpec(name="q", kind=Kind.FIFO)
+    assert not _spark_load_pays_off(my, fifo, folder)  # half the crossover
+    pq.write_table(part, folder / "part-1.parquet", row_group_size=1_000_000)
+    assert _spark_load_pays_off(my, fifo, folder)
+    assert not _spark_load_pays_off(my, QueueSpec(name="r", kind=Kind.RING, capacity=9), folder)
+    assert not _spark_load_pays_off(lite, fifo, folder)

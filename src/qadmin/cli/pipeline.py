@@ -148,6 +148,18 @@ def export_command(
     render.document(dict(result, queue=name, engine="spark" if spark_run else "python"), fmt)
 
 
+def _spark_load_pays_off(engine: Any, spec: Any, path: Path) -> bool:
+    """With no --engine: Spark for a Parquet input past the measured crossover (its row count
+    is in the file footers), when pyspark and a JDBC path are there and the kind stages."""
+    from importlib.util import find_spec
+
+    from qadmin.pipeline import formats, load
+
+    if engine.JDBC is None or load.pushes(spec) or find_spec("pyspark") is None:
+        return False
+    return formats.parquet_rows(path) >= engine.JDBC.spark_load_from_rows
+
+
 def _spark_pays_off(engine: Any, spec: Any, depth: int, path: Path) -> bool:
     """With no --engine: Spark for a backlog past the measured crossover, when pyspark, a JDBC
     path and a template Spark exports are all there (benchmarks/results/pipeline.md)."""
@@ -259,7 +271,10 @@ def load_command(
     spec = catalog.get(engine, name)
     if replace_stage:
         confirm("replace the staging table of", name, yes)
-    if _on_spark(run_on, master, remote):
+    spark_run = _on_spark(run_on, master, remote)
+    if run_on is None and not spark_run and file_format == "parquet":
+        spark_run = _spark_load_pays_off(engine, spec, path)
+    if spark_run:
         if load_ops.pushes(spec):
             raise UsageError(f"a {spec.kind} is loaded through its push routine: --engine python")
         from qadmin.pipeline import spark_jobs
@@ -276,7 +291,7 @@ def load_command(
             result = load_ops.load_python(
                 engine, spec, path, file_format, key, replace_stage=replace_stage, progress=update
             )
-    render.document(dict(result, queue=name), fmt)
+    render.document(dict(result, queue=name, engine="spark" if spark_run else "python"), fmt)
 
 
 @click.command("report")

@@ -57,6 +57,9 @@ class Jdbc:
     # The backlog past which a one-shot Spark export (JVM start-up included) beats the Python
     # path, measured on 2 cores by benchmarks/pipeline.py (results/pipeline.md).
     spark_export_from_rows: int = 2_500_000
+    # The same for load (the move into the queue costs the same either way: only staging
+    # differs, and COPY on PostgreSQL keeps the Python path ahead far longer).
+    spark_load_from_rows: int = 20_000_000
 
 
 Row = dict[str, Any]

@@ -180,6 +180,14 @@ def parquet_files(path: Path) -> list[Path]:
     return [path]
 
 
+def parquet_rows(path: Path) -> int:
+    """Rows in a Parquet file or folder, from the footers (nothing else is read)."""
+    pyarrow()
+    import pyarrow.parquet as pq
+
+    return sum(pq.ParquetFile(f).metadata.num_rows for f in parquet_files(path))
+
+
 def read(path: Path, fmt: str, key: str | None, batch_rows: int) -> Iterator[list[dict[str, Any]]]:
     """Records in file order as ``{"payload", "due_at", "load_key"}``, in batches."""
     if not path.exists():
