@@ -1,4 +1,4 @@
-"""Diagnostics are read-only: every inspect/check/tail command (and every --dry-run) run as a
+"""Diagnostics are read-only: every inspect/check/tail/export command (and every --dry-run) run as a
 role that can only read the queue's schema, and as one with no rights on the queue tables,
 writes nothing, and answers with what it may see: a note or one line naming the privilege."""
 
@@ -35,12 +35,19 @@ READS = [
     ["list"],
     ["purge", "{q}", "--dry-run"],
     ["drop", "{q}", "--dry-run"],
+    ["export", "{q}", "--to", "{tmp}/{q}.parquet"],
 ]
 PER_KIND = {
-    "c_q": [["requeue", "{q}", "--dry-run"]],
+    "c_q": [
+        ["requeue", "{q}", "--dry-run"],
+        ["archive", "{q}", "--to", "{tmp}/a", "--older-than", "0s", "--dry-run"],
+    ],
     "r_q": [["repair", "{q}", "--dry-run"], ["resize", "{q}", "--capacity", "32", "--dry-run"]],
     "w_q": [["watermark", "{q}"], ["watermark", "{q}", "repair", "--dry-run"]],
-    "f_q": [["convert", "{q}", "--to", "ring", "--capacity", "64", "--dry-run"]],
+    "f_q": [
+        ["convert", "{q}", "--to", "ring", "--capacity", "64", "--dry-run"],
+        ["archive", "{q}", "--to", "{tmp}/a", "--older-than", "0s", "--dry-run"],
+    ],
 }
 # What a role without rights may answer: nothing (exit 0 with notes), or one line naming the
 # missing privilege (exit 7), or "no such queue" when it cannot even read the catalog row.
@@ -127,7 +134,7 @@ def test_every_diagnostic_as_a_reader_and_as_a_stranger_writes_nothing(label, re
                 for args in READS + PER_KIND.get(name, []):
                     if args[0] == "convert" and label == "mariadb":
                         continue  # refused there whoever asks (see the README)
-                    argv = [a.replace("{q}", name) for a in args]
+                    argv = [a.replace("{q}", name).replace("{tmp}", str(tmp_path)) for a in args]
                     result = CliRunner().invoke(
                         cli, [*argv, "--dsn", dsn, *schema, "--format", "json"]
                     )

@@ -73,7 +73,7 @@ def test_resized_up_and_down_under_load_loses_nothing(label, kind, request, tmp_
         _resize_until_done(target, 1500)
         _resize_until_done(target, 100)
 
-    # capped producers push 100 per transaction: more messages, so the resize lands mid-run.
+    # capped producers push 10 per transaction: more messages, so the resize lands mid-run.
     total = TOTAL if kind == "ring" else FIFO_TOTAL // 2
     _assert_exactly_once(_four_by_four(target, tmp_path, total, grow_then_shrink), total)
     assert catalog.get(engine, "load_q").capacity == 100

@@ -106,7 +106,8 @@ class MssqlEngine(Engine):
 
     # The connection runs in autocommit and writes open their own transaction: reads then hold
     # no locks and send no COMMIT, and no driver-side implicit transaction is left open.
-    def _begin(self, cursor: Any, write: bool) -> None:
+    def _begin(self, cursor: Any, write: bool, snapshot: bool = False) -> None:
+        # No snapshot reads here: export (their only user) is not built for SQL Server.
         if write:
             cursor.execute(self.engine_sql("begin"))
 
