@@ -150,3 +150,33 @@ def test_inspect_names_stranded_rows_and_the_fix(label, request, tmp_path):
     assert finding["severity"] == "critical"
     assert finding["fix"] == "qadmin watermark wm_q repair"
     assert report["watermark"]["stranded"] == 2
+
+
+@pytest.mark.parametrize("label", ["postgresql", "mariadb"])
+def test_inspect_names_a_watermark_held_back_by_an_open_producer(
+    label, request, tmp_path, monkeypatch
+):
+    """A producer's transaction left open keeps the watermark behind while the queue moves on:
+    once that has lasted (60 s in production, shortened here), inspect says so and what to do."""
+    import time
+
+    from qadmin.ops import diagnose, findings
+
+    monkeypatch.setattr(findings, "WATERMARK_STUCK_S", 0.5)
+    target, engine, spec = _queue(label, request, tmp_path)
+    held = target.engine()
+    with held.transaction() as execute:
+        execute(held.section(spec, "push")[0], {"payload": b"slow"})
+        count = findings.WATERMARK_LAG_IDS + 2 * WATERMARK_EVERY
+        for start in range(0, count + 50, 500):
+            messages.push(engine, spec, [b"o"] * min(500, count + 50 - start))
+        for _ in range(count // 50):  # the queue moves on; 50 messages stay behind the head
+            messages.pop(engine, spec, count=50)
+        time.sleep(1.0)
+        report = diagnose.inspect(engine, spec)
+        codes = [f["code"] for f in report["findings"]]
+        assert "watermark_lagging" in codes, report["watermark"]
+        finding = next(f for f in report["findings"] if f["code"] == "watermark_lagging")
+        assert finding["severity"] == "warning"
+        assert "open transaction" in finding["fix"]
+    assert _drain(engine, spec) == [b"slow"] + [b"o"] * 50  # the held one first: lowest id

@@ -33,6 +33,7 @@ def test_every_queue_file_is_used():
             "external.sql",
             "watermark.sql",
             "convert.sql",
+            "data.sql",
         }
         | {f"watermark_{TEMPLATE[k]}.sql" for k in ALLOWS_WATERMARK}
     )
