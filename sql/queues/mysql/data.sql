@@ -64,6 +64,10 @@ CREATE TABLE {stage} (
     KEY {stage_idx} (load_key)
 ) ENGINE=InnoDB
 
+-- name: stage_insert
+INSERT INTO {stage} (seq, payload, due_at, load_key)
+VALUES (:seq, :payload, :due_at, :load_key)
+
 -- name: stage_drop
 DROP TABLE IF EXISTS {stage}
 

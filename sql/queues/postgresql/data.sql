@@ -61,6 +61,10 @@ CREATE UNLOGGED TABLE {stage} (
     load_key text
 )
 
+-- name: stage_insert
+-- Rows go in as (seq, payload, due_at, load_key), in that order.
+COPY {stage} (seq, payload, due_at, load_key) FROM STDIN
+
 -- name: stage_drop
 DROP TABLE IF EXISTS {stage}
 

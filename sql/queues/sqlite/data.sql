@@ -66,6 +66,10 @@ CREATE TABLE {stage} (
 -- name: stage_create
 CREATE INDEX {stage_idx} ON {stage_name} (load_key)
 
+-- name: stage_insert
+INSERT INTO {stage} (seq, payload, due_at, load_key)
+VALUES (:seq, :payload, :due_at, :load_key)
+
 -- name: stage_drop
 DROP TABLE IF EXISTS {stage}
 

@@ -74,8 +74,6 @@ class Engine(ABC):
     LOCK_SKIP: ClassVar[str] = ""
     # Whether create installs push/pop routines on the server that qadmin then calls.
     HAS_ROUTINES: ClassVar[bool] = True
-    # The driver's positional parameter marker (bulk_insert's executemany).
-    PARAM_MARK: ClassVar[str] = "%s"
     # How Spark connects; None where Spark has no JDBC path (SQLite, SQL Server for now).
     JDBC: ClassVar[Jdbc | None] = None
 
@@ -367,18 +365,14 @@ class Engine(ABC):
                 f"export, archive and load are not available on {self.dialect}"
             ) from None
 
-    def bulk_insert(
-        self, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]
-    ) -> None:
-        """Insert many rows into a table of qadmin's (load's staging table) in the open
-        transaction; engines with a faster path than a batched INSERT override this."""
-        names = ", ".join(self.quote_ident(c) for c in columns)
-        marks = ", ".join([self.PARAM_MARK] * len(columns))
-        sql = f"INSERT INTO {self.qualified(table)} ({names}) VALUES ({marks})"
+    def bulk_insert(self, statement: str, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Run one INSERT (load's ``stage_insert``) for many rows in the open transaction, as
+        the driver batches it; PostgreSQL's section is a COPY instead."""
+        sql, _ = self.bind(statement, rows[0])
         with self.errors():
             cursor = self.conn.cursor()
             try:
-                cursor.executemany(sql, [tuple(r) for r in rows])
+                cursor.executemany(sql, [dict(r) for r in rows])
             finally:
                 cursor.close()
 

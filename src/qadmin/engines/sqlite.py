@@ -26,7 +26,6 @@ from qadmin.errors import (
 class SqliteEngine(Engine):
     name = "sqlite"
     HAS_ROUTINES = False
-    PARAM_MARK = "?"
 
     def _open(self) -> sqlite3.Connection:
         path = self.dsn.path or ":memory:"

@@ -27,7 +27,6 @@ from qadmin.pipeline.export import Progress
 STAGE_BATCH = 10_000
 MOVE_CHUNK = 50_000
 PUSH_BATCH = 1_000
-STAGE_COLUMNS = ("seq", "payload", "due_at", "load_key")
 PUSHED_KINDS = {Kind.RING, Kind.CAPPED}
 SECTION = {"basic": "load_rows", "claim": "load_rows", "pending": "load_pending"}
 
@@ -57,7 +56,7 @@ def stage_rows(
     engine: Engine, spec: QueueSpec, batches: Iterator[list[dict[str, Any]]], progress: Progress
 ) -> int:
     """The Python path's staging: the file's records, numbered in file order from 0."""
-    stage = spec.objects()["stage"]
+    statement = engine.data_section(spec, "stage_insert")[0]
     seq = 0
     for batch in batches:
         rows = []
@@ -65,11 +64,17 @@ def stage_rows(
             due = record["due_at"]
             if due is not None and spec.kind is not Kind.PENDING:
                 raise UsageError(f"due_at applies to pending queues, not {spec.kind}")
-            due_value = engine.adapt_time(due) if due is not None else None
-            rows.append((seq, record["payload"], due_value, record["load_key"]))
+            rows.append(
+                {
+                    "seq": seq,
+                    "payload": record["payload"],
+                    "due_at": engine.adapt_time(due) if due is not None else None,
+                    "load_key": record["load_key"],
+                }
+            )
             seq += 1
         with engine.transaction():
-            engine.bulk_insert(stage, STAGE_COLUMNS, rows)
+            engine.bulk_insert(statement, rows)
         if progress:
             progress(seq, 0)
     return seq
