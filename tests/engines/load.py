@@ -29,13 +29,18 @@ def _engine(dsn: str, schema: str | None) -> Engine:
     return open_engine(dsn, schema, Timeouts(lock_ms=30_000, statement_ms=120_000))
 
 
-def produce(dsn: str, schema: str | None, queue: str, producer: int, count: int, out: str) -> None:
+def produce(
+    dsn: str,
+    schema: str | None,
+    queue: str,
+    producer: int,
+    count: int,
+    out: str,
+    push_batch: int | None = None,
+) -> None:
     engine = _engine(dsn, schema)
     spec = catalog.get(engine, queue)
-    # A capped queue shrunk to 100 slots under 4 producers of 100-message transactions has
-    # every transaction overwrite every slot: they deadlock in turn (1 s each on PostgreSQL)
-    # and crawl. Real producers of a small capped queue push a few at a time.
-    batch = {Kind.RING: 1, Kind.CAPPED: 10}.get(spec.kind, PUSH_BATCH)
+    batch = push_batch or (1 if spec.kind is Kind.RING else PUSH_BATCH)
     records: list[dict[str, Any]] = []
     i = 0
     while i < count:
@@ -108,6 +113,7 @@ def run(
     messages_each: int,
     workdir: Path,
     during: Callable[[], Any] | None = None,
+    push_batch: int | None = None,
 ) -> Outcome:
     """Run the clients to the end; ``during`` (an admin operation) runs in this process once
     messages are flowing, while producers and consumers keep going."""
@@ -119,7 +125,7 @@ def run(
         ctx.Process(target=consume, args=(dsn, schema, queue, done, str(f))) for f in cons_files
     ]
     prods = [
-        ctx.Process(target=produce, args=(dsn, schema, queue, p, messages_each, str(f)))
+        ctx.Process(target=produce, args=(dsn, schema, queue, p, messages_each, str(f), push_batch))
         for p, f in enumerate(prod_files)
     ]
     for proc in cons + prods:
