@@ -17,8 +17,9 @@ import click
 from qadmin import render
 from qadmin.cli import progress
 from qadmin.cli.options import Duration, Target, confirm, connection_options, format_option
+from qadmin.engines.base import Engine
 from qadmin.errors import UsageError
-from qadmin.kinds import Kind
+from qadmin.kinds import Kind, QueueSpec
 from qadmin.ops import catalog, diagnose
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -148,7 +149,7 @@ def export_command(
     render.document(dict(result, queue=name, engine="spark" if spark_run else "python"), fmt)
 
 
-def _spark_load_pays_off(engine: Any, spec: Any, path: Path) -> bool:
+def _spark_load_pays_off(engine: Engine, spec: QueueSpec, path: Path) -> bool:
     """With no --engine: Spark for a Parquet input past the measured crossover (its row count
     is in the file footers), when pyspark and a JDBC path are there and the kind stages."""
     from importlib.util import find_spec
@@ -160,7 +161,7 @@ def _spark_load_pays_off(engine: Any, spec: Any, path: Path) -> bool:
     return formats.parquet_rows(path) >= engine.JDBC.spark_load_from_rows
 
 
-def _spark_pays_off(engine: Any, spec: Any, depth: int, path: Path) -> bool:
+def _spark_pays_off(engine: Engine, spec: QueueSpec, depth: int, path: Path) -> bool:
     """With no --engine: Spark for a backlog past the measured crossover, when pyspark, a JDBC
     path and a template Spark exports are all there (benchmarks/results/pipeline.md)."""
     from importlib.util import find_spec
