@@ -10,6 +10,10 @@ SELECT DATABASE() AS s
 SELECT 1 AS x FROM information_schema.TABLES
 WHERE TABLE_SCHEMA = :schema AND TABLE_NAME = :name AND TABLE_TYPE = 'BASE TABLE'
 
+-- name: column_types
+SELECT COLUMN_NAME AS column_name, DATA_TYPE AS data_type FROM information_schema.COLUMNS
+WHERE TABLE_SCHEMA = :schema AND TABLE_NAME = :name
+
 -- name: read_only
 START TRANSACTION READ ONLY
 

@@ -115,6 +115,11 @@ class Engine(ABC):
             finally:
                 self._conn = None
 
+    def sibling(self) -> Engine:
+        """A second connection with the same DSN, schema and timeouts: for an operation that
+        must hold a lock in one session while DDL (which commits on its own) runs in another."""
+        return type(self)(self.dsn, self.schema, self.timeouts)
+
     def __enter__(self) -> Engine:
         return self
 

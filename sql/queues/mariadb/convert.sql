@@ -1,0 +1,177 @@
+-- Converting a naive queue into a ring on MariaDB (qadmin convert), rendered for the ring that
+-- replaces it. {src} is the table being converted (it has the queue's name, which the ring's
+-- slot table takes over), {backup} what it is renamed to (<queue>_before_ring), {staged_table}
+-- the ring's slot table until the switch, {staged_push} / {staged_pop} the ring's routines
+-- until the switch, {gate} the switch's gate row; {id_col}, {time_expr} and {payload_expr} are
+-- the source's columns as the ring stores them.
+--
+-- MariaDB commits DDL on its own, so the switch cannot be one transaction as on PostgreSQL.
+-- It is a sequence of steps, each safe to repeat, whose state is what exists in the schema:
+-- 1. prepare: create the ring beside the queue (slot table under {staged_table}, routines under
+--    {staged_push} / {staged_pop}; overflow, parked list, control row and sequences under their
+--    final names, unused until the switch).
+-- 2. gate: create {gate} (the mark of a convert under way); for a qadmin queue, replace the queue's push/pop (CREATE OR REPLACE,
+--    atomic) with versions that first read the gate row with a share lock held to the end of
+--    the caller's transaction, then call the ring's routine if the switch has happened, else do
+--    the naive INSERT / DELETE on the queue's table (or on {backup} after an interrupted switch).
+-- 3. switch: one connection locks the gate row exclusively (calls in flight finish, new calls
+--    wait) while another runs one atomic RENAME TABLE {src} TO {backup}, {staged_table} TO
+--    {src} (it waits, under lock_wait_timeout, for transactions still holding the table); then
+--    the first, in one transaction, starts both sequences above every id the queue ever gave,
+--    parks the backlog (messages into the overflow table, their numbers into the parked list,
+--    so pops serve them first, in id order), sets the gate's switched flag, records the ring in
+--    the catalog, and commits. Killed before that commit, nothing but the rename has happened:
+--    the gated routines serve {backup} meanwhile, and running convert again redoes the switch.
+-- 4. finish: replace push/pop with the ring's own, then drop the gate, the staged routines and
+--    (a qadmin queue) {backup}; a hand-built table's {backup} is kept for the DBA to drop.
+
+-- name: gate_table
+-- Also made for a hand-built table: its existence marks a convert under way.
+CREATE TABLE IF NOT EXISTS {gate} (
+    one      TINYINT NOT NULL PRIMARY KEY,
+    switched TINYINT NOT NULL
+) ENGINE=InnoDB
+
+-- name: gate_table
+INSERT IGNORE INTO {gate} (one, switched) VALUES (1, 0)
+
+-- name: gate
+-- An autocommit caller gets a transaction of its own: the share lock on the gate row must last
+-- until its message is written, or the switch could rename the table between the two.
+CREATE OR REPLACE PROCEDURE {push}(IN p_payload LONGBLOB)
+BEGIN
+    DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
+    DECLARE v_switched TINYINT;
+    DECLARE v_own INT DEFAULT 0;
+    DECLARE EXIT HANDLER FOR SQLEXCEPTION
+    BEGIN
+        IF v_own = 1 THEN
+            ROLLBACK;
+        END IF;
+        RESIGNAL;
+    END;
+    IF @@autocommit = 1 AND @@in_transaction = 0 THEN
+        START TRANSACTION;
+        SET v_own = 1;
+    END IF;
+    SELECT switched INTO v_switched FROM {gate} WHERE one = 1 LOCK IN SHARE MODE;
+    IF v_switched = 1 THEN
+        CALL {staged_push}(p_payload);
+    ELSEIF EXISTS (SELECT 1 FROM information_schema.TABLES
+                   WHERE TABLE_SCHEMA = {schema_lit} AND TABLE_NAME = {backup_lit}) THEN
+        INSERT INTO {backup} (enqueued_at, payload) VALUES (v_at, p_payload);
+        SELECT LAST_INSERT_ID() AS id, v_at AS enqueued_at;
+    ELSE
+        INSERT INTO {src} (enqueued_at, payload) VALUES (v_at, p_payload);
+        SELECT LAST_INSERT_ID() AS id, v_at AS enqueued_at;
+    END IF;
+    IF v_own = 1 THEN
+        COMMIT;
+    END IF;
+END
+
+-- name: gate
+-- Until the switch, pop deletes from the head without SKIP LOCKED (one statement, RETURNING):
+-- consumers wait for each other for the few seconds the gate is in place instead of skipping.
+CREATE OR REPLACE PROCEDURE {pop}(IN p_count INT)
+BEGIN
+    DECLARE v_switched TINYINT;
+    DECLARE v_own INT DEFAULT 0;
+    DECLARE EXIT HANDLER FOR SQLEXCEPTION
+    BEGIN
+        IF v_own = 1 THEN
+            ROLLBACK;
+        END IF;
+        RESIGNAL;
+    END;
+    IF @@autocommit = 1 AND @@in_transaction = 0 THEN
+        START TRANSACTION;
+        SET v_own = 1;
+    END IF;
+    SELECT switched INTO v_switched FROM {gate} WHERE one = 1 LOCK IN SHARE MODE;
+    IF v_switched = 1 THEN
+        CALL {staged_pop}(p_count);
+    ELSEIF EXISTS (SELECT 1 FROM information_schema.TABLES
+                   WHERE TABLE_SCHEMA = {schema_lit} AND TABLE_NAME = {backup_lit}) THEN
+        DELETE FROM {backup} {order_by} LIMIT p_count RETURNING id, enqueued_at, payload;
+    ELSE
+        DELETE FROM {src} {order_by} LIMIT p_count RETURNING id, enqueued_at, payload;
+    END IF;
+    IF v_own = 1 THEN
+        COMMIT;
+    END IF;
+END
+
+-- name: gate_state
+SELECT (SELECT switched FROM {gate} WHERE one = 1) AS switched
+
+-- name: gate_lock
+SELECT switched FROM {gate} WHERE one = 1 FOR UPDATE
+
+-- name: gate_switched
+UPDATE {gate} SET switched = 1 WHERE one = 1
+
+-- name: drop_staged
+DROP PROCEDURE IF EXISTS {staged_push}
+
+-- name: drop_staged
+DROP PROCEDURE IF EXISTS {staged_pop}
+
+-- name: gate_drop
+DROP TABLE IF EXISTS {gate}
+
+-- name: rename
+RENAME TABLE {src} TO {backup}, {staged_table} TO {src}
+
+-- name: unrename
+RENAME TABLE {src} TO {staged_table}, {backup} TO {src}
+
+-- name: measure
+SELECT count(*) AS messages, min({id_col}) AS min_id, max({id_col}) AS max_id FROM {src}
+
+-- name: measure_backup
+-- The sequences start above the highest id the table ever handed out (its AUTO_INCREMENT
+-- counter), not only above the backlog: ids are never reused.
+SELECT count(*) AS messages, min({id_col}) AS min_id,
+       GREATEST(COALESCE(max({id_col}), 0) + 1,
+                COALESCE((SELECT AUTO_INCREMENT FROM information_schema.TABLES
+                          WHERE TABLE_SCHEMA = {schema_lit} AND TABLE_NAME = {backup_lit}), 1))
+           AS next_id
+FROM {backup}
+
+-- name: start_sequences
+-- SETVAL never lowers a sequence (it returns NULL instead): a re-run keeps the first start.
+SELECT SETVAL({push_seq}, :next, 0) AS push_set, SETVAL({pop_seq}, :next, 0) AS pop_set
+
+-- name: sequences
+SELECT {next_expr:push_seq} AS push_next, {next_expr:pop_seq} AS pop_next
+
+-- name: copy
+INSERT INTO {overflow} (message_id, enqueued_at, payload)
+SELECT {id_col}, {time_expr}, {payload_expr} FROM {backup}
+WHERE {id_col} > :after ORDER BY {id_col} LIMIT :chunk
+
+-- name: copy
+INSERT INTO {pending} (message_id, taken_at)
+SELECT message_id, UTC_TIMESTAMP(6) FROM {overflow}
+WHERE message_id > :after ORDER BY message_id LIMIT :chunk
+
+-- name: copy
+SELECT count(*) AS copied, max(message_id) AS last_id FROM (
+    SELECT message_id FROM {overflow} WHERE message_id > :after ORDER BY message_id LIMIT :chunk
+) AS c
+
+-- name: payload_bytes
+{col}
+
+-- name: payload_text
+CAST(CONVERT({col} USING utf8mb4) AS BINARY)
+
+-- name: payload_json
+CAST(JSON_OBJECT({pairs}) AS BINARY)
+
+-- name: time_col
+COALESCE(CAST({col} AS DATETIME(6)), UTC_TIMESTAMP(6))
+
+-- name: time_now
+UTC_TIMESTAMP(6)

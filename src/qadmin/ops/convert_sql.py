@@ -1,0 +1,226 @@
+"""What a convert works on, and ``sql/queues/<dialect>/convert.sql`` rendered for it.
+
+Shared by both ways of switching: one transaction where DDL is transactional (``convert``) and
+resumable steps where it commits on its own (``convert_staged``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from qadmin import sqlfiles
+from qadmin.engines.base import Engine, Execute
+from qadmin.errors import NotFound, UnsupportedError, UsageError, WrongKind
+from qadmin.kinds import MAX_CAPACITY, Kind, QueueSpec
+from qadmin.names import validate_schema_name
+from qadmin.ops import catalog, diagnose
+
+CONVERTIBLE = {Kind.FIFO, Kind.HEAP}
+BACKUP_SUFFIX = "_before_ring"
+# Names of a staged switch's objects while it is under way (convert_staged).
+GATE_SUFFIX = "__gate"
+STAGED_SUFFIX = "__ring"
+# Ids copied per statement (a progress step).
+CHUNK = 10_000
+_BINARY_TYPES = {"bytea", "blob", "tinyblob", "mediumblob", "longblob", "binary", "varbinary"}
+
+Progress = Callable[[int, int], None]
+Step = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Source:
+    """What is being converted: a managed queue, or a hand-built table and its columns."""
+
+    table: str
+    managed: QueueSpec | None
+    id_col: str = "id"
+    payload_cols: tuple[str, ...] = ("payload",)
+    time_col: str | None = "enqueued_at"
+
+    @property
+    def origin(self) -> str:
+        return self.managed.kind.value if self.managed else "table"
+
+
+@dataclass(frozen=True)
+class Renamed(QueueSpec):
+    """A queue with some objects under other names: the ring built beside the queue before a
+    staged switch, or the naive queue's leftovers after it."""
+
+    renamed: tuple[tuple[str, str], ...] = ()
+
+    def objects(self) -> dict[str, str]:
+        return {**super().objects(), **dict(self.renamed)}
+
+
+def _unfinished(engine: Engine, spec: QueueSpec) -> Source | None:
+    """A ring whose staged convert switched but did not finish: the source it came from."""
+    origin = spec.options.get("converted_from")
+    if not origin or not engine.table_exists(spec.name + GATE_SUFFIX):
+        return None
+    if origin == "table":
+        return Source(table=spec.name, managed=None)
+    options = {"watermark": True} if spec.options.get("converted_watermark") else {}
+    return Source(table=spec.name, managed=QueueSpec(spec.name, Kind(origin), options=options))
+
+
+def interrupted_backup(engine: Engine, name: str) -> str | None:
+    """The table a staged switch renamed the source to, if it stopped before committing."""
+    backup = name + BACKUP_SUFFIX
+    if engine.table_exists(name + GATE_SUFFIX) and engine.table_exists(backup):
+        return backup
+    return None
+
+
+def source(
+    engine: Engine,
+    name: str,
+    id_col: str | None = None,
+    payload_cols: tuple[str, ...] = (),
+    time_col: str | None = None,
+) -> Source:
+    """The qadmin queue called ``name``, else the hand-built table of that name."""
+    validate_schema_name(name)
+    try:
+        spec = catalog.get(engine, name)
+    except NotFound:
+        spec = None
+    if spec is not None:
+        resumed = _unfinished(engine, spec) if spec.kind is Kind.RING else None
+        if resumed is not None:
+            return resumed
+        if spec.kind not in CONVERTIBLE:
+            raise WrongKind(f"convert takes a fifo or heap queue; {name} is a {spec.kind} queue")
+        if id_col or payload_cols or time_col:
+            raise UsageError("--id-column/--payload-column/--time-column are for hand-built tables")
+        return Source(table=name, managed=spec)
+    if not engine.table_exists(name):
+        raise NotFound(f"no queue or table {name!r} in schema {engine.schema}")
+    table = interrupted_backup(engine, name) or name
+    for column in filter(None, (id_col, time_col, *payload_cols)):
+        validate_schema_name(column)
+    if id_col is None:
+        keys = diagnose.run_part(engine, "primary_key", {"schema": engine.schema, "table": table})
+        names = [r["column_name"] for r in keys.rows]
+        if len(names) != 1:
+            raise UsageError(f"{name} has no single-column primary key: give --id-column")
+        id_col = names[0]
+    if not payload_cols:
+        raise UsageError("a hand-built table needs --payload-column (one or more)")
+    return Source(
+        table=name, managed=None, id_col=id_col, payload_cols=payload_cols, time_col=time_col
+    )
+
+
+def ring_spec(src: Source, capacity: int) -> QueueSpec:
+    """The ring that takes over the queue's name; its options say where it came from."""
+    if not 1 <= capacity <= MAX_CAPACITY:
+        raise UsageError(f"--capacity must be between 1 and {MAX_CAPACITY:,}")
+    options: dict[str, Any] = {"converted_from": src.origin}
+    if src.managed is not None and src.managed.watermark:
+        options["converted_watermark"] = True
+    return QueueSpec(name=src.table, kind=Kind.RING, capacity=capacity, options=options)
+
+
+def staged_switch(engine: Engine) -> bool:
+    """Whether this engine switches in resumable steps (its DDL commits on its own)."""
+    return _file(engine).has("rename")
+
+
+def _file(engine: Engine) -> sqlfiles.SqlFile:
+    for folder in dict.fromkeys((engine.dialect, engine.base_dialect)):
+        if sqlfiles.exists(f"queues/{folder}/convert.sql"):
+            return sqlfiles.load(f"queues/{folder}/convert.sql")
+    raise UnsupportedError(
+        f"convert is not available on {engine.dialect}: its DDL commits on its own and it has "
+        "no CREATE OR REPLACE PROCEDURE to switch push/pop atomically (see README)"
+    )
+
+
+class ConvertSql:
+    """convert.sql rendered for one source and the ring replacing it."""
+
+    def __init__(self, engine: Engine, src: Source, ring: QueueSpec, columns_from: str = ""):
+        """``columns_from``: the table whose column types shape the copy (default the source;
+        its backup once a staged switch has renamed it)."""
+        self.engine, self.src, self.ring = engine, src, ring
+        self.file = _file(engine)
+        q = engine.quote_ident
+        self.backup = src.table + BACKUP_SUFFIX
+        self.gate = src.table + GATE_SUFFIX
+        staged = src.table + STAGED_SUFFIX
+        self.staged = {"table": staged, "push": staged + "_push", "pop": staged + "_pop"}
+        self.fill = {
+            "{src}": engine.qualified(src.table),
+            "{backup}": engine.qualified(self.backup),
+            "{backup_name}": q(self.backup),
+            "{backup_lit}": engine.quote_literal(self.backup),
+            "{gate}": engine.qualified(self.gate),
+            "{staged_table}": engine.qualified(self.staged["table"]),
+            "{staged_push}": engine.qualified(self.staged["push"]),
+            "{staged_pop}": engine.qualified(self.staged["pop"]),
+            "{order_by}": src.managed.keywords()["order_by"] if src.managed else "",
+            "{id_col}": q(src.id_col),
+        }
+        types = self._column_types(columns_from or src.table) if src.managed is None else {}
+        self.fill["{time_expr}"] = self._time()
+        self.fill["{payload_expr}"] = self._payload(types)
+
+    def _fragment(self, name: str, **values: str) -> str:
+        text = self.file.statements(name)[0]
+        for key, value in values.items():
+            text = text.replace("{" + key + "}", value)
+        return text
+
+    def _column_types(self, table: str) -> dict[str, str]:
+        rows = self.engine.query(
+            self.engine.engine_sql("column_types"), {"schema": self.engine.schema, "name": table}
+        )
+        types = {r["column_name"]: str(r["data_type"]).lower() for r in rows}
+        for column in (self.src.id_col, self.src.time_col, *self.src.payload_cols):
+            if column and column not in types:
+                raise NotFound(f"{self.src.table} has no column {column!r}")
+        return types
+
+    def _time(self) -> str:
+        if self.src.time_col is None:
+            return self._fragment("time_now")
+        return self._fragment("time_col", col=self.engine.quote_ident(self.src.time_col))
+
+    def _payload(self, types: dict[str, str]) -> str:
+        cols = self.src.payload_cols
+        q = self.engine.quote_ident
+        if len(cols) > 1:
+            pairs = ", ".join(f"{self.engine.quote_literal(c)}, {q(c)}" for c in cols)
+            return self._fragment("payload_json", pairs=pairs)
+        binary = types.get(cols[0], "bytea") in _BINARY_TYPES
+        return self._fragment("payload_bytes" if binary else "payload_text", col=q(cols[0]))
+
+    def section(self, name: str) -> list[str]:
+        out = []
+        for statement in self.file.statements(name) if self.file.has(name) else ():
+            for key, value in self.fill.items():
+                statement = statement.replace(key, value)
+            out.append(self.engine.render(statement, self.ring))
+        return out
+
+
+def copy_backlog(
+    sql: ConvertSql, execute: Execute, first_id: int, messages: int, progress: Progress | None
+) -> None:
+    """Park the backlog in id order, a chunk of rows at a time (keyset, so sparse ids cost
+    nothing)."""
+    after, copied = first_id - 1, 0
+    while copied < messages:
+        rows: list[dict[str, Any]] = []
+        for statement in sql.section("copy"):
+            rows = execute(statement, {"after": after, "chunk": CHUNK})
+        copied += int(rows[0]["copied"])
+        after = int(rows[0]["last_id"])
+        if progress:
+            progress(copied, messages)
+    for statement in sql.section("finish"):
+        execute(statement)

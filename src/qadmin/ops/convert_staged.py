@@ -1,0 +1,288 @@
+"""Converting a naive queue into a ring where DDL commits on its own (MariaDB).
+
+The switch cannot be one transaction, so it is a sequence of steps, each safe to repeat, whose
+progress is what exists in the schema (``sql/queues/mariadb/convert.sql`` explains them): the
+ring is prepared beside the queue, push/pop are gated, then one connection holds the gate while
+another renames the tables, and one transaction parks the backlog and flips the gate. A convert
+killed anywhere is run again with the same command: it redoes what was not committed, or
+finishes a switch that was. Callers of the queue's routines wait, never fail.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any
+
+from qadmin.engines.base import Engine
+from qadmin.errors import LockTimeout, UsageError
+from qadmin.kinds import QueueSpec
+from qadmin.ops import catalog, resize
+from qadmin.ops.convert_sql import (
+    CHUNK,
+    ConvertSql,
+    Progress,
+    Renamed,
+    Source,
+    Step,
+    copy_backlog,
+    interrupted_backup,
+)
+
+# After push/pop are replaced, calls that began with the old ones are given this long to end
+# before anything they use is renamed or dropped.
+GATE_GRACE_S = 1.0
+# Tries at the switch when open transactions keep the gate or the table (each waits the lock
+# timeout), and the pause between them.
+SWITCH_ATTEMPTS = 5
+RETRY_PAUSE_S = 0.5
+_CREATE_ROUTINE = "CREATE PROCEDURE"
+
+STEPS = {
+    "measure": "count the backlog; refuse if it is larger than the capacity",
+    "prepare": "create the ring beside the queue: slot table {staged}, routines {staged}_push/"
+    "_pop; overflow, parked list, control row and sequences under their final names (unused "
+    "until the switch); slot rows in chunks of {slots}",
+    "gate": "create the gate row {gate}; a qadmin queue's push/pop are replaced (CREATE OR "
+    "REPLACE, atomic) by versions that read it with a share lock held to the end of the "
+    "caller's transaction; wait {grace}s for calls that began with the old ones",
+    "lock": "connection 1: lock the gate row exclusively (FOR UPDATE, under the lock timeout): "
+    "calls in flight finish, new calls wait",
+    "rename": "connection 2: RENAME TABLE {queue} TO {backup}, {staged} TO {queue} (one atomic "
+    "statement; waits under lock_wait_timeout for transactions still using {queue}; on a "
+    "timeout the gate is released and the switch tried again, {attempts} times in all)",
+    "measure_backup": "connection 1: count the backlog in {backup}; refuse (and undo the "
+    "rename and the prepared ring) if it outgrew the capacity",
+    "start_sequences": "start both ring sequences above every id {backup} ever handed out "
+    "(its AUTO_INCREMENT counter)",
+    "copy": "park the backlog: messages into the overflow table, their numbers into the parked "
+    "list, so pops serve them first, in id order (chunks of {chunk} rows)",
+    "catalog": "flip the gate to the ring, record the ring in qadmin's catalog; commit: "
+    "waiting calls resume on the ring",
+    "finish": "replace push/pop with the ring's own; wait {grace}s; drop {backup_fate}, the "
+    "staged routines and the gate",
+}
+
+
+def _with_names(spec: QueueSpec, **names: str) -> Renamed:
+    fields = {f.name: getattr(spec, f.name) for f in dataclasses.fields(QueueSpec)}
+    return Renamed(**fields, renamed=tuple(names.items()))
+
+
+class _Staging:
+    """The ring as it is built beside the queue, and the naive queue's leftovers after it."""
+
+    def __init__(self, engine: Engine, src: Source, ring: QueueSpec, sql: ConvertSql):
+        self.engine, self.src, self.ring, self.sql = engine, src, ring, sql
+        staged = sql.staged
+        self.tables = _with_names(ring, **staged)
+        self.routines = _with_names(ring, push=staged["push"], pop=staged["pop"])
+
+    def create(self) -> list[str]:
+        """The ring's create section: tables under the staged slot table's name, routines under
+        staged names but reading the final table names (they only run after the rename)."""
+        out = []
+        for raw in self.engine.template(self.ring).statements("create"):
+            spec = self.routines if raw.lstrip().startswith(_CREATE_ROUTINE) else self.tables
+            out.append(self.engine.render(raw, spec))
+        return out
+
+    def discard(self) -> list[str]:
+        """Drop whatever a previous, interrupted prepare left (none of it is in use yet)."""
+        return self.engine.section(self.tables, "drop")
+
+    def routines_of(self, spec: QueueSpec) -> list[str]:
+        """``spec``'s push/pop (and helpers) as CREATE OR REPLACE: swapped atomically, so no
+        caller ever finds the routine missing."""
+        return [
+            "CREATE OR REPLACE PROCEDURE" + self.engine.render(raw, spec)[len(_CREATE_ROUTINE) :]
+            for raw in self.engine.template(spec).statements("create")
+            if raw.lstrip().startswith(_CREATE_ROUTINE)
+        ]
+
+    def leftovers(self) -> list[str]:
+        """After the switch: the renamed naive table and its extras (a watermark), the staged
+        routines, then the gate, last, as it marks a convert under way."""
+        out = []
+        if self.src.managed is not None:
+            naive = _with_names(
+                self.src.managed,
+                table=self.sql.backup,
+                push=self.sql.staged["push"],
+                pop=self.sql.staged["pop"],
+            )
+            out += self.engine.section(naive, "drop")
+        return out + self.sql.section("drop_staged") + self.sql.section("gate_drop")
+
+
+def _ctl_capacity(engine: Engine, ring: QueueSpec) -> int:
+    return int(engine.run(engine.section(ring, "resize_state"), write=False)[0]["capacity"])
+
+
+def plan(engine: Engine, src: Source, ring: QueueSpec) -> dict[str, Any]:
+    """Every step, the locks it takes and the SQL (read-only)."""
+    sql = ConvertSql(engine, src, ring, interrupted_backup(engine, src.table) or "")
+    staging = _Staging(engine, src, ring, sql)
+    capacity = int(ring.capacity or 0)
+    measured = engine.run(sql.section("measure"), write=False)[0]
+    messages = int(measured["messages"])
+    names = dict(
+        staged=sql.staged["table"],
+        gate=sql.gate,
+        queue=src.table,
+        backup=sql.backup,
+        backup_fate=sql.backup if src.managed else f"nothing of the table (kept as {sql.backup})",
+        grace=GATE_GRACE_S,
+        attempts=SWITCH_ATTEMPTS,
+        chunk=f"{CHUNK:,}",
+        slots=f"{resize.CHUNK:,}",
+    )
+    statements = staging.discard() + staging.create()
+    statements += engine.section(staging.tables, "resize_grow")
+    statements += sql.section("gate_table")
+    if src.managed is not None:
+        statements += sql.section("gate")
+    for name in ("gate_lock", "rename", "measure_backup", "start_sequences", "copy"):
+        statements += sql.section(name)
+    statements += sql.section("gate_switched") + engine.catalog_sql("insert")
+    statements += staging.routines_of(ring) + staging.leftovers()
+    return {
+        "queue": src.table,
+        "from": src.origin,
+        "to_capacity": capacity,
+        "messages": messages,
+        "fits": messages <= capacity,
+        "steps": [text.format(**names) for text in STEPS.values()],
+        "statements": statements,
+    }
+
+
+def convert(
+    engine: Engine, src: Source, ring: QueueSpec, step: Step, progress: Progress | None
+) -> dict[str, Any]:
+    catalog.ensure(engine)
+    backup = interrupted_backup(engine, src.table)
+    sql = ConvertSql(engine, src, ring, backup or "")
+    staging = _Staging(engine, src, ring, sql)
+    capacity = int(ring.capacity or 0)
+    gate_rows = engine.run(sql.section("gate_state"), write=False) if _gated(engine, sql) else []
+    switched = bool(gate_rows) and gate_rows[0]["switched"] == 1
+    result: dict[str, Any] = {}
+    if not switched:
+        if backup is not None:
+            started = _ctl_capacity(engine, ring)
+            if started != capacity:
+                raise UsageError(
+                    f"an interrupted convert of {src.table} to a ring of {started:,} slots is "
+                    f"under way: run it again with --capacity {started}"
+                )
+        else:
+            step("measure")
+            messages = int(engine.run(sql.section("measure"), write=False)[0]["messages"])
+            if messages > capacity:
+                if gate_rows:
+                    _abandon(engine, staging)
+                raise _too_big(src, messages, capacity)
+            step("prepare")
+            _prepare(engine, staging, capacity)
+            step("gate")
+            engine.run(sql.section("gate_table"))
+            if src.managed is not None:
+                engine.run(sql.section("gate"))
+                time.sleep(GATE_GRACE_S)
+        result = _switch(engine, staging, renamed=backup is not None, step=step, progress=progress)
+    step("finish")
+    engine.run(staging.routines_of(ring))
+    if src.managed is not None:
+        time.sleep(GATE_GRACE_S)
+    engine.run(staging.leftovers())
+    next_id = engine.run(sql.section("sequences"), write=False)[0]["push_next"]
+    return {
+        "queue": src.table,
+        "from": src.origin,
+        "to": "ring",
+        "capacity": capacity,
+        "messages": result.get("messages"),
+        "next_id": int(next_id),
+        "backup_table": None if src.managed else sql.backup,
+    }
+
+
+def _gated(engine: Engine, sql: ConvertSql) -> bool:
+    return engine.table_exists(sql.gate)
+
+
+def _too_big(src: Source, messages: int, capacity: int) -> UsageError:
+    return UsageError(
+        f"refusing to convert {src.table}: its backlog of {messages:,} messages does not fit a "
+        f"ring of {capacity:,} (choose a larger --capacity)"
+    )
+
+
+def _prepare(engine: Engine, staging: _Staging, capacity: int) -> None:
+    engine.run(staging.discard())
+    for statement in staging.create():
+        engine.run([statement])
+    with engine.transaction() as execute:
+        resize.grow(engine, staging.tables, execute, 0, capacity)
+
+
+def _abandon(engine: Engine, staging: _Staging) -> None:
+    """Put a prepared, unswitched convert back: the queue's own routines, no ring, no gate."""
+    if staging.src.managed is not None:
+        engine.run(staging.routines_of(staging.src.managed))
+        time.sleep(GATE_GRACE_S)
+    engine.run(staging.discard() + staging.sql.section("gate_drop"))
+
+
+def _switch(
+    engine: Engine, staging: _Staging, *, renamed: bool, step: Step, progress: Progress | None
+) -> dict[str, Any]:
+    """Hold the gate in this connection, rename in another, then park the backlog and flip the
+    gate in one transaction. Open transactions that outlast the lock timeout make it let go
+    and try again; after the last try the queue keeps working as it was."""
+    sql, src, ring = staging.sql, staging.src, staging.ring
+    other = engine.sibling()
+    attempt = 0
+    try:
+        while True:
+            attempt += 1
+            try:
+                with engine.transaction() as execute:
+                    step("lock")
+                    execute(sql.section("gate_lock")[0])
+                    if not renamed:
+                        step("rename")
+                        other.run(sql.section("rename"))
+                        renamed = True
+                    step("measure_backup")
+                    measured = execute(sql.section("measure_backup")[0])[0]
+                    messages = int(measured["messages"])
+                    if messages > int(ring.capacity or 0):
+                        other.run(sql.section("unrename"))
+                        renamed = False
+                        raise _too_big(src, messages, int(ring.capacity or 0))
+                    step("start_sequences")
+                    execute(sql.section("start_sequences")[0], {"next": int(measured["next_id"])})
+                    step("copy")
+                    copy_backlog(sql, execute, int(measured["min_id"] or 0), messages, progress)
+                    step("catalog")
+                    execute(sql.section("gate_switched")[0])
+                    if src.managed is not None:
+                        execute(engine.catalog_sql("delete")[0], {"name": src.table})
+                    for statement in engine.catalog_sql("insert"):
+                        execute(statement, catalog.row(ring))
+                return {"messages": messages}
+            except LockTimeout:
+                if attempt == SWITCH_ATTEMPTS:
+                    raise LockTimeout(
+                        f"convert could not switch {src.table}: open transactions held it past "
+                        f"the lock timeout {SWITCH_ATTEMPTS} times; it still works as before "
+                        "(through the gate): run convert again"
+                    ) from None
+                time.sleep(RETRY_PAUSE_S)
+            except UsageError:
+                _abandon(engine, staging)
+                raise
+    finally:
+        other.close()
