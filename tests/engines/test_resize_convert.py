@@ -16,7 +16,7 @@ from qadmin.errors import QadminError, QueueEmpty, UnsupportedError, UsageError
 from qadmin.ops import catalog, messages, queues
 from qadmin.ops import convert as convert_ops
 from qadmin.ops import resize as resize_ops
-from tests.conftest import make_target
+from tests.conftest import MY_HOST, make_target
 from tests.engines import load
 
 LABELS = ["sqlite", "postgresql", "mariadb", "mysql8"]
@@ -109,7 +109,32 @@ def test_resize_keeps_order_and_ids_and_refuses_to_shrink_below_backlog(label, r
     assert [m["payload"] for m in messages.pop(engine, spec, count=5)] == [b"g", b"h"]
 
 
-CONVERT_LABELS = ["sqlite", "postgresql"]
+CONVERT_LABELS = ["sqlite", "postgresql", "mariadb"]
+# The steps convert reports, in order, where the switch is one transaction and where it is
+# staged (MariaDB: DDL commits on its own, so a kill can land between committed steps).
+ONE_TRANSACTION_STEPS = [
+    "lock",
+    "measure",
+    "set_aside",
+    "retire",
+    "create",
+    "start_sequences",
+    "copy",
+    "catalog",
+]
+STAGED_STEPS = [
+    "measure",
+    "prepare",
+    "gate",
+    "lock",
+    "rename",
+    "measure_backup",
+    "start_sequences",
+    "copy",
+    "catalog",
+    "finish",
+    "cleanup",
+]
 
 KILLABLE = """
 import sys, time
@@ -167,7 +192,11 @@ def test_convert_hand_built_table_keeps_a_backup_and_fails_old_sql_loudly(label,
     target = make_target(label, request, tmp_path)
     engine = target.engine()
     table = engine.qualified("jobs")
-    serial = "integer PRIMARY KEY" if label == "sqlite" else "bigserial PRIMARY KEY"
+    serial = {
+        "sqlite": "integer PRIMARY KEY",
+        "postgresql": "bigserial PRIMARY KEY",
+        "mariadb": "BIGINT AUTO_INCREMENT PRIMARY KEY",
+    }[label]
     engine.run([f"CREATE TABLE {table} (job_id {serial}, body text NOT NULL, prio int)"])
     engine.run([f"INSERT INTO {table} (body, prio) VALUES ('x', 1), ('y', 2), ('z', 3)"])
     src = convert_ops.source(engine, "jobs", payload_cols=("body", "prio"))
@@ -187,23 +216,41 @@ def test_convert_hand_built_table_keeps_a_backup_and_fails_old_sql_loudly(label,
         engine.run([f"INSERT INTO {table} (body, prio) VALUES ('late', 9)"])
 
 
-def test_convert_is_refused_where_ddl_commits_on_its_own(request, tmp_path):
-    target = make_target("mariadb", request, tmp_path)
+def test_convert_is_refused_on_mysql8(request, tmp_path):
+    """MySQL 8 commits DDL on its own and has no CREATE OR REPLACE PROCEDURE: no atomic switch."""
+    target = make_target("mysql8", request, tmp_path)
     engine = target.engine()
     _fifo_with_backlog(engine, 8)
-    with pytest.raises(UnsupportedError, match="not available on mariadb"):
+    with pytest.raises(UnsupportedError, match="not available on mysql"):
         convert_ops.convert(engine, convert_ops.source(engine, "conv_q"), 8)
     assert [p for _, p in _drain(engine, "conv_q")] == [b"b5", b"b6", b"b7"]  # still a fifo
 
 
+def _autocommit_push(database: str, payload: bytes) -> None:
+    """A client that is not qadmin: autocommit on, calls the queue's push routine itself."""
+    import pymysql
+
+    conn = pymysql.connect(host=MY_HOST, user="root", database=database, autocommit=True)
+    try:
+        with conn.cursor() as cur:
+            cur.execute("CALL conv_q_push(%s)", (payload,))
+    finally:
+        conn.close()
+
+
 @pytest.mark.parametrize("label", CONVERT_LABELS)
 def test_convert_killed_at_each_step_then_run_again_loses_nothing(label, request, tmp_path):
+    """After each kill the queue keeps working (MariaDB: a push from an autocommit client and
+    one from qadmin land between kills), and the last run finishes: every message once, in
+    order."""
     target = make_target(label, request, tmp_path)
     engine = target.engine()
-    backlog = _fifo_with_backlog(engine)
-    steps = ["gate"] if label == "postgresql" else []
-    steps += ["lock", "measure", "set_aside", "retire", "create", "start_sequences", "copy"]
-    for victim in [*steps, "catalog"]:
+    expected = _fifo_with_backlog(engine)
+    if label == "mariadb":
+        steps = STAGED_STEPS
+    else:
+        steps = (["gate"] if label == "postgresql" else []) + ONE_TRANSACTION_STEPS
+    for victim in steps:
         proc = subprocess.Popen(
             [sys.executable, "-c", KILLABLE, target.dsn, target.engine_schema or "-"],
             stdout=subprocess.PIPE,
@@ -215,14 +262,54 @@ def test_convert_killed_at_each_step_then_run_again_loses_nothing(label, request
         proc.wait()
         engine.close()
         time.sleep(0.3)  # the server notices the dead client and rolls its transaction back
-        assert catalog.get(engine, "conv_q").kind.value == "fifo", f"killed at {victim}"
+        switched = label == "mariadb" and steps.index(victim) >= steps.index("finish")
+        kind = catalog.get(engine, "conv_q").kind.value
+        assert kind == ("ring" if switched else "fifo"), f"killed at {victim}"
+        if label == "mariadb":
+            _autocommit_push(engine.schema, f"auto-{victim}".encode())
+            pushed = messages.push(engine, catalog.get(engine, "conv_q"), [victim.encode()])
+            expected += [(None, f"auto-{victim}".encode()), (pushed[0]["id"], victim.encode())]
     convert_ops.convert(engine, convert_ops.source(engine, "conv_q"), 1000)
-    assert _drain(engine, "conv_q") == backlog
+    got = _drain(engine, "conv_q")
+    assert [p for _, p in got] == [p for _, p in expected]
+    assert [i for i, _ in got] == sorted(i for i, _ in got)
+    assert all(want in (None, i) for (want, _), (i, _) in zip(expected, got, strict=True))
+    if label == "mariadb":
+        assert _schema_objects(engine, "conv_q") == RING_OBJECTS
 
 
-def test_convert_under_load_loses_nothing_and_callers_see_no_error(request, tmp_path):
-    """PostgreSQL: producers and consumers call the queue's routines throughout the switch."""
-    target = make_target("postgresql", request, tmp_path)
+RING_OBJECTS = {
+    "conv_q",
+    "conv_q_ctl",
+    "conv_q_overflow",
+    "conv_q_pending",
+    "conv_q_pop_seq",
+    "conv_q_push_seq",
+    "conv_q_pop",
+    "conv_q_push",
+}
+
+
+def _schema_objects(engine, prefix: str) -> set[str]:
+    """MariaDB: the tables, sequences and routines named after a queue."""
+    pattern = {"schema": engine.schema, "like": prefix + "%"}
+    tables = engine.query(
+        "SELECT TABLE_NAME AS n FROM information_schema.TABLES "
+        "WHERE TABLE_SCHEMA = :schema AND TABLE_NAME LIKE :like",
+        pattern,
+    )
+    routines = engine.query(
+        "SELECT ROUTINE_NAME AS n FROM information_schema.ROUTINES "
+        "WHERE ROUTINE_SCHEMA = :schema AND ROUTINE_NAME LIKE :like",
+        pattern,
+    )
+    return {r["n"] for r in tables + routines}
+
+
+@pytest.mark.parametrize("label", ["postgresql", "mariadb"])
+def test_convert_under_load_loses_nothing_and_callers_see_no_error(label, request, tmp_path):
+    """Producers and consumers call the queue's routines throughout the switch."""
+    target = make_target(label, request, tmp_path)
     engine = target.engine()
     queues.create(engine, queues.make_spec("load_q", "fifo", None, False))
 

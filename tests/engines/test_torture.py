@@ -32,3 +32,4 @@ def test_torture_loses_and_duplicates_nothing(label, kind, request, tmp_path):
     assert audit.pushed + audit.uncertain_pushes == MESSAGES, audit.line()
     assert audit.consumers_killed > 0, audit.line()
     assert audit.ok, (audit.line(), audit.admin_failures)
+    assert audit.converted == (kind == "fifo"), audit.line()  # the fifo became a ring mid-run

@@ -6,7 +6,7 @@ SIGKILLs consumers (some between claim and ack), kills random worker connections
 workers' lock timeout, and keeps a snapshot open for the whole run; an admin loop runs qadmin
 commands against the live queue (``inspect``, ``tail``, ``purge --dry-run``, ``requeue`` for
 claim queues, ``repair``/``resize`` for rings, ``watermark repair``, and ``convert`` of a fifo
-where the engine supports it). Then the audit:
+where the engine supports it: not MySQL 8). Then the audit:
 
 - destructive pop (heap, fifo, lifo, pending, ring, capped, watermarked fifo): every message
   whose push committed is popped exactly once (capped: or reported overwritten); a pop whose
@@ -93,6 +93,8 @@ class Audit:
     connections_killed: int = 0
     lock_holds: int = 0
     admin_runs: int = 0
+    # fifo: whether the queue was converted to a ring mid-run (where the engine supports it)
+    converted: bool = False
     admin_failures: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -114,7 +116,8 @@ class Audit:
             f"unexpected {self.unexpected} overwritten {self.overwritten} left {self.leftover} | "
             f"SIGKILLs {self.consumers_killed} conn kills {self.connections_killed} "
             f"lock holds {self.lock_holds} admin runs {self.admin_runs} "
-            f"admin failures {len(self.admin_failures)} | {self.seconds:.0f} s"
+            + ("(converted) " if self.converted else "")
+            + f"admin failures {len(self.admin_failures)} | {self.seconds:.0f} s"
             + ("" if self.ok else "  FAILED")
         )
 
@@ -410,14 +413,20 @@ class Run:
         return result
 
     def _admin_loop(self) -> None:
-        convert = self.name == "fifo" and self.dsn.split(":")[0] in ("postgresql", "sqlite")
+        # convert is refused on MySQL 8 (the mysql templates forced on MariaDB)
+        scheme = self.dsn.split(":")[0]
+        convertible = (
+            scheme in ("postgresql", "sqlite", "mysql") and "dialect=mysql" not in self.dsn
+        )
+        convert = self.name == "fifo" and convertible
         commands = self._commands()
         step = 0
         while not self._stop.wait(1.0):
-            if convert and step == 3:
-                self._admin(
+            if convert and step == 1:
+                result = self._admin(
                     "convert", "torture_q", "--to", "ring", "--capacity", "1000000", "--yes"
                 )
+                self.audit.converted = result.returncode == 0
                 self.spec = catalog.get(self.engine(), "torture_q")
                 commands = self._commands()  # a ring now: repair joins in
             else:

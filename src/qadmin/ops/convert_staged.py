@@ -59,8 +59,8 @@ STEPS = {
     "list, so pops serve them first, in id order (chunks of {chunk} rows)",
     "catalog": "flip the gate to the ring, record the ring in qadmin's catalog; commit: "
     "waiting calls resume on the ring",
-    "finish": "replace push/pop with the ring's own; wait {grace}s; drop {backup_fate}, the "
-    "staged routines and the gate",
+    "finish": "replace push/pop with the ring's own (CREATE OR REPLACE); wait {grace}s",
+    "cleanup": "drop {backup_fate}, the staged routines and, last, the gate",
 }
 
 
@@ -195,6 +195,7 @@ def convert(
     engine.run(staging.routines_of(ring))
     if src.managed is not None:
         time.sleep(GATE_GRACE_S)
+    step("cleanup")
     engine.run(staging.leftovers())
     next_id = engine.run(sql.section("sequences"), write=False)[0]["push_next"]
     return {
