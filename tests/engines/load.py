@@ -42,14 +42,21 @@ def produce(
     spec = catalog.get(engine, queue)
     batch = push_batch or (1 if spec.kind is Kind.RING else PUSH_BATCH)
     records: list[dict[str, Any]] = []
+    refused = 0
     i = 0
     while i < count:
         chunk = [f"p{producer}-{n}".encode() for n in range(i, min(i + batch, count))]
         try:
             pushed = messages.push(engine, spec, chunk)
-        except (QueueFull, LockTimeout):
+        except QueueFull as full:
+            # A ring batch commits what went in before the refusal: keep it, retry the rest.
+            refused += 1
+            pushed = full.pushed
+            time.sleep(0.002)
+        except LockTimeout:
             time.sleep(0.002)
             continue
+        chunk = chunk[: len(pushed)]
         for payload, row in zip(chunk, pushed, strict=True):
             records.append(
                 {
@@ -60,6 +67,7 @@ def produce(
             )
         i += len(chunk)
     Path(out).write_text(json.dumps(records))
+    Path(out).with_suffix(".refused").write_text(str(refused))
     engine.close()
 
 
@@ -101,6 +109,8 @@ class Outcome:
     consumer_orders: list[list[dict[str, Any]]]
     # Whether producers were still running when the admin operation (``during``) finished.
     overlapped: bool | None = None
+    # Pushes a ring or capped queue refused as full (the producer waited and tried again).
+    refused: int = 0
 
 
 def run(
@@ -151,6 +161,7 @@ def run(
     engine.close()
     outcome = reconcile(pushed, orders, leftover)
     outcome.overlapped = overlapped
+    outcome.refused = sum(int(f.with_suffix(".refused").read_text()) for f in prod_files)
     return outcome
 
 

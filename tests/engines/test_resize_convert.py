@@ -124,6 +124,7 @@ ONE_TRANSACTION_STEPS = [
 ]
 STAGED_STEPS = [
     "measure",
+    "mark",
     "prepare",
     "gate",
     "lock",
@@ -276,6 +277,41 @@ def test_convert_killed_at_each_step_then_run_again_loses_nothing(label, request
     assert all(want in (None, i) for (want, _), (i, _) in zip(expected, got, strict=True))
     if label == "mariadb":
         assert _schema_objects(engine, "conv_q") == RING_OBJECTS
+
+
+def test_an_interrupted_convert_refused_on_rerun_puts_the_queue_back(request, tmp_path):
+    """MariaDB: killed once gated, then run again with too small a capacity: the refusal undoes
+    the prepared ring and the gate, and the queue is the plain fifo it was."""
+    target = make_target("mariadb", request, tmp_path)
+    engine = target.engine()
+    backlog = _fifo_with_backlog(engine, 20)
+    before = _schema_objects(engine, "conv_q")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILLABLE, target.dsn, "-"], stdout=subprocess.PIPE, text=True
+    )
+    while (line := proc.stdout.readline().strip()) != "lock":
+        assert line, "convert ended before it gated the queue"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert "conv_q__gate" in _schema_objects(engine, "conv_q")
+    with pytest.raises(UsageError, match="backlog of 15 messages"):
+        convert_ops.convert(engine, convert_ops.source(engine, "conv_q"), 10)
+    assert _schema_objects(engine, "conv_q") == before
+    assert _drain(engine, "conv_q") == backlog
+
+
+def test_convert_refuses_when_a_name_the_ring_needs_is_taken(request, tmp_path):
+    """MariaDB: the staged switch creates the ring's tables beside the queue, so it must never
+    drop or reuse an object it did not make (here another queue's table, conv_q_ctl)."""
+    engine = make_target("mariadb", request, tmp_path).engine()
+    backlog = _fifo_with_backlog(engine, 10)
+    other = queues.create(engine, queues.make_spec("conv_q_ctl", "fifo", None, False))
+    messages.push(engine, other, [b"keep me"])
+    with pytest.raises(UsageError, match="conv_q_ctl already exist"):
+        convert_ops.convert(engine, convert_ops.source(engine, "conv_q"), 64)
+    assert "conv_q__gate" not in _schema_objects(engine, "conv_q")
+    assert _drain(engine, "conv_q") == backlog
+    assert [p for _, p in _drain(engine, "conv_q_ctl")] == [b"keep me"]
 
 
 RING_OBJECTS = {

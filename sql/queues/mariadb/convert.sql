@@ -7,10 +7,12 @@
 --
 -- MariaDB commits DDL on its own, so the switch cannot be one transaction as on PostgreSQL.
 -- It is a sequence of steps, each safe to repeat, whose state is what exists in the schema:
+-- 0. mark: check that no other object has a name the ring needs, then create {gate} (its
+--    existence marks a convert under way, so the objects below are known to be its own).
 -- 1. prepare: create the ring beside the queue (slot table under {staged_table}, routines under
 --    {staged_push} / {staged_pop}; overflow, parked list, control row and sequences under their
 --    final names, unused until the switch).
--- 2. gate: create {gate} (the mark of a convert under way); for a qadmin queue, replace the queue's push/pop (CREATE OR REPLACE,
+-- 2. gate: for a qadmin queue, replace the queue's push/pop (CREATE OR REPLACE,
 --    atomic) with versions that first read the gate row with a share lock held to the end of
 --    the caller's transaction, then call the ring's routine if the switch has happened, else do
 --    the naive INSERT / DELETE on the queue's table (or on {backup} after an interrupted switch).
@@ -25,8 +27,19 @@
 -- 4. finish: replace push/pop with the ring's own, then drop the gate, the staged routines and
 --    (a qadmin queue) {backup}; a hand-built table's {backup} is kept for the DBA to drop.
 
+-- name: collisions
+-- Before anything is made: names the ring needs that something else already has. Once the gate
+-- exists, objects of these names are the convert's own (an interrupted prepare's).
+SELECT TABLE_NAME AS name FROM information_schema.TABLES
+WHERE TABLE_SCHEMA = {schema_lit}
+  AND TABLE_NAME IN ({overflow_name_lit}, {pending_name_lit}, {ctl_name_lit},
+                     {push_seq_name_lit}, {pop_seq_name_lit}, {staged_table_lit}, {backup_lit})
+UNION ALL
+SELECT ROUTINE_NAME FROM information_schema.ROUTINES
+WHERE ROUTINE_SCHEMA = {schema_lit} AND ROUTINE_NAME IN ({staged_push_lit}, {staged_pop_lit})
+
 -- name: gate_table
--- Also made for a hand-built table: its existence marks a convert under way.
+-- Made first, for a hand-built table too: its existence marks a convert under way.
 CREATE TABLE IF NOT EXISTS {gate} (
     one      TINYINT NOT NULL PRIMARY KEY,
     switched TINYINT NOT NULL

@@ -3,7 +3,8 @@
 --
 -- Invariants (README, "The ring"), the same as on the other engines:
 -- * Message k lives in slot k % capacity; slots are only UPDATEd, never inserted or deleted.
--- * push takes a number only after seeing the slot of the next number free: a full ring
+-- * push takes a number only after seeing the slot of the next number free (or holding that
+--   number or a later one: the read was stale, a racing pusher took it): a full ring
 --   refuses the push and uses no number. If a racing pusher got past the same check and the
 --   slot is still occupied (push k+N must never overwrite push k), message k is kept in the
 --   overflow table: no number is abandoned.
@@ -57,7 +58,8 @@ BEGIN
     DECLARE @at datetime2(6) = SYSUTCDATETIME();
     SELECT @next = COALESCE(CAST(last_used_value AS bigint) + 1, CAST(start_value AS bigint))
     FROM sys.sequences WHERE object_id = OBJECT_ID({lit_push_seq});
-    IF NOT EXISTS (SELECT 1 FROM {table} WHERE slot = @next % {capacity} AND reference_count = 0)
+    IF NOT EXISTS (SELECT 1 FROM {table} WHERE slot = @next % {capacity}
+                   AND (reference_count = 0 OR message_id >= @next))
         RETURN;
     BEGIN TRANSACTION;
     SET @seq = NEXT VALUE FOR {push_seq};

@@ -4,7 +4,8 @@
 --
 -- Invariants (README, "The ring"), the same as the PostgreSQL ring:
 -- * Message k lives in slot k % capacity; slots are only UPDATEd, so the table never grows.
--- * push takes a number only after seeing the slot of the next number free: a full ring
+-- * push takes a number only after seeing the slot of the next number free (or holding that
+--   number or a later one: the read was stale, a racing pusher took it): a full ring
 --   refuses the push, no number used. If a racing pusher got the slot first (push k+N must
 --   never overwrite push k), message k is kept in the overflow table: no number is abandoned.
 -- * pop takes a number only after seeing message "next" present: an empty ring returns nothing
@@ -64,7 +65,7 @@ BEGIN
     -- Plain SELECT ... INTO: a subquery in SET or IF would take shared row locks.
     SELECT {next_expr:push_seq} INTO v_next;
     SELECT COUNT(*) INTO v_free FROM {table}
-    WHERE slot = MOD(v_next, v_cap) AND reference_count = 0;
+    WHERE slot = MOD(v_next, v_cap) AND (reference_count = 0 OR message_id >= v_next);
     IF v_free = 1 THEN
         {next_value:push_seq};
         UPDATE {table}

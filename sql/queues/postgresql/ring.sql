@@ -4,7 +4,8 @@
 -- * Message k lives in slot k % capacity; slots are only ever UPDATEd (fillfactor 70, no index
 --   on an updated column, so slot updates are HOT and the table does not grow).
 -- * push takes k = nextval(push_seq) only after seeing that the slot the next number maps to
---   is free: a full ring refuses the push and no number is used. If a racing pusher got past
+--   is free (or holds that number or a later one: the read was stale, a racing pusher took
+--   it and committed): a full ring refuses the push and no number is used. If a racing pusher got past
 --   the same check and k's slot is still occupied by k - capacity (push k+N must never
 --   overwrite push k), message k goes to the overflow table instead: no number is abandoned.
 -- * pop takes k = nextval(pop_seq) only after seeing message "next" present (slot or
@@ -72,7 +73,7 @@ BEGIN
     SELECT CASE WHEN s.is_called THEN s.last_value + 1 ELSE s.last_value END
       INTO v_next FROM {push_seq} AS s;
     PERFORM 1 FROM {table} AS r
-     WHERE r.slot = v_next % v_cap AND r.reference_count = 0;
+     WHERE r.slot = v_next % v_cap AND (r.reference_count = 0 OR r.message_id >= v_next);
     IF NOT FOUND THEN
         RETURN;  -- full: nothing written, no number taken
     END IF;

@@ -162,6 +162,9 @@ class ConvertSql:
             "{staged_table}": engine.qualified(self.staged["table"]),
             "{staged_push}": engine.qualified(self.staged["push"]),
             "{staged_pop}": engine.qualified(self.staged["pop"]),
+            "{staged_table_lit}": engine.quote_literal(self.staged["table"]),
+            "{staged_push_lit}": engine.quote_literal(self.staged["push"]),
+            "{staged_pop_lit}": engine.quote_literal(self.staged["pop"]),
             "{order_by}": src.managed.keywords()["order_by"] if src.managed else "",
             "{id_col}": q(src.id_col),
         }

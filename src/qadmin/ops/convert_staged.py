@@ -40,11 +40,14 @@ _CREATE_ROUTINE = "CREATE PROCEDURE"
 
 STEPS = {
     "measure": "count the backlog; refuse if it is larger than the capacity",
-    "prepare": "create the ring beside the queue: slot table {staged}, routines {staged}_push/"
+    "mark": "refuse if another object has a name the ring needs; create the gate row {gate} "
+    "(its existence marks a convert under way: a re-run knows what is its own)",
+    "prepare": "drop what an interrupted prepare left, then create the ring beside the queue: "
+    "slot table {staged}, routines {staged}_push/"
     "_pop; overflow, parked list, control row and sequences under their final names (unused "
     "until the switch); slot rows in chunks of {slots}",
-    "gate": "create the gate row {gate}; a qadmin queue's push/pop are replaced (CREATE OR "
-    "REPLACE, atomic) by versions that read it with a share lock held to the end of the "
+    "gate": "a qadmin queue's push/pop are replaced (CREATE OR REPLACE, atomic) by versions "
+    "that read the gate row with a share lock held to the end of the "
     "caller's transaction; wait {grace}s for calls that began with the old ones",
     "lock": "connection 1: lock the gate row exclusively (FOR UPDATE, under the lock timeout): "
     "calls in flight finish, new calls wait",
@@ -137,9 +140,9 @@ def plan(engine: Engine, src: Source, ring: QueueSpec) -> dict[str, Any]:
         chunk=f"{CHUNK:,}",
         slots=f"{resize.CHUNK:,}",
     )
-    statements = staging.discard() + staging.create()
+    statements = sql.section("collisions") + sql.section("gate_table")
+    statements += staging.discard() + staging.create()
     statements += engine.section(staging.tables, "resize_grow")
-    statements += sql.section("gate_table")
     if src.managed is not None:
         statements += sql.section("gate")
     for name in ("gate_lock", "rename", "measure_backup", "start_sequences", "copy"):
@@ -183,10 +186,12 @@ def convert(
                 if gate_rows:
                     _abandon(engine, staging)
                 raise _too_big(src, messages, capacity)
+            step("mark")
+            if not gate_rows:
+                _mark(engine, sql)
             step("prepare")
             _prepare(engine, staging, capacity)
             step("gate")
-            engine.run(sql.section("gate_table"))
             if src.managed is not None:
                 engine.run(sql.section("gate"))
                 time.sleep(GATE_GRACE_S)
@@ -218,6 +223,16 @@ def _too_big(src: Source, messages: int, capacity: int) -> UsageError:
         f"refusing to convert {src.table}: its backlog of {messages:,} messages does not fit a "
         f"ring of {capacity:,} (choose a larger --capacity)"
     )
+
+
+def _mark(engine: Engine, sql: ConvertSql) -> None:
+    taken = [r["name"] for r in engine.run(sql.section("collisions"), write=False)]
+    if taken:
+        raise UsageError(
+            f"cannot convert {sql.src.table}: {', '.join(sorted(taken))} already exist(s), and "
+            "the ring needs those names (rename or drop them first)"
+        )
+    engine.run(sql.section("gate_table"))
 
 
 def _prepare(engine: Engine, staging: _Staging, capacity: int) -> None:
