@@ -267,6 +267,8 @@ def test_convert_killed_at_each_step_then_run_again_loses_nothing(label, request
         kind = catalog.get(engine, "conv_q").kind.value
         assert kind == ("ring" if switched else "fifo"), f"killed at {victim}"
         if label == "mariadb":
+            plan = convert_ops.plan(engine, convert_ops.source(engine, "conv_q"), 1000)
+            assert plan["resuming"] == RESUMING.get(victim, "gated"), victim
             _autocommit_push(engine.schema, f"auto-{victim}".encode())
             pushed = messages.push(engine, catalog.get(engine, "conv_q"), [victim.encode()])
             expected += [(None, f"auto-{victim}".encode()), (pushed[0]["id"], victim.encode())]
@@ -313,6 +315,19 @@ def test_convert_refuses_when_a_name_the_ring_needs_is_taken(request, tmp_path):
     assert _drain(engine, "conv_q") == backlog
     assert [p for _, p in _drain(engine, "conv_q_ctl")] == [b"keep me"]
 
+
+# What a dry run after a kill at each MariaDB step says the next run will resume.
+RESUMING = {
+    "measure": None,
+    "mark": None,
+    "rename": "gated",
+    "measure_backup": "renamed",
+    "start_sequences": "renamed",
+    "copy": "renamed",
+    "catalog": "renamed",
+    "finish": "switched",
+    "cleanup": "switched",
+}
 
 RING_OBJECTS = {
     "conv_q",

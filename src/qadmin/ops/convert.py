@@ -74,6 +74,7 @@ def plan(engine: Engine, src: Source, capacity: int) -> dict[str, Any]:
         "queue": src.table,
         "from": src.origin,
         "to_capacity": capacity,
+        "resuming": None,  # one transaction: nothing is ever left half-done
         "messages": messages,
         "fits": messages <= capacity,
         "steps": [

@@ -122,13 +122,22 @@ def _ctl_capacity(engine: Engine, ring: QueueSpec) -> int:
     return int(engine.run(engine.section(ring, "resize_state"), write=False)[0]["capacity"])
 
 
+def _state(engine: Engine, sql: ConvertSql) -> str:
+    """How far an earlier run got: fresh, gated (prepared, maybe part-way), renamed (the switch
+    began but did not commit) or switched (committed; the clean-up may be unfinished)."""
+    if not engine.table_exists(sql.gate):
+        return "fresh"
+    if engine.run(sql.section("gate_state"), write=False)[0]["switched"] == 1:
+        return "switched"
+    return "renamed" if engine.table_exists(sql.backup) else "gated"
+
+
 def plan(engine: Engine, src: Source, ring: QueueSpec) -> dict[str, Any]:
-    """Every step, the locks it takes and the SQL (read-only)."""
+    """Every step still to do, the locks it takes and the SQL (read-only)."""
     sql = ConvertSql(engine, src, ring, interrupted_backup(engine, src.table) or "")
     staging = _Staging(engine, src, ring, sql)
+    state = _state(engine, sql)
     capacity = int(ring.capacity or 0)
-    measured = engine.run(sql.section("measure"), write=False)[0]
-    messages = int(measured["messages"])
     names = dict(
         staged=sql.staged["table"],
         gate=sql.gate,
@@ -140,22 +149,37 @@ def plan(engine: Engine, src: Source, ring: QueueSpec) -> dict[str, Any]:
         chunk=f"{CHUNK:,}",
         slots=f"{resize.CHUNK:,}",
     )
-    statements = sql.section("collisions") + sql.section("gate_table")
-    statements += staging.discard() + staging.create()
-    statements += engine.section(staging.tables, "resize_grow")
-    if src.managed is not None:
-        statements += sql.section("gate")
-    for name in ("gate_lock", "rename", "measure_backup", "start_sequences", "copy"):
-        statements += sql.section(name)
-    statements += sql.section("gate_switched") + engine.catalog_sql("insert")
+    statements: list[str] = []
+    messages: int | None = None
+    steps = list(STEPS)
+    if state == "switched":
+        steps = steps[steps.index("finish") :]
+    else:
+        if state == "renamed":
+            steps = steps[steps.index("lock") :]
+            steps.remove("rename")
+            measured = engine.run(sql.section("measure_backup"), write=False)[0]
+        else:
+            measured = engine.run(sql.section("measure"), write=False)[0]
+            statements += sql.section("collisions") + sql.section("gate_table")
+            statements += staging.discard() + staging.create()
+            statements += engine.section(staging.tables, "resize_grow")
+            if src.managed is not None:
+                statements += sql.section("gate")
+        messages = int(measured["messages"])
+        for name in ("gate_lock", "rename", "measure_backup", "start_sequences", "copy"):
+            if name != "rename" or state != "renamed":
+                statements += sql.section(name)
+        statements += sql.section("gate_switched") + engine.catalog_sql("insert")
     statements += staging.routines_of(ring) + staging.leftovers()
     return {
         "queue": src.table,
         "from": src.origin,
         "to_capacity": capacity,
+        "resuming": None if state == "fresh" else state,
         "messages": messages,
-        "fits": messages <= capacity,
-        "steps": [text.format(**names) for text in STEPS.values()],
+        "fits": messages is None or messages <= capacity,
+        "steps": [STEPS[name].format(**names) for name in steps],
         "statements": statements,
     }
 
@@ -168,34 +192,36 @@ def convert(
     sql = ConvertSql(engine, src, ring, backup or "")
     staging = _Staging(engine, src, ring, sql)
     capacity = int(ring.capacity or 0)
-    gate_rows = engine.run(sql.section("gate_state"), write=False) if _gated(engine, sql) else []
-    switched = bool(gate_rows) and gate_rows[0]["switched"] == 1
-    result: dict[str, Any] = {}
-    if not switched:
-        if backup is not None:
-            started = _ctl_capacity(engine, ring)
-            if started != capacity:
-                raise UsageError(
-                    f"an interrupted convert of {src.table} to a ring of {started:,} slots is "
-                    f"under way: run it again with --capacity {started}"
-                )
-        else:
-            step("measure")
-            messages = int(engine.run(sql.section("measure"), write=False)[0]["messages"])
-            if messages > capacity:
-                if gate_rows:
-                    _abandon(engine, staging)
-                raise _too_big(src, messages, capacity)
-            step("mark")
-            if not gate_rows:
-                _mark(engine, sql)
-            step("prepare")
-            _prepare(engine, staging, capacity)
-            step("gate")
-            if src.managed is not None:
-                engine.run(sql.section("gate"))
-                time.sleep(GATE_GRACE_S)
-        result = _switch(engine, staging, renamed=backup is not None, step=step, progress=progress)
+    state = _state(engine, sql)
+    messages = None
+    if state in ("renamed", "switched"):
+        started = _ctl_capacity(engine, ring)
+        if state == "renamed" and started != capacity:
+            raise UsageError(
+                f"an interrupted convert of {src.table} to a ring of {started:,} slots is "
+                f"under way: run it again with --capacity {started}"
+            )
+        capacity = started
+    if state in ("fresh", "gated"):
+        step("measure")
+        backlog = int(engine.run(sql.section("measure"), write=False)[0]["messages"])
+        if backlog > capacity:
+            if state == "gated":
+                _abandon(engine, staging)
+            raise _too_big(src, backlog, capacity)
+        step("mark")
+        if state == "fresh":
+            _mark(engine, sql)
+        step("prepare")
+        _prepare(engine, staging, capacity)
+        step("gate")
+        if src.managed is not None:
+            engine.run(sql.section("gate"))
+            time.sleep(GATE_GRACE_S)
+    if state != "switched":
+        messages = _switch(
+            engine, staging, renamed=state == "renamed", step=step, progress=progress
+        )
     step("finish")
     engine.run(staging.routines_of(ring))
     if src.managed is not None:
@@ -208,14 +234,10 @@ def convert(
         "from": src.origin,
         "to": "ring",
         "capacity": capacity,
-        "messages": result.get("messages"),
+        "messages": messages,
         "next_id": int(next_id),
         "backup_table": None if src.managed else sql.backup,
     }
-
-
-def _gated(engine: Engine, sql: ConvertSql) -> bool:
-    return engine.table_exists(sql.gate)
 
 
 def _too_big(src: Source, messages: int, capacity: int) -> UsageError:
@@ -253,7 +275,7 @@ def _abandon(engine: Engine, staging: _Staging) -> None:
 
 def _switch(
     engine: Engine, staging: _Staging, *, renamed: bool, step: Step, progress: Progress | None
-) -> dict[str, Any]:
+) -> int:
     """Hold the gate in this connection, rename in another, then park the backlog and flip the
     gate in one transaction. Open transactions that outlast the lock timeout make it let go
     and try again; after the last try the queue keeps working as it was."""
@@ -288,7 +310,7 @@ def _switch(
                         execute(engine.catalog_sql("delete")[0], {"name": src.table})
                     for statement in engine.catalog_sql("insert"):
                         execute(statement, catalog.row(ring))
-                return {"messages": messages}
+                return messages
             except LockTimeout:
                 if attempt == SWITCH_ATTEMPTS:
                     raise LockTimeout(
