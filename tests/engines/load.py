@@ -17,12 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from qadmin.engines import Engine, Timeouts, open_engine
-from qadmin.errors import LockTimeout, QueueEmpty, QueueFull
+from qadmin.errors import LockTimeout, QadminError, QueueEmpty, QueueFull
 from qadmin.kinds import Kind
 from qadmin.ops import catalog, messages
 
 PUSH_BATCH = 100
 POP_BATCH = 25
+# SQLite has no routines: after a convert, a client holding the fifo's SQL fails on the ring's
+# table (and nothing is written), reloads the queue from the catalog and tries again.
+STALE = "no such column"
 
 
 def _engine(dsn: str, schema: str | None) -> Engine:
@@ -37,6 +40,7 @@ def produce(
     count: int,
     out: str,
     push_batch: int | None = None,
+    reload_stale: bool = False,
 ) -> None:
     engine = _engine(dsn, schema)
     spec = catalog.get(engine, queue)
@@ -56,6 +60,11 @@ def produce(
         except LockTimeout:
             time.sleep(0.002)
             continue
+        except QadminError as exc:
+            if not (reload_stale and STALE in str(exc)):
+                raise
+            spec = catalog.get(engine, queue)
+            continue
         chunk = chunk[: len(pushed)]
         for payload, row in zip(chunk, pushed, strict=True):
             records.append(
@@ -71,7 +80,9 @@ def produce(
     engine.close()
 
 
-def consume(dsn: str, schema: str | None, queue: str, done: Any, out: str) -> None:
+def consume(
+    dsn: str, schema: str | None, queue: str, done: Any, out: str, reload_stale: bool = False
+) -> None:
     engine = _engine(dsn, schema)
     spec = catalog.get(engine, queue)
     got: list[dict[str, Any]] = []
@@ -87,6 +98,11 @@ def consume(dsn: str, schema: str | None, queue: str, done: Any, out: str) -> No
             time.sleep(0.01)
             continue
         except LockTimeout:
+            continue
+        except QadminError as exc:
+            if not (reload_stale and STALE in str(exc)):
+                raise
+            spec = catalog.get(engine, queue)
             continue
         idle_after_done = 0
         for row in rows:
@@ -124,18 +140,24 @@ def run(
     workdir: Path,
     during: Callable[[], Any] | None = None,
     push_batch: int | None = None,
+    reload_stale: bool = False,
 ) -> Outcome:
     """Run the clients to the end; ``during`` (an admin operation) runs in this process once
-    messages are flowing, while producers and consumers keep going."""
+    messages are flowing, while producers and consumers keep going. ``reload_stale``: clients
+    reload the queue when its SQL no longer fits its table (SQLite after a convert)."""
     ctx = mp.get_context("spawn")
     done = ctx.Event()
     prod_files = [workdir / f"prod-{p}.json" for p in range(producers)]
     cons_files = [workdir / f"cons-{c}.json" for c in range(consumers)]
     cons = [
-        ctx.Process(target=consume, args=(dsn, schema, queue, done, str(f))) for f in cons_files
+        ctx.Process(target=consume, args=(dsn, schema, queue, done, str(f), reload_stale))
+        for f in cons_files
     ]
     prods = [
-        ctx.Process(target=produce, args=(dsn, schema, queue, p, messages_each, str(f), push_batch))
+        ctx.Process(
+            target=produce,
+            args=(dsn, schema, queue, p, messages_each, str(f), push_batch, reload_stale),
+        )
         for p, f in enumerate(prod_files)
     ]
     for proc in cons + prods:
