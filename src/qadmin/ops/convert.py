@@ -28,6 +28,7 @@ from qadmin.ops import catalog, convert_staged, resize
 from qadmin.ops.convert_sql import (
     BACKUP_SUFFIX,
     CHUNK,
+    GATE_GRACE_S,
     ConvertSql,
     Progress,
     Source,
@@ -37,10 +38,6 @@ from qadmin.ops.convert_sql import (
     staged_switch,
 )
 from qadmin.ops.convert_sql import source as source
-
-# After the gated routines are installed, calls that began with the old ones are given this
-# long to reach the table, so the switch waits for them rather than surprising them.
-GATE_GRACE_S = convert_staged.GATE_GRACE_S
 
 STEPS = {
     "gate": "replace the queue's push/pop with versions that wait for the switch and then call "

@@ -24,6 +24,9 @@ GATE_SUFFIX = "__gate"
 STAGED_SUFFIX = "__ring"
 # Ids copied per statement (a progress step).
 CHUNK = 10_000
+# After a queue's push/pop are replaced, calls that began with the old ones are given this long
+# to end before the switch goes on (it waits for them rather than surprising them).
+GATE_GRACE_S = 1.0
 _BINARY_TYPES = {"bytea", "blob", "tinyblob", "mediumblob", "longblob", "binary", "varbinary"}
 
 Progress = Callable[[int, int], None]

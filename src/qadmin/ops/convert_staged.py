@@ -20,6 +20,7 @@ from qadmin.kinds import QueueSpec
 from qadmin.ops import catalog, resize
 from qadmin.ops.convert_sql import (
     CHUNK,
+    GATE_GRACE_S,
     ConvertSql,
     Progress,
     Renamed,
@@ -29,9 +30,6 @@ from qadmin.ops.convert_sql import (
     interrupted_backup,
 )
 
-# After push/pop are replaced, calls that began with the old ones are given this long to end
-# before anything they use is renamed or dropped.
-GATE_GRACE_S = 1.0
 # Tries at the switch when open transactions keep the gate or the table (each waits the lock
 # timeout), and the pause between them.
 SWITCH_ATTEMPTS = 5
