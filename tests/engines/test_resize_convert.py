@@ -190,6 +190,19 @@ def test_convert_keeps_backlog_ids_and_order(label, request, tmp_path):
     assert _drain(engine, "conv_q") == [*backlog, (new[0]["id"], b"after")]
 
 
+@pytest.mark.parametrize("label", ["postgresql", "mariadb"])
+def test_convert_never_reuses_an_id_the_queue_handed_out(label, request, tmp_path):
+    """A drained fifo's ids are gone, not free: the ring starts above the table's identity /
+    AUTO_INCREMENT counter, so a consumer that remembers ids never sees one twice."""
+    engine = make_target(label, request, tmp_path).engine()
+    spec = queues.create(engine, queues.make_spec("conv_q", "fifo", None, False))
+    last = messages.push(engine, spec, [b"x"] * 10)[-1]["id"]
+    messages.pop(engine, spec, count=10)
+    result = convert_ops.convert(engine, convert_ops.source(engine, "conv_q"), 8)
+    assert result["next_id"] == last + 1
+    assert messages.push(engine, catalog.get(engine, "conv_q"), [b"y"])[0]["id"] == last + 1
+
+
 @pytest.mark.parametrize("label", CONVERT_LABELS)
 def test_convert_hand_built_table_keeps_a_backup_and_fails_old_sql_loudly(label, request, tmp_path):
     target = make_target(label, request, tmp_path)

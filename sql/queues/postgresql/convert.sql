@@ -7,7 +7,7 @@
 -- backlog aside, retire the table, create the ring, park the backlog, commit. Killed anywhere,
 -- it rolls back whole and can simply be run again. The backlog keeps its ids: its messages go
 -- to the ring's overflow table and their numbers are parked, so pops serve them first, in id
--- order, before the ring's sequences (which start above the highest id).
+-- order, before the ring's sequences (which start above the highest id ever handed out).
 
 -- name: gate
 -- A qadmin queue's push and pop are first replaced (in their own transaction) by versions that
@@ -50,7 +50,14 @@ $$
 LOCK TABLE {src} IN ACCESS EXCLUSIVE MODE
 
 -- name: measure
-SELECT count(*) AS messages, min({id_col}) AS min_id, max({id_col}) AS max_id FROM {src}
+-- The ring's sequences start above the highest id the table ever handed out (its identity or
+-- serial sequence, when it has one), not only above the backlog: ids are never reused.
+SELECT count(*) AS messages, min({id_col}) AS min_id, max({id_col}) AS max_id,
+       greatest(coalesce(max({id_col}), 0) + 1,
+                coalesce(pg_sequence_last_value(
+                             pg_get_serial_sequence({src_lit}, {id_col_lit})::regclass) + 1,
+                         1)) AS next_id
+FROM {src}
 
 -- name: set_aside
 CREATE TEMP TABLE qadmin_convert ON COMMIT DROP AS

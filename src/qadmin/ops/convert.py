@@ -50,7 +50,8 @@ STEPS = {
     "{backup} and kept)",
     "create": "create the ring under the queue's name (slots, sequences, overflow, parked "
     "numbers, push/pop routines)",
-    "start_sequences": "start both ring sequences above the highest id",
+    "start_sequences": "start both ring sequences above the highest id (PostgreSQL: above "
+    "every id the table's identity sequence handed out)",
     "copy": "park the backlog: messages into the overflow table, their numbers into the parked "
     "list, so pops serve them first, in id order (chunks of {chunk} rows)",
     "catalog": "record the queue as a ring in qadmin's catalog; commit",
@@ -130,7 +131,8 @@ def convert(
         if measured["min_id"] is not None and int(measured["min_id"]) < 0:
             raise UsageError(f"{src.table} has negative ids: a ring numbers messages from 0")
         _switch(engine, src, ring, sql, execute, step)
-        next_id = int(measured["max_id"] or 0) + 1
+        # SQLite's measure has no next_id: its AUTOINCREMENT counter is not read (yet).
+        next_id = int(measured.get("next_id") or int(measured["max_id"] or 0) + 1)
         step("start_sequences")
         for statement in sql.section("start_sequences"):
             execute(statement, {"next": next_id})

@@ -158,6 +158,8 @@ class ConvertSql:
         self.staged = {"table": staged, "push": staged + "_push", "pop": staged + "_pop"}
         self.fill = {
             "{src}": engine.qualified(src.table),
+            "{src_lit}": engine.quote_literal(engine.qualified(src.table)),
+            "{id_col_lit}": engine.quote_literal(src.id_col),
             "{backup}": engine.qualified(self.backup),
             "{backup_name}": q(self.backup),
             "{backup_lit}": engine.quote_literal(self.backup),
