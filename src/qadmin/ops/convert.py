@@ -34,6 +34,7 @@ from qadmin.ops.convert_sql import (
     Source,
     Step,
     copy_backlog,
+    outcome,
     ring_spec,
     staged_switch,
 )
@@ -143,15 +144,7 @@ def convert(
             execute(engine.catalog_sql("delete")[0], {"name": src.table})
         for statement in engine.catalog_sql("insert"):
             execute(statement, catalog.row(ring))
-    return {
-        "queue": src.table,
-        "from": src.origin,
-        "to": "ring",
-        "capacity": capacity,
-        "messages": messages,
-        "next_id": next_id,
-        "backup_table": None if src.managed else src.table + BACKUP_SUFFIX,
-    }
+    return outcome(src, capacity, messages, next_id)
 
 
 def _switch(

@@ -216,6 +216,19 @@ class ConvertSql:
         return out
 
 
+def outcome(src: Source, capacity: int, messages: int | None, next_id: int) -> dict[str, Any]:
+    """What convert reports, the same whichever way the engine switched (README: output keys)."""
+    return {
+        "queue": src.table,
+        "from": src.origin,
+        "to": "ring",
+        "capacity": capacity,
+        "messages": messages,
+        "next_id": next_id,
+        "backup_table": None if src.managed else src.table + BACKUP_SUFFIX,
+    }
+
+
 def copy_backlog(
     sql: ConvertSql, execute: Execute, first_id: int, messages: int, progress: Progress | None
 ) -> None:

@@ -28,6 +28,7 @@ from qadmin.ops.convert_sql import (
     Step,
     copy_backlog,
     interrupted_backup,
+    outcome,
 )
 
 # Tries at the switch when open transactions keep the gate or the table (each waits the lock
@@ -227,15 +228,7 @@ def convert(
     step("cleanup")
     engine.run(staging.leftovers())
     next_id = engine.run(sql.section("sequences"), write=False)[0]["push_next"]
-    return {
-        "queue": src.table,
-        "from": src.origin,
-        "to": "ring",
-        "capacity": capacity,
-        "messages": messages,
-        "next_id": int(next_id),
-        "backup_table": None if src.managed else sql.backup,
-    }
+    return outcome(src, capacity, messages, int(next_id))
 
 
 def _too_big(src: Source, messages: int, capacity: int) -> UsageError:
