@@ -42,6 +42,8 @@ class Source:
     id_col: str = "id"
     payload_cols: tuple[str, ...] = ("payload",)
     time_col: str | None = "enqueued_at"
+    # A staged convert that switched but did not finish: only its clean-up is left.
+    switched: bool = False
 
     @property
     def origin(self) -> str:
@@ -65,9 +67,10 @@ def _unfinished(engine: Engine, spec: QueueSpec) -> Source | None:
     if not origin or not engine.table_exists(spec.name + GATE_SUFFIX):
         return None
     if origin == "table":
-        return Source(table=spec.name, managed=None)
+        return Source(table=spec.name, managed=None, switched=True)
     options = {"watermark": True} if spec.options.get("converted_watermark") else {}
-    return Source(table=spec.name, managed=QueueSpec(spec.name, Kind(origin), options=options))
+    naive = QueueSpec(spec.name, Kind(origin), options=options)
+    return Source(table=spec.name, managed=naive, switched=True)
 
 
 def interrupted_backup(engine: Engine, name: str) -> str | None:
@@ -173,7 +176,8 @@ class ConvertSql:
             "{order_by}": src.managed.keywords()["order_by"] if src.managed else "",
             "{id_col}": q(src.id_col),
         }
-        types = self._column_types(columns_from or src.table) if src.managed is None else {}
+        hand_built = src.managed is None and not src.switched  # switched: nothing to copy
+        types = self._column_types(columns_from or src.table) if hand_built else {}
         self.fill["{time_expr}"] = self._time()
         self.fill["{payload_expr}"] = self._payload(types)
 
