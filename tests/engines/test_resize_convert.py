@@ -8,11 +8,13 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
 
-from qadmin.errors import QadminError, QueueEmpty, UnsupportedError, UsageError
+from qadmin.engines import Timeouts, open_engine
+from qadmin.errors import LockTimeout, QadminError, QueueEmpty, UnsupportedError, UsageError
 from qadmin.ops import catalog, messages, queues
 from qadmin.ops import convert as convert_ops
 from qadmin.ops import resize as resize_ops
@@ -343,6 +345,49 @@ RESUMING = {
     "finish": "switched",
     "cleanup": "switched",
 }
+
+
+def _hold_table_open(target, seconds: float) -> threading.Thread:
+    """Another client's transaction that has read the queue's table: MariaDB keeps its
+    metadata lock to the end, so the switch's RENAME waits for it."""
+    holder = target.engine()
+    opened = threading.Event()
+
+    def hold() -> None:
+        with holder.transaction() as execute:
+            execute(f"SELECT count(*) AS n FROM {holder.qualified('conv_q')}")
+            opened.set()
+            time.sleep(seconds)
+        holder.close()
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    opened.wait(10)
+    return thread
+
+
+def test_convert_waits_out_an_open_transaction_or_gives_up_cleanly(request, tmp_path):
+    """MariaDB, lock timeout 1 s: a transaction open for 2.5 s costs the switch a retry or two;
+    one open longer than five tries leaves a one-line error and a queue still working (through
+    the gate); the next run, once it has ended, finishes."""
+    target = make_target("mariadb", request, tmp_path)
+    backlog = _fifo_with_backlog(target.engine(), 10)
+    impatient = open_engine(target.dsn, None, Timeouts(lock_ms=1_000))
+    holder = _hold_table_open(target, 15)
+    with pytest.raises(LockTimeout, match="open transactions held it") as refused:
+        convert_ops.convert(impatient, convert_ops.source(impatient, "conv_q"), 64)
+    assert "\n" not in str(refused.value)
+    engine = target.engine()
+    spec = catalog.get(engine, "conv_q")
+    assert spec.kind.value == "fifo"
+    late = messages.push(engine, spec, [b"late"])[0]["id"]
+    holder.join()
+    holder = _hold_table_open(target, 2.5)
+    result = convert_ops.convert(impatient, convert_ops.source(impatient, "conv_q"), 64)
+    holder.join()
+    assert result["messages"] == len(backlog) + 1
+    assert _drain(engine, "conv_q") == [*backlog, (late, b"late")]
+
 
 KILLABLE_TABLE = KILLABLE.replace(
     "convert.source(engine, 'conv_q')", "convert.source(engine, 'jobs', payload_cols=('body',))"

@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from qadmin.engines.base import Engine
-from qadmin.errors import LockTimeout, UsageError
+from qadmin.errors import Deadlock, LockTimeout, UsageError
 from qadmin.kinds import QueueSpec
 from qadmin.ops import catalog, resize
 from qadmin.ops.convert_sql import (
@@ -302,7 +302,9 @@ def _switch(
                     for statement in engine.catalog_sql("insert"):
                         execute(statement, catalog.row(ring))
                 return messages
-            except LockTimeout:
+            except (LockTimeout, Deadlock):
+                # The server may also break a wait between the rename's metadata lock and the
+                # gate's row lock as a deadlock: the same situation, the same retry.
                 if attempt == SWITCH_ATTEMPTS:
                     raise LockTimeout(
                         f"convert could not switch {src.table}: open transactions held it past "
