@@ -13,7 +13,8 @@
 --   and served first by later pops: it is never skipped, so no later message is lost.
 -- * The capacity lives in {ctl}; push and pop read it with a share lock on its row, which
 --   resize holds exclusively while it moves messages to their new slots.
--- Results come back one result set per message, in the caller's transaction.
+-- Results come back one result set per message, in the caller's transaction (an autocommit
+-- caller's call runs in one transaction of its own: fragments.sql, txn_begin).
 
 -- name: create
 {create_sequence:push_seq}
@@ -55,11 +56,14 @@ INSERT INTO {ctl} (one, capacity) VALUES (1, {capacity})
 -- name: create
 CREATE PROCEDURE {push}(IN p_payload LONGBLOB)
 BEGIN
+    {txn_declare};
     DECLARE v_next BIGINT;
     DECLARE v_seq BIGINT;
     DECLARE v_free INT;
     DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
     DECLARE v_cap INT;
+    {txn_handler};
+    {txn_begin};
     -- The capacity gate: resize holds this row exclusively while it moves the slots.
     SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;
     -- Plain SELECT ... INTO: a subquery in SET or IF would take shared row locks.
@@ -77,11 +81,13 @@ BEGIN
         END IF;
         SELECT v_seq AS id, v_at AS enqueued_at;
     END IF;
+    {txn_end};
 END
 
 -- name: create
 CREATE PROCEDURE {pop}(IN p_count INT)
 BEGIN
+    {txn_declare};
     DECLARE v_next BIGINT;
     DECLARE v_seq BIGINT;
     DECLARE v_present INT;
@@ -97,7 +103,9 @@ BEGIN
     DECLARE parked CURSOR FOR
         SELECT message_id FROM {pending} ORDER BY message_id LIMIT p_count
         FOR UPDATE SKIP LOCKED;
+    {txn_handler};
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
+    {txn_begin};
     SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;  -- the gate
     OPEN parked;
     take: WHILE v_taken < p_count DO
@@ -147,6 +155,7 @@ BEGIN
         END IF;
     END WHILE;
     CLOSE parked;
+    {txn_end};
 END
 
 -- name: drop

@@ -191,10 +191,10 @@ class Engine(ABC):
     def fragment(self, name: str) -> str:
         """A dialect's piece of SQL (``{name:object}`` in a template), e.g. how to take a
         sequence value on a server that has no sequences."""
-        relative = f"queues/{self.dialect}/fragments.sql"
-        if not sqlfiles.exists(relative):
-            relative = f"queues/{self.base_dialect}/fragments.sql"
-        return sqlfiles.load(relative).statements(name)[0]
+        own = f"queues/{self.dialect}/fragments.sql"
+        if sqlfiles.exists(own) and sqlfiles.load(own).has(name):
+            return sqlfiles.load(own).statements(name)[0]
+        return sqlfiles.load(f"queues/{self.base_dialect}/fragments.sql").statements(name)[0]
 
     def render(self, statement: str, spec: QueueSpec) -> str:
         """Fill ``{placeholder}`` with quoted object names, qadmin's fixed keywords, or a
@@ -217,6 +217,8 @@ class Engine(ABC):
                 return fragment.replace("{obj}", name)
             if key in keywords:
                 return keywords[key]
+            if key.startswith("txn_"):  # how a routine runs in a transaction of its own
+                return self.fragment(key)
             if key == "schema_lit":
                 return self.quote_literal(self.schema)
             if key.endswith("_name_lit") and key[:-9] in objects:
