@@ -203,3 +203,77 @@ def test_qadmin_internal_tables_are_refused(label, request, tmp_path):
     assert engine.table_exists("r_overflow")
     assert [(q.name, q.kind.value) for q in catalog.all_queues(engine)] == [("r", "ring")]
     assert _drain(engine, "r") == [b"keep"]
+
+
+@pytest.mark.parametrize("label", LABELS)
+def test_dry_run_of_a_backlog_too_big_exits_2_like_the_convert(label, request, tmp_path):
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("conv_q", "fifo", None, False))
+    messages.push(engine, spec, [b"a", b"b", b"c"])
+    args = ("convert", "conv_q", "--to", "ring", "--capacity", "2")
+    dry = _cli(target, *args, "--dry-run", "--format", "json")
+    real = _cli(target, *args, "--yes")
+    assert (dry.exit_code, real.exit_code) == (2, 2)
+    assert json.loads(dry.stdout)["fits"] is False
+    assert (
+        dry.stderr.strip()
+        == real.stderr.strip()
+        == (
+            "qadmin: error: refusing to convert conv_q: its backlog of 3 messages does not fit a "
+            "ring of 2 (choose a larger --capacity)"
+        )
+    )
+
+
+KILLABLE_KOMBU = """
+import sys, time
+from qadmin.engines import Timeouts, open_engine
+from qadmin.ops import convert
+engine = open_engine(sys.argv[1], None, Timeouts())
+def step(name):
+    print(name, flush=True)
+    time.sleep(0.5)
+src = convert.source(engine, 'kombu_message', payload_cols=('payload',), state_col='visible',
+                     waiting='1')
+convert.convert(engine, src, 64, on_step=step)
+"""
+
+
+@pytest.mark.parametrize("victim", ["measure_backup", "copy"])
+def test_kombu_like_convert_killed_after_the_rename_resumes_with_its_filter(
+    victim, request, tmp_path
+):
+    """MariaDB: killed once the table is renamed, a re-run without the filter is refused (the
+    renamed table still has its state column), and with it moves only the waiting rows."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    target = make_target("mariadb", request, tmp_path)
+    engine = target.engine()
+    table = engine.qualified("kombu_message")
+    engine.run(
+        [
+            f"CREATE TABLE {table} (id BIGINT AUTO_INCREMENT PRIMARY KEY, visible BOOLEAN NOT "
+            "NULL, payload TEXT NOT NULL)",
+            f"INSERT INTO {table} (visible, payload) VALUES (0, 'done'), (1, 'w1'), (1, 'w2')",
+        ]
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILLABLE_KOMBU, target.dsn], stdout=subprocess.PIPE, text=True
+    )
+    while (line := proc.stdout.readline().strip()) != victim:
+        assert line, f"convert ended before step {victim}"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert engine.table_exists("kombu_message_before_ring")
+    line = _refused_both_ways(target, "kombu_message", "--payload-column", "payload")
+    assert "column visible looks like a row state" in line
+    flt = ("--payload-column", "payload", "--state-column", "visible", "--waiting", "1")
+    done = _convert(target, "kombu_message", *flt, "--yes", "--format", "json")
+    assert done.exit_code == 0, done.stderr
+    assert json.loads(done.stdout)["rows_left"] == 1
+    assert _drain(engine, "kombu_message") == [b"w1", b"w2"]
+    assert _count(engine, "kombu_message_before_ring") == 3
