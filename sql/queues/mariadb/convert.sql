@@ -193,9 +193,10 @@ WHERE TABLE_SCHEMA = :schema AND TABLE_NAME = :table
 
 -- name: blockers
 -- Foreign keys from or to it and its triggers (the catalog); views anywhere whose definition
--- reads it (MariaDB stores view definitions with `schema`.`table` names) and routines and
--- other tables' triggers in its schema whose text names it as a word: MariaDB records no
--- dependencies, so this is a text search (a routine the user cannot see is not found).
+-- reads it (MariaDB stores view definitions with `schema`.`table` names), routines whose
+-- text names it as a word (in its schema) or as schema.table (anywhere), and other tables'
+-- triggers in its schema that name it: MariaDB records no dependencies, so this is a text
+-- search (a routine the user cannot see is not found).
 -- qadmin leaves out its own routines by name.
 SELECT 'foreign key' AS what, CONSTRAINT_NAME AS name, CONSTRAINT_SCHEMA AS in_schema,
        CONCAT(TABLE_NAME, ' -> ', REFERENCED_TABLE_NAME) AS detail
@@ -213,8 +214,10 @@ WHERE VIEW_DEFINITION LIKE CONCAT('%`', REPLACE(:schema, '_', '\_'), '`.`',
                                   REPLACE(:table, '_', '\_'), '`%')
 UNION ALL
 SELECT 'routine', ROUTINE_NAME, ROUTINE_SCHEMA, NULL FROM information_schema.ROUTINES
-WHERE ROUTINE_SCHEMA = :schema
-  AND ROUTINE_DEFINITION REGEXP CONCAT('(^|[^a-zA-Z0-9_$])', :table, '([^a-zA-Z0-9_$]|$)')
+WHERE (ROUTINE_SCHEMA = :schema
+       AND ROUTINE_DEFINITION REGEXP CONCAT('(^|[^a-zA-Z0-9_$])', :table, '([^a-zA-Z0-9_$]|$)'))
+   OR ROUTINE_DEFINITION REGEXP CONCAT('(^|[^a-zA-Z0-9_$])', :schema, '`?[.]`?', :table,
+                                       '([^a-zA-Z0-9_$]|$)')
 
 -- name: payload_bytes
 {col}

@@ -98,8 +98,9 @@ WHERE table_schema = :schema AND table_name = :table
 -- name: blockers
 -- What depends on the table or what it depends on: foreign keys to or from it, its triggers,
 -- views and rules that read it and SQL-standard function bodies that use it (pg_depend), and
--- functions in the same schema whose source names it as a word (PL/pgSQL bodies record no
--- dependency, so their text is searched). qadmin leaves out its own routines by name.
+-- functions whose source names it as a word (in its schema) or as schema.table (anywhere):
+-- PL/pgSQL bodies record no dependency, so their text is searched. qadmin leaves out its own
+-- routines by name.
 WITH t AS (
     SELECT c.oid FROM pg_catalog.pg_class AS c
     JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
@@ -130,6 +131,7 @@ LEFT JOIN pg_catalog.pg_depend AS d
       AND d.refclassid = 'pg_catalog.pg_class'::regclass
 WHERE d.refobjid IN (SELECT oid FROM t)
    OR (n.nspname = :schema AND p.prosrc ~* ('\m' || :table || '\M'))
+   OR p.prosrc ~* ('\m' || :schema || '"?\s*\.\s*"?' || :table || '\M')
 
 -- name: payload_bytes
 {col}

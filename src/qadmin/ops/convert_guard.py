@@ -123,7 +123,8 @@ def refusals(engine: Engine, src: Source, sql: ConvertSql, table: str = "") -> l
     params = {"schema": engine.schema, "table": table}
     for row in engine.run(sql.section("blockers"), params, write=False):
         what, name = str(row["what"]), str(row["name"])
-        if name in own and row["in_schema"] in (None, engine.schema):
+        mine = what in ("routine", "trigger") and row["in_schema"] in (None, engine.schema)
+        if mine and name in own:
             continue
         text = f"{what} {name}" + (f" ({row['detail']})" if row.get("detail") else "")
         if text not in found:
