@@ -269,6 +269,11 @@ def test_kombu_like_convert_killed_after_the_rename_resumes_with_its_filter(
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert engine.table_exists("kombu_message_before_ring")
+    for working in ("kombu_message__gate", "kombu_message_overflow", "kombu_message_before_ring"):
+        line = _refused_both_ways(target, working, "--payload-column", "payload")
+        assert line.endswith(
+            "it belongs to the convert of kombu_message under way (run that convert again)"
+        )
     line = _refused_both_ways(target, "kombu_message", "--payload-column", "payload")
     assert "column visible looks like a row state" in line
     flt = ("--payload-column", "payload", "--state-column", "visible", "--waiting", "1")

@@ -91,6 +91,8 @@ def test_counts_after_convert_include_the_parked_backlog(label, source, request,
         src = convert_ops.source(engine, name, payload_cols=("body",))
     assert convert_ops.convert(engine, src, 64)["messages"] == BACKLOG
     assert _counts(target, name, BACKLOG) == _expected(BACKLOG)
+    # the backlog is the oldest message, though no slot holds it (MariaDB said none)
+    assert _json(target, "size", name)["oldest_enqueued_at"] is not None
     ring = catalog.get(engine, name)
     messages.push(engine, ring, [f"a{i}".encode() for i in range(AFTER)])  # into the slots
     assert _counts(target, name, BACKLOG + AFTER) == _expected(BACKLOG + AFTER)

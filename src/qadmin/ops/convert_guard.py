@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from qadmin.engines.base import Engine
+from qadmin.kinds import EXTRA_OBJECTS, Kind
 from qadmin.names import RESERVED_PREFIX
 from qadmin.ops import catalog
 from qadmin.ops.convert_sql import (
@@ -57,17 +58,25 @@ STATE_WORDS = frozenset(
 )
 
 
+_WORKING = (GATE_SUFFIX, STAGED_SUFFIX, BACKUP_SUFFIX)
+
+
 def internal_owner(engine: Engine, name: str) -> str | None:
-    """Why ``name`` is qadmin's own table (its catalog, or an object of a catalog queue other
-    than the queue's own table), or None."""
+    """Why ``name`` is qadmin's own table (its catalog, an object of a catalog queue other
+    than the queue's own table, or one a convert under way made), or None."""
     if name.startswith(RESERVED_PREFIX):
         return QADMIN_OWN
     for spec in catalog.all_queues(engine):
         if spec.name == name:
             continue
-        working = (GATE_SUFFIX, STAGED_SUFFIX, BACKUP_SUFFIX)
-        if name in spec.objects().values() or name in (spec.name + s for s in working):
+        if name in spec.objects().values() or name in (spec.name + s for s in _WORKING):
             return f"it belongs to qadmin's {spec.kind} queue {spec.name}"
+    # A staged convert of a hand-built table makes the ring's objects before the table is in
+    # the catalog; its gate table marks them.
+    for suffix in (*EXTRA_OBJECTS[Kind.RING].values(), *_WORKING):
+        stem = name[: -len(suffix)]
+        if name.endswith(suffix) and stem and engine.table_exists(stem + GATE_SUFFIX):
+            return f"it belongs to the convert of {stem} under way (run that convert again)"
     return None
 
 
