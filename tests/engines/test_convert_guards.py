@@ -282,3 +282,34 @@ def test_kombu_like_convert_killed_after_the_rename_resumes_with_its_filter(
     assert json.loads(done.stdout)["rows_left"] == 1
     assert _drain(engine, "kombu_message") == [b"w1", b"w2"]
     assert _count(engine, "kombu_message_before_ring") == 3
+
+
+def test_interrupted_convert_refused_on_rerun_puts_the_queue_back(request, tmp_path):
+    """MariaDB: killed once gated, then a view is made on the queue: the re-run refuses it and
+    undoes the prepared ring and the gate; the queue is the plain fifo it was."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from tests.engines.test_resize_convert import KILLABLE, _schema_objects
+
+    target = make_target("mariadb", request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("conv_q", "fifo", None, False))
+    messages.push(engine, spec, [b"a", b"b"])
+    before = _schema_objects(engine, "conv_q")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILLABLE, target.dsn, "-"], stdout=subprocess.PIPE, text=True
+    )
+    while (line := proc.stdout.readline().strip()) != "lock":
+        assert line, "convert ended before it gated the queue"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert "conv_q__gate" in _schema_objects(engine, "conv_q")
+    view, table = engine.qualified("conv_q_recent"), engine.qualified("conv_q")
+    engine.run([f"CREATE VIEW {view} AS SELECT id FROM {table}"])
+    real = _cli(target, "convert", "conv_q", "--to", "ring", "--capacity", "1000", "--yes")
+    assert real.exit_code == 2 and "view conv_q_recent" in real.stderr
+    assert _schema_objects(engine, "conv_q") == before | {"conv_q_recent"}
+    assert _drain(engine, "conv_q") == [b"a", b"b"]
