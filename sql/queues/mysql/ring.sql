@@ -200,8 +200,16 @@ ORDER BY id LIMIT :count
 CALL {pop}({capacity} + 1000000)
 
 -- name: depth
-SELECT GREATEST({next_expr:push_seq} - {next_expr:pop_seq}, 0) AS depth,
-       (SELECT MIN(enqueued_at) FROM {table} WHERE reference_count = 1) AS oldest_enqueued_at
+-- What pops will deliver: every number pushers took that poppers have not (its message is in
+-- a slot or, after a resize, in the overflow table), plus every parked number (a converted
+-- backlog, a number a racing popper could not serve yet, an orphan repair parked): parked
+-- numbers are below the pop sequence, so the difference of the sequences leaves them out. The
+-- oldest message may be in the overflow table (a converted backlog lives only there).
+SELECT GREATEST({next_expr:push_seq} - {next_expr:pop_seq}, 0)
+           + (SELECT COUNT(*) FROM {pending}) AS depth,
+       LEAST(COALESCE(m.slots, m.overflow), COALESCE(m.overflow, m.slots)) AS oldest_enqueued_at
+FROM (SELECT (SELECT MIN(enqueued_at) FROM {table} WHERE reference_count = 1) AS slots,
+             (SELECT MIN(enqueued_at) FROM {overflow}) AS overflow) AS m
 
 -- name: counters
 SELECT {next_expr:push_seq} AS enqueued_total, {next_expr:pop_seq} AS dequeued_total
