@@ -49,24 +49,16 @@ CREATE TABLE IF NOT EXISTS {gate} (
 INSERT IGNORE INTO {gate} (one, switched) VALUES (1, 0)
 
 -- name: gate
--- An autocommit caller gets a transaction of its own: the share lock on the gate row must last
--- until its message is written, or the switch could rename the table between the two.
+-- An autocommit caller gets a transaction of its own (fragments.sql, txn_begin): the share lock
+-- on the gate row must last until its message is written, or the switch could rename the table
+-- between the two.
 CREATE OR REPLACE PROCEDURE {push}(IN p_payload LONGBLOB)
 BEGIN
     DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
     DECLARE v_switched TINYINT;
-    DECLARE v_own INT DEFAULT 0;
-    DECLARE EXIT HANDLER FOR SQLEXCEPTION
-    BEGIN
-        IF v_own = 1 THEN
-            ROLLBACK;
-        END IF;
-        RESIGNAL;
-    END;
-    IF @@autocommit = 1 AND @@in_transaction = 0 THEN
-        START TRANSACTION;
-        SET v_own = 1;
-    END IF;
+    {txn_declare};
+    {txn_handler};
+    {txn_begin};
     SELECT switched INTO v_switched FROM {gate} WHERE one = 1 LOCK IN SHARE MODE;
     IF v_switched = 1 THEN
         CALL {staged_push}(p_payload);
@@ -78,9 +70,7 @@ BEGIN
         INSERT INTO {src} (enqueued_at, payload) VALUES (v_at, p_payload);
         SELECT LAST_INSERT_ID() AS id, v_at AS enqueued_at;
     END IF;
-    IF v_own = 1 THEN
-        COMMIT;
-    END IF;
+    {txn_end};
 END
 
 -- name: gate
@@ -89,18 +79,9 @@ END
 CREATE OR REPLACE PROCEDURE {pop}(IN p_count INT)
 BEGIN
     DECLARE v_switched TINYINT;
-    DECLARE v_own INT DEFAULT 0;
-    DECLARE EXIT HANDLER FOR SQLEXCEPTION
-    BEGIN
-        IF v_own = 1 THEN
-            ROLLBACK;
-        END IF;
-        RESIGNAL;
-    END;
-    IF @@autocommit = 1 AND @@in_transaction = 0 THEN
-        START TRANSACTION;
-        SET v_own = 1;
-    END IF;
+    {txn_declare};
+    {txn_handler};
+    {txn_begin};
     SELECT switched INTO v_switched FROM {gate} WHERE one = 1 LOCK IN SHARE MODE;
     IF v_switched = 1 THEN
         CALL {staged_pop}(p_count);
@@ -110,9 +91,7 @@ BEGIN
     ELSE
         DELETE FROM {src} {order_by} LIMIT p_count RETURNING id, enqueued_at, payload;
     END IF;
-    IF v_own = 1 THEN
-        COMMIT;
-    END IF;
+    {txn_end};
 END
 
 -- name: gate_state
