@@ -29,6 +29,11 @@ SET @qadmin_n = NEXT VALUE FOR {obj}
 -- name: skip_value
 @qadmin_n
 
+-- name: catch_up_sql
+-- The statement that makes @qadmin_n the next value (SETVAL takes only literals, and never
+-- moves a sequence back).
+CONCAT('SELECT SETVAL(', {obj_lit}, ', ', @qadmin_n, ', 0)')
+
 -- name: txn_begin
 IF @@autocommit = 1 AND @@in_transaction = 0 THEN
         SET TRANSACTION ISOLATION LEVEL READ COMMITTED;

@@ -44,6 +44,12 @@ INSERT INTO {obj} () VALUES ()
 -- name: skip_value
 LAST_INSERT_ID()
 
+-- name: catch_up_sql
+-- The statement that makes @qadmin_n the next ticket: a row just below it moves
+-- AUTO_INCREMENT up (never down).
+CONCAT('INSERT IGNORE INTO ', {obj_lit}, ' (id) SELECT ', @qadmin_n - 1,
+       ' FROM DUAL WHERE ', @qadmin_n, ' > 1')
+
 -- name: txn_declare
 DECLARE v_own INT DEFAULT 0
 

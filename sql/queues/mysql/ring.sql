@@ -196,8 +196,42 @@ SELECT id, enqueued_at, payload FROM (
 ) AS m
 ORDER BY id LIMIT :count
 
+-- Purge empties the ring as a set, holding the capacity gate (the {ctl} row, FOR UPDATE, so no
+-- push or pop is half done): every message in a slot or the overflow table goes, parked
+-- numbers are dropped and the pop sequence catches up with the push sequence. Draining through
+-- pop would stop at a missing number (a killed pusher's) and leave the rest.
+
 -- name: purge
-CALL {pop}({capacity} + 1000000)
+SELECT capacity FROM {ctl} WHERE one = 1 FOR UPDATE
+
+-- name: purge
+SELECT (SELECT COUNT(*) FROM {table} WHERE reference_count = 1)
+     + (SELECT COUNT(*) FROM {overflow}) AS purged
+
+-- name: purge
+UPDATE {table} SET reference_count = 0, message_id = NULL, payload = NULL, enqueued_at = NULL
+WHERE reference_count = 1
+
+-- name: purge
+DELETE FROM {overflow}
+
+-- name: purge
+DELETE FROM {pending}
+
+-- name: purge
+SET @qadmin_n = {next_expr:push_seq}
+
+-- name: purge
+SET @qadmin_sql = {catch_up_sql:pop_seq}
+
+-- name: purge
+PREPARE qadmin_catch_up FROM @qadmin_sql
+
+-- name: purge
+EXECUTE qadmin_catch_up
+
+-- name: purge
+DEALLOCATE PREPARE qadmin_catch_up
 
 -- name: depth
 -- What pops will deliver: every number pushers took that poppers have not (its message is in

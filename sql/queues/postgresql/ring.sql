@@ -204,8 +204,33 @@ SELECT id, enqueued_at, payload FROM (
 ) AS m
 ORDER BY id LIMIT :count
 
+-- Purge empties the ring as a set, holding the capacity gate ({ctl} in ACCESS EXCLUSIVE mode,
+-- so no push or pop is half done): every message in a slot or the overflow table goes, parked
+-- numbers are dropped and the pop sequence catches up with the push sequence. Draining through
+-- pop would stop at a missing number (a killed pusher's) and leave the rest.
+
 -- name: purge
-SELECT count(*) AS purged FROM {pop}({capacity} + 1000000)
+LOCK TABLE {ctl} IN ACCESS EXCLUSIVE MODE
+
+-- name: purge
+SELECT (SELECT count(*) FROM {table} WHERE reference_count = 1)
+     + (SELECT count(*) FROM {overflow}) AS purged
+
+-- name: purge
+UPDATE {table} SET reference_count = 0, message_id = NULL, payload = NULL, enqueued_at = NULL
+WHERE reference_count = 1
+
+-- name: purge
+DELETE FROM {overflow}
+
+-- name: purge
+DELETE FROM {pending}
+
+-- name: purge
+SELECT setval({lit_pop_seq},
+              (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END
+                 FROM {push_seq}),
+              false)
 
 -- name: depth
 WITH s AS (
