@@ -415,8 +415,13 @@ class Engine(ABC):
         return sqlfiles.load(f"queues/{self.base_dialect}/catalog.sql")
 
     def catalog_sql(self, section: str) -> list[str]:
-        table = self.qualified("qadmin_queues")
-        return [s.replace("{catalog}", table) for s in self.catalog().statements(section)]
+        """A section of the catalog file: ``{catalog}`` is the queue table, ``{objects}`` the
+        table of the objects qadmin created for each queue."""
+        table, objects = self.qualified("qadmin_queues"), self.qualified("qadmin_objects")
+        return [
+            s.replace("{catalog}", table).replace("{objects}", objects)
+            for s in self.catalog().statements(section)
+        ]
 
     def run_catalog(
         self, section: str, params: Mapping[str, Any] | None = None, *, write: bool = True

@@ -301,6 +301,7 @@ def _switch(
                         execute(engine.catalog_sql("delete")[0], {"name": src.table})
                     for statement in engine.catalog_sql("insert"):
                         execute(statement, catalog.row(ring))
+                    catalog.own_all(engine, ring, execute)
                 return messages
             except (LockTimeout, Deadlock):
                 # The server may also break a wait between the rename's metadata lock and the
