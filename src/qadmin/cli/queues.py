@@ -73,7 +73,7 @@ def _destructive(action: str) -> click.Command:
     run = queues.drop if action == "drop" else queues.purge
     plan_of = queues.drop_plan if action == "drop" else queues.purge_plan
     helps = {
-        "drop": "Drop queue NAME: its messages, table, routines and catalog entry.",
+        "drop": "Drop queue NAME: the objects qadmin recorded as its own, and its catalog entry.",
         "purge": "Delete every message in queue NAME; the queue itself stays.",
     }
 

@@ -356,12 +356,6 @@ class Engine(ABC):
         """A section of ``sql/queues/<dialect>/data.sql`` (export, archive, load) for a queue."""
         return [self.render(s, spec) for s in self._data_file().statements(section)]
 
-    def has_data_section(self, spec: QueueSpec, section: str) -> bool:
-        try:
-            return self._data_file().has(section)
-        except UnsupportedError:
-            return False
-
     def _data_file(self) -> sqlfiles.SqlFile:
         try:
             return self._queue_file("data")
