@@ -18,6 +18,7 @@ from qadmin.cli import cli
 from qadmin.errors import QadminError, UsageError
 from qadmin.kinds import QueueSpec
 from qadmin.ops import catalog, messages, queues
+from qadmin.ops import convert as convert_ops
 from qadmin.pipeline import load
 from tests.conftest import make_target
 
@@ -284,4 +285,27 @@ def test_ctrl_c_during_create_leaves_nothing(label, request, tmp_path):
     _kill_create(target, engine, signal.SIGINT)  # qadmin says "aborted", exit 1
     assert names(engine) == set()
     assert catalog.find(engine, "big") is None
+    engine.close()
+
+
+@pytest.mark.parametrize("label", ["sqlite", "postgresql", "mariadb"])
+def test_convert_records_the_ring_so_drop_leaves_nothing(label, request, tmp_path):
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    queues.create(engine, queues.make_spec("cvx", "fifo", None, False))  # a bystander
+    before = names(engine)
+    spec = queues.create(engine, queues.make_spec("cv", "fifo", None, False))
+    path = tmp_path / "in.jsonl"
+    path.write_text('{"k": "1", "payload": "p"}\n')
+    load.load_python(engine, spec, path, "jsonl", "k")
+    convert_ops.convert(engine, convert_ops.source(engine, "cv"), 16)
+    ring = catalog.get(engine, "cv")
+    recorded = {n for _, n in catalog.owned(engine, ring)}
+    assert {"cv", "cv_ctl", "cv_overflow", "cv_loaded"} <= recorded
+    made = {n for k, n in catalog.schema_objects(engine, "cv") if k != "index"} - before
+    assert recorded >= made, "every table, sequence and routine of cv is recorded"
+    assert [m["payload"] for m in messages.pop(engine, ring)] == [b"p"]
+    queues.drop(engine, ring)
+    assert names(engine) == before
+    works(engine, "cvx")
     engine.close()
