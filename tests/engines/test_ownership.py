@@ -309,3 +309,28 @@ def test_convert_records_the_ring_so_drop_leaves_nothing(label, request, tmp_pat
     assert names(engine) == before
     works(engine, "cvx")
     engine.close()
+
+
+class _Stop(Exception):
+    pass
+
+
+def test_drop_after_an_interrupted_mariadb_convert_removes_what_it_staged(request, tmp_path):
+    """The staged switch records its gate and the ring it builds beside the queue before
+    making them, so a drop of the queue it was interrupted on leaves nothing behind."""
+    target = make_target("mariadb", request, tmp_path)
+    engine = target.engine()
+    queues.create(engine, queues.make_spec("cvx", "fifo", None, False))
+    before = names(engine)
+    queues.create(engine, queues.make_spec("cv", "fifo", None, False))
+
+    def stop(step: str) -> None:
+        if step == "gate":
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        convert_ops.convert(engine, convert_ops.source(engine, "cv"), 16, on_step=stop)
+    assert {"cv__gate", "cv__ring", "cv_ctl", "cv_push_seq"} <= names(engine)
+    queues.drop(engine, catalog.get(engine, "cv"))
+    assert names(engine) == before
+    engine.close()

@@ -245,12 +245,15 @@ def _mark(engine: Engine, sql: ConvertSql) -> None:
             f"cannot convert {sql.src.table}: {', '.join(sorted(taken))} already exist(s), and "
             "the ring needs those names (rename or drop them first)"
         )
+    catalog.own(engine, sql.ring, ("table", sql.gate))  # recorded, then made
     engine.run(sql.section("gate_table"))
 
 
 def _prepare(engine: Engine, staging: _Staging, capacity: int) -> None:
     engine.run(staging.discard())
-    for statement in staging.create():
+    for statement, obj in catalog.planned(engine, staging.tables, staging.create()):
+        if obj is not None:
+            catalog.own(engine, staging.tables, obj)
         engine.run([statement])
     with engine.transaction() as execute:
         resize.grow(engine, staging.tables, execute, 0, capacity)
