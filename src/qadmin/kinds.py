@@ -60,13 +60,16 @@ INDEXES = {"pop_idx": "_pop_idx", "claimed_idx": "_claimed_idx", "slot_idx": "_s
 CONVERT_SUFFIXES = ("_before_ring", "__gate", "__ring", "__ring_push", "__ring_pop")
 
 
-def derived_names(name: str) -> set[str]:
-    """Every name qadmin may give an object of queue ``name``, whatever its kind and options
-    and whatever is done to it later (load's staging, a watermark, a convert to a ring): the
-    names a new queue must find free, and another queue must never take."""
+def derived_names(name: str, kind: Kind) -> set[str]:
+    """Every name qadmin may give an object of a queue ``name`` of this kind, whatever its
+    options and whatever is done to it later (load's staging, a watermark, a convert to a
+    ring): the names a new queue must find free, and another queue must never take. Only a
+    capped queue has ``_seq`` (PostgreSQL names queue ``q``'s identity sequence ``q_id_seq``,
+    which must not keep a queue ``q_id`` from being created)."""
+    extras = EXTRA_OBJECTS[Kind.RING] | EXTRA_OBJECTS.get(kind, {})
     suffixes = [
         *ROUTINES.values(),
-        *(s for extra in EXTRA_OBJECTS.values() for s in extra.values()),
+        *extras.values(),
         *DATA_OBJECTS.values(),
         *WATERMARK_OBJECTS.values(),
         *INDEXES.values(),

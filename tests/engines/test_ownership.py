@@ -167,24 +167,34 @@ def _hand_made(target, engine, kind: str, name: str) -> str:
 
 
 @pytest.mark.parametrize(
-    ("kind", "taken", "queue"),
+    ("kind", "taken", "queue_kind"),
     [
-        ("table", "c_push_seq", "c"),  # a later convert --to ring would need it
-        ("table", "c_stage", "c"),  # load's staging, made on demand
-        ("view", "c_wm", "c"),
-        ("sequence", "c_seq", "c"),
-        ("routine", "c_pop", "c"),
+        ("table", "c_push_seq", "fifo"),  # a later convert --to ring would need it
+        ("table", "c_stage", "fifo"),  # load's staging, made on demand
+        ("view", "c_wm", "claim"),
+        ("sequence", "c_seq", "capped"),
+        ("routine", "c_pop", "fifo"),
     ],
 )
-def test_create_refuses_a_name_whose_objects_would_collide(engine, target, kind, taken, queue):
+def test_create_refuses_a_name_whose_objects_would_collide(engine, target, kind, taken, queue_kind):
     if kind == "sequence" and target.label in ("sqlite", "mysql8"):
         pytest.skip("no sequences")
     if kind == "routine" and target.label == "sqlite":
         pytest.skip("no routines")
     engine.run([_hand_made(target, engine, kind, taken)])
     before = names(engine)
-    one_line_refusal(qadmin(target, "create", queue, "--kind", "fifo"), taken, "exists")
+    args = ["--capacity", "10"] if queue_kind == "capped" else []
+    result = qadmin(target, "create", "c", "--kind", queue_kind, *args)
+    one_line_refusal(result, taken, "exists")
     assert names(engine) == before
+
+
+def test_names_only_another_kind_would_use_are_free(engine, target):
+    """PostgreSQL names fifo q's identity sequence q_id_seq: a fifo q_id never needs it."""
+    queues.create(engine, queues.make_spec("q", "fifo", None, False))
+    assert qadmin(target, "create", "q_id", "--kind", "fifo").exit_code == 0
+    works(engine, "q_id")
+    works(engine, "q")
 
 
 def test_create_refuses_names_another_queue_owns_or_would_derive(engine, target):

@@ -266,7 +266,7 @@ def drop_statements(engine: Engine, objs: list[Obj]) -> list[str]:
 def collisions(engine: Engine, spec: QueueSpec) -> list[str]:
     """Why ``spec`` cannot be created: each existing object, or other queue's (derived or
     recorded) name, that one of the names it may ever use would collide with."""
-    mine = derived_names(spec.name)
+    mine = derived_names(spec.name, spec.kind)
     found = [
         f"a {kind} named {name} exists"
         for kind, name in schema_objects(engine, spec.name)
@@ -279,6 +279,6 @@ def collisions(engine: Engine, spec: QueueSpec) -> list[str]:
     for other in all_queues(engine, creating=True):
         if other.name == spec.name:
             continue
-        theirs = derived_names(other.name) | recorded.get(other.name, set())
+        theirs = derived_names(other.name, other.kind) | recorded.get(other.name, set())
         found += [f"queue {other.name} owns or would use {n}" for n in sorted(mine & theirs)]
     return sorted(set(found))
