@@ -184,7 +184,9 @@ def owned(engine: Engine, spec: QueueSpec) -> list[Obj]:
     return [(str(r["object_type"]), str(r["name"])) for r in rows]
 
 
-def _add(engine: Engine, queue: str, obj: Obj, position: int, execute: Execute | None = None):
+def _add(
+    engine: Engine, queue: str, obj: Obj, position: int, execute: Execute | None = None
+) -> None:
     params = {"queue": queue, "object_type": obj[0], "name": obj[1], "position": position}
     if execute is None:
         engine.run_catalog("object_add", params)
