@@ -358,12 +358,6 @@ class Engine(ABC):
         """A section of ``sql/queues/<dialect>/data.sql`` (export, archive, load) for a queue."""
         return [self.render(s, spec) for s in self._data_file().statements(section)]
 
-    def has_data_section(self, spec: QueueSpec, section: str) -> bool:
-        try:
-            return self._data_file().has(section)
-        except UnsupportedError:
-            return False
-
     def _data_file(self) -> sqlfiles.SqlFile:
         try:
             return self._queue_file("data")
@@ -417,8 +411,13 @@ class Engine(ABC):
         return sqlfiles.load(f"queues/{self.base_dialect}/catalog.sql")
 
     def catalog_sql(self, section: str) -> list[str]:
-        table = self.qualified("qadmin_queues")
-        return [s.replace("{catalog}", table) for s in self.catalog().statements(section)]
+        """A section of the catalog file: ``{catalog}`` is the queue table, ``{objects}`` the
+        table of the objects qadmin created for each queue."""
+        table, objects = self.qualified("qadmin_queues"), self.qualified("qadmin_objects")
+        return [
+            s.replace("{catalog}", table).replace("{objects}", objects)
+            for s in self.catalog().statements(section)
+        ]
 
     def run_catalog(
         self, section: str, params: Mapping[str, Any] | None = None, *, write: bool = True

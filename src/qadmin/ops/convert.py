@@ -127,8 +127,8 @@ def plan(engine: Engine, src: Source, capacity: int) -> dict[str, Any]:
 
 
 def _retire(engine: Engine, src: Source, sql: ConvertSql) -> list[str]:
-    if src.managed is not None:
-        return engine.section(src.managed, "drop")
+    if src.managed is not None:  # only what qadmin recorded as the queue's own
+        return catalog.drop_statements(engine, catalog.made_by_create(engine, src.managed))
     return sql.section("retire_external")
 
 
@@ -152,6 +152,7 @@ def convert(
         step("gate")
         engine.run(sql.section("gate"))
         time.sleep(GATE_GRACE_S)
+    retire = _retire(engine, src, sql)  # read before the switch's transaction begins
     with engine.transaction() as execute:
         step("lock")
         for statement in sql.section("lock"):
@@ -163,7 +164,7 @@ def convert(
             raise UsageError(refusal(src.table, [too_big(messages, capacity)]))
         if measured["min_id"] is not None and int(measured["min_id"]) < 0:
             raise UsageError(f"{src.table} has negative ids: a ring numbers messages from 0")
-        _switch(engine, src, ring, sql, execute, step)
+        _switch(engine, ring, sql, retire, execute, step)
         # SQLite's measure has no next_id: its AUTOINCREMENT counter is not read (yet).
         next_id = int(measured.get("next_id") or int(measured["max_id"] or 0) + 1)
         step("start_sequences")
@@ -180,15 +181,21 @@ def convert(
 
 
 def _switch(
-    engine: Engine, src: Source, ring: QueueSpec, sql: ConvertSql, execute: Execute, step: Step
+    engine: Engine,
+    ring: QueueSpec,
+    sql: ConvertSql,
+    retire: list[str],
+    execute: Execute,
+    step: Step,
 ) -> None:
     step("set_aside")
     for statement in sql.section("set_aside"):
         execute(statement, sql.params)
     step("retire")
-    for statement in _retire(engine, src, sql):
+    for statement in retire:
         execute(statement)
     step("create")
+    catalog.own_all(engine, ring, execute)
     for statement in engine.section(ring, "create"):
         execute(statement)
     resize.grow(engine, ring, execute, 0, int(ring.capacity or 0))

@@ -256,12 +256,15 @@ def _mark(engine: Engine, sql: ConvertSql) -> None:
             f"cannot convert {sql.src.table}: {', '.join(sorted(taken))} already exist(s), and "
             "the ring needs those names (rename or drop them first)"
         )
+    catalog.own(engine, sql.ring, ("table", sql.gate))  # recorded, then made
     engine.run(sql.section("gate_table"))
 
 
 def _prepare(engine: Engine, staging: _Staging, capacity: int) -> None:
     engine.run(staging.discard())
-    for statement in staging.create():
+    for statement, obj in catalog.planned(engine, staging.tables, staging.create()):
+        if obj is not None:
+            catalog.own(engine, staging.tables, obj)
         engine.run([statement])
     with engine.transaction() as execute:
         resize.grow(engine, staging.tables, execute, 0, capacity)
@@ -312,6 +315,7 @@ def _switch(
                         execute(engine.catalog_sql("delete")[0], {"name": src.table})
                     for statement in engine.catalog_sql("insert"):
                         execute(statement, catalog.row(ring))
+                    catalog.own_all(engine, ring, execute)
                 return messages, int(measured["rows_left"])
             except (LockTimeout, Deadlock):
                 # The server may also break a wait between the rename's metadata lock and the
