@@ -75,7 +75,11 @@ class MysqlEngine(Engine):
             user=d.user or self.default_user(),
             password=d.password or "",
             database=d.database,
+            # Until the session is set up, every read and write is bounded by the connect
+            # timeout too: a server that accepts TCP and never answers fails like a refusal.
             connect_timeout=self.timeouts.connect_s,
+            read_timeout=self.timeouts.connect_s,
+            write_timeout=self.timeouts.connect_s,
             autocommit=False,
             program_name=APP_NAME,
             client_flag=CLIENT.MULTI_RESULTS,
@@ -88,6 +92,9 @@ class MysqlEngine(Engine):
             for statement in self.session_statements(self._is_mariadb):
                 cur.execute(statement)
         conn.commit()
+        # Then the read timeout that lets the server's own limits fire first. PyMySQL has no
+        # public setter; it applies these before each read and write.
+        conn._read_timeout = conn._write_timeout = self.timeouts.read_s
         return conn
 
     def session_statements(self, mariadb: bool) -> list[str]:
@@ -126,6 +133,9 @@ class MysqlEngine(Engine):
         where = f"{self.dsn.host or 'localhost'}:{self.dsn.port or 3306}"
         if code in _LOGIN:
             return LoginFailed(f"mysql: login failed for user {self.dsn.user!r} at {where}")
+        if code in _UNREACHABLE and "timed out" in text:
+            waited = self.timeouts.read_s if self._conn is not None else self.timeouts.connect_s
+            return ConnectionFailed(f"mysql: no answer from {where} within {waited} s")
         if code in _UNREACHABLE:
             return ConnectionFailed(f"mysql: cannot reach {where}: {text}")
         if code == _DEADLOCK:

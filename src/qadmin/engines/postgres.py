@@ -55,7 +55,18 @@ class PostgresEngine(Engine):
             f"-c lock_timeout={t.lock_ms} -c statement_timeout={t.statement_ms} "
             f"-c idle_in_transaction_session_timeout={max(t.statement_ms, 60_000)}"
         )
+        # A dead peer or a cut network is noticed within about 25 s even while a statement
+        # runs (the server's kernel answers keepalives while its backend works); a DSN's own
+        # keepalive settings win. statement_timeout bounds a live server.
         params: dict[str, Any] = {
+            "keepalives": 1,
+            "keepalives_idle": 10,
+            "keepalives_interval": 5,
+            "keepalives_count": 3,
+            "tcp_user_timeout": t.read_s * 1000,
+        }
+        params.update(d.query)
+        fixed = {
             "host": d.host or None,
             "port": d.port or None,
             "user": d.user or None,
@@ -65,8 +76,7 @@ class PostgresEngine(Engine):
             "connect_timeout": t.connect_s,
             "options": options,
         }
-        params.update({k: v for k, v in d.query.items() if k not in params})
-        params = {k: v for k, v in params.items() if v is not None}
+        params |= {k: v for k, v in fixed.items() if v is not None}
         return psycopg.connect(autocommit=False, **params)
 
     def _translate(self, exc: BaseException) -> QadminError | None:
