@@ -98,3 +98,66 @@ def test_mysql_read_timeout_outlasts_the_statement_timeout(my_database):
         engine.query("SELECT SLEEP(2.5) AS s FROM DUAL WHERE 1 = (SELECT 1)")
     assert time.monotonic() - started < engine.timeouts.read_s
     engine.close()
+
+
+class Relay:
+    """A TCP relay to a real server that can fall silent: after ``mute()`` it still accepts
+    and reads but forwards nothing, like a server that hangs after the login."""
+
+    def __init__(self, port: int) -> None:
+        self.target = ("127.0.0.1", port)
+        self.muted = threading.Event()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self.listener.getsockname()[1])
+        self.sockets: list[socket.socket] = [self.listener]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client = self.listener.accept()[0]
+            except OSError:
+                return
+            server = socket.create_connection(self.target)
+            self.sockets += [client, server]
+            for src, dst in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(src, dst), daemon=True).start()
+
+    def _pump(self, src: socket.socket, dst: socket.socket) -> None:
+        while True:
+            try:
+                data = src.recv(65536)
+                if not data:
+                    return
+                if not self.muted.is_set():
+                    dst.sendall(data)
+            except OSError:
+                return
+
+    def mute(self) -> None:
+        self.muted.set()
+
+    def close(self) -> None:
+        for sock in self.sockets:
+            sock.close()
+
+
+def test_mysql_gives_up_on_a_server_that_falls_silent_after_login(my_database):
+    from qadmin.engines import Timeouts, open_engine
+    from qadmin.errors import ConnectionFailed
+
+    relay = Relay(3306)
+    try:
+        engine = open_engine(
+            f"mysql://root@127.0.0.1:{relay.port}/{my_database}",
+            timeouts=Timeouts(lock_ms=1000, statement_ms=1000),
+        )
+        assert engine.server_version()
+        relay.mute()
+        started = time.monotonic()
+        with pytest.raises(ConnectionFailed, match=f"127.0.0.1:{relay.port} within 12 s"):
+            engine.server_version()
+        assert 11 < time.monotonic() - started < 30
+        engine.close()
+    finally:
+        relay.close()

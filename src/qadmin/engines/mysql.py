@@ -63,11 +63,19 @@ class MysqlEngine(Engine):
             raise UsageError(f"dialect={forced!r}: use mysql or mariadb")
         self._forced = forced
         self._is_mariadb: bool | None = None
+        # Which timeout a "timed out" read hit: the connect timeout while opening.
+        self._opening = False
 
     def default_user(self) -> str:
         return "root"
 
     def _open(self) -> Any:
+        self._opening = True  # stays set when opening fails, for _translate
+        conn = self._connect()
+        self._opening = False
+        return conn
+
+    def _connect(self) -> Any:
         d = self.dsn
         conn = pymysql.connect(
             host=d.host or "localhost",
@@ -134,7 +142,7 @@ class MysqlEngine(Engine):
         if code in _LOGIN:
             return LoginFailed(f"mysql: login failed for user {self.dsn.user!r} at {where}")
         if code in _UNREACHABLE and "timed out" in text:
-            waited = self.timeouts.read_s if self._conn is not None else self.timeouts.connect_s
+            waited = self.timeouts.connect_s if self._opening else self.timeouts.read_s
             return ConnectionFailed(f"mysql: no answer from {where} within {waited} s")
         if code in _UNREACHABLE:
             return ConnectionFailed(f"mysql: cannot reach {where}: {text}")
