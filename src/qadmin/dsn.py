@@ -125,8 +125,11 @@ def _split_url(scheme: str, rest: str) -> _Url:
         return candidates[0]
     if "@" not in rest:
         raise UsageError(f"cannot parse DSN {_mask_unparsed(scheme, rest)}: {_SHAPE}")
-    # Whatever is before the last @ may be a password; it must not reach any output.
-    secrets.register(rest[: rest.rfind("@")])
+    # Whatever follows the user name up to the last @ may be a password: it must not reach
+    # any output.
+    userinfo = rest[: rest.rfind("@")]
+    if ":" in userinfo:
+        secrets.register(userinfo.split(":", 1)[1])
     if not candidates:
         raise UsageError(f"cannot parse DSN {_mask_unparsed(scheme, rest)}: {_SHAPE}")
     raise UsageError(
