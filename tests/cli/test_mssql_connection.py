@@ -150,3 +150,27 @@ def test_connection_string_is_built_with_app_name_and_braced_password():
         ["ODBC Driver 18 for SQL Server"]
     )
     assert "SERVER=db1,1433" in msodbc
+
+
+def test_a_server_that_falls_silent_after_login_is_cut_off_by_the_query_timeout(tds_endpoint):
+    """SQL Server has no server-side statement limit: the ODBC query timeout is the read
+    timeout, and FreeTDS honours it (a hung server costs the statement timeout, not forever)."""
+    from qadmin.engines import Timeouts, open_engine
+    from qadmin.errors import LockTimeout
+    from tests.cli.test_timeouts import Relay
+
+    relay = Relay(tds_endpoint)
+    try:
+        engine = open_engine(
+            f"mssql://reader:{BRIDGE_PW}@127.0.0.1:{relay.port}/master?driver=FreeTDS",
+            timeouts=Timeouts(lock_ms=1000, statement_ms=2000),
+        )
+        assert "SQL Server" in engine.server_version()
+        relay.mute()
+        started = time.monotonic()
+        with pytest.raises(LockTimeout, match="statement stopped after 2000 ms"):
+            engine.server_version()
+        assert time.monotonic() - started < 15
+        engine.close()
+    finally:
+        relay.close()
