@@ -161,3 +161,41 @@ def test_mysql_gives_up_on_a_server_that_falls_silent_after_login(my_database):
         engine.close()
     finally:
         relay.close()
+
+
+def test_postgresql_gives_up_on_a_server_that_falls_silent_after_login(pg_schema):
+    from qadmin.engines import Timeouts, open_engine
+    from qadmin.errors import ConnectionFailed
+
+    relay = Relay(5432)
+    try:
+        engine = open_engine(
+            f"postgresql://postgres@127.0.0.1:{relay.port}/test",
+            pg_schema,
+            Timeouts(lock_ms=1000, statement_ms=1000),
+        )
+        assert engine.server_version()
+        relay.mute()
+        started = time.monotonic()
+        with pytest.raises(ConnectionFailed, match=f"127.0.0.1:{relay.port} within 12 s"):
+            engine.server_version()
+        assert 11 < time.monotonic() - started < 30
+        engine.close()
+    finally:
+        relay.close()
+
+
+def test_postgresql_read_timeout_outlasts_the_statement_timeout(pg_schema):
+    """The server's statement_timeout stops a long statement first (exit 8, said why)."""
+    from qadmin.engines import Timeouts, open_engine
+    from qadmin.errors import LockTimeout
+
+    engine = open_engine(
+        "postgresql://postgres@127.0.0.1:5432/test",
+        pg_schema,
+        Timeouts(lock_ms=1000, statement_ms=2000),
+    )
+    with pytest.raises(LockTimeout, match="statement cancelled after 2000 ms"):
+        engine.query("SELECT pg_sleep(2.5) AS s")
+    assert engine.query("SELECT 1 AS one") == [{"one": 1}]
+    engine.close()

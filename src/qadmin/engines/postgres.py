@@ -7,6 +7,7 @@ wait behind a lock for long nor leave a transaction open holding back vacuum.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -27,6 +28,22 @@ from qadmin.errors import (
 )
 
 _LOGIN_SQLSTATES = {"28P01", "28000"}
+# psycopg >= 3.2.? bounds each wait on the server (one statement, one COPY chunk) when given a
+# timeout; older versions have no such parameter and keep waiting.
+_CAN_BOUND_READS = "timeout" in inspect.signature(psycopg.Connection.wait).parameters
+
+
+class _Connection(psycopg.Connection[Any]):
+    """A psycopg connection whose every wait for the server ends after ``read_timeout_s``:
+    libpq has no read timeout, and a server that hangs after the login (while its kernel still
+    answers TCP) would otherwise hold qadmin for ever."""
+
+    read_timeout_s: float | None = None
+
+    def wait(self, gen: Any, interval: float = 0.1, timeout: float | None = None) -> Any:
+        if timeout is None:
+            timeout = self.read_timeout_s
+        return super().wait(gen, interval=interval, timeout=timeout)
 
 
 class PostgresEngine(Engine):
@@ -77,7 +94,11 @@ class PostgresEngine(Engine):
             "options": options,
         }
         params |= {k: v for k, v in fixed.items() if v is not None}
-        return psycopg.connect(autocommit=False, **params)
+        if not _CAN_BOUND_READS:
+            return psycopg.connect(autocommit=False, **params)
+        conn = _Connection.connect(autocommit=False, **params)
+        conn.read_timeout_s = t.read_s
+        return conn
 
     def _translate(self, exc: BaseException) -> QadminError | None:
         if not isinstance(exc, psycopg.Error):
@@ -99,6 +120,10 @@ class PostgresEngine(Engine):
             return NotFound(f"postgresql: {text}")
         if state in _LOGIN_SQLSTATES or "authentication failed" in text:
             return LoginFailed(f"postgresql: login failed for user {self.dsn.user!r} at {where}")
+        if isinstance(exc, getattr(pgerr, "_WaitTimeout", ())):
+            return ConnectionFailed(
+                f"postgresql: no answer from {where} within {self.timeouts.read_s} s"
+            )
         if isinstance(exc, pgerr.AdminShutdown):
             return ConnectionFailed(f"postgresql: the server ended the session: {text}")
         if isinstance(exc, psycopg.OperationalError) and not state:
