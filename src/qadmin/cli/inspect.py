@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from qadmin import render
+from qadmin import render, secrets
 from qadmin.cli.options import Duration, Target, confirm, connection_options, format_option
 from qadmin.errors import NotFound, QadminError
 from qadmin.ops import catalog, diagnose
@@ -336,9 +336,9 @@ def check(
             "status": "UNKNOWN",
             "code": check_ops.UNKNOWN,
             "queue": name,
-            "line": f"QADMIN UNKNOWN - {name}: {' '.join(str(exc).split())}",
+            "line": f"QADMIN UNKNOWN - {name}: {secrets.scrub(' '.join(str(exc).split()))}",
             "metrics": {},
-            "problems": [str(exc)],
+            "problems": [secrets.scrub(str(exc))],
         }
     if render.resolve_format(fmt) == "json":
         render.document(result, "json")

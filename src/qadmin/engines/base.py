@@ -27,6 +27,7 @@ from qadmin.errors import QadminError, UnsupportedError
 from qadmin.kinds import QueueSpec
 
 APP_NAME = "qadmin"
+READ_MARGIN_S = 10
 
 # ``:name`` placeholders in qadmin's SQL files; ``::`` (a PostgreSQL cast) is not one.
 PARAM_PATTERN = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")
@@ -40,6 +41,13 @@ class Timeouts:
     connect_s: int = 5
     lock_ms: int = 5_000
     statement_ms: int = 30_000
+
+    @property
+    def read_s(self) -> int:
+        """How long the client waits for any answer where the driver can bound it (MySQL):
+        past the server's own limits (lock wait plus statement time) with a margin, so the
+        server, not the client, stops a long statement and says why."""
+        return (self.lock_ms + self.statement_ms) // 1000 + READ_MARGIN_S
 
 
 @dataclass(frozen=True)
