@@ -180,3 +180,78 @@ def test_inspect_names_a_watermark_held_back_by_an_open_producer(
         assert finding["severity"] == "warning"
         assert "open transaction" in finding["fix"]
     assert _drain(engine, spec) == [b"slow"] + [b"o"] * 50  # the held one first: lowest id
+
+
+def _assert_unrelated_open(label, engine, unrelated) -> None:
+    """The session fixture's transactions in other databases are really open right now."""
+    if label == "postgresql":
+        rows = engine.query(
+            "SELECT state, backend_xid IS NOT NULL AS has_xid, datname FROM pg_stat_activity "
+            "WHERE pid = :pid",
+            {"pid": unrelated.pg_pid},
+        )
+        assert [(r["state"], r["has_xid"], r["datname"]) for r in rows] == [
+            ("idle in transaction", True, "postgres")
+        ]
+    else:
+        rows = engine.query(
+            "SELECT trx_mysql_thread_id AS t, trx_lock_structs AS locks "
+            "FROM information_schema.INNODB_TRX"
+        )
+        held = {int(r["t"]): int(r["locks"]) for r in rows}
+        assert set(unrelated.my_threads) <= set(held), held
+        assert any(held[t] > 0 for t in unrelated.my_threads)  # the locking reader
+
+
+@pytest.mark.parametrize("label", ["postgresql", "mariadb", "mysql8"])
+def test_unrelated_transactions_elsewhere_do_not_hold_the_watermark(
+    label, request, tmp_path, unrelated_transactions
+):
+    """Transactions in another database (PostgreSQL: one with a transaction id that wrote;
+    MariaDB: a reader and a locking reader) stay open for the whole session: the watermark
+    still advances past its candidate, by the dequeues and by `watermark advance`."""
+    _, engine, spec = _queue(label, request, tmp_path)
+    _assert_unrelated_open(label, engine, unrelated_transactions)
+    payloads = [f"u{i}".encode() for i in range(3 * WATERMARK_EVERY)]
+    messages.push(engine, spec, payloads)
+    assert _drain(engine, spec) == payloads
+    if label == "postgresql":  # only writers of this table count: the dequeues moved it
+        assert wm_ops.show(engine, spec)["watermark"] > WATERMARK_EVERY
+    late = messages.push(engine, spec, [b"late"])[0]["id"]
+    moved = wm_ops.advance(engine, spec)
+    assert moved["reached"] and moved["to"] == late, moved
+    assert _drain(engine, spec) == [b"late"]
+    _assert_unrelated_open(label, engine, unrelated_transactions)
+
+
+def test_an_ordinary_role_advances_the_watermark_on_postgresql(request, tmp_path):
+    """pg_locks is readable by every role: a consumer without superuser rights moves it too."""
+    import uuid
+
+    from tests.conftest import PG_ADMIN
+
+    target, engine, spec = _queue("postgresql", request, tmp_path)
+    role = "qt_role_" + uuid.uuid4().hex[:12]
+    schema = f'"{target.schema}"'
+    engine.run(
+        [
+            f'CREATE ROLE "{role}" LOGIN NOSUPERUSER',
+            f'GRANT USAGE ON SCHEMA {schema} TO "{role}"',
+            f'GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO "{role}"',
+            f'GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {schema} TO "{role}"',
+        ]
+    )
+    request.addfinalizer(lambda: engine.run([f'DROP OWNED BY "{role}"', f'DROP ROLE "{role}"']))
+    from qadmin.engines import open_engine
+
+    consumer = open_engine(PG_ADMIN.replace("postgres@", f"{role}@", 1), target.schema)
+    assert consumer.query("SELECT rolsuper FROM pg_roles WHERE rolname = current_user") == [
+        {"rolsuper": False}
+    ]
+    payloads = [f"o{i}".encode() for i in range(3 * WATERMARK_EVERY)]
+    messages.push(consumer, spec, payloads)
+    assert _drain(consumer, spec) == payloads
+    assert wm_ops.show(consumer, spec)["watermark"] > WATERMARK_EVERY
+    late = messages.push(consumer, spec, [b"late"])[0]["id"]
+    assert wm_ops.advance(consumer, spec)["to"] == late
+    consumer.close()
