@@ -255,3 +255,105 @@ def test_an_ordinary_role_advances_the_watermark_on_postgresql(request, tmp_path
     late = messages.push(consumer, spec, [b"late"])[0]["id"]
     assert wm_ops.advance(consumer, spec)["to"] == late
     consumer.close()
+
+
+def test_a_table_lock_that_writes_nothing_does_not_hold_the_watermark_on_postgresql(
+    request, tmp_path
+):
+    """Only RowExclusiveLock counts (every INSERT takes it): a transaction holding the mode
+    VACUUM and ANALYZE take on the queue table for as long as they run does not hold it."""
+    target, engine, spec = _queue("postgresql", request, tmp_path)
+    held = target.engine()
+    with held.transaction() as execute:
+        execute(f"LOCK TABLE {engine.qualified(spec.name)} IN SHARE UPDATE EXCLUSIVE MODE")
+        messages.push(engine, spec, [f"v{i}".encode() for i in range(2 * WATERMARK_EVERY)])
+        _drain(engine, spec)
+        late = messages.push(engine, spec, [b"late"])[0]["id"]
+        assert wm_ops.advance(engine, spec)["to"] == late
+    assert _drain(engine, spec) == [b"late"]
+
+
+def test_a_repeatable_read_caller_does_not_move_the_watermark_past_a_late_row_on_postgresql(
+    request, tmp_path
+):
+    """Its snapshot can predate a recorded producer's commit: it would not see that row, so it
+    leaves the move to a READ COMMITTED call and the row is still served."""
+    target, engine, spec = _queue("postgresql", request, tmp_path)
+    advance = engine.section(spec, "wm_advance")
+    producer, reader = target.engine(), target.engine()
+    producing = producer.transaction()
+    produce = producing.__enter__()
+    slow_id = int(produce(producer.section(spec, "push")[0], {"payload": b"slow"})[0]["id"])
+    messages.push(engine, spec, [b"x"])
+    assert _drain(engine, spec) == [b"x"]
+    engine.run(advance, {"to": None})  # phase 1 records the open producer
+    assert wm_ops.show(engine, spec)["candidate"] > slow_id
+    with reader.transaction() as execute:
+        execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        execute(f"SELECT count(*) FROM {engine.qualified(spec.name)}")  # its snapshot
+        producing.__exit__(None, None, None)  # the producer commits after that snapshot
+        execute(advance[0], {"to": None})
+    assert wm_ops.show(engine, spec)["watermark"] <= slow_id
+    assert _drain(engine, spec) == [b"slow"]
+    assert wm_ops.show(engine, spec)["stranded"] == 0
+
+
+@pytest.mark.parametrize("label", ["mariadb", "mysql8"])
+def test_an_insert_waiting_with_its_id_taken_holds_the_watermark(label, request, tmp_path):
+    """InnoDB hands out the AUTO_INCREMENT value before the INSERT waits for a lock: such a
+    producer has modified no rows yet, but its statement is running and it still counts."""
+    import time
+
+    import pymysql
+
+    target, engine, spec = _queue(label, request, tmp_path, "fifo")
+    gap = pymysql.connect(host="127.0.0.1", user="root", password="", database=target.schema)
+    with gap.cursor() as cur:  # REPEATABLE READ: locks the gap above the last row
+        cur.execute(f"SELECT id FROM `{spec.name}` WHERE id > 1000000 FOR UPDATE")
+    producer = target.engine()
+    pushed: list[int] = []
+    waiting = threading.Thread(
+        target=lambda: pushed.extend(m["id"] for m in messages.push(producer, spec, [b"w"]))
+    )
+    waiting.start()
+    time.sleep(1.0)  # it has its id and waits for the gap lock
+    advance = engine.section(spec, "wm_advance")
+    try:
+        engine.run(advance, {"to": None})  # phase 1: the candidate is above the waiting id
+        time.sleep(1.0)
+        engine.run(advance, {"to": None})  # phase 2: the producer is still running
+        state = wm_ops.show(engine, spec)
+    finally:
+        gap.rollback()
+        gap.close()
+        waiting.join()
+    assert state["candidate"] > pushed[0] >= state["watermark"], (state, pushed)
+    assert _drain(engine, spec) == [b"w"]
+    assert wm_ops.show(engine, spec)["stranded"] == 0
+
+
+@pytest.mark.parametrize("label", ["mariadb", "mysql8"])
+def test_an_open_write_in_another_database_holds_a_mariadb_watermark(
+    label, request, tmp_path, monkeypatch
+):
+    """INNODB_TRX does not say which tables a transaction wrote: an open writer anywhere on the
+    server counts (README, Watermarks), until it ends."""
+    import pymysql
+
+    from tests.conftest import UNRELATED_DB
+
+    monkeypatch.setattr(wm_ops, "SETTLE_S", 1.0)
+    _, engine, spec = _queue(label, request, tmp_path)
+    writer = pymysql.connect(host="127.0.0.1", user="root", password="", database=UNRELATED_DB)
+    try:
+        with writer.cursor() as cur:
+            cur.execute("INSERT INTO held (at) VALUES (NOW(6))")
+        messages.push(engine, spec, [f"w{i}".encode() for i in range(WATERMARK_EVERY)])
+        _drain(engine, spec)
+        messages.push(engine, spec, [b"late"])
+        assert not wm_ops.advance(engine, spec)["reached"]
+    finally:
+        writer.rollback()
+        writer.close()
+    monkeypatch.setattr(wm_ops, "SETTLE_S", 10.0)
+    assert wm_ops.advance(engine, spec)["reached"]

@@ -5,10 +5,12 @@
 -- Safety: identity values are handed out before commit, so a producer can commit id 41 after
 -- id 42 has been dequeued. A watermark moved past 41 would strand it. The advance is therefore
 -- in two phases. Phase 1 reads a candidate (the lowest id visible now, or the next identity
--- value when the queue is empty) and only then records the transactions that hold a write lock
--- (RowExclusiveLock or stronger) on {table}. An INSERT takes that lock while it is parsed,
--- before its identity default is evaluated, and keeps it to commit, so every transaction that
--- could still commit an id below the candidate is in that set. Phase 2, on a later advance in
+-- value when the queue is empty) and only then records the transactions that hold
+-- RowExclusiveLock on {table}. Every INSERT (and COPY) takes that mode while it is parsed or
+-- its plan is checked, before its identity default is evaluated, even when the transaction
+-- already holds a stronger lock, and keeps it to commit; so every transaction that could still
+-- commit an id below the candidate is in that set, and VACUUM, ANALYZE or CREATE INDEX (which
+-- hold other modes and write no rows) are not. Phase 2, on a later advance in
 -- READ COMMITTED, moves the watermark to the candidate (or lower, to any row that committed
 -- late: a fresh statement snapshot sees it) once none of them is running. Transactions that
 -- never wrote {table} (readers, writers of other tables or databases) do not hold it back; an
@@ -79,7 +81,7 @@ BEGIN
                       AND l.database = (SELECT d.oid FROM pg_database AS d
                                          WHERE d.datname = current_database())
                       AND l.relation = {lit_table}::regclass
-                      AND l.mode NOT IN ('AccessShareLock', 'RowShareLock')
+                      AND l.mode = 'RowExclusiveLock'
                       AND l.pid IS DISTINCT FROM pg_backend_pid()),
                candidate_at = clock_timestamp();
     END IF;
