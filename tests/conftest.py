@@ -20,6 +20,7 @@ from contextlib import ExitStack, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -183,6 +184,25 @@ def pg_schema() -> Iterator[str]:
         conn.execute(f'CREATE SCHEMA "{name}"')
         yield name
         conn.execute(f'DROP SCHEMA "{name}" CASCADE')
+
+
+@pytest.fixture
+def pg_own_database() -> Iterator[str]:
+    """A fresh PostgreSQL database; yields its DSN. VACUUM's horizon counts only transactions
+    in the same database, so a test that needs dead rows really removed gets that even while
+    transactions that took snapshots are open in ``test`` (and ``unrelated_transactions``
+    keeps a transaction id open)."""
+    import psycopg
+
+    name = _schema_name()
+    try:
+        conn = psycopg.connect(PG_ADMIN, autocommit=True, connect_timeout=5)
+    except psycopg.OperationalError as exc:
+        _unavailable("PostgreSQL", exc)
+    with conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+        yield urlsplit(PG_ADMIN)._replace(path=f"/{name}").geturl()
+        conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
 
 
 def _mysql_admin() -> Any:
