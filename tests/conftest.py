@@ -84,10 +84,11 @@ def _open_my_unrelated(stack: ExitStack) -> tuple[int, ...]:
             "(id BIGINT AUTO_INCREMENT PRIMARY KEY, at DATETIME(6)) ENGINE=InnoDB"
         )
         cur.execute(f"INSERT INTO `{UNRELATED_DB}`.held (at) VALUES (NOW(6))")
-        mine = cur.lastrowid
+        mine = int(cur.lastrowid)
+    stack.callback(_forget_held_row, mine)  # runs last, after the locking reader rolled back
     statements = (
         ["START TRANSACTION", "SELECT count(*) FROM held"],
-        ["START TRANSACTION", f"SELECT id FROM held WHERE id = {int(mine)} FOR UPDATE"],
+        ["START TRANSACTION", f"SELECT id FROM held WHERE id = {mine} FOR UPDATE"],
     )
     threads = []
     for batch in statements:
@@ -102,6 +103,11 @@ def _open_my_unrelated(stack: ExitStack) -> tuple[int, ...]:
         stack.callback(conn.rollback)
         threads.append(int(conn.thread_id()))
     return tuple(threads)
+
+
+def _forget_held_row(row_id: int) -> None:
+    with _mysql_admin() as admin, admin.cursor() as cur:
+        cur.execute(f"DELETE FROM `{UNRELATED_DB}`.held WHERE id = %s", (row_id,))
 
 
 @pytest.fixture(scope="session", autouse=True)
