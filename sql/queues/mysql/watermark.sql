@@ -6,11 +6,15 @@
 -- after id 42 was dequeued; a watermark moved past 41 would strand it. The advance has two
 -- phases. Phase 1 reads the lowest id visible now (or the next AUTO_INCREMENT value when the
 -- queue is empty) and only then records the time, in the server's clock (INNODB_TRX shows
--- start times in the system time zone). Phase 2, on a later advance, moves the watermark to
--- that candidate, or lower to a row that committed late, once no transaction that started
--- before phase 1 and holds locks is still open in INNODB_TRX: a producer got its id after it
--- started and before the candidate row got its own, so it started before phase 1. Read-only
--- snapshots hold no locks and do not hold the watermark back.
+-- start times in the system time zone, to the second: a truncated start only counts more).
+-- Phase 2, on a later advance, moves the watermark to that candidate, or lower to a row that
+-- committed late, once no other transaction that started before phase 1 can still commit an
+-- id below it. INNODB_TRX does not say which tables a transaction wrote, so the tightest safe
+-- test is: it has modified rows (trx_rows_modified > 0: an insert anywhere, the queue's own
+-- producers among them) or is inside a statement that uses tables (trx_tables_in_use > 0: an
+-- INSERT between taking its AUTO_INCREMENT value and writing its row, or waiting for a lock).
+-- A transaction that only read, holds a snapshot, or locked rows with a locking read has taken
+-- no id and does not hold the watermark back; an open writer of any table on the server does.
 -- Privilege: reading INNODB_TRX needs PROCESS. The routine runs with its definer's rights,
 -- so the account that creates the queue needs PROCESS; without it the watermark never moves
 -- (and `qadmin watermark` says so), it is never wrong.
@@ -47,7 +51,8 @@ BEGIN
             BEGIN
                 DECLARE CONTINUE HANDLER FOR SQLEXCEPTION SET v_busy = 1;
                 SELECT count(*) INTO v_busy FROM information_schema.INNODB_TRX
-                 WHERE trx_started <= v_cand_at AND trx_lock_structs > 0
+                 WHERE trx_started <= v_cand_at
+                   AND (trx_rows_modified > 0 OR trx_tables_in_use > 0)
                    AND trx_mysql_thread_id <> CONNECTION_ID();
             END;
             IF v_busy = 0 THEN
