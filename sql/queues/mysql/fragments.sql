@@ -76,6 +76,11 @@ IF @@autocommit = 1 THEN
         END IF;
     END IF
 
+-- name: txn_fresh
+-- True when this transaction's plain reads see every commit so far: the routine's own
+-- transaction, or a caller's at READ COMMITTED. A REPEATABLE READ caller reads from its snapshot.
+(v_own = 1 OR {isolation_var} = 'READ-COMMITTED')
+
 -- name: txn_end
 IF v_own = 1 THEN
         COMMIT;

@@ -15,6 +15,9 @@
 -- INSERT between taking its AUTO_INCREMENT value and writing its row, or waiting for a lock).
 -- A transaction that only read, holds a snapshot, or locked rows with a locking read has taken
 -- no id and does not hold the watermark back; an open writer of any table on the server does.
+-- Phase 2 also reads the head, so it runs only from a fresh view: the routine's own
+-- transaction (an autocommit caller), or a READ COMMITTED one; a pop tells it whether its
+-- transaction is one (p_fresh). A REPEATABLE READ snapshot could miss a row that committed late.
 -- Privilege: reading INNODB_TRX needs PROCESS. The routine runs with its definer's rights,
 -- so the account that creates the queue needs PROCESS; without it the watermark never moves
 -- (and `qadmin watermark` says so), it is never wrong.
@@ -32,8 +35,9 @@ CREATE TABLE {wm} (
 INSERT INTO {wm} (one, wm) VALUES (1, 0)
 
 -- name: create
-CREATE PROCEDURE {wm_advance}(IN p_to BIGINT)
+CREATE PROCEDURE {wm_advance}(IN p_to BIGINT, IN p_fresh INT)
 BEGIN
+    {txn_declare};
     DECLARE v_locked INT DEFAULT 1;
     DECLARE v_wm BIGINT;
     DECLARE v_new BIGINT;
@@ -41,13 +45,17 @@ BEGIN
     DECLARE v_cand_at DATETIME(6);
     DECLARE v_head BIGINT;
     DECLARE v_busy INT DEFAULT 1;
+    {txn_handler};
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_locked = 0;
+    {txn_begin};
     -- One advancer at a time; a dequeue that finds the row busy simply does not advance.
     SELECT wm, candidate, candidate_at INTO v_wm, v_cand, v_cand_at
       FROM {wm} WHERE one = 1 FOR UPDATE SKIP LOCKED;
     IF v_locked = 1 THEN
         SET v_new = v_wm;
-        IF v_cand IS NOT NULL THEN
+        -- Phase 2 reads the head, so only from a fresh view (p_fresh: the calling pop's own
+        -- transaction): a REPEATABLE READ snapshot could miss a row committed late.
+        IF v_cand IS NOT NULL AND (p_fresh = 1 OR {txn_fresh}) THEN
             BEGIN
                 DECLARE CONTINUE HANDLER FOR SQLEXCEPTION SET v_busy = 1;
                 SELECT count(*) INTO v_busy FROM information_schema.INNODB_TRX
@@ -76,6 +84,7 @@ BEGIN
              WHERE one = 1;
         END IF;
     END IF;
+    {txn_end};
 END
 
 -- name: drop
@@ -99,7 +108,7 @@ SELECT w.wm,
 FROM {wm} AS w
 
 -- name: wm_advance
-CALL {wm_advance}(:to)
+CALL {wm_advance}(:to, 0)
 
 -- name: wm_advance
 SELECT wm, candidate FROM {wm}

@@ -204,6 +204,10 @@ class Engine(ABC):
             return sqlfiles.load(own).statements(name)[0]
         return sqlfiles.load(f"queues/{self.base_dialect}/fragments.sql").statements(name)[0]
 
+    def server_keywords(self) -> dict[str, str]:
+        """Fixed SQL words that depend on the server rather than the templates' dialect."""
+        return {}
+
     def render(self, statement: str, spec: QueueSpec) -> str:
         """Fill ``{placeholder}`` with quoted object names, qadmin's fixed keywords, or a
         dialect fragment applied to an object (``{fragment:object}``)."""
@@ -211,6 +215,7 @@ class Engine(ABC):
         keywords = spec.keywords()
         keywords["skip_locked"] = "" if spec.strict else self.LOCK_SKIP
         keywords["capacity"] = str(int(spec.capacity or 0))
+        keywords.update(self.server_keywords())
 
         def fill(match: re.Match[str]) -> str:
             key, argument = match.group(1), match.group(2)
@@ -226,7 +231,7 @@ class Engine(ABC):
             if key in keywords:
                 return keywords[key]
             if key.startswith("txn_"):  # how a routine runs in a transaction of its own
-                return self.fragment(key)
+                return _PLACEHOLDER.sub(fill, self.fragment(key))
             if key == "schema_lit":
                 return self.quote_literal(self.schema)
             if key.endswith("_name_lit") and key[:-9] in objects:
