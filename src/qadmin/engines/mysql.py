@@ -137,7 +137,8 @@ class MysqlEngine(Engine):
         # The isolation level's variable: MySQL 8 removed tx_isolation, MariaDB 10.11 has no
         # transaction_isolation (it came in 11.1); a routine naming the wrong one fails to parse.
         _ = self.conn  # connecting tells which server this is
-        return {"isolation_var": "@@tx_isolation" if self._is_mariadb else "@@transaction_isolation"}
+        variable = "@@tx_isolation" if self._is_mariadb else "@@transaction_isolation"
+        return {"isolation_var": variable}
 
     def _translate(self, exc: BaseException) -> QadminError | None:
         if not isinstance(exc, pymysql.Error):
