@@ -10,11 +10,13 @@ import subprocess
 import sys
 import time
 
+import psycopg
 import pytest
 
 from qadmin.errors import QueueEmpty, QueueFull
 from qadmin.ops import diagnose, findings, messages, queues
-from tests.conftest import make_target
+from tests.conftest import Target, make_target
+from tests.engines.private_pg import quiet_pg  # noqa: F401 - a fixture
 
 CLIENT = """
 import sys
@@ -162,7 +164,16 @@ def test_repair_gets_both_stalls_moving_and_loses_nothing(label, request, tmp_pa
 
 @pytest.mark.parametrize("label", ["sqlite", "postgresql", "mariadb"])
 def test_ring_table_does_not_grow_under_churn(label, request, tmp_path):
-    target = make_target(label, request, tmp_path)
+    """Slots are reused in place. On PostgreSQL that needs the cleanup horizon free, which the
+    shared server never has (an unrelated transaction is always open): a private server."""
+    if label == "postgresql":
+        dsn = request.getfixturevalue("quiet_pg")
+        admin = psycopg.connect(dsn, autocommit=True)
+        admin.execute("CREATE SCHEMA IF NOT EXISTS ring_churn")
+        admin.close()
+        target = Target("postgresql", dsn, "ring_churn")
+    else:
+        target = make_target(label, request, tmp_path)
     engine = target.engine()
     spec = queues.create(engine, queues.make_spec("ring_q", "ring", 500, False))
 
