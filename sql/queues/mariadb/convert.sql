@@ -61,7 +61,11 @@ BEGIN
     {txn_begin};
     SELECT switched INTO v_switched FROM {gate} WHERE one = 1 LOCK IN SHARE MODE;
     IF v_switched = 1 THEN
+        -- Its own transaction is READ COMMITTED whatever the session's level says; tell the
+        -- ring's routine, which refuses REPEATABLE READ.
+        SET @qadmin_fresh = v_own;
         CALL {staged_push}(p_payload);
+        SET @qadmin_fresh = NULL;
     ELSEIF EXISTS (SELECT 1 FROM information_schema.TABLES
                    WHERE TABLE_SCHEMA = {schema_lit} AND TABLE_NAME = {backup_lit}) THEN
         INSERT INTO {backup} (enqueued_at, payload) VALUES (v_at, p_payload);
@@ -84,7 +88,11 @@ BEGIN
     {txn_begin};
     SELECT switched INTO v_switched FROM {gate} WHERE one = 1 LOCK IN SHARE MODE;
     IF v_switched = 1 THEN
+        -- Its own transaction is READ COMMITTED whatever the session's level says; tell the
+        -- ring's routine, which refuses REPEATABLE READ.
+        SET @qadmin_fresh = v_own;
         CALL {staged_pop}(p_count);
+        SET @qadmin_fresh = NULL;
     ELSEIF EXISTS (SELECT 1 FROM information_schema.TABLES
                    WHERE TABLE_SCHEMA = {schema_lit} AND TABLE_NAME = {backup_lit}) THEN
         DELETE FROM {backup} {order_by} LIMIT p_count RETURNING id, enqueued_at, payload;

@@ -78,8 +78,9 @@ IF @@autocommit = 1 THEN
 
 -- name: txn_fresh
 -- True when this transaction's plain reads see every commit so far: the routine's own
--- transaction, or a caller's at READ COMMITTED. A REPEATABLE READ caller reads from its snapshot.
-(v_own = 1 OR {isolation_var} = 'READ-COMMITTED')
+-- transaction, or a caller's at READ COMMITTED (@qadmin_fresh: a routine of qadmin's that
+-- started its own and calls this one). A REPEATABLE READ caller reads from its snapshot.
+(v_own = 1 OR {isolation_var} = 'READ-COMMITTED' OR COALESCE(@qadmin_fresh, 0) = 1)
 
 -- name: txn_end
 IF v_own = 1 THEN

@@ -64,6 +64,12 @@ BEGIN
     DECLARE v_cap INT;
     {txn_handler};
     {txn_begin};
+    -- A deadlock under REPEATABLE READ's gap locks rolls back after the number is taken, and
+    -- no rollback returns a sequence number: refuse that level up front.
+    IF NOT {txn_fresh} THEN
+        SIGNAL SQLSTATE '25000'
+            SET MESSAGE_TEXT = 'ring push runs only in autocommit or at READ COMMITTED';
+    END IF;
     -- The capacity gate: resize holds this row exclusively while it moves the slots.
     SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;
     -- Plain SELECT ... INTO: a subquery in SET or IF would take shared row locks.
@@ -106,6 +112,12 @@ BEGIN
     {txn_handler};
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
     {txn_begin};
+    -- A deadlock under REPEATABLE READ's gap locks rolls back after the number is taken, and
+    -- no rollback returns a sequence number: refuse that level up front.
+    IF NOT {txn_fresh} THEN
+        SIGNAL SQLSTATE '25000'
+            SET MESSAGE_TEXT = 'ring pop runs only in autocommit or at READ COMMITTED';
+    END IF;
     SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;  -- the gate
     OPEN parked;
     take: WHILE v_taken < p_count DO

@@ -66,6 +66,14 @@ DECLARE
     v_seq  bigint;
     v_cap  integer;
 BEGIN
+    -- A serialization failure (REPEATABLE READ, SERIALIZABLE) rolls back after the number is
+    -- taken, and no rollback returns a sequence number: refuse those levels up front.
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'ring push runs only at READ COMMITTED, not %',
+            current_setting('transaction_isolation')
+            USING ERRCODE = 'invalid_transaction_state',
+                  HINT = 'call it in autocommit or a READ COMMITTED transaction';
+    END IF;
     -- The capacity gate: resize holds {ctl} exclusively while it moves the slots, and the
     -- capacity is read in a statement after the lock is granted, so it is never stale.
     LOCK TABLE {ctl} IN ACCESS SHARE MODE;
@@ -108,6 +116,14 @@ DECLARE
     v_data  bytea;
     v_cap   integer;
 BEGIN
+    -- A serialization failure (REPEATABLE READ, SERIALIZABLE) rolls back after the number is
+    -- taken, and no rollback returns a sequence number: refuse those levels up front.
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'ring pop runs only at READ COMMITTED, not %',
+            current_setting('transaction_isolation')
+            USING ERRCODE = 'invalid_transaction_state',
+                  HINT = 'call it in autocommit or a READ COMMITTED transaction';
+    END IF;
     LOCK TABLE {ctl} IN ACCESS SHARE MODE;  -- the capacity gate, as in push
     SELECT c.capacity INTO v_cap FROM {ctl} AS c;
     OPEN parked;
