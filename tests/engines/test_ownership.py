@@ -85,6 +85,20 @@ def test_drop_leaves_queues_named_like_its_staging_tables(engine, target):
     works(engine, "a_loaded")
 
 
+def test_upgrade_never_gives_a_queue_a_table_merely_named_like_its_staging(engine, target):
+    """An upgrade cannot tell load's staging table from a user's table called <q>_stage: it
+    leaves both unowned, so drop never takes them."""
+    old_create(engine, queues.make_spec("a", "fifo", None, False))
+    engine.run([f"CREATE TABLE {engine.qualified('a_stage')} (userdata varchar(20))"])
+    engine.run([f"INSERT INTO {engine.qualified('a_stage')} (userdata) VALUES ('precious')"])
+    make_legacy(engine)
+    catalog.ensure(engine)
+    assert ("table", "a_stage") not in catalog.owned(engine, catalog.get(engine, "a"))
+    assert qadmin(target, "drop", "a", "--yes").exit_code == 0
+    rows = engine.query(f"SELECT userdata FROM {engine.qualified('a_stage')}")
+    assert [r["userdata"] for r in rows] == ["precious"]
+
+
 def test_upgrade_gives_each_old_queue_its_own_objects(engine):
     old_create(engine, queues.make_spec("u", "ring", 8, False))
     old_create(engine, queues.make_spec("u_ctl2", "fifo", None, False))

@@ -71,7 +71,7 @@ def ensure(engine: Engine) -> None:
 
 def _upgrade(engine: Engine) -> None:
     """Record, for each queue of an older catalog, the objects that are its own: those its
-    kind creates (and load's staging) that exist and are not another queue's table."""
+    kind creates that exist and are not another queue's table."""
     attributed = _attribute(engine, all_queues(engine, creating=True))
     engine.run_catalog("objects_create")
     for queue, objs in attributed.items():
@@ -84,9 +84,9 @@ def _attribute(engine: Engine, specs: list[QueueSpec]) -> dict[str, list[Obj]]:
     taken: set[Obj] = set()
     out: dict[str, list[Obj]] = {}
     for spec in sorted(specs, key=lambda s: s.name):
+        # Only what create made: a table called <q>_stage or <q>_loaded may be load's or
+        # anybody's, and an upgrade cannot tell, so it is left unowned (never dropped).
         expected = {obj for _, obj in planned(engine, spec, engine.section(spec, "create")) if obj}
-        expected |= {("table", spec.objects()[k]) for k in ("stage", "loaded")}
-        expected.add(("index", spec.objects()["stage_idx"]))
         found = [
             obj
             for obj in schema_objects(engine, spec.name)
