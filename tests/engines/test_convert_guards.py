@@ -313,3 +313,23 @@ def test_interrupted_convert_refused_on_rerun_puts_the_queue_back(request, tmp_p
     assert real.exit_code == 2 and "view conv_q_recent" in real.stderr
     assert _schema_objects(engine, "conv_q") == before | {"conv_q_recent"}
     assert _drain(engine, "conv_q") == [b"a", b"b"]
+
+
+@pytest.mark.parametrize("label", ["sqlite", "postgresql", "mariadb"])
+def test_convert_refuses_when_a_name_the_ring_needs_is_taken(label, request, tmp_path):
+    """A user's table called <q>_ctl: refused before anything changes, and the queue keeps
+    working (on PostgreSQL its gated routines used to call themselves without end)."""
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("c", "fifo", None, False))
+    messages.push(engine, spec, [b"m1"])
+    engine.run([f"CREATE TABLE {engine.qualified('c_ctl')} (note varchar(20))"])
+    for extra in (["--dry-run"], ["--yes"]):
+        result = CliRunner().invoke(
+            cli, ["convert", "c", "--to", "ring", "--capacity", "10", *extra, *target.cli_args()]
+        )
+        assert result.exit_code == 2, result.output
+        assert "c_ctl" in result.stderr and "\n" not in result.stderr.strip()
+    messages.push(engine, spec, [b"m2"])
+    assert [m["payload"] for m in messages.pop(engine, spec, 5)] == [b"m1", b"m2"]
+    engine.close()

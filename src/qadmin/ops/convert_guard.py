@@ -143,4 +143,24 @@ def refusals(engine: Engine, src: Source, sql: ConvertSql, table: str = "") -> l
             f"{', '.join(found)} use{'s' if len(found) == 1 else ''} the table, which the "
             "convert retires (drop or change them first)"
         )
-    return out
+    return out + _name_clashes(engine, sql)
+
+
+def _name_clashes(engine: Engine, sql: ConvertSql) -> list[str]:
+    """Names the ring's create would take that something not recorded as the queue's holds
+    (a user's table called <q>_ctl made a converted queue's routines call themselves)."""
+    ring = sql.ring
+    planned = catalog.planned(engine, ring, engine.section(ring, "create"))
+    wanted = {obj[1] for _, obj in planned if obj} - {ring.name}
+    mine = {name for _, name in catalog.owned(engine, ring)}
+    taken = sorted(
+        {
+            f"{kind} {name}"
+            for kind, name in catalog.schema_objects(engine, ring.name)
+            if name in wanted and name not in mine
+        }
+    )
+    if not taken:
+        return []
+    verb = "exists" if len(taken) == 1 else "exist"
+    return [f"{', '.join(taken)} already {verb} (the ring needs the name)"]
