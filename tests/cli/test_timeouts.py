@@ -84,6 +84,29 @@ def test_the_default_connect_timeout_is_five_seconds(silent_port):
     assert 4 < took < 30
 
 
+def test_a_mariadb_session_that_vanishes_mid_transaction_lets_go_of_its_locks(my_database):
+    """The server, not only the client, gives up on a qadmin session idle in a transaction."""
+    import pymysql
+
+    from qadmin.engines import Timeouts, open_engine
+
+    engine = open_engine(
+        f"mysql://root@127.0.0.1:3306/{my_database}", timeouts=Timeouts(statement_ms=2000)
+    )
+    assert engine.query("SELECT @@idle_transaction_timeout AS t")[0]["t"] == 60
+    engine.run(["SET SESSION idle_transaction_timeout = 1"])  # the same setting, made short
+    engine.run(["CREATE TABLE held (id INT PRIMARY KEY) ENGINE=InnoDB"])
+    cursor = engine.conn.cursor()
+    cursor.execute("INSERT INTO held (id) VALUES (1)")  # a lock, in an open transaction
+    time.sleep(3)
+    other = pymysql.connect(host="127.0.0.1", user="root", database=my_database)
+    with other.cursor() as cur:
+        cur.execute("SET SESSION innodb_lock_wait_timeout = 2")
+        cur.execute("INSERT INTO held (id) VALUES (1)")  # no wait: the holder is gone
+    other.commit()
+    other.close()
+
+
 def test_mysql_read_timeout_outlasts_the_statement_timeout(my_database):
     """A statement as long as the statement timeout allows is stopped by the server (exit 8,
     'statement stopped'), not cut off by the client's read timeout (which would be exit 6)."""

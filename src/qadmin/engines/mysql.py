@@ -116,6 +116,11 @@ class MysqlEngine(Engine):
         if mariadb:
             limit_s = self.timeouts.statement_ms / 1000
             statements.append(f"SET SESSION max_statement_time = {limit_s}")
+            # A client that vanishes mid-transaction (the network goes silent) would otherwise
+            # keep its locks until wait_timeout (8 hours by default): as PostgreSQL's
+            # idle_in_transaction_session_timeout, at least a minute.
+            idle_s = max(round(self.timeouts.statement_ms / 1000), 60)
+            statements.append(f"SET SESSION idle_transaction_timeout = {idle_s}")
         else:
             # MySQL 8 limits SELECT statements only; DML is bounded by the lock timeout.
             statements.append(f"SET SESSION max_execution_time = {self.timeouts.statement_ms}")
