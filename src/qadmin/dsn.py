@@ -79,7 +79,7 @@ class _Url:
 
 def is_secret_key(key: str) -> bool:
     """Whether a query or ODBC key carries a secret."""
-    return bool(_SECRET_KEY.search(key))
+    return bool(_SECRET_KEY.search(unquote(key)))
 
 
 def _query_pairs(text: str) -> list[tuple[str, str]] | None:
@@ -147,7 +147,7 @@ _SHAPE = (
 def _mask_query(text: str) -> str:
     """``key=***`` for every secret key of a ``?key=value&...`` tail (also in free text)."""
     return re.sub(
-        r"(?i)([?&][A-Za-z_][A-Za-z0-9_.-]*=)([^&\s]*)",
+        r"(?i)([?&][A-Za-z_%][A-Za-z0-9_.%-]*=)([^&\s]*)",
         lambda m: m[1] + "***" if is_secret_key(m[1]) else m[0],
         text,
     )
@@ -158,6 +158,13 @@ def _mask_unparsed(scheme: str, rest: str) -> str:
     rest = _mask_query(rest)
     if "@" in rest:
         rest = "***@" + rest.rsplit("@", 1)[1]
+    else:
+        # No @: USER:PASSWORD/DB reads as HOST:PORT with a bad port, so whatever follows a
+        # colon before the path may be a password.
+        ends = [i for i in (rest.find("/"), rest.find("?")) if i >= 0]
+        end = min(ends, default=len(rest))
+        if ":" in rest[:end]:
+            rest = rest[: rest.index(":")] + ":***" + rest[end:]
     return f"{scheme}://{rest}"
 
 

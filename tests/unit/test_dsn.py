@@ -216,3 +216,20 @@ def test_no_password_text_reaches_any_dsn_output(password, template, encoded):
     outputs.append(secrets.scrub(f"Traceback ...\n  connecting to {dsn!r}\nError: {dsn}"))
     for text in outputs:
         assert password not in text and written not in text, text
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "postgresql://u:S3crK9zq/db",
+        "mysql://u:S3crK9zq",
+        "mssql://u:S3crK9zq/db",
+        "postgresql://u@127.0.0.1:5433/db?pass%77ord=S3crK9zq",
+    ],
+)
+def test_a_dsn_that_does_not_parse_never_shows_what_may_be_its_password(raw):
+    """No @ (USER:PASSWORD reads as HOST:PORT), or a secret key written percent-encoded."""
+    with pytest.raises(UsageError) as caught:
+        parse(raw)
+    assert "S3crK9zq" not in str(caught.value)
+    assert "S3crK9zq" not in mask(raw)
