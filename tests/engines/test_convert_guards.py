@@ -333,3 +333,22 @@ def test_convert_refuses_when_a_name_the_ring_needs_is_taken(label, request, tmp
     messages.push(engine, spec, [b"m2"])
     assert [m["payload"] for m in messages.pop(engine, spec, 5)] == [b"m1", b"m2"]
     engine.close()
+
+
+def test_a_users_table_named_like_the_gate_is_not_a_convert_under_way(request, tmp_path):
+    """MariaDB: a table called <q>__gate that qadmin did not record is refused as a name the
+    convert needs, never resumed from or dropped."""
+    target = make_target("mariadb", request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("g", "fifo", None, False))
+    messages.push(engine, spec, [b"m1", b"m2"])
+    gate = engine.qualified("g__gate")
+    engine.run([f"CREATE TABLE {gate} (one INT PRIMARY KEY, switched INT, important TEXT)"])
+    engine.run([f"INSERT INTO {gate} VALUES (1, 0, 'user data')"])
+    for extra in ("--dry-run", "--yes"):
+        result = _cli(target, "convert", "g", "--to", "ring", "--capacity", "10", extra)
+        assert result.exit_code == 2, result.output
+        assert "g__gate" in result.stderr
+    assert engine.query(f"SELECT important FROM {gate}")[0]["important"] == "user data"
+    assert [m["payload"] for m in messages.pop(engine, spec, 5)] == [b"m1", b"m2"]
+    engine.close()

@@ -33,7 +33,8 @@
 SELECT TABLE_NAME AS name FROM information_schema.TABLES
 WHERE TABLE_SCHEMA = {schema_lit}
   AND TABLE_NAME IN ({overflow_name_lit}, {pending_name_lit}, {ctl_name_lit},
-                     {push_seq_name_lit}, {pop_seq_name_lit}, {staged_table_lit}, {backup_lit})
+                     {push_seq_name_lit}, {pop_seq_name_lit}, {staged_table_lit}, {backup_lit},
+                     {gate_lit})
 UNION ALL
 SELECT ROUTINE_NAME FROM information_schema.ROUTINES
 WHERE ROUTINE_SCHEMA = {schema_lit} AND ROUTINE_NAME IN ({staged_push_lit}, {staged_pop_lit})

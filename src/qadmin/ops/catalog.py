@@ -175,6 +175,14 @@ def schema_objects(engine: Engine, prefix: str) -> list[Obj]:
     return [(str(r["object_type"]), str(r["name"])) for r in rows]
 
 
+def owns(engine: Engine, queue: str, obj: Obj) -> bool:
+    """Whether ``obj`` is recorded as ``queue``'s (a user's table of the same name is not)."""
+    if not engine.table_exists(OBJECTS_TABLE):
+        return False
+    rows = engine.run_catalog("objects_of", {"queue": queue}, write=False)
+    return any((str(r["object_type"]), str(r["name"])) == obj for r in rows)
+
+
 def owned(engine: Engine, spec: QueueSpec) -> list[Obj]:
     """The queue's objects in the order they were created. A catalog from before the record
     existed is read as its upgrade would record it (nothing is written: dry runs use this)."""

@@ -22,6 +22,7 @@ from qadmin.ops.convert_sql import (
     STAGED_SUFFIX,
     ConvertSql,
     Source,
+    gate_exists,
 )
 
 QADMIN_OWN = "it is qadmin's own table"
@@ -75,7 +76,7 @@ def internal_owner(engine: Engine, name: str) -> str | None:
     # the catalog; its gate table marks them.
     for suffix in (*EXTRA_OBJECTS[Kind.RING].values(), *_WORKING):
         stem = name[: -len(suffix)]
-        if name.endswith(suffix) and stem and engine.table_exists(stem + GATE_SUFFIX):
+        if name.endswith(suffix) and stem and gate_exists(engine, stem):
             return f"it belongs to the convert of {stem} under way (run that convert again)"
     return None
 
@@ -152,6 +153,8 @@ def _name_clashes(engine: Engine, sql: ConvertSql) -> list[str]:
     ring = sql.ring
     planned = catalog.planned(engine, ring, engine.section(ring, "create"))
     wanted = {obj[1] for _, obj in planned if obj} - {ring.name}
+    if sql.file.has("gate_table"):  # a staged switch's gate marks a convert under way
+        wanted.add(ring.name + GATE_SUFFIX)
     mine = {name for _, name in catalog.owned(engine, ring)}
     taken = sorted(
         {

@@ -64,10 +64,17 @@ class Renamed(QueueSpec):
         return {**super().objects(), **dict(self.renamed)}
 
 
+def gate_exists(engine: Engine, name: str) -> bool:
+    """Whether a staged convert of ``name`` is under way: its gate table exists and qadmin
+    recorded making it (a user's table that happens to be called <name>__gate is not one)."""
+    gate = name + GATE_SUFFIX
+    return engine.table_exists(gate) and catalog.owns(engine, name, ("table", gate))
+
+
 def _unfinished(engine: Engine, spec: QueueSpec) -> Source | None:
     """A ring whose staged convert switched but did not finish: the source it came from."""
     origin = spec.options.get("converted_from")
-    if not origin or not engine.table_exists(spec.name + GATE_SUFFIX):
+    if not origin or not gate_exists(engine, spec.name):
         return None
     if origin == "table":
         return Source(table=spec.name, managed=None, switched=True)
@@ -79,7 +86,7 @@ def _unfinished(engine: Engine, spec: QueueSpec) -> Source | None:
 def interrupted_backup(engine: Engine, name: str) -> str | None:
     """The table a staged switch renamed the source to, if it stopped before committing."""
     backup = name + BACKUP_SUFFIX
-    if engine.table_exists(name + GATE_SUFFIX) and engine.table_exists(backup):
+    if gate_exists(engine, name) and engine.table_exists(backup):
         return backup
     return None
 
@@ -197,6 +204,7 @@ class ConvertSql:
             "{backup_name}": q(self.backup),
             "{backup_lit}": engine.quote_literal(self.backup),
             "{gate}": engine.qualified(self.gate),
+            "{gate_lit}": engine.quote_literal(self.gate),
             "{staged_table}": engine.qualified(self.staged["table"]),
             "{staged_push}": engine.qualified(self.staged["push"]),
             "{staged_pop}": engine.qualified(self.staged["pop"]),

@@ -27,6 +27,7 @@ from qadmin.ops.convert_sql import (
     Source,
     Step,
     copy_backlog,
+    gate_exists,
     interrupted_backup,
     outcome,
     refusal,
@@ -127,7 +128,7 @@ def _ctl_capacity(engine: Engine, ring: QueueSpec) -> int:
 def _state(engine: Engine, sql: ConvertSql) -> str:
     """How far an earlier run got: fresh, gated (prepared, maybe part-way), renamed (the switch
     began but did not commit) or switched (committed; the clean-up may be unfinished)."""
-    if not engine.table_exists(sql.gate):
+    if not gate_exists(engine, sql.src.table):
         return "fresh"
     if engine.run(sql.section("gate_state"), write=False)[0]["switched"] == 1:
         return "switched"
