@@ -358,3 +358,25 @@ def test_drop_after_an_interrupted_mariadb_convert_removes_what_it_staged(reques
     queues.drop(engine, catalog.get(engine, "cv"))
     assert names(engine) == before
     engine.close()
+
+
+def test_drop_after_a_mariadb_convert_stopped_after_its_switch_leaves_nothing(request, tmp_path):
+    """Past the switch the renamed table is the ring's to drop in its clean-up; a convert
+    stopped before that clean-up leaves it recorded, so drop removes it and create works."""
+    target = make_target("mariadb", request, tmp_path)
+    engine = target.engine()
+    before = names(engine)
+    spec = queues.create(engine, queues.make_spec("k", "fifo", None, False))
+    messages.push(engine, spec, [b"m"] * 30)
+
+    def stop(step: str) -> None:
+        if step == "finish":
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        convert_ops.convert(engine, convert_ops.source(engine, "k"), 64, on_step=stop)
+    assert "k_before_ring" in names(engine)
+    queues.drop(engine, catalog.get(engine, "k"))
+    assert names(engine) == before
+    queues.create(engine, queues.make_spec("k", "fifo", None, False))
+    engine.close()

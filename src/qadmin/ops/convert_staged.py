@@ -317,6 +317,8 @@ def _switch(
                     for statement in engine.catalog_sql("insert"):
                         execute(statement, catalog.row(ring))
                     catalog.own_all(engine, ring, execute)
+                    if src.managed is not None:  # the clean-up drops it; until then, drop does
+                        catalog.own(engine, ring, ("table", sql.backup), execute)
                 return messages, int(measured["rows_left"])
             except (LockTimeout, Deadlock):
                 # The server may also break a wait between the rename's metadata lock and the
