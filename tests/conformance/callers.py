@@ -41,13 +41,14 @@ class Stale(Refused):
 class Mode:
     """A calling mode: how transactions are driven, at which isolation level, what batch.
 
-    ``commit``: ``autocommit`` (each call is its own transaction: the client default),
-    ``transaction`` (BEGIN / calls / COMMIT around each unit of work); SQLite: ``immediate``
-    (``BEGIN IMMEDIATE``, the README's contract) or ``deferred`` (plain ``BEGIN``, Python's
-    sqlite3 habit). ``isolation``: None for the server's default (PostgreSQL READ COMMITTED,
-    MariaDB REPEATABLE READ), else ``read committed`` / ``repeatable read``. ``batch``: pop
-    count, and messages pushed per transaction in the transaction modes (there is no batch push
-    routine, so an autocommit producer pushes one message per call).
+    ``commit``: ``autocommit`` (each call is its own transaction: the client default; on
+    SQLite each statement of a set is), ``transaction`` (BEGIN / calls / COMMIT around each unit
+    of work); SQLite: ``immediate`` (``BEGIN IMMEDIATE``, the README's contract) or
+    ``deferred`` (plain ``BEGIN``, Python's sqlite3 habit). ``isolation``: None for the
+    server's default (PostgreSQL READ COMMITTED, MariaDB REPEATABLE READ), else ``read
+    committed`` / ``repeatable read``. ``batch``: pop count, and messages pushed per transaction
+    in the transaction modes (there is no batch push routine, so an autocommit producer pushes
+    one message per call).
     """
 
     commit: str

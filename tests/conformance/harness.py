@@ -88,7 +88,7 @@ def modes(engine: str) -> list[Mode]:
     """Every calling mode for an engine: autocommit and BEGIN/COMMIT, at the server's default
     isolation and the other common level, one message and batches of 10."""
     if engine == "sqlite":
-        return [Mode(c, None, b) for c in ("immediate", "deferred") for b in (1, 10)]
+        return [Mode(c, None, b) for c in ("autocommit", "immediate", "deferred") for b in (1, 10)]
     other = "repeatable read" if engine == "postgresql" else "read committed"
     return [
         Mode(c, i, b) for c in ("autocommit", "transaction") for i in (None, other) for b in (1, 10)
@@ -214,9 +214,14 @@ def produce(where: Where, case: Case, worker: int, out: str, pace_s: float) -> N
     count = case.messages // case.producers
     per_tx = case.mode.batch if case.mode.in_transaction else 1
     refused_in_row = 0
+    progress = time.monotonic()
     with open(out, "a") as fh:
         i = 0
         while i < count:
+            if time.monotonic() - progress > STUCK_S * 2:
+                # A ring that stays full (or refuses) this long while consumers run is stuck.
+                _log(fh, abandoned=[f"p{worker}-{n}" for n in range(i, count)], stuck=True)
+                return
             if pace_s:
                 time.sleep(pace_s)
             chunk = [f"p{worker}-{n}" for n in range(i, min(i + per_tx, count))]
@@ -245,6 +250,8 @@ def produce(where: Where, case: Case, worker: int, out: str, pace_s: float) -> N
                 i += len(chunk)
                 continue
             refused_in_row = 0
+            if done:
+                progress = time.monotonic()
             for payload, row in done:
                 _log(fh, pushed=payload, id=row["id"], ow=row.get("overwritten_id"))
             i += len(done)
@@ -528,6 +535,8 @@ class Run:
         pushed = {x["pushed"]: x for x in prods if "pushed" in x}
         uncertain = {p for x in prods if "uncertain" in x for p in x["uncertain"]}
         abandoned = {p for x in prods if "abandoned" in x for p in x["abandoned"]}
+        if any(x.get("stuck") for x in prods):
+            r.worker_failures.append(f"producers stuck for {STUCK_S * 2:.0f} s (queue full?)")
         errors = Counter(x["error"] for x in prods + cons if "error" in x)
         r.refusals = sum(1 for x in prods + cons if "refused" in x or "ack_refused" in x)
         r.errors = dict(errors.most_common(5))
