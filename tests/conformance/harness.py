@@ -659,10 +659,10 @@ def main() -> None:
             result = run_case(where, sized, workdir)
             print(result.line(), flush=True)
             results.append(result)
+            if args.json:  # after every case: a run stopped part-way keeps what it did
+                Path(args.json).write_text(json.dumps([asdict(r) for r in results], indent=1))
     print()
     print(table(results))
-    if args.json:
-        Path(args.json).write_text(json.dumps([asdict(r) for r in results], indent=1))
     sys.exit(0 if all(r.ok for r in results) else 1)
 
 
