@@ -633,7 +633,11 @@ def main() -> None:
     parser.add_argument("--producers", type=int, default=2)
     parser.add_argument("--consumers", type=int, default=2)
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--table", metavar="FILE", help="only print the table of a --json file")
     args = parser.parse_args()
+    if args.table:
+        print(table([Result(**r) for r in json.loads(Path(args.table).read_text())]))
+        return
     results: list[Result] = []
     for engine in args.engine or ["postgresql", "mariadb", "mysql8", "sqlite"]:
         workdir = Path(tempfile.mkdtemp(prefix="conformance-"))
