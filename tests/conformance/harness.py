@@ -650,24 +650,56 @@ def main() -> None:
             if not args.mode or any(mode.label.startswith(m) for m in args.mode)
         ]
         per_case = max(args.messages // len(cases), args.producers)
-        for case in cases:
-            sized = Case(
-                case.kind,
-                case.mode,
-                per_case,
-                case.producers,
-                case.consumers,
-                case.faults,
-                min_s=3.0 if case.faults else 0.0,
-            )
-            result = run_case(where, sized, workdir)
-            print(result.line(), flush=True)
-            results.append(result)
-            if args.json:  # after every case: a run stopped part-way keeps what it did
-                Path(args.json).write_text(json.dumps([asdict(r) for r in results], indent=1))
+        try:
+            results += _run_all(where, cases, per_case, workdir, args.json, results)
+        finally:
+            _forget(where)
     print()
     print(table(results))
     sys.exit(0 if all(r.ok for r in results) else 1)
+
+
+def _run_all(
+    where: Where,
+    cases: list[Case],
+    per_case: int,
+    workdir: Path,
+    out: str | None,
+    done: list[Result],
+) -> list[Result]:
+    results: list[Result] = []
+    for case in cases:
+        sized = Case(
+            case.kind,
+            case.mode,
+            per_case,
+            case.producers,
+            case.consumers,
+            case.faults,
+            min_s=3.0 if case.faults else 0.0,
+        )
+        result = run_case(where, sized, workdir)
+        print(result.line(), flush=True)
+        results.append(result)
+        if out:  # after every case: a run stopped part-way keeps what it did
+            Path(out).write_text(json.dumps([asdict(r) for r in done + results], indent=1))
+    return results
+
+
+def _forget(where: Where) -> None:
+    """Drop the run's schema (PostgreSQL) or database (MariaDB)."""
+    if where.engine == "postgresql":
+        import psycopg
+
+        with psycopg.connect(where.dsn, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{where.schema}" CASCADE')  # type: ignore[arg-type]
+    elif where.engine != "sqlite":
+        import pymysql
+
+        conn = pymysql.connect(host="127.0.0.1", user="root", autocommit=True)
+        name = where.dsn.split("?")[0].rsplit("/", 1)[1]
+        conn.cursor().execute(f"DROP DATABASE IF EXISTS `{name}`")
+        conn.close()
 
 
 def table(results: list[Result]) -> str:
