@@ -589,11 +589,16 @@ def run_case(where: Where, case: Case, workdir: Path) -> Result:
 
 def bounded(engine: str) -> list[Case]:
     """The CI subset for one engine: every kind once without faults, the modes rotated so each
-    mode is covered (MySQL 8 starts half-way round, so it meets other pairs than MariaDB), and
-    four kinds with consumers SIGKILLed and the admin commands running (convert of the fifo,
-    resize and repair of the ring, resize of the capped queue, watermark repair and requeue of
-    the watermarked claim queue)."""
+    mode in the README's calling contract is covered (MySQL 8 starts half-way round, so it
+    meets other pairs than MariaDB), and four kinds with consumers SIGKILLed and the admin
+    commands running (convert of the fifo, resize and repair of the ring, resize of the capped
+    queue, watermark repair and requeue of the watermarked claim queue)."""
     all_modes = modes(engine)
+    if engine == "sqlite":
+        # The README's contract for SQLite is the statement set inside a transaction (BEGIN
+        # IMMEDIATE); a multi-statement set in autocommit is not safe and cannot refuse (there
+        # is no routine to raise the error). The full run still tries it and reports it.
+        all_modes = [m for m in all_modes if m.in_transaction]
     start = len(all_modes) // 2 if engine == "mysql8" else 0
     clean = [
         Case(kind, all_modes[(start + i) % len(all_modes)], messages=400)
