@@ -141,6 +141,7 @@ class Result:
     admin_runs: int = 0
     converted: bool = False
     admin_failures: list[str] = field(default_factory=list)
+    admin_refusals: list[str] = field(default_factory=list)
     # Workers that died on their own (not SIGKILLed by the harness), producers that did not
     # account for every message they were given.
     worker_failures: list[str] = field(default_factory=list)
@@ -178,7 +179,8 @@ class Result:
             f"double-claimed {self.double_claimed} left {self.leftover} | refusals "
             f"{self.refusals} kills {self.kills} admin {self.admin_runs}"
             + (" converted" if self.converted else "")
-            + f" admin failures {len(self.admin_failures)} | {self.seconds:.0f} s  {self.status}"
+            + f" admin failures {len(self.admin_failures)} (exit 8: {len(self.admin_refusals)})"
+            + f" | {self.seconds:.0f} s  {self.status}"
             + (f"\n    errors: {errors[:600]}" if errors else "")
             + "".join(f"\n    admin: {a[:300]}" for a in self.admin_failures[:3])
             + "".join(f"\n    worker: {a[:300]}" for a in self.worker_failures[:3])
@@ -448,9 +450,13 @@ class Run:
 
     def _admin(self, *args: str) -> subprocess.CompletedProcess[str]:
         result = self._qadmin(*args)
-        # A shrink refused because the backlog does not fit is resize doing its job.
+        # A shrink refused because the backlog does not fit is resize doing its job; exit 8
+        # (lock timeout or deadlock: nothing was changed) is a documented refusal under load,
+        # counted apart.
         refused = args[0] == "resize" and "refusing to resize" in result.stderr
-        if result.returncode != 0 and not refused:
+        if result.returncode == 8:
+            self.result.admin_refusals.append(f"{args[0]}: {result.stderr.strip()[:200]}")
+        elif result.returncode != 0 and not refused:
             self.result.admin_failures.append(f"{' '.join(args)}: {result.stderr.strip()}")
         return result
 
