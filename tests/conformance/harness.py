@@ -45,17 +45,20 @@ import time
 import uuid
 import zlib
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from qadmin.engines import Engine, Timeouts, open_engine
-from qadmin.kinds import Kind
+from qadmin.errors import ConnectionFailed
+from qadmin.kinds import Kind, QueueSpec
 from qadmin.ops import catalog, diagnose, messages, queues
 from tests.conformance.callers import Caller, Lost, Mode, Refused, Stale, connect
 from tests.engines.torture import _my_database, _pg_schema
 
 QUEUE = "conf_q"
+T = TypeVar("T")
 # name -> (kind, capacity, strict, watermark)
 KINDS: dict[str, tuple[str, int | None, bool, bool]] = {
     "heap": ("heap", None, False, False),
@@ -355,9 +358,8 @@ class Run:
     def execute(self) -> Result:
         case = self.case
         kind, capacity, strict, watermark = KINDS[case.kind]
-        admin = self.engine()
-        queues.create(admin, queues.make_spec(QUEUE, kind, capacity, strict, watermark))
-        self.spec = catalog.get(admin, QUEUE)
+        shape = queues.make_spec(QUEUE, kind, capacity, strict, watermark)
+        self.spec = self._db(lambda e: queues.create(e, shape) and catalog.get(e, QUEUE))
         started = time.monotonic()
         per_tx = case.mode.batch if case.mode.in_transaction else 1
         units = max(case.messages // case.producers // per_tx, 1)
@@ -391,7 +393,7 @@ class Run:
         self._stop.set()
         for loop in loops:
             loop.join()
-        self._settle(admin)
+        self._settle()
         self.stop_file.touch()
         for proc in self.consumers:
             proc.join(timeout=60)
@@ -401,12 +403,23 @@ class Run:
             elif proc.exitcode not in (0, -signal.SIGKILL):
                 self.result.worker_failures.append(f"consumer exit code {proc.exitcode}")
         self.result.seconds = time.monotonic() - started
-        spec = catalog.get(admin, QUEUE)
-        leftover = messages.peek(admin, spec, 10_000)
+        leftover = self._db(lambda e: messages.peek(e, catalog.get(e, QUEUE), 10_000))
         self._audit(leftover)
-        queues.drop(admin, spec)
-        admin.close()
+        self._db(lambda e: queues.drop(e, catalog.get(e, QUEUE)))
         return self.result
+
+    def _db(self, work: Callable[[Engine], T]) -> T:
+        """Run ``work`` on a fresh connection, again if the connection is killed under it (the
+        server is shared: another harness's connection killer can hit a reused process id)."""
+        for attempt in range(5):
+            try:
+                with contextlib.closing(self.engine()) as engine:
+                    return work(engine)
+            except ConnectionFailed:
+                if attempt == 4:
+                    raise
+                time.sleep(1.0)
+        raise AssertionError("unreachable")
 
     def _backlog(self, prods: list[Any], count: int) -> None:
         """Let the producers of a capped queue run ahead by ``count`` pushes before consumers
@@ -482,8 +495,7 @@ class Run:
                     "convert", QUEUE, "--to", "ring", "--capacity", "100000", "--yes"
                 )
                 self.result.converted = result.returncode == 0
-                with contextlib.closing(self.engine()) as engine:
-                    self.spec = catalog.get(engine, QUEUE)
+                self.spec = self._db(lambda e: catalog.get(e, QUEUE))
                 commands = self._commands()
             else:
                 self._admin(*commands[step % len(commands)])
@@ -500,15 +512,13 @@ class Run:
         if result.returncode == 0:
             self.requeued.update(int(r["id"]) for r in json.loads(result.stdout or "[]"))
 
-    def _settle(self, admin: Engine) -> None:
+    def _settle(self) -> None:
         """After the producers: get every message in reach of the consumers (repair a ring's
         holes, release stale claims, repair a watermark) until the queue is empty."""
         deadline = time.monotonic() + SETTLE_S
         last, changed = None, time.monotonic()
         while time.monotonic() < deadline and time.monotonic() - changed < STUCK_S:
-            spec = catalog.get(admin, QUEUE)
-            depth = diagnose.size(admin, spec)["depth"]
-            waiting = len(messages.peek(admin, spec, 10_000))
+            spec, depth, waiting = self._db(self._fill)
             if depth == 0 and waiting:
                 note = f"depth 0 while peek shows {waiting} message(s) ({spec.kind})"
                 if note not in self.result.notes:
@@ -524,6 +534,12 @@ class Run:
                 self._requeue()
             if spec.watermark:
                 self._admin("watermark", QUEUE, "repair", "--yes")
+
+    @staticmethod
+    def _fill(engine: Engine) -> tuple[QueueSpec, int, int]:
+        spec = catalog.get(engine, QUEUE)
+        depth = diagnose.size(engine, spec)["depth"]
+        return spec, depth, len(messages.peek(engine, spec, 10_000))
 
     # -- audit --
 
