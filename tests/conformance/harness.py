@@ -388,7 +388,9 @@ class Run:
             loop.start()
         for proc in prods:
             proc.join()
-            if proc.exitcode != 0:
+            # 255: the forkserver could not report the exit code (seen under heavy load); the
+            # audit's accounting still checks that the producer pushed everything it was given.
+            if proc.exitcode not in (0, 255):
                 self.result.worker_failures.append(f"producer exit code {proc.exitcode}")
         self._stop.set()
         for loop in loops:
@@ -509,6 +511,8 @@ class Run:
         result = self._admin(
             "requeue", QUEUE, "--stale-after", str(CLAIM_STALE_S), "--yes", "--format", "json"
         )
+        with (self.dir / "requeue").open("a") as fh:  # for the audit trail
+            fh.write(f"{time.time():.3f} {result.returncode} {result.stdout.strip()}\n")
         if result.returncode == 0:
             self.requeued.update(int(r["id"]) for r in json.loads(result.stdout or "[]"))
 
@@ -581,6 +585,12 @@ class Run:
             in_doubt = acking - set(delivered) - settled
             releases = Counter(x["released"] for x in cons if "released" in x)
             releases.update(ids[i] for i in self.requeued if i in ids)
+            # A consumer killed (or cut off) inside fail(retry) may have released the claim.
+            releases.update(x["ack_lost"] for x in cons if "ack_lost" in x)
+            for path in self.dir.glob("cons-*"):
+                last = self._records(path.name)[-1:]
+                if last and last[0].get("release"):
+                    releases[last[0]["acking"]] += 1
             r.double_claimed = sum(1 for p, n in claims.items() if n > 1 + releases[p])
             r.duplicated = sum(
                 n - 1 - releases[p] for p, n in delivered.items() if n > 1 + releases[p]
