@@ -199,6 +199,14 @@ def _log(fh: Any, **record: Any) -> None:
     fh.flush()
 
 
+def _parse(line: str) -> dict[str, Any]:
+    """One log line; {} for a SIGKILLed writer's torn last line."""
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError:
+        return {}
+
+
 def _caller(where: Where, mode: Mode, kind: str) -> Caller:
     while True:
         try:
@@ -548,12 +556,12 @@ class Run:
     # -- audit --
 
     def _records(self, prefix: str) -> list[dict[str, Any]]:
-        records = []
-        for path in sorted(self.dir.glob(f"{prefix}*")):
-            for line in path.read_text().splitlines():
-                with contextlib.suppress(json.JSONDecodeError):  # a SIGKILLed writer's last line
-                    records.append(json.loads(line))
-        return records
+        return [
+            record
+            for path in sorted(self.dir.glob(f"{prefix}*"))
+            for line in path.read_text().splitlines()
+            if (record := _parse(line))
+        ]
 
     def _audit(self, leftover: list[dict[str, Any]]) -> None:
         r = self.result
@@ -588,9 +596,10 @@ class Run:
             # A consumer killed (or cut off) inside fail(retry) may have released the claim.
             releases.update(x["ack_lost"] for x in cons if "ack_lost" in x)
             for path in self.dir.glob("cons-*"):
-                last = self._records(path.name)[-1:]
-                if last and last[0].get("release"):
-                    releases[last[0]["acking"]] += 1
+                lines = path.read_text().splitlines()
+                last = _parse(lines[-1]) if lines else {}
+                if last.get("release"):
+                    releases[last["acking"]] += 1
             r.double_claimed = sum(1 for p, n in claims.items() if n > 1 + releases[p])
             r.duplicated = sum(
                 n - 1 - releases[p] for p, n in delivered.items() if n > 1 + releases[p]
