@@ -500,7 +500,7 @@ class Run:
         commands = self._commands()
         step = 0
         while not self._stop.wait(0.5):
-            if convert and step == 1:
+            if convert and step == 0:  # first, so a short case still converts
                 result = self._admin(
                     "convert", QUEUE, "--to", "ring", "--capacity", "100000", "--yes"
                 )
