@@ -6,6 +6,9 @@ per test) and ``mysql8`` (the same MariaDB server driven through the MySQL 8 tem
 ``?dialect=mysql``, so the MySQL 8 code paths run live). When a server is down the tests that
 need it are skipped with the reason, unless QADMIN_REQUIRE_SERVERS=1 (set by scripts/test and
 CI), where they fail instead.
+
+For the whole session each live server also has UNRELATED transactions open elsewhere (see
+``unrelated_transactions``): no test may rely on a quiet server.
 """
 
 from __future__ import annotations
@@ -13,9 +16,11 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from contextlib import ExitStack, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -25,6 +30,93 @@ PG_ADMIN = os.environ.get("QADMIN_TEST_PG", "postgresql://postgres@127.0.0.1:543
 MY_HOST = os.environ.get("QADMIN_TEST_MYSQL_HOST", "127.0.0.1")
 MSSQL_DSN = os.environ.get("QADMIN_TEST_MSSQL_DSN")
 ENGINES = ("sqlite", "postgresql", "mariadb", "mysql8", "mssql")
+
+
+UNRELATED_DB = "qadmin_unrelated"
+
+
+@dataclass
+class Unrelated:
+    """The sessions ``unrelated_transactions`` keeps open: PostgreSQL backend pid, MariaDB
+    connection ids (a reader and a locking reader)."""
+
+    pg_pid: int | None = None
+    my_threads: tuple[int, ...] = ()
+
+
+def _open_pg_unrelated(stack: ExitStack) -> int | None:
+    """A connection to another database, in a transaction with a transaction id and a write."""
+    import psycopg
+    from psycopg.conninfo import make_conninfo
+
+    try:
+        conn = psycopg.connect(make_conninfo(PG_ADMIN, dbname="postgres"), connect_timeout=5)
+    except psycopg.OperationalError:
+        return None
+    stack.callback(conn.close)
+    conn.autocommit = True
+    with suppress(psycopg.errors.UniqueViolation):  # another session created it just now
+        conn.execute(
+            f"CREATE TABLE IF NOT EXISTS {UNRELATED_DB} (id bigserial PRIMARY KEY, at timestamptz)"
+        )
+    conn.autocommit = False
+    conn.execute("SELECT pg_current_xact_id()")
+    conn.execute(f"INSERT INTO {UNRELATED_DB} (at) VALUES (now())")
+    stack.callback(conn.rollback)
+    return int(conn.info.backend_pid)
+
+
+def _open_my_unrelated(stack: ExitStack) -> tuple[int, ...]:
+    """Two connections to another database: one that only read, one that locked a row.
+
+    No open writer: InnoDB cannot tell which tables a transaction wrote, so an open write
+    anywhere on the server rightly holds every MariaDB/MySQL watermark (README, Watermarks)."""
+    import pymysql
+
+    try:
+        admin = _mysql_admin()
+    except pymysql.Error:
+        return ()
+    with admin, admin.cursor() as cur:
+        cur.execute(f"CREATE DATABASE IF NOT EXISTS `{UNRELATED_DB}`")
+        cur.execute(
+            f"CREATE TABLE IF NOT EXISTS `{UNRELATED_DB}`.held "
+            "(id BIGINT AUTO_INCREMENT PRIMARY KEY, at DATETIME(6)) ENGINE=InnoDB"
+        )
+        cur.execute(f"INSERT INTO `{UNRELATED_DB}`.held (at) VALUES (NOW(6))")
+        mine = int(cur.lastrowid)
+    stack.callback(_forget_held_row, mine)  # runs last, after the locking reader rolled back
+    statements = (
+        ["START TRANSACTION", "SELECT count(*) FROM held"],
+        ["START TRANSACTION", f"SELECT id FROM held WHERE id = {mine} FOR UPDATE"],
+    )
+    threads = []
+    for batch in statements:
+        conn = pymysql.connect(
+            host=MY_HOST, user="root", password="", database=UNRELATED_DB, connect_timeout=5
+        )
+        stack.callback(conn.close)
+        with conn.cursor() as cur:
+            for sql in batch:
+                cur.execute(sql)
+                cur.fetchall()
+        stack.callback(conn.rollback)
+        threads.append(int(conn.thread_id()))
+    return tuple(threads)
+
+
+def _forget_held_row(row_id: int) -> None:
+    with _mysql_admin() as admin, admin.cursor() as cur:
+        cur.execute(f"DELETE FROM `{UNRELATED_DB}`.held WHERE id = %s", (row_id,))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def unrelated_transactions() -> Iterator[Unrelated]:
+    """Long transactions in other databases, open for the whole session, as on a production
+    server: PostgreSQL, one with a transaction id and a write; MariaDB, one that read and one
+    that locked a row. They touch nothing the tests create, so test schemas still drop."""
+    with ExitStack() as stack:
+        yield Unrelated(_open_pg_unrelated(stack), _open_my_unrelated(stack))
 
 
 @dataclass(frozen=True)
@@ -98,6 +190,25 @@ def pg_schema() -> Iterator[str]:
         conn.execute(f'CREATE SCHEMA "{name}"')
         yield name
         conn.execute(f'DROP SCHEMA "{name}" CASCADE')
+
+
+@pytest.fixture
+def pg_own_database() -> Iterator[str]:
+    """A fresh PostgreSQL database; yields its DSN. VACUUM's horizon counts only transactions
+    in the same database, so a test that needs dead rows really removed gets that even while
+    transactions that took snapshots are open in ``test`` (and ``unrelated_transactions``
+    keeps a transaction id open)."""
+    import psycopg
+
+    name = _schema_name()
+    try:
+        conn = psycopg.connect(PG_ADMIN, autocommit=True, connect_timeout=5)
+    except psycopg.OperationalError as exc:
+        _unavailable("PostgreSQL", exc)
+    with conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+        yield urlsplit(PG_ADMIN)._replace(path=f"/{name}").geturl()
+        conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
 
 
 def _mysql_admin() -> Any:

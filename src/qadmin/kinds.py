@@ -54,6 +54,28 @@ EXTRA_OBJECTS: dict[Kind, dict[str, str]] = {
 # Bulk load's staging table (and its key index) and the idempotency keys it recorded.
 DATA_OBJECTS = {"stage": "_stage", "stage_idx": "_stage_idx", "loaded": "_loaded"}
 WATERMARK_OBJECTS = {"wm": "_wm", "wm_advance": "_wm_advance"}
+INDEXES = {"pop_idx": "_pop_idx", "claimed_idx": "_claimed_idx", "slot_idx": "_slot_pk"}
+# Names a convert to a ring uses beside the ring's own: the retired table, and a staged
+# (MariaDB) switch's gate, slot table and routines (ops/convert_sql.py).
+CONVERT_SUFFIXES = ("_before_ring", "__gate", "__ring", "__ring_push", "__ring_pop")
+
+
+def derived_names(name: str, kind: Kind) -> set[str]:
+    """Every name qadmin may give an object of a queue ``name`` of this kind, whatever its
+    options and whatever is done to it later (load's staging, a watermark, a convert to a
+    ring): the names a new queue must find free, and another queue must never take. Only a
+    capped queue has ``_seq`` (PostgreSQL names queue ``q``'s identity sequence ``q_id_seq``,
+    which must not keep a queue ``q_id`` from being created)."""
+    extras = EXTRA_OBJECTS[Kind.RING] | EXTRA_OBJECTS.get(kind, {})
+    suffixes = [
+        *ROUTINES.values(),
+        *extras.values(),
+        *DATA_OBJECTS.values(),
+        *WATERMARK_OBJECTS.values(),
+        *INDEXES.values(),
+        *CONVERT_SUFFIXES,
+    ]
+    return {name, *(name + s for s in suffixes)}
 
 
 @dataclass(frozen=True)
@@ -66,6 +88,9 @@ class QueueSpec:
     strict: bool = False
     options: dict[str, Any] = field(default_factory=dict)
     created_at: str | None = None
+    # "creating" from the catalog entry's first write until its last object exists: a create
+    # that was killed leaves this for the same create to finish or drop to remove.
+    state: str = "ready"
 
     @property
     def template(self) -> str:
@@ -104,12 +129,8 @@ class QueueSpec:
 
     def objects(self) -> dict[str, str]:
         """Placeholder -> database object name, all derived from the validated queue name."""
-        names = {
-            "table": self.name,
-            "pop_idx": f"{self.name}_pop_idx",
-            "claimed_idx": f"{self.name}_claimed_idx",
-            "slot_idx": f"{self.name}_slot_pk",
-        }
+        names = {"table": self.name}
+        names.update({k: self.name + suffix for k, suffix in INDEXES.items()})
         names.update({k: self.name + suffix for k, suffix in ROUTINES.items()})
         names.update({k: self.name + suffix for k, suffix in DATA_OBJECTS.items()})
         names.update({k: self.name + s for k, s in EXTRA_OBJECTS.get(self.kind, {}).items()})

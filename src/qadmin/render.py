@@ -159,5 +159,8 @@ def _console() -> Any:
 
 
 def note(text: str) -> None:
-    """Human remarks go to stderr, so stdout stays pure data in every format."""
-    click.echo(text, err=True)
+    """Human remarks go to stderr, so stdout stays pure data in every format; they can quote
+    driver messages, so they are scrubbed of secrets like errors are."""
+    from qadmin import secrets
+
+    click.echo(secrets.scrub(text), err=True)

@@ -151,6 +151,7 @@ def test_list_and_inspect(db):
             "strict": False,
             "watermark": False,
             "created_at": listed[0]["created_at"],
+            "state": "ready",
         }
     ]
     info = json.loads(run("inspect", "a_q", "--format", "json", *db).stdout)

@@ -20,6 +20,12 @@ import pytest
 from click.testing import CliRunner
 
 from qadmin.cli import cli
+from qadmin.dsn import odbc_value
+
+# The characters an ODBC string or a URL treats specially: the login only succeeds when the
+# connection string escapes the password right. (FreeTDS up to 1.3 cannot take a password
+# that needs braces and holds a "}": see qadmin.dsn.odbc_value.)
+BRIDGE_PW = "r}ght{pw=1@/ x"
 
 
 def _freetds_ready() -> None:
@@ -43,7 +49,7 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def tds_endpoint(tmp_path: Path) -> Iterator[int]:
+def tds_endpoint(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[int]:
     _freetds_ready()
     pytest.importorskip("pysqlbridge")
     (tmp_path / "t.json").write_text('[{"id": 1}]')
@@ -66,7 +72,7 @@ def tds_endpoint(tmp_path: Path) -> Iterator[int]:
             "--port",
             str(port),
         ],
-        env=dict(os.environ, BRIDGE_PW="right-pw-1"),
+        env=dict(os.environ, BRIDGE_PW=getattr(request, "param", BRIDGE_PW)),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -110,17 +116,25 @@ def test_wrong_password_is_a_login_failure(tds_endpoint):
 
 
 def test_login_and_server_version(tds_endpoint):
-    dsn = f"mssql://reader:right-pw-1@127.0.0.1:{tds_endpoint}/master?driver=FreeTDS"
+    dsn = f"mssql://reader:{BRIDGE_PW}@127.0.0.1:{tds_endpoint}/master?driver=FreeTDS"
     result = invoke("ping", "--dsn", dsn, "--format", "json")
     assert result.exit_code == 0, result.stderr
     info = json.loads(result.stdout)
     assert info["engine"] == "mssql" and "SQL Server" in info["server_version"]
 
 
+@pytest.mark.parametrize(
+    ("tds_endpoint", "password"), [("{se;mi=pw@/ x", "{se;mi=pw@/ x")], indirect=["tds_endpoint"]
+)
+def test_a_password_that_needs_braces_logs_in(tds_endpoint, password):
+    dsn = f"mssql://reader:{password}@127.0.0.1:{tds_endpoint}/master?driver=FreeTDS"
+    assert invoke("ping", "--dsn", dsn).exit_code == 0
+
+
 def test_raw_odbc_string_gets_the_application_name(tds_endpoint):
     odbc = (
         f"DRIVER={{FreeTDS}};SERVER=127.0.0.1;PORT={tds_endpoint};UID=reader;"
-        "PWD=right-pw-1;DATABASE=master"
+        f"PWD={odbc_value(BRIDGE_PW, freetds=True)};DATABASE=master"
     )
     result = invoke("ping", "--dsn", odbc, "--format", "json")
     assert result.exit_code == 0, result.stderr
@@ -136,3 +150,27 @@ def test_connection_string_is_built_with_app_name_and_braced_password():
         ["ODBC Driver 18 for SQL Server"]
     )
     assert "SERVER=db1,1433" in msodbc
+
+
+def test_a_server_that_falls_silent_after_login_is_cut_off_by_the_query_timeout(tds_endpoint):
+    """SQL Server has no server-side statement limit: the ODBC query timeout is the read
+    timeout, and FreeTDS honours it (a hung server costs the statement timeout, not forever)."""
+    from qadmin.engines import Timeouts, open_engine
+    from qadmin.errors import LockTimeout
+    from tests.cli.test_timeouts import Relay
+
+    relay = Relay(tds_endpoint)
+    try:
+        engine = open_engine(
+            f"mssql://reader:{BRIDGE_PW}@127.0.0.1:{relay.port}/master?driver=FreeTDS",
+            timeouts=Timeouts(lock_ms=1000, statement_ms=2000),
+        )
+        assert "SQL Server" in engine.server_version()
+        relay.mute()
+        started = time.monotonic()
+        with pytest.raises(LockTimeout, match="statement stopped after 2000 ms"):
+            engine.server_version()
+        assert time.monotonic() - started < 15
+        engine.close()
+    finally:
+        relay.close()

@@ -107,10 +107,20 @@ def consume(
         idle_after_done = 0
         for row in rows:
             if spec.kind is Kind.CLAIM:
-                messages.ack(engine, spec, row["id"])
+                _ack(engine, spec, row["id"])
             got.append({"payload": row["payload"].decode(), "id": row["id"]})
     Path(out).write_text(json.dumps(got))
     engine.close()
+
+
+def _ack(engine: Engine, spec: Any, message_id: int) -> None:
+    """Ack as an application would: a deadlock or lock timeout rolled the ack back, so retry."""
+    while True:
+        try:
+            messages.ack(engine, spec, message_id)
+            return
+        except LockTimeout:
+            time.sleep(0.002)
 
 
 @dataclass

@@ -321,16 +321,17 @@ def test_an_interrupted_convert_refused_on_rerun_puts_the_queue_back(request, tm
 
 def test_convert_refuses_when_a_name_the_ring_needs_is_taken(request, tmp_path):
     """MariaDB: the staged switch creates the ring's tables beside the queue, so it must never
-    drop or reuse an object it did not make (here another queue's table, conv_q_ctl)."""
+    drop or reuse an object it did not make (here a user's table, conv_q_ctl: create refuses
+    another queue of that name since qadmin records what it owns)."""
     engine = make_target("mariadb", request, tmp_path).engine()
     backlog = _fifo_with_backlog(engine, 10)
-    other = queues.create(engine, queues.make_spec("conv_q_ctl", "fifo", None, False))
-    messages.push(engine, other, [b"keep me"])
+    other = engine.qualified("conv_q_ctl")
+    engine.run([f"CREATE TABLE {other} (note VARCHAR(20))", f"INSERT INTO {other} VALUES ('keep')"])
     with pytest.raises(UsageError, match="conv_q_ctl already exist"):
         convert_ops.convert(engine, convert_ops.source(engine, "conv_q"), 64)
     assert "conv_q__gate" not in _schema_objects(engine, "conv_q")
     assert _drain(engine, "conv_q") == backlog
-    assert [p for _, p in _drain(engine, "conv_q_ctl")] == [b"keep me"]
+    assert engine.query(f"SELECT note FROM {other}") == [{"note": "keep"}]
 
 
 # What a dry run after a kill at each MariaDB step says the next run will resume.

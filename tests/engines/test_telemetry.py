@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from qadmin.cli.tail import COLUMNS
 from qadmin.engines import Timeouts, open_engine
 from qadmin.errors import QueueEmpty
 from qadmin.ops import messages, queues
@@ -298,3 +299,60 @@ def test_tail_reconnects_after_the_server_ends_its_session(request, tmp_path):
     assert proc.returncode == 0, err
     assert "reconnecting" in err and "Traceback" not in err
     assert len(out.splitlines()) == 4, "the remaining samples arrive after the reconnect"
+
+
+@pytest.mark.parametrize("label", ["postgresql", "mariadb"])
+def test_tail_count_ends_while_the_table_is_locked(label, request, tmp_path):
+    """Each failed sample is printed as a row with an error and counts: --count 2 ends after
+    two samples while another session holds the queue table locked; the exit code is the last
+    sample's (8, lock timeout)."""
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("locked_q", "fifo", None, False))
+    messages.push(engine, spec, [b"a"])
+    engine.close()
+    holder = target.engine()
+    cursor = holder.conn.cursor()
+    table = holder.qualified(spec.name)
+    if label == "postgresql":
+        cursor.execute(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE")
+    else:
+        cursor.execute(f"LOCK TABLES {table} WRITE")
+    try:
+        started = time.monotonic()
+        result = qadmin(
+            "tail",
+            "locked_q",
+            "--interval",
+            "0.5",
+            "--count",
+            "2",
+            "--format",
+            "json",
+            "--lock-timeout",
+            "300",
+            *target.cli_args(),
+            timeout=60,
+        )
+        took = time.monotonic() - started
+    finally:
+        if label == "postgresql":
+            holder.conn.rollback()
+        else:
+            cursor.execute("UNLOCK TABLES")
+        holder.close()
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert result.returncode == 8, result.stderr
+    assert len(rows) == 2 and took < 30
+    for row in rows:
+        assert list(row) == COLUMNS and row["queue"] == "locked_q" and row["kind"] == "fifo"
+        assert "lock" in row["error"] and row["depth"] is None
+    after = qadmin("tail", "locked_q", "--count", "1", "--format", "json", *target.cli_args())
+    assert after.returncode == 0 and json.loads(after.stdout)["error"] is None
+
+
+def test_readme_documents_the_tail_keys():
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    section = readme.split("### `tail`", 1)[1].split("\n### ", 1)[0]
+    listed = section.split("with the keys `", 1)[1].split("`", 1)[0]
+    assert [k.strip() for k in " ".join(listed.split()).split(",")] == COLUMNS

@@ -180,3 +180,180 @@ def test_inspect_names_a_watermark_held_back_by_an_open_producer(
         assert finding["severity"] == "warning"
         assert "open transaction" in finding["fix"]
     assert _drain(engine, spec) == [b"slow"] + [b"o"] * 50  # the held one first: lowest id
+
+
+def _assert_unrelated_open(label, engine, unrelated) -> None:
+    """The session fixture's transactions in other databases are really open right now."""
+    if label == "postgresql":
+        rows = engine.query(
+            "SELECT state, backend_xid IS NOT NULL AS has_xid, datname FROM pg_stat_activity "
+            "WHERE pid = :pid",
+            {"pid": unrelated.pg_pid},
+        )
+        assert [(r["state"], r["has_xid"], r["datname"]) for r in rows] == [
+            ("idle in transaction", True, "postgres")
+        ]
+    else:
+        rows = engine.query(
+            "SELECT trx_mysql_thread_id AS t, trx_lock_structs AS locks "
+            "FROM information_schema.INNODB_TRX"
+        )
+        held = {int(r["t"]): int(r["locks"]) for r in rows}
+        assert set(unrelated.my_threads) <= set(held), held
+        assert any(held[t] > 0 for t in unrelated.my_threads)  # the locking reader
+
+
+@pytest.mark.parametrize("label", ["postgresql", "mariadb", "mysql8"])
+def test_unrelated_transactions_elsewhere_do_not_hold_the_watermark(
+    label, request, tmp_path, unrelated_transactions
+):
+    """Transactions in another database (PostgreSQL: one with a transaction id that wrote;
+    MariaDB: a reader and a locking reader) stay open for the whole session: the watermark
+    still advances past its candidate, by the dequeues and by `watermark advance`."""
+    _, engine, spec = _queue(label, request, tmp_path)
+    _assert_unrelated_open(label, engine, unrelated_transactions)
+    payloads = [f"u{i}".encode() for i in range(3 * WATERMARK_EVERY)]
+    messages.push(engine, spec, payloads)
+    assert _drain(engine, spec) == payloads
+    if label == "postgresql":  # only writers of this table count: the dequeues moved it
+        assert wm_ops.show(engine, spec)["watermark"] > WATERMARK_EVERY
+    late = messages.push(engine, spec, [b"late"])[0]["id"]
+    moved = wm_ops.advance(engine, spec)
+    assert moved["reached"] and moved["to"] == late, moved
+    assert _drain(engine, spec) == [b"late"]
+    _assert_unrelated_open(label, engine, unrelated_transactions)
+
+
+def test_an_ordinary_role_advances_the_watermark_on_postgresql(request, tmp_path):
+    """pg_locks is readable by every role: a consumer without superuser rights moves it too."""
+    import uuid
+
+    from tests.conftest import PG_ADMIN
+
+    target, engine, spec = _queue("postgresql", request, tmp_path)
+    role = "qt_role_" + uuid.uuid4().hex[:12]
+    schema = f'"{target.schema}"'
+    engine.run(
+        [
+            f'CREATE ROLE "{role}" LOGIN NOSUPERUSER',
+            f'GRANT USAGE ON SCHEMA {schema} TO "{role}"',
+            f'GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO "{role}"',
+            f'GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {schema} TO "{role}"',
+        ]
+    )
+    request.addfinalizer(lambda: engine.run([f'DROP OWNED BY "{role}"', f'DROP ROLE "{role}"']))
+    from qadmin.engines import open_engine
+
+    consumer = open_engine(PG_ADMIN.replace("postgres@", f"{role}@", 1), target.schema)
+    assert consumer.query("SELECT rolsuper FROM pg_roles WHERE rolname = current_user") == [
+        {"rolsuper": False}
+    ]
+    payloads = [f"o{i}".encode() for i in range(3 * WATERMARK_EVERY)]
+    messages.push(consumer, spec, payloads)
+    assert _drain(consumer, spec) == payloads
+    assert wm_ops.show(consumer, spec)["watermark"] > WATERMARK_EVERY
+    late = messages.push(consumer, spec, [b"late"])[0]["id"]
+    assert wm_ops.advance(consumer, spec)["to"] == late
+    consumer.close()
+
+
+def test_a_table_lock_that_writes_nothing_does_not_hold_the_watermark_on_postgresql(
+    request, tmp_path
+):
+    """Only RowExclusiveLock counts (every INSERT takes it): a transaction holding the mode
+    VACUUM and ANALYZE take on the queue table for as long as they run does not hold it."""
+    target, engine, spec = _queue("postgresql", request, tmp_path)
+    held = target.engine()
+    with held.transaction() as execute:
+        execute(f"LOCK TABLE {engine.qualified(spec.name)} IN SHARE UPDATE EXCLUSIVE MODE")
+        messages.push(engine, spec, [f"v{i}".encode() for i in range(2 * WATERMARK_EVERY)])
+        _drain(engine, spec)
+        late = messages.push(engine, spec, [b"late"])[0]["id"]
+        assert wm_ops.advance(engine, spec)["to"] == late
+    assert _drain(engine, spec) == [b"late"]
+
+
+def test_a_repeatable_read_caller_does_not_move_the_watermark_past_a_late_row_on_postgresql(
+    request, tmp_path
+):
+    """Its snapshot can predate a recorded producer's commit: it would not see that row, so it
+    leaves the move to a READ COMMITTED call and the row is still served."""
+    target, engine, spec = _queue("postgresql", request, tmp_path)
+    advance = engine.section(spec, "wm_advance")
+    producer, reader = target.engine(), target.engine()
+    producing = producer.transaction()
+    produce = producing.__enter__()
+    slow_id = int(produce(producer.section(spec, "push")[0], {"payload": b"slow"})[0]["id"])
+    messages.push(engine, spec, [b"x"])
+    assert _drain(engine, spec) == [b"x"]
+    engine.run(advance, {"to": None})  # phase 1 records the open producer
+    assert wm_ops.show(engine, spec)["candidate"] > slow_id
+    with reader.transaction() as execute:
+        execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        execute(f"SELECT count(*) FROM {engine.qualified(spec.name)}")  # its snapshot
+        producing.__exit__(None, None, None)  # the producer commits after that snapshot
+        execute(advance[0], {"to": None})
+    assert wm_ops.show(engine, spec)["watermark"] <= slow_id
+    assert _drain(engine, spec) == [b"slow"]
+    assert wm_ops.show(engine, spec)["stranded"] == 0
+
+
+@pytest.mark.parametrize("label", ["mariadb", "mysql8"])
+def test_an_insert_waiting_with_its_id_taken_holds_the_watermark(label, request, tmp_path):
+    """InnoDB hands out the AUTO_INCREMENT value before the INSERT waits for a lock: such a
+    producer has modified no rows yet, but its statement is running and it still counts."""
+    import time
+
+    import pymysql
+
+    target, engine, spec = _queue(label, request, tmp_path, "fifo")
+    gap = pymysql.connect(host="127.0.0.1", user="root", password="", database=target.schema)
+    with gap.cursor() as cur:  # REPEATABLE READ: locks the gap above the last row
+        cur.execute(f"SELECT id FROM `{spec.name}` WHERE id > 1000000 FOR UPDATE")
+    producer = target.engine()
+    pushed: list[int] = []
+    waiting = threading.Thread(
+        target=lambda: pushed.extend(m["id"] for m in messages.push(producer, spec, [b"w"]))
+    )
+    waiting.start()
+    time.sleep(1.0)  # it has its id and waits for the gap lock
+    advance = engine.section(spec, "wm_advance")
+    try:
+        engine.run(advance, {"to": None})  # phase 1: the candidate is above the waiting id
+        time.sleep(1.0)
+        engine.run(advance, {"to": None})  # phase 2: the producer is still running
+        state = wm_ops.show(engine, spec)
+    finally:
+        gap.rollback()
+        gap.close()
+        waiting.join()
+    assert state["candidate"] > pushed[0] >= state["watermark"], (state, pushed)
+    assert _drain(engine, spec) == [b"w"]
+    assert wm_ops.show(engine, spec)["stranded"] == 0
+
+
+@pytest.mark.parametrize("label", ["mariadb", "mysql8"])
+def test_an_open_write_in_another_database_holds_a_mariadb_watermark(
+    label, request, tmp_path, monkeypatch
+):
+    """INNODB_TRX does not say which tables a transaction wrote: an open writer anywhere on the
+    server counts (README, Watermarks), until it ends."""
+    import pymysql
+
+    from tests.conftest import UNRELATED_DB
+
+    monkeypatch.setattr(wm_ops, "SETTLE_S", 1.0)
+    _, engine, spec = _queue(label, request, tmp_path)
+    writer = pymysql.connect(host="127.0.0.1", user="root", password="", database=UNRELATED_DB)
+    try:
+        with writer.cursor() as cur:
+            cur.execute("INSERT INTO held (at) VALUES (NOW(6))")
+        messages.push(engine, spec, [f"w{i}".encode() for i in range(WATERMARK_EVERY)])
+        _drain(engine, spec)
+        messages.push(engine, spec, [b"late"])
+        assert not wm_ops.advance(engine, spec)["reached"]
+    finally:
+        writer.rollback()
+        writer.close()
+    monkeypatch.setattr(wm_ops, "SETTLE_S", 10.0)
+    assert wm_ops.advance(engine, spec)["reached"]

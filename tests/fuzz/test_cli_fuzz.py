@@ -114,6 +114,7 @@ OPTIONS = [
     "--warn-depth",
     "--crit-depth",
     "--schema",
+    "--connect-timeout",
     "--lock-timeout",
     "--statement-timeout",
     "--raw",
@@ -150,6 +151,9 @@ def dsns(tmp: Path) -> list[str]:
         "sqlite://host/x",
         "postgresql://[::1/db",
         f"postgresql://u:{SECRETS[0]}@127.0.0.1:notaport/db",
+        f"postgresql://u:{SECRETS[0]}/@x@127.0.0.1:1/db",
+        f"mysql://root:a@{SECRETS[1]}@127.0.0.1:notaport/x",
+        f"postgresql://u@127.0.0.1:1/db?sslpassword={SECRETS[3]}",
     ]
 
 

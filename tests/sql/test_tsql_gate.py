@@ -28,6 +28,10 @@ PARAMS = {
     "stale_s": 300,
     "max_pages": 100000,
     "older_s": 60,
+    "queue": "q",
+    "object_type": "table",
+    "position": 0,
+    "prefix": "q!_%",
 }
 
 
@@ -57,10 +61,9 @@ def every_statement() -> list[tuple[str, str]]:
                 sql, _ = engine.bind(statement, PARAMS)
                 label = f"{spec.kind}{'-strict' if spec.strict else ''}:{section}"
                 out.append((label, sql))
-    catalog = engine.catalog()
-    for section, statements in catalog.sections.items():
-        for statement in statements:
-            rendered = statement.replace("{catalog}", engine.qualified("qadmin_queues"))
+    for section in engine.catalog().sections:
+        for statement in engine.catalog_sql(section):
+            rendered = statement.replace("{object}", engine.qualified("orders_q_push"))
             out.append((f"catalog:{section}", engine.bind(rendered, PARAMS)[0]))
     for section, statements in sqlfiles.load("engine/mssql.sql").sections.items():
         out.extend((f"engine:{section}", engine.bind(s, PARAMS)[0]) for s in statements)

@@ -49,27 +49,23 @@ CREATE TABLE IF NOT EXISTS {gate} (
 INSERT IGNORE INTO {gate} (one, switched) VALUES (1, 0)
 
 -- name: gate
--- An autocommit caller gets a transaction of its own: the share lock on the gate row must last
--- until its message is written, or the switch could rename the table between the two.
+-- An autocommit caller gets a transaction of its own (fragments.sql, txn_begin): the share lock
+-- on the gate row must last until its message is written, or the switch could rename the table
+-- between the two.
 CREATE OR REPLACE PROCEDURE {push}(IN p_payload LONGBLOB)
 BEGIN
     DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
     DECLARE v_switched TINYINT;
-    DECLARE v_own INT DEFAULT 0;
-    DECLARE EXIT HANDLER FOR SQLEXCEPTION
-    BEGIN
-        IF v_own = 1 THEN
-            ROLLBACK;
-        END IF;
-        RESIGNAL;
-    END;
-    IF @@autocommit = 1 AND @@in_transaction = 0 THEN
-        START TRANSACTION;
-        SET v_own = 1;
-    END IF;
+    {txn_declare};
+    {txn_handler};
+    {txn_begin};
     SELECT switched INTO v_switched FROM {gate} WHERE one = 1 LOCK IN SHARE MODE;
     IF v_switched = 1 THEN
+        -- Its own transaction is READ COMMITTED whatever the session's level says; tell the
+        -- ring's routine, which refuses REPEATABLE READ.
+        SET @qadmin_fresh = v_own;
         CALL {staged_push}(p_payload);
+        SET @qadmin_fresh = NULL;
     ELSEIF EXISTS (SELECT 1 FROM information_schema.TABLES
                    WHERE TABLE_SCHEMA = {schema_lit} AND TABLE_NAME = {backup_lit}) THEN
         INSERT INTO {backup} (enqueued_at, payload) VALUES (v_at, p_payload);
@@ -78,9 +74,7 @@ BEGIN
         INSERT INTO {src} (enqueued_at, payload) VALUES (v_at, p_payload);
         SELECT LAST_INSERT_ID() AS id, v_at AS enqueued_at;
     END IF;
-    IF v_own = 1 THEN
-        COMMIT;
-    END IF;
+    {txn_end};
 END
 
 -- name: gate
@@ -89,30 +83,23 @@ END
 CREATE OR REPLACE PROCEDURE {pop}(IN p_count INT)
 BEGIN
     DECLARE v_switched TINYINT;
-    DECLARE v_own INT DEFAULT 0;
-    DECLARE EXIT HANDLER FOR SQLEXCEPTION
-    BEGIN
-        IF v_own = 1 THEN
-            ROLLBACK;
-        END IF;
-        RESIGNAL;
-    END;
-    IF @@autocommit = 1 AND @@in_transaction = 0 THEN
-        START TRANSACTION;
-        SET v_own = 1;
-    END IF;
+    {txn_declare};
+    {txn_handler};
+    {txn_begin};
     SELECT switched INTO v_switched FROM {gate} WHERE one = 1 LOCK IN SHARE MODE;
     IF v_switched = 1 THEN
+        -- Its own transaction is READ COMMITTED whatever the session's level says; tell the
+        -- ring's routine, which refuses REPEATABLE READ.
+        SET @qadmin_fresh = v_own;
         CALL {staged_pop}(p_count);
+        SET @qadmin_fresh = NULL;
     ELSEIF EXISTS (SELECT 1 FROM information_schema.TABLES
                    WHERE TABLE_SCHEMA = {schema_lit} AND TABLE_NAME = {backup_lit}) THEN
         DELETE FROM {backup} {order_by} LIMIT p_count RETURNING id, enqueued_at, payload;
     ELSE
         DELETE FROM {src} {order_by} LIMIT p_count RETURNING id, enqueued_at, payload;
     END IF;
-    IF v_own = 1 THEN
-        COMMIT;
-    END IF;
+    {txn_end};
 END
 
 -- name: gate_state
@@ -140,12 +127,19 @@ RENAME TABLE {src} TO {backup}, {staged_table} TO {src}
 RENAME TABLE {src} TO {staged_table}, {backup} TO {src}
 
 -- name: measure
-SELECT count(*) AS messages, min({id_col}) AS min_id, max({id_col}) AS max_id FROM {src}
+-- Only waiting rows (the --state-column filter, else every row) are messages; the
+-- rest stay in {backup}, kept (rows_left).
+SELECT count(CASE WHEN {waiting} THEN 1 END) AS messages,
+       count(*) - count(CASE WHEN {waiting} THEN 1 END) AS rows_left,
+       min(CASE WHEN {waiting} THEN {id_col} END) AS min_id, max({id_col}) AS max_id
+FROM {src}
 
 -- name: measure_backup
 -- The sequences start above the highest id the table ever handed out (its AUTO_INCREMENT
 -- counter), not only above the backlog: ids are never reused.
-SELECT count(*) AS messages, min({id_col}) AS min_id,
+SELECT count(CASE WHEN {waiting} THEN 1 END) AS messages,
+       count(*) - count(CASE WHEN {waiting} THEN 1 END) AS rows_left,
+       min(CASE WHEN {waiting} THEN {id_col} END) AS min_id,
        GREATEST(COALESCE(max({id_col}), 0) + 1,
                 COALESCE((SELECT AUTO_INCREMENT FROM information_schema.TABLES
                           WHERE TABLE_SCHEMA = {schema_lit} AND TABLE_NAME = {backup_lit}), 1))
@@ -162,7 +156,7 @@ SELECT {next_expr:push_seq} AS push_next, {next_expr:pop_seq} AS pop_next
 -- name: copy
 INSERT INTO {overflow} (message_id, enqueued_at, payload)
 SELECT {id_col}, {time_expr}, {payload_expr} FROM {backup}
-WHERE {id_col} > :after ORDER BY {id_col} LIMIT :chunk
+WHERE {id_col} > :after AND {waiting} ORDER BY {id_col} LIMIT :chunk
 
 -- name: copy
 INSERT INTO {pending} (message_id, taken_at)
@@ -173,6 +167,44 @@ WHERE message_id > :after ORDER BY message_id LIMIT :chunk
 SELECT count(*) AS copied, max(message_id) AS last_id FROM (
     SELECT message_id FROM {overflow} WHERE message_id > :after ORDER BY message_id LIMIT :chunk
 ) AS c
+
+-- name: columns
+-- Before anything changes, convert refuses what it would break (ops/convert_guard.py);
+-- :schema and :table are the table being converted, bound.
+-- Its columns, and which are flags (BOOLEAN is TINYINT(1); BIT(1)): a flag beside a queue's
+-- payload usually says whether a row is still waiting (kombu's kombu_message.visible).
+SELECT COLUMN_NAME AS column_name,
+       (COLUMN_TYPE LIKE 'tinyint(1)%' OR COLUMN_TYPE = 'bit(1)') AS flag
+FROM information_schema.COLUMNS
+WHERE TABLE_SCHEMA = :schema AND TABLE_NAME = :table
+
+-- name: blockers
+-- Foreign keys from or to it and its triggers (the catalog); views anywhere whose definition
+-- reads it (MariaDB stores view definitions with `schema`.`table` names), routines whose
+-- text names it as a word (in its schema) or as schema.table (anywhere), and other tables'
+-- triggers in its schema that name it: MariaDB records no dependencies, so this is a text
+-- search (a routine the user cannot see is not found).
+-- qadmin leaves out its own routines by name.
+SELECT 'foreign key' AS what, CONSTRAINT_NAME AS name, CONSTRAINT_SCHEMA AS in_schema,
+       CONCAT(TABLE_NAME, ' -> ', REFERENCED_TABLE_NAME) AS detail
+FROM information_schema.REFERENTIAL_CONSTRAINTS
+WHERE (CONSTRAINT_SCHEMA = :schema AND TABLE_NAME = :table)
+   OR (UNIQUE_CONSTRAINT_SCHEMA = :schema AND REFERENCED_TABLE_NAME = :table)
+UNION ALL
+SELECT 'trigger', TRIGGER_NAME, TRIGGER_SCHEMA, NULL FROM information_schema.TRIGGERS
+WHERE (EVENT_OBJECT_SCHEMA = :schema AND EVENT_OBJECT_TABLE = :table)
+   OR (TRIGGER_SCHEMA = :schema
+       AND ACTION_STATEMENT REGEXP CONCAT('(^|[^a-zA-Z0-9_$])', :table, '([^a-zA-Z0-9_$]|$)'))
+UNION ALL
+SELECT 'view', TABLE_NAME, TABLE_SCHEMA, NULL FROM information_schema.VIEWS
+WHERE VIEW_DEFINITION LIKE CONCAT('%`', REPLACE(:schema, '_', '\_'), '`.`',
+                                  REPLACE(:table, '_', '\_'), '`%')
+UNION ALL
+SELECT 'routine', ROUTINE_NAME, ROUTINE_SCHEMA, NULL FROM information_schema.ROUTINES
+WHERE (ROUTINE_SCHEMA = :schema
+       AND ROUTINE_DEFINITION REGEXP CONCAT('(^|[^a-zA-Z0-9_$])', :table, '([^a-zA-Z0-9_$]|$)'))
+   OR ROUTINE_DEFINITION REGEXP CONCAT('(^|[^a-zA-Z0-9_$])', :schema, '`?[.]`?', :table,
+                                       '([^a-zA-Z0-9_$]|$)')
 
 -- name: payload_bytes
 {col}
@@ -188,3 +220,4 @@ COALESCE(CAST({col} AS DATETIME(6)), UTC_TIMESTAMP(6))
 
 -- name: time_now
 UTC_TIMESTAMP(6)
+

@@ -3,6 +3,10 @@
 -- see whether it is full or empty before taking a number) and leaves no gap on a restart.
 -- {obj} is the quoted sequence; next_value sets the procedure variable v_seq; skip_take /
 -- skip_value take one value into @qadmin_n for qadmin repair.
+--
+-- A routine's own transaction for an autocommit caller (see sql/queues/mysql/fragments.sql,
+-- whose txn_declare, txn_handler and txn_end MariaDB shares): MariaDB says directly whether a
+-- transaction is open.
 
 -- name: create_sequence
 CREATE SEQUENCE {obj} START WITH 0 MINVALUE 0 INCREMENT BY 1 NOCACHE
@@ -24,3 +28,15 @@ SET @qadmin_n = NEXT VALUE FOR {obj}
 
 -- name: skip_value
 @qadmin_n
+
+-- name: catch_up_sql
+-- The statement that makes @qadmin_n the next value (SETVAL takes only literals, and never
+-- moves a sequence back).
+CONCAT('SELECT SETVAL(', {obj_lit}, ', ', @qadmin_n, ', 0)')
+
+-- name: txn_begin
+IF @@autocommit = 1 AND @@in_transaction = 0 THEN
+        SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
+        START TRANSACTION;
+        SET v_own = 1;
+    END IF

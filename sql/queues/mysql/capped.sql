@@ -32,6 +32,7 @@ CREATE TABLE {table} (
 -- name: create
 CREATE PROCEDURE {push}(IN p_payload LONGBLOB)
 BEGIN
+    {txn_declare};
     DECLARE v_seq BIGINT;
     DECLARE v_id BIGINT;
     DECLARE v_old BIGINT;
@@ -40,6 +41,8 @@ BEGIN
     DECLARE v_cap INT;
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_old = NULL;
     DECLARE CONTINUE HANDLER FOR 1062 SET v_dup = 1;
+    {txn_handler};
+    {txn_begin};
     -- The capacity gate: resize holds this row exclusively while it moves the slots.
     SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;
     {next_value:seq};
@@ -64,11 +67,13 @@ BEGIN
         END IF;
         -- Another push filled the empty slot between our look and our insert: look again.
     END LOOP;
+    {txn_end};
 END
 
 -- name: create
 CREATE PROCEDURE {pop}(IN p_count INT)
 BEGIN
+    {txn_declare};
     DECLARE v_id BIGINT;
     DECLARE v_at DATETIME(6);
     DECLARE v_payload LONGBLOB;
@@ -76,7 +81,9 @@ BEGIN
     DECLARE next_rows CURSOR FOR
         SELECT id, enqueued_at, payload FROM {table}
         ORDER BY id LIMIT p_count FOR UPDATE SKIP LOCKED;
+    {txn_handler};
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
+    {txn_begin};
     OPEN next_rows;
     take: LOOP
         FETCH next_rows INTO v_id, v_at, v_payload;
@@ -87,6 +94,7 @@ BEGIN
         SELECT v_id AS id, v_at AS enqueued_at, v_payload AS payload;
     END LOOP;
     CLOSE next_rows;
+    {txn_end};
 END
 
 -- name: drop

@@ -1,4 +1,7 @@
 -- qadmin catalog: one row per managed queue, in the database that holds the queues.
+-- {objects}: what qadmin created for each queue (tables, sequences, routines, indexes where
+-- they are objects of their own); drop, a failed create, convert and load touch only these.
+-- drop_<type>: one per type qadmin records, {object} the quoted object.
 
 -- name: create
 CREATE TABLE IF NOT EXISTS {catalog} (
@@ -25,3 +28,58 @@ SELECT name, kind, capacity, options, created_at, qadmin_schema FROM {catalog} O
 
 -- name: set_capacity
 UPDATE {catalog} SET capacity = :capacity WHERE name = :name
+
+-- name: set_options
+UPDATE {catalog} SET options = :options WHERE name = :name
+
+-- name: objects_create
+CREATE TABLE IF NOT EXISTS {objects} (
+    queue       VARCHAR(64) NOT NULL,
+    object_type VARCHAR(16) NOT NULL,
+    name        VARCHAR(64) NOT NULL,
+    position    INT NOT NULL,
+    PRIMARY KEY (object_type, name)
+) ENGINE=InnoDB
+
+-- name: object_add
+INSERT INTO {objects} (queue, object_type, name, position)
+VALUES (:queue, :object_type, :name, :position)
+
+-- name: object_forget
+DELETE FROM {objects} WHERE queue = :queue AND object_type = :object_type AND name = :name
+
+-- name: objects_forget
+DELETE FROM {objects} WHERE queue = :queue
+
+-- name: objects_of
+SELECT object_type, name, position FROM {objects} WHERE queue = :queue ORDER BY position
+
+-- name: objects_all
+SELECT queue, object_type, name FROM {objects}
+
+-- name: schema_objects
+-- Every object in the database whose name starts with :prefix (a LIKE pattern, '!' escapes):
+-- tables, views and (MariaDB) sequences, routines and triggers. Indexes are named per table.
+SELECT CASE TABLE_TYPE WHEN 'VIEW' THEN 'view' WHEN 'SEQUENCE' THEN 'sequence' ELSE 'table' END
+           AS object_type,
+       TABLE_NAME AS name
+FROM information_schema.TABLES
+WHERE TABLE_SCHEMA = :schema AND TABLE_NAME LIKE :prefix ESCAPE '!'
+UNION ALL
+SELECT LOWER(ROUTINE_TYPE), ROUTINE_NAME FROM information_schema.ROUTINES
+WHERE ROUTINE_SCHEMA = :schema AND ROUTINE_NAME LIKE :prefix ESCAPE '!'
+UNION ALL
+SELECT 'trigger', TRIGGER_NAME FROM information_schema.TRIGGERS
+WHERE TRIGGER_SCHEMA = :schema AND TRIGGER_NAME LIKE :prefix ESCAPE '!'
+
+-- name: drop_table
+DROP TABLE IF EXISTS {object}
+
+-- name: drop_sequence
+DROP SEQUENCE IF EXISTS {object}
+
+-- name: drop_procedure
+DROP PROCEDURE IF EXISTS {object}
+
+-- name: drop_function
+DROP FUNCTION IF EXISTS {object}

@@ -27,6 +27,7 @@ END
 -- name: create
 CREATE PROCEDURE {pop}(IN p_count INT, IN p_worker VARCHAR(255))
 BEGIN
+    {txn_declare};
     DECLARE v_id BIGINT;
     DECLARE v_at DATETIME(6);
     DECLARE v_attempts INT;
@@ -36,7 +37,9 @@ BEGIN
         SELECT id, enqueued_at, attempts, payload FROM {table}
         WHERE processing_started_at IS NULL
         ORDER BY id LIMIT p_count FOR UPDATE SKIP LOCKED;
+    {txn_handler};
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
+    {txn_begin};
     OPEN next_rows;
     take: LOOP
         FETCH next_rows INTO v_id, v_at, v_attempts, v_payload;
@@ -50,6 +53,7 @@ BEGIN
         SELECT v_id AS id, v_at AS enqueued_at, v_attempts + 1 AS attempts, v_payload AS payload;
     END LOOP;
     CLOSE next_rows;
+    {txn_end};
 END
 
 -- name: create

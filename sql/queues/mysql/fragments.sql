@@ -7,7 +7,16 @@
 -- {obj} is the quoted sequence object, {obj_lit}, {obj_schema_lit} and {obj_name_lit} string
 -- literals of it; next_value sets the procedure variable v_seq; skip_take / skip_value take
 -- one value into @qadmin_n for qadmin repair.
--- MariaDB uses sql/queues/mariadb/fragments.sql.
+-- MariaDB replaces some sections in sql/queues/mariadb/fragments.sql and shares the rest.
+--
+-- A routine that writes in more than one statement runs in one transaction whatever its caller
+-- does. In autocommit, MySQL commits every statement of a procedure on its own, which lets go
+-- of a SELECT ... FOR UPDATE lock before the DELETE or UPDATE that depends on it (two consumers
+-- then deliver one message). So: a caller in a transaction (BEGIN, or autocommit off) keeps it
+-- and commits it; an autocommit caller with no transaction open gets one of the routine's own,
+-- at READ COMMITTED, committed before the routine returns and rolled back on any error.
+-- txn_declare and txn_handler go in the routine's DECLARE list (variables first, handlers
+-- after the cursors), txn_begin first and txn_end last in its body.
 
 -- name: create_sequence
 CREATE TABLE {obj} (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY) ENGINE=InnoDB
@@ -34,3 +43,46 @@ INSERT INTO {obj} () VALUES ()
 
 -- name: skip_value
 LAST_INSERT_ID()
+
+-- name: catch_up_sql
+-- The statement that makes @qadmin_n the next ticket: a row just below it moves
+-- AUTO_INCREMENT up (never down).
+CONCAT('INSERT IGNORE INTO ', {obj_lit}, ' (id) SELECT ', @qadmin_n - 1,
+       ' FROM DUAL WHERE ', @qadmin_n, ' > 1')
+
+-- name: txn_declare
+DECLARE v_own INT DEFAULT 0
+
+-- name: txn_handler
+DECLARE EXIT HANDLER FOR SQLEXCEPTION
+    BEGIN
+        IF v_own = 1 THEN
+            ROLLBACK;
+        END IF;
+        RESIGNAL;
+    END
+
+-- name: txn_begin
+-- MySQL 8 has no @@in_transaction: SET TRANSACTION (next transaction only) fails with 1568
+-- while one is open, and otherwise sets the isolation level of the transaction started here.
+IF @@autocommit = 1 THEN
+        BEGIN
+            DECLARE CONTINUE HANDLER FOR 1568 SET v_own = 0;
+            SET v_own = 1;
+            SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
+        END;
+        IF v_own = 1 THEN
+            START TRANSACTION;
+        END IF;
+    END IF
+
+-- name: txn_fresh
+-- True when this transaction's plain reads see every commit so far: the routine's own
+-- transaction, or a caller's at READ COMMITTED (@qadmin_fresh: a routine of qadmin's that
+-- started its own and calls this one). A REPEATABLE READ caller reads from its snapshot.
+(v_own = 1 OR {isolation_var} = 'READ-COMMITTED' OR COALESCE(@qadmin_fresh, 0) = 1)
+
+-- name: txn_end
+IF v_own = 1 THEN
+        COMMIT;
+    END IF

@@ -13,7 +13,8 @@
 --   and served first by later pops: it is never skipped, so no later message is lost.
 -- * The capacity lives in {ctl}; push and pop read it with a share lock on its row, which
 --   resize holds exclusively while it moves messages to their new slots.
--- Results come back one result set per message, in the caller's transaction.
+-- Results come back one result set per message, in the caller's transaction (an autocommit
+-- caller's call runs in one transaction of its own: fragments.sql, txn_begin).
 
 -- name: create
 {create_sequence:push_seq}
@@ -55,11 +56,20 @@ INSERT INTO {ctl} (one, capacity) VALUES (1, {capacity})
 -- name: create
 CREATE PROCEDURE {push}(IN p_payload LONGBLOB)
 BEGIN
+    {txn_declare};
     DECLARE v_next BIGINT;
     DECLARE v_seq BIGINT;
     DECLARE v_free INT;
     DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
     DECLARE v_cap INT;
+    {txn_handler};
+    {txn_begin};
+    -- A deadlock under REPEATABLE READ's gap locks rolls back after the number is taken, and
+    -- no rollback returns a sequence number: refuse that level up front.
+    IF NOT {txn_fresh} THEN
+        SIGNAL SQLSTATE '25000'
+            SET MESSAGE_TEXT = 'ring push runs only in autocommit or at READ COMMITTED';
+    END IF;
     -- The capacity gate: resize holds this row exclusively while it moves the slots.
     SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;
     -- Plain SELECT ... INTO: a subquery in SET or IF would take shared row locks.
@@ -77,11 +87,13 @@ BEGIN
         END IF;
         SELECT v_seq AS id, v_at AS enqueued_at;
     END IF;
+    {txn_end};
 END
 
 -- name: create
 CREATE PROCEDURE {pop}(IN p_count INT)
 BEGIN
+    {txn_declare};
     DECLARE v_next BIGINT;
     DECLARE v_seq BIGINT;
     DECLARE v_present INT;
@@ -97,7 +109,15 @@ BEGIN
     DECLARE parked CURSOR FOR
         SELECT message_id FROM {pending} ORDER BY message_id LIMIT p_count
         FOR UPDATE SKIP LOCKED;
+    {txn_handler};
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
+    {txn_begin};
+    -- A deadlock under REPEATABLE READ's gap locks rolls back after the number is taken, and
+    -- no rollback returns a sequence number: refuse that level up front.
+    IF NOT {txn_fresh} THEN
+        SIGNAL SQLSTATE '25000'
+            SET MESSAGE_TEXT = 'ring pop runs only in autocommit or at READ COMMITTED';
+    END IF;
     SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;  -- the gate
     OPEN parked;
     take: WHILE v_taken < p_count DO
@@ -147,6 +167,7 @@ BEGIN
         END IF;
     END WHILE;
     CLOSE parked;
+    {txn_end};
 END
 
 -- name: drop
@@ -187,12 +208,54 @@ SELECT id, enqueued_at, payload FROM (
 ) AS m
 ORDER BY id LIMIT :count
 
+-- Purge empties the ring as a set, holding the capacity gate (the {ctl} row, FOR UPDATE, so no
+-- push or pop is half done): every message in a slot or the overflow table goes, parked
+-- numbers are dropped and the pop sequence catches up with the push sequence. Draining through
+-- pop would stop at a missing number (a killed pusher's) and leave the rest.
+
 -- name: purge
-CALL {pop}({capacity} + 1000000)
+SELECT capacity FROM {ctl} WHERE one = 1 FOR UPDATE
+
+-- name: purge
+SELECT (SELECT COUNT(*) FROM {table} WHERE reference_count = 1)
+     + (SELECT COUNT(*) FROM {overflow}) AS purged
+
+-- name: purge
+UPDATE {table} SET reference_count = 0, message_id = NULL, payload = NULL, enqueued_at = NULL
+WHERE reference_count = 1
+
+-- name: purge
+DELETE FROM {overflow}
+
+-- name: purge
+DELETE FROM {pending}
+
+-- name: purge
+SET @qadmin_n = {next_expr:push_seq}
+
+-- name: purge
+SET @qadmin_sql = {catch_up_sql:pop_seq}
+
+-- name: purge
+PREPARE qadmin_catch_up FROM @qadmin_sql
+
+-- name: purge
+EXECUTE qadmin_catch_up
+
+-- name: purge
+DEALLOCATE PREPARE qadmin_catch_up
 
 -- name: depth
-SELECT GREATEST({next_expr:push_seq} - {next_expr:pop_seq}, 0) AS depth,
-       (SELECT MIN(enqueued_at) FROM {table} WHERE reference_count = 1) AS oldest_enqueued_at
+-- What pops will deliver: every number pushers took that poppers have not (its message is in
+-- a slot or, after a resize, in the overflow table), plus every parked number (a converted
+-- backlog, a number a racing popper could not serve yet, an orphan repair parked): parked
+-- numbers are below the pop sequence, so the difference of the sequences leaves them out. The
+-- oldest message may be in the overflow table (a converted backlog lives only there).
+SELECT GREATEST({next_expr:push_seq} - {next_expr:pop_seq}, 0)
+           + (SELECT COUNT(*) FROM {pending}) AS depth,
+       LEAST(COALESCE(m.slots, m.overflow), COALESCE(m.overflow, m.slots)) AS oldest_enqueued_at
+FROM (SELECT (SELECT MIN(enqueued_at) FROM {table} WHERE reference_count = 1) AS slots,
+             (SELECT MIN(enqueued_at) FROM {overflow}) AS overflow) AS m
 
 -- name: counters
 SELECT {next_expr:push_seq} AS enqueued_total, {next_expr:pop_seq} AS dequeued_total

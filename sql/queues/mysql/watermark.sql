@@ -6,11 +6,18 @@
 -- after id 42 was dequeued; a watermark moved past 41 would strand it. The advance has two
 -- phases. Phase 1 reads the lowest id visible now (or the next AUTO_INCREMENT value when the
 -- queue is empty) and only then records the time, in the server's clock (INNODB_TRX shows
--- start times in the system time zone). Phase 2, on a later advance, moves the watermark to
--- that candidate, or lower to a row that committed late, once no transaction that started
--- before phase 1 and holds locks is still open in INNODB_TRX: a producer got its id after it
--- started and before the candidate row got its own, so it started before phase 1. Read-only
--- snapshots hold no locks and do not hold the watermark back.
+-- start times in the system time zone, to the second: a truncated start only counts more).
+-- Phase 2, on a later advance, moves the watermark to that candidate, or lower to a row that
+-- committed late, once no other transaction that started before phase 1 can still commit an
+-- id below it. INNODB_TRX does not say which tables a transaction wrote, so the tightest safe
+-- test is: it has modified rows (trx_rows_modified > 0: an insert anywhere, the queue's own
+-- producers among them) or is inside a statement that uses tables (trx_tables_in_use > 0: an
+-- INSERT between taking its AUTO_INCREMENT value and writing its row, or waiting for a lock).
+-- A transaction that only read, holds a snapshot, or locked rows with a locking read has taken
+-- no id and does not hold the watermark back; an open writer of any table on the server does.
+-- Phase 2 also reads the head, so it runs only from a fresh view: the routine's own
+-- transaction (an autocommit caller), or a READ COMMITTED one; a pop tells it whether its
+-- transaction is one (p_fresh). A REPEATABLE READ snapshot could miss a row that committed late.
 -- Privilege: reading INNODB_TRX needs PROCESS. The routine runs with its definer's rights,
 -- so the account that creates the queue needs PROCESS; without it the watermark never moves
 -- (and `qadmin watermark` says so), it is never wrong.
@@ -28,8 +35,9 @@ CREATE TABLE {wm} (
 INSERT INTO {wm} (one, wm) VALUES (1, 0)
 
 -- name: create
-CREATE PROCEDURE {wm_advance}(IN p_to BIGINT)
+CREATE PROCEDURE {wm_advance}(IN p_to BIGINT, IN p_fresh INT)
 BEGIN
+    {txn_declare};
     DECLARE v_locked INT DEFAULT 1;
     DECLARE v_wm BIGINT;
     DECLARE v_new BIGINT;
@@ -37,17 +45,22 @@ BEGIN
     DECLARE v_cand_at DATETIME(6);
     DECLARE v_head BIGINT;
     DECLARE v_busy INT DEFAULT 1;
+    {txn_handler};
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_locked = 0;
+    {txn_begin};
     -- One advancer at a time; a dequeue that finds the row busy simply does not advance.
     SELECT wm, candidate, candidate_at INTO v_wm, v_cand, v_cand_at
       FROM {wm} WHERE one = 1 FOR UPDATE SKIP LOCKED;
     IF v_locked = 1 THEN
         SET v_new = v_wm;
-        IF v_cand IS NOT NULL THEN
+        -- Phase 2 reads the head, so only from a fresh view (p_fresh: the calling pop's own
+        -- transaction): a REPEATABLE READ snapshot could miss a row committed late.
+        IF v_cand IS NOT NULL AND (p_fresh = 1 OR {txn_fresh}) THEN
             BEGIN
                 DECLARE CONTINUE HANDLER FOR SQLEXCEPTION SET v_busy = 1;
                 SELECT count(*) INTO v_busy FROM information_schema.INNODB_TRX
-                 WHERE trx_started <= v_cand_at AND trx_lock_structs > 0
+                 WHERE trx_started <= v_cand_at
+                   AND (trx_rows_modified > 0 OR trx_tables_in_use > 0)
                    AND trx_mysql_thread_id <> CONNECTION_ID();
             END;
             IF v_busy = 0 THEN
@@ -71,6 +84,7 @@ BEGIN
              WHERE one = 1;
         END IF;
     END IF;
+    {txn_end};
 END
 
 -- name: drop
@@ -94,7 +108,7 @@ SELECT w.wm,
 FROM {wm} AS w
 
 -- name: wm_advance
-CALL {wm_advance}(:to)
+CALL {wm_advance}(:to, 0)
 
 -- name: wm_advance
 SELECT wm, candidate FROM {wm}

@@ -1,4 +1,8 @@
 -- qadmin catalog: one row per managed queue, in the schema that holds the queues.
+-- {objects}: what qadmin created for each queue (tables, sequences, routines, indexes where
+-- they are objects of their own); drop, a failed create, convert and load touch only these.
+-- drop_<type>: one per type qadmin records, {object} the quoted object (qadmin creates one
+-- function of each name, so the name alone identifies it).
 
 -- name: create
 CREATE TABLE IF NOT EXISTS {catalog} (
@@ -25,3 +29,63 @@ SELECT name, kind, capacity, options, created_at, qadmin_schema FROM {catalog} O
 
 -- name: set_capacity
 UPDATE {catalog} SET capacity = :capacity WHERE name = :name
+
+-- name: set_options
+UPDATE {catalog} SET options = :options WHERE name = :name
+
+-- name: objects_create
+CREATE TABLE IF NOT EXISTS {objects} (
+    queue       text NOT NULL,
+    object_type text NOT NULL,
+    name        text NOT NULL,
+    position    integer NOT NULL,
+    PRIMARY KEY (object_type, name)
+)
+
+-- name: object_add
+INSERT INTO {objects} (queue, object_type, name, position)
+VALUES (:queue, :object_type, :name, :position)
+
+-- name: object_forget
+DELETE FROM {objects} WHERE queue = :queue AND object_type = :object_type AND name = :name
+
+-- name: objects_forget
+DELETE FROM {objects} WHERE queue = :queue
+
+-- name: objects_of
+SELECT object_type, name, position FROM {objects} WHERE queue = :queue ORDER BY position
+
+-- name: objects_all
+SELECT queue, object_type, name FROM {objects}
+
+-- name: schema_objects
+-- Every object in the schema whose name starts with :prefix (a LIKE pattern, '!' escapes):
+-- tables, views, sequences and indexes share one namespace here; routines have their own.
+-- Triggers are named per table on PostgreSQL, so no queue name can collide with one.
+SELECT CASE c.relkind WHEN 'S' THEN 'sequence' WHEN 'v' THEN 'view' WHEN 'm' THEN 'view'
+                      WHEN 'i' THEN 'index' WHEN 'I' THEN 'index' ELSE 'table' END AS object_type,
+       c.relname AS name
+FROM pg_catalog.pg_class AS c
+JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
+WHERE n.nspname = :schema AND c.relname LIKE :prefix ESCAPE '!'
+  AND c.relkind IN ('r', 'p', 'f', 'v', 'm', 'S', 'i', 'I')
+UNION ALL
+SELECT CASE p.prokind WHEN 'p' THEN 'procedure' ELSE 'function' END, p.proname
+FROM pg_catalog.pg_proc AS p
+JOIN pg_catalog.pg_namespace AS n ON n.oid = p.pronamespace
+WHERE n.nspname = :schema AND p.proname LIKE :prefix ESCAPE '!'
+
+-- name: drop_table
+DROP TABLE IF EXISTS {object}
+
+-- name: drop_sequence
+DROP SEQUENCE IF EXISTS {object}
+
+-- name: drop_index
+DROP INDEX IF EXISTS {object}
+
+-- name: drop_function
+DROP FUNCTION IF EXISTS {object}
+
+-- name: drop_procedure
+DROP PROCEDURE IF EXISTS {object}

@@ -51,8 +51,12 @@ LOCK TABLE {src} IN ACCESS EXCLUSIVE MODE
 
 -- name: measure
 -- The ring's sequences start above the highest id the table ever handed out (its identity or
--- serial sequence, when it has one), not only above the backlog: ids are never reused.
-SELECT count(*) AS messages, min({id_col}) AS min_id, max({id_col}) AS max_id,
+-- serial sequence, when it has one), not only above the backlog: ids are never reused. Only
+-- waiting rows (the --state-column filter, else every row) are messages; the rest
+-- stay in the kept table and are counted as rows_left.
+SELECT count(CASE WHEN {waiting} THEN 1 END) AS messages,
+       count(*) - count(CASE WHEN {waiting} THEN 1 END) AS rows_left,
+       min(CASE WHEN {waiting} THEN {id_col} END) AS min_id, max({id_col}) AS max_id,
        greatest(coalesce(max({id_col}), 0) + 1,
                 coalesce(pg_sequence_last_value(
                              pg_get_serial_sequence({src_lit}, {id_col_lit})::regclass) + 1,
@@ -62,7 +66,7 @@ FROM {src}
 -- name: set_aside
 CREATE TEMP TABLE qadmin_convert ON COMMIT DROP AS
 SELECT {id_col}::bigint AS message_id, {time_expr} AS enqueued_at, {payload_expr} AS payload
-FROM {src}
+FROM {src} WHERE {waiting}
 
 -- name: retire_external
 ALTER TABLE {src} RENAME TO {backup_name}
@@ -83,6 +87,52 @@ WITH chunk AS (
 )
 SELECT count(*) AS copied, max(message_id) AS last_id FROM chunk
 
+-- name: columns
+-- Before anything changes, convert refuses what it would break (ops/convert_guard.py);
+-- :schema and :table are the table being converted, bound.
+-- Its columns, and which are flags (boolean): a flag beside a queue's payload usually says
+-- whether a row is still waiting (kombu's kombu_message.visible).
+SELECT column_name, data_type = 'boolean' AS flag FROM information_schema.columns
+WHERE table_schema = :schema AND table_name = :table
+
+-- name: blockers
+-- What depends on the table or what it depends on: foreign keys to or from it, its triggers,
+-- views and rules that read it and SQL-standard function bodies that use it (pg_depend), and
+-- functions whose source names it as a word (in its schema) or as schema.table (anywhere):
+-- PL/pgSQL bodies record no dependency, so their text is searched. qadmin leaves out its own
+-- routines by name.
+WITH t AS (
+    SELECT c.oid FROM pg_catalog.pg_class AS c
+    JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
+    WHERE n.nspname = :schema AND c.relname = :table
+)
+SELECT 'foreign key' AS what, con.conname::text AS name, NULL::text AS in_schema,
+       con.conrelid::regclass::text || ' -> ' || con.confrelid::regclass::text AS detail
+FROM pg_catalog.pg_constraint AS con, t
+WHERE con.contype = 'f' AND (con.conrelid = t.oid OR con.confrelid = t.oid)
+UNION ALL
+SELECT 'trigger', tg.tgname::text, NULL, NULL
+FROM pg_catalog.pg_trigger AS tg, t
+WHERE tg.tgrelid = t.oid AND NOT tg.tgisinternal
+UNION ALL
+SELECT DISTINCT CASE WHEN v.relkind IN ('v', 'm') THEN 'view' ELSE 'rule' END,
+       v.oid::regclass::text, NULL, NULL
+FROM pg_catalog.pg_depend AS d
+JOIN pg_catalog.pg_rewrite AS r ON r.oid = d.objid
+JOIN pg_catalog.pg_class AS v ON v.oid = r.ev_class, t
+WHERE d.classid = 'pg_catalog.pg_rewrite'::regclass
+  AND d.refclassid = 'pg_catalog.pg_class'::regclass AND d.refobjid = t.oid AND v.oid <> t.oid
+UNION ALL
+SELECT DISTINCT 'routine', p.proname::text, n.nspname::text, NULL
+FROM pg_catalog.pg_proc AS p
+JOIN pg_catalog.pg_namespace AS n ON n.oid = p.pronamespace
+LEFT JOIN pg_catalog.pg_depend AS d
+       ON d.classid = 'pg_catalog.pg_proc'::regclass AND d.objid = p.oid
+      AND d.refclassid = 'pg_catalog.pg_class'::regclass
+WHERE d.refobjid IN (SELECT oid FROM t)
+   OR (n.nspname = :schema AND p.prosrc ~* ('\m' || :table || '\M'))
+   OR p.prosrc ~* ('\m' || :schema || '"?\s*\.\s*"?' || :table || '\M')
+
 -- name: payload_bytes
 {col}
 
@@ -97,3 +147,4 @@ coalesce({col}::timestamptz, clock_timestamp())
 
 -- name: time_now
 clock_timestamp()
+

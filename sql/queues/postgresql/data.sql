@@ -112,12 +112,6 @@ SELECT 1 AS seen FROM {loaded} WHERE load_key = :load_key
 -- name: key_record
 INSERT INTO {loaded} (load_key) VALUES (:load_key)
 
--- name: drop
-DROP TABLE IF EXISTS {stage}
-
--- name: drop
-DROP TABLE IF EXISTS {loaded}
-
 -- name: id_bounds
 -- Spark's partition bounds: two index probes on the primary key.
 SELECT min(id) AS lo, max(id) AS hi FROM {table}

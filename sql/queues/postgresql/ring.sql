@@ -66,6 +66,14 @@ DECLARE
     v_seq  bigint;
     v_cap  integer;
 BEGIN
+    -- A serialization failure (REPEATABLE READ, SERIALIZABLE) rolls back after the number is
+    -- taken, and no rollback returns a sequence number: refuse those levels up front.
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'ring push runs only at READ COMMITTED, not %',
+            current_setting('transaction_isolation')
+            USING ERRCODE = 'invalid_transaction_state',
+                  HINT = 'call it in autocommit or a READ COMMITTED transaction';
+    END IF;
     -- The capacity gate: resize holds {ctl} exclusively while it moves the slots, and the
     -- capacity is read in a statement after the lock is granted, so it is never stale.
     LOCK TABLE {ctl} IN ACCESS SHARE MODE;
@@ -108,6 +116,14 @@ DECLARE
     v_data  bytea;
     v_cap   integer;
 BEGIN
+    -- A serialization failure (REPEATABLE READ, SERIALIZABLE) rolls back after the number is
+    -- taken, and no rollback returns a sequence number: refuse those levels up front.
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'ring pop runs only at READ COMMITTED, not %',
+            current_setting('transaction_isolation')
+            USING ERRCODE = 'invalid_transaction_state',
+                  HINT = 'call it in autocommit or a READ COMMITTED transaction';
+    END IF;
     LOCK TABLE {ctl} IN ACCESS SHARE MODE;  -- the capacity gate, as in push
     SELECT c.capacity INTO v_cap FROM {ctl} AS c;
     OPEN parked;
@@ -204,8 +220,33 @@ SELECT id, enqueued_at, payload FROM (
 ) AS m
 ORDER BY id LIMIT :count
 
+-- Purge empties the ring as a set, holding the capacity gate ({ctl} in ACCESS EXCLUSIVE mode,
+-- so no push or pop is half done): every message in a slot or the overflow table goes, parked
+-- numbers are dropped and the pop sequence catches up with the push sequence. Draining through
+-- pop would stop at a missing number (a killed pusher's) and leave the rest.
+
 -- name: purge
-SELECT count(*) AS purged FROM {pop}({capacity} + 1000000)
+LOCK TABLE {ctl} IN ACCESS EXCLUSIVE MODE
+
+-- name: purge
+SELECT (SELECT count(*) FROM {table} WHERE reference_count = 1)
+     + (SELECT count(*) FROM {overflow}) AS purged
+
+-- name: purge
+UPDATE {table} SET reference_count = 0, message_id = NULL, payload = NULL, enqueued_at = NULL
+WHERE reference_count = 1
+
+-- name: purge
+DELETE FROM {overflow}
+
+-- name: purge
+DELETE FROM {pending}
+
+-- name: purge
+SELECT setval({lit_pop_seq},
+              (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END
+                 FROM {push_seq}),
+              false)
 
 -- name: depth
 WITH s AS (

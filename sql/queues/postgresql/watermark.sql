@@ -4,23 +4,29 @@
 --
 -- Safety: identity values are handed out before commit, so a producer can commit id 41 after
 -- id 42 has been dequeued. A watermark moved past 41 would strand it. The advance is therefore
--- in two phases. Phase 1 records a candidate: the lowest id visible now (or the next identity
--- value when the queue is empty) and the snapshot's xmax. Phase 2, on a later advance, moves
--- the watermark to the candidate (or lower, to any row that committed late) only once every
--- transaction that was running at phase 1 has ended (pg_snapshot_xmin of a fresh snapshot has
--- passed the recorded xmax) and at least 0.5 s has passed (a producer takes its identity value
--- a moment before it is given a transaction id). A snapshot held by a read-only transaction
--- has no transaction id and does not hold the watermark back; an open producer does.
--- Rows below the watermark (a watermark set too high by hand, or a producer stalled between
--- nextval and its insert for longer than the grace) are "stranded": `qadmin watermark` counts
--- them and `qadmin watermark QUEUE repair` lowers the watermark so they are served.
+-- in two phases. Phase 1 reads a candidate (the lowest id visible now, or the next identity
+-- value when the queue is empty) and only then records the transactions that hold
+-- RowExclusiveLock on {table}. Every INSERT (and COPY) takes that mode while it is parsed or
+-- its plan is checked, before its identity default is evaluated, even when the transaction
+-- already holds a stronger lock, and keeps it to commit; so every transaction that could still
+-- commit an id below the candidate is in that set, and VACUUM, ANALYZE or CREATE INDEX (which
+-- hold other modes and write no rows) are not. Phase 2, on a later advance in
+-- READ COMMITTED, moves the watermark to the candidate (or lower, to any row that committed
+-- late: a fresh statement snapshot sees it) once none of them is running. Transactions that
+-- never wrote {table} (readers, writers of other tables or databases) do not hold it back; an
+-- open producer does. No grace period: the id is taken after the lock, never before it.
+-- A REPEATABLE READ or SERIALIZABLE caller only records candidates: its old snapshot could
+-- miss a late row, so the move is left to the next READ COMMITTED call.
+-- Rows below the watermark (a watermark set too high by hand, or an id taken with nextval on
+-- the identity sequence outside an INSERT) are "stranded": `qadmin watermark` counts them and
+-- `qadmin watermark QUEUE repair` lowers the watermark so they are served.
 
 -- name: create
 CREATE TABLE {wm} (
     one            boolean PRIMARY KEY DEFAULT true CHECK (one),
     wm             bigint NOT NULL DEFAULT 0,
     candidate      bigint,
-    candidate_xmax xid8,
+    candidate_writers text[],
     candidate_at   timestamptz,
     advanced_at    timestamptz
 )
@@ -39,30 +45,44 @@ DECLARE
     v_new  bigint;
 BEGIN
     -- One advancer at a time; a dequeue that finds the row busy simply does not advance.
-    SELECT x.wm, x.candidate, x.candidate_xmax, x.candidate_at INTO w
+    SELECT x.wm, x.candidate, x.candidate_writers INTO w
       FROM {wm} AS x FOR UPDATE SKIP LOCKED;
     IF NOT FOUND THEN
         RETURN;
     END IF;
     v_new := w.wm;
     IF w.candidate IS NOT NULL
-       AND w.candidate_at < clock_timestamp() - interval '0.5 seconds'
-       AND pg_snapshot_xmin(pg_current_snapshot()) >= w.candidate_xmax THEN
+       AND current_setting('transaction_isolation') = 'read committed'
+       AND (cardinality(w.candidate_writers) = 0 OR NOT EXISTS (
+               SELECT 1 FROM pg_locks AS l
+                WHERE l.virtualtransaction = ANY (w.candidate_writers))) THEN
         -- Every writer that could still hold an id below the candidate has ended: rows it
-        -- committed are visible now, so the lowest live id bounds the move.
+        -- committed are visible to this statement's snapshot, so the lowest live id bounds
+        -- the move.
         SELECT min(t.id) INTO v_head FROM {table} AS t WHERE t.id >= w.wm;
         v_new := greatest(w.wm, least(w.candidate, coalesce(v_head, w.candidate),
                                       coalesce(p_to, w.candidate)));
         w.candidate := NULL;
     END IF;
     IF w.candidate IS NULL THEN
+        -- The candidate first, then the writers: one that took an id below it before this
+        -- read is either still running below (and recorded) or has committed (and is seen by
+        -- phase 2's read of the head).
         SELECT min(t.id) INTO v_head FROM {table} AS t WHERE t.id >= v_new;
+        v_head := coalesce(v_head, coalesce(pg_sequence_last_value(
+                      pg_get_serial_sequence({lit_table}, 'id')), 0) + 1);
         UPDATE {wm} AS x
            SET wm = v_new,
                advanced_at = CASE WHEN v_new > w.wm THEN clock_timestamp() ELSE x.advanced_at END,
-               candidate = coalesce(v_head, coalesce(pg_sequence_last_value(
-                               pg_get_serial_sequence({lit_table}, 'id')), 0) + 1),
-               candidate_xmax = pg_snapshot_xmax(pg_current_snapshot()),
+               candidate = v_head,
+               candidate_writers = ARRAY(
+                   SELECT DISTINCT l.virtualtransaction FROM pg_locks AS l
+                    WHERE l.locktype = 'relation'
+                      AND l.database = (SELECT d.oid FROM pg_database AS d
+                                         WHERE d.datname = current_database())
+                      AND l.relation = {lit_table}::regclass
+                      AND l.mode = 'RowExclusiveLock'
+                      AND l.pid IS DISTINCT FROM pg_backend_pid()),
                candidate_at = clock_timestamp();
     END IF;
     RETURN QUERY SELECT x.wm, x.candidate, x.wm > w.wm FROM {wm} AS x;
@@ -98,4 +118,4 @@ SELECT wm FROM {wm} FOR UPDATE
 SELECT min(t.id) AS stranded_min_id FROM {table} AS t WHERE t.id < :wm
 
 -- name: wm_set
-UPDATE {wm} SET wm = :wm, candidate = NULL, candidate_xmax = NULL, candidate_at = NULL
+UPDATE {wm} SET wm = :wm, candidate = NULL, candidate_at = NULL

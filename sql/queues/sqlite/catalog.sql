@@ -1,5 +1,8 @@
 -- qadmin catalog: one row per managed queue, in the same database as the queues.
 -- {catalog} is the quoted catalog table; :name style parameters are bound, never inlined.
+-- {objects}: what qadmin created for each queue (tables, sequences, routines, indexes where
+-- they are objects of their own); drop, a failed create, convert and load touch only these.
+-- drop_<type>: one per type qadmin records, {object} the quoted object.
 
 -- name: create
 CREATE TABLE IF NOT EXISTS {catalog} (
@@ -26,3 +29,42 @@ SELECT name, kind, capacity, options, created_at, qadmin_schema FROM {catalog} O
 
 -- name: set_capacity
 UPDATE {catalog} SET capacity = :capacity WHERE name = :name
+
+-- name: set_options
+UPDATE {catalog} SET options = :options WHERE name = :name
+
+-- name: objects_create
+CREATE TABLE IF NOT EXISTS {objects} (
+    queue       TEXT NOT NULL,
+    object_type TEXT NOT NULL,
+    name        TEXT NOT NULL,
+    position    INTEGER NOT NULL,
+    PRIMARY KEY (object_type, name)
+)
+
+-- name: object_add
+INSERT INTO {objects} (queue, object_type, name, position)
+VALUES (:queue, :object_type, :name, :position)
+
+-- name: object_forget
+DELETE FROM {objects} WHERE queue = :queue AND object_type = :object_type AND name = :name
+
+-- name: objects_forget
+DELETE FROM {objects} WHERE queue = :queue
+
+-- name: objects_of
+SELECT object_type, name, position FROM {objects} WHERE queue = :queue ORDER BY position
+
+-- name: objects_all
+SELECT queue, object_type, name FROM {objects}
+
+-- name: schema_objects
+-- Every object in the database whose name starts with :prefix (a LIKE pattern, '!' escapes).
+SELECT type AS object_type, name FROM sqlite_schema
+WHERE name LIKE :prefix ESCAPE '!' AND type IN ('table', 'view', 'index', 'trigger')
+
+-- name: drop_table
+DROP TABLE IF EXISTS {object}
+
+-- name: drop_index
+DROP INDEX IF EXISTS {object}

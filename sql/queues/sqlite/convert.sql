@@ -14,13 +14,18 @@
 SELECT 1 AS locked
 
 -- name: measure
-SELECT count(*) AS messages, min({id_col}) AS min_id, max({id_col}) AS max_id FROM {src}
+-- Only waiting rows (the --state-column filter, else every row) are messages; the
+-- rest stay in the kept table (rows_left). The sequences start above every id in the table.
+SELECT count(CASE WHEN {waiting} THEN 1 END) AS messages,
+       count(*) - count(CASE WHEN {waiting} THEN 1 END) AS rows_left,
+       min(CASE WHEN {waiting} THEN {id_col} END) AS min_id, max({id_col}) AS max_id
+FROM {src}
 
 -- name: set_aside
 CREATE TEMP TABLE qadmin_convert AS
 SELECT CAST({id_col} AS INTEGER) AS message_id, {time_expr} AS enqueued_at,
        {payload_expr} AS payload
-FROM {src}
+FROM {src} WHERE {waiting}
 
 -- name: retire_external
 ALTER TABLE {src} RENAME TO {backup_name}
@@ -41,6 +46,33 @@ SELECT count(*) AS copied, max(message_id) AS last_id FROM (
 -- name: finish
 DROP TABLE temp.qadmin_convert
 
+-- name: columns
+-- Before anything changes, convert refuses what it would break (ops/convert_guard.py);
+-- :schema and :table are the table being converted, bound.
+-- Its columns, and which are flags (declared BOOLEAN): a flag beside a queue's payload usually
+-- says whether a row is still waiting (kombu's kombu_message.visible).
+SELECT name AS column_name, lower(type) IN ('boolean', 'bool') AS flag
+FROM pragma_table_info(:table)
+
+-- name: blockers
+-- Foreign keys from or to it, its triggers, and views and other tables' triggers whose SQL
+-- names it as a word (SQLite rewrites those to the renamed table, so they would go on reading
+-- and writing the old one silently).
+SELECT 'foreign key' AS what, :table || ' -> ' || f."table" AS name, NULL AS in_schema,
+       NULL AS detail
+FROM pragma_foreign_key_list(:table) AS f
+UNION ALL
+SELECT 'foreign key', m.name || ' -> ' || f."table", NULL, NULL
+FROM sqlite_master AS m, pragma_foreign_key_list(m.name) AS f
+WHERE m.type = 'table' AND lower(f."table") = lower(:table) AND m.name <> :table
+UNION ALL
+SELECT CASE type WHEN 'view' THEN 'view' ELSE 'trigger' END, name, NULL, NULL
+FROM sqlite_master
+WHERE type IN ('view', 'trigger')
+  AND (lower(tbl_name) = lower(:table)
+       OR lower(sql) GLOB '*[^a-z0-9_]' || lower(:table) || '[^a-z0-9_]*'
+       OR lower(sql) GLOB '*[^a-z0-9_]' || lower(:table))
+
 -- name: payload_bytes
 {col}
 
@@ -55,3 +87,4 @@ coalesce(strftime('%Y-%m-%d %H:%M:%f', {col}), strftime('%Y-%m-%d %H:%M:%f', 'no
 
 -- name: time_now
 strftime('%Y-%m-%d %H:%M:%f', 'now')
+

@@ -121,9 +121,3 @@ SELECT 1 AS seen FROM {loaded} WHERE load_key = :load_key
 
 -- name: key_record
 INSERT INTO {loaded} (load_key) VALUES (:load_key)
-
--- name: drop
-DROP TABLE IF EXISTS {stage}
-
--- name: drop
-DROP TABLE IF EXISTS {loaded}

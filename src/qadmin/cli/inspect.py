@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from qadmin import render
+from qadmin import render, secrets
 from qadmin.cli.options import Duration, Target, confirm, connection_options, format_option
 from qadmin.errors import NotFound, QadminError
 from qadmin.ops import catalog, diagnose
@@ -134,6 +134,21 @@ def with_notes(report: dict[str, Any]) -> dict[str, Any]:
     return dict(report, notes=[{"note": n} for n in notes])
 
 
+def _creating(engine: Any, spec: Any) -> dict[str, Any]:
+    """A queue whose create has not finished has nothing to measure yet: say so, and what
+    exists of it."""
+    made = {n for _, n in catalog.schema_objects(engine, spec.name)}
+    return {
+        "queue": spec.name,
+        "kind": spec.kind.value,
+        "capacity": spec.capacity,
+        "state": spec.state,
+        "objects": [f"{t} {n}" for t, n in catalog.owned(engine, spec) if n in made],
+        "note": f"still being created, or its create was interrupted: run the same "
+        f"'qadmin create' again to finish it, or 'qadmin drop {spec.name}'",
+    }
+
+
 def _load(target: Target, name: str) -> tuple[Any, Any]:
     engine = target.engine()
     return engine, catalog.get(engine, name)
@@ -183,10 +198,13 @@ def inspect(
     spec = None
     if not table:
         try:
-            spec = catalog.get(engine, name)
+            spec = catalog.get(engine, name, creating=True)
         except NotFound:
             if not engine.table_exists(name):
                 raise
+    if spec is not None and spec.state == catalog.CREATING:
+        render.document(_creating(engine, spec), fmt)
+        return
     if spec is None:
         report = diagnose.inspect_table(engine, name, order_by, time_column, deep, max_pages)
     else:
@@ -318,9 +336,9 @@ def check(
             "status": "UNKNOWN",
             "code": check_ops.UNKNOWN,
             "queue": name,
-            "line": f"QADMIN UNKNOWN - {name}: {' '.join(str(exc).split())}",
+            "line": f"QADMIN UNKNOWN - {name}: {secrets.scrub(' '.join(str(exc).split()))}",
             "metrics": {},
-            "problems": [str(exc)],
+            "problems": [secrets.scrub(str(exc))],
         }
     if render.resolve_format(fmt) == "json":
         render.document(result, "json")

@@ -59,6 +59,14 @@ def connection_options(func: F) -> F:
     )
     @click.option("--schema", metavar="NAME", help="Schema (MySQL: database) holding the queues.")
     @click.option(
+        "--connect-timeout",
+        type=click.IntRange(1, 3600),
+        default=5,
+        show_default=True,
+        metavar="S",
+        help="Limit for connecting and logging in.",
+    )
+    @click.option(
         "--lock-timeout",
         type=click.IntRange(1, 3_600_000),
         default=5000,
@@ -81,11 +89,14 @@ def connection_options(func: F) -> F:
         connection: str | None,
         config_path: str | None,
         schema: str | None,
+        connect_timeout: int,
         lock_timeout: int,
         statement_timeout: int,
         **kwargs: Any,
     ) -> Any:
-        timeouts = Timeouts(lock_ms=lock_timeout, statement_ms=statement_timeout)
+        timeouts = Timeouts(
+            connect_s=connect_timeout, lock_ms=lock_timeout, statement_ms=statement_timeout
+        )
         kwargs["target"] = Target(dsn, connection, config_path, schema, timeouts)
         return func(*args, **kwargs)
 

@@ -9,7 +9,7 @@ from qadmin.cli.options import Target, confirm, connection_options, format_optio
 from qadmin.kinds import Kind, QueueSpec
 from qadmin.ops import catalog, queues
 
-SPEC_COLUMNS = ["name", "kind", "capacity", "strict", "watermark", "created_at"]
+SPEC_COLUMNS = ["name", "kind", "capacity", "strict", "watermark", "created_at", "state"]
 
 
 def _spec_row(spec: QueueSpec) -> dict[str, object]:
@@ -20,6 +20,7 @@ def _spec_row(spec: QueueSpec) -> dict[str, object]:
         "strict": spec.strict,
         "watermark": spec.watermark,
         "created_at": spec.created_at,
+        "state": spec.state,
     }
 
 
@@ -64,7 +65,7 @@ def create(
 @format_option
 def list_queues(target: Target, fmt: str | None) -> None:
     """List the queues qadmin manages in the schema."""
-    specs = catalog.all_queues(target.engine())
+    specs = catalog.all_queues(target.engine(), creating=True)
     render.rows([_spec_row(s) for s in specs], SPEC_COLUMNS, fmt)
 
 
@@ -72,7 +73,7 @@ def _destructive(action: str) -> click.Command:
     run = queues.drop if action == "drop" else queues.purge
     plan_of = queues.drop_plan if action == "drop" else queues.purge_plan
     helps = {
-        "drop": "Drop queue NAME: its messages, table, routines and catalog entry.",
+        "drop": "Drop queue NAME: the objects qadmin recorded as its own, and its catalog entry.",
         "purge": "Delete every message in queue NAME; the queue itself stays.",
     }
 
@@ -84,7 +85,7 @@ def _destructive(action: str) -> click.Command:
     @format_option
     def command(name: str, dry_run: bool, yes: bool, target: Target, fmt: str | None) -> None:
         engine = target.engine()
-        spec = catalog.get(engine, name)
+        spec = catalog.get(engine, name, creating=action == "drop")
         if dry_run:
             plan = plan_of(engine, spec)
             render.document(dict(plan.as_dict(), dry_run=True), fmt)

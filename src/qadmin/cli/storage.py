@@ -87,6 +87,17 @@ def resize(
     help="Hand-built table: the payload (repeat for several: stored as a JSON object).",
 )
 @click.option("--time-column", metavar="COLUMN", help="Hand-built table: its enqueue time.")
+@click.option(
+    "--state-column",
+    metavar="COLUMN",
+    help="Hand-built table: the column saying whether a row still waits (with --waiting).",
+)
+@click.option(
+    "--waiting",
+    metavar="VALUE",
+    help="The --state-column value of waiting rows: only they move; the rest stay in the kept "
+    "table.",
+)
 @click.option("--dry-run", is_flag=True, help="Show every step, the locks it takes, the SQL.")
 @click.option("--yes", "-y", is_flag=True, help="Do it without asking (needed off a TTY).")
 @connection_options
@@ -98,16 +109,26 @@ def convert(
     id_column: str | None,
     payload_columns: tuple[str, ...],
     time_column: str | None,
+    state_column: str | None,
+    waiting: str | None,
     dry_run: bool,
     yes: bool,
     target: Target,
     fmt: str | None,
 ) -> None:
-    """Turn a fifo/heap queue or a hand-built queue table into a ring, backlog and ids kept."""
+    """Turn a fifo/heap queue or a hand-built queue table into a ring, backlog and ids kept.
+
+    Refused (exit 2, also by --dry-run) when it would break something: see the README."""
     engine = target.engine()
-    src = convert_ops.source(engine, name, id_column, payload_columns, time_column)
+    src = convert_ops.source(
+        engine, name, id_column, payload_columns, time_column, state_column, waiting
+    )
     if dry_run:
-        render.document(dict(convert_ops.plan(engine, src, capacity), dry_run=True), fmt)
+        plan = convert_ops.plan(engine, src, capacity)
+        render.document(dict(plan, dry_run=True), fmt)
+        refusal = convert_ops.refused(plan)
+        if refusal:
+            raise UsageError(refusal)
         return
     confirm(f"convert to a {to}", name, yes)
     with progress.bar(f"converting {name}") as update:

@@ -14,7 +14,9 @@ import click
 from qadmin import render
 from qadmin.cli.inspect import stale_option
 from qadmin.cli.options import Target, connection_options, format_option
-from qadmin.errors import ConnectionFailed, LockTimeout, UsageError
+from qadmin.engines import Engine
+from qadmin.errors import ConnectionFailed, LockTimeout, QadminError, UsageError
+from qadmin.kinds import QueueSpec
 from qadmin.ops import catalog, telemetry
 
 COLUMNS = [
@@ -36,6 +38,7 @@ COLUMNS = [
     "ring_fill",
     "enqueue_source",
     "dequeue_source",
+    "error",
 ]
 SPARK = "▁▂▃▄▅▆▇█"
 
@@ -72,7 +75,7 @@ class Emitter:
     def emit(self, rows: list[dict[str, Any]], note: str | None) -> None:
         for row in rows:
             rates = self.history.setdefault(row["queue"], deque(maxlen=self.points))
-            if row["dequeue_per_s"] is not None:
+            if row.get("dequeue_per_s") is not None:
                 rates.append(float(row["dequeue_per_s"]))
         if self.live is not None:
             self.live.update(self._table(rows, note))
@@ -92,7 +95,7 @@ class Emitter:
         from rich.table import Table
 
         when = rows[0]["time"] if rows else ""
-        interval = rows[0]["interval_s"] if rows else None
+        interval = rows[0].get("interval_s") if rows else None
         table = Table(
             title=f"qadmin tail  {when}  interval {interval or '-'} s",
             caption=note
@@ -123,6 +126,9 @@ class Emitter:
         ):
             table.add_column(column, justify="left" if column in ("queue", "kind") else "right")
         for r in rows:
+            if r.get("error"):
+                table.add_row(r["queue"], r["kind"], *["-"] * 10)
+                continue
             table.add_row(
                 r["queue"],
                 r["kind"],
@@ -175,11 +181,13 @@ def tail(
     stale_after: int,
     target: Target,
     fmt: str | None,
-) -> None:
+) -> int:
     """Watch queues live: enqueue/s, dequeue/s, depth, oldest age, claims, ghosts, lock waits.
 
     On a terminal a live table; otherwise (or --format json) one JSON object per queue per
     sample, flushed, so `qadmin tail q --format json | jq` works. Ctrl-C stops it (exit 0).
+    A sample that fails (lock timeout, lost connection) is a row with an error and counts
+    towards --count; tail then exits with the last sample's failure code (8 or 6), else 0.
     """
     if not names and not all_queues:
         raise UsageError("name one or more queues, or give --all")
@@ -190,34 +198,55 @@ def tail(
     output = render.resolve_format(fmt)
     previous: dict[str, telemetry.Snapshot] = {}
     taken = 0
+    failure: QadminError | None = None
     try:
         with Emitter(output, interval) as emitter:
             while count is None or taken < count:
                 started = time.monotonic()
+                rows, failure = _sample(engine, specs, previous, stale_after)
                 note = None
-                rows = []
-                try:
-                    for spec in specs:
-                        snap = telemetry.snapshot(engine, spec, stale_after)
-                        rows.append(telemetry.tail_row(previous.get(spec.name), snap))
-                        previous[spec.name] = snap
-                except (ConnectionFailed, LockTimeout) as exc:
-                    # Passing trouble (a restart, a killed session, a lock): keep watching.
-                    # Anything else (a missing privilege, a dropped queue) ends tail with its
-                    # exit code rather than retrying for ever.
-                    note = f"qadmin: {' '.join(str(exc).split())}; reconnecting"
+                if failure is not None:
+                    then = "reconnecting" if isinstance(failure, ConnectionFailed) else "retrying"
+                    note = f"qadmin: {' '.join(str(failure).split())}; {then} at the next sample"
                     render.note(note)
-                    engine.close()
-                    previous.clear()
-                    rows = []
-                if rows:
-                    emitter.emit(rows, note)
-                    taken += 1
+                emitter.emit(rows, note)
+                taken += 1
                 if count is not None and taken >= count:
                     break
                 time.sleep(max(0.0, interval - (time.monotonic() - started)))
     except KeyboardInterrupt:
-        return
+        return 0
+    return failure.exit_code if failure is not None else 0
+
+
+def _sample(
+    engine: Engine,
+    specs: list[QueueSpec],
+    previous: dict[str, telemetry.Snapshot],
+    stale_after: int,
+) -> tuple[list[dict[str, Any]], QadminError | None]:
+    """One row per queue, and the last failure of this sample if any. Passing trouble (a lock
+    held, a restart, a killed session) makes the queue's row an error row: it is printed and
+    counts, so --count always ends. Anything else (a missing privilege, a dropped queue) ends
+    tail with its exit code rather than repeating for ever."""
+    rows: list[dict[str, Any]] = []
+    failure: QadminError | None = None
+    for spec in specs:
+        if isinstance(failure, ConnectionFailed):
+            rows.append(telemetry.error_row(spec, str(failure)))
+            continue
+        try:
+            snap = telemetry.snapshot(engine, spec, stale_after)
+        except (ConnectionFailed, LockTimeout) as exc:
+            failure = exc
+            rows.append(telemetry.error_row(spec, str(exc)))
+            if isinstance(exc, ConnectionFailed):
+                engine.close()
+                previous.clear()
+            continue
+        rows.append(telemetry.tail_row(previous.get(spec.name), snap))
+        previous[spec.name] = snap
+    return rows, failure
 
 
 COMMANDS = [tail]

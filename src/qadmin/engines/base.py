@@ -27,6 +27,7 @@ from qadmin.errors import QadminError, UnsupportedError
 from qadmin.kinds import QueueSpec
 
 APP_NAME = "qadmin"
+READ_MARGIN_S = 10
 
 # ``:name`` placeholders in qadmin's SQL files; ``::`` (a PostgreSQL cast) is not one.
 PARAM_PATTERN = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")
@@ -40,6 +41,13 @@ class Timeouts:
     connect_s: int = 5
     lock_ms: int = 5_000
     statement_ms: int = 30_000
+
+    @property
+    def read_s(self) -> int:
+        """How long the client waits for any answer where the driver can bound it (MySQL):
+        past the server's own limits (lock wait plus statement time) with a margin, so the
+        server, not the client, stops a long statement and says why."""
+        return (self.lock_ms + self.statement_ms) // 1000 + READ_MARGIN_S
 
 
 @dataclass(frozen=True)
@@ -191,10 +199,14 @@ class Engine(ABC):
     def fragment(self, name: str) -> str:
         """A dialect's piece of SQL (``{name:object}`` in a template), e.g. how to take a
         sequence value on a server that has no sequences."""
-        relative = f"queues/{self.dialect}/fragments.sql"
-        if not sqlfiles.exists(relative):
-            relative = f"queues/{self.base_dialect}/fragments.sql"
-        return sqlfiles.load(relative).statements(name)[0]
+        own = f"queues/{self.dialect}/fragments.sql"
+        if sqlfiles.exists(own) and sqlfiles.load(own).has(name):
+            return sqlfiles.load(own).statements(name)[0]
+        return sqlfiles.load(f"queues/{self.base_dialect}/fragments.sql").statements(name)[0]
+
+    def server_keywords(self) -> dict[str, str]:
+        """Fixed SQL words that depend on the server rather than the templates' dialect."""
+        return {}
 
     def render(self, statement: str, spec: QueueSpec) -> str:
         """Fill ``{placeholder}`` with quoted object names, qadmin's fixed keywords, or a
@@ -203,6 +215,7 @@ class Engine(ABC):
         keywords = spec.keywords()
         keywords["skip_locked"] = "" if spec.strict else self.LOCK_SKIP
         keywords["capacity"] = str(int(spec.capacity or 0))
+        keywords.update(self.server_keywords())
 
         def fill(match: re.Match[str]) -> str:
             key, argument = match.group(1), match.group(2)
@@ -217,6 +230,8 @@ class Engine(ABC):
                 return fragment.replace("{obj}", name)
             if key in keywords:
                 return keywords[key]
+            if key.startswith("txn_"):  # how a routine runs in a transaction of its own
+                return _PLACEHOLDER.sub(fill, self.fragment(key))
             if key == "schema_lit":
                 return self.quote_literal(self.schema)
             if key.endswith("_name_lit") and key[:-9] in objects:
@@ -356,12 +371,6 @@ class Engine(ABC):
         """A section of ``sql/queues/<dialect>/data.sql`` (export, archive, load) for a queue."""
         return [self.render(s, spec) for s in self._data_file().statements(section)]
 
-    def has_data_section(self, spec: QueueSpec, section: str) -> bool:
-        try:
-            return self._data_file().has(section)
-        except UnsupportedError:
-            return False
-
     def _data_file(self) -> sqlfiles.SqlFile:
         try:
             return self._queue_file("data")
@@ -415,8 +424,13 @@ class Engine(ABC):
         return sqlfiles.load(f"queues/{self.base_dialect}/catalog.sql")
 
     def catalog_sql(self, section: str) -> list[str]:
-        table = self.qualified("qadmin_queues")
-        return [s.replace("{catalog}", table) for s in self.catalog().statements(section)]
+        """A section of the catalog file: ``{catalog}`` is the queue table, ``{objects}`` the
+        table of the objects qadmin created for each queue."""
+        table, objects = self.qualified("qadmin_queues"), self.qualified("qadmin_objects")
+        return [
+            s.replace("{catalog}", table).replace("{objects}", objects)
+            for s in self.catalog().statements(section)
+        ]
 
     def run_catalog(
         self, section: str, params: Mapping[str, Any] | None = None, *, write: bool = True

@@ -10,9 +10,11 @@ ODBC drivers disagree on the classes.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Mapping
 from typing import Any
 
+from qadmin.dsn import odbc_pairs, odbc_value
 from qadmin.engines.base import APP_NAME, PARAM_PATTERN, Engine
 from qadmin.errors import (
     ConnectionFailed,
@@ -31,13 +33,6 @@ _PERMISSION = {229, 230, 262, 297, 300, 916}
 _MISSING = {208, 2812, 3701}
 _CONNECT_STATES = {"08001", "08S01", "08004", "HYT00", "01000", "IM002"}
 _PREFERRED_DRIVERS = ("ODBC Driver 18 for SQL Server", "ODBC Driver 17 for SQL Server", "FreeTDS")
-
-
-def _odbc_value(value: str) -> str:
-    """ODBC attribute values with ; or } must be braced, } doubled."""
-    if any(c in value for c in ";{}=") or value != value.strip():
-        return "{" + value.replace("}", "}}") + "}"
-    return value
 
 
 class MssqlEngine(Engine):
@@ -65,6 +60,8 @@ class MssqlEngine(Engine):
                 text += f";APP={APP_NAME}"
             return text
         driver = d.query.get("driver")
+        if driver is not None and driver.startswith("{") and driver.endswith("}"):
+            driver = driver[1:-1]  # ?driver={FreeTDS}, as in an ODBC string
         if driver is None:
             installed = drivers if drivers is not None else []
             driver = next((x for x in _PREFERRED_DRIVERS if x in installed), None)
@@ -87,22 +84,59 @@ class MssqlEngine(Engine):
         for key, value in d.query.items():
             if key != "driver":
                 parts[key] = value
-        return ";".join(f"{k}={_odbc_value(v)}" for k, v in parts.items())
+        freetds = "freetds" in driver.lower() or "tdsodbc" in driver.lower()
+        return ";".join(f"{k}={odbc_value(v, freetds)}" for k, v in parts.items())
 
     def _open(self) -> Any:
         pyodbc = self._driver_module()
         drivers = (
             pyodbc.drivers() if self.dsn.odbc is None and "driver" not in self.dsn.query else None
         )
-        conn = pyodbc.connect(
-            self.connection_string(drivers), timeout=self.timeouts.connect_s, autocommit=True
-        )
+        conn = self._connect(pyodbc, self.connection_string(drivers))
         conn.timeout = max(1, round(self.timeouts.statement_ms / 1000))
         cursor = conn.cursor()
         for statement in self.session_statements():
             cursor.execute(statement)
         cursor.close()
         return conn
+
+    def where(self) -> str:
+        """host:port for messages; a raw ODBC string's SERVER (``host,port`` or ``host``)
+        and PORT."""
+        if self.dsn.odbc is None:
+            return f"{self.dsn.host or 'localhost'}:{self.dsn.port or 1433}"
+        found = {k.lower(): v for k, v, _, _ in odbc_pairs(self.dsn.odbc)}
+        host, _, port = found.get("server", "localhost").partition(",")
+        return f"{host}:{port or found.get('port') or 1433}"
+
+    def _connect(self, pyodbc: Any, text: str) -> Any:
+        """pyodbc.connect bounded by the connect timeout. FreeTDS ignores the ODBC login
+        timeout once TCP is up (a server that accepts and never answers hangs it for good), so
+        the attempt runs in a thread that is abandoned, and closes what it gets, when late."""
+        outcome: dict[str, Any] = {}
+        late = threading.Event()
+
+        def attempt() -> None:
+            try:
+                conn = pyodbc.connect(text, timeout=self.timeouts.connect_s, autocommit=True)
+            except Exception as exc:
+                outcome["error"] = exc
+                return
+            if late.is_set():
+                conn.close()
+            outcome["conn"] = conn
+
+        thread = threading.Thread(target=attempt, name="qadmin-odbc-connect", daemon=True)
+        thread.start()
+        thread.join(self.timeouts.connect_s + 1)
+        if thread.is_alive():
+            late.set()
+            raise ConnectionFailed(
+                f"mssql: no answer from {self.where()} within {self.timeouts.connect_s} s"
+            )
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["conn"]
 
     # The connection runs in autocommit and writes open their own transaction: reads then hold
     # no locks and send no COMMIT, and no driver-side implicit transaction is left open.
@@ -135,7 +169,7 @@ class MssqlEngine(Engine):
         state = str(exc.args[0]) if exc.args else ""
         text = self.scrub(str(exc.args[1]) if len(exc.args) > 1 else str(exc))
         natives = {int(n) for n in _NATIVE.findall(text)}
-        where = f"{self.dsn.host or 'localhost'}:{self.dsn.port or 1433}"
+        where = self.where()
         if natives & _LOGIN or state == "28000":
             return LoginFailed(f"mssql: login failed for user {self.dsn.user!r} at {where}")
         if 1205 in natives:

@@ -63,11 +63,19 @@ class MysqlEngine(Engine):
             raise UsageError(f"dialect={forced!r}: use mysql or mariadb")
         self._forced = forced
         self._is_mariadb: bool | None = None
+        # Which timeout a "timed out" read hit: the connect timeout while opening.
+        self._opening = False
 
     def default_user(self) -> str:
         return "root"
 
     def _open(self) -> Any:
+        self._opening = True  # stays set when opening fails, for _translate
+        conn = self._connect()
+        self._opening = False
+        return conn
+
+    def _connect(self) -> Any:
         d = self.dsn
         conn = pymysql.connect(
             host=d.host or "localhost",
@@ -75,7 +83,11 @@ class MysqlEngine(Engine):
             user=d.user or self.default_user(),
             password=d.password or "",
             database=d.database,
+            # Until the session is set up, every read and write is bounded by the connect
+            # timeout too: a server that accepts TCP and never answers fails like a refusal.
             connect_timeout=self.timeouts.connect_s,
+            read_timeout=self.timeouts.connect_s,
+            write_timeout=self.timeouts.connect_s,
             autocommit=False,
             program_name=APP_NAME,
             client_flag=CLIENT.MULTI_RESULTS,
@@ -88,6 +100,9 @@ class MysqlEngine(Engine):
             for statement in self.session_statements(self._is_mariadb):
                 cur.execute(statement)
         conn.commit()
+        # Then the read timeout that lets the server's own limits fire first. PyMySQL has no
+        # public setter; it applies these before each read and write.
+        conn._read_timeout = conn._write_timeout = self.timeouts.read_s
         return conn
 
     def session_statements(self, mariadb: bool) -> list[str]:
@@ -118,6 +133,13 @@ class MysqlEngine(Engine):
     def base_dialect(self) -> str:
         return "mysql"
 
+    def server_keywords(self) -> dict[str, str]:
+        # The isolation level's variable: MySQL 8 removed tx_isolation, MariaDB 10.11 has no
+        # transaction_isolation (it came in 11.1); a routine naming the wrong one fails to parse.
+        _ = self.conn  # connecting tells which server this is
+        variable = "@@tx_isolation" if self._is_mariadb else "@@transaction_isolation"
+        return {"isolation_var": variable}
+
     def _translate(self, exc: BaseException) -> QadminError | None:
         if not isinstance(exc, pymysql.Error):
             return None
@@ -126,6 +148,9 @@ class MysqlEngine(Engine):
         where = f"{self.dsn.host or 'localhost'}:{self.dsn.port or 3306}"
         if code in _LOGIN:
             return LoginFailed(f"mysql: login failed for user {self.dsn.user!r} at {where}")
+        if code in _UNREACHABLE and "timed out" in text:
+            waited = self.timeouts.connect_s if self._opening else self.timeouts.read_s
+            return ConnectionFailed(f"mysql: no answer from {where} within {waited} s")
         if code in _UNREACHABLE:
             return ConnectionFailed(f"mysql: cannot reach {where}: {text}")
         if code == _DEADLOCK:

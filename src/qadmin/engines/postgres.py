@@ -7,6 +7,7 @@ wait behind a lock for long nor leave a transaction open holding back vacuum.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -27,6 +28,22 @@ from qadmin.errors import (
 )
 
 _LOGIN_SQLSTATES = {"28P01", "28000"}
+# psycopg >= 3.2.? bounds each wait on the server (one statement, one COPY chunk) when given a
+# timeout; older versions have no such parameter and keep waiting.
+_CAN_BOUND_READS = "timeout" in inspect.signature(psycopg.Connection.wait).parameters
+
+
+class _Connection(psycopg.Connection[Any]):
+    """A psycopg connection whose every wait for the server ends after ``read_timeout_s``:
+    libpq has no read timeout, and a server that hangs after the login (while its kernel still
+    answers TCP) would otherwise hold qadmin for ever."""
+
+    read_timeout_s: float | None = None
+
+    def wait(self, gen: Any, interval: float = 0.1, timeout: float | None = None) -> Any:
+        if timeout is None:
+            timeout = self.read_timeout_s
+        return super().wait(gen, interval=interval, timeout=timeout)
 
 
 class PostgresEngine(Engine):
@@ -55,7 +72,18 @@ class PostgresEngine(Engine):
             f"-c lock_timeout={t.lock_ms} -c statement_timeout={t.statement_ms} "
             f"-c idle_in_transaction_session_timeout={max(t.statement_ms, 60_000)}"
         )
+        # A dead peer or a cut network is noticed within about 25 s even while a statement
+        # runs (the server's kernel answers keepalives while its backend works); a DSN's own
+        # keepalive settings win. statement_timeout bounds a live server.
         params: dict[str, Any] = {
+            "keepalives": 1,
+            "keepalives_idle": 10,
+            "keepalives_interval": 5,
+            "keepalives_count": 3,
+            "tcp_user_timeout": t.read_s * 1000,
+        }
+        params.update(d.query)
+        fixed = {
             "host": d.host or None,
             "port": d.port or None,
             "user": d.user or None,
@@ -65,9 +93,12 @@ class PostgresEngine(Engine):
             "connect_timeout": t.connect_s,
             "options": options,
         }
-        params.update({k: v for k, v in d.query.items() if k not in params})
-        params = {k: v for k, v in params.items() if v is not None}
-        return psycopg.connect(autocommit=False, **params)
+        params |= {k: v for k, v in fixed.items() if v is not None}
+        if not _CAN_BOUND_READS:
+            return psycopg.connect(autocommit=False, **params)
+        conn = _Connection.connect(autocommit=False, **params)
+        conn.read_timeout_s = t.read_s
+        return conn
 
     def _translate(self, exc: BaseException) -> QadminError | None:
         if not isinstance(exc, psycopg.Error):
@@ -89,6 +120,10 @@ class PostgresEngine(Engine):
             return NotFound(f"postgresql: {text}")
         if state in _LOGIN_SQLSTATES or "authentication failed" in text:
             return LoginFailed(f"postgresql: login failed for user {self.dsn.user!r} at {where}")
+        if isinstance(exc, getattr(pgerr, "_WaitTimeout", ())):
+            return ConnectionFailed(
+                f"postgresql: no answer from {where} within {self.timeouts.read_s} s"
+            )
         if isinstance(exc, pgerr.AdminShutdown):
             return ConnectionFailed(f"postgresql: the server ended the session: {text}")
         if isinstance(exc, psycopg.OperationalError) and not state:

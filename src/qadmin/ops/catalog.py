@@ -1,19 +1,43 @@
-"""Reading and writing qadmin's catalog table, which records each managed queue."""
+"""Reading and writing qadmin's catalog: the queues it manages and the objects it created.
+
+``qadmin_queues`` has one row per queue; ``qadmin_objects`` one row per table, sequence,
+routine or (where it is an object of its own) index that qadmin created for a queue. Drop, the
+clean-up after a failed create, convert and load touch only recorded objects, so a queue never
+drops what another queue or a user owns, however the names look alike.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
+from collections.abc import Iterable
 from typing import Any
 
-from qadmin.engines.base import Engine
-from qadmin.errors import NotFound
-from qadmin.kinds import Kind, QueueSpec
+from qadmin.engines.base import Engine, Execute
+from qadmin.errors import NotFound, UsageError
+from qadmin.kinds import Kind, QueueSpec, derived_names
 from qadmin.names import validate_queue_name
 from qadmin.ops.values import iso
 
 CATALOG_TABLE = "qadmin_queues"
-# Bumped when the tables or routines qadmin creates change shape.
-QADMIN_SCHEMA = 1
+OBJECTS_TABLE = "qadmin_objects"
+# Bumped when the tables or routines qadmin creates change shape. 2: qadmin_objects.
+QADMIN_SCHEMA = 2
+CREATING = "creating"
+READY = "ready"
+
+# (object type, name)
+Obj = tuple[str, str]
+
+_CREATE = re.compile(
+    r"CREATE\s+(?:OR\s+REPLACE\s+)?(?:UNLOGGED\s+|UNIQUE\s+|(?:NON)?CLUSTERED\s+)*"
+    r"(TABLE|SEQUENCE|FUNCTION|PROCEDURE|TRIGGER|INDEX|VIEW)\s+(?:IF\s+NOT\s+EXISTS\s+)?",
+    re.IGNORECASE,
+)
+# Attribution order when a catalog from before qadmin_objects is upgraded: what is created
+# first is dropped last.
+_TYPE_ORDER = {"sequence": 0, "table": 1, "index": 2, "function": 3, "procedure": 3}
 
 
 def _spec(row: dict[str, Any]) -> QueueSpec:
@@ -23,48 +47,240 @@ def _spec(row: dict[str, Any]) -> QueueSpec:
         kind=Kind(row["kind"]),
         capacity=int(row["capacity"]) if row["capacity"] is not None else None,
         strict=bool(options.pop("strict", False)),
+        state=str(options.pop("state", READY)),
         options=options,
         created_at=iso(row["created_at"]),
     )
 
 
+def _sql(engine: Engine, section: str, obj: Obj | None = None) -> list[str]:
+    statements = engine.catalog_sql(section)
+    if obj is None:
+        return statements
+    return [s.replace("{object}", engine.qualified(obj[1])) for s in statements]
+
+
 def ensure(engine: Engine) -> None:
+    """Create the catalog, or bring one made by an earlier qadmin up to date."""
     if not engine.table_exists(CATALOG_TABLE):
         engine.run_catalog("create")
+        engine.run_catalog("objects_create")
+    elif not engine.table_exists(OBJECTS_TABLE):
+        _upgrade(engine)
+
+
+def _upgrade(engine: Engine) -> None:
+    """Record, for each queue of an older catalog, the objects that are its own: those its
+    kind creates (and load's staging) that exist and are not another queue's table."""
+    attributed = _attribute(engine, all_queues(engine, creating=True))
+    engine.run_catalog("objects_create")
+    for queue, objs in attributed.items():
+        for position, obj in enumerate(objs):
+            _add(engine, queue, obj, position)
+
+
+def _attribute(engine: Engine, specs: list[QueueSpec]) -> dict[str, list[Obj]]:
+    tables = {s.name for s in specs}
+    taken: set[Obj] = set()
+    out: dict[str, list[Obj]] = {}
+    for spec in sorted(specs, key=lambda s: s.name):
+        expected = {obj for _, obj in planned(engine, spec, engine.section(spec, "create")) if obj}
+        expected |= {("table", spec.objects()[k]) for k in ("stage", "loaded")}
+        expected.add(("index", spec.objects()["stage_idx"]))
+        found = [
+            obj
+            for obj in schema_objects(engine, spec.name)
+            if obj in expected
+            and obj not in taken
+            and not (obj[0] == "table" and obj[1] in tables and obj[1] != spec.name)
+        ]
+        found.sort(key=lambda o: (_TYPE_ORDER.get(o[0], 9), o[1] != spec.name, o[1]))
+        taken.update(found)
+        out[spec.name] = found
+    return out
 
 
 def row(spec: QueueSpec) -> dict[str, Any]:
     """The catalog ``insert`` parameters for a spec."""
-    options = dict(spec.options, strict=spec.strict)
     return {
         "name": spec.name,
         "kind": spec.kind.value,
         "capacity": spec.capacity,
-        "options": json.dumps(options, sort_keys=True),
+        "options": _options(spec),
         "qadmin_schema": QADMIN_SCHEMA,
     }
+
+
+def _options(spec: QueueSpec) -> str:
+    options: dict[str, Any] = dict(spec.options, strict=spec.strict)
+    if spec.state != READY:
+        options["state"] = spec.state
+    return json.dumps(options, sort_keys=True)
 
 
 def record(engine: Engine, spec: QueueSpec) -> None:
     engine.run_catalog("insert", row(spec))
 
 
+def mark_ready(engine: Engine, spec: QueueSpec) -> None:
+    ready = dataclasses.replace(spec, state=READY)
+    engine.run_catalog("set_options", {"name": spec.name, "options": _options(ready)})
+
+
 def forget(engine: Engine, name: str) -> None:
+    """Remove the queue's entry and its objects' records (the objects are gone by then)."""
+    engine.run_catalog("objects_forget", {"queue": name})
     engine.run_catalog("delete", {"name": name})
 
 
-def get(engine: Engine, name: str) -> QueueSpec:
-    """The managed queue called ``name``, or NotFound naming the schema searched."""
+def find(engine: Engine, name: str) -> QueueSpec | None:
     validate_queue_name(name)
-    rows = []
-    if engine.table_exists(CATALOG_TABLE):
-        rows = engine.run_catalog("get", {"name": name}, write=False)
-    if not rows:
+    if not engine.table_exists(CATALOG_TABLE):
+        return None
+    rows = engine.run_catalog("get", {"name": name}, write=False)
+    return _spec(rows[0]) if rows else None
+
+
+def get(engine: Engine, name: str, *, creating: bool = False) -> QueueSpec:
+    """The managed queue called ``name``, or NotFound naming the schema searched. A queue
+    still being created is refused unless the caller can handle one (list, inspect, drop)."""
+    spec = find(engine, name)
+    if spec is None:
         raise NotFound(f"no queue {name!r} in schema {engine.schema} (see 'qadmin list')")
-    return _spec(rows[0])
+    if spec.state == CREATING and not creating:
+        raise UsageError(
+            f"queue {name} is still being created (or its create was interrupted): run the "
+            f"same 'qadmin create' again to finish it, or 'qadmin drop {name}'"
+        )
+    return spec
 
 
-def all_queues(engine: Engine) -> list[QueueSpec]:
+def all_queues(engine: Engine, *, creating: bool = False) -> list[QueueSpec]:
+    """Every managed queue; those still being created only when asked for (list)."""
     if not engine.table_exists(CATALOG_TABLE):
         return []
-    return [_spec(r) for r in engine.run_catalog("list", write=False)]
+    specs = [_spec(r) for r in engine.run_catalog("list", write=False)]
+    return [s for s in specs if creating or s.state != CREATING]
+
+
+# -- the objects of each queue --------------------------------------------------------------
+
+
+def schema_objects(engine: Engine, prefix: str) -> list[Obj]:
+    """Objects of any type in the schema whose name starts with ``prefix``."""
+    pattern = prefix.replace("!", "!!").replace("_", "!_").replace("%", "!%") + "%"
+    rows = engine.query(
+        engine.catalog_sql("schema_objects")[0], {"schema": engine.schema, "prefix": pattern}
+    )
+    return [(str(r["object_type"]), str(r["name"])) for r in rows]
+
+
+def owned(engine: Engine, spec: QueueSpec) -> list[Obj]:
+    """The queue's objects in the order they were created. A catalog from before the record
+    existed is read as its upgrade would record it (nothing is written: dry runs use this)."""
+    if not engine.table_exists(OBJECTS_TABLE):
+        return _attribute(engine, all_queues(engine, creating=True)).get(spec.name, [])
+    rows = engine.run_catalog("objects_of", {"queue": spec.name}, write=False)
+    return [(str(r["object_type"]), str(r["name"])) for r in rows]
+
+
+def _add(
+    engine: Engine, queue: str, obj: Obj, position: int, execute: Execute | None = None
+) -> None:
+    params = {"queue": queue, "object_type": obj[0], "name": obj[1], "position": position}
+    if execute is None:
+        engine.run_catalog("object_add", params)
+    else:
+        execute(_sql(engine, "object_add")[0], params)
+
+
+def own(engine: Engine, spec: QueueSpec, obj: Obj, execute: Execute | None = None) -> bool:
+    """Record ``obj`` as the queue's before it is created; False if it already was."""
+    if execute is None:
+        rows = engine.run_catalog("objects_of", {"queue": spec.name}, write=False)
+    else:
+        rows = execute(_sql(engine, "objects_of")[0], {"queue": spec.name})
+    if any((r["object_type"], r["name"]) == obj for r in rows):
+        return False
+    _add(engine, spec.name, obj, max((int(r["position"]) for r in rows), default=-1) + 1, execute)
+    return True
+
+
+def own_all(engine: Engine, spec: QueueSpec, execute: Execute) -> None:
+    """Record every object ``spec``'s create section makes, in the caller's transaction (a
+    convert creates the ring there)."""
+    for _, obj in planned(engine, spec, engine.section(spec, "create")):
+        if obj is not None:
+            own(engine, spec, obj, execute)
+
+
+def made_by_create(engine: Engine, spec: QueueSpec) -> list[Obj]:
+    """The queue's recorded objects that its kind's create section makes (not load's)."""
+    made = {obj for _, obj in planned(engine, spec, engine.section(spec, "create"))}
+    return [obj for obj in owned(engine, spec) if obj in made]
+
+
+def disown(engine: Engine, spec: QueueSpec, obj: Obj, execute: Execute | None = None) -> None:
+    params = {"queue": spec.name, "object_type": obj[0], "name": obj[1]}
+    if execute is None:
+        engine.run_catalog("object_forget", params)
+    else:
+        execute(_sql(engine, "object_forget")[0], params)
+
+
+def planned(
+    engine: Engine, spec: QueueSpec, statements: Iterable[str]
+) -> list[tuple[str, Obj | None]]:
+    """Each rendered statement with the object it creates, if it creates one of ``spec``'s
+    (a temporary table or a row is not an object of the queue)."""
+    forms: list[tuple[str, str]] = []
+    for name in spec.objects().values():
+        forms += [(engine.qualified(name), name), (engine.quote_ident(name), name)]
+    forms.sort(key=lambda f: -len(f[0]))
+    out: list[tuple[str, Obj | None]] = []
+    for statement in statements:
+        body = "\n".join(
+            line for line in statement.splitlines() if not line.lstrip().startswith("--")
+        ).lstrip()
+        match = _CREATE.match(body)
+        obj = None
+        if match:
+            rest = body[match.end() :]
+            for form, name in forms:
+                if rest.startswith(form):
+                    obj = (match.group(1).lower(), name)
+                    break
+        out.append((statement, obj))
+    return out
+
+
+def drop_statements(engine: Engine, objs: list[Obj]) -> list[str]:
+    """DROP ... IF EXISTS for each object, last created first; an index whose engine names
+    indexes per table goes with its table."""
+    out = []
+    for obj in reversed(objs):
+        section = f"drop_{obj[0]}"
+        if engine.catalog().has(section):
+            out += _sql(engine, section, obj)
+    return out
+
+
+def collisions(engine: Engine, spec: QueueSpec) -> list[str]:
+    """Why ``spec`` cannot be created: each existing object, or other queue's (derived or
+    recorded) name, that one of the names it may ever use would collide with."""
+    mine = derived_names(spec.name, spec.kind)
+    found = [
+        f"a {kind} named {name} exists"
+        for kind, name in schema_objects(engine, spec.name)
+        if name in mine
+    ]
+    recorded: dict[str, set[str]] = {}
+    if engine.table_exists(OBJECTS_TABLE):
+        for r in engine.run_catalog("objects_all", write=False):
+            recorded.setdefault(str(r["queue"]), set()).add(str(r["name"]))
+    for other in all_queues(engine, creating=True):
+        if other.name == spec.name:
+            continue
+        theirs = derived_names(other.name, other.kind) | recorded.get(other.name, set())
+        found += [f"queue {other.name} owns or would use {n}" for n in sorted(mine & theirs)]
+    return sorted(set(found))

@@ -24,7 +24,8 @@ from typing import Any
 from qadmin.engines.base import Engine, Execute
 from qadmin.errors import UsageError
 from qadmin.kinds import QueueSpec
-from qadmin.ops import catalog, convert_staged, resize
+from qadmin.names import validate_schema_name
+from qadmin.ops import catalog, convert_guard, convert_sql, convert_staged, resize
 from qadmin.ops.convert_sql import (
     BACKUP_SUFFIX,
     CHUNK,
@@ -35,17 +36,19 @@ from qadmin.ops.convert_sql import (
     Step,
     copy_backlog,
     outcome,
+    refusal,
     ring_spec,
     staged_switch,
+    too_big,
 )
-from qadmin.ops.convert_sql import source as source
 
 STEPS = {
     "gate": "replace the queue's push/pop with versions that wait for the switch and then call "
     "the ring's (own transaction; PostgreSQL only); wait {grace}s for calls already running",
     "lock": "lock the table (PostgreSQL: ACCESS EXCLUSIVE, under the lock timeout; SQLite: the "
     "write lock): pushes and pops wait until commit",
-    "measure": "count the backlog; refuse if it is larger than the capacity",
+    "measure": "count the backlog (only the waiting rows with --state-column); refuse if it is "
+    "larger than the capacity",
     "set_aside": "copy the backlog with its ids into a temporary table",
     "retire": "drop the queue's table and routines (a hand-built table is renamed to "
     "{backup} and kept)",
@@ -59,13 +62,40 @@ STEPS = {
 }
 
 
+def source(
+    engine: Engine,
+    name: str,
+    id_col: str | None = None,
+    payload_cols: tuple[str, ...] = (),
+    time_col: str | None = None,
+    state_col: str | None = None,
+    waiting: str | None = None,
+) -> Source:
+    """The qadmin queue called ``name``, else the hand-built table of that name; never one of
+    qadmin's own tables (refused before anything else is asked of it)."""
+    validate_schema_name(name)
+    owner = convert_guard.internal_owner(engine, name)
+    if owner:
+        raise UsageError(refusal(name, [owner]))
+    return convert_sql.source(engine, name, id_col, payload_cols, time_col, state_col, waiting)
+
+
+def refused(result: dict[str, Any]) -> str | None:
+    """A dry run's refusal as the one line the convert itself would fail with, or None."""
+    reasons = list(result["refused"])
+    if not result["fits"]:
+        reasons.append(too_big(result["messages"], result["to_capacity"]))
+    return refusal(result["queue"], reasons) if reasons else None
+
+
 def plan(engine: Engine, src: Source, capacity: int) -> dict[str, Any]:
-    """Every step, the locks it takes, the SQL, and whether the backlog fits (read-only)."""
+    """Every step, the locks it takes, the SQL, whether the backlog fits and what the convert
+    would refuse (read-only)."""
     ring = ring_spec(src, capacity)
     if staged_switch(engine):
         return convert_staged.plan(engine, src, ring)
     sql = ConvertSql(engine, src, ring)
-    measured = engine.run(sql.section("measure"), write=False)[0]
+    measured = engine.run(sql.section("measure"), sql.params, write=False)[0]
     messages = int(measured["messages"])
     gated = src.managed is not None and sql.file.has("gate")
     names = [n for n in STEPS if n != "gate" or gated]
@@ -75,7 +105,9 @@ def plan(engine: Engine, src: Source, capacity: int) -> dict[str, Any]:
         "to_capacity": capacity,
         "resuming": None,  # one transaction: nothing is ever left half-done
         "messages": messages,
+        "rows_left": int(measured["rows_left"]),
         "fits": messages <= capacity,
+        "refused": convert_guard.refusals(engine, src, sql),
         "steps": [
             STEPS[n].format(
                 grace=GATE_GRACE_S, backup=src.table + BACKUP_SUFFIX, chunk=f"{CHUNK:,}"
@@ -95,8 +127,8 @@ def plan(engine: Engine, src: Source, capacity: int) -> dict[str, Any]:
 
 
 def _retire(engine: Engine, src: Source, sql: ConvertSql) -> list[str]:
-    if src.managed is not None:
-        return engine.section(src.managed, "drop")
+    if src.managed is not None:  # only what qadmin recorded as the queue's own
+        return catalog.drop_statements(engine, catalog.made_by_create(engine, src.managed))
     return sql.section("retire_external")
 
 
@@ -112,26 +144,27 @@ def convert(
     if staged_switch(engine):
         return convert_staged.convert(engine, src, ring, step, progress)
     sql = ConvertSql(engine, src, ring)
+    reasons = convert_guard.refusals(engine, src, sql)
+    if reasons:
+        raise UsageError(refusal(src.table, reasons))
     catalog.ensure(engine)  # outside the switch: creating an empty catalog is harmless
     if src.managed is not None and sql.file.has("gate"):
         step("gate")
         engine.run(sql.section("gate"))
         time.sleep(GATE_GRACE_S)
+    retire = _retire(engine, src, sql)  # read before the switch's transaction begins
     with engine.transaction() as execute:
         step("lock")
         for statement in sql.section("lock"):
             execute(statement)
         step("measure")
-        measured = execute(sql.section("measure")[0])[0]
+        measured = execute(sql.section("measure")[0], sql.params)[0]
         messages = int(measured["messages"])
         if messages > capacity:
-            raise UsageError(
-                f"refusing to convert {src.table}: its backlog of {messages:,} messages does "
-                f"not fit a ring of {capacity:,} (choose a larger --capacity)"
-            )
+            raise UsageError(refusal(src.table, [too_big(messages, capacity)]))
         if measured["min_id"] is not None and int(measured["min_id"]) < 0:
             raise UsageError(f"{src.table} has negative ids: a ring numbers messages from 0")
-        _switch(engine, src, ring, sql, execute, step)
+        _switch(engine, ring, sql, retire, execute, step)
         # SQLite's measure has no next_id: its AUTOINCREMENT counter is not read (yet).
         next_id = int(measured.get("next_id") or int(measured["max_id"] or 0) + 1)
         step("start_sequences")
@@ -144,19 +177,25 @@ def convert(
             execute(engine.catalog_sql("delete")[0], {"name": src.table})
         for statement in engine.catalog_sql("insert"):
             execute(statement, catalog.row(ring))
-    return outcome(src, capacity, messages, next_id)
+    return outcome(src, capacity, messages, next_id, int(measured["rows_left"]))
 
 
 def _switch(
-    engine: Engine, src: Source, ring: QueueSpec, sql: ConvertSql, execute: Execute, step: Step
+    engine: Engine,
+    ring: QueueSpec,
+    sql: ConvertSql,
+    retire: list[str],
+    execute: Execute,
+    step: Step,
 ) -> None:
     step("set_aside")
     for statement in sql.section("set_aside"):
-        execute(statement)
+        execute(statement, sql.params)
     step("retire")
-    for statement in _retire(engine, src, sql):
+    for statement in retire:
         execute(statement)
     step("create")
+    catalog.own_all(engine, ring, execute)
     for statement in engine.section(ring, "create"):
         execute(statement)
     resize.grow(engine, ring, execute, 0, int(ring.capacity or 0))

@@ -42,6 +42,9 @@ class Source:
     id_col: str = "id"
     payload_cols: tuple[str, ...] = ("payload",)
     time_col: str | None = "enqueued_at"
+    # Hand-built: only rows whose state_col equals waiting (a bound value) are messages.
+    state_col: str | None = None
+    waiting: str | None = None
     # A staged convert that switched but did not finish: only its clean-up is left.
     switched: bool = False
 
@@ -87,9 +90,13 @@ def source(
     id_col: str | None = None,
     payload_cols: tuple[str, ...] = (),
     time_col: str | None = None,
+    state_col: str | None = None,
+    waiting: str | None = None,
 ) -> Source:
     """The qadmin queue called ``name``, else the hand-built table of that name."""
     validate_schema_name(name)
+    if (state_col is None) != (waiting is None):
+        raise UsageError("--state-column and --waiting go together")
     try:
         spec = catalog.get(engine, name)
     except NotFound:
@@ -100,13 +107,16 @@ def source(
             return resumed
         if spec.kind not in CONVERTIBLE:
             raise WrongKind(f"convert takes a fifo or heap queue; {name} is a {spec.kind} queue")
-        if id_col or payload_cols or time_col:
-            raise UsageError("--id-column/--payload-column/--time-column are for hand-built tables")
+        if id_col or payload_cols or time_col or state_col:
+            raise UsageError(
+                "--id-column/--payload-column/--time-column/--state-column are for hand-built "
+                "tables"
+            )
         return Source(table=name, managed=spec)
     if not engine.table_exists(name):
         raise NotFound(f"no queue or table {name!r} in schema {engine.schema}")
     table = interrupted_backup(engine, name) or name
-    for column in filter(None, (id_col, time_col, *payload_cols)):
+    for column in filter(None, (id_col, time_col, state_col, *payload_cols)):
         validate_schema_name(column)
     if id_col is None:
         keys = diagnose.run_part(engine, "primary_key", {"schema": engine.schema, "table": table})
@@ -116,8 +126,28 @@ def source(
         id_col = names[0]
     if not payload_cols:
         raise UsageError("a hand-built table needs --payload-column (one or more)")
+    if state_col is not None and state_col in (id_col, time_col, *payload_cols):
+        raise UsageError(f"--state-column {state_col} is also the id, time or a payload column")
     return Source(
-        table=name, managed=None, id_col=id_col, payload_cols=payload_cols, time_col=time_col
+        table=name,
+        managed=None,
+        id_col=id_col,
+        payload_cols=payload_cols,
+        time_col=time_col,
+        state_col=state_col,
+        waiting=waiting,
+    )
+
+
+def refusal(table: str, reasons: list[str]) -> str:
+    """The one line a refused convert prints (the dry run prints the same)."""
+    return f"refusing to convert {table}: " + "; ".join(reasons)
+
+
+def too_big(messages: int, capacity: int) -> str:
+    return (
+        f"its backlog of {messages:,} messages does not fit a ring of {capacity:,} "
+        "(choose a larger --capacity)"
     )
 
 
@@ -175,7 +205,10 @@ class ConvertSql:
             "{staged_pop_lit}": engine.quote_literal(self.staged["pop"]),
             "{order_by}": src.managed.keywords()["order_by"] if src.managed else "",
             "{id_col}": q(src.id_col),
+            "{waiting}": f"{q(src.state_col)} = :waiting" if src.state_col else "1 = 1",
         }
+        # Bound with every statement that filters on {waiting}.
+        self.params: dict[str, Any] = {"waiting": src.waiting} if src.state_col else {}
         hand_built = src.managed is None and not src.switched  # switched: nothing to copy
         types = self._column_types(columns_from or src.table) if hand_built else {}
         self.fill["{time_expr}"] = self._time()
@@ -192,7 +225,8 @@ class ConvertSql:
             self.engine.engine_sql("column_types"), {"schema": self.engine.schema, "name": table}
         )
         types = {r["column_name"]: str(r["data_type"]).lower() for r in rows}
-        for column in (self.src.id_col, self.src.time_col, *self.src.payload_cols):
+        src = self.src
+        for column in (src.id_col, src.time_col, src.state_col, *src.payload_cols):
             if column and column not in types:
                 raise NotFound(f"{self.src.table} has no column {column!r}")
         return types
@@ -220,14 +254,18 @@ class ConvertSql:
         return out
 
 
-def outcome(src: Source, capacity: int, messages: int | None, next_id: int) -> dict[str, Any]:
-    """What convert reports, the same whichever way the engine switched (README: output keys)."""
+def outcome(
+    src: Source, capacity: int, messages: int | None, next_id: int, rows_left: int | None = 0
+) -> dict[str, Any]:
+    """What convert reports, the same whichever way the engine switched (README: output keys).
+    ``rows_left``: rows that were not waiting messages, left in the kept table."""
     return {
         "queue": src.table,
         "from": src.origin,
         "to": "ring",
         "capacity": capacity,
         "messages": messages,
+        "rows_left": rows_left,
         "next_id": next_id,
         "backup_table": None if src.managed else src.table + BACKUP_SUFFIX,
     }
@@ -242,7 +280,7 @@ def copy_backlog(
     while copied < messages:
         rows: list[dict[str, Any]] = []
         for statement in sql.section("copy"):
-            rows = execute(statement, {"after": after, "chunk": CHUNK})
+            rows = execute(statement, {**sql.params, "after": after, "chunk": CHUNK})
         copied += int(rows[0]["copied"])
         after = int(rows[0]["last_id"])
         if progress:

@@ -17,7 +17,7 @@ from typing import Any
 from qadmin.engines.base import Engine
 from qadmin.errors import Deadlock, LockTimeout, UsageError
 from qadmin.kinds import QueueSpec
-from qadmin.ops import catalog, resize
+from qadmin.ops import catalog, convert_guard, resize
 from qadmin.ops.convert_sql import (
     CHUNK,
     GATE_GRACE_S,
@@ -29,6 +29,8 @@ from qadmin.ops.convert_sql import (
     copy_backlog,
     interrupted_backup,
     outcome,
+    refusal,
+    too_big,
 )
 
 # Tries at the switch when open transactions keep the gate or the table (each waits the lock
@@ -38,7 +40,8 @@ RETRY_PAUSE_S = 0.5
 _CREATE_ROUTINE = "CREATE PROCEDURE"
 
 STEPS = {
-    "measure": "count the backlog; refuse if it is larger than the capacity",
+    "measure": "count the backlog (only the waiting rows with --state-column); refuse if it is "
+    "larger than the capacity",
     "mark": "refuse if another object has a name the ring needs; create the gate row {gate} "
     "(its existence marks a convert under way: a re-run knows what is its own)",
     "prepare": "drop what an interrupted prepare left, then create the ring beside the queue: "
@@ -133,7 +136,8 @@ def _state(engine: Engine, sql: ConvertSql) -> str:
 
 def plan(engine: Engine, src: Source, ring: QueueSpec) -> dict[str, Any]:
     """Every step still to do, the locks it takes and the SQL (read-only)."""
-    sql = ConvertSql(engine, src, ring, interrupted_backup(engine, src.table) or "")
+    backup = interrupted_backup(engine, src.table) or ""
+    sql = ConvertSql(engine, src, ring, backup)
     staging = _Staging(engine, src, ring, sql)
     state = _state(engine, sql)
     capacity = int(ring.capacity or 0)
@@ -150,6 +154,7 @@ def plan(engine: Engine, src: Source, ring: QueueSpec) -> dict[str, Any]:
     )
     statements: list[str] = []
     messages: int | None = None
+    rows_left: int | None = None
     steps = list(STEPS)
     if state == "switched":
         steps = steps[steps.index("finish") :]
@@ -157,15 +162,15 @@ def plan(engine: Engine, src: Source, ring: QueueSpec) -> dict[str, Any]:
         if state == "renamed":
             steps = steps[steps.index("lock") :]
             steps.remove("rename")
-            measured = engine.run(sql.section("measure_backup"), write=False)[0]
+            measured = engine.run(sql.section("measure_backup"), sql.params, write=False)[0]
         else:
-            measured = engine.run(sql.section("measure"), write=False)[0]
+            measured = engine.run(sql.section("measure"), sql.params, write=False)[0]
             statements += sql.section("collisions") + sql.section("gate_table")
             statements += staging.discard() + staging.create()
             statements += engine.section(staging.tables, "resize_grow")
             if src.managed is not None:
                 statements += sql.section("gate")
-        messages = int(measured["messages"])
+        messages, rows_left = int(measured["messages"]), int(measured["rows_left"])
         for name in ("gate_lock", "rename", "measure_backup", "start_sequences", "copy"):
             if name != "rename" or state != "renamed":
                 statements += sql.section(name)
@@ -177,7 +182,9 @@ def plan(engine: Engine, src: Source, ring: QueueSpec) -> dict[str, Any]:
         "to_capacity": capacity,
         "resuming": None if state == "fresh" else state,
         "messages": messages,
+        "rows_left": rows_left,
         "fits": messages is None or messages <= capacity,
+        "refused": convert_guard.refusals(engine, src, sql, backup),
         "steps": [STEPS[name].format(**names) for name in steps],
         "statements": statements,
     }
@@ -192,7 +199,13 @@ def convert(
     staging = _Staging(engine, src, ring, sql)
     capacity = int(ring.capacity or 0)
     state = _state(engine, sql)
-    messages = None
+    messages = rows_left = None
+    if state != "switched":
+        reasons = convert_guard.refusals(engine, src, sql, backup or "")
+        if reasons:
+            if state == "gated":
+                _abandon(engine, staging)
+            raise UsageError(refusal(src.table, reasons))
     if state in ("renamed", "switched"):
         started = _ctl_capacity(engine, ring)
         if state == "renamed" and started != capacity:
@@ -203,7 +216,8 @@ def convert(
         capacity = started
     if state in ("fresh", "gated"):
         step("measure")
-        backlog = int(engine.run(sql.section("measure"), write=False)[0]["messages"])
+        measured = engine.run(sql.section("measure"), sql.params, write=False)[0]
+        backlog = int(measured["messages"])
         if backlog > capacity:
             if state == "gated":
                 _abandon(engine, staging)
@@ -218,7 +232,7 @@ def convert(
             engine.run(sql.section("gate"))
             time.sleep(GATE_GRACE_S)
     if state != "switched":
-        messages = _switch(
+        messages, rows_left = _switch(
             engine, staging, renamed=state == "renamed", step=step, progress=progress
         )
     step("finish")
@@ -228,14 +242,11 @@ def convert(
     step("cleanup")
     engine.run(staging.leftovers())
     next_id = engine.run(sql.section("sequences"), write=False)[0]["push_next"]
-    return outcome(src, capacity, messages, int(next_id))
+    return outcome(src, capacity, messages, int(next_id), rows_left)
 
 
 def _too_big(src: Source, messages: int, capacity: int) -> UsageError:
-    return UsageError(
-        f"refusing to convert {src.table}: its backlog of {messages:,} messages does not fit a "
-        f"ring of {capacity:,} (choose a larger --capacity)"
-    )
+    return UsageError(refusal(src.table, [too_big(messages, capacity)]))
 
 
 def _mark(engine: Engine, sql: ConvertSql) -> None:
@@ -245,12 +256,15 @@ def _mark(engine: Engine, sql: ConvertSql) -> None:
             f"cannot convert {sql.src.table}: {', '.join(sorted(taken))} already exist(s), and "
             "the ring needs those names (rename or drop them first)"
         )
+    catalog.own(engine, sql.ring, ("table", sql.gate))  # recorded, then made
     engine.run(sql.section("gate_table"))
 
 
 def _prepare(engine: Engine, staging: _Staging, capacity: int) -> None:
     engine.run(staging.discard())
-    for statement in staging.create():
+    for statement, obj in catalog.planned(engine, staging.tables, staging.create()):
+        if obj is not None:
+            catalog.own(engine, staging.tables, obj)
         engine.run([statement])
     with engine.transaction() as execute:
         resize.grow(engine, staging.tables, execute, 0, capacity)
@@ -266,7 +280,7 @@ def _abandon(engine: Engine, staging: _Staging) -> None:
 
 def _switch(
     engine: Engine, staging: _Staging, *, renamed: bool, step: Step, progress: Progress | None
-) -> int:
+) -> tuple[int, int]:
     """Hold the gate in this connection, rename in another, then park the backlog and flip the
     gate in one transaction. Open transactions that outlast the lock timeout make it let go
     and try again; after the last try the queue keeps working as it was."""
@@ -285,7 +299,7 @@ def _switch(
                         other.run(sql.section("rename"))
                         renamed = True
                     step("measure_backup")
-                    measured = execute(sql.section("measure_backup")[0])[0]
+                    measured = execute(sql.section("measure_backup")[0], sql.params)[0]
                     messages = int(measured["messages"])
                     if messages > int(ring.capacity or 0):
                         other.run(sql.section("unrename"))
@@ -301,7 +315,8 @@ def _switch(
                         execute(engine.catalog_sql("delete")[0], {"name": src.table})
                     for statement in engine.catalog_sql("insert"):
                         execute(statement, catalog.row(ring))
-                return messages
+                    catalog.own_all(engine, ring, execute)
+                return messages, int(measured["rows_left"])
             except (LockTimeout, Deadlock):
                 # The server may also break a wait between the rename's metadata lock and the
                 # gate's row lock as a deadlock: the same situation, the same retry.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+from contextlib import suppress
 from dataclasses import dataclass, field
 
 from qadmin.engines.base import Engine
@@ -60,42 +62,75 @@ def make_spec(
 
 
 def create(engine: Engine, spec: QueueSpec) -> QueueSpec:
+    """Create the queue, recording its catalog entry (state ``creating``) first and each object
+    before it is made, so that whatever stops it part-way, the same create finishes the job
+    and drop removes exactly what was made."""
     catalog.ensure(engine)
-    if engine.table_exists(spec.name):
-        raise QadminError(f"a table named {spec.name!r} already exists in schema {engine.schema}")
-    statements = engine.section(spec, "create")
+    earlier = catalog.find(engine, spec.name)
+    if earlier is not None and earlier.state != catalog.CREATING:
+        raise UsageError(f"queue {spec.name} already exists in schema {engine.schema}")
+    if earlier is not None:  # an interrupted create: start again from nothing
+        _drop_objects(engine, earlier)
+        catalog.forget(engine, spec.name)
+    clashes = catalog.collisions(engine, spec)
+    if clashes:
+        raise UsageError(
+            f"cannot create queue {spec.name} in schema {engine.schema}: {'; '.join(clashes)} "
+            "(choose another name)"
+        )
+    catalog.record(engine, dataclasses.replace(spec, state=catalog.CREATING))
     try:
-        for statement in statements:
-            # One statement per transaction: MySQL commits DDL implicitly anyway, and a
-            # failure part-way is cleaned up by the drop section below.
-            engine.run([statement])
+        for statement, obj in catalog.planned(engine, spec, engine.section(spec, "create")):
+            # One statement per transaction: MySQL commits DDL implicitly anyway.
+            new = obj is not None and catalog.own(engine, spec, obj)
+            try:
+                engine.run([statement])
+            except QadminError:
+                if new and obj is not None:  # not made by us: someone else's from now on
+                    catalog.disown(engine, spec, obj)
+                raise
         if spec.kind is Kind.RING and engine.template(spec).has("resize_grow"):
             with engine.transaction() as execute:
                 resize.grow(engine, spec, execute, 0, int(spec.capacity or 0))
-        catalog.record(engine, spec)
+        catalog.mark_ready(engine, spec)
     except QadminError:
-        _drop_objects(engine, spec)
+        _remove(engine, spec)
+        raise
+    except KeyboardInterrupt:
+        # The connection may be mid-statement: clean up on a fresh one. Should that fail too,
+        # the catalog still says "creating", and create or drop finishes the job.
+        with suppress(QadminError), engine.sibling() as fresh:
+            _remove(fresh, spec)
         raise
     return catalog.get(engine, spec.name)
 
 
+def _remove(engine: Engine, spec: QueueSpec) -> None:
+    _drop_objects(engine, spec)
+    catalog.forget(engine, spec.name)
+
+
 def _drop_objects(engine: Engine, spec: QueueSpec) -> None:
-    statements = engine.section(spec, "drop")
-    if engine.has_data_section(spec, "drop"):  # load's staging and key tables
-        statements += engine.data_section(spec, "drop")
-    for statement in statements:
+    """Drop the queue's recorded objects (and only those), last made first."""
+    for statement in catalog.drop_statements(engine, catalog.owned(engine, spec)):
         engine.run([statement])
 
 
 def _plan(engine: Engine, spec: QueueSpec, action: str) -> Plan:
     """The plan with the message count inspect would show: exact when cheap, else the
     engine's estimate (a dry run must not scan a big queue)."""
+    if action == "drop":
+        statements = catalog.drop_statements(engine, catalog.owned(engine, spec))
+    else:
+        statements = engine.section(spec, action)
+    if spec.state == catalog.CREATING:  # no queue to count yet
+        return Plan(action, spec.name, None, statements, False)
     measured = diagnose.size(engine, spec)
     return Plan(
         action,
         spec.name,
         int(measured["depth"]),
-        engine.section(spec, action),
+        statements,
         bool(measured["depth_exact"]),
     )
 
@@ -105,9 +140,11 @@ def drop_plan(engine: Engine, spec: QueueSpec) -> Plan:
 
 
 def drop(engine: Engine, spec: QueueSpec) -> Plan:
+    """Drop the queue's recorded objects and its catalog entry: nothing else, whatever its
+    name (a queue ``a_stage`` is not queue ``a``'s staging table)."""
+    catalog.ensure(engine)
     plan = drop_plan(engine, spec)
-    _drop_objects(engine, spec)
-    catalog.forget(engine, spec.name)
+    _remove(engine, spec)
     return plan
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from qadmin import secrets
 from qadmin.engines.base import Engine
 from qadmin.kinds import Kind, QueueSpec
 from qadmin.ops import diagnose
@@ -138,3 +139,14 @@ def tail_row(previous: Snapshot | None, current: Snapshot) -> dict[str, Any]:
         ):
             row[key] = rates[key]
     return row
+
+
+def error_row(spec: QueueSpec, error: str) -> dict[str, Any]:
+    """A ``tail`` row for a sample that failed (a lock held past the lock timeout, a lost
+    connection): the time, the queue and the error; every figure is null."""
+    return {
+        "time": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        "queue": spec.name,
+        "kind": spec.kind.value,
+        "error": secrets.scrub(" ".join(error.split())),
+    }

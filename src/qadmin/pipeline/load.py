@@ -21,6 +21,7 @@ from typing import Any
 from qadmin.engines.base import Engine
 from qadmin.errors import QadminError, QueueFull, UsageError
 from qadmin.kinds import Kind, QueueSpec
+from qadmin.ops import catalog
 from qadmin.pipeline import formats
 from qadmin.pipeline.export import Progress
 
@@ -39,17 +40,42 @@ def pushes(spec: QueueSpec) -> bool:
 def prepare_stage(engine: Engine, spec: QueueSpec, replace: bool) -> None:
     """Create an empty staging table; one left by a killed run is dropped only when asked."""
     stage = spec.objects()["stage"]
+    catalog.ensure(engine)
     if engine.table_exists(stage):
+        _refuse_foreign(engine, spec, ("table", stage))
         if not replace:
             raise QadminError(
                 f"staging table {stage} exists: a load into {spec.name} is running or one "
                 "was killed; when none is running, re-run with --replace-stage"
             )
         engine.run(engine.data_section(spec, "stage_drop"))
-    for statement in engine.data_section(spec, "stage_create"):
+    create_owned(engine, spec, "stage_create", "loaded_create")
+
+
+def create_owned(engine: Engine, spec: QueueSpec, *sections: str) -> None:
+    """Run data sections' CREATEs, each object recorded as the queue's before it is made, so
+    that drop takes it with the queue; a table of that name that qadmin did not make for this
+    queue is refused before anything is made, never reused (another queue's, or a user's)."""
+    statements = [s for section in sections for s in engine.data_section(spec, section)]
+    planned = catalog.planned(engine, spec, statements)
+    mine = catalog.owned(engine, spec)
+    for _, obj in planned:
+        if obj is not None and obj not in mine:
+            _refuse_foreign(engine, spec, obj)
+    for statement, obj in planned:
+        if obj is not None:
+            catalog.own(engine, spec, obj)
         engine.run([statement])
-    for statement in engine.data_section(spec, "loaded_create"):
-        engine.run([statement])
+
+
+def _refuse_foreign(engine: Engine, spec: QueueSpec, obj: tuple[str, str]) -> None:
+    if obj in catalog.owned(engine, spec):
+        return
+    if any(name == obj[1] for _, name in catalog.schema_objects(engine, obj[1])):
+        raise UsageError(
+            f"{obj[1]} exists and is not queue {spec.name}'s (qadmin did not create it for "
+            "this queue): load will not use it; rename or drop it"
+        )
 
 
 def stage_rows(
@@ -111,8 +137,8 @@ def push_all(
 ) -> dict[str, int]:
     """Rings and capped queues: each batch through the push routine in one transaction."""
     if keyed:
-        for statement in engine.data_section(spec, "loaded_create"):
-            engine.run([statement])
+        catalog.ensure(engine)
+        create_owned(engine, spec, "loaded_create")
     push = engine.section(spec, "push")
     seen = engine.data_section(spec, "key_seen") if keyed else []
     record_key = engine.data_section(spec, "key_record") if keyed else []

@@ -1,0 +1,201 @@
+"""Nothing hangs: a server that accepts TCP and never answers (a silent listener on loopback)
+fails every engine's connection within the connect timeout, with one line naming host:port."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+
+@pytest.fixture
+def silent_port() -> Iterator[int]:
+    """A listener that accepts every connection and never sends a byte."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                accepted.append(listener.accept()[0])
+            except TimeoutError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield int(listener.getsockname()[1])
+    stop.set()
+    thread.join()
+    for conn in accepted:
+        conn.close()
+    listener.close()
+
+
+def qadmin(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
+    started = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-m", "qadmin", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return result, time.monotonic() - started
+
+
+DSNS = {
+    "mysql": "mysql://root:Silent-pw1@127.0.0.1:{port}/test",
+    "mariadb": "mariadb://root:Silent-pw1@127.0.0.1:{port}/test",
+    "postgresql": "postgresql://postgres:Silent-pw1@127.0.0.1:{port}/test",
+    "mssql": "mssql://sa:Silent-pw1@127.0.0.1:{port}/master?driver=FreeTDS",
+}
+
+
+@pytest.mark.parametrize("engine", DSNS)
+def test_a_silent_server_fails_ping_and_check_within_the_connect_timeout(engine, silent_port):
+    if engine == "mssql":
+        pytest.importorskip("pyodbc")
+    dsn = DSNS[engine].format(port=silent_port)
+    ping, took = qadmin("ping", "--dsn", dsn, "--connect-timeout", "3")
+    assert ping.returncode == 6, ping.stderr
+    assert took < 30
+    lines = ping.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"127.0.0.1:{silent_port}" in lines[0], ping.stderr
+    assert "Silent-pw1" not in ping.stderr
+    check, took = qadmin("check", "q", "--dsn", dsn, "--connect-timeout", "3")
+    assert took < 30
+    # check speaks the Nagios convention: 3 UNKNOWN, the reason on its one line.
+    assert check.returncode == 3 and f"127.0.0.1:{silent_port}" in check.stdout, check
+    assert "Silent-pw1" not in check.stdout + check.stderr
+
+
+def test_the_default_connect_timeout_is_five_seconds(silent_port):
+    result, took = qadmin("ping", "--dsn", f"mysql://root@127.0.0.1:{silent_port}/test")
+    assert result.returncode == 6 and "within 5 s" in result.stderr
+    assert 4 < took < 30
+
+
+def test_mysql_read_timeout_outlasts_the_statement_timeout(my_database):
+    """A statement as long as the statement timeout allows is stopped by the server (exit 8,
+    'statement stopped'), not cut off by the client's read timeout (which would be exit 6)."""
+    dsn = f"mysql://root@127.0.0.1:3306/{my_database}"
+    from qadmin.engines import Timeouts, open_engine
+    from qadmin.errors import LockTimeout
+
+    engine = open_engine(dsn, timeouts=Timeouts(lock_ms=1000, statement_ms=2000))
+    assert engine.timeouts.read_s > 3
+    started = time.monotonic()
+    with pytest.raises(LockTimeout, match="statement stopped"):
+        engine.query("SELECT SLEEP(2.5) AS s FROM DUAL WHERE 1 = (SELECT 1)")
+    assert time.monotonic() - started < engine.timeouts.read_s
+    engine.close()
+
+
+class Relay:
+    """A TCP relay to a real server that can fall silent: after ``mute()`` it still accepts
+    and reads but forwards nothing, like a server that hangs after the login."""
+
+    def __init__(self, port: int) -> None:
+        self.target = ("127.0.0.1", port)
+        self.muted = threading.Event()
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self.listener.getsockname()[1])
+        self.sockets: list[socket.socket] = [self.listener]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client = self.listener.accept()[0]
+            except OSError:
+                return
+            server = socket.create_connection(self.target)
+            self.sockets += [client, server]
+            for src, dst in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(src, dst), daemon=True).start()
+
+    def _pump(self, src: socket.socket, dst: socket.socket) -> None:
+        while True:
+            try:
+                data = src.recv(65536)
+                if not data:
+                    return
+                if not self.muted.is_set():
+                    dst.sendall(data)
+            except OSError:
+                return
+
+    def mute(self) -> None:
+        self.muted.set()
+
+    def close(self) -> None:
+        for sock in self.sockets:
+            sock.close()
+
+
+def test_mysql_gives_up_on_a_server_that_falls_silent_after_login(my_database):
+    from qadmin.engines import Timeouts, open_engine
+    from qadmin.errors import ConnectionFailed
+
+    relay = Relay(3306)
+    try:
+        engine = open_engine(
+            f"mysql://root@127.0.0.1:{relay.port}/{my_database}",
+            timeouts=Timeouts(lock_ms=1000, statement_ms=1000),
+        )
+        assert engine.server_version()
+        relay.mute()
+        started = time.monotonic()
+        with pytest.raises(ConnectionFailed, match=f"127.0.0.1:{relay.port} within 12 s"):
+            engine.server_version()
+        assert 11 < time.monotonic() - started < 30
+        engine.close()
+    finally:
+        relay.close()
+
+
+def test_postgresql_gives_up_on_a_server_that_falls_silent_after_login(pg_schema):
+    from qadmin.engines import Timeouts, open_engine
+    from qadmin.errors import ConnectionFailed
+
+    relay = Relay(5432)
+    try:
+        engine = open_engine(
+            f"postgresql://postgres@127.0.0.1:{relay.port}/test",
+            pg_schema,
+            Timeouts(lock_ms=1000, statement_ms=1000),
+        )
+        assert engine.server_version()
+        relay.mute()
+        started = time.monotonic()
+        with pytest.raises(ConnectionFailed, match=f"127.0.0.1:{relay.port} within 12 s"):
+            engine.server_version()
+        assert 11 < time.monotonic() - started < 30
+        engine.close()
+    finally:
+        relay.close()
+
+
+def test_postgresql_read_timeout_outlasts_the_statement_timeout(pg_schema):
+    """The server's statement_timeout stops a long statement first (exit 8, said why)."""
+    from qadmin.engines import Timeouts, open_engine
+    from qadmin.errors import LockTimeout
+
+    engine = open_engine(
+        "postgresql://postgres@127.0.0.1:5432/test",
+        pg_schema,
+        Timeouts(lock_ms=1000, statement_ms=2000),
+    )
+    with pytest.raises(LockTimeout, match="statement cancelled after 2000 ms"):
+        engine.query("SELECT pg_sleep(2.5) AS s")
+    assert engine.query("SELECT 1 AS one") == [{"one": 1}]
+    engine.close()

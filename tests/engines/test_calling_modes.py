@@ -1,0 +1,108 @@
+"""The installed routines called the way applications call them (the README's calling
+contract), one call at a time: what each mode does and what a routine refuses. The
+concurrent, killed and admin-disturbed runs are tests/conformance."""
+
+from __future__ import annotations
+
+import psycopg
+import pymysql
+import pytest
+
+from qadmin.ops import messages, queues
+from tests.conftest import MY_HOST, PG_ADMIN, make_target
+
+
+def _my_app(database: str, isolation: str, autocommit: bool) -> pymysql.Connection:
+    conn = pymysql.connect(host=MY_HOST, user="root", database=database, autocommit=autocommit)
+    with conn.cursor() as cur:
+        cur.execute(f"SET SESSION TRANSACTION ISOLATION LEVEL {isolation}")
+    return conn
+
+
+def _my_call(conn: pymysql.Connection, sql: str, *args: object) -> list[tuple]:
+    """Every result set of a CALL (a pop returns one per message)."""
+    rows: list[tuple] = []
+    with conn.cursor() as cur:
+        cur.execute(sql, args)
+        rows += [r for r in cur.fetchall() if r]
+        while cur.nextset():
+            rows += [r for r in cur.fetchall() or () if r]
+    return rows
+
+
+@pytest.mark.parametrize("label", ["mariadb", "mysql8"])
+def test_an_autocommit_ring_call_at_repeatable_read_runs_in_its_own_transaction(
+    label, request, tmp_path
+):
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    queues.create(engine, queues.make_spec("r", "ring", 8, False))
+    app = _my_app(target.schema or "", "REPEATABLE READ", autocommit=True)
+    _my_call(app, "CALL r_push(%s)", b"a")
+    _my_call(app, "CALL r_push(%s)", b"b")
+    assert [bytes(r[-1]) for r in _my_call(app, "CALL r_pop(%s)", 5)] == [b"a", b"b"]
+    with app.cursor() as cur:  # nothing left open in the application's session
+        cur.execute("SELECT @@in_transaction" if label == "mariadb" else "SELECT 0")
+        assert cur.fetchone()[0] == 0
+    app.close()
+    engine.close()
+
+
+@pytest.mark.parametrize("label", ["mariadb", "mysql8"])
+def test_a_ring_call_inside_a_repeatable_read_transaction_is_refused(label, request, tmp_path):
+    """A deadlock there would roll back after the number was taken: a hole. Refused instead,
+    with nothing taken; the same call at READ COMMITTED works."""
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("r", "ring", 8, False))
+    messages.push(engine, spec, [b"a"])
+    app = _my_app(target.schema or "", "REPEATABLE READ", autocommit=False)
+    for call, arg in (("CALL r_pop(%s)", 1), ("CALL r_push(%s)", b"x")):
+        with pytest.raises(pymysql.err.OperationalError, match="READ COMMITTED"):
+            _my_call(app, call, arg)
+        app.rollback()
+    rc = _my_app(target.schema or "", "READ COMMITTED", autocommit=False)
+    assert [bytes(r[-1]) for r in _my_call(rc, "CALL r_pop(%s)", 5)] == [b"a"]
+    rc.commit()
+    for conn in (app, rc):
+        conn.close()
+    engine.close()
+
+
+@pytest.mark.parametrize("isolation", ["REPEATABLE READ", "SERIALIZABLE"])
+def test_a_postgres_ring_call_outside_read_committed_is_refused(isolation, request, tmp_path):
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("r", "ring", 8, False))
+    messages.push(engine, spec, [b"a"])
+    with psycopg.connect(PG_ADMIN) as app:
+        app.execute(f"SET search_path TO {target.schema}")
+        app.commit()
+        for call in ("SELECT * FROM r_pop(1)", "SELECT * FROM r_push('\\x78'::bytea)"):
+            app.execute(f"BEGIN ISOLATION LEVEL {isolation}")
+            with pytest.raises(psycopg.errors.InvalidTransactionState, match="READ COMMITTED"):
+                app.execute(call)
+            app.rollback()
+        app.autocommit = True
+        assert [bytes(r[2]) for r in app.execute("SELECT * FROM r_pop(5)")] == [b"a"]
+    engine.close()
+
+
+@pytest.mark.parametrize("label", ["mariadb", "mysql8"])
+@pytest.mark.parametrize("kind", ["fifo", "capped"])
+def test_a_pop_inside_the_callers_transaction_comes_back_on_rollback(
+    label, kind, request, tmp_path
+):
+    """Inside a transaction the routine is part of it: ROLLBACK returns the message."""
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    capacity = 8 if kind == "capped" else None
+    spec = queues.create(engine, queues.make_spec("q", kind, capacity, False))
+    messages.push(engine, spec, [b"a", b"b"])
+    app = _my_app(target.schema or "", "READ COMMITTED", autocommit=True)
+    app.begin()
+    assert [bytes(r[-1]) for r in _my_call(app, "CALL q_pop(%s)", 1)] == [b"a"]
+    app.rollback()
+    assert [bytes(r[-1]) for r in _my_call(app, "CALL q_pop(%s)", 5)] == [b"a", b"b"]
+    app.close()
+    engine.close()
