@@ -294,6 +294,11 @@ def consume(where: Where, case: Case, out: str, stop_file: str) -> None:
                 _log(fh, refused=[_name(r) for r in rows if r.get("id")], error=str(exc)[:200])
                 if isinstance(exc, Stale):
                     caller.reload()  # type: ignore[attr-defined]
+                # A mode the routine refuses outright must not keep the consumer alive.
+                idle += 1
+                if idle > IDLE_POLLS and Path(stop_file).exists():
+                    caller.close()
+                    return
                 time.sleep(0.01)
                 continue
             except Lost as exc:
