@@ -68,6 +68,11 @@ END
 -- name: create
 CREATE PROCEDURE {fail}(IN p_id BIGINT, IN p_error TEXT, IN p_retry BOOLEAN)
 BEGIN
+    {txn_declare};
+    {txn_handler};
+    {txn_begin};
+    -- One transaction: in autocommit another consumer could claim and ack the released row
+    -- between the UPDATE and the SELECT, and the release would report nothing.
     UPDATE {table}
     SET last_error = p_error,
         failed_at = UTC_TIMESTAMP(6),
@@ -78,6 +83,7 @@ BEGIN
     IF ROW_COUNT() > 0 THEN
         SELECT id, attempts FROM {table} WHERE id = p_id;
     END IF;
+    {txn_end};
 END
 
 -- name: drop
