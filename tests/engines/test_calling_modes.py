@@ -106,3 +106,30 @@ def test_a_pop_inside_the_callers_transaction_comes_back_on_rollback(
     assert [bytes(r[-1]) for r in _my_call(app, "CALL q_pop(%s)", 5)] == [b"a", b"b"]
     app.close()
     engine.close()
+
+
+@pytest.mark.parametrize("kind", ["ring", "capped"])
+def test_a_sqlite_statement_set_run_in_autocommit_is_one_transaction(kind, tmp_path):
+    """An application running a multi-statement push in autocommit (outside the README's
+    BEGIN IMMEDIATE) still gets one transaction: until its last statement, no other writer
+    gets in between, and the message is there once it ends."""
+    import sqlite3
+
+    from qadmin.engines import open_engine
+
+    path = tmp_path / "q.db"
+    engine = open_engine(f"sqlite:///{path}")
+    spec = queues.create(engine, queues.make_spec("q", kind, 8, False))
+    statements = engine.section(spec, "push")
+    assert len(statements) > 2
+    app = sqlite3.connect(path, isolation_level=None)
+    for statement in statements[:-1]:
+        app.execute(statement, {"payload": b"a"}).fetchall()
+    other = sqlite3.connect(path, isolation_level=None, timeout=0)
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        other.execute("BEGIN IMMEDIATE")
+    app.execute(statements[-1]).fetchall()
+    assert [m["payload"] for m in messages.pop(engine, spec, 5)] == [b"a"]
+    for conn in (app, other):
+        conn.close()
+    engine.close()

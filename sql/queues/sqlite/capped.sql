@@ -40,6 +40,11 @@ DROP TABLE IF EXISTS {seq}
 DROP TABLE IF EXISTS {ctl}
 
 -- name: push
+-- One transaction even when run in autocommit: SAVEPOINT opens one there (and nests
+-- inside BEGIN IMMEDIATE, the contract); RELEASE commits it.
+SAVEPOINT qadmin_call
+
+-- name: push
 SELECT id AS overwritten_id FROM {table}
 WHERE slot = (SELECT s.next_id % c.capacity FROM {seq} AS s, {ctl} AS c)
 
@@ -52,6 +57,9 @@ RETURNING id, enqueued_at
 
 -- name: push
 UPDATE {seq} SET next_id = next_id + 1
+
+-- name: push
+RELEASE qadmin_call
 
 -- name: pop
 DELETE FROM {table}

@@ -42,6 +42,11 @@ DROP TABLE IF EXISTS {ctl}
 DROP TABLE IF EXISTS {overflow}
 
 -- name: push
+-- One transaction even when run in autocommit: SAVEPOINT opens one there (and nests
+-- inside BEGIN IMMEDIATE, the contract); RELEASE commits it.
+SAVEPOINT qadmin_call
+
+-- name: push
 UPDATE {table}
 SET message_id = (SELECT push_seq FROM {ctl}),
     payload = :payload,
@@ -53,6 +58,14 @@ RETURNING message_id AS id, enqueued_at
 -- name: push
 UPDATE {ctl} SET push_seq = push_seq + 1
 WHERE EXISTS (SELECT 1 FROM {table} WHERE slot = push_seq % capacity AND message_id = push_seq)
+
+-- name: push
+RELEASE qadmin_call
+
+-- name: pop
+-- One transaction even when run in autocommit: SAVEPOINT opens one there (and nests
+-- inside BEGIN IMMEDIATE, the contract); RELEASE commits it.
+SAVEPOINT qadmin_call
 
 -- name: pop
 -- The overflow table holds only a converted queue's backlog (qadmin convert): its ids are
@@ -89,6 +102,9 @@ SET pop_seq = min(pop_seq + max(:count - (SELECT count(*) FROM
 -- name: pop
 DELETE FROM {overflow}
 WHERE message_id IN (SELECT message_id FROM {overflow} ORDER BY message_id LIMIT :count)
+
+-- name: pop
+RELEASE qadmin_call
 
 -- name: peek
 SELECT id, enqueued_at, payload FROM (

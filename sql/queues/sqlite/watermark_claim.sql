@@ -2,6 +2,11 @@
 -- acked, so the watermark (the lowest id still in the table) never passes a claim in progress.
 
 -- name: pop
+-- One transaction even when run in autocommit: SAVEPOINT opens one there (and nests
+-- inside BEGIN IMMEDIATE, the contract); RELEASE commits it.
+SAVEPOINT qadmin_call
+
+-- name: pop
 UPDATE {table}
 SET processing_started_at = strftime('%Y-%m-%d %H:%M:%f', 'now'),
     claimed_by = :worker,
@@ -14,3 +19,6 @@ RETURNING id, enqueued_at, attempts, payload
 
 -- name: pop
 UPDATE {wm} SET wm = coalesce((SELECT min(id) FROM {table} WHERE id >= wm), wm)
+
+-- name: pop
+RELEASE qadmin_call
