@@ -70,6 +70,7 @@ BEGIN
         SIGNAL SQLSTATE '25000'
             SET MESSAGE_TEXT = 'ring push runs only in autocommit or at READ COMMITTED';
     END IF;
+    {stats_fresh};  -- MySQL 8: the ticket counters live, not from a day-old cache
     -- The capacity gate: resize holds this row exclusively while it moves the slots.
     SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;
     -- Plain SELECT ... INTO: a subquery in SET or IF would take shared row locks.
@@ -118,6 +119,7 @@ BEGIN
         SIGNAL SQLSTATE '25000'
             SET MESSAGE_TEXT = 'ring pop runs only in autocommit or at READ COMMITTED';
     END IF;
+    {stats_fresh};  -- MySQL 8: the ticket counters live, not from a day-old cache
     SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;  -- the gate
     OPEN parked;
     take: WHILE v_taken < p_count DO

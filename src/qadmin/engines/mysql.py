@@ -143,7 +143,10 @@ class MysqlEngine(Engine):
         # transaction_isolation (it came in 11.1); a routine naming the wrong one fails to parse.
         _ = self.conn  # connecting tells which server this is
         variable = "@@tx_isolation" if self._is_mariadb else "@@transaction_isolation"
-        return {"isolation_var": variable}
+        # MySQL 8 serves information_schema's AUTO_INCREMENT (the rings' ticket counters) from
+        # a cache for a day by default: a routine an application calls must see it live.
+        stats = "DO 0" if self._is_mariadb else "SET SESSION information_schema_stats_expiry = 0"
+        return {"isolation_var": variable, "stats_fresh": stats}
 
     def _translate(self, exc: BaseException) -> QadminError | None:
         if not isinstance(exc, pymysql.Error):
