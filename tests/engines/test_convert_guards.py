@@ -352,3 +352,63 @@ def test_a_users_table_named_like_the_gate_is_not_a_convert_under_way(request, t
     assert engine.query(f"SELECT important FROM {gate}")[0]["important"] == "user data"
     assert [m["payload"] for m in messages.pop(engine, spec, 5)] == [b"m1", b"m2"]
     engine.close()
+
+
+PG_ONLY = {
+    "partition": (
+        [
+            "CREATE TABLE {s}.jobs_all (job_id bigint NOT NULL, body text NOT NULL) "
+            "PARTITION BY HASH (job_id)",
+            "CREATE TABLE {s}.jobs PARTITION OF {s}.jobs_all "
+            "FOR VALUES WITH (MODULUS 1, REMAINDER 0)",
+        ],
+        "parent table",
+    ),
+    "child": (
+        [
+            "CREATE TABLE {s}.jobs (job_id bigserial PRIMARY KEY, body text NOT NULL)",
+            "CREATE TABLE {s}.jobs_old () INHERITS ({s}.jobs)",
+        ],
+        "child table",
+    ),
+    "row-level security": (
+        [
+            "CREATE TABLE {s}.jobs (job_id bigserial PRIMARY KEY, body text NOT NULL)",
+            "ALTER TABLE {s}.jobs ENABLE ROW LEVEL SECURITY",
+        ],
+        "row-level security",
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", list(PG_ONLY))
+def test_postgres_partitions_inheritance_and_row_security_are_refused(shape, request, tmp_path):
+    """A convert would leave rows visible through a parent, read a child's rows into the ring
+    and leave them there, or drop the table's policies."""
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    statements, named = PG_ONLY[shape]
+    for statement in statements:
+        engine.run([statement.format(s=engine.quote_ident(target.schema or ""))])
+    engine.run([f"INSERT INTO {engine.qualified('jobs')} (job_id, body) VALUES (1, 'x')"])
+    line = _refused_both_ways(target, "jobs", "--payload-column", "body", "--id-column", "job_id")
+    assert named in line
+    assert _count(engine, "jobs") == 1 and not engine.table_exists("jobs_before_ring")
+    engine.close()
+
+
+def test_mariadb_event_that_names_the_table_is_refused(request, tmp_path):
+    target = make_target("mariadb", request, tmp_path)
+    engine = target.engine()
+    jobs = engine.qualified("jobs")
+    engine.run([f"CREATE TABLE {jobs} (job_id {SERIAL['mariadb']}, body text NOT NULL)"])
+    engine.run([f"INSERT INTO {jobs} (body) VALUES ('x')"])
+    engine.run(
+        [
+            f"CREATE EVENT {engine.qualified('jobs_prune')} ON SCHEDULE EVERY 1 DAY "
+            "DISABLE DO DELETE FROM jobs WHERE job_id < 0"
+        ]
+    )
+    line = _refused_both_ways(target, "jobs", "--payload-column", "body")
+    assert "event jobs_prune" in line
+    engine.close()

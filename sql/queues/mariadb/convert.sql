@@ -183,8 +183,8 @@ WHERE TABLE_SCHEMA = :schema AND TABLE_NAME = :table
 -- Foreign keys from or to it and its triggers (the catalog); views anywhere whose definition
 -- reads it (MariaDB stores view definitions with `schema`.`table` names), routines whose
 -- text names it as a word (in its schema) or as schema.table (anywhere), and other tables'
--- triggers in its schema that name it: MariaDB records no dependencies, so this is a text
--- search (a routine the user cannot see is not found).
+-- triggers in its schema that name it, and scheduled events that name it: MariaDB records no
+-- dependencies, so this is a text search (a routine the user cannot see is not found).
 -- qadmin leaves out its own routines by name.
 SELECT 'foreign key' AS what, CONSTRAINT_NAME AS name, CONSTRAINT_SCHEMA AS in_schema,
        CONCAT(TABLE_NAME, ' -> ', REFERENCED_TABLE_NAME) AS detail
@@ -206,6 +206,12 @@ WHERE (ROUTINE_SCHEMA = :schema
        AND ROUTINE_DEFINITION REGEXP CONCAT('(^|[^a-zA-Z0-9_$])', :table, '([^a-zA-Z0-9_$]|$)'))
    OR ROUTINE_DEFINITION REGEXP CONCAT('(^|[^a-zA-Z0-9_$])', :schema, '`?[.]`?', :table,
                                        '([^a-zA-Z0-9_$]|$)')
+UNION ALL
+SELECT 'event', EVENT_NAME, EVENT_SCHEMA, NULL FROM information_schema.EVENTS
+WHERE (EVENT_SCHEMA = :schema
+       AND EVENT_DEFINITION REGEXP CONCAT('(^|[^a-zA-Z0-9_$])', :table, '([^a-zA-Z0-9_$]|$)'))
+   OR EVENT_DEFINITION REGEXP CONCAT('(^|[^a-zA-Z0-9_$])', :schema, '`?[.]`?', :table,
+                                     '([^a-zA-Z0-9_$]|$)')
 
 -- name: payload_bytes
 {col}

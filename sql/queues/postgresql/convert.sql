@@ -99,8 +99,9 @@ WHERE table_schema = :schema AND table_name = :table
 -- What depends on the table or what it depends on: foreign keys to or from it, its triggers,
 -- views and rules that read it and SQL-standard function bodies that use it (pg_depend), and
 -- functions whose source names it as a word (in its schema) or as schema.table (anywhere):
--- PL/pgSQL bodies record no dependency, so their text is searched. qadmin leaves out its own
--- routines by name.
+-- PL/pgSQL bodies record no dependency, so their text is searched; a parent it is a partition
+-- or child of, its own partitions or children, and row-level security. qadmin leaves out its
+-- own routines by name.
 WITH t AS (
     SELECT c.oid FROM pg_catalog.pg_class AS c
     JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
@@ -132,6 +133,20 @@ LEFT JOIN pg_catalog.pg_depend AS d
 WHERE d.refobjid IN (SELECT oid FROM t)
    OR (n.nspname = :schema AND p.prosrc ~* ('\m' || :table || '\M'))
    OR p.prosrc ~* ('\m' || :schema || '"?\s*\.\s*"?' || :table || '\M')
+UNION ALL
+SELECT 'parent table', i.inhparent::regclass::text, NULL,
+       'the table is its partition or child: its rows would stay visible through it'
+FROM pg_catalog.pg_inherits AS i, t
+WHERE i.inhrelid = t.oid
+UNION ALL
+SELECT 'child table', i.inhrelid::regclass::text, NULL,
+       'a partition or child of the table: its rows would be read into the ring and stay'
+FROM pg_catalog.pg_inherits AS i, t
+WHERE i.inhparent = t.oid
+UNION ALL
+SELECT 'row-level security', c.oid::regclass::text, NULL, 'the ring would have no policies'
+FROM pg_catalog.pg_class AS c, t
+WHERE c.oid = t.oid AND c.relrowsecurity
 
 -- name: payload_bytes
 {col}
