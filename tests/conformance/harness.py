@@ -557,7 +557,9 @@ class Run:
         """A fifo converted to a ring mid-run refuses REPEATABLE READ callers (README, calling
         contract): what they could not pop is still in the queue, not lost. qadmin (READ
         COMMITTED) takes it, logged like a consumer, so the audit counts each message once."""
-        if self.case.mode.isolation != "repeatable read":
+        mode = self.case.mode
+        server_default_rr = self.where.engine in ("mariadb", "mysql8") and mode.isolation is None
+        if not (mode.isolation == "repeatable read" or (server_default_rr and mode.in_transaction)):
             return
 
         def drain(engine: Engine) -> list[str]:
