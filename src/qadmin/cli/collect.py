@@ -75,7 +75,11 @@ def collect(
     conf = config_mod.load_config(target.config)
     if connections or all_connections:
         known = config_mod.connections(conf)
-        chosen = sorted(known) if all_connections else [c.strip() for c in connections.split(",")]
+        chosen = (
+            sorted(known)
+            if all_connections
+            else [c.strip() for c in (connections or "").split(",")]
+        )
         unknown = [c for c in chosen if c not in known]
         if unknown:
             raise UsageError(f"unknown connection(s): {', '.join(unknown)}")

@@ -115,7 +115,7 @@ def format_option(func: F) -> F:
 
 def count_option(default: int, help_text: str) -> Callable[[F], F]:
     """--count/-n for commands that take a number of messages."""
-    return click.option(  # type: ignore[return-value]
+    return click.option(
         "--count",
         "-n",
         type=click.IntRange(1, MAX_BATCH),
@@ -125,7 +125,7 @@ def count_option(default: int, help_text: str) -> Callable[[F], F]:
     )
 
 
-class Duration(click.ParamType):
+class Duration(click.ParamType):  # type: ignore[type-arg]
     """Seconds, or a number with s, m, h or d: 90, 30s, 5m, 2h, 1d."""
 
     name = "duration"

@@ -96,7 +96,7 @@ def size(engine: Engine, spec: QueueSpec) -> dict[str, Any]:
         out["depth"], out["depth_exact"] = int(row["depth"]), True
         oldest = row.get("oldest_enqueued_at")
     else:
-        out["depth"], out["depth_exact"] = int(estimate), False
+        out["depth"], out["depth_exact"] = int(estimate or 0), False
         rows = _template_rows(engine, spec, "oldest")
         oldest = rows[0]["oldest_enqueued_at"] if rows else None
     when = to_utc(oldest)

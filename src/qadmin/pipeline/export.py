@@ -70,7 +70,7 @@ class Exported:
     rows: int = 0
     first_id: int | None = None
     last_id: int | None = None
-    ids: array = field(default_factory=lambda: array("q"))
+    ids: array[int] = field(default_factory=lambda: array("q"))
 
     def summary(self) -> dict[str, Any]:
         return {

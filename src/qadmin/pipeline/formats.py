@@ -67,9 +67,10 @@ def as_utc(value: Any) -> datetime | None:
         return None
     if isinstance(value, str):
         value = datetime.fromisoformat(value)
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    moment: datetime = value
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
 
 
 def arrow_schema(template: str, queue: str, kind: str) -> Any:
@@ -154,7 +155,7 @@ def _jsonable(row: dict[str, Any], columns: Sequence[str]) -> dict[str, Any]:
     for column in columns:
         value = row.get(column)
         if column == "payload":
-            out["payload_base64"] = base64.b64encode(value).decode("ascii")
+            out["payload_base64"] = base64.b64encode(value or b"").decode("ascii")
         elif isinstance(value, datetime):
             out[column] = value.isoformat().replace("+00:00", "Z")
         else:
