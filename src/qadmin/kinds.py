@@ -17,23 +17,81 @@ class Kind(enum.StrEnum):
     RING = "ring"
 
 
-# heap, fifo and lifo share one table design and differ only in the order of the dequeue.
-TEMPLATE = {
-    Kind.HEAP: "basic",
-    Kind.FIFO: "basic",
-    Kind.LIFO: "basic",
-    Kind.PENDING: "pending",
-    Kind.CAPPED: "capped",
-    Kind.CLAIM: "claim",
-    Kind.RING: "ring",
+@dataclass(frozen=True)
+class KindSpec:
+    """Everything qadmin knows about one kind, in one place: the CLI, the operations, the
+    diagnostics and the pipeline read these flags instead of keeping their own tables."""
+
+    # The template under sql/queues/<dialect>/ (heap, fifo and lifo share ``basic``).
+    template: str
+    # The dequeue order as a fixed SQL fragment (``{order_by}`` in the templates).
+    order_by: str = "ORDER BY id"
+    needs_capacity: bool = False
+    allows_strict: bool = False
+    # Dequeues can range-scan from a watermark (article 004).
+    allows_watermark: bool = False
+    # Messages carry a due time (``due_at``): push takes --due, diagnostics count the due ones.
+    due: bool = False
+    # Claim / ack / fail with ``processing_started_at``: claims, requeue, claimed-state export.
+    claims: bool = False
+    # Driven by push and pop sequences over preallocated slots: ring state, repair.
+    ring: bool = False
+    # resize changes the capacity in place.
+    resizable: bool = False
+    # convert turns it into a ring.
+    convertible: bool = False
+    # archive moves its messages out (a ring's slots and a capped queue's overwrites are not rows
+    # to move).
+    archivable: bool = True
+    # Load goes through the kind's push (it must take sequence numbers) rather than a set insert.
+    load_pushes: bool = False
+    # Counting every message is always cheap (a ring: the two sequences).
+    depth_from_sequences: bool = False
+    # Every dequeue deletes a row, so the server's delete counter is a dequeue rate (claims are
+    # deleted on ack only; a capped queue deletes what it overwrites).
+    deletes_are_dequeues: bool = True
+    # Columns shown beside id, payload and enqueued_at when messages are listed.
+    columns: tuple[str, ...] = ()
+
+
+KINDS: dict[Kind, KindSpec] = {
+    Kind.HEAP: KindSpec("basic", order_by="", allows_strict=False, convertible=True),
+    Kind.FIFO: KindSpec("basic", allows_strict=True, allows_watermark=True, convertible=True),
+    Kind.LIFO: KindSpec("basic", order_by="ORDER BY id DESC", allows_strict=True),
+    Kind.PENDING: KindSpec("pending", due=True, columns=("due_at",)),
+    Kind.CAPPED: KindSpec(
+        "capped",
+        needs_capacity=True,
+        resizable=True,
+        archivable=False,
+        load_pushes=True,
+        deletes_are_dequeues=False,
+    ),
+    Kind.CLAIM: KindSpec(
+        "claim",
+        allows_watermark=True,
+        claims=True,
+        deletes_are_dequeues=False,
+        columns=("attempts",),
+    ),
+    Kind.RING: KindSpec(
+        "ring",
+        needs_capacity=True,
+        ring=True,
+        resizable=True,
+        archivable=False,
+        load_pushes=True,
+        depth_from_sequences=True,
+    ),
 }
 
-NEEDS_CAPACITY = {Kind.CAPPED, Kind.RING}
-# Kinds whose dequeue can range-scan from a watermark (article 004).
-ALLOWS_WATERMARK = {Kind.FIFO, Kind.CLAIM}
+# Derived views kept for the callers that ask "which kinds can ...".
+TEMPLATE = {kind: spec.template for kind, spec in KINDS.items()}
+NEEDS_CAPACITY = {kind for kind, spec in KINDS.items() if spec.needs_capacity}
+ALLOWS_WATERMARK = {kind for kind, spec in KINDS.items() if spec.allows_watermark}
 # A dequeue that takes a message whose id is a multiple of this tries to advance the watermark.
 WATERMARK_EVERY = 100
-ALLOWS_STRICT = {Kind.FIFO, Kind.LIFO}
+ALLOWS_STRICT = {kind for kind, spec in KINDS.items() if spec.allows_strict}
 MAX_CAPACITY = 10_000_000
 
 # Objects that exist beside the table for each kind: placeholder -> suffix of the object name.
@@ -93,8 +151,13 @@ class QueueSpec:
     state: str = "ready"
 
     @property
+    def info(self) -> KindSpec:
+        """What this queue's kind can do (the registry entry)."""
+        return KINDS[self.kind]
+
+    @property
     def template(self) -> str:
-        return TEMPLATE[self.kind]
+        return self.info.template
 
     @property
     def watermark(self) -> bool:
@@ -110,9 +173,8 @@ class QueueSpec:
 
     def keywords(self) -> dict[str, str]:
         """Fixed SQL fragments a template may take, chosen from constants here, never user text."""
-        order_by = {Kind.HEAP: "", Kind.LIFO: "ORDER BY id DESC"}.get(self.kind, "ORDER BY id")
         return {
-            "order_by": order_by,
+            "order_by": self.info.order_by,
             "strict": "TRUE" if self.strict else "FALSE",
             # SQL Server: the article's heap has no clustered index; ordered kinds cluster on id.
             "clustering": "NONCLUSTERED" if self.kind is Kind.HEAP else "CLUSTERED",
