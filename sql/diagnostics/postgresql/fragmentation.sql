@@ -3,11 +3,13 @@
 -- params: :schema, :table
 -- min version: PostgreSQL 14
 -- privilege: none
--- cost: catalog only. The estimate assumes 8-byte key columns (all qadmin's indexes) at the
---       default fillfactor 90, and relies on reltuples from the last VACUUM / ANALYZE;
+-- cost: catalog only, no lock on the table or its indexes (sizes are relpages, not
+--       pg_relation_size(), which waits behind an ACCESS EXCLUSIVE lock). The estimate
+--       assumes 8-byte key columns (all qadmin's indexes) at the default fillfactor 90, and
+--       relies on reltuples from the last VACUUM / ANALYZE;
 --       confirm with --deep (pgstatindex) before a REINDEX CONCURRENTLY
 SELECT ic.relname                           AS index_name,
-       pg_relation_size(ic.oid)             AS index_bytes,
+       ic.relpages::bigint * current_setting('block_size')::bigint AS index_bytes,
        ic.relpages                          AS pages,
        greatest(ic.reltuples, 0)::bigint    AS entries,
        e.expected_pages                     AS expected_pages,

@@ -1,0 +1,110 @@
+"""The catalog diagnostics answer during the lock incidents a DBA opens inspect for (issue 14):
+they read catalogs and statistics only, so they never queue behind a lock on the queue table,
+whether that lock is granted (LOCK TABLE ... ACCESS EXCLUSIVE) or only waiting (an ALTER TABLE
+behind an open transaction, which makes every later reader of the table queue too)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from qadmin import sqlfiles
+from qadmin.engines import Engine, Timeouts, open_engine
+from qadmin.errors import LockTimeout
+from qadmin.ops import messages, queues
+from tests.conftest import Target, make_target
+from tests.engines.incidents import pileup, table_locked
+
+SHORT = Timeouts(lock_ms=500)
+# Diagnostics that must return at least one row for an existing queue table.
+ANSWERS = {"size", "ghosts", "primary_key", "counters", "fragmentation", "sessions"}
+
+
+def catalog_diagnostics(engine: Engine) -> list[str]:
+    """Every diagnostic of the engine but the --deep ones (which read the table's pages)."""
+    root = sqlfiles.sql_root() / "diagnostics"
+    names = {
+        p.stem
+        for dialect in (engine.dialect, engine.base_dialect)
+        for p in (root / dialect).glob("*.sql")
+    }
+    return sorted(n for n in names if not n.endswith("_deep"))
+
+
+def _queue(target: Target) -> tuple[Engine, str]:
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("lockfree_q", "fifo", None, False))
+    messages.push(engine, spec, [b"x"] * 50)
+    return engine, engine.qualified(spec.name)
+
+
+def _answers(target: Target) -> dict[str, list[dict[str, object]]]:
+    """Each catalog diagnostic run on a fresh session with a 500 ms lock timeout."""
+    engine = open_engine(target.dsn, target.engine_schema, SHORT)
+    try:
+        params = {"schema": engine.schema, "table": "lockfree_q", "max_pages": 1000}
+        return {name: engine.diagnostic(name, params) for name in catalog_diagnostics(engine)}
+    finally:
+        engine.close()
+
+
+def _reading_the_table_times_out(target: Target, sql: str) -> None:
+    """The incident is real: an ordinary read of the table does wait, and times out."""
+    engine = open_engine(target.dsn, target.engine_schema, SHORT)
+    try:
+        with pytest.raises(LockTimeout):
+            engine.query(sql)
+    finally:
+        engine.close()
+
+
+def _assert_answered(answers: dict[str, list[dict[str, object]]]) -> None:
+    empty = sorted(n for n in ANSWERS & set(answers) if not answers[n])
+    assert not empty, f"no rows from {empty}"
+
+
+def test_postgres_catalog_diagnostics_answer_behind_access_exclusive_lock(request, tmp_path):
+    target = make_target("postgresql", request, tmp_path)
+    engine, table = _queue(target)
+    with table_locked(target, table):
+        _reading_the_table_times_out(target, f"SELECT pg_table_size('{table}') AS b")
+        _assert_answered(_answers(target))
+    engine.close()
+
+
+@pytest.mark.parametrize("label", ["postgresql", "mariadb"])
+def test_catalog_diagnostics_answer_behind_a_waiting_alter(label, request, tmp_path):
+    target = make_target(label, request, tmp_path)
+    engine, table = _queue(target)
+    with pileup(target, table, readers=1) as incident:
+        _reading_the_table_times_out(target, f"SELECT count(*) AS n FROM {table}")
+        answers = _answers(target)
+        _assert_answered(answers)
+        waiting = {str(r["waiter"]) for r in answers["locks"]}
+        assert set(incident.waiters) <= waiting, (incident, answers["locks"])
+    engine.close()
+
+
+@contextmanager
+def _sqlite_writer(path: str) -> Iterator[None]:
+    """Another connection in the middle of a write transaction on the queue table."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("BEGIN EXCLUSIVE")
+        conn.execute("DELETE FROM lockfree_q")
+        yield
+    finally:
+        conn.execute("ROLLBACK")
+        conn.close()
+
+
+def test_sqlite_diagnostics_answer_while_a_writer_holds_the_file(request, tmp_path):
+    target = make_target("sqlite", request, tmp_path)
+    engine, _ = _queue(target)
+    with _sqlite_writer(str(tmp_path / "queues.db")):
+        answers = _answers(target)
+        _assert_answered(answers)
+    engine.close()
