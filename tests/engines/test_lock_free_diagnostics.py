@@ -108,3 +108,22 @@ def test_sqlite_diagnostics_answer_while_a_writer_holds_the_file(request, tmp_pa
         answers = _answers(target)
         _assert_answered(answers)
     engine.close()
+
+
+def test_mariadb_metadata_lock_pileup_shows_each_waiter_and_the_holder(request, tmp_path):
+    """A reads the table and stays open; B's ALTER waits for the metadata lock; C's SELECT
+    queues behind B. ``locks`` names B and C as waiting on a metadata lock, A as blocker."""
+    target = make_target("mariadb", request, tmp_path)
+    engine, table = _queue(target)
+    with pileup(target, table, readers=1) as incident:
+        rows = engine.diagnostic("locks", {"schema": engine.schema, "table": "lockfree_q"})
+        mdl = [r for r in rows if r["waiter"] in incident.waiters]
+        assert {r["waiter"] for r in mdl} == set(incident.waiters), rows
+        assert {r["blocker"] for r in mdl} == {incident.holder}, rows
+        assert all(r["lock"] == "metadata lock (table)" for r in mdl)
+        assert all(float(r["wait_s"]) > 0 for r in mdl)
+        assert all(float(r["blocker_xact_age_s"]) >= 0 for r in mdl)
+        assert (
+            "ALTER TABLE" in next(r for r in mdl if r["waiter"] == incident.alter)["waiter_query"]
+        )
+    engine.close()
