@@ -73,13 +73,15 @@ def until(probe: Callable[[], Any], timeout_s: float = 15.0) -> Any:
 
 def waiting_sessions(target: Target, observer: Any) -> set[str]:
     """Session ids the server shows waiting for a lock (PostgreSQL: any heavyweight lock;
-    MariaDB: a table metadata lock)."""
+    MariaDB: a table metadata lock or an InnoDB row lock)."""
     if target.label == "postgresql":
         sql = "SELECT pid::text FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
     else:
         sql = (
             "SELECT CAST(ID AS CHAR) FROM information_schema.PROCESSLIST "
-            f"WHERE STATE = '{MDL_WAIT}'"
+            f"WHERE STATE = '{MDL_WAIT}' UNION ALL "
+            "SELECT CAST(trx_mysql_thread_id AS CHAR) FROM information_schema.INNODB_TRX "
+            "WHERE trx_state = 'LOCK WAIT'"
         )
     return {str(r[0]) for r in execute(observer, sql)}
 
