@@ -16,7 +16,7 @@ from qadmin.engines import Engine, Timeouts, open_engine
 from qadmin.errors import LockTimeout
 from qadmin.ops import messages, queues
 from tests.conftest import Target, make_target
-from tests.engines.incidents import pileup, table_locked
+from tests.engines.incidents import connect, execute, pileup, table_locked
 
 SHORT = Timeouts(lock_ms=500)
 # Diagnostics that must return at least one row for an existing queue table.
@@ -83,8 +83,25 @@ def test_catalog_diagnostics_answer_behind_a_waiting_alter(label, request, tmp_p
         _reading_the_table_times_out(target, f"SELECT count(*) AS n FROM {table}")
         answers = _answers(target)
         _assert_answered(answers)
-        waiting = {str(r["waiter"]) for r in answers["locks"]}
-        assert set(incident.waiters) <= waiting, (incident, answers["locks"])
+        mine = [r for r in answers["locks"] if r["waiter"] in incident.waiters]
+        assert {r["waiter"] for r in mine} == set(incident.waiters), (incident, answers["locks"])
+        assert {r["root_blocker"] for r in mine} == {incident.holder}, mine
+    engine.close()
+
+
+def test_mariadb_catalog_diagnostics_answer_behind_lock_tables_write(request, tmp_path):
+    """LOCK TABLES ... WRITE held in another session: readers of the table wait for its
+    metadata lock, the catalog diagnostics (information_schema.TABLES included) do not."""
+    target = make_target("mariadb", request, tmp_path)
+    engine, table = _queue(target)
+    holder = connect(target)
+    try:
+        execute(holder, f"LOCK TABLES {table} WRITE")
+        _reading_the_table_times_out(target, f"SELECT count(*) AS n FROM {table}")
+        _assert_answered(_answers(target))
+    finally:
+        execute(holder, "UNLOCK TABLES")
+        holder.close()
     engine.close()
 
 
@@ -119,7 +136,7 @@ def test_mariadb_metadata_lock_pileup_shows_each_waiter_and_the_holder(request, 
         rows = engine.diagnostic("locks", {"schema": engine.schema, "table": "lockfree_q"})
         mdl = [r for r in rows if r["waiter"] in incident.waiters]
         assert {r["waiter"] for r in mdl} == set(incident.waiters), rows
-        assert {r["blocker"] for r in mdl} == {incident.holder}, rows
+        assert {r["blocker"] for r in mdl} == {r["root_blocker"] for r in mdl} == {incident.holder}
         assert all(r["lock"] == "metadata lock (table)" for r in mdl)
         assert all(float(r["wait_s"]) > 0 for r in mdl)
         assert all(float(r["blocker_xact_age_s"]) >= 0 for r in mdl)

@@ -16,7 +16,9 @@
 --       which). Not inferred: LOCK TABLES held outside a transaction, and holders working
 --       from another default database. Waiters: PROCESSLIST rows in state 'Waiting for table
 --       metadata lock' whose statement names the table. The anonymous block picks the branch
---       at run time, so the plugin's table is resolved only when it exists.
+--       at run time, so the plugin's table is resolved only when it exists. A metadata-lock
+--       blocker is the root of the queue (a SELECT behind a waiting ALTER names the ALTER's
+--       blocker), so root_blocker = blocker.
 BEGIN NOT ATOMIC
     IF EXISTS (SELECT 1 FROM information_schema.PLUGINS
                 WHERE PLUGIN_NAME = 'METADATA_LOCK_INFO' AND PLUGIN_STATUS = 'ACTIVE') THEN
@@ -29,7 +31,8 @@ BEGIN NOT ATOMIC
                TIMESTAMPDIFF(MICROSECOND, b.trx_started, NOW(6)) / 1000000 AS blocker_xact_age_s,
                LEFT(r.trx_query, 200)                                     AS waiter_query,
                LEFT(b.trx_query, 200)                                     AS blocker_query,
-               'innodb_lock_waits'                                        AS blocker_source
+               'innodb_lock_waits'                                        AS blocker_source,
+               CAST(b.trx_mysql_thread_id AS CHAR)                        AS root_blocker
         FROM information_schema.INNODB_LOCK_WAITS AS w
         JOIN information_schema.INNODB_TRX AS r ON r.trx_id = w.requesting_trx_id
         JOIN information_schema.INNODB_TRX AS b ON b.trx_id = w.blocking_trx_id
@@ -45,7 +48,8 @@ BEGIN NOT ATOMIC
                TIMESTAMPDIFF(MICROSECOND, t.trx_started, NOW(6)) / 1000000,
                LEFT(w.INFO, 200),
                LEFT(COALESCE(t.trx_query, h.INFO), 200),
-               CONCAT('metadata_lock_info: ', m.LOCK_MODE)
+               CONCAT('metadata_lock_info: ', m.LOCK_MODE),
+               CAST(h.ID AS CHAR)
         FROM information_schema.PROCESSLIST AS w
         JOIN information_schema.METADATA_LOCK_INFO AS m
           ON m.TABLE_SCHEMA = :schema AND m.TABLE_NAME = :table AND m.THREAD_ID <> w.ID
@@ -66,7 +70,8 @@ BEGIN NOT ATOMIC
                TIMESTAMPDIFF(MICROSECOND, b.trx_started, NOW(6)) / 1000000 AS blocker_xact_age_s,
                LEFT(r.trx_query, 200)                                     AS waiter_query,
                LEFT(b.trx_query, 200)                                     AS blocker_query,
-               'innodb_lock_waits'                                        AS blocker_source
+               'innodb_lock_waits'                                        AS blocker_source,
+               CAST(b.trx_mysql_thread_id AS CHAR)                        AS root_blocker
         FROM information_schema.INNODB_LOCK_WAITS AS w
         JOIN information_schema.INNODB_TRX AS r ON r.trx_id = w.requesting_trx_id
         JOIN information_schema.INNODB_TRX AS b ON b.trx_id = w.blocking_trx_id
@@ -82,7 +87,8 @@ BEGIN NOT ATOMIC
                TIMESTAMPDIFF(MICROSECOND, t.trx_started, NOW(6)) / 1000000,
                LEFT(w.INFO, 200),
                LEFT(COALESCE(t.trx_query, h.INFO), 200),
-               'inferred: open transaction in this database that began before the wait'
+               'inferred: open transaction in this database that began before the wait',
+               CAST(h.ID AS CHAR)
         FROM information_schema.PROCESSLIST AS w
         JOIN information_schema.INNODB_TRX AS t
           ON t.trx_started <= NOW(6) - INTERVAL ROUND(w.TIME_MS * 1000) MICROSECOND

@@ -23,7 +23,8 @@ SELECT CAST(r.trx_mysql_thread_id AS CHAR)                        AS waiter,
        TIMESTAMPDIFF(MICROSECOND, b.trx_started, NOW(6)) / 1000000 AS blocker_xact_age_s,
        LEFT(r.trx_query, 200)                                     AS waiter_query,
        LEFT(b.trx_query, 200)                                     AS blocker_query,
-       'data_lock_waits'                                          AS blocker_source
+       'data_lock_waits'                                          AS blocker_source,
+       CAST(b.trx_mysql_thread_id AS CHAR)                        AS root_blocker
 FROM performance_schema.data_lock_waits AS w
 JOIN performance_schema.data_locks AS rl
   ON rl.ENGINE = w.ENGINE AND rl.ENGINE_LOCK_ID = w.REQUESTING_ENGINE_LOCK_ID
@@ -39,7 +40,8 @@ SELECT CAST(wt.PROCESSLIST_ID AS CHAR),
        TIMESTAMPDIFF(MICROSECOND, t.trx_started, NOW(6)) / 1000000,
        LEFT(wt.PROCESSLIST_INFO, 200),
        LEFT(COALESCE(t.trx_query, ht.PROCESSLIST_INFO), 200),
-       CONCAT('metadata_locks: ', h.LOCK_TYPE)
+       CONCAT('metadata_locks: ', h.LOCK_TYPE),
+       CAST(ht.PROCESSLIST_ID AS CHAR)
 FROM performance_schema.metadata_locks AS p
 JOIN performance_schema.threads AS wt ON wt.THREAD_ID = p.OWNER_THREAD_ID
 JOIN performance_schema.metadata_locks AS h

@@ -2,8 +2,12 @@
 -- params: :schema, :table
 -- min version: PostgreSQL 14 (pg_locks.waitstart)
 -- privilege: none for pids and wait times; pg_read_all_stats to see other roles' queries
--- cost: pg_blocking_pids() briefly takes the lock manager's locks: run on demand, not polled
-WITH target AS (
+-- cost: pg_blocking_pids() briefly takes the lock manager's locks: run on demand, not polled.
+--       No lock on the queue table: answers while it is locked, or while an ALTER waits for it
+-- root_blocker: the session(s) at the head of the chain, not waiting themselves: a reader
+--       queued behind a waiting ALTER TABLE is blocked by the ALTER, and at the root by the
+--       transaction the ALTER waits for (comma-separated when several)
+WITH RECURSIVE target AS (
     SELECT c.oid AS relid
     FROM pg_catalog.pg_class AS c
     JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
@@ -17,6 +21,21 @@ waiting AS (
     WHERE a.wait_event_type = 'Lock'
       AND EXISTS (SELECT 1 FROM pg_catalog.pg_locks AS l, target AS t
                    WHERE l.pid = a.pid AND l.relation = t.relid)
+),
+chain (waiter, pid, depth) AS (
+    SELECT w.pid, bp.pid, 1 FROM waiting AS w CROSS JOIN LATERAL unnest(w.blocked_by) AS bp(pid)
+    UNION
+    SELECT c.waiter, nb.pid, c.depth + 1
+    FROM chain AS c
+    JOIN waiting AS w ON w.pid = c.pid
+    CROSS JOIN LATERAL unnest(w.blocked_by) AS nb(pid)
+    WHERE c.depth < 16
+),
+roots AS (
+    SELECT c.waiter, string_agg(DISTINCT c.pid::text, ',') AS root_blocker
+    FROM chain AS c
+    WHERE NOT EXISTS (SELECT 1 FROM waiting AS w WHERE w.pid = c.pid)
+    GROUP BY c.waiter
 )
 SELECT w.pid::text                                        AS waiter,
        b.pid::text                                        AS blocker,
@@ -25,8 +44,10 @@ SELECT w.pid::text                                        AS waiter,
        b.state                                            AS blocker_state,
        extract(epoch FROM now() - b.xact_start)::float8   AS blocker_xact_age_s,
        left(w.query, 200)                                 AS waiter_query,
-       left(b.query, 200)                                 AS blocker_query
+       left(b.query, 200)                                 AS blocker_query,
+       r.root_blocker                                     AS root_blocker
 FROM waiting AS w
 CROSS JOIN LATERAL unnest(w.blocked_by) AS bp(pid)
 LEFT JOIN pg_catalog.pg_stat_activity AS b ON b.pid = bp.pid
+LEFT JOIN roots AS r ON r.waiter = w.pid
 ORDER BY wait_s DESC
