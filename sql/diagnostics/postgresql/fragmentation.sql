@@ -1,5 +1,7 @@
 -- answers: each index of the queue table: size, entries, and an estimate of the space beyond
---          what its live entries need (bloat_pct), from catalog statistics only
+--          what its live entries need (bloat_pct), from catalog statistics only; valid =
+--          false for an index a failed CREATE INDEX CONCURRENTLY left behind (INVALID: still
+--          maintained by every write, never used by a query)
 -- params: :schema, :table
 -- min version: PostgreSQL 14
 -- privilege: none
@@ -16,7 +18,8 @@ SELECT ic.relname                           AS index_name,
        CASE WHEN ic.relpages > 0
             THEN round(100.0 * greatest(ic.relpages - e.expected_pages, 0) / ic.relpages, 1)
        END                                  AS bloat_pct,
-       s.idx_scan                           AS scans
+       s.idx_scan                           AS scans,
+       i.indisvalid                         AS valid
 FROM pg_catalog.pg_index AS i
 JOIN pg_catalog.pg_class AS t ON t.oid = i.indrelid
 JOIN pg_catalog.pg_namespace AS n ON n.oid = t.relnamespace
