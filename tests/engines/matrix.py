@@ -35,6 +35,7 @@ class Row:
     tail_options: tuple[str, ...] = ()
     sample: tuple[str, ...] = field(default=("--sample", "0"))
     tail_samples: int = 1  # rates need two
+    tail_min: float | None = None  # the tail field must reach this (default: be > 0)
 
     def inspect_args(self, queue: str) -> list[str]:
         return ["inspect", queue, "--format", "json", *self.sample, *COMMON, *self.options]
@@ -62,6 +63,7 @@ MATRIX: list[Row] = [
         "snapshot_age_s",
         {"postgresql": fs.held_snapshot, "mariadb": fs.held_snapshot, "sqlite": NO_HORIZON},
         options=("--warn-snapshot-age", "1s"),
+        tail_min=1.0,
     ),
     Row(
         "row-lock wait",
@@ -81,6 +83,7 @@ MATRIX: list[Row] = [
             "mariadb": "n/a: MariaDB table locks are metadata locks (next row)",
             "sqlite": NO_ROW_LOCKS.replace("row locks", "table locks"),
         },
+        tail_min=2,
     ),
     Row(
         "metadata-lock pile-up",
@@ -92,6 +95,7 @@ MATRIX: list[Row] = [
             "mariadb": fs.lock_pileup,
             "sqlite": "n/a: no metadata locks",
         },
+        tail_min=2,
     ),
     Row(
         "stale claim",
@@ -101,6 +105,7 @@ MATRIX: list[Row] = [
         {"postgresql": fs.stale_claim, "mariadb": fs.stale_claim, "sqlite": fs.stale_claim},
         options=("--stale-after", "1"),
         tail_options=("--stale-after", "1"),
+        tail_min=1,
     ),
     Row(
         "ring push hole",
@@ -109,6 +114,7 @@ MATRIX: list[Row] = [
         "ring_stall_s",
         {"postgresql": fs.ring_push_hole, "mariadb": fs.ring_push_hole, "sqlite": NO_RING_HOLES},
         options=("--crit-ring-stall", "1s"),
+        tail_min=1.0,
     ),
     Row(
         "ring orphan",
@@ -117,6 +123,7 @@ MATRIX: list[Row] = [
         "ring_orphan_age_s",
         {"postgresql": fs.ring_orphan, "mariadb": fs.ring_orphan, "sqlite": NO_RING_HOLES},
         options=("--crit-ring-stall", "1s"),
+        tail_min=1.0,
     ),
     Row(
         "ring nearly full",
@@ -129,6 +136,7 @@ MATRIX: list[Row] = [
             "sqlite": fs.ring_nearly_full,
         },
         options=("--warn-ring-fill", "0.8", "--crit-ring-fill", "0.95"),
+        tail_min=0.9,
     ),
     Row(
         "watermark stranded",
@@ -140,6 +148,7 @@ MATRIX: list[Row] = [
             "mariadb": fs.watermark_stranded,
             "sqlite": fs.watermark_stranded,
         },
+        tail_min=2,
     ),
     Row(
         "backlog growing",

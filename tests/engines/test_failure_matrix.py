@@ -47,7 +47,11 @@ def test_failure_state(row: Row, label: str, request, tmp_path):
             assert code == 0, out
             last = json.loads(out.strip().splitlines()[-1])
             value = last.get(row.tail_field)
-            assert value is not None and float(value) > 0, last
+            assert value is not None, last
+            if row.tail_min is None:
+                assert float(value) > 0, last
+            else:
+                assert float(value) >= row.tail_min, last
     engine.close()
 
 
