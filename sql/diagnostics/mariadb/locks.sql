@@ -52,7 +52,8 @@ BEGIN NOT ATOMIC
                CAST(h.ID AS CHAR)
         FROM information_schema.PROCESSLIST AS w
         JOIN information_schema.METADATA_LOCK_INFO AS m
-          ON m.TABLE_SCHEMA = :schema AND m.TABLE_NAME = :table AND m.THREAD_ID <> w.ID
+          ON m.TABLE_SCHEMA = :schema AND m.TABLE_NAME = :table
+         AND m.THREAD_ID NOT IN (w.ID, CONNECTION_ID())
         JOIN information_schema.PROCESSLIST AS h ON h.ID = m.THREAD_ID
         LEFT JOIN information_schema.INNODB_TRX AS t ON t.trx_mysql_thread_id = h.ID
         WHERE w.STATE = 'Waiting for table metadata lock'
@@ -92,7 +93,7 @@ BEGIN NOT ATOMIC
         FROM information_schema.PROCESSLIST AS w
         JOIN information_schema.INNODB_TRX AS t
           ON t.trx_started <= NOW(6) - INTERVAL ROUND(w.TIME_MS * 1000) MICROSECOND
-         AND t.trx_mysql_thread_id <> w.ID
+         AND t.trx_mysql_thread_id NOT IN (w.ID, CONNECTION_ID())
         JOIN information_schema.PROCESSLIST AS h ON h.ID = t.trx_mysql_thread_id
         WHERE w.STATE = 'Waiting for table metadata lock'
           AND w.INFO REGEXP CONCAT('(^|[^A-Za-z0-9_$])`?', :table, '`?([^A-Za-z0-9_$]|$)')
