@@ -122,19 +122,14 @@ def stale_claim(target: Target, engine: Engine) -> Iterator[str]:
     yield spec.name
 
 
-def _first_slot(target: Target) -> int:
-    return 1 if "dialect=mysql" in target.dsn else 0
-
-
 @contextmanager
 def ring_push_hole(target: Target, engine: Engine) -> Iterator[str]:
     """A pusher killed after taking its number: pops stop at the missing message."""
     spec = _queue(engine, "ring_q", "ring", capacity=4)
-    first = _first_slot(target)
-    _kill_blocked_client(target, "push", _lock_slot(target, first % 4))
+    _kill_blocked_client(target, "push", _lock_slot(target, 0))  # number 0, slot 0
     messages.push(engine, spec, [b"behind"])
     time.sleep(HELD_S)  # the message behind the hole waits past --crit-ring-stall 1s
-    assert _template(engine, spec, "ring_state")["missing_id"] == first
+    assert _template(engine, spec, "ring_state")["missing_id"] == 0
     yield spec.name
 
 
@@ -142,12 +137,11 @@ def ring_push_hole(target: Target, engine: Engine) -> Iterator[str]:
 def ring_orphan(target: Target, engine: Engine) -> Iterator[str]:
     """A popper killed after taking its number: its slot stays full and blocks the pushes."""
     spec = _queue(engine, "ring_q", "ring", capacity=4)
-    first = _first_slot(target)
     messages.push(engine, spec, [b"a", b"b"])
-    _kill_blocked_client(target, "pop", _lock_slot(target, first % 4))
+    _kill_blocked_client(target, "pop", _lock_slot(target, 0))  # number 0, slot 0
     messages.pop(engine, spec)
     messages.push(engine, spec, [b"c", b"d"])
-    assert _template(engine, spec, "ring_state")["orphan_id"] == first
+    assert _template(engine, spec, "ring_state")["orphan_id"] == 0
     yield spec.name
 
 
