@@ -7,6 +7,8 @@ import re
 import pytest
 
 from qadmin import sqlfiles
+from qadmin.engines import open_engine
+from qadmin.kinds import Kind, QueueSpec
 from qadmin.sqltext import Target, TemplateError, render
 
 FRAGMENTS = {
@@ -102,3 +104,26 @@ def test_every_shipped_placeholder_is_in_the_grammar():
     for path in [*root.glob("queues/*/*.sql"), *root.glob("engine/*.sql")]:
         for token in braced.findall(path.read_text(encoding="utf-8")):
             assert form.fullmatch(token), f"{path}: {token}"
+
+
+@pytest.mark.parametrize(
+    "dsn,expected",
+    [
+        ("postgresql://u@h/db", '"App"."Order ""Q""" / \'Order "Q"\''),
+        ("mysql://u@h/db", '`App`.`Order "Q"` / \'Order "Q"\''),
+        ("mssql://u@h/db?driver=FreeTDS", '[App].[Order "Q"] / N\'Order "Q"\''),
+    ],
+)
+def test_each_engine_spells_names_and_literals_its_own_way(dsn, expected):
+    engine = open_engine(dsn, schema="App")
+    assert engine.render_text("{t} / {t.bare_lit}", {"t": 'Order "Q"'}) == expected
+
+
+def test_sql_server_clusters_the_ordered_kinds_only():
+    engine = open_engine("mssql://u@h/db?driver=FreeTDS", schema="dbo")
+
+    def create(kind: Kind) -> str:
+        return " ".join(engine.section(QueueSpec("q", kind), "create"))
+
+    assert "PRIMARY KEY NONCLUSTERED (id)" in create(Kind.HEAP)
+    assert "PRIMARY KEY CLUSTERED (id)" in create(Kind.FIFO)

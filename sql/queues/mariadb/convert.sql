@@ -2,8 +2,8 @@
 -- replaces it. {src} is the table being converted (it has the queue's name, which the ring's
 -- slot table takes over), {backup} what it is renamed to (<queue>_before_ring), {staged_table}
 -- the ring's slot table until the switch, {staged_push} / {staged_pop} the ring's routines
--- until the switch, {gate} the switch's gate row; {id_col.bare}, {time_expr} and {payload_expr} are
--- the source's columns as the ring stores them.
+-- until the switch, {gate} the switch's gate row; {id_col.bare}, {time_expr} and
+-- {payload_expr} are the source's columns as the ring stores them.
 --
 -- MariaDB commits DDL on its own, so the switch cannot be one transaction as on PostgreSQL.
 -- It is a sequence of steps, each safe to repeat, whose state is what exists in the schema:
@@ -33,11 +33,12 @@
 SELECT TABLE_NAME AS name FROM information_schema.TABLES
 WHERE TABLE_SCHEMA = {table.schema_lit}
   AND TABLE_NAME IN ({overflow.bare_lit}, {pending.bare_lit}, {ctl.bare_lit},
-                     {push_seq.bare_lit}, {pop_seq.bare_lit}, {staged_table.bare_lit}, {backup.bare_lit},
-                     {gate.bare_lit})
+                     {push_seq.bare_lit}, {pop_seq.bare_lit}, {staged_table.bare_lit},
+                     {backup.bare_lit}, {gate.bare_lit})
 UNION ALL
 SELECT ROUTINE_NAME FROM information_schema.ROUTINES
-WHERE ROUTINE_SCHEMA = {table.schema_lit} AND ROUTINE_NAME IN ({staged_push.bare_lit}, {staged_pop.bare_lit})
+WHERE ROUTINE_SCHEMA = {table.schema_lit}
+  AND ROUTINE_NAME IN ({staged_push.bare_lit}, {staged_pop.bare_lit})
 
 -- name: gate_table
 -- Made first, for a hand-built table too: its existence marks a convert under way.
@@ -143,7 +144,8 @@ SELECT count(CASE WHEN {waiting} THEN 1 END) AS messages,
        min(CASE WHEN {waiting} THEN {id_col.bare} END) AS min_id,
        GREATEST(COALESCE(max({id_col.bare}), 0) + 1,
                 COALESCE((SELECT AUTO_INCREMENT FROM information_schema.TABLES
-                          WHERE TABLE_SCHEMA = {table.schema_lit} AND TABLE_NAME = {backup.bare_lit}), 1))
+                          WHERE TABLE_SCHEMA = {table.schema_lit}
+                            AND TABLE_NAME = {backup.bare_lit}), 1))
            AS next_id
 FROM {backup}
 
