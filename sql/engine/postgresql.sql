@@ -31,4 +31,4 @@ SET LOCAL idle_in_transaction_session_timeout = 0
 
 -- name: import_snapshot
 SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY;
-SET TRANSACTION SNAPSHOT {snapshot_lit}
+SET TRANSACTION SNAPSHOT {snapshot.bare_lit}

@@ -176,8 +176,6 @@ class QueueSpec:
         return {
             "order_by": self.info.order_by,
             "strict": "TRUE" if self.strict else "FALSE",
-            # SQL Server: the article's heap has no clustered index; ordered kinds cluster on id.
-            "clustering": "NONCLUSTERED" if self.kind is Kind.HEAP else "CLUSTERED",
             "wm_every": str(WATERMARK_EVERY),
         }
 

@@ -6,6 +6,12 @@ and each repetition is one more statement of that section, run in order. Text be
 ``-- name:`` line is the file's header comment. A file with no ``-- name:`` line is one statement,
 section ``main``. Statements are sent as written: comments inside them are kept (stripping
 ``--`` naively would cut string literals).
+
+Queue and engine SQL take ``{...}`` placeholders in one grammar, filled by ``qadmin.sqltext``
+only (its docstring is the reference): ``{x}`` a quoted schema-qualified name, ``{x.bare}``
+the quoted name alone, ``{x.lit}`` / ``{x.bare_lit}`` / ``{x.schema_lit}`` string literals,
+``{keyword}`` fixed SQL, ``{fragment(x)}`` a dialect fragment. Diagnostic SQL takes none: only
+bound ``:params``.
 """
 
 from __future__ import annotations

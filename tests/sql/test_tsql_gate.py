@@ -62,9 +62,8 @@ def every_statement() -> list[tuple[str, str]]:
                 label = f"{spec.kind}{'-strict' if spec.strict else ''}:{section}"
                 out.append((label, sql))
     for section in engine.catalog().sections:
-        for statement in engine.catalog_sql(section):
-            rendered = statement.replace("{object}", engine.qualified("orders_q_push"))
-            out.append((f"catalog:{section}", engine.bind(rendered, PARAMS)[0]))
+        for statement in engine.catalog_sql(section, "orders_q_push"):
+            out.append((f"catalog:{section}", engine.bind(statement, PARAMS)[0]))
     for section, statements in sqlfiles.load("engine/mssql.sql").sections.items():
         out.extend((f"engine:{section}", engine.bind(s, PARAMS)[0]) for s in statements)
     out.extend(("session", s) for s in engine.session_statements())

@@ -2,8 +2,8 @@
 -- replaces it. {src} is the table being converted (it has the queue's name, which the ring's
 -- slot table takes over), {backup} what it is renamed to (<queue>_before_ring), {staged_table}
 -- the ring's slot table until the switch, {staged_push} / {staged_pop} the ring's routines
--- until the switch, {gate} the switch's gate row; {id_col}, {time_expr} and {payload_expr} are
--- the source's columns as the ring stores them.
+-- until the switch, {gate} the switch's gate row; {id_col.bare}, {time_expr} and
+-- {payload_expr} are the source's columns as the ring stores them.
 --
 -- MariaDB commits DDL on its own, so the switch cannot be one transaction as on PostgreSQL.
 -- It is a sequence of steps, each safe to repeat, whose state is what exists in the schema:
@@ -31,13 +31,14 @@
 -- Before anything is made: names the ring needs that something else already has. Once the gate
 -- exists, objects of these names are the convert's own (an interrupted prepare's).
 SELECT TABLE_NAME AS name FROM information_schema.TABLES
-WHERE TABLE_SCHEMA = {schema_lit}
-  AND TABLE_NAME IN ({overflow_name_lit}, {pending_name_lit}, {ctl_name_lit},
-                     {push_seq_name_lit}, {pop_seq_name_lit}, {staged_table_lit}, {backup_lit},
-                     {gate_lit})
+WHERE TABLE_SCHEMA = {table.schema_lit}
+  AND TABLE_NAME IN ({overflow.bare_lit}, {pending.bare_lit}, {ctl.bare_lit},
+                     {push_seq.bare_lit}, {pop_seq.bare_lit}, {staged_table.bare_lit},
+                     {backup.bare_lit}, {gate.bare_lit})
 UNION ALL
 SELECT ROUTINE_NAME FROM information_schema.ROUTINES
-WHERE ROUTINE_SCHEMA = {schema_lit} AND ROUTINE_NAME IN ({staged_push_lit}, {staged_pop_lit})
+WHERE ROUTINE_SCHEMA = {table.schema_lit}
+  AND ROUTINE_NAME IN ({staged_push.bare_lit}, {staged_pop.bare_lit})
 
 -- name: gate_table
 -- Made first, for a hand-built table too: its existence marks a convert under way.
@@ -57,9 +58,9 @@ CREATE OR REPLACE PROCEDURE {push}(IN p_payload LONGBLOB)
 BEGIN
     DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
     DECLARE v_switched TINYINT;
-    {txn_declare};
-    {txn_handler};
-    {txn_begin};
+    {txn_declare()};
+    {txn_handler()};
+    {txn_begin()};
     SELECT switched INTO v_switched FROM {gate} WHERE one = 1 LOCK IN SHARE MODE;
     IF v_switched = 1 THEN
         -- Its own transaction is READ COMMITTED whatever the session's level says; tell the
@@ -68,14 +69,14 @@ BEGIN
         CALL {staged_push}(p_payload);
         SET @qadmin_fresh = NULL;
     ELSEIF EXISTS (SELECT 1 FROM information_schema.TABLES
-                   WHERE TABLE_SCHEMA = {schema_lit} AND TABLE_NAME = {backup_lit}) THEN
+                   WHERE TABLE_SCHEMA = {table.schema_lit} AND TABLE_NAME = {backup.bare_lit}) THEN
         INSERT INTO {backup} (enqueued_at, payload) VALUES (v_at, p_payload);
         SELECT LAST_INSERT_ID() AS id, v_at AS enqueued_at;
     ELSE
         INSERT INTO {src} (enqueued_at, payload) VALUES (v_at, p_payload);
         SELECT LAST_INSERT_ID() AS id, v_at AS enqueued_at;
     END IF;
-    {txn_end};
+    {txn_end()};
 END
 
 -- name: gate
@@ -84,9 +85,9 @@ END
 CREATE OR REPLACE PROCEDURE {pop}(IN p_count INT)
 BEGIN
     DECLARE v_switched TINYINT;
-    {txn_declare};
-    {txn_handler};
-    {txn_begin};
+    {txn_declare()};
+    {txn_handler()};
+    {txn_begin()};
     SELECT switched INTO v_switched FROM {gate} WHERE one = 1 LOCK IN SHARE MODE;
     IF v_switched = 1 THEN
         -- Its own transaction is READ COMMITTED whatever the session's level says; tell the
@@ -95,12 +96,12 @@ BEGIN
         CALL {staged_pop}(p_count);
         SET @qadmin_fresh = NULL;
     ELSEIF EXISTS (SELECT 1 FROM information_schema.TABLES
-                   WHERE TABLE_SCHEMA = {schema_lit} AND TABLE_NAME = {backup_lit}) THEN
-        DELETE FROM {backup} {order_by} LIMIT p_count RETURNING id, enqueued_at, payload;
+                   WHERE TABLE_SCHEMA = {table.schema_lit} AND TABLE_NAME = {backup.bare_lit}) THEN
+        DELETE FROM {backup} {src_order_by} LIMIT p_count RETURNING id, enqueued_at, payload;
     ELSE
-        DELETE FROM {src} {order_by} LIMIT p_count RETURNING id, enqueued_at, payload;
+        DELETE FROM {src} {src_order_by} LIMIT p_count RETURNING id, enqueued_at, payload;
     END IF;
-    {txn_end};
+    {txn_end()};
 END
 
 -- name: gate_state
@@ -132,7 +133,7 @@ RENAME TABLE {src} TO {staged_table}, {backup} TO {src}
 -- rest stay in {backup}, kept (rows_left).
 SELECT count(CASE WHEN {waiting} THEN 1 END) AS messages,
        count(*) - count(CASE WHEN {waiting} THEN 1 END) AS rows_left,
-       min(CASE WHEN {waiting} THEN {id_col} END) AS min_id, max({id_col}) AS max_id
+       min(CASE WHEN {waiting} THEN {id_col.bare} END) AS min_id, max({id_col.bare}) AS max_id
 FROM {src}
 
 -- name: measure_backup
@@ -140,10 +141,11 @@ FROM {src}
 -- counter), not only above the backlog: ids are never reused.
 SELECT count(CASE WHEN {waiting} THEN 1 END) AS messages,
        count(*) - count(CASE WHEN {waiting} THEN 1 END) AS rows_left,
-       min(CASE WHEN {waiting} THEN {id_col} END) AS min_id,
-       GREATEST(COALESCE(max({id_col}), 0) + 1,
+       min(CASE WHEN {waiting} THEN {id_col.bare} END) AS min_id,
+       GREATEST(COALESCE(max({id_col.bare}), 0) + 1,
                 COALESCE((SELECT AUTO_INCREMENT FROM information_schema.TABLES
-                          WHERE TABLE_SCHEMA = {schema_lit} AND TABLE_NAME = {backup_lit}), 1))
+                          WHERE TABLE_SCHEMA = {table.schema_lit}
+                            AND TABLE_NAME = {backup.bare_lit}), 1))
            AS next_id
 FROM {backup}
 
@@ -152,12 +154,12 @@ FROM {backup}
 SELECT SETVAL({push_seq}, :next, 0) AS push_set, SETVAL({pop_seq}, :next, 0) AS pop_set
 
 -- name: sequences
-SELECT {next_expr:push_seq} AS push_next, {next_expr:pop_seq} AS pop_next
+SELECT {next_expr(push_seq)} AS push_next, {next_expr(pop_seq)} AS pop_next
 
 -- name: copy
 INSERT INTO {overflow} (message_id, enqueued_at, payload)
-SELECT {id_col}, {time_expr}, {payload_expr} FROM {backup}
-WHERE {id_col} > :after AND {waiting} ORDER BY {id_col} LIMIT :chunk
+SELECT {id_col.bare}, {time_expr}, {payload_expr} FROM {backup}
+WHERE {id_col.bare} > :after AND {waiting} ORDER BY {id_col.bare} LIMIT :chunk
 
 -- name: copy
 INSERT INTO {pending} (message_id, taken_at)
@@ -214,16 +216,16 @@ WHERE (EVENT_SCHEMA = :schema
                                      '([^a-zA-Z0-9_$]|$)')
 
 -- name: payload_bytes
-{col}
+{col.bare}
 
 -- name: payload_text
-CAST(CONVERT({col} USING utf8mb4) AS BINARY)
+CAST(CONVERT({col.bare} USING utf8mb4) AS BINARY)
 
 -- name: payload_json
 CAST(JSON_OBJECT({pairs}) AS BINARY)
 
 -- name: time_col
-COALESCE(CAST({col} AS DATETIME(6)), UTC_TIMESTAMP(6))
+COALESCE(CAST({col.bare} AS DATETIME(6)), UTC_TIMESTAMP(6))
 
 -- name: time_now
 UTC_TIMESTAMP(6)

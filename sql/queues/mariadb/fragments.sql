@@ -21,7 +21,7 @@ SET v_seq = NEXT VALUE FOR {obj}
 (SELECT next_not_cached_value FROM {obj})
 
 -- name: skip_sql
-CONCAT('SELECT NEXTVAL(', {obj_lit}, ')')
+CONCAT('SELECT NEXTVAL(', {obj.lit}, ')')
 
 -- name: skip_take
 SET @qadmin_n = NEXT VALUE FOR {obj}
@@ -32,7 +32,7 @@ SET @qadmin_n = NEXT VALUE FOR {obj}
 -- name: catch_up_sql
 -- The statement that makes @qadmin_n the next value (SETVAL takes only literals, and never
 -- moves a sequence back).
-CONCAT('SELECT SETVAL(', {obj_lit}, ', ', @qadmin_n, ', 0)')
+CONCAT('SELECT SETVAL(', {obj.lit}, ', ', @qadmin_n, ', 0)')
 
 -- name: txn_begin
 IF @@autocommit = 1 AND @@in_transaction = 0 THEN

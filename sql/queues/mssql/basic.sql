@@ -70,4 +70,4 @@ FROM {table} WITH (READPAST, READCOMMITTEDLOCK)
 ORDER BY id
 
 -- name: counters
-SELECT CAST(IDENT_CURRENT({lit_table}) AS bigint) AS enqueued_total
+SELECT CAST(IDENT_CURRENT({table.lit}) AS bigint) AS enqueued_total

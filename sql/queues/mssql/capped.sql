@@ -95,4 +95,4 @@ ORDER BY id
 
 -- name: counters
 SELECT COALESCE(CAST(last_used_value AS bigint) + 1, CAST(start_value AS bigint)) AS enqueued_total
-FROM sys.sequences WHERE object_id = OBJECT_ID({lit_seq})
+FROM sys.sequences WHERE object_id = OBJECT_ID({seq.lit})

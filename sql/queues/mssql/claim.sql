@@ -16,10 +16,10 @@ CREATE TABLE {table} (
 )
 
 -- name: create
-CREATE INDEX {pop_idx} ON {table} (id) WHERE processing_started_at IS NULL
+CREATE INDEX {pop_idx.bare} ON {table} (id) WHERE processing_started_at IS NULL
 
 -- name: create
-CREATE INDEX {claimed_idx} ON {table} (processing_started_at)
+CREATE INDEX {claimed_idx.bare} ON {table} (processing_started_at)
 WHERE processing_started_at IS NOT NULL
 
 -- name: create
@@ -138,4 +138,4 @@ FROM {table} WITH (READPAST, READCOMMITTEDLOCK)
 ORDER BY id
 
 -- name: counters
-SELECT CAST(IDENT_CURRENT({lit_table}) AS bigint) AS enqueued_total
+SELECT CAST(IDENT_CURRENT({table.lit}) AS bigint) AS enqueued_total

@@ -10,7 +10,7 @@ CREATE TABLE {table} (
 )
 
 -- name: create
-CREATE CLUSTERED INDEX {pop_idx} ON {table} (due_at, id)
+CREATE CLUSTERED INDEX {pop_idx.bare} ON {table} (due_at, id)
 
 -- name: create
 CREATE PROCEDURE {push} @payload varbinary(max), @due_at datetime2(6) = NULL
@@ -75,4 +75,4 @@ SELECT count(*) AS due FROM (
     WHERE due_at <= SYSUTCDATETIME()) AS d
 
 -- name: counters
-SELECT CAST(IDENT_CURRENT({lit_table}) AS bigint) AS enqueued_total
+SELECT CAST(IDENT_CURRENT({table.lit}) AS bigint) AS enqueued_total

@@ -57,7 +57,7 @@ BEGIN
     DECLARE @seq bigint;
     DECLARE @at datetime2(6) = SYSUTCDATETIME();
     SELECT @next = COALESCE(CAST(last_used_value AS bigint) + 1, CAST(start_value AS bigint))
-    FROM sys.sequences WHERE object_id = OBJECT_ID({lit_push_seq});
+    FROM sys.sequences WHERE object_id = OBJECT_ID({push_seq.lit});
     IF NOT EXISTS (SELECT 1 FROM {table} WHERE slot = @next % {capacity}
                    AND (reference_count = 0 OR message_id >= @next))
         RETURN;
@@ -106,7 +106,7 @@ BEGIN
         IF @seq IS NULL
         BEGIN
             SELECT @next = COALESCE(CAST(last_used_value AS bigint) + 1, CAST(start_value AS bigint))
-            FROM sys.sequences WHERE object_id = OBJECT_ID({lit_pop_seq});
+            FROM sys.sequences WHERE object_id = OBJECT_ID({pop_seq.lit});
             IF NOT EXISTS (SELECT 1 FROM {table} WHERE slot = @next % {capacity} AND message_id = @next)
                AND NOT EXISTS (SELECT 1 FROM {overflow} WHERE message_id = @next)
                 BREAK;
@@ -185,25 +185,25 @@ EXEC {pop} @count = 2000000000
 -- name: depth
 SELECT
     (SELECT COALESCE(CAST(last_used_value AS bigint) + 1, CAST(start_value AS bigint))
-       FROM sys.sequences WHERE object_id = OBJECT_ID({lit_push_seq}))
+       FROM sys.sequences WHERE object_id = OBJECT_ID({push_seq.lit}))
   - (SELECT COALESCE(CAST(last_used_value AS bigint) + 1, CAST(start_value AS bigint))
-       FROM sys.sequences WHERE object_id = OBJECT_ID({lit_pop_seq})) AS depth,
+       FROM sys.sequences WHERE object_id = OBJECT_ID({pop_seq.lit})) AS depth,
     (SELECT min(enqueued_at) FROM {table} WHERE reference_count = 1) AS oldest_enqueued_at
 
 -- name: counters
 SELECT
     (SELECT COALESCE(CAST(last_used_value AS bigint) + 1, CAST(start_value AS bigint))
-       FROM sys.sequences WHERE object_id = OBJECT_ID({lit_push_seq})) AS enqueued_total,
+       FROM sys.sequences WHERE object_id = OBJECT_ID({push_seq.lit})) AS enqueued_total,
     (SELECT COALESCE(CAST(last_used_value AS bigint) + 1, CAST(start_value AS bigint))
-       FROM sys.sequences WHERE object_id = OBJECT_ID({lit_pop_seq})) AS dequeued_total
+       FROM sys.sequences WHERE object_id = OBJECT_ID({pop_seq.lit})) AS dequeued_total
 
 -- name: ring_state
 WITH s AS (
     SELECT
         (SELECT COALESCE(CAST(last_used_value AS bigint) + 1, CAST(start_value AS bigint))
-           FROM sys.sequences WHERE object_id = OBJECT_ID({lit_push_seq})) AS push_next,
+           FROM sys.sequences WHERE object_id = OBJECT_ID({push_seq.lit})) AS push_next,
         (SELECT COALESCE(CAST(last_used_value AS bigint) + 1, CAST(start_value AS bigint))
-           FROM sys.sequences WHERE object_id = OBJECT_ID({lit_pop_seq})) AS pop_next
+           FROM sys.sequences WHERE object_id = OBJECT_ID({pop_seq.lit})) AS pop_next
 )
 SELECT s.push_next,
        s.pop_next,
@@ -212,9 +212,9 @@ SELECT s.push_next,
           FROM {pending} AS p) AS oldest_parked_s,
        (SELECT COUNT(*) FROM {overflow}) AS overflow,
        o.message_id AS orphan_id,
-       N'INSERT INTO ' + {lit_pending} + N' (message_id, taken_at) VALUES ('
+       N'INSERT INTO ' + {pending.lit} + N' (message_id, taken_at) VALUES ('
            + CAST(o.message_id AS nvarchar(20)) + N', SYSUTCDATETIME())' AS orphan_fix,
-       N'SELECT NEXT VALUE FOR ' + {lit_pop_seq} AS hole_fix,
+       N'SELECT NEXT VALUE FOR ' + {pop_seq.lit} AS hole_fix,
        s.push_next % {capacity} AS orphan_slot,
        DATEDIFF_BIG(MILLISECOND, o.enqueued_at, SYSUTCDATETIME()) / 1000.0 AS orphan_age_s,
        CASE WHEN s.pop_next < s.push_next
@@ -240,7 +240,7 @@ OUTER APPLY (
 -- name: repair_orphans
 WITH s AS (
     SELECT COALESCE(CAST(last_used_value AS bigint) + 1, CAST(start_value AS bigint)) AS pop_next
-    FROM sys.sequences WHERE object_id = OBJECT_ID({lit_pop_seq})
+    FROM sys.sequences WHERE object_id = OBJECT_ID({pop_seq.lit})
 )
 SELECT r.message_id AS id FROM {table} AS r CROSS JOIN s
 WHERE r.reference_count = 1 AND r.message_id < s.pop_next
@@ -254,7 +254,7 @@ ORDER BY 1
 -- name: repair_park
 DECLARE @pop_next bigint = (
     SELECT COALESCE(CAST(last_used_value AS bigint) + 1, CAST(start_value AS bigint))
-    FROM sys.sequences WHERE object_id = OBJECT_ID({lit_pop_seq}));
+    FROM sys.sequences WHERE object_id = OBJECT_ID({pop_seq.lit}));
 INSERT INTO {pending} (message_id)
 OUTPUT inserted.message_id AS id
 SELECT r.message_id FROM {table} AS r

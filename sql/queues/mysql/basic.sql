@@ -27,7 +27,7 @@ END
 -- name: create
 CREATE PROCEDURE {pop}(IN p_count INT)
 BEGIN
-    {txn_declare};
+    {txn_declare()};
     DECLARE v_id BIGINT;
     DECLARE v_at DATETIME(6);
     DECLARE v_payload LONGBLOB;
@@ -35,9 +35,9 @@ BEGIN
     DECLARE next_rows CURSOR FOR
         SELECT id, enqueued_at, payload FROM {table} {order_by}
         LIMIT p_count FOR UPDATE {skip_locked};
-    {txn_handler};
+    {txn_handler()};
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
-    {txn_begin};
+    {txn_begin()};
     OPEN next_rows;
     take: LOOP
         FETCH next_rows INTO v_id, v_at, v_payload;
@@ -48,7 +48,7 @@ BEGIN
         SELECT v_id AS id, v_at AS enqueued_at, v_payload AS payload;
     END LOOP;
     CLOSE next_rows;
-    {txn_end};
+    {txn_end()};
 END
 
 -- name: drop

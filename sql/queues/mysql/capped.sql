@@ -9,7 +9,7 @@
 -- duplicate checks that deadlock concurrent pushers on InnoDB.
 
 -- name: create
-{create_sequence:seq}
+{create_sequence(seq)}
 
 -- name: create
 CREATE TABLE {ctl} (
@@ -26,13 +26,13 @@ CREATE TABLE {table} (
     id          BIGINT NOT NULL,
     enqueued_at DATETIME(6) NOT NULL,
     payload     LONGBLOB NOT NULL,
-    KEY {pop_idx} (id)
+    KEY {pop_idx.bare} (id)
 ) ENGINE=InnoDB
 
 -- name: create
 CREATE PROCEDURE {push}(IN p_payload LONGBLOB)
 BEGIN
-    {txn_declare};
+    {txn_declare()};
     DECLARE v_seq BIGINT;
     DECLARE v_id BIGINT;
     DECLARE v_old BIGINT;
@@ -41,11 +41,11 @@ BEGIN
     DECLARE v_cap INT;
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_old = NULL;
     DECLARE CONTINUE HANDLER FOR 1062 SET v_dup = 1;
-    {txn_handler};
-    {txn_begin};
+    {txn_handler()};
+    {txn_begin()};
     -- The capacity gate: resize holds this row exclusively while it moves the slots.
     SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;
-    {next_value:seq};
+    {next_value(seq)};
     SET v_id = v_seq;
     place: LOOP
         SET v_old = NULL, v_dup = 0;
@@ -67,13 +67,13 @@ BEGIN
         END IF;
         -- Another push filled the empty slot between our look and our insert: look again.
     END LOOP;
-    {txn_end};
+    {txn_end()};
 END
 
 -- name: create
 CREATE PROCEDURE {pop}(IN p_count INT)
 BEGIN
-    {txn_declare};
+    {txn_declare()};
     DECLARE v_id BIGINT;
     DECLARE v_at DATETIME(6);
     DECLARE v_payload LONGBLOB;
@@ -81,9 +81,9 @@ BEGIN
     DECLARE next_rows CURSOR FOR
         SELECT id, enqueued_at, payload FROM {table}
         ORDER BY id LIMIT p_count FOR UPDATE SKIP LOCKED;
-    {txn_handler};
+    {txn_handler()};
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
-    {txn_begin};
+    {txn_begin()};
     OPEN next_rows;
     take: LOOP
         FETCH next_rows INTO v_id, v_at, v_payload;
@@ -94,7 +94,7 @@ BEGIN
         SELECT v_id AS id, v_at AS enqueued_at, v_payload AS payload;
     END LOOP;
     CLOSE next_rows;
-    {txn_end};
+    {txn_end()};
 END
 
 -- name: drop
@@ -107,7 +107,7 @@ DROP PROCEDURE IF EXISTS {push}
 DROP TABLE IF EXISTS {table}
 
 -- name: drop
-{drop_sequence:seq}
+{drop_sequence(seq)}
 
 -- name: drop
 DROP TABLE IF EXISTS {ctl}
@@ -134,7 +134,7 @@ SELECT count(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}
 SELECT enqueued_at AS oldest_enqueued_at FROM {table} ORDER BY id LIMIT 1
 
 -- name: counters
-SELECT {next_expr:seq} AS enqueued_total
+SELECT {next_expr(seq)} AS enqueued_total
 
 -- Resize (qadmin resize): one transaction holding the capacity gate. Every message moves to
 -- slot id % the new capacity, through negative slots so the key never sees two rows in one

@@ -13,7 +13,7 @@ CREATE TABLE {table} (
     last_error            TEXT NULL,
     failed_at             DATETIME(6) NULL,
     payload               LONGBLOB NOT NULL,
-    KEY {pop_idx} (processing_started_at, id)
+    KEY {pop_idx.bare} (processing_started_at, id)
 ) ENGINE=InnoDB
 
 -- name: create
@@ -27,7 +27,7 @@ END
 -- name: create
 CREATE PROCEDURE {pop}(IN p_count INT, IN p_worker VARCHAR(255))
 BEGIN
-    {txn_declare};
+    {txn_declare()};
     DECLARE v_id BIGINT;
     DECLARE v_at DATETIME(6);
     DECLARE v_attempts INT;
@@ -37,9 +37,9 @@ BEGIN
         SELECT id, enqueued_at, attempts, payload FROM {table}
         WHERE processing_started_at IS NULL
         ORDER BY id LIMIT p_count FOR UPDATE SKIP LOCKED;
-    {txn_handler};
+    {txn_handler()};
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
-    {txn_begin};
+    {txn_begin()};
     OPEN next_rows;
     take: LOOP
         FETCH next_rows INTO v_id, v_at, v_attempts, v_payload;
@@ -53,7 +53,7 @@ BEGIN
         SELECT v_id AS id, v_at AS enqueued_at, v_attempts + 1 AS attempts, v_payload AS payload;
     END LOOP;
     CLOSE next_rows;
-    {txn_end};
+    {txn_end()};
 END
 
 -- name: create
@@ -68,9 +68,9 @@ END
 -- name: create
 CREATE PROCEDURE {fail}(IN p_id BIGINT, IN p_error TEXT, IN p_retry BOOLEAN)
 BEGIN
-    {txn_declare};
-    {txn_handler};
-    {txn_begin};
+    {txn_declare()};
+    {txn_handler()};
+    {txn_begin()};
     -- One transaction: in autocommit another consumer could claim and ack the released row
     -- between the UPDATE and the SELECT, and the release would report nothing.
     UPDATE {table}
@@ -83,7 +83,7 @@ BEGIN
     IF ROW_COUNT() > 0 THEN
         SELECT id, attempts FROM {table} WHERE id = p_id;
     END IF;
-    {txn_end};
+    {txn_end()};
 END
 
 -- name: drop

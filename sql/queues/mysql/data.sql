@@ -61,7 +61,7 @@ CREATE TABLE {stage} (
     payload  LONGBLOB NOT NULL,
     due_at   DATETIME(6) NULL,
     load_key VARCHAR(255) NULL,
-    KEY {stage_idx} (load_key)
+    KEY {stage_idx.bare} (load_key)
 ) ENGINE=InnoDB
 
 -- name: stage_insert

@@ -4,7 +4,7 @@
 -- small. next_expr reads the table's AUTO_INCREMENT counter, not max(id): a ticket taken by a
 -- transaction that rolled back leaves no row but has still used its number (qadmin's sessions
 -- set information_schema_stats_expiry = 0, so MySQL 8 does not serve a cached counter).
--- {obj} is the quoted sequence object, {obj_lit}, {obj_schema_lit} and {obj_name_lit} string
+-- {obj} is the quoted sequence object, {obj.lit}, {obj.schema_lit} and {obj.bare_lit} string
 -- literals of it; next_value sets the procedure variable v_seq; skip_take / skip_value take
 -- one value into @qadmin_n for qadmin repair.
 -- MariaDB replaces some sections in sql/queues/mariadb/fragments.sql and shares the rest.
@@ -33,10 +33,10 @@ INSERT INTO {obj} () VALUES ();
 
 -- name: next_expr
 (SELECT COALESCE(AUTO_INCREMENT, 1) FROM information_schema.TABLES
-  WHERE TABLE_SCHEMA = {obj_schema_lit} AND TABLE_NAME = {obj_name_lit})
+  WHERE TABLE_SCHEMA = {obj.schema_lit} AND TABLE_NAME = {obj.bare_lit})
 
 -- name: skip_sql
-CONCAT('INSERT INTO ', {obj_lit}, ' () VALUES ()')
+CONCAT('INSERT INTO ', {obj.lit}, ' () VALUES ()')
 
 -- name: skip_take
 INSERT INTO {obj} () VALUES ()
@@ -47,7 +47,7 @@ LAST_INSERT_ID()
 -- name: catch_up_sql
 -- The statement that makes @qadmin_n the next ticket: a row just below it moves
 -- AUTO_INCREMENT up (never down).
-CONCAT('INSERT IGNORE INTO ', {obj_lit}, ' (id) SELECT ', @qadmin_n - 1,
+CONCAT('INSERT IGNORE INTO ', {obj.lit}, ' (id) SELECT ', @qadmin_n - 1,
        ' FROM DUAL WHERE ', @qadmin_n, ' > 1')
 
 -- name: txn_declare

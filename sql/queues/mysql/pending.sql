@@ -7,7 +7,7 @@ CREATE TABLE {table} (
     due_at      DATETIME(6) NOT NULL,
     enqueued_at DATETIME(6) NOT NULL,
     payload     LONGBLOB NOT NULL,
-    KEY {pop_idx} (due_at, id)
+    KEY {pop_idx.bare} (due_at, id)
 ) ENGINE=InnoDB
 
 -- name: create
@@ -22,7 +22,7 @@ END
 -- name: create
 CREATE PROCEDURE {pop}(IN p_count INT)
 BEGIN
-    {txn_declare};
+    {txn_declare()};
     DECLARE v_id BIGINT;
     DECLARE v_at DATETIME(6);
     DECLARE v_due DATETIME(6);
@@ -32,9 +32,9 @@ BEGIN
         SELECT id, enqueued_at, due_at, payload FROM {table}
         WHERE due_at <= UTC_TIMESTAMP(6)
         ORDER BY due_at, id LIMIT p_count FOR UPDATE SKIP LOCKED;
-    {txn_handler};
+    {txn_handler()};
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
-    {txn_begin};
+    {txn_begin()};
     OPEN next_rows;
     take: LOOP
         FETCH next_rows INTO v_id, v_at, v_due, v_payload;
@@ -45,7 +45,7 @@ BEGIN
         SELECT v_id AS id, v_at AS enqueued_at, v_due AS due_at, v_payload AS payload;
     END LOOP;
     CLOSE next_rows;
-    {txn_end};
+    {txn_end()};
 END
 
 -- name: drop

@@ -17,10 +17,10 @@
 -- caller's call runs in one transaction of its own: fragments.sql, txn_begin).
 
 -- name: create
-{create_sequence:push_seq}
+{create_sequence(push_seq)}
 
 -- name: create
-{create_sequence:pop_seq}
+{create_sequence(pop_seq)}
 
 -- name: create
 CREATE TABLE {table} (
@@ -56,17 +56,17 @@ INSERT INTO {ctl} (one, capacity) VALUES (1, {capacity})
 -- name: create
 CREATE PROCEDURE {push}(IN p_payload LONGBLOB)
 BEGIN
-    {txn_declare};
+    {txn_declare()};
     DECLARE v_next BIGINT;
     DECLARE v_seq BIGINT;
     DECLARE v_free INT;
     DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
     DECLARE v_cap INT;
-    {txn_handler};
-    {txn_begin};
+    {txn_handler()};
+    {txn_begin()};
     -- A deadlock under REPEATABLE READ's gap locks rolls back after the number is taken, and
     -- no rollback returns a sequence number: refuse that level up front.
-    IF NOT {txn_fresh} THEN
+    IF NOT {txn_fresh()} THEN
         SIGNAL SQLSTATE '25000'
             SET MESSAGE_TEXT = 'ring push runs only in autocommit or at READ COMMITTED';
     END IF;
@@ -74,11 +74,11 @@ BEGIN
     -- The capacity gate: resize holds this row exclusively while it moves the slots.
     SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;
     -- Plain SELECT ... INTO: a subquery in SET or IF would take shared row locks.
-    SELECT {next_expr:push_seq} INTO v_next;
+    SELECT {next_expr(push_seq)} INTO v_next;
     SELECT COUNT(*) INTO v_free FROM {table}
     WHERE slot = MOD(v_next, v_cap) AND (reference_count = 0 OR message_id >= v_next);
     IF v_free = 1 THEN
-        {next_value:push_seq};
+        {next_value(push_seq)};
         UPDATE {table}
         SET message_id = v_seq, payload = p_payload, reference_count = 1, enqueued_at = v_at
         WHERE slot = MOD(v_seq, v_cap) AND reference_count = 0;
@@ -88,13 +88,13 @@ BEGIN
         END IF;
         SELECT v_seq AS id, v_at AS enqueued_at;
     END IF;
-    {txn_end};
+    {txn_end()};
 END
 
 -- name: create
 CREATE PROCEDURE {pop}(IN p_count INT)
 BEGIN
-    {txn_declare};
+    {txn_declare()};
     DECLARE v_next BIGINT;
     DECLARE v_seq BIGINT;
     DECLARE v_present INT;
@@ -110,12 +110,12 @@ BEGIN
     DECLARE parked CURSOR FOR
         SELECT message_id FROM {pending} ORDER BY message_id LIMIT p_count
         FOR UPDATE SKIP LOCKED;
-    {txn_handler};
+    {txn_handler()};
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
-    {txn_begin};
+    {txn_begin()};
     -- A deadlock under REPEATABLE READ's gap locks rolls back after the number is taken, and
     -- no rollback returns a sequence number: refuse that level up front.
-    IF NOT {txn_fresh} THEN
+    IF NOT {txn_fresh()} THEN
         SIGNAL SQLSTATE '25000'
             SET MESSAGE_TEXT = 'ring pop runs only in autocommit or at READ COMMITTED';
     END IF;
@@ -132,7 +132,7 @@ BEGIN
         END IF;
         IF v_seq IS NULL THEN
             -- Plain SELECT ... INTO: a subquery in SET or IF would take shared row locks.
-            SELECT {next_expr:pop_seq} INTO v_next;
+            SELECT {next_expr(pop_seq)} INTO v_next;
             SELECT (SELECT COUNT(*) FROM {table}
                     WHERE slot = MOD(v_next, v_cap) AND message_id = v_next)
                  + (SELECT COUNT(*) FROM {overflow} WHERE message_id = v_next)
@@ -140,7 +140,7 @@ BEGIN
             IF v_present = 0 THEN
                 LEAVE take;  -- empty: no number taken
             END IF;
-            {next_value:pop_seq};
+            {next_value(pop_seq)};
         END IF;
         SELECT enqueued_at, payload INTO v_at, v_data FROM {table}
         WHERE slot = MOD(v_seq, v_cap) AND message_id = v_seq FOR UPDATE;
@@ -169,7 +169,7 @@ BEGIN
         END IF;
     END WHILE;
     CLOSE parked;
-    {txn_end};
+    {txn_end()};
 END
 
 -- name: drop
@@ -188,10 +188,10 @@ DROP TABLE IF EXISTS {overflow}
 DROP TABLE IF EXISTS {pending}
 
 -- name: drop
-{drop_sequence:push_seq}
+{drop_sequence(push_seq)}
 
 -- name: drop
-{drop_sequence:pop_seq}
+{drop_sequence(pop_seq)}
 
 -- name: drop
 DROP TABLE IF EXISTS {ctl}
@@ -233,10 +233,10 @@ DELETE FROM {overflow}
 DELETE FROM {pending}
 
 -- name: purge
-SET @qadmin_n = {next_expr:push_seq}
+SET @qadmin_n = {next_expr(push_seq)}
 
 -- name: purge
-SET @qadmin_sql = {catch_up_sql:pop_seq}
+SET @qadmin_sql = {catch_up_sql(pop_seq)}
 
 -- name: purge
 PREPARE qadmin_catch_up FROM @qadmin_sql
@@ -253,14 +253,14 @@ DEALLOCATE PREPARE qadmin_catch_up
 -- backlog, a number a racing popper could not serve yet, an orphan repair parked): parked
 -- numbers are below the pop sequence, so the difference of the sequences leaves them out. The
 -- oldest message may be in the overflow table (a converted backlog lives only there).
-SELECT GREATEST({next_expr:push_seq} - {next_expr:pop_seq}, 0)
+SELECT GREATEST({next_expr(push_seq)} - {next_expr(pop_seq)}, 0)
            + (SELECT COUNT(*) FROM {pending}) AS depth,
        LEAST(COALESCE(m.slots, m.overflow), COALESCE(m.overflow, m.slots)) AS oldest_enqueued_at
 FROM (SELECT (SELECT MIN(enqueued_at) FROM {table} WHERE reference_count = 1) AS slots,
              (SELECT MIN(enqueued_at) FROM {overflow}) AS overflow) AS m
 
 -- name: counters
-SELECT {next_expr:push_seq} AS enqueued_total, {next_expr:pop_seq} AS dequeued_total
+SELECT {next_expr(push_seq)} AS enqueued_total, {next_expr(pop_seq)} AS dequeued_total
 
 -- name: ring_state
 SELECT s.push_next,
@@ -274,12 +274,12 @@ SELECT s.push_next,
            AND r.message_id < s.pop_next
            AND NOT EXISTS (SELECT 1 FROM {pending} AS p WHERE p.message_id = r.message_id))
            AS orphan_id,
-       CONCAT('INSERT INTO ', {lit_pending}, ' (message_id, taken_at) VALUES (',
+       CONCAT('INSERT INTO ', {pending.lit}, ' (message_id, taken_at) VALUES (',
               (SELECT r.message_id FROM {table} AS r
                 WHERE r.slot = MOD(s.push_next, {capacity}) AND r.reference_count = 1
                   AND r.message_id < s.pop_next),
               ', UTC_TIMESTAMP(6))') AS orphan_fix,
-       {skip_sql:pop_seq} AS hole_fix,
+       {skip_sql(pop_seq)} AS hole_fix,
        MOD(s.push_next, {capacity}) AS orphan_slot,
        (SELECT TIMESTAMPDIFF(MICROSECOND, r.enqueued_at, UTC_TIMESTAMP(6)) / 1000000
           FROM {table} AS r
@@ -302,20 +302,20 @@ SELECT s.push_next,
                 OR r.slot <= MOD(s.pop_next + 1, {capacity})
                              + LEAST({capacity}, 10000) - 1 - {capacity}))
            AS waiting_behind_age_s
-FROM (SELECT {next_expr:push_seq} AS push_next, {next_expr:pop_seq} AS pop_next) AS s
+FROM (SELECT {next_expr(push_seq)} AS push_next, {next_expr(pop_seq)} AS pop_next) AS s
 
 -- name: repair_orphans
 SELECT r.message_id AS id FROM {table} AS r
-WHERE r.reference_count = 1 AND r.message_id < {next_expr:pop_seq}
+WHERE r.reference_count = 1 AND r.message_id < {next_expr(pop_seq)}
   AND NOT EXISTS (SELECT 1 FROM {pending} AS p WHERE p.message_id = r.message_id)
 UNION ALL
 SELECT o.message_id FROM {overflow} AS o
-WHERE o.message_id < {next_expr:pop_seq}
+WHERE o.message_id < {next_expr(pop_seq)}
   AND NOT EXISTS (SELECT 1 FROM {pending} AS p WHERE p.message_id = o.message_id)
 ORDER BY 1
 
 -- name: repair_park
-SET @qadmin_pop_next = {next_expr:pop_seq}
+SET @qadmin_pop_next = {next_expr(pop_seq)}
 
 -- name: repair_park
 SELECT r.message_id AS id FROM {table} AS r
@@ -364,10 +364,10 @@ WHERE p.taken_at < @qadmin_cutoff
   AND NOT EXISTS (SELECT 1 FROM {overflow} AS o WHERE o.message_id = p.message_id)
 
 -- name: repair_skip
-{skip_take:pop_seq}
+{skip_take(pop_seq)}
 
 -- name: repair_skip
-SET @qadmin_n = {skip_value:pop_seq}
+SET @qadmin_n = {skip_value(pop_seq)}
 
 -- name: repair_skip
 INSERT INTO {pending} (message_id, taken_at)

@@ -37,7 +37,7 @@ INSERT INTO {wm} (one, wm) VALUES (1, 0)
 -- name: create
 CREATE PROCEDURE {wm_advance}(IN p_to BIGINT, IN p_fresh INT)
 BEGIN
-    {txn_declare};
+    {txn_declare()};
     DECLARE v_locked INT DEFAULT 1;
     DECLARE v_wm BIGINT;
     DECLARE v_new BIGINT;
@@ -45,9 +45,9 @@ BEGIN
     DECLARE v_cand_at DATETIME(6);
     DECLARE v_head BIGINT;
     DECLARE v_busy INT DEFAULT 1;
-    {txn_handler};
+    {txn_handler()};
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_locked = 0;
-    {txn_begin};
+    {txn_begin()};
     -- One advancer at a time; a dequeue that finds the row busy simply does not advance.
     SELECT wm, candidate, candidate_at INTO v_wm, v_cand, v_cand_at
       FROM {wm} WHERE one = 1 FOR UPDATE SKIP LOCKED;
@@ -55,7 +55,7 @@ BEGIN
         SET v_new = v_wm;
         -- Phase 2 reads the head, so only from a fresh view (p_fresh: the calling pop's own
         -- transaction): a REPEATABLE READ snapshot could miss a row committed late.
-        IF v_cand IS NOT NULL AND (p_fresh = 1 OR {txn_fresh}) THEN
+        IF v_cand IS NOT NULL AND (p_fresh = 1 OR {txn_fresh()}) THEN
             BEGIN
                 DECLARE CONTINUE HANDLER FOR SQLEXCEPTION SET v_busy = 1;
                 SELECT count(*) INTO v_busy FROM information_schema.INNODB_TRX
@@ -74,7 +74,7 @@ BEGIN
             SELECT min(id) INTO v_head FROM {table} WHERE id >= v_new;
             IF v_head IS NULL THEN
                 SELECT AUTO_INCREMENT INTO v_head FROM information_schema.TABLES
-                 WHERE TABLE_SCHEMA = {schema_lit} AND TABLE_NAME = {table_name_lit};
+                 WHERE TABLE_SCHEMA = {table.schema_lit} AND TABLE_NAME = {table.bare_lit};
             END IF;
             UPDATE {wm}
                SET advanced_at = IF(v_new > wm, UTC_TIMESTAMP(6), advanced_at),
@@ -84,7 +84,7 @@ BEGIN
              WHERE one = 1;
         END IF;
     END IF;
-    {txn_end};
+    {txn_end()};
 END
 
 -- name: drop

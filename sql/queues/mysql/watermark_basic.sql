@@ -8,7 +8,7 @@ DROP PROCEDURE IF EXISTS {pop}
 -- name: create
 CREATE PROCEDURE {pop}(IN p_count INT)
 BEGIN
-    {txn_declare};
+    {txn_declare()};
     DECLARE v_id BIGINT;
     DECLARE v_at DATETIME(6);
     DECLARE v_payload LONGBLOB;
@@ -18,9 +18,9 @@ BEGIN
     DECLARE next_rows CURSOR FOR
         SELECT id, enqueued_at, payload FROM {table} WHERE id >= v_wm
         ORDER BY id LIMIT p_count FOR UPDATE SKIP LOCKED;
-    {txn_handler};
+    {txn_handler()};
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
-    {txn_begin};
+    {txn_begin()};
     SELECT wm INTO v_wm FROM {wm} WHERE one = 1;
     OPEN next_rows;
     take: LOOP
@@ -36,7 +36,7 @@ BEGIN
     END LOOP;
     CLOSE next_rows;
     IF v_tick = 1 THEN
-        CALL {wm_advance}(NULL, {txn_fresh});
+        CALL {wm_advance}(NULL, {txn_fresh()});
     END IF;
-    {txn_end};
+    {txn_end()};
 END

@@ -8,7 +8,7 @@ DROP PROCEDURE IF EXISTS {pop}
 -- name: create
 CREATE PROCEDURE {pop}(IN p_count INT, IN p_worker VARCHAR(255))
 BEGIN
-    {txn_declare};
+    {txn_declare()};
     DECLARE v_id BIGINT;
     DECLARE v_at DATETIME(6);
     DECLARE v_attempts INT;
@@ -20,9 +20,9 @@ BEGIN
         SELECT id, enqueued_at, attempts, payload FROM {table}
         WHERE processing_started_at IS NULL AND id >= v_wm
         ORDER BY id LIMIT p_count FOR UPDATE SKIP LOCKED;
-    {txn_handler};
+    {txn_handler()};
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
-    {txn_begin};
+    {txn_begin()};
     SELECT wm INTO v_wm FROM {wm} WHERE one = 1;
     OPEN next_rows;
     take: LOOP
@@ -41,7 +41,7 @@ BEGIN
     END LOOP;
     CLOSE next_rows;
     IF v_tick = 1 THEN
-        CALL {wm_advance}(NULL, {txn_fresh});
+        CALL {wm_advance}(NULL, {txn_fresh()});
     END IF;
-    {txn_end};
+    {txn_end()};
 END

@@ -66,4 +66,4 @@ SELECT count(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}
 SELECT enqueued_at AS oldest_enqueued_at FROM {table} ORDER BY id LIMIT 1
 
 -- name: counters
-SELECT pg_sequence_last_value(pg_get_serial_sequence({lit_table}, 'id')) AS enqueued_total
+SELECT pg_sequence_last_value(pg_get_serial_sequence({table.lit}, 'id')) AS enqueued_total

@@ -39,7 +39,7 @@ BEGIN
     -- The capacity gate (see ring.sql): resize holds {ctl} exclusively while it moves slots.
     LOCK TABLE {ctl} IN ACCESS SHARE MODE;
     SELECT c.capacity INTO v_cap FROM {ctl} AS c;
-    v_id := nextval({lit_seq});
+    v_id := nextval({seq.lit});
     v_slot := v_id % v_cap;
     LOOP
         SELECT c.id INTO v_old FROM {table} AS c WHERE c.slot = v_slot FOR UPDATE;

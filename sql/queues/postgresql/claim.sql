@@ -17,10 +17,10 @@ CREATE TABLE {table} (
 )
 
 -- name: create
-CREATE INDEX {pop_idx} ON {table} (id) WHERE processing_started_at IS NULL
+CREATE INDEX {pop_idx.bare} ON {table} (id) WHERE processing_started_at IS NULL
 
 -- name: create
-CREATE INDEX {claimed_idx} ON {table} (processing_started_at)
+CREATE INDEX {claimed_idx.bare} ON {table} (processing_started_at)
 WHERE processing_started_at IS NOT NULL
 
 -- name: create
@@ -127,4 +127,4 @@ RETURNING q.id
 SELECT enqueued_at AS oldest_enqueued_at FROM {table} ORDER BY id LIMIT 1
 
 -- name: counters
-SELECT pg_sequence_last_value(pg_get_serial_sequence({lit_table}, 'id')) AS enqueued_total
+SELECT pg_sequence_last_value(pg_get_serial_sequence({table.lit}, 'id')) AS enqueued_total

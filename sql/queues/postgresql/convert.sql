@@ -1,7 +1,7 @@
 -- Converting a naive queue into a ring on PostgreSQL (qadmin convert), rendered for the ring
 -- that replaces it. {src} is the table being converted (it has the queue's name, which the
--- ring's slot table takes over), {backup_name} what a hand-built table is renamed to,
--- {id_col}, {time_expr} and {payload_expr} its columns as the ring stores them.
+-- ring's slot table takes over), {backup.bare} what a hand-built table is renamed to,
+-- {id_col.bare}, {time_expr} and {payload_expr} its columns as the ring stores them.
 --
 -- The switch is one transaction (PostgreSQL DDL is transactional): lock the table, set the
 -- backlog aside, retire the table, create the ring, park the backlog, commit. Killed anywhere,
@@ -19,7 +19,7 @@ LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 BEGIN
     LOCK TABLE {src} IN ROW EXCLUSIVE MODE;
-    IF to_regclass({lit_ctl}) IS NOT NULL THEN
+    IF to_regclass({ctl.lit}) IS NOT NULL THEN
         RETURN QUERY SELECT * FROM {push}(p_payload);  -- converted: the ring's push
         RETURN;
     END IF;
@@ -35,13 +35,13 @@ LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 BEGIN
     LOCK TABLE {src} IN ROW EXCLUSIVE MODE;
-    IF to_regclass({lit_ctl}) IS NOT NULL THEN
+    IF to_regclass({ctl.lit}) IS NOT NULL THEN
         RETURN QUERY SELECT * FROM {pop}(p_count);  -- converted: the ring's pop
         RETURN;
     END IF;
     RETURN QUERY
     DELETE FROM {src} AS q
-    WHERE q.id IN (SELECT s.id FROM {src} AS s {order_by} LIMIT p_count FOR UPDATE SKIP LOCKED)
+    WHERE q.id IN (SELECT s.id FROM {src} AS s {src_order_by} LIMIT p_count FOR UPDATE SKIP LOCKED)
     RETURNING q.id, q.enqueued_at, q.payload;
 END
 $$
@@ -56,23 +56,23 @@ LOCK TABLE {src} IN ACCESS EXCLUSIVE MODE
 -- stay in the kept table and are counted as rows_left.
 SELECT count(CASE WHEN {waiting} THEN 1 END) AS messages,
        count(*) - count(CASE WHEN {waiting} THEN 1 END) AS rows_left,
-       min(CASE WHEN {waiting} THEN {id_col} END) AS min_id, max({id_col}) AS max_id,
-       greatest(coalesce(max({id_col}), 0) + 1,
+       min(CASE WHEN {waiting} THEN {id_col.bare} END) AS min_id, max({id_col.bare}) AS max_id,
+       greatest(coalesce(max({id_col.bare}), 0) + 1,
                 coalesce(pg_sequence_last_value(
-                             pg_get_serial_sequence({src_lit}, {id_col_lit})::regclass) + 1,
+                             pg_get_serial_sequence({src.lit}, {id_col.bare_lit})::regclass) + 1,
                          1)) AS next_id
 FROM {src}
 
 -- name: set_aside
 CREATE TEMP TABLE qadmin_convert ON COMMIT DROP AS
-SELECT {id_col}::bigint AS message_id, {time_expr} AS enqueued_at, {payload_expr} AS payload
+SELECT {id_col.bare}::bigint AS message_id, {time_expr} AS enqueued_at, {payload_expr} AS payload
 FROM {src} WHERE {waiting}
 
 -- name: retire_external
-ALTER TABLE {src} RENAME TO {backup_name}
+ALTER TABLE {src} RENAME TO {backup.bare}
 
 -- name: start_sequences
-SELECT setval({lit_push_seq}, :next, false) AS push_next, setval({lit_pop_seq}, :next, false)
+SELECT setval({push_seq.lit}, :next, false) AS push_next, setval({pop_seq.lit}, :next, false)
     AS pop_next
 
 -- name: copy
@@ -149,16 +149,16 @@ FROM pg_catalog.pg_class AS c, t
 WHERE c.oid = t.oid AND c.relrowsecurity
 
 -- name: payload_bytes
-{col}
+{col.bare}
 
 -- name: payload_text
-convert_to({col}::text, 'UTF8')
+convert_to({col.bare}::text, 'UTF8')
 
 -- name: payload_json
 convert_to(json_build_object({pairs})::text, 'UTF8')
 
 -- name: time_col
-coalesce({col}::timestamptz, clock_timestamp())
+coalesce({col.bare}::timestamptz, clock_timestamp())
 
 -- name: time_now
 clock_timestamp()

@@ -10,7 +10,7 @@ CREATE TABLE {table} (
 )
 
 -- name: create
-CREATE INDEX {pop_idx} ON {table} (due_at, id)
+CREATE INDEX {pop_idx.bare} ON {table} (due_at, id)
 
 -- name: create
 CREATE FUNCTION {push}(p_payload bytea, p_due_at timestamptz DEFAULT NULL)
@@ -67,4 +67,4 @@ SELECT count(*) AS due FROM (
     SELECT 1 FROM {table} WHERE due_at <= clock_timestamp() LIMIT 10000) AS d
 
 -- name: counters
-SELECT pg_sequence_last_value(pg_get_serial_sequence({lit_table}, 'id')) AS enqueued_total
+SELECT pg_sequence_last_value(pg_get_serial_sequence({table.lit}, 'id')) AS enqueued_total

@@ -27,7 +27,7 @@ CREATE SEQUENCE {pop_seq} AS bigint MINVALUE 0 START WITH 0
 
 -- name: create
 CREATE TABLE {table} (
-    slot            integer CONSTRAINT {slot_idx} PRIMARY KEY,
+    slot            integer CONSTRAINT {slot_idx.bare} PRIMARY KEY,
     message_id      bigint,
     enqueued_at     timestamptz,
     reference_count smallint NOT NULL DEFAULT 0,
@@ -85,7 +85,7 @@ BEGIN
     IF NOT FOUND THEN
         RETURN;  -- full: nothing written, no number taken
     END IF;
-    v_seq := nextval({lit_push_seq});
+    v_seq := nextval({push_seq.lit});
     UPDATE {table} AS r
        SET message_id = v_seq, payload = p_payload, reference_count = 1,
            enqueued_at = clock_timestamp()
@@ -143,7 +143,7 @@ BEGIN
             IF NOT FOUND THEN
                 EXIT;  -- empty: no number taken
             END IF;
-            v_seq := nextval({lit_pop_seq});
+            v_seq := nextval({pop_seq.lit});
         END IF;
         SELECT r.enqueued_at, r.payload INTO v_at, v_data FROM {table} AS r
          WHERE r.slot = v_seq % v_cap AND r.message_id = v_seq FOR UPDATE;
@@ -243,7 +243,7 @@ DELETE FROM {overflow}
 DELETE FROM {pending}
 
 -- name: purge
-SELECT setval({lit_pop_seq},
+SELECT setval({pop_seq.lit},
               (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END
                  FROM {push_seq}),
               false)
@@ -286,9 +286,9 @@ SELECT s.push_next,
           FROM {pending} AS p) AS oldest_parked_s,
        (SELECT count(*) FROM {overflow}) AS overflow,
        (SELECT b.message_id FROM blocking AS b) AS orphan_id,
-       (SELECT 'INSERT INTO ' || {lit_pending} || ' (message_id, taken_at) VALUES ('
+       (SELECT 'INSERT INTO ' || {pending.lit} || ' (message_id, taken_at) VALUES ('
                || b.message_id || ', clock_timestamp())' FROM blocking AS b) AS orphan_fix,
-       'SELECT nextval(' || quote_literal({lit_pop_seq}) || ')' AS hole_fix,
+       'SELECT nextval(' || quote_literal({pop_seq.lit}) || ')' AS hole_fix,
        (SELECT b.slot FROM blocking AS b) AS orphan_slot,
        (SELECT extract(epoch FROM clock_timestamp() - b.enqueued_at)::float8
           FROM blocking AS b) AS orphan_age_s,
@@ -349,7 +349,7 @@ WHERE p.taken_at < clock_timestamp() - make_interval(secs => :older_s)
 RETURNING p.message_id AS id
 
 -- name: repair_skip
-WITH x AS (SELECT nextval({lit_pop_seq}) AS n),
+WITH x AS (SELECT nextval({pop_seq.lit}) AS n),
 parked AS (
     INSERT INTO {pending} (message_id)
     SELECT x.n FROM x

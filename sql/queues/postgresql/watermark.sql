@@ -70,7 +70,7 @@ BEGIN
         -- phase 2's read of the head).
         SELECT min(t.id) INTO v_head FROM {table} AS t WHERE t.id >= v_new;
         v_head := coalesce(v_head, coalesce(pg_sequence_last_value(
-                      pg_get_serial_sequence({lit_table}, 'id')), 0) + 1);
+                      pg_get_serial_sequence({table.lit}, 'id')), 0) + 1);
         UPDATE {wm} AS x
            SET wm = v_new,
                advanced_at = CASE WHEN v_new > w.wm THEN clock_timestamp() ELSE x.advanced_at END,
@@ -80,7 +80,7 @@ BEGIN
                     WHERE l.locktype = 'relation'
                       AND l.database = (SELECT d.oid FROM pg_database AS d
                                          WHERE d.datname = current_database())
-                      AND l.relation = {lit_table}::regclass
+                      AND l.relation = {table.lit}::regclass
                       AND l.mode = 'RowExclusiveLock'
                       AND l.pid IS DISTINCT FROM pg_backend_pid()),
                candidate_at = clock_timestamp();

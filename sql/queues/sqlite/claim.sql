@@ -16,10 +16,10 @@ CREATE TABLE {table} (
 )
 
 -- name: create
-CREATE INDEX {pop_idx} ON {table_name} (id) WHERE processing_started_at IS NULL
+CREATE INDEX {pop_idx.bare} ON {table.bare} (id) WHERE processing_started_at IS NULL
 
 -- name: create
-CREATE INDEX {claimed_idx} ON {table_name} (processing_started_at)
+CREATE INDEX {claimed_idx.bare} ON {table.bare} (processing_started_at)
 WHERE processing_started_at IS NOT NULL
 
 -- name: drop

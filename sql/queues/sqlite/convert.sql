@@ -1,6 +1,6 @@
 -- Converting a naive queue into a ring on SQLite (qadmin convert), rendered for the ring that
 -- replaces it. {src} is the table being converted (it has the queue's name, which the ring's
--- slot table takes over), {backup_name} what a hand-built table is renamed to, {id_col},
+-- slot table takes over), {backup.bare} what a hand-built table is renamed to, {id_col.bare},
 -- {time_expr} and {payload_expr} its columns as the ring stores them.
 --
 -- One BEGIN IMMEDIATE transaction: no push or pop runs meanwhile, and a killed convert rolls
@@ -18,17 +18,17 @@ SELECT 1 AS locked
 -- rest stay in the kept table (rows_left). The sequences start above every id in the table.
 SELECT count(CASE WHEN {waiting} THEN 1 END) AS messages,
        count(*) - count(CASE WHEN {waiting} THEN 1 END) AS rows_left,
-       min(CASE WHEN {waiting} THEN {id_col} END) AS min_id, max({id_col}) AS max_id
+       min(CASE WHEN {waiting} THEN {id_col.bare} END) AS min_id, max({id_col.bare}) AS max_id
 FROM {src}
 
 -- name: set_aside
 CREATE TEMP TABLE qadmin_convert AS
-SELECT CAST({id_col} AS INTEGER) AS message_id, {time_expr} AS enqueued_at,
+SELECT CAST({id_col.bare} AS INTEGER) AS message_id, {time_expr} AS enqueued_at,
        {payload_expr} AS payload
 FROM {src} WHERE {waiting}
 
 -- name: retire_external
-ALTER TABLE {src} RENAME TO {backup_name}
+ALTER TABLE {src} RENAME TO {backup.bare}
 
 -- name: start_sequences
 UPDATE {ctl} SET push_seq = :next, pop_seq = :next RETURNING push_seq AS push_next
@@ -74,16 +74,16 @@ WHERE type IN ('view', 'trigger')
        OR lower(sql) GLOB '*[^a-z0-9_]' || lower(:table))
 
 -- name: payload_bytes
-{col}
+{col.bare}
 
 -- name: payload_text
-CAST(CAST({col} AS TEXT) AS BLOB)
+CAST(CAST({col.bare} AS TEXT) AS BLOB)
 
 -- name: payload_json
 CAST(json_object({pairs}) AS BLOB)
 
 -- name: time_col
-coalesce(strftime('%Y-%m-%d %H:%M:%f', {col}), strftime('%Y-%m-%d %H:%M:%f', 'now'))
+coalesce(strftime('%Y-%m-%d %H:%M:%f', {col.bare}), strftime('%Y-%m-%d %H:%M:%f', 'now'))
 
 -- name: time_now
 strftime('%Y-%m-%d %H:%M:%f', 'now')

@@ -64,7 +64,7 @@ CREATE TABLE {stage} (
 )
 
 -- name: stage_create
-CREATE INDEX {stage_idx} ON {stage_name} (load_key)
+CREATE INDEX {stage_idx.bare} ON {stage.bare} (load_key)
 
 -- name: stage_insert
 INSERT INTO {stage} (seq, payload, due_at, load_key)

@@ -10,7 +10,7 @@ CREATE TABLE {table} (
 )
 
 -- name: create
-CREATE INDEX {pop_idx} ON {table_name} (due_at, id)
+CREATE INDEX {pop_idx.bare} ON {table.bare} (due_at, id)
 
 -- name: drop
 DROP TABLE IF EXISTS {table}

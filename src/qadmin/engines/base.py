@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-from qadmin import secrets, sqlfiles
+from qadmin import secrets, sqlfiles, sqltext
 from qadmin.dsn import Dsn
 from qadmin.errors import QadminError, UnsupportedError
 from qadmin.kinds import QueueSpec
@@ -31,7 +31,6 @@ READ_MARGIN_S = 10
 
 # ``:name`` placeholders in qadmin's SQL files; ``::`` (a PostgreSQL cast) is not one.
 PARAM_PATTERN = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")
-_PLACEHOLDER = re.compile(r"\{([a-z_]+)(?::([a-z_]+))?\}")
 
 
 @dataclass(frozen=True)
@@ -175,6 +174,7 @@ class Engine(ABC):
         """The only way an identifier reaches SQL on this engine."""
 
     def quote_literal(self, text: str) -> str:
+        """A string literal; only the renderer (``render_text``) calls it."""
         return "'" + text.replace("'", "''") + "'"
 
     def qualified(self, name: str) -> str:
@@ -197,65 +197,44 @@ class Engine(ABC):
         return merged
 
     def fragment(self, name: str) -> str:
-        """A dialect's piece of SQL (``{name:object}`` in a template), e.g. how to take a
-        sequence value on a server that has no sequences."""
-        own = f"queues/{self.dialect}/fragments.sql"
-        if sqlfiles.exists(own) and sqlfiles.load(own).has(name):
-            return sqlfiles.load(own).statements(name)[0]
-        return sqlfiles.load(f"queues/{self.base_dialect}/fragments.sql").statements(name)[0]
+        """A dialect's piece of SQL (``{name(object)}`` in a template), e.g. how to take a
+        sequence value on a server that has no sequences; KeyError if the dialect has none."""
+        for dialect in dict.fromkeys((self.dialect, self.base_dialect)):
+            relative = f"queues/{dialect}/fragments.sql"
+            if sqlfiles.exists(relative) and sqlfiles.load(relative).has(name):
+                return sqlfiles.load(relative).statements(name)[0]
+        raise KeyError(name)
 
     def server_keywords(self) -> dict[str, str]:
         """Fixed SQL words that depend on the server rather than the templates' dialect."""
         return {}
 
+    def keywords(self, spec: QueueSpec) -> dict[str, str]:
+        """The fixed SQL words a queue's templates take: the kind's, this engine's for the
+        queue, and the server's."""
+        words = spec.keywords()
+        words["skip_locked"] = "" if spec.strict else self.LOCK_SKIP
+        words["capacity"] = str(int(spec.capacity or 0))
+        words.update(self.server_keywords())
+        return words
+
+    def render_text(
+        self, text: str, names: Mapping[str, str], keywords: Mapping[str, str] | None = None
+    ) -> str:
+        """``text`` filled by the one renderer (``qadmin.sqltext``), spelled for this server."""
+        target = sqltext.Target(self.quote_ident, self.quote_literal, self.schema, self.fragment)
+        return sqltext.render(text, target, names, keywords)
+
     def render(self, statement: str, spec: QueueSpec) -> str:
-        """Fill ``{placeholder}`` with quoted object names, qadmin's fixed keywords, or a
-        dialect fragment applied to an object (``{fragment:object}``)."""
-        objects = spec.objects()
-        keywords = spec.keywords()
-        keywords["skip_locked"] = "" if spec.strict else self.LOCK_SKIP
-        keywords["capacity"] = str(int(spec.capacity or 0))
-        keywords.update(self.server_keywords())
-
-        def fill(match: re.Match[str]) -> str:
-            key, argument = match.group(1), match.group(2)
-            if argument is not None:
-                name = self.qualified(objects[argument])
-                fragment = (
-                    self.fragment(key)
-                    .replace("{obj_lit}", self.quote_literal(name))
-                    .replace("{obj_schema_lit}", self.quote_literal(self.schema))
-                    .replace("{obj_name_lit}", self.quote_literal(objects[argument]))
-                )
-                return fragment.replace("{obj}", name)
-            if key in keywords:
-                return keywords[key]
-            if key.startswith("txn_"):  # how a routine runs in a transaction of its own
-                return _PLACEHOLDER.sub(fill, self.fragment(key))
-            if key == "schema_lit":
-                return self.quote_literal(self.schema)
-            if key.endswith("_name_lit") and key[:-9] in objects:
-                return self.quote_literal(objects[key[:-9]])
-            if key.startswith("lit_") and key[4:] in objects:
-                return self.quote_literal(self.qualified(objects[key[4:]]))
-            if key.endswith("_idx"):
-                return self.quote_ident(objects[key])
-            if key.endswith("_name") and key[:-5] in objects:
-                return self.quote_ident(objects[key[:-5]])
-            return self.qualified(objects[key])
-
-        return _PLACEHOLDER.sub(fill, statement)
+        """A queue template's statement: its names are the queue's objects."""
+        return self.render_text(statement, spec.objects(), self.keywords(spec))
 
     def table_sql(self, section: str, table: str, columns: Mapping[str, str]) -> list[str]:
         """A section of ``sql/queues/<engine>/external.sql`` for a table qadmin did not create:
-        ``{table}`` is that table, every other placeholder one of its (validated) columns."""
-
-        def fill(match: re.Match[str]) -> str:
-            key = match.group(1)
-            return self.qualified(table) if key == "table" else self.quote_ident(columns[key])
-
+        ``{table}`` is that table, the other names its (validated) columns."""
+        names = {**columns, "table": table}
         file = sqlfiles.load(f"queues/{self.base_dialect}/external.sql")
-        return [_PLACEHOLDER.sub(fill, s) for s in file.statements(section)]
+        return [self.render_text(s, names) for s in file.statements(section)]
 
     def bind(self, statement: str, params: Mapping[str, Any]) -> tuple[str, Any]:
         """Turn ``:name`` placeholders into the driver's style (pyformat by default)."""
@@ -423,14 +402,13 @@ class Engine(ABC):
     def catalog(self) -> sqlfiles.SqlFile:
         return sqlfiles.load(f"queues/{self.base_dialect}/catalog.sql")
 
-    def catalog_sql(self, section: str) -> list[str]:
+    def catalog_sql(self, section: str, obj: str | None = None) -> list[str]:
         """A section of the catalog file: ``{catalog}`` is the queue table, ``{objects}`` the
-        table of the objects qadmin created for each queue."""
-        table, objects = self.qualified("qadmin_queues"), self.qualified("qadmin_objects")
-        return [
-            s.replace("{catalog}", table).replace("{objects}", objects)
-            for s in self.catalog().statements(section)
-        ]
+        table of the objects qadmin created for each queue, ``{object}`` one of those."""
+        names = {"catalog": "qadmin_queues", "objects": "qadmin_objects"}
+        if obj is not None:
+            names["object"] = obj
+        return [self.render_text(s, names) for s in self.catalog().statements(section)]
 
     def run_catalog(
         self, section: str, params: Mapping[str, Any] | None = None, *, write: bool = True

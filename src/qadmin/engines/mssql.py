@@ -25,6 +25,7 @@ from qadmin.errors import (
     PermissionMissing,
     QadminError,
 )
+from qadmin.kinds import Kind, QueueSpec
 
 _NATIVE = re.compile(r"\((\d{3,5})\)")
 _LOGIN = {18456, 18452, 4060}
@@ -197,6 +198,11 @@ class MssqlEngine(Engine):
 
     def quote_literal(self, text: str) -> str:
         return "N'" + text.replace("'", "''") + "'"
+
+    def keywords(self, spec: QueueSpec) -> dict[str, str]:
+        # The article's heap has no clustered index; the ordered kinds cluster on id.
+        clustering = "NONCLUSTERED" if spec.kind is Kind.HEAP else "CLUSTERED"
+        return {**super().keywords(spec), "clustering": clustering}
 
     def bind(self, statement: str, params: Mapping[str, Any]) -> tuple[str, Any]:
         """pyodbc takes ``?`` only: the named parameters become positional, in order."""

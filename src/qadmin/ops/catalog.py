@@ -54,10 +54,7 @@ def _spec(row: dict[str, Any]) -> QueueSpec:
 
 
 def _sql(engine: Engine, section: str, obj: Obj | None = None) -> list[str]:
-    statements = engine.catalog_sql(section)
-    if obj is None:
-        return statements
-    return [s.replace("{object}", engine.qualified(obj[1])) for s in statements]
+    return engine.catalog_sql(section, None if obj is None else obj[1])
 
 
 def ensure(engine: Engine) -> None:

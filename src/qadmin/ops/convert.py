@@ -51,7 +51,7 @@ STEPS = {
     "larger than the capacity",
     "set_aside": "copy the backlog with its ids into a temporary table",
     "retire": "drop the queue's table and routines (a hand-built table is renamed to "
-    "{backup} and kept)",
+    "{backup.bare} and kept)",
     "create": "create the ring under the queue's name (slots, sequences, overflow, parked "
     "numbers, push/pop routines)",
     "start_sequences": "start both ring sequences above the highest id (PostgreSQL: above "
@@ -109,8 +109,10 @@ def plan(engine: Engine, src: Source, capacity: int) -> dict[str, Any]:
         "fits": messages <= capacity,
         "refused": convert_guard.refusals(engine, src, sql),
         "steps": [
-            STEPS[n].format(
-                grace=GATE_GRACE_S, backup=src.table + BACKUP_SUFFIX, chunk=f"{CHUNK:,}"
+            engine.render_text(
+                STEPS[n],
+                {"backup": src.table + BACKUP_SUFFIX},
+                {"grace": str(GATE_GRACE_S), "chunk": f"{CHUNK:,}"},
             )
             for n in names
         ],

@@ -191,42 +191,38 @@ class ConvertSql:
         its backup once a staged switch has renamed it)."""
         self.engine, self.src, self.ring = engine, src, ring
         self.file = _file(engine)
-        q = engine.quote_ident
         self.backup = src.table + BACKUP_SUFFIX
         self.gate = src.table + GATE_SUFFIX
         staged = src.table + STAGED_SUFFIX
         self.staged = {"table": staged, "push": staged + "_push", "pop": staged + "_pop"}
-        self.fill = {
-            "{src}": engine.qualified(src.table),
-            "{src_lit}": engine.quote_literal(engine.qualified(src.table)),
-            "{id_col_lit}": engine.quote_literal(src.id_col),
-            "{backup}": engine.qualified(self.backup),
-            "{backup_name}": q(self.backup),
-            "{backup_lit}": engine.quote_literal(self.backup),
-            "{gate}": engine.qualified(self.gate),
-            "{gate_lit}": engine.quote_literal(self.gate),
-            "{staged_table}": engine.qualified(self.staged["table"]),
-            "{staged_push}": engine.qualified(self.staged["push"]),
-            "{staged_pop}": engine.qualified(self.staged["pop"]),
-            "{staged_table_lit}": engine.quote_literal(self.staged["table"]),
-            "{staged_push_lit}": engine.quote_literal(self.staged["push"]),
-            "{staged_pop_lit}": engine.quote_literal(self.staged["pop"]),
-            "{order_by}": src.managed.keywords()["order_by"] if src.managed else "",
-            "{id_col}": q(src.id_col),
-            "{waiting}": f"{q(src.state_col)} = :waiting" if src.state_col else "1 = 1",
+        self.names = {
+            **ring.objects(),
+            "src": src.table,
+            "id_col": src.id_col,
+            "backup": self.backup,
+            "gate": self.gate,
+            "staged_table": self.staged["table"],
+            "staged_push": self.staged["push"],
+            "staged_pop": self.staged["pop"],
         }
+        self.keywords = engine.keywords(ring)
+        self.keywords["src_order_by"] = src.managed.keywords()["order_by"] if src.managed else ""
+        self.keywords["waiting"] = "1 = 1"
+        if src.state_col:
+            state = {"state_col": src.state_col}
+            self.keywords["waiting"] = engine.render_text("{state_col.bare} = :waiting", state)
         # Bound with every statement that filters on {waiting}.
         self.params: dict[str, Any] = {"waiting": src.waiting} if src.state_col else {}
         hand_built = src.managed is None and not src.switched  # switched: nothing to copy
         types = self._column_types(columns_from or src.table) if hand_built else {}
-        self.fill["{time_expr}"] = self._time()
-        self.fill["{payload_expr}"] = self._payload(types)
+        self.keywords["time_expr"] = self._time()
+        self.keywords["payload_expr"] = self._payload(types)
 
-    def _fragment(self, name: str, **values: str) -> str:
-        text = self.file.statements(name)[0]
-        for key, value in values.items():
-            text = text.replace("{" + key + "}", value)
-        return text
+    def _fragment(
+        self, name: str, names: dict[str, str] | None = None, keywords: dict[str, str] | None = None
+    ) -> str:
+        """One of convert.sql's column expressions, rendered for this source."""
+        return self.engine.render_text(self.file.statements(name)[0], names or {}, keywords)
 
     def _column_types(self, table: str) -> dict[str, str]:
         rows = self.engine.query(
@@ -242,24 +238,20 @@ class ConvertSql:
     def _time(self) -> str:
         if self.src.time_col is None:
             return self._fragment("time_now")
-        return self._fragment("time_col", col=self.engine.quote_ident(self.src.time_col))
+        return self._fragment("time_col", {"col": self.src.time_col})
 
     def _payload(self, types: dict[str, str]) -> str:
         cols = self.src.payload_cols
-        q = self.engine.quote_ident
         if len(cols) > 1:
-            pairs = ", ".join(f"{self.engine.quote_literal(c)}, {q(c)}" for c in cols)
-            return self._fragment("payload_json", pairs=pairs)
+            pair = "{col.bare_lit}, {col.bare}"
+            pairs = ", ".join(self.engine.render_text(pair, {"col": c}) for c in cols)
+            return self._fragment("payload_json", keywords={"pairs": pairs})
         binary = types.get(cols[0], "bytea") in _BINARY_TYPES
-        return self._fragment("payload_bytes" if binary else "payload_text", col=q(cols[0]))
+        return self._fragment("payload_bytes" if binary else "payload_text", {"col": cols[0]})
 
     def section(self, name: str) -> list[str]:
-        out = []
-        for statement in self.file.statements(name) if self.file.has(name) else ():
-            for key, value in self.fill.items():
-                statement = statement.replace(key, value)
-            out.append(self.engine.render(statement, self.ring))
-        return out
+        statements = self.file.statements(name) if self.file.has(name) else ()
+        return [self.engine.render_text(s, self.names, self.keywords) for s in statements]
 
 
 def outcome(

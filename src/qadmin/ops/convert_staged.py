@@ -43,23 +43,24 @@ _CREATE_ROUTINE = "CREATE PROCEDURE"
 STEPS = {
     "measure": "count the backlog (only the waiting rows with --state-column); refuse if it is "
     "larger than the capacity",
-    "mark": "refuse if another object has a name the ring needs; create the gate row {gate} "
+    "mark": "refuse if another object has a name the ring needs; create the gate row {gate.bare} "
     "(its existence marks a convert under way: a re-run knows what is its own)",
     "prepare": "drop what an interrupted prepare left, then create the ring beside the queue: "
-    "slot table {staged}, routines {staged}_push/"
-    "_pop; overflow, parked list, control row and sequences under their final names (unused "
-    "until the switch); slot rows in chunks of {slots}",
+    "slot table {staged.bare}, routines {staged_push.bare}/{staged_pop.bare}; overflow, "
+    "parked list, control row and sequences under their final names (unused until the "
+    "switch); slot rows in chunks of {slots}",
     "gate": "a qadmin queue's push/pop are replaced (CREATE OR REPLACE, atomic) by versions "
     "that read the gate row with a share lock held to the end of the "
     "caller's transaction; wait {grace}s for calls that began with the old ones",
     "lock": "connection 1: lock the gate row exclusively (FOR UPDATE, under the lock timeout): "
     "calls in flight finish, new calls wait",
-    "rename": "connection 2: RENAME TABLE {queue} TO {backup}, {staged} TO {queue} (one atomic "
-    "statement; waits under lock_wait_timeout for transactions still using {queue}; on a "
+    "rename": "connection 2: RENAME TABLE {queue.bare} TO {backup.bare}, {staged.bare} TO "
+    "{queue.bare} (one atomic statement; waits under lock_wait_timeout for transactions still "
+    "using {queue.bare}; on a "
     "timeout the gate is released and the switch tried again, {attempts} times in all)",
-    "measure_backup": "connection 1: count the backlog in {backup}; refuse (and undo the "
+    "measure_backup": "connection 1: count the backlog in {backup.bare}; refuse (and undo the "
     "rename and the prepared ring) if it outgrew the capacity",
-    "start_sequences": "start both ring sequences above every id {backup} ever handed out "
+    "start_sequences": "start both ring sequences above every id {backup.bare} ever handed out "
     "(its AUTO_INCREMENT counter)",
     "copy": "park the backlog: messages into the overflow table, their numbers into the parked "
     "list, so pops serve them first, in id order (chunks of {chunk} rows)",
@@ -144,12 +145,17 @@ def plan(engine: Engine, src: Source, ring: QueueSpec) -> dict[str, Any]:
     capacity = int(ring.capacity or 0)
     names = dict(
         staged=sql.staged["table"],
+        staged_push=sql.staged["push"],
+        staged_pop=sql.staged["pop"],
         gate=sql.gate,
         queue=src.table,
         backup=sql.backup,
-        backup_fate=sql.backup if src.managed else f"nothing of the table (kept as {sql.backup})",
-        grace=GATE_GRACE_S,
-        attempts=SWITCH_ATTEMPTS,
+    )
+    fate = "{backup.bare}" if src.managed else "nothing of the table (kept as {backup.bare})"
+    words = dict(
+        backup_fate=engine.render_text(fate, names),
+        grace=str(GATE_GRACE_S),
+        attempts=str(SWITCH_ATTEMPTS),
         chunk=f"{CHUNK:,}",
         slots=f"{resize.CHUNK:,}",
     )
@@ -186,7 +192,7 @@ def plan(engine: Engine, src: Source, ring: QueueSpec) -> dict[str, Any]:
         "rows_left": rows_left,
         "fits": messages is None or messages <= capacity,
         "refused": convert_guard.refusals(engine, src, sql, backup),
-        "steps": [STEPS[name].format(**names) for name in steps],
+        "steps": [engine.render_text(STEPS[name], names, words) for name in steps],
         "statements": statements,
     }
 

@@ -21,9 +21,9 @@ from qadmin.kinds import MAX_CAPACITY, Kind, QueueSpec
 CHUNK = 1000
 
 GATE = (
-    "take the capacity gate exclusively (PostgreSQL: ACCESS EXCLUSIVE on {ctl}; MySQL/MariaDB: "
-    "X lock on the {ctl} row; SQLite: the write lock): pushes and pops in flight finish, new "
-    "ones wait until commit"
+    "take the capacity gate exclusively (PostgreSQL: ACCESS EXCLUSIVE on {ctl.bare}; "
+    "MySQL/MariaDB: X lock on the {ctl.bare} row; SQLite: the write lock): pushes and pops in "
+    "flight finish, new ones wait until commit"
 )
 STEPS = {
     Kind.RING: [
@@ -95,7 +95,7 @@ def plan(engine: Engine, spec: QueueSpec, capacity: int) -> dict[str, Any]:
         "to_capacity": capacity,
         "messages": messages,
         "fits": needed <= capacity,
-        "steps": [s.replace("{ctl}", spec.objects()["ctl"]) for s in STEPS[spec.kind]],
+        "steps": [engine.render_text(s, spec.objects()) for s in STEPS[spec.kind]],
         "statements": statements,
     }
 

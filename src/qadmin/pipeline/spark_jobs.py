@@ -51,8 +51,8 @@ def export(
         if facts.shared_snapshot:
             execute(engine.engine_sql("snapshot_keepalive"))
             snapshot = execute(engine.engine_sql("export_snapshot"))[0]["snapshot"]
-            options["sessionInitStatement"] = engine.engine_sql("import_snapshot").replace(
-                "{snapshot_lit}", engine.quote_literal(str(snapshot))
+            options["sessionInitStatement"] = engine.render_text(
+                engine.engine_sql("import_snapshot"), {"snapshot": str(snapshot)}
             )
             count = partitions or session.sparkContext.defaultParallelism
         bounds = next(r for s in engine.data_section(spec, "id_bounds") for r in execute(s))
