@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from qadmin import sqlfiles
-from qadmin.kinds import ALLOWS_WATERMARK, TEMPLATE, Kind
+from qadmin.kinds import KINDS, Kind
 
 ROOT = sqlfiles.sql_root()
 QUEUE_DIALECTS = ["sqlite", "postgresql", "mysql", "mssql"]
@@ -18,15 +18,19 @@ REQUIRED = {"create", "drop", "push", "pop", "peek", "purge", "depth"}
 @pytest.mark.parametrize("dialect", QUEUE_DIALECTS)
 @pytest.mark.parametrize("kind", list(Kind))
 def test_every_kind_has_a_template_with_every_section(dialect, kind):
-    template = sqlfiles.load(f"queues/{dialect}/{TEMPLATE[kind]}.sql")
-    needed = REQUIRED | ({"ack", "fail"} if kind is Kind.CLAIM else set())
-    assert needed <= set(template.sections)
+    template = sqlfiles.load(f"queues/{dialect}/{KINDS[kind].template}.sql")
+    claim_sections = {"ack", "fail", "claims", "requeue"}
+    if KINDS[kind].claims:
+        assert REQUIRED | claim_sections <= set(template.sections)
+    else:  # the KindSpec flag and the template agree: no claim SQL on a kind without claims
+        assert set(template.sections) >= REQUIRED
+        assert not claim_sections & set(template.sections)
     assert template.header.startswith("--"), "each template explains itself in a header"
 
 
 def test_every_queue_file_is_used():
     used = (
-        {f"{t}.sql" for t in TEMPLATE.values()}
+        {f"{spec.template}.sql" for spec in KINDS.values()}
         | {
             "catalog.sql",
             "fragments.sql",
@@ -35,7 +39,7 @@ def test_every_queue_file_is_used():
             "convert.sql",
             "data.sql",
         }
-        | {f"watermark_{TEMPLATE[k]}.sql" for k in ALLOWS_WATERMARK}
+        | {f"watermark_{spec.template}.sql" for spec in KINDS.values() if spec.allows_watermark}
     )
     for path in (ROOT / "queues").rglob("*.sql"):
         assert path.name in used, f"{path} is not referenced by qadmin"
