@@ -52,12 +52,12 @@ class Timeouts:
 
 @dataclass(frozen=True)
 class Jdbc:
-    """How Spark reaches this engine: the JDBC URL scheme, driver class and the Debian jar
-    that carries it, extra connection properties (never the password: that goes separately)."""
+    """How Spark reaches this engine: the JDBC URL scheme, driver class, default port, extra
+    connection properties (never the password: that goes separately). The jar that carries the
+    driver is in the engine registry (``registry.EngineEntry.jdbc_jar``)."""
 
     scheme: str
     driver: str
-    jar: str
     port: int
     properties: tuple[tuple[str, str], ...] = ()
     # Whether parallel reads can share one snapshot (PostgreSQL's exported snapshots).
