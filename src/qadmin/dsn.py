@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote
 
 from qadmin import secrets
-from qadmin.engines.registry import BY_NAME, ENGINES, SCHEMES, listed, shown_schemes
-from qadmin.errors import UsageError
+from qadmin.engines.registry import BY_NAME, ENGINES, SCHEMES, shown_schemes
+from qadmin.errors import UsageError, listed
 
 # The engine a raw ODBC string (no scheme) is for.
 ODBC_ENGINE = next(entry.name for entry in ENGINES if entry.odbc)

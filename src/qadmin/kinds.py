@@ -6,7 +6,7 @@ import enum
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from qadmin.errors import WrongKind
+from qadmin.errors import WrongKind, listed
 
 
 class Kind(enum.StrEnum):
@@ -124,8 +124,7 @@ def kinds_with(capability: str) -> list[Kind]:
 
 def said(kinds: list[Kind], joiner: str = "and") -> str:
     """``heap, fifo and lifo``: kinds as a sentence names them."""
-    names = [str(k) for k in kinds]
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} {joiner} {names[-1]}"
+    return listed([str(k) for k in kinds], joiner)
 
 
 # A dequeue that takes a message whose id is a multiple of this tries to advance the watermark.

@@ -70,11 +70,6 @@ SCHEMES = {s: entry.name for entry in ENGINES for s in (*entry.schemes, *entry.a
 NAMES = tuple(BY_NAME)
 
 
-def listed(words: list[str]) -> str:
-    """``a, b or c``: how a message lists choices."""
-    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
-
-
 def shown_schemes() -> list[str]:
     """The schemes messages suggest, in registry order."""
     return [s for entry in ENGINES for s in entry.schemes]
