@@ -35,7 +35,11 @@ DONE_SUFFIX = ".done"
 
 
 def check(spec: QueueSpec) -> None:
-    spec.require("archivable", "archive", f"export {spec.name}, then pop what was exported")
+    spec.require(
+        "archivable",
+        "archive",
+        f"a {spec.kind} queue reuses its slots: export {spec.name}, then pop what was exported",
+    )
 
 
 def archive(
