@@ -16,18 +16,11 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote
 
 from qadmin import secrets
-from qadmin.errors import UsageError
+from qadmin.engines.registry import BY_NAME, ENGINES, SCHEMES, shown_schemes
+from qadmin.errors import UsageError, listed
 
-SCHEMES = {
-    "sqlite": "sqlite",
-    "postgresql": "postgresql",
-    "postgres": "postgresql",
-    "mysql": "mysql",
-    "mariadb": "mysql",
-    "mssql": "mssql",
-    "sqlserver": "mssql",
-    "odbc": "mssql",
-}
+# The engine a raw ODBC string (no scheme) is for.
+ODBC_ENGINE = next(entry.name for entry in ENGINES if entry.odbc)
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://(.*)\Z", re.DOTALL)
 # What may follow the user info's ``@``: host (name, address or [IPv6]), port, database, query.
@@ -249,7 +242,8 @@ def mask(dsn: str) -> str:
     if found is None:
         return _mask_odbc(text[5:] if text.lower().startswith("odbc:") else text)
     scheme, rest = found[1], found[2]
-    if scheme.lower() == "sqlite":
+    engine = SCHEMES.get(scheme.lower().split("+", 1)[0])
+    if engine is not None and BY_NAME[engine].file:
         return f"{scheme}://{_mask_query(rest)}"
     try:
         return _format_url(_split_url(scheme, rest))
@@ -290,18 +284,16 @@ def parse(text: str) -> Dsn:
             text = text[5:]
         if "=" in text and ";" in text:
             return _parse_odbc(text)
+        urls = [s + (":///" if BY_NAME[SCHEMES[s]].file else "://") for s in shown_schemes()]
         raise UsageError(
-            "the DSN has no scheme; use sqlite:///, postgresql://, mysql://, mariadb:// or "
-            "mssql://, or an ODBC string KEY=VALUE;..."
+            f"the DSN has no scheme; use {listed(urls)}, or an ODBC string KEY=VALUE;..."
         )
     scheme = found[1].lower().split("+", 1)[0]
     engine = SCHEMES.get(scheme)
     if engine is None:
-        raise UsageError(
-            f"unknown DSN scheme {scheme!r}; use sqlite, postgresql, mysql, mariadb or mssql"
-        )
-    if engine == "sqlite":
-        return _parse_sqlite(text, found[2])
+        raise UsageError(f"unknown DSN scheme {scheme!r}; use {listed(shown_schemes())}")
+    if BY_NAME[engine].file:
+        return _parse_file(engine, text, found[2])
     url = _split_url(found[1], found[2])
     query = {unquote(k): unquote(v) for k, v in url.query}
     _register_query(url.query)
@@ -330,24 +322,24 @@ def parse(text: str) -> Dsn:
         password=password,
         database=unquote(url.path) if url.path else None,
         query=query,
-        flavor=scheme if scheme in ("mariadb", "mysql") else None,
+        flavor=scheme if BY_NAME[engine].flavoured else None,
     )
 
 
-def _parse_sqlite(text: str, rest: str) -> Dsn:
+def _parse_file(engine: str, text: str, rest: str) -> Dsn:
     path, _, raw_query = rest.partition("?")
     query = {unquote(k): unquote(v) for k, v in (_query_pairs(raw_query) or [])}
     if not path.startswith("/"):
-        raise UsageError(f"sqlite DSNs take no host: write sqlite:///path, not {mask(text)}")
+        raise UsageError(f"{engine} DSNs take no host: write {engine}:///path, not {mask(text)}")
     path = unquote(path)
     if path.startswith("/:memory:"):
         path = ":memory:"
     elif path == "/":
-        raise UsageError("sqlite DSN has no file path: write sqlite:///relative/path.db")
+        raise UsageError(f"{engine} DSN has no file path: write {engine}:///relative/path.db")
     else:
         # sqlite:///rel.db is relative; sqlite:////abs/path.db is absolute.
         path = path[1:]
-    return Dsn(engine="sqlite", raw=text, path=path, query=query)
+    return Dsn(engine=engine, raw=text, path=path, query=query)
 
 
 def _parse_odbc(text: str) -> Dsn:
@@ -357,4 +349,4 @@ def _parse_odbc(text: str) -> Dsn:
             secrets.register(value)
             if key.lower() in _ODBC_SECRET_KEYS:
                 password = value
-    return Dsn(engine="mssql", raw=text, odbc=text, password=password)
+    return Dsn(engine=ODBC_ENGINE, raw=text, odbc=text, password=password)

@@ -19,6 +19,11 @@ EXIT_PERMISSION = 7
 EXIT_LOCK_TIMEOUT = 8
 
 
+def listed(words: list[str], joiner: str = "or") -> str:
+    """``a, b or c``: how an error line lists the choices it names."""
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} {joiner} {words[-1]}"
+
+
 class QadminError(Exception):
     """Base of every error qadmin reports; the message must already be safe to print."""
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
+
+from qadmin.errors import WrongKind, listed
 
 
 class Kind(enum.StrEnum):
@@ -17,6 +19,12 @@ class Kind(enum.StrEnum):
     RING = "ring"
 
 
+def _can(what: str, default: bool = False) -> Any:
+    """A capability flag. ``what`` names the capability in the one line a command prints when
+    it is refused for a kind that lacks it (``QueueSpec.require``)."""
+    return field(default=default, metadata={"what": what})
+
+
 @dataclass(frozen=True)
 class KindSpec:
     """Everything qadmin knows about one kind, in one place: the CLI, the operations, the
@@ -26,23 +34,28 @@ class KindSpec:
     template: str
     # The dequeue order as a fixed SQL fragment (``{order_by}`` in the templates).
     order_by: str = "ORDER BY id"
-    needs_capacity: bool = False
-    allows_strict: bool = False
+    needs_capacity: bool = _can("a capacity")
+    allows_strict: bool = _can("an order to keep strictly")
     # Dequeues can range-scan from a watermark (article 004).
-    allows_watermark: bool = False
+    allows_watermark: bool = _can("a watermark")
     # Messages carry a due time (``due_at``): push takes --due, diagnostics count the due ones.
-    due: bool = False
+    due: bool = _can("due times")
     # Claim / ack / fail with ``processing_started_at``: claims, requeue, claimed-state export.
-    claims: bool = False
-    # Driven by push and pop sequences over preallocated slots: ring state, repair.
-    ring: bool = False
+    claims: bool = _can("claims")
+    # Driven by push and pop sequences over preallocated slots: ring state, repair. Its table's
+    # rows are slots, not messages, so nothing reads the table directly (Spark export).
+    ring: bool = _can("push and pop sequences over slots")
     # resize changes the capacity in place.
-    resizable: bool = False
-    # convert turns it into a ring.
-    convertible: bool = False
+    resizable: bool = _can("a capacity that can change")
+    # convert turns it into a ring (a ring serves first in, first out: a lifo, pending or claim
+    # backlog would change meaning).
+    convertible: bool = _can("a backlog a ring can take over")
     # archive moves its messages out (a ring's slots and a capped queue's overwrites are not rows
     # to move).
-    archivable: bool = True
+    archivable: bool = _can("messages kept as rows it can delete", default=True)
+    # A push into a full queue replaces the oldest message: push reports which one
+    # (``overwritten_id``).
+    overwrites: bool = False
     # Load goes through the kind's push (it must take sequence numbers) rather than a set insert.
     load_pushes: bool = False
     # Counting every message is always cheap (a ring: the two sequences).
@@ -52,10 +65,18 @@ class KindSpec:
     deletes_are_dequeues: bool = True
     # Columns shown beside id, payload and enqueued_at when messages are listed.
     columns: tuple[str, ...] = ()
+    # Objects beside the table: placeholder -> suffix of the object name. Routines exist only
+    # on engines that have them; the SQLite templates never mention them.
+    objects: dict[str, str] = field(default_factory=dict, hash=False)
+
+    @property
+    def newest_first(self) -> bool:
+        """Dequeues take the newest message first (a lifo): a popped batch is sorted so."""
+        return self.order_by.endswith(" DESC")
 
 
 KINDS: dict[Kind, KindSpec] = {
-    Kind.HEAP: KindSpec("basic", order_by="", allows_strict=False, convertible=True),
+    Kind.HEAP: KindSpec("basic", order_by="", convertible=True),
     Kind.FIFO: KindSpec("basic", allows_strict=True, allows_watermark=True, convertible=True),
     Kind.LIFO: KindSpec("basic", order_by="ORDER BY id DESC", allows_strict=True),
     Kind.PENDING: KindSpec("pending", due=True, columns=("due_at",)),
@@ -64,8 +85,10 @@ KINDS: dict[Kind, KindSpec] = {
         needs_capacity=True,
         resizable=True,
         archivable=False,
+        overwrites=True,
         load_pushes=True,
         deletes_are_dequeues=False,
+        objects={"seq": "_seq", "ctl": "_ctl"},
     ),
     Kind.CLAIM: KindSpec(
         "claim",
@@ -82,31 +105,34 @@ KINDS: dict[Kind, KindSpec] = {
         archivable=False,
         load_pushes=True,
         depth_from_sequences=True,
+        objects={
+            "push_seq": "_push_seq",
+            "pop_seq": "_pop_seq",
+            "overflow": "_overflow",
+            "pending": "_pending",
+            "ctl": "_ctl",
+        },
     ),
 }
+CAPABILITIES = {f.name: str(f.metadata["what"]) for f in fields(KindSpec) if "what" in f.metadata}
 
-# Derived views kept for the callers that ask "which kinds can ...".
-TEMPLATE = {kind: spec.template for kind, spec in KINDS.items()}
-NEEDS_CAPACITY = {kind for kind, spec in KINDS.items() if spec.needs_capacity}
-ALLOWS_WATERMARK = {kind for kind, spec in KINDS.items() if spec.allows_watermark}
+
+def kinds_with(capability: str) -> list[Kind]:
+    """The kinds that have a capability flag set, in registry order."""
+    return [kind for kind, spec in KINDS.items() if getattr(spec, capability)]
+
+
+def said(kinds: list[Kind], joiner: str = "and") -> str:
+    """``heap, fifo and lifo``: kinds as a sentence names them."""
+    return listed([str(k) for k in kinds], joiner)
+
+
 # A dequeue that takes a message whose id is a multiple of this tries to advance the watermark.
 WATERMARK_EVERY = 100
-ALLOWS_STRICT = {kind for kind, spec in KINDS.items() if spec.allows_strict}
 MAX_CAPACITY = 10_000_000
 
-# Objects that exist beside the table for each kind: placeholder -> suffix of the object name.
-# Routines exist only on engines that have them; the SQLite templates never mention them.
+# Routines beside every kind's table, on engines that have them.
 ROUTINES = {"push": "_push", "pop": "_pop", "ack": "_ack", "fail": "_fail"}
-EXTRA_OBJECTS: dict[Kind, dict[str, str]] = {
-    Kind.CAPPED: {"seq": "_seq", "ctl": "_ctl"},
-    Kind.RING: {
-        "push_seq": "_push_seq",
-        "pop_seq": "_pop_seq",
-        "overflow": "_overflow",
-        "pending": "_pending",
-        "ctl": "_ctl",
-    },
-}
 
 
 # Bulk load's staging table (and its key index) and the idempotency keys it recorded.
@@ -124,7 +150,7 @@ def derived_names(name: str, kind: Kind) -> set[str]:
     ring): the names a new queue must find free, and another queue must never take. Only a
     capped queue has ``_seq`` (PostgreSQL names queue ``q``'s identity sequence ``q_id_seq``,
     which must not keep a queue ``q_id`` from being created)."""
-    extras = EXTRA_OBJECTS[Kind.RING] | EXTRA_OBJECTS.get(kind, {})
+    extras = KINDS[Kind.RING].objects | KINDS[kind].objects
     suffixes = [
         *ROUTINES.values(),
         *extras.values(),
@@ -155,6 +181,17 @@ class QueueSpec:
         """What this queue's kind can do (the registry entry)."""
         return KINDS[self.kind]
 
+    def require(self, capability: str, command: str, hint: str = "") -> None:
+        """Refuse ``command`` in one line (exit 2) unless this queue's kind has the capability,
+        so a command never reaches SQL its kind's template does not have."""
+        if getattr(self.info, capability):
+            return
+        line = (
+            f"{command}: {self.name} is a {self.kind} queue, and only "
+            f"{said(kinds_with(capability))} queues have {CAPABILITIES[capability]}"
+        )
+        raise WrongKind(f"{line} ({hint})" if hint else line)
+
     @property
     def template(self) -> str:
         return self.info.template
@@ -181,11 +218,11 @@ class QueueSpec:
 
     def sort_rows(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Put a popped batch in queue order: DELETE ... RETURNING gives rows in any order."""
-        if self.kind is Kind.HEAP:
+        if not self.info.order_by:
             return rows
-        if self.kind is Kind.PENDING:
+        if self.info.due:
             return sorted(rows, key=lambda r: (str(r["due_at"]), r["id"]))
-        return sorted(rows, key=lambda r: r["id"], reverse=self.kind is Kind.LIFO)
+        return sorted(rows, key=lambda r: r["id"], reverse=self.info.newest_first)
 
     def objects(self) -> dict[str, str]:
         """Placeholder -> database object name, all derived from the validated queue name."""
@@ -193,7 +230,7 @@ class QueueSpec:
         names.update({k: self.name + suffix for k, suffix in INDEXES.items()})
         names.update({k: self.name + suffix for k, suffix in ROUTINES.items()})
         names.update({k: self.name + suffix for k, suffix in DATA_OBJECTS.items()})
-        names.update({k: self.name + s for k, s in EXTRA_OBJECTS.get(self.kind, {}).items()})
+        names.update({k: self.name + s for k, s in self.info.objects.items()})
         if self.watermark:
             names.update({k: self.name + s for k, s in WATERMARK_OBJECTS.items()})
         return names

@@ -6,7 +6,7 @@ import pytest
 
 from qadmin import sqlfiles
 from qadmin.engines import Timeouts, open_engine
-from qadmin.kinds import ALLOWS_STRICT, NEEDS_CAPACITY, Kind, QueueSpec
+from qadmin.kinds import KINDS, Kind, QueueSpec
 from tests.sql.tsql_gate import problems
 
 PARAMS = {
@@ -44,8 +44,8 @@ def _engine():
 def _specs() -> list[QueueSpec]:
     specs = []
     for kind in Kind:
-        capacity = 1000 if kind in NEEDS_CAPACITY else None
-        for strict in [False, True] if kind in ALLOWS_STRICT else [False]:
+        capacity = 1000 if KINDS[kind].needs_capacity else None
+        for strict in [False, True] if KINDS[kind].allows_strict else [False]:
             specs.append(QueueSpec(name="orders_q", kind=kind, capacity=capacity, strict=strict))
     return specs
 

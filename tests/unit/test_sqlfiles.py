@@ -8,25 +8,30 @@ from pathlib import Path
 import pytest
 
 from qadmin import sqlfiles
-from qadmin.kinds import ALLOWS_WATERMARK, TEMPLATE, Kind
+from qadmin.engines import registry
+from qadmin.kinds import CAPABILITIES, KINDS, Kind, kinds_with
 
 ROOT = sqlfiles.sql_root()
-QUEUE_DIALECTS = ["sqlite", "postgresql", "mysql", "mssql"]
+QUEUE_DIALECTS = list(registry.NAMES)
 REQUIRED = {"create", "drop", "push", "pop", "peek", "purge", "depth"}
 
 
 @pytest.mark.parametrize("dialect", QUEUE_DIALECTS)
 @pytest.mark.parametrize("kind", list(Kind))
 def test_every_kind_has_a_template_with_every_section(dialect, kind):
-    template = sqlfiles.load(f"queues/{dialect}/{TEMPLATE[kind]}.sql")
-    needed = REQUIRED | ({"ack", "fail"} if kind is Kind.CLAIM else set())
-    assert needed <= set(template.sections)
+    template = sqlfiles.load(f"queues/{dialect}/{KINDS[kind].template}.sql")
+    claim_sections = {"ack", "fail", "claims", "requeue"}
+    if KINDS[kind].claims:
+        assert REQUIRED | claim_sections <= set(template.sections)
+    else:  # the KindSpec flag and the template agree: no claim SQL on a kind without claims
+        assert set(template.sections) >= REQUIRED
+        assert not claim_sections & set(template.sections)
     assert template.header.startswith("--"), "each template explains itself in a header"
 
 
 def test_every_queue_file_is_used():
     used = (
-        {f"{t}.sql" for t in TEMPLATE.values()}
+        {f"{spec.template}.sql" for spec in KINDS.values()}
         | {
             "catalog.sql",
             "fragments.sql",
@@ -35,7 +40,7 @@ def test_every_queue_file_is_used():
             "convert.sql",
             "data.sql",
         }
-        | {f"watermark_{TEMPLATE[k]}.sql" for k in ALLOWS_WATERMARK}
+        | {f"watermark_{spec.template}.sql" for spec in KINDS.values() if spec.allows_watermark}
     )
     for path in (ROOT / "queues").rglob("*.sql"):
         assert path.name in used, f"{path} is not referenced by qadmin"
@@ -108,3 +113,30 @@ def test_readme_documents_every_telemetry_field():
     assert {name for name, _, _ in FIELDS} == set(ARROW_TYPES)
     for name, _, _ in FIELDS:
         assert f"| `{name}` |" in readme, name
+
+
+def test_readme_capability_table_matches_the_kind_registry():
+    readme = (ROOT.parent / "README.md").read_text()
+    for capability, phrase in CAPABILITIES.items():
+        row = re.search(rf"^\| {re.escape(phrase)} \| ([a-z, ]+) \|", readme, re.MULTILINE)
+        assert row, f"README's capability table has no row for {phrase!r}"
+        assert row[1].split(", ") == [str(k) for k in kinds_with(capability)]
+
+
+def test_every_resizable_kind_has_its_resize_steps():
+    from qadmin.ops import resize
+
+    assert {spec.template for spec in KINDS.values() if spec.resizable} == set(resize.STEPS)
+
+
+@pytest.mark.parametrize(
+    "dialect", [d for d in QUEUE_DIALECTS if (ROOT / "queues" / d / "data.sql").is_file()]
+)
+def test_data_sql_pages_archives_and_loads_every_kind_that_takes_it(dialect):
+    data = sqlfiles.load(f"queues/{dialect}/data.sql")
+    for spec in KINDS.values():
+        operations = ["export"]
+        operations += ["archive"] if spec.archivable else []
+        operations += [] if spec.load_pushes else ["load"]
+        for op in operations:
+            assert data.has(f"{op}_{spec.template}") or data.has(f"{op}_rows"), (op, spec)

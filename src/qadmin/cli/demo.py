@@ -12,6 +12,7 @@ from qadmin.kinds import Kind
 from qadmin.ops import catalog, diagnose, messages, queues
 
 DEMO_QUEUE = "orders_q"
+DEMO_KIND = Kind.FIFO
 
 
 @click.command()
@@ -39,8 +40,10 @@ def demo(n_messages: int, n_pop: int, target: Target, fmt: str | None) -> None:
     try:
         spec = catalog.get(engine, DEMO_QUEUE)
     except NotFound:
-        spec = queues.create(engine, queues.make_spec(DEMO_QUEUE, Kind.FIFO.value, None, False))
-        render.note(f"created fifo queue {DEMO_QUEUE} in {engine.name} schema {engine.schema}")
+        spec = queues.create(engine, queues.make_spec(DEMO_QUEUE, DEMO_KIND.value, None, False))
+        render.note(
+            f"created {DEMO_KIND} queue {DEMO_QUEUE} in {engine.name} schema {engine.schema}"
+        )
     payloads = [
         f'{{"order": {i}, "item": "widget-{i}"}}'.encode() for i in range(1, n_messages + 1)
     ]

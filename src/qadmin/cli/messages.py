@@ -11,10 +11,12 @@ import click
 from qadmin import render
 from qadmin.cli.options import Target, connection_options, count_option, format_option
 from qadmin.errors import QueueEmpty, QueueFull, UsageError
-from qadmin.kinds import Kind, QueueSpec
+from qadmin.kinds import QueueSpec
 from qadmin.ops import catalog, messages
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+# What peek shows of a message's claim, on kinds with claims.
+CLAIM_STATE = ("processing_started_at", "claimed_by", "attempts", "last_error")
 
 
 def _read(stream: BinaryIO) -> bytes:
@@ -66,11 +68,7 @@ def _due(due: datetime | None, delay: float | None) -> datetime | None:
 
 
 def _columns(spec: QueueSpec) -> list[str]:
-    extra = {
-        Kind.PENDING: ["due_at"],
-        Kind.CLAIM: ["attempts"],
-    }.get(spec.kind, [])
-    return ["id", "enqueued_at", *extra, "payload"]
+    return ["id", "enqueued_at", *spec.info.columns, "payload"]
 
 
 @click.command()
@@ -109,9 +107,9 @@ def push(
     engine = target.engine()
     spec = catalog.get(engine, name)
     columns = ["id", "enqueued_at"]
-    if spec.kind is Kind.PENDING:
+    if spec.info.due:
         columns.append("due_at")
-    if spec.kind is Kind.CAPPED:
+    if spec.info.overwrites:
         columns.append("overwritten_id")
     try:
         pushed = messages.push(engine, spec, payloads, when)
@@ -178,16 +176,8 @@ def peek(name: str, count: int, target: Target, fmt: str | None) -> None:
     spec = catalog.get(engine, name)
     shown = messages.peek(engine, spec, count)
     columns = _columns(spec)
-    if spec.kind is Kind.CLAIM:
-        columns = [
-            "id",
-            "enqueued_at",
-            "processing_started_at",
-            "claimed_by",
-            "attempts",
-            "last_error",
-            "payload",
-        ]
+    if spec.info.claims:
+        columns = ["id", "enqueued_at", *CLAIM_STATE, "payload"]
     render.rows(shown, columns, fmt)
 
 

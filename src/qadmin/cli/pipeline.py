@@ -19,7 +19,7 @@ from qadmin.cli import progress
 from qadmin.cli.options import Duration, Target, confirm, connection_options, format_option
 from qadmin.engines.base import Engine
 from qadmin.errors import UsageError
-from qadmin.kinds import Kind, QueueSpec
+from qadmin.kinds import QueueSpec
 from qadmin.ops import catalog, diagnose
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -154,9 +154,9 @@ def _spark_load_pays_off(engine: Engine, spec: QueueSpec, path: Path) -> bool:
     is in the file footers), when pyspark and a JDBC path are there and the kind stages."""
     from importlib.util import find_spec
 
-    from qadmin.pipeline import formats, load
+    from qadmin.pipeline import formats
 
-    if engine.JDBC is None or load.pushes(spec) or find_spec("pyspark") is None:
+    if engine.JDBC is None or spec.info.load_pushes or find_spec("pyspark") is None:
         return False
     return formats.parquet_rows(path) >= engine.JDBC.spark_load_from_rows
 
@@ -171,7 +171,7 @@ def _spark_pays_off(engine: Engine, spec: QueueSpec, depth: int, path: Path) -> 
     return (
         engine.JDBC is not None
         and depth >= engine.JDBC.spark_export_from_rows
-        and spec.template in spark_jobs.SPARK_EXPORTS
+        and spark_jobs.reads_table(spec)
         and not path.suffix
         and find_spec("pyspark") is not None
     )
@@ -206,9 +206,9 @@ def archive_command(
     engine = target.engine()
     spec = catalog.get(engine, name)
     archive_ops.check(spec)
-    claim_default = ("ready", "failed") if spec.kind is Kind.CLAIM else export_ops.CLAIM_STATES
+    claim_default = ("ready", "failed") if spec.info.claims else export_ops.CLAIM_STATES
     selection = _selection(older_than, states, claim_default)
-    if spec.kind is Kind.CLAIM and "claimed" in selection.states:
+    if spec.info.claims and "claimed" in selection.states:
         raise UsageError("archive leaves claimed messages to their workers: --state ready/failed")
     folder = Path(to)
     if dry_run:
@@ -216,7 +216,7 @@ def archive_command(
             "queue": name,
             "folder": str(folder),
             "older_than_s": older_than,
-            "states": ",".join(selection.states) if spec.template == "claim" else None,
+            "states": ",".join(selection.states) if spec.info.claims else None,
             "unfinished_files": [str(p) for p in archive_ops.unfinished(folder, name)]
             if folder.is_dir()
             else [],
@@ -276,7 +276,7 @@ def load_command(
     if run_on is None and not spark_run and file_format == "parquet":
         spark_run = _spark_load_pays_off(engine, spec, path)
     if spark_run:
-        if load_ops.pushes(spec):
+        if spec.info.load_pushes:
             raise UsageError(f"a {spec.kind} is loaded through its push routine: --engine python")
         from qadmin.pipeline import spark_jobs
 

@@ -1,29 +1,35 @@
-"""Engine registry: the DSN's scheme picks a module, imported only when it is used."""
+"""Engines: ``open_engine`` builds the one a DSN names (the list is in ``registry``).
+
+Nothing is imported here up front: the DSN parser reads the registry in this package, and
+``base`` needs the DSN parser, so ``Engine`` and ``Timeouts`` load on first use.
+"""
 
 from __future__ import annotations
 
-import importlib
+from typing import TYPE_CHECKING, Any
 
-from qadmin import dsn as dsn_mod
-from qadmin.engines.base import Engine, Timeouts
-from qadmin.names import validate_schema_name
-
-_MODULES = {
-    "sqlite": ("qadmin.engines.sqlite", "SqliteEngine"),
-    "postgresql": ("qadmin.engines.postgres", "PostgresEngine"),
-    "mysql": ("qadmin.engines.mysql", "MysqlEngine"),
-    "mssql": ("qadmin.engines.mssql", "MssqlEngine"),
-}
+if TYPE_CHECKING:
+    from qadmin.engines.base import Engine, Timeouts
 
 
 def open_engine(dsn: str, schema: str | None = None, timeouts: Timeouts | None = None) -> Engine:
     """Build the engine for a DSN; the connection itself opens on first use."""
+    from qadmin import dsn as dsn_mod
+    from qadmin.engines import registry
+    from qadmin.names import validate_schema_name
+
     parsed = dsn_mod.parse(dsn)
     if schema is not None:
         validate_schema_name(schema)
-    module_name, class_name = _MODULES[parsed.engine]
-    cls: type[Engine] = getattr(importlib.import_module(module_name), class_name)
-    return cls(parsed, schema=schema, timeouts=timeouts)
+    return registry.engine_class(parsed.engine)(parsed, schema=schema, timeouts=timeouts)
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("Engine", "Timeouts"):
+        from qadmin.engines import base
+
+        return getattr(base, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["Engine", "Timeouts", "open_engine"]

@@ -23,8 +23,8 @@ from typing import Any, ClassVar
 
 from qadmin import secrets, sqlfiles, sqltext
 from qadmin.dsn import Dsn
-from qadmin.errors import QadminError, UnsupportedError
-from qadmin.kinds import QueueSpec
+from qadmin.errors import QadminError, UnsupportedError, WrongKind
+from qadmin.kinds import KINDS, QueueSpec, said
 
 APP_NAME = "qadmin"
 READ_MARGIN_S = 10
@@ -51,12 +51,12 @@ class Timeouts:
 
 @dataclass(frozen=True)
 class Jdbc:
-    """How Spark reaches this engine: the JDBC URL scheme, driver class and the Debian jar
-    that carries it, extra connection properties (never the password: that goes separately)."""
+    """How Spark reaches this engine: the JDBC URL scheme, driver class, default port, extra
+    connection properties (never the password: that goes separately). The jar that carries the
+    driver is in the engine registry (``registry.EngineEntry.jdbc_jar``)."""
 
     scheme: str
     driver: str
-    jar: str
     port: int
     properties: tuple[tuple[str, str], ...] = ()
     # Whether parallel reads can share one snapshot (PostgreSQL's exported snapshots).
@@ -332,7 +332,21 @@ class Engine(ABC):
 
     def section(self, spec: QueueSpec, section: str) -> list[str]:
         """The rendered statements of one template section, ready to bind and run."""
-        return [self.render(s, spec) for s in self.template(spec).statements(section)]
+        template = self.template(spec)
+        if not template.has(section):
+            raise self._no_section(spec, section)
+        return [self.render(s, spec) for s in template.statements(section)]
+
+    def _no_section(self, spec: QueueSpec, section: str) -> QadminError:
+        """A command reached a section its kind's template lacks (callers check the KindSpec
+        first; this is the net): one line naming the kinds whose templates have it here."""
+        having = [k for k, info in KINDS.items() if self._queue_file(info.template).has(section)]
+        if not having:
+            return UnsupportedError(f"{section} is not available on {self.dialect}")
+        return WrongKind(
+            f"{section}: {spec.name} is a {spec.kind} queue; {section} works on "
+            f"{said(having, 'or')} queues only"
+        )
 
     def default_user(self) -> str | None:
         """The user the driver logs in as when the DSN names none."""
@@ -349,6 +363,13 @@ class Engine(ABC):
     def data_section(self, spec: QueueSpec, section: str) -> list[str]:
         """A section of ``sql/queues/<dialect>/data.sql`` (export, archive, load) for a queue."""
         return [self.render(s, spec) for s in self._data_file().statements(section)]
+
+    def kind_data_section(self, spec: QueueSpec, operation: str) -> list[str]:
+        """data.sql's ``<operation>_<template>`` where the kind's messages need their own
+        (a pending queue's due times, a claim queue's state, a ring's slots), else the shared
+        ``<operation>_rows``: the file says which, no table in Python does."""
+        own = f"{operation}_{spec.template}"
+        return self.data_section(spec, own if self._data_file().has(own) else f"{operation}_rows")
 
     def _data_file(self) -> sqlfiles.SqlFile:
         try:

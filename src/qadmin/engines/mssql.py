@@ -25,7 +25,7 @@ from qadmin.errors import (
     PermissionMissing,
     QadminError,
 )
-from qadmin.kinds import Kind, QueueSpec
+from qadmin.kinds import QueueSpec
 
 _NATIVE = re.compile(r"\((\d{3,5})\)")
 _LOGIN = {18456, 18452, 4060}
@@ -201,7 +201,7 @@ class MssqlEngine(Engine):
 
     def keywords(self, spec: QueueSpec) -> dict[str, str]:
         # The article's heap has no clustered index; the ordered kinds cluster on id.
-        clustering = "NONCLUSTERED" if spec.kind is Kind.HEAP else "CLUSTERED"
+        clustering = "CLUSTERED" if spec.info.order_by else "NONCLUSTERED"
         return {**super().keywords(spec), "clustering": clustering}
 
     def bind(self, statement: str, params: Mapping[str, Any]) -> tuple[str, Any]:

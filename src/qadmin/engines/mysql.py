@@ -48,7 +48,6 @@ class MysqlEngine(Engine):
     JDBC = Jdbc(
         "mysql",
         "org.mariadb.jdbc.Driver",
-        "mariadb-java-client.jar",
         3306,
         (("rewriteBatchedStatements", "true"), ("useBulkStmts", "true")),
         # pymysql parses and sends rows in Python: Spark pays off sooner.

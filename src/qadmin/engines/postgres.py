@@ -52,7 +52,6 @@ class PostgresEngine(Engine):
     JDBC = Jdbc(
         "postgresql",
         "org.postgresql.Driver",
-        "postgresql.jar",
         5432,
         # prepareThreshold=-1: binary transfer from the first execution, so bytea payloads
         # are not hex-encoded by the server and decoded by the driver (each partition's

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from qadmin.engines.base import Engine
-from qadmin.kinds import EXTRA_OBJECTS, Kind
+from qadmin.kinds import KINDS, Kind
 from qadmin.names import RESERVED_PREFIX
 from qadmin.ops import catalog
 from qadmin.ops.convert_sql import (
@@ -74,7 +74,7 @@ def internal_owner(engine: Engine, name: str) -> str | None:
             return f"it belongs to qadmin's {spec.kind} queue {spec.name}"
     # A staged convert of a hand-built table makes the ring's objects before the table is in
     # the catalog; its gate table marks them.
-    for suffix in (*EXTRA_OBJECTS[Kind.RING].values(), *_WORKING):
+    for suffix in (*KINDS[Kind.RING].objects.values(), *_WORKING):
         stem = name[: -len(suffix)]
         if name.endswith(suffix) and stem and gate_exists(engine, stem):
             return f"it belongs to the convert of {stem} under way (run that convert again)"

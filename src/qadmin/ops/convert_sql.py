@@ -12,12 +12,11 @@ from typing import Any
 
 from qadmin import sqlfiles
 from qadmin.engines.base import Engine, Execute
-from qadmin.errors import NotFound, UnsupportedError, UsageError, WrongKind
+from qadmin.errors import NotFound, UnsupportedError, UsageError
 from qadmin.kinds import MAX_CAPACITY, Kind, QueueSpec
 from qadmin.names import validate_schema_name
 from qadmin.ops import catalog, diagnose
 
-CONVERTIBLE = {Kind.FIFO, Kind.HEAP}
 BACKUP_SUFFIX = "_before_ring"
 # Names of a staged switch's objects while it is under way (convert_staged).
 GATE_SUFFIX = "__gate"
@@ -109,11 +108,10 @@ def source(
     except NotFound:
         spec = None
     if spec is not None:
-        resumed = _unfinished(engine, spec) if spec.kind is Kind.RING else None
+        resumed = _unfinished(engine, spec) if spec.info.ring else None
         if resumed is not None:
             return resumed
-        if spec.kind not in CONVERTIBLE:
-            raise WrongKind(f"convert takes a fifo or heap queue; {name} is a {spec.kind} queue")
+        spec.require("convertible", "convert")
         if id_col or payload_cols or time_col or state_col:
             raise UsageError(
                 "--id-column/--payload-column/--time-column/--state-column are for hand-built "

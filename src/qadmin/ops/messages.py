@@ -14,8 +14,8 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from qadmin.engines.base import Engine
-from qadmin.errors import Deadlock, NotFound, QueueEmpty, QueueFull, UsageError, WrongKind
-from qadmin.kinds import Kind, QueueSpec
+from qadmin.errors import Deadlock, NotFound, QueueEmpty, QueueFull, UsageError
+from qadmin.kinds import QueueSpec
 from qadmin.ops.values import message
 
 MAX_BATCH = 10_000
@@ -41,7 +41,7 @@ def _retrying(spec: QueueSpec, work: Callable[[], T]) -> T:
         try:
             return work()
         except Deadlock:
-            if spec.kind is Kind.RING or attempt == DEADLOCK_RETRIES - 1:
+            if spec.info.ring or attempt == DEADLOCK_RETRIES - 1:
                 raise
             time.sleep(0.01 * (attempt + 1))
     raise AssertionError("unreachable")
@@ -61,16 +61,16 @@ def push(
     due: datetime | None = None,
 ) -> list[dict[str, Any]]:
     """Push messages in order, in one transaction (a ring stops at the first refusal)."""
-    if due is not None and spec.kind is not Kind.PENDING:
-        raise UsageError(f"--due/--delay apply to pending queues, not {spec.kind}")
+    if due is not None:
+        spec.require("due", "push --due/--delay")
     params: list[dict[str, Any]] = []
     for payload in payloads:
         one: dict[str, Any] = {"payload": payload}
-        if spec.kind is Kind.PENDING:
+        if spec.info.due:
             one["due_at"] = engine.adapt_time(due) if due is not None else None
         params.append(one)
     statements = engine.section(spec, "push")
-    if spec.kind is not Kind.RING:
+    if not spec.info.ring:
         batches = _retrying(spec, lambda: engine.run_batch(statements, params))
         return [_merge(rows) for rows in batches]
     # A ring batch is one transaction (one commit for the lot), stopping at the first message
@@ -101,7 +101,7 @@ def pop(
     """Pop up to ``count`` messages; wait up to ``wait_s`` for the first one to arrive."""
     _check_count(count)
     params: dict[str, Any] = {"count": count}
-    if spec.kind is Kind.CLAIM:
+    if spec.info.claims:
         params["worker"] = worker or default_worker()
     statements = engine.section(spec, "pop")
     deadline = time.monotonic() + wait_s
@@ -124,14 +124,9 @@ def peek(engine: Engine, spec: QueueSpec, count: int = 10) -> list[dict[str, Any
     return [message(r) for r in rows]
 
 
-def _claim_only(spec: QueueSpec, command: str) -> None:
-    if spec.kind is not Kind.CLAIM:
-        raise WrongKind(f"{command} applies to claim queues; {spec.name} is a {spec.kind} queue")
-
-
 def ack(engine: Engine, spec: QueueSpec, message_id: int) -> dict[str, Any]:
     """Delete a claimed message after successful processing."""
-    _claim_only(spec, "ack")
+    spec.require("claims", "ack")
     rows = engine.run(engine.section(spec, "ack"), {"id": message_id})
     if not rows:
         raise NotFound(f"message {message_id} is not claimed in queue {spec.name}")
@@ -146,7 +141,7 @@ def fail(
     retry: bool = False,
 ) -> dict[str, Any]:
     """Record a processing error; with ``retry`` the claim is released for another consumer."""
-    _claim_only(spec, "fail")
+    spec.require("claims", "fail")
     rows = engine.run(
         engine.section(spec, "fail"),
         {"id": message_id, "error": error, "retry": retry},

@@ -8,14 +8,7 @@ from dataclasses import dataclass, field
 
 from qadmin.engines.base import Engine
 from qadmin.errors import QadminError, UsageError
-from qadmin.kinds import (
-    ALLOWS_STRICT,
-    ALLOWS_WATERMARK,
-    MAX_CAPACITY,
-    NEEDS_CAPACITY,
-    Kind,
-    QueueSpec,
-)
+from qadmin.kinds import KINDS, MAX_CAPACITY, Kind, QueueSpec, kinds_with, said
 from qadmin.names import validate_queue_name
 from qadmin.ops import catalog, diagnose, resize
 
@@ -46,19 +39,26 @@ def make_spec(
     """Check a create request before any SQL runs."""
     validate_queue_name(name)
     k = Kind(kind)
-    if k in NEEDS_CAPACITY:
+    info = KINDS[k]
+    if info.needs_capacity:
         if capacity is None:
             raise UsageError(f"a {k} queue needs --capacity N")
         if not 1 <= capacity <= MAX_CAPACITY:
             raise UsageError(f"--capacity must be between 1 and {MAX_CAPACITY:,}")
     elif capacity is not None:
-        raise UsageError(f"--capacity applies to capped and ring queues, not {k}")
-    if strict and k not in ALLOWS_STRICT:
-        raise UsageError(f"--strict applies to fifo and lifo queues, not {k}")
-    if watermark and (k not in ALLOWS_WATERMARK or strict):
-        raise UsageError("--watermark applies to fifo (not --strict) and claim queues")
+        raise UsageError(f"--capacity applies to {_kinds('needs_capacity')} queues, not {k}")
+    if strict and not info.allows_strict:
+        raise UsageError(f"--strict applies to {_kinds('allows_strict')} queues, not {k}")
+    if watermark and (not info.allows_watermark or strict):
+        raise UsageError(
+            f"--watermark applies to {_kinds('allows_watermark')} queues, not --strict ones"
+        )
     options = {"watermark": True} if watermark else {}
     return QueueSpec(name=name, kind=k, capacity=capacity, strict=strict, options=options)
+
+
+def _kinds(capability: str) -> str:
+    return said(kinds_with(capability))
 
 
 def create(engine: Engine, spec: QueueSpec) -> QueueSpec:
@@ -89,7 +89,7 @@ def create(engine: Engine, spec: QueueSpec) -> QueueSpec:
                 if new and obj is not None:  # not made by us: someone else's from now on
                     catalog.disown(engine, spec, obj)
                 raise
-        if spec.kind is Kind.RING and engine.template(spec).has("resize_grow"):
+        if engine.template(spec).has("resize_grow"):
             with engine.transaction() as execute:
                 resize.grow(engine, spec, execute, 0, int(spec.capacity or 0))
         catalog.mark_ready(engine, spec)

@@ -20,8 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from qadmin.engines.base import Engine
-from qadmin.errors import WrongKind
-from qadmin.kinds import Kind, QueueSpec
+from qadmin.kinds import QueueSpec
 from qadmin.ops import diagnose
 
 DEFAULT_OLDER_THAN_S = 60
@@ -32,8 +31,7 @@ def _ids(rows: list[dict[str, Any]]) -> list[int]:
 
 
 def _ring_only(engine: Engine, spec: QueueSpec) -> bool:
-    if spec.kind is not Kind.RING:
-        raise WrongKind(f"repair applies to rings; {spec.name} is a {spec.kind} queue")
+    spec.require("ring", "repair")
     return engine.template(spec).has("repair_park")
 
 

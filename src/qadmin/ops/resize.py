@@ -13,8 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 from qadmin.engines.base import Engine, Execute
-from qadmin.errors import UnsupportedError, UsageError, WrongKind
-from qadmin.kinds import MAX_CAPACITY, Kind, QueueSpec
+from qadmin.errors import UnsupportedError, UsageError
+from qadmin.kinds import MAX_CAPACITY, QueueSpec
 
 # Slot rows added per statement: a progress step, and within MySQL 8's default
 # cte_max_recursion_depth and MariaDB's max_recursive_iterations when set to 1000.
@@ -25,8 +25,9 @@ GATE = (
     "MySQL/MariaDB: X lock on the {ctl.bare} row; SQLite: the write lock): pushes and pops in "
     "flight finish, new ones wait until commit"
 )
+# What resize does, by the template of a resizable kind (KindSpec.resizable).
 STEPS = {
-    Kind.RING: [
+    "ring": [
         GATE,
         "count the messages; refuse if they do not fit the new capacity",
         "move every message from its slot to the overflow table (SQLite: a temporary table)",
@@ -35,7 +36,7 @@ STEPS = {
         "table, where pop finds it by id); record the capacity in the queue and the catalog; "
         "commit",
     ],
-    Kind.CAPPED: [
+    "capped": [
         GATE,
         "count the messages and the span of their ids; refuse if either exceeds the new "
         "capacity (no message is ever overwritten by a resize)",
@@ -48,8 +49,7 @@ Progress = Callable[[int, int], None]
 
 
 def _check(engine: Engine, spec: QueueSpec, capacity: int) -> None:
-    if spec.kind not in STEPS:
-        raise WrongKind(f"resize applies to rings and capped queues; {spec.name} is {spec.kind}")
+    spec.require("resizable", "resize")
     if not 1 <= capacity <= MAX_CAPACITY:
         raise UsageError(f"--capacity must be between 1 and {MAX_CAPACITY:,}")
     if not engine.template(spec).has("resize"):
@@ -95,7 +95,7 @@ def plan(engine: Engine, spec: QueueSpec, capacity: int) -> dict[str, Any]:
         "to_capacity": capacity,
         "messages": messages,
         "fits": needed <= capacity,
-        "steps": [engine.render_text(s, spec.objects()) for s in STEPS[spec.kind]],
+        "steps": [engine.render_text(s, spec.objects()) for s in STEPS[spec.template]],
         "statements": statements,
     }
 

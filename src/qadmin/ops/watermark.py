@@ -15,7 +15,7 @@ from typing import Any
 
 from qadmin.engines.base import Engine
 from qadmin.errors import WrongKind
-from qadmin.kinds import QueueSpec
+from qadmin.kinds import QueueSpec, kinds_with, said
 from qadmin.ops.values import iso
 
 # How long advance and repair keep moving a watermark before they report where it got to:
@@ -26,8 +26,9 @@ _POLL_S = 0.25
 
 def _watermarked(spec: QueueSpec) -> None:
     if not spec.watermark:
+        kinds = said(kinds_with("allows_watermark"), "or")
         raise WrongKind(
-            f"queue {spec.name} has no watermark (create a fifo or claim queue with --watermark)"
+            f"queue {spec.name} has no watermark (create a {kinds} queue with --watermark)"
         )
 
 

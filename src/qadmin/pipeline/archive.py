@@ -25,23 +25,21 @@ from pathlib import Path
 from typing import Any
 
 from qadmin.engines.base import Engine
-from qadmin.errors import QadminError, UnsupportedError
-from qadmin.kinds import Kind, QueueSpec
+from qadmin.errors import QadminError
+from qadmin.kinds import QueueSpec
 from qadmin.pipeline import formats
 from qadmin.pipeline.export import Progress, Selection, export
 
 DELETE_BATCH = 500
-ARCHIVABLE = {Kind.HEAP, Kind.FIFO, Kind.LIFO, Kind.PENDING, Kind.CLAIM}
 DONE_SUFFIX = ".done"
-SECTION = {"basic": "archive_rows", "pending": "archive_rows", "claim": "archive_claim"}
 
 
 def check(spec: QueueSpec) -> None:
-    if spec.kind not in ARCHIVABLE:
-        raise UnsupportedError(
-            f"archive deletes rows, and a {spec.kind} queue reuses its slots: "
-            f"export {spec.name}, then pop what was exported"
-        )
+    spec.require(
+        "archivable",
+        "archive",
+        f"a {spec.kind} queue reuses its slots: export {spec.name}, then pop what was exported",
+    )
 
 
 def archive(
@@ -119,7 +117,7 @@ def read_ids(path: Path, fmt: str) -> list[int]:
 
 def delete(engine: Engine, spec: QueueSpec, ids: Sequence[int], progress: Progress) -> int:
     """Delete these ids (and only these) in short transactions; how many were deleted."""
-    statements = engine.data_section(spec, SECTION[spec.template])
+    statements = engine.kind_data_section(spec, "archive")
     deleted = 0
     for start in range(0, len(ids), DELETE_BATCH):
         batch = [{"id": i} for i in ids[start : start + DELETE_BATCH]]

@@ -16,18 +16,10 @@ from typing import Any
 
 from qadmin.engines.base import Engine
 from qadmin.errors import UsageError
-from qadmin.kinds import Kind, QueueSpec
+from qadmin.kinds import QueueSpec
 from qadmin.pipeline import formats
 
 PAGE_ROWS = 5_000
-# The data.sql section that pages each template's messages.
-SECTION = {
-    "basic": "export_rows",
-    "capped": "export_rows",
-    "pending": "export_pending",
-    "claim": "export_claim",
-    "ring": "export_ring",
-}
 CLAIM_STATES = ("ready", "claimed", "failed")
 # No age filter: a bound later than any enqueue time every engine can store.
 _NO_AGE_LIMIT = datetime(9999, 1, 1, tzinfo=UTC)
@@ -43,8 +35,8 @@ class Selection:
     states: tuple[str, ...] = CLAIM_STATES
 
     def check(self, spec: QueueSpec) -> None:
-        if spec.kind is not Kind.CLAIM and tuple(self.states) != CLAIM_STATES:
-            raise UsageError(f"--state applies to claim queues, not {spec.kind}")
+        if tuple(self.states) != CLAIM_STATES:
+            spec.require("claims", "--state")
         unknown = set(self.states) - set(CLAIM_STATES)
         if unknown or not self.states:
             raise UsageError(f"--state takes {', '.join(CLAIM_STATES)}")
@@ -94,8 +86,8 @@ def export(
 ) -> Exported:
     """Write the selected messages to ``path``; with ``keep_empty`` False, no rows, no file."""
     selection.check(spec)
-    statements = engine.data_section(spec, SECTION[spec.template])
-    writer = formats.Writer(path, fmt, spec.template, spec.name, spec.kind.value)
+    statements = engine.kind_data_section(spec, "export")
+    writer = formats.Writer(path, fmt, formats.columns(spec.info), spec.name, spec.kind.value)
     result = Exported(path=None, format=fmt)
     params = selection.params(engine)
     params["limit"] = PAGE_ROWS

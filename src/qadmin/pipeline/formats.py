@@ -21,19 +21,22 @@ from pathlib import Path
 from typing import Any
 
 from qadmin.errors import QadminError, UsageError
+from qadmin.kinds import KindSpec
 
 EXPORT_SCHEMA_VERSION = 1
 FORMATS = ("parquet", "jsonl", "csv")
 TMP_PREFIX = ".qadmin-tmp-"
-# Columns export writes, by queue template, in order.
-COLUMNS = {
-    "basic": ("id", "enqueued_at", "payload"),
-    "capped": ("id", "enqueued_at", "payload"),
-    "ring": ("id", "enqueued_at", "payload"),
-    "pending": ("id", "enqueued_at", "due_at", "payload"),
-    "claim": ("id", "enqueued_at", "state", "attempts", "last_error", "payload"),
-}
+# What export writes of a message's claim, on kinds with claims.
+CLAIM_COLUMNS = ("state", "attempts", "last_error")
 TIME_COLUMNS = ("enqueued_at", "due_at")
+
+
+def columns(info: KindSpec) -> tuple[str, ...]:
+    """The columns export writes for a kind, in order: a due time where messages carry one,
+    the claim state where they are claimed."""
+    due = ("due_at",) if info.due else ()
+    claim = CLAIM_COLUMNS if info.claims else ()
+    return ("id", "enqueued_at", *due, *claim, "payload")
 
 
 def pyarrow() -> Any:
@@ -73,7 +76,7 @@ def as_utc(value: Any) -> datetime | None:
     return moment.astimezone(UTC)
 
 
-def arrow_schema(template: str, queue: str, kind: str) -> Any:
+def arrow_schema(columns: Sequence[str], queue: str, kind: str) -> Any:
     pa = pyarrow()
     types = {
         "id": pa.int64(),
@@ -89,18 +92,18 @@ def arrow_schema(template: str, queue: str, kind: str) -> Any:
         "qadmin_queue": queue,
         "qadmin_kind": kind,
     }
-    return pa.schema([pa.field(c, types[c]) for c in COLUMNS[template]], metadata=metadata)
+    return pa.schema([pa.field(c, types[c]) for c in columns], metadata=metadata)
 
 
 class Writer:
     """Writes records page by page to a hidden file; ``commit`` renames it into place."""
 
-    def __init__(self, path: Path, fmt: str, template: str, queue: str, kind: str):
+    def __init__(self, path: Path, fmt: str, columns: Sequence[str], queue: str, kind: str):
         if fmt not in ("parquet", "jsonl"):
             raise UsageError("export writes parquet or jsonl")
         self.path = path
         self.fmt = fmt
-        self.columns = COLUMNS[template]
+        self.columns = tuple(columns)
         path.parent.mkdir(parents=True, exist_ok=True)
         self.tmp = path.parent / f"{TMP_PREFIX}{uuid.uuid4().hex}{path.suffix}"
         self._fh = open(self.tmp, "wb")  # noqa: SIM115 - closed in commit/abort
@@ -108,7 +111,7 @@ class Writer:
         if fmt == "parquet":
             import pyarrow.parquet as pq
 
-            self.schema = arrow_schema(template, queue, kind)
+            self.schema = arrow_schema(self.columns, queue, kind)
             self._parquet = pq.ParquetWriter(self._fh, self.schema, compression="zstd")
 
     def write(self, records: Sequence[dict[str, Any]]) -> None:

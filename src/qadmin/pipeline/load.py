@@ -20,7 +20,7 @@ from typing import Any
 
 from qadmin.engines.base import Engine
 from qadmin.errors import QadminError, QueueFull, UsageError
-from qadmin.kinds import Kind, QueueSpec
+from qadmin.kinds import QueueSpec
 from qadmin.ops import catalog
 from qadmin.pipeline import formats
 from qadmin.pipeline.export import Progress
@@ -28,13 +28,6 @@ from qadmin.pipeline.export import Progress
 STAGE_BATCH = 10_000
 MOVE_CHUNK = 50_000
 PUSH_BATCH = 1_000
-PUSHED_KINDS = {Kind.RING, Kind.CAPPED}
-SECTION = {"basic": "load_rows", "claim": "load_rows", "pending": "load_pending"}
-
-
-def pushes(spec: QueueSpec) -> bool:
-    """Whether this kind is loaded through its push routine rather than a staging table."""
-    return spec.kind in PUSHED_KINDS
 
 
 def prepare_stage(engine: Engine, spec: QueueSpec, replace: bool) -> None:
@@ -87,9 +80,7 @@ def stage_rows(
     for batch in batches:
         rows = []
         for record in batch:
-            due = record["due_at"]
-            if due is not None and spec.kind is not Kind.PENDING:
-                raise UsageError(f"due_at applies to pending queues, not {spec.kind}")
+            due = _due(spec, record)
             rows.append(
                 {
                     "seq": seq,
@@ -106,6 +97,14 @@ def stage_rows(
     return seq
 
 
+def _due(spec: QueueSpec, record: dict[str, Any]) -> Any:
+    """A record's due time, refused on a kind whose messages have none (never dropped)."""
+    due = record["due_at"]
+    if due is not None:
+        spec.require("due", "load", "the input has due_at values")
+    return due
+
+
 def move(engine: Engine, spec: QueueSpec, progress: Progress) -> dict[str, int]:
     """Staging table -> queue, in one transaction; then the staging table is dropped."""
     duplicate = engine.run(engine.data_section(spec, "stage_duplicate_key"), write=False)
@@ -116,7 +115,7 @@ def move(engine: Engine, spec: QueueSpec, progress: Progress) -> dict[str, int]:
     loaded = 0
     if staged:
         first, last = int(span["first_seq"]), int(span["last_seq"])
-        statements = engine.data_section(spec, SECTION[spec.template])
+        statements = engine.kind_data_section(spec, "load")
         with engine.transaction() as execute:
             for low in range(first, last + 1, MOVE_CHUNK):
                 params = {"from_seq": low, "to_seq": low + MOVE_CHUNK}
@@ -147,6 +146,7 @@ def push_all(
         full = False
         with engine.transaction() as execute:
             for record in batch:
+                _due(spec, record)
                 key = {"load_key": record["load_key"]}
                 if keyed and any(execute(s, key) for s in seen):
                     skipped += 1
@@ -181,7 +181,7 @@ def load_python(
     replace_stage: bool = False,
     progress: Progress = None,
 ) -> dict[str, int]:
-    if pushes(spec):
+    if spec.info.load_pushes:
         batches = formats.read(source, fmt, key, PUSH_BATCH)
         return push_all(engine, spec, batches, key is not None, progress)
     batches = formats.read(source, fmt, key, STAGE_BATCH)

@@ -17,14 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from qadmin.engines import registry
 from qadmin.engines.base import Engine
 from qadmin.errors import QadminError, UnsupportedError
 
 JAR_DIR = Path("/usr/share/java")
-JAR_PACKAGES = {
-    "postgresql.jar": "libpostgresql-jdbc-java",
-    "mariadb-java-client.jar": "libmariadb-java",
-}
+JAR_PACKAGES = {e.jdbc_jar: e.jdbc_package for e in registry.ENGINES if e.jdbc_jar}
 FETCH_ROWS = "10000"
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
 TRACK_S = 0.5  # how often a progress bar polls Spark's status tracker
@@ -125,7 +123,8 @@ def jdbc_options(engine: Engine) -> dict[str, str]:
 
 
 def jar_for(engine: Engine) -> list[str]:
-    return [engine.JDBC.jar] if engine.JDBC else []
+    jar = registry.BY_NAME[engine.name].jdbc_jar
+    return [jar] if engine.JDBC and jar else []
 
 
 @contextmanager

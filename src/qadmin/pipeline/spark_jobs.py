@@ -18,11 +18,9 @@ from typing import Any
 
 from qadmin.engines.base import Engine
 from qadmin.errors import UnsupportedError, UsageError
-from qadmin.kinds import Kind, QueueSpec
+from qadmin.kinds import QueueSpec
 from qadmin.pipeline import formats, spark
 from qadmin.pipeline.export import Progress, Selection
-
-SPARK_EXPORTS = {"basic", "pending", "claim", "capped"}
 
 
 def export(
@@ -37,7 +35,7 @@ def export(
 ) -> dict[str, Any]:
     """Write a folder of part files (in id order by part name) at ``path``."""
     selection.check(spec)
-    if spec.template not in SPARK_EXPORTS:
+    if not reads_table(spec):
         raise UnsupportedError(f"a {spec.kind} queue exports with --engine python (it is small)")
     if path.exists():
         raise UsageError(f"{path} exists: Spark writes a new folder there")
@@ -74,12 +72,18 @@ def export(
     return _summary(session, path, fmt)
 
 
+def reads_table(spec: QueueSpec) -> bool:
+    """Whether Spark can read the queue's table as its messages: a ring's rows are slots (and
+    a ring is bounded, small enough for the Python path)."""
+    return not spec.info.ring
+
+
 def _select(frame: Any, spec: QueueSpec, selection: Selection) -> Any:
     from pyspark.sql import functions as F
 
     if selection.older_than_s is not None:
         frame = frame.where(F.col("enqueued_at") < F.lit(selection.before()))
-    if spec.kind is Kind.CLAIM:
+    if spec.info.claims:
         state = (
             F.when(F.col("processing_started_at").isNull(), "ready")
             .when(F.col("failed_at") >= F.col("processing_started_at"), "failed")
@@ -87,7 +91,7 @@ def _select(frame: Any, spec: QueueSpec, selection: Selection) -> Any:
         )
         frame = frame.withColumn("state", state).where(F.col("state").isin(*selection.states))
         frame = frame.withColumn("attempts", F.col("attempts").cast("int"))
-    return frame.select(*formats.COLUMNS[spec.template])
+    return frame.select(*formats.columns(spec.info))
 
 
 def _write(frame: Any, folder: Path, fmt: str) -> None:
@@ -132,8 +136,8 @@ def stage(
         raise UsageError(f"{source.name} has no payload (a payload or payload_base64 column)")
     if key and key not in columns:
         raise UsageError(f"{source.name} has no column {key!r} for --key")
-    if "due_at" in columns and spec.kind is not Kind.PENDING:
-        raise UsageError(f"due_at applies to pending queues, not {spec.kind}")
+    if "due_at" in columns:
+        spec.require("due", "load", "the input has a due_at column")
     due = F.col("due_at").cast("timestamp") if "due_at" in columns else F.lit(None)
     staged = frame.select(
         F.col("seq"),
