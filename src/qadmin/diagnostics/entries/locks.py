@@ -15,6 +15,7 @@ from qadmin.diagnostics.registry import Diagnostic, Field, Metric, Section
 class Locks(Result):
     waits: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    read: bool = True  # False: the lock views could not be read (no figure, not "no waits")
 
     @property
     def max_wait_s(self) -> float:
@@ -23,7 +24,7 @@ class Locks(Result):
 
 def collect(ctx: Context) -> Locks:
     part = sql.read(ctx.engine, "locks", ctx.params)
-    return Locks(part.rows, [part.note] if part.note else [])
+    return Locks(part.rows, [part.note] if part.note else [], part.note is None)
 
 
 def rule(report: InspectReport) -> list[Finding]:
@@ -92,14 +93,14 @@ ENTRY = Diagnostic(
             "lock_wait",
             "s",
             "longest lock wait on the queue in seconds",
-            lambda r: r.part("locks").max_wait_s if r.part("locks") else None,
+            lambda r: p.max_wait_s if (p := _read(r)) else None,
             crit=30,
         ),
         Metric(
             "lock_waiters",
             "",
             "sessions waiting on the queue table behind one blocker (a pile-up)",
-            lambda r: float(_most_behind_one(r.part("locks"))) if r.part("locks") else None,
+            lambda r: float(_most_behind_one(p)) if (p := _read(r)) else None,
             crit=2,
         ),
     ),
@@ -136,6 +137,11 @@ ENTRY = Diagnostic(
         ),
     ),
 )
+
+
+def _read(report: InspectReport) -> Locks | None:
+    part: Locks | None = report.part("locks")
+    return part if part is not None and part.read else None
 
 
 def _most_behind_one(part: Locks) -> int:
