@@ -165,6 +165,12 @@ def blocker_of(
             f"session {first['holder']}, which {held} {first['mode']} on the queue table "
             f"({first.get('state') or 'state unknown'}: {first.get('query') or ''})"
         )
+        if first.get("certain") is not None and not first["certain"]:
+            text = (
+                f"session {first['holder']} (probably: in this database for "
+                f"{first.get('xact_age_s')} s, {first.get('state')}; the server cannot list "
+                "table locks without performance_schema)"
+            )
         return text, str(first["holder"])
     if locks is not None and locks.waits:
         blocker = str(locks.waits[0]["blocker"])
