@@ -50,10 +50,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from qadmin.diagnostics.entries import size as size_part
 from qadmin.engines import Engine, Timeouts, open_engine
 from qadmin.errors import ConnectionFailed, QueueEmpty
 from qadmin.kinds import Kind, QueueSpec
-from qadmin.ops import catalog, diagnose, messages, queues
+from qadmin.ops import catalog, messages, queues
 from tests.conformance.callers import Caller, Lost, Mode, Refused, Stale, connect
 from tests.engines.torture import _my_database, _pg_schema
 
@@ -582,7 +583,7 @@ class Run:
     @staticmethod
     def _fill(engine: Engine) -> tuple[QueueSpec, int, int]:
         spec = catalog.get(engine, QUEUE)
-        depth = diagnose.size(engine, spec)["depth"]
+        depth = size_part.measure(engine, spec).depth
         return spec, depth, len(messages.peek(engine, spec, 10_000))
 
     # -- audit --

@@ -10,8 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from qadmin.cli import cli
+from qadmin.diagnostics.entries import ring
 from qadmin.errors import QueueEmpty
-from qadmin.ops import catalog, diagnose, messages, queues, repair
+from qadmin.ops import catalog, messages, queues, repair
 from qadmin.ops import convert as convert_ops
 from qadmin.ops import resize as resize_ops
 from tests.conftest import make_target
@@ -31,12 +32,17 @@ def _counts(target, name: str, expected: int) -> dict[str, object]:
     ``expected`` so its status says whether its count reached it."""
     size = _json(target, "size", name)
     inspected = _json(target, "inspect", name)
-    checked = _json(target, "check", name, "--warn-depth", str(max(expected, 1)), codes=(0, 1))
+    checked = _json(target, "check", name, "--warn-depth", str(max(expected, 1)), codes=(0, 1, 2))
     dry = _json(target, "purge", name, "--dry-run")
     return {
         "size": (size["depth"], size["depth_exact"]),
         "inspect": inspected["size"]["depth"],
-        "check": (checked["metrics"]["depth"], checked["status"]),
+        # the depth threshold's verdict: the status also reflects every finding, which on a
+        # shared server may include server-wide state (InnoDB's purge lag)
+        "check": (
+            checked["metrics"]["depth"],
+            any(p.startswith("depth ") for p in checked["problems"]),
+        ),
         "purge --dry-run": (dry["messages"], dry["messages_exact"]),
     }
 
@@ -45,7 +51,7 @@ def _expected(n: int) -> dict[str, object]:
     return {
         "size": (n, True),
         "inspect": n,
-        "check": (float(n), "WARNING" if n else "OK"),
+        "check": (float(n), bool(n)),
         "purge --dry-run": (n, True),
     }
 
@@ -112,14 +118,14 @@ def test_ring_counts_slots_overflow_and_parked_numbers_and_purge_agrees(label, r
     engine = target.engine()
     spec = queues.create(engine, queues.make_spec("ring_q", "ring", 8, False))
     pushed = [m["id"] for m in messages.push(engine, spec, [f"m{i}".encode() for i in range(8)])]
-    engine.run([diagnose.ring_state(engine, spec)["hole_fix"]])  # a popper took a number, died
+    engine.run([ring.measure(engine, spec).hole_fix_sql])  # a popper took a number, died
     assert [m["id"] for m in messages.pop(engine, spec, count=4)] == pushed[1:5]
     assert _counts(target, "ring_q", 3) == _expected(3)  # the orphan is not poppable yet
     assert repair.repair(engine, spec, 0)["park"] == [pushed[0]]
     assert _counts(target, "ring_q", 4) == _expected(4)
     resize_ops.resize(engine, spec, 5)  # pushed[0] and pushed[5] share slot 0 or 1
     spec = catalog.get(engine, "ring_q")
-    state = diagnose.ring_state(engine, spec)
+    state = ring.measure(engine, spec).state
     assert (state["parked"], state["overflow"]) == (1, 1)
     assert _counts(target, "ring_q", 4) == _expected(4)
     purged = _json(target, "purge", "ring_q", "--yes")

@@ -16,9 +16,11 @@ import pytest
 from click.testing import CliRunner
 
 from qadmin.cli import cli
+from qadmin.diagnostics.entries import claims, fragmentation, rates
 from qadmin.engines import Timeouts, open_engine
-from qadmin.ops import diagnose, findings, messages, queues
+from qadmin.ops import messages, queues
 from tests.conftest import MY_HOST, PG_ADMIN, make_target
+from tests.engines import diag
 from tests.engines.holding import finish, hold_pop
 
 
@@ -69,10 +71,9 @@ def test_postgres_dead_rows_held_by_a_snapshot_name_the_holder(request, tmp_path
     popper.close()  # a backend flushes its statistics when it exits
     with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
         admin.execute(f'VACUUM "{target.schema}".ghost_q')
-    monkeypatch.setattr(findings, "LONG_SNAPSHOT_S", 0)
     report = _until(
         lambda: (
-            (r := diagnose.inspect(engine, spec))
+            (r := diag.inspect(engine, spec, snapshot_age=(0, None)))
             and (r["ghosts"]["table"].get("dead_rows") or 0) >= 2000
             and r
         )
@@ -99,7 +100,7 @@ def test_mariadb_consistent_snapshot_is_named_as_the_oldest_transaction(request,
     cur.execute(f"SELECT count(*) FROM `{target.schema}`.ghost_q")
     cur.fetchall()
     messages.pop(engine, spec, 500)
-    report = diagnose.inspect(engine, spec)
+    report = diag.inspect(engine, spec)
     assert holder_id in {h["holder"] for h in report["ghosts"]["holders"]}
     assert report["ghosts"]["table"]["history_list_length"] >= 0
     holder.conn.rollback()
@@ -113,7 +114,7 @@ def test_sqlite_churn_leaves_free_pages(request, tmp_path):
     spec = _make(engine, "churn_q", "fifo")
     messages.push(engine, spec, [b"y" * 2000] * 3000)
     messages.pop(engine, spec, 3000)
-    report = diagnose.inspect(engine, spec)
+    report = diag.inspect(engine, spec)
     assert report["ghosts"]["table"]["free_pages"] > 1000
     assert report["size"]["depth"] == 0
 
@@ -130,12 +131,12 @@ def test_blocked_dequeue_shows_waiter_blocker_and_wait_time(label, request, tmp_
     got: list = []
     thread = threading.Thread(target=lambda: got.extend(messages.pop(waiter, spec)))
     thread.start()
-    waits = _until(lambda: diagnose.locks(engine, spec).rows)
+    waits = _until(lambda: diag.lock_waits(engine, spec))
     assert waits, "the blocked pop never showed up as a lock wait"
     assert waits[0]["waiter"] == waiter_id and waits[0]["blocker"] == holder_id
     time.sleep(1.1)
-    assert float(diagnose.locks(engine, spec).rows[0]["wait_s"]) >= 1.0
-    report = diagnose.inspect(engine, spec)
+    assert float(diag.lock_waits(engine, spec)[0]["wait_s"]) >= 1.0
+    report = diag.inspect(engine, spec)
     assert any(f["code"] == "lock_wait" for f in report["findings"])
     finish(holder, commit=True)
     thread.join(timeout=30)
@@ -173,7 +174,7 @@ def test_killed_consumer_claim_is_stale_and_requeue_releases_it(label, request, 
         messages.pop(engine, spec)
     part = _until(
         lambda: (
-            (p := diagnose.claims(engine, spec, 0))["stale"]
+            (p := claims.measure(engine, spec, 0).to_json_dict())["stale"]
             and (label == "sqlite" or p["stale"][0]["session_alive"] is False)
             and p
         )
@@ -182,9 +183,9 @@ def test_killed_consumer_claim_is_stale_and_requeue_releases_it(label, request, 
     assert [c["claimed_by"] for c in stale] == ["doomed"]
     if label != "sqlite":
         assert stale[0]["session_alive"] is False
-    assert any(f["code"] == "stale_claims" for f in diagnose.inspect(engine, spec, 0)["findings"])
-    assert diagnose.requeue(engine, spec, 3600) == [], "fresh claims are not released"
-    assert diagnose.requeue(engine, spec, 0) == [stale[0]["id"]]
+    assert any(f["code"] == "stale_claims" for f in diag.inspect(engine, spec, 0)["findings"])
+    assert claims.requeue(engine, spec, 3600) == [], "fresh claims are not released"
+    assert claims.requeue(engine, spec, 0) == [stale[0]["id"]]
     second = messages.pop(engine, spec, worker="second")
     assert second[0]["payload"] == b"job" and second[0]["attempts"] == 2
     engine.close()
@@ -277,19 +278,19 @@ def test_rates_count_what_was_pushed_and_popped_between_samples(label, request, 
         )
         messages.push(engine, spec, [b"warm"] * 5)
         worker = target.engine()
-        before = diagnose.sample(engine, spec)
+        before = rates.sample(engine, spec)
         messages.push(worker, spec, [b"m"] * 50)
         messages.pop(worker, spec, 20)
         worker.close()  # a PostgreSQL backend flushes its counters when it exits
         counts_deletes = label == "postgresql" and kind != "ring"
 
         def flushed(spec=spec, before=before, counts_deletes=counts_deletes):
-            now = diagnose.sample(engine, spec)
+            now = rates.sample(engine, spec)
             done = not counts_deletes or (now.deleted or 0) - (before.deleted or 0) >= 20
             return now if done else None
 
-        got = diagnose.rates(before, _until(flushed), spec)
-        assert (got["enqueued"], got["dequeued"]) == (50, 20), got
+        got = rates.between(before, _until(flushed), spec)
+        assert (got.enqueued, got.dequeued) == (50, 20), got
     engine.close()
 
 
@@ -308,7 +309,7 @@ def test_postgres_index_bloat_after_churn_is_found_and_measured(pg_own_database,
         messages.pop(engine, spec, 1000)
     with psycopg.connect(pg_own_database, autocommit=True) as admin:
         admin.execute("VACUUM ANALYZE churn_q")
-    report = diagnose.inspect(engine, spec, deep=True)
+    report = diag.inspect(engine, spec, deep=True)
     pkey = next(i for i in report["fragmentation"]["indexes"] if i["index_name"].endswith("pkey"))
     assert float(pkey["bloat_pct"]) > 50, pkey
     assert any(
@@ -318,7 +319,7 @@ def test_postgres_index_bloat_after_churn_is_found_and_measured(pg_own_database,
     measured = report["fragmentation"]["indexes_measured"]
     assert measured and float(measured[0]["free_pages_pct"]) > 50
     assert report["fragmentation"]["table_measured"][0]["dead_tuples_exact"] >= 0
-    refused = diagnose.fragmentation(engine, spec, deep=True, max_pages=1)
+    refused = fragmentation.measure(engine, spec.name, deep=True, max_pages=1).to_json_dict()
     assert any("--deep refused" in n for n in refused["notes"])
     assert "indexes_measured" not in refused
     engine.close()
@@ -331,7 +332,7 @@ def test_sqlite_deep_fragmentation_measures_unused_space(request, tmp_path):
     messages.push(engine, spec, [b"w" * 500] * 4000)
 
     def unused() -> float:
-        part = diagnose.fragmentation(engine, spec, deep=True)
+        part = fragmentation.measure(engine, spec.name, deep=True).to_json_dict()
         tree = next(r for r in part["indexes_measured"] if r["index_name"] == "churn_q")
         return float(tree["unused_pct"])
 
@@ -347,7 +348,7 @@ def test_mariadb_index_statistics_are_reported(request, tmp_path):
     spec = _make(engine, "stats_q", "pending")
     messages.push(engine, spec, [b"p"] * 2000)
     engine.run([f"ANALYZE TABLE {engine.qualified('stats_q')}"])
-    indexes = {r["index_name"]: r for r in diagnose.fragmentation(engine, spec)["indexes"]}
+    indexes = {r["index_name"]: r for r in fragmentation.measure(engine, spec.name).indexes}
     assert set(indexes) == {"PRIMARY", "stats_q_pop_idx"}
     assert all(int(r["pages"]) >= 1 for r in indexes.values())
     engine.close()

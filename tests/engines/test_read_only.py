@@ -143,6 +143,9 @@ def test_every_diagnostic_as_a_reader_and_as_a_stranger_writes_nothing(label, re
                         named = ("needs", "permission denied", "command denied")
                         assert any(n in result.stdout for n in named), result.stdout
                         continue
+                    if argv[0] == "check":  # its status is the server's state: any verdict
+                        assert result.exit_code in {0, 1, 2}, result.stdout
+                        continue
                     assert result.exit_code in allowed, (dsn, argv, result.stderr)
                     if result.exit_code:
                         assert len(result.stderr.strip().splitlines()) == 1, result.stderr

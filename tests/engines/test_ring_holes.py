@@ -13,9 +13,12 @@ import time
 import psycopg
 import pytest
 
+from qadmin.diagnostics.entries import ring as ring_part
+from qadmin.diagnostics.entries import size
 from qadmin.errors import QueueEmpty, QueueFull
-from qadmin.ops import diagnose, findings, messages, queues
+from qadmin.ops import messages, queues
 from tests.conftest import Target, make_target
+from tests.engines import diag
 from tests.engines.private_pg import quiet_pg  # noqa: F401 - a fixture
 
 CLIENT = """
@@ -74,16 +77,16 @@ def test_killed_popper_leaves_an_orphan_that_blocks_pushes(label, request, tmp_p
     messages.push(engine, spec, [b"c", b"d"])
     with pytest.raises(QueueFull):
         messages.push(engine, spec, [b"e"])  # 3 messages in 4 slots, yet refused
-    ring = diagnose.inspect(engine, spec)["ring"]
+    ring = diag.inspect(engine, spec)["ring"]
     assert (ring["orphan_id"], ring["orphan_slot"]) == (first, first % 4)
-    report = diagnose.inspect(engine, spec)
+    report = diag.inspect(engine, spec)
     fix = next(f for f in report["findings"] if f["code"] == "ring_orphan")["fix"]
     assert fix == f"qadmin repair ring_q (by hand: {report['ring']['orphan_fix']})"
     engine.run([report["ring"]["orphan_fix"]])  # the SQL the finding prints, as printed
     assert [m["payload"] for m in messages.pop(engine, spec, 10)] == [b"a", b"c", b"d"]
     messages.push(engine, spec, [b"e"])
     assert [m["payload"] for m in messages.pop(engine, spec)] == [b"e"]
-    assert diagnose.ring_state(engine, spec)["orphan_id"] is None
+    assert ring_part.measure(engine, spec).state["orphan_id"] is None
     engine.close()
 
 
@@ -99,8 +102,7 @@ def test_killed_pusher_leaves_a_missing_number_that_stops_pops(
     messages.push(engine, spec, [b"x"])
     with pytest.raises(QueueEmpty):
         messages.pop(engine, spec)  # stuck at the number the dead pusher took
-    monkeypatch.setattr(findings, "RING_HOLE_AFTER_S", 0)
-    report = diagnose.inspect(engine, spec)
+    report = diag.inspect(engine, spec, ring_stall=(None, 0))
     assert report["ring"]["missing_id"] == first
     assert any(f["code"] == "ring_push_hole" for f in report["findings"])
     engine.run([report["ring"]["hole_fix"]])  # the SQL the finding prints, as printed
@@ -158,7 +160,7 @@ def test_repair_gets_both_stalls_moving_and_loses_nothing(label, request, tmp_pa
         .stdout
     )
     assert stale["void"] == [999]
-    assert diagnose.ring_state(engine, spec)["parked"] == 0
+    assert ring_part.measure(engine, spec).state["parked"] == 0
     engine.close()
 
 
@@ -179,8 +181,8 @@ def test_ring_table_does_not_grow_under_churn(label, request, tmp_path):
 
     def table_size() -> int:
         return int(
-            diagnose.size(engine, spec).get("table_bytes")
-            or diagnose.size(engine, spec).get("file_bytes")
+            size.measure(engine, spec).facts.get("table_bytes")
+            or size.measure(engine, spec).facts.get("file_bytes")
             or 0
         )
 
@@ -240,4 +242,41 @@ def test_purge_empties_a_ring_stopped_at_a_missing_number(label, request, tmp_pa
         messages.pop(engine, spec)
     messages.push(engine, spec, [b"a", b"b", b"c", b"d"])  # all four slots free again
     assert [m["payload"] for m in messages.pop(engine, spec, 10)] == [b"a", b"b", b"c", b"d"]
+    engine.close()
+
+
+def test_check_reports_a_push_hole_as_critical_with_no_threshold_of_its_own(request, tmp_path):
+    """Behaviour 1 of issue 14: check used to say OK (oldest_age=0s) while pops stopped at a
+    dead pusher's number; it now reflects the finding, with inspect's own limit."""
+    from click.testing import CliRunner
+
+    from qadmin.cli import cli
+
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("ring_q", "ring", 4, False))
+    _kill_blocked_client(target, "push", _lock_slot(target, 0))
+    messages.push(engine, spec, [b"x"])
+    time.sleep(1.2)
+    runner = CliRunner()
+    args = ["ring_q", "--crit-ring-stall", "1s", "--sample", "0", *target.cli_args()]
+    checked = runner.invoke(cli, ["check", *args])
+    assert checked.exit_code == 2, checked.output
+    assert checked.stdout.startswith("QADMIN CRITICAL - ring_q: ")
+    assert "ring_push_hole: pops stop at sequence number" in checked.stdout
+    as_json = runner.invoke(cli, ["check", *args, "--format", "json"])
+    document = __import__("json").loads(as_json.stdout)
+    assert document["code"] == 2 and document["status"] == "CRITICAL"
+    assert {"severity": "critical", "code": "ring_push_hole"}.items() <= next(
+        f for f in document["findings"] if f["code"] == "ring_push_hole"
+    ).items()
+    inspected = runner.invoke(cli, ["inspect", *args, "--format", "json"])
+    report = __import__("json").loads(inspected.stdout)
+    assert inspected.exit_code == 0 and report["ring"]["hole_fix"]
+    assert any(f["code"] == "ring_push_hole" for f in report["findings"])
+    engine.run([report["ring"]["hole_fix"]])
+    assert [m["payload"] for m in messages.pop(engine, spec)] == [b"x"]
+    healthy = runner.invoke(cli, ["check", *args])
+    assert healthy.exit_code == 0, healthy.output
+    assert diag.inspect(engine, spec)["ring"]["hole_fix"] is None, "no hole: no fix printed"
     engine.close()

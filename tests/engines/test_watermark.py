@@ -139,13 +139,13 @@ def test_repair_during_concurrent_dequeues_loses_nothing(label, request, tmp_pat
 
 @pytest.mark.parametrize("label", ["sqlite", "postgresql", "mariadb"])
 def test_inspect_names_stranded_rows_and_the_fix(label, request, tmp_path):
-    from qadmin.ops import diagnose
+    from tests.engines import diag
 
     _, engine, spec = _queue(label, request, tmp_path)
     ids = [m["id"] for m in messages.push(engine, spec, [b"a", b"b", b"c"])]
-    assert diagnose.inspect(engine, spec)["watermark"]["state"] == "ok"
+    assert diag.inspect(engine, spec)["watermark"]["state"] == "ok"
     _set_wm(engine, spec, ids[-1])
-    report = diagnose.inspect(engine, spec)
+    report = diag.inspect(engine, spec)
     finding = next(f for f in report["findings"] if f["code"] == "watermark_stranded")
     assert finding["severity"] == "critical"
     assert finding["fix"] == "qadmin watermark wm_q repair"
@@ -160,20 +160,21 @@ def test_inspect_names_a_watermark_held_back_by_an_open_producer(
     once that has lasted (60 s in production, shortened here), inspect says so and what to do."""
     import time
 
-    from qadmin.ops import diagnose, findings
+    from qadmin.diagnostics.entries import watermark
+    from tests.engines import diag
 
-    monkeypatch.setattr(findings, "WATERMARK_STUCK_S", 0.5)
+    monkeypatch.setattr(watermark, "WATERMARK_STUCK_S", 0.5)
     target, engine, spec = _queue(label, request, tmp_path)
     held = target.engine()
     with held.transaction() as execute:
         execute(held.section(spec, "push")[0], {"payload": b"slow"})
-        count = findings.WATERMARK_LAG_IDS + 2 * WATERMARK_EVERY
+        count = watermark.WATERMARK_LAG_IDS + 2 * WATERMARK_EVERY
         for start in range(0, count + 50, 500):
             messages.push(engine, spec, [b"o"] * min(500, count + 50 - start))
         for _ in range(count // 50):  # the queue moves on; 50 messages stay behind the head
             messages.pop(engine, spec, count=50)
         time.sleep(1.0)
-        report = diagnose.inspect(engine, spec)
+        report = diag.inspect(engine, spec)
         codes = [f["code"] for f in report["findings"]]
         assert "watermark_lagging" in codes, report["watermark"]
         finding = next(f for f in report["findings"] if f["code"] == "watermark_lagging")

@@ -38,10 +38,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from qadmin.diagnostics.entries import size
 from qadmin.engines import Engine, Timeouts, open_engine
 from qadmin.errors import LockTimeout, QadminError, QueueFull
 from qadmin.kinds import Kind, QueueSpec
-from qadmin.ops import catalog, diagnose, messages, queues
+from qadmin.ops import catalog, messages, queues
 from qadmin.ops.values import message
 
 # name -> (kind, capacity, watermark)
@@ -470,7 +471,7 @@ class Run:
             # Holes left by killed clients: repair until the consumers have taken everything.
             # Repair until the consumers have drained it (a large backlog takes a while).
             deadline = time.monotonic() + SETTLE_S
-            while diagnose.size(admin, spec)["depth"] and time.monotonic() < deadline:
+            while size.measure(admin, spec).depth and time.monotonic() < deadline:
                 self._admin("repair", "torture_q", "--older-than", "0", "--yes")
                 time.sleep(1.0)
         if spec.kind is Kind.CLAIM:

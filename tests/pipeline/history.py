@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from qadmin.ops.collect import arrow_schema
+from qadmin.ops.telemetry import SCHEMA_VERSION
 
 START = datetime(2026, 11, 1, tzinfo=UTC)
 MINUTE = 60
@@ -150,7 +151,7 @@ def write(
     data = {name: np.concatenate(parts) for name, parts in columns.items()}
     rows = len(data["time"])
     constant: dict[str, Callable[[], object]] = {
-        "schema_version": lambda: 1,
+        "schema_version": lambda: SCHEMA_VERSION,
         "connection": lambda: connection,
         "server": lambda: "postgresql db1:5432/app",
         "engine": lambda: "postgresql",
@@ -172,7 +173,9 @@ def write(
             else:
                 arrays.append(pa.array(values, type=field.type))
         else:
-            arrays.append(pa.array([constant[field.name]()] * rows, type=field.type))
+            # fields this synthetic history does not plant (the newer ones) are null
+            value = constant.get(field.name, lambda: None)()
+            arrays.append(pa.array([value] * rows, type=field.type))
     table = pa.Table.from_arrays(arrays, schema=schema)
     days = data["time"].astype("datetime64[D]")
     for day in np.unique(days):

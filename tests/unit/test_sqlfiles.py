@@ -70,10 +70,10 @@ def test_sections_keep_comments_and_strings_intact():
 
 
 def test_every_diagnostic_file_is_used_and_explains_itself():
-    from qadmin.ops.diagnose import DIAGNOSTICS
+    from qadmin.diagnostics import registry
 
     for path in (ROOT / "diagnostics").rglob("*.sql"):
-        assert path.stem in DIAGNOSTICS, f"{path} is not referenced by qadmin"
+        assert path.stem in registry.sql_files(), f"{path} is not referenced by qadmin"
         file = sqlfiles.load(path.relative_to(ROOT).as_posix())
         fields = sqlfiles.header_fields(file.header)
         assert {"answers", "params", "min version", "privilege"} <= set(fields), path
@@ -93,16 +93,22 @@ SERVER_DIAGNOSTICS = {
 @pytest.mark.parametrize(
     "dialect,expected",
     [
-        ("postgresql", SERVER_DIAGNOSTICS | {"counters", "fragmentation_deep", "ghosts_deep"}),
-        ("mysql", SERVER_DIAGNOSTICS),
+        (
+            "postgresql",
+            SERVER_DIAGNOSTICS
+            | {"counters", "fragmentation_deep", "ghosts_deep", "maintenance", "lock_holders"},
+        ),
+        ("mysql", SERVER_DIAGNOSTICS | {"maintenance"}),
         ("mariadb", {"ghosts", "locks"}),
         ("mssql", SERVER_DIAGNOSTICS | {"counters", "fragmentation_deep"}),
         ("sqlite", {"size", "ghosts", "fragmentation_deep", "primary_key"}),
     ],
 )
 def test_every_engine_has_its_diagnostics(dialect, expected):
+    """At least these (a new diagnostic adds its file without touching this list; the test
+    above holds every file to a registry entry)."""
     have = {p.stem for p in (ROOT / "diagnostics" / dialect).glob("*.sql")}
-    assert have == expected
+    assert expected <= have
 
 
 def test_readme_documents_every_telemetry_field():

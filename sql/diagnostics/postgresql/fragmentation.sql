@@ -8,14 +8,15 @@
 -- cost: catalog only, no lock on the table or its indexes (sizes are relpages, not
 --       pg_relation_size(), which waits behind an ACCESS EXCLUSIVE lock). The estimate
 --       assumes 8-byte key columns (all qadmin's indexes) at the default fillfactor 90, and
---       relies on reltuples from the last VACUUM / ANALYZE;
+--       relies on reltuples from the last VACUUM / ANALYZE (NULL while the table was never
+--       analyzed: no estimate rather than a wrong 0.0);
 --       confirm with --deep (pgstatindex) before a REINDEX CONCURRENTLY
 SELECT ic.relname                           AS index_name,
        ic.relpages::bigint * current_setting('block_size')::bigint AS index_bytes,
        ic.relpages                          AS pages,
        greatest(ic.reltuples, 0)::bigint    AS entries,
        e.expected_pages                     AS expected_pages,
-       CASE WHEN ic.relpages > 0
+       CASE WHEN ic.relpages > 0 AND t.reltuples >= 0
             THEN round(100.0 * greatest(ic.relpages - e.expected_pages, 0) / ic.relpages, 1)
        END                                  AS bloat_pct,
        s.idx_scan                           AS scans,

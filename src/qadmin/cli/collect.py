@@ -101,7 +101,7 @@ def collect(
                 )
                 records = []
                 for spec in specs:
-                    figures = telemetry.snapshot(engine, spec, stale_after, True).figures
+                    figures = telemetry.snapshot(engine, spec, stale_after, True).figures(True)
                     figures.update(connection=label, server=_server(source.dsn))
                     records.append(figures)
             finally:

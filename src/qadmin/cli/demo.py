@@ -7,9 +7,10 @@ import click
 from qadmin import render
 from qadmin.cli.inspect import show
 from qadmin.cli.options import Target, connection_options, format_option
+from qadmin.diagnostics import run
 from qadmin.errors import NotFound
 from qadmin.kinds import Kind
-from qadmin.ops import catalog, diagnose, messages, queues
+from qadmin.ops import catalog, messages, queues
 
 DEMO_QUEUE = "orders_q"
 DEMO_KIND = Kind.FIFO
@@ -52,7 +53,7 @@ def demo(n_messages: int, n_pop: int, target: Target, fmt: str | None) -> None:
     if n_pop:
         popped = messages.pop(engine, spec, n_pop)
         render.note(f"popped {len(popped)}: ids {', '.join(str(r['id']) for r in popped)}")
-    show(diagnose.inspect(engine, spec), fmt)
+    show(run.inspect(engine, spec), fmt)
 
 
 COMMANDS = [demo]

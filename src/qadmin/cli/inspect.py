@@ -6,84 +6,43 @@ from typing import Any
 
 import click
 
-from qadmin import render, secrets
+from qadmin import render
 from qadmin.cli.options import Duration, Target, confirm, connection_options, format_option
+from qadmin.cli.thresholds import limits, threshold_options
+from qadmin.diagnostics import check as check_ops
+from qadmin.diagnostics import registry, run
+from qadmin.diagnostics.entries import claims as claims_part
+from qadmin.diagnostics.entries import fragmentation as fragmentation_part
+from qadmin.diagnostics.entries import ghosts as ghosts_part
+from qadmin.diagnostics.entries import locks as locks_part
+from qadmin.diagnostics.entries import size as size_part
+from qadmin.diagnostics.model import (
+    DEFAULT_MAX_PAGES,
+    DEFAULT_STALE_AFTER_S,
+    Context,
+    InspectReport,
+    Options,
+)
 from qadmin.errors import NotFound, QadminError
-from qadmin.ops import catalog, diagnose
-from qadmin.ops import check as check_ops
+from qadmin.ops import catalog
 from qadmin.ops import repair as repair_ops
 
-FINDINGS = ("findings", "findings", ["severity", "code", "message", "fix"])
-HOLDERS = (
-    "what holds cleanup back",
-    "ghosts.holders",
-    ["holder_kind", "holder", "role", "state", "xact_age_s", "xmin_age_xids", "detail"],
-)
-WAITS = (
-    "lock waits",
-    "locks.waits",
-    [
-        "waiter",
-        "blocker",
-        "lock",
-        "wait_s",
-        "blocker_state",
-        "blocker_xact_age_s",
-        "waiter_query",
-        "blocker_query",
-    ],
-)
-STALE = (
-    "stale claims",
-    "claims.stale",
-    [
-        "id",
-        "processing_started_at",
-        "claimed_for_s",
-        "claimed_by",
-        "claimed_session",
-        "session_alive",
-        "attempts",
-    ],
-)
-NOTES = ("notes", "notes", ["note"])
-INDEXES = (
-    "indexes",
-    "fragmentation.indexes",
-    [
-        "index_name",
-        "index_bytes",
-        "pages",
-        "entries",
-        "expected_pages",
-        "bloat_pct",
-        "leaf_pages",
-        "fragmentation_pct",
-    ],
-)
-MEASURED = (
-    "indexes measured (--deep)",
-    "fragmentation.indexes_measured",
-    [
-        "index_name",
-        "pages",
-        "leaf_pages",
-        "avg_leaf_density",
-        "free_pages_pct",
-        "leaf_fragmentation",
-        "unused_pct",
-        "page_density_pct",
-        "ghost_records",
-    ],
-)
-NOT_COVERED = ("not covered", "not_covered", ["note"])
-SECTIONS = [FINDINGS, HOLDERS, WAITS, STALE, INDEXES, MEASURED, NOTES]
+Table = tuple[str, str, list[str]]
+FINDINGS: Table = ("findings", "findings", ["severity", "code", "message", "fix"])
+NOTES: Table = ("notes", "notes", ["note"])
+NOT_COVERED: Table = ("not covered", "not_covered", ["note"])
+
+
+def _section(name: str, index: int = 0) -> Table:
+    section = registry.entry(name).sections[index]
+    return (section.title, section.path, list(section.columns))
+
 
 stale_option = click.option(
     "--stale-after",
     "stale_after",
     type=Duration(),
-    default=diagnose.DEFAULT_STALE_AFTER_S,
+    default=DEFAULT_STALE_AFTER_S,
     show_default=True,
     metavar="DURATION",
     help="A claim older than this is stale (e.g. 90, 30s, 5m, 2h).",
@@ -100,7 +59,7 @@ deep_options = [
     click.option(
         "--max-pages",
         type=click.IntRange(1),
-        default=diagnose.DEFAULT_MAX_PAGES,
+        default=DEFAULT_MAX_PAGES,
         show_default=True,
         help="--deep refuses a table larger than this.",
     ),
@@ -113,25 +72,26 @@ def _deep(func: Any) -> Any:
     return func
 
 
-def show(report: dict[str, Any], fmt: str | None) -> None:
+sample_option = click.option(
+    "--sample",
+    "sample_s",
+    type=click.FloatRange(0, 60),
+    default=1.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Read the counters twice this far apart for rates and backlog growth (0: no rates).",
+)
+
+
+def show(report: InspectReport, fmt: str | None) -> None:
     """The one way an inspect report is printed (inspect and demo)."""
-    report = dict(report, not_covered=[{"note": n} for n in report.get("not_covered", [])])
+    data = report.to_json_dict()
+    data["not_covered"] = [{"note": n} for n in report.not_covered]
+    data["notes"] = [{"note": n} for n in report.notes()]
+    sections = [(s.title, s.path, list(s.columns)) for s in registry.sections()]
     render.report(
-        with_notes(report), [*SECTIONS, NOT_COVERED], fmt, title=f"qadmin inspect {report['queue']}"
+        data, [FINDINGS, *sections, NOTES, NOT_COVERED], fmt, title=f"qadmin inspect {report.queue}"
     )
-
-
-def with_notes(report: dict[str, Any]) -> dict[str, Any]:
-    notes = [
-        *report["ghosts"]["notes"],
-        *report["locks"]["notes"],
-        *report["claims"]["notes"],
-        *report["fragmentation"]["notes"],
-        *report.get("rates", {}).get("notes", []),
-    ]
-    if report["size"].get("note"):
-        notes.append(report["size"]["note"])
-    return dict(report, notes=[{"note": n} for n in notes])
 
 
 def _creating(engine: Any, spec: Any) -> dict[str, Any]:
@@ -168,16 +128,9 @@ def _load(target: Target, name: str) -> tuple[Any, Any]:
     metavar="COLUMN",
     help="Hand-built table: the enqueue-time column, for the oldest message's age.",
 )
-@click.option(
-    "--sample",
-    "sample_s",
-    type=click.FloatRange(0, 60),
-    default=1.0,
-    show_default=True,
-    metavar="SECONDS",
-    help="Read the counters twice this far apart for rates (0: no rates).",
-)
+@sample_option
 @_deep
+@threshold_options
 @connection_options
 @format_option
 def inspect(
@@ -191,9 +144,16 @@ def inspect(
     max_pages: int,
     target: Target,
     fmt: str | None,
+    **given: Any,
 ) -> None:
     """One screen on queue NAME: size, rates, ghosts and who holds them, locks, claims,
-    index bloat, findings. A table qadmin did not create is inspected as a hand-built queue."""
+    index bloat, findings. A table qadmin did not create is inspected as a hand-built queue.
+
+    Each part waits at most a second for a lock: during a lock incident a blocked part is a
+    note and a part_blocked finding naming the blocking session, and the rest still prints.
+    The --warn-*/--crit-* limits are check's: the findings use them too."""
+    options = Options(stale_after, sample_s, deep, max_pages, limits(given))
+    options.order_by, options.time_column = order_by, time_column
     engine = target.engine()
     spec = None
     if not table:
@@ -206,10 +166,9 @@ def inspect(
         render.document(_creating(engine, spec), fmt)
         return
     if spec is None:
-        report = diagnose.inspect_table(engine, name, order_by, time_column, deep, max_pages)
+        show(run.inspect_table(engine, name, options), fmt)
     else:
-        report = diagnose.inspect(engine, spec, stale_after, sample_s, deep, max_pages)
-    show(report, fmt)
+        show(run.inspect(engine, spec, options), fmt)
 
 
 @click.command()
@@ -220,9 +179,11 @@ def inspect(
 def fragmentation(name: str, deep: bool, max_pages: int, target: Target, fmt: str | None) -> None:
     """Index size and bloat of queue NAME (estimated; measured with --deep)."""
     engine, spec = _load(target, name)
-    part = diagnose.fragmentation(engine, spec, deep, max_pages)
-    data = dict(queue=name, fragmentation=part, notes=[{"note": n} for n in part["notes"]])
-    render.report(data, [INDEXES, MEASURED, NOTES], fmt)
+    part = fragmentation_part.measure(engine, spec.name, deep, max_pages)
+    data = dict(
+        queue=name, fragmentation=part.to_json_dict(), notes=[{"note": n} for n in part.notes]
+    )
+    render.report(data, [_section("fragmentation"), _section("fragmentation", 1), NOTES], fmt)
 
 
 @click.command()
@@ -232,7 +193,7 @@ def fragmentation(name: str, deep: bool, max_pages: int, target: Target, fmt: st
 def size(name: str, target: Target, fmt: str | None) -> None:
     """Depth (estimate; exact when cheap), oldest message, bytes on disk."""
     engine, spec = _load(target, name)
-    render.document(dict(queue=name, **diagnose.size(engine, spec)), fmt)
+    render.document(dict(queue=name, **size_part.measure(engine, spec).to_json_dict()), fmt)
 
 
 @click.command()
@@ -242,14 +203,15 @@ def size(name: str, target: Target, fmt: str | None) -> None:
 def ghosts(name: str, target: Target, fmt: str | None) -> None:
     """Dead / ghost records of queue NAME and the sessions that hold their cleanup back."""
     engine, spec = _load(target, name)
-    part = diagnose.ghosts(engine, spec)
+    part = ghosts_part.collect(Context(engine, spec.name, spec, Options()))
     data = dict(
         queue=name,
-        **part["table"],
-        holders=part["holders"],
-        notes=[{"note": n} for n in part["notes"]],
+        **part.table,
+        holders=part.holders,
+        notes=[{"note": n} for n in part.notes],
     )
-    render.report(data, [(HOLDERS[0], "holders", HOLDERS[2]), NOTES], fmt)
+    title, _, columns = _section("ghosts")
+    render.report(data, [(title, "holders", columns), NOTES], fmt)
 
 
 @click.command()
@@ -259,10 +221,10 @@ def ghosts(name: str, target: Target, fmt: str | None) -> None:
 def locks(name: str, target: Target, fmt: str | None) -> None:
     """Lock waits on queue NAME: waiter, blocker, lock, wait time."""
     engine, spec = _load(target, name)
-    part = diagnose.locks(engine, spec)
-    if part.note:
-        render.note(f"qadmin: {part.note}")
-    render.rows(part.rows, WAITS[2], fmt)
+    part = locks_part.collect(Context(engine, spec.name, spec, Options()))
+    for note in part.notes:
+        render.note(f"qadmin: {note}")
+    render.rows(part.waits, _section("locks")[2], fmt)
 
 
 @click.command()
@@ -274,10 +236,10 @@ def claims(name: str, stale_after: int, target: Target, fmt: str | None) -> None
     """Claim queues: claimed messages older than --stale-after, and whether their consumer's
     session still exists."""
     engine, spec = _load(target, name)
-    part = diagnose.claims(engine, spec, stale_after)
-    for note in part["notes"]:
+    part = claims_part.measure(engine, spec, stale_after)
+    for note in part.notes:
         render.note(f"qadmin: {note}")
-    render.rows(part["stale"], STALE[2], fmt)
+    render.rows(part.stale, _section("claims")[2], fmt)
 
 
 @click.command()
@@ -294,57 +256,62 @@ def requeue(
     a consumer that was only slow may still finish and find its ack refused)."""
     engine, spec = _load(target, name)
     if dry_run:
-        stale = diagnose.claims(engine, spec, stale_after)["stale"]
-        render.rows(stale, STALE[2], fmt)
+        stale = claims_part.measure(engine, spec, stale_after).stale
+        render.rows(stale, _section("claims")[2], fmt)
         return
     confirm("requeue stale claims of", name, yes)
-    released = diagnose.requeue(engine, spec, stale_after)
+    released = claims_part.requeue(engine, spec, stale_after)
     render.rows([{"id": i} for i in released], ["id"], fmt)
 
 
-def _threshold_options(func: Any) -> Any:
-    for metric, unit, help_text in reversed(check_ops.METRICS):
-        for level in ("crit", "warn"):
-            func = click.option(
-                f"--{level}-{metric.replace('_', '-')}",
-                type=float,
-                metavar=unit or "N",
-                help=f"{'Critical' if level == 'crit' else 'Warning'} threshold: {help_text}.",
-            )(func)
-    return func
+class PluginCommand(click.Command):
+    """A monitoring plugin's command: its own usage errors (a bad value, an unknown option, a
+    missing NAME) print one UNKNOWN line and exit 3, as Nagios expects, not click's 2."""
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.exceptions.Exit:
+            raise
+        except click.ClickException as exc:
+            click.echo(f"QADMIN UNKNOWN - usage: {' '.join(exc.format_message().split())}")
+            raise click.exceptions.Exit(check_ops.UNKNOWN) from None
 
 
-@click.command()
+@click.command(cls=PluginCommand)
 @click.argument("name")
 @stale_option
-@_threshold_options
+@sample_option
+@threshold_options
 @connection_options
 @format_option
 def check(
-    name: str, stale_after: int, target: Target, fmt: str | None, **limits: float | None
+    name: str, stale_after: int, sample_s: float, target: Target, fmt: str | None, **given: Any
 ) -> int:
-    """Nagios-style check of queue NAME: exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN."""
-    thresholds = [
-        check_ops.Threshold(metric, unit, limits[f"warn_{metric}"], limits[f"crit_{metric}"])
-        for metric, unit, _ in check_ops.METRICS
-    ]
+    """Nagios-style check of queue NAME: exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
+
+    The status is the worst of the thresholds given and of every warning (1) or critical (2)
+    finding inspect would show. A threshold this engine has no figure for (dead_ratio on
+    MariaDB, snapshot_age on SQLite) is named in the line and left out of the performance
+    data; UNKNOWN when no threshold given could be judged and nothing else is wrong. Usage
+    errors (a bad value, warn above crit, an unknown option) exit 3 as well."""
     try:
+        options = Options(stale_after, sample_s, limits=limits(given))
         engine, spec = _load(target, name)
-        result = check_ops.evaluate(diagnose.inspect(engine, spec, stale_after), thresholds)
+        result = check_ops.evaluate(run.inspect(engine, spec, options))
     except QadminError as exc:
-        result = {
-            "status": "UNKNOWN",
-            "code": check_ops.UNKNOWN,
-            "queue": name,
-            "line": f"QADMIN UNKNOWN - {name}: {secrets.scrub(' '.join(str(exc).split()))}",
-            "metrics": {},
-            "problems": [secrets.scrub(str(exc))],
-        }
+        result = check_ops.unknown(name, str(exc))
     if render.resolve_format(fmt) == "json":
-        render.document(result, "json")
+        render.document(result.to_json_dict(), "json")
     else:
-        click.echo(result["line"])
-    return int(result["code"])
+        click.echo(result.line)
+    return result.code
 
 
 @click.command()

@@ -17,10 +17,11 @@ import click
 from qadmin import render
 from qadmin.cli import progress
 from qadmin.cli.options import Duration, Target, confirm, connection_options, format_option
+from qadmin.diagnostics.entries import size
 from qadmin.engines.base import Engine
 from qadmin.errors import UsageError
 from qadmin.kinds import QueueSpec
-from qadmin.ops import catalog, diagnose
+from qadmin.ops import catalog
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -129,7 +130,7 @@ def export_command(
     engine = target.engine()
     spec = catalog.get(engine, name)
     selection = _selection(older_than, states, export_ops.CLAIM_STATES)
-    depth = int(diagnose.size(engine, spec)["depth"] or 0)
+    depth = size.measure(engine, spec).depth
     spark_run = _on_spark(run_on, master, remote)
     if run_on is None and not spark_run:
         spark_run = _spark_pays_off(engine, spec, depth, path)

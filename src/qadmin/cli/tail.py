@@ -14,11 +14,14 @@ import click
 from qadmin import render
 from qadmin.cli.inspect import stale_option
 from qadmin.cli.options import Target, connection_options, format_option
+from qadmin.diagnostics import registry
 from qadmin.engines import Engine
 from qadmin.errors import ConnectionFailed, LockTimeout, QadminError, UsageError
 from qadmin.kinds import QueueSpec
 from qadmin.ops import catalog, telemetry
 
+# The keys of each JSON line (and the CSV header): the diagnostics registry's tail fields
+# between the rates and the rates' sources.
 COLUMNS = [
     "time",
     "queue",
@@ -26,16 +29,7 @@ COLUMNS = [
     "interval_s",
     "enqueue_per_s",
     "dequeue_per_s",
-    "depth",
-    "depth_exact",
-    "oldest_age_s",
-    "claimed",
-    "stale_claims",
-    "ghosts",
-    "ghost_source",
-    "lock_waits",
-    "max_lock_wait_s",
-    "ring_fill",
+    *registry.tail_fields(),
     "enqueue_source",
     "dequeue_source",
     "error",

@@ -89,6 +89,8 @@ class Engine(ABC):
         self.timeouts = timeouts or Timeouts()
         self._schema = schema
         self._conn: Any = None
+        # The lock wait limit in force now: the connection's, or a diagnostic part's shorter one.
+        self.lock_ms = self.timeouts.lock_ms
 
     # -- connection -------------------------------------------------------------------------
 
@@ -410,6 +412,70 @@ class Engine(ABC):
         if file is None:
             raise KeyError(f"no {name} diagnostic for {self.dialect}")
         return self.run(list(file.statements("main")), params, write=False)
+
+    # -- a diagnostic part's own lock timeout ------------------------------------------------
+
+    def lock_timeout_statements(self, ms: int) -> list[str]:
+        """What sets this session's lock wait limit to ``ms`` (integers only, never input)."""
+        return []
+
+    def _apply_lock_timeout(self, ms: int) -> None:
+        statements = self.lock_timeout_statements(ms)
+        if statements:
+            conn = self.conn
+            with self.errors():
+                cursor = conn.cursor()
+                try:
+                    for statement in statements:
+                        cursor.execute(statement)
+                finally:
+                    cursor.close()
+                conn.commit()
+        self.lock_ms = ms
+
+    @contextmanager
+    def lock_timeout(self, ms: int) -> Iterator[None]:
+        """Statements inside wait at most ``ms`` (never more than the connection's limit) for
+        a lock: a diagnostic part during a lock incident gives up quickly and says so, instead
+        of the whole inspect waiting and failing. The connection's limit is restored after."""
+        self._apply_lock_timeout(max(1, min(ms, self.timeouts.lock_ms)))
+        try:
+            yield
+        finally:
+            if self._conn is not None:
+                self._apply_lock_timeout(self.timeouts.lock_ms)
+
+    # -- advice: what a DBA runs, in this engine's words (findings quote it) ------------------
+
+    def end_session(self, session: str) -> str:
+        """How to end a server session that holds something back."""
+        return f"end session {session} with the server's own tools"
+
+    def rebuild_index_advice(self, index: str, table: str) -> str:
+        return f"rebuild index {index}"
+
+    def vacuum_advice(self, table: str) -> str:
+        """How to return the space of dead rows once nothing holds them."""
+        return f"reclaim the dead rows of {table} once nothing holds them back"
+
+    def analyze_advice(self, table: str) -> str:
+        return f"gather the statistics of {table}"
+
+    def autovacuum_advice(self, table: str, *, server: bool) -> str:
+        return "switch the server's automatic maintenance back on"
+
+    def idle_transaction_advice(self) -> str:
+        """How to stop abandoned open transactions from recurring."""
+        return "give sessions an idle-in-transaction limit to stop it recurring"
+
+    def horizon_notes(self, holders: Sequence[Row]) -> list[str]:
+        """What the holders list cannot show with this role's privileges."""
+        return []
+
+    def index_waste(self, row: Row) -> tuple[str, bool] | None:
+        """(what is wasted, whether a rebuild is worth it) from this engine's fragmentation
+        row, or None when the row says nothing either way (too small, no figure)."""
+        return None
 
     def engine_sql(self, section: str) -> str:
         """One of the engine's own queries, from ``sql/engine/<engine>.sql``."""

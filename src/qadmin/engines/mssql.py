@@ -163,6 +163,36 @@ class MssqlEngine(Engine):
         driver's query timeout)."""
         return [f"SET LOCK_TIMEOUT {int(self.timeouts.lock_ms)}"]
 
+    def lock_timeout_statements(self, ms: int) -> list[str]:
+        return [f"SET LOCK_TIMEOUT {int(ms)}"]
+
+    def end_session(self, session: str) -> str:
+        return f"KILL {int(session)}"
+
+    def rebuild_index_advice(self, index: str, table: str) -> str:
+        return (
+            f"ALTER INDEX {self.quote_ident(index)} ON {self.qualified(table)} REORGANIZE "
+            "(or REBUILD WITH (ONLINE = ON))"
+        )
+
+    def vacuum_advice(self, table: str) -> str:
+        return "the ghost cleanup task removes them once no snapshot needs them"
+
+    def analyze_advice(self, table: str) -> str:
+        return f"UPDATE STATISTICS {self.qualified(table)}"
+
+    def idle_transaction_advice(self) -> str:
+        return (
+            "find the application that leaves transactions open (sys.dm_tran_session_transactions)"
+        )
+
+    def index_waste(self, row: Mapping[str, Any]) -> tuple[str, bool] | None:
+        """Logical fragmentation from dm_db_index_physical_stats, on at least 1000 pages."""
+        if row.get("fragmentation_pct") is not None and int(row.get("pages") or 0) >= 1000:
+            fragmentation = float(row["fragmentation_pct"])
+            return f"{fragmentation:.0f} % logical fragmentation", fragmentation >= 30
+        return None
+
     def _translate(self, exc: BaseException) -> QadminError | None:
         module = type(exc).__module__
         if not module.startswith("pyodbc"):
@@ -176,7 +206,7 @@ class MssqlEngine(Engine):
         if 1205 in natives:
             return Deadlock("mssql: chosen as deadlock victim; the transaction was rolled back")
         if natives & _LOCK:
-            return LockTimeout(f"mssql: lock wait exceeded {self.timeouts.lock_ms} ms")
+            return LockTimeout(f"mssql: lock wait exceeded {self.lock_ms} ms")
         if state == "HYT00" and self._conn is not None:
             return LockTimeout(f"mssql: statement stopped after {self.timeouts.statement_ms} ms")
         if natives & _PERMISSION:

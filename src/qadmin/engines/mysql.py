@@ -163,7 +163,7 @@ class MysqlEngine(Engine):
         if code == _DEADLOCK:
             return Deadlock("mysql: deadlock; the transaction was rolled back")
         if code in _LOCK_TIMEOUT:
-            return LockTimeout(f"mysql: lock wait exceeded {self.timeouts.lock_ms} ms")
+            return LockTimeout(f"mysql: lock wait exceeded {self.lock_ms} ms")
         if code in _STATEMENT_TIMEOUT:
             return LockTimeout(f"mysql: statement stopped after {self.timeouts.statement_ms} ms")
         if code in _PERMISSION:
@@ -184,3 +184,29 @@ class MysqlEngine(Engine):
 
     def quote_ident(self, name: str) -> str:
         return "`" + name.replace("`", "``") + "`"
+
+    def lock_timeout_statements(self, ms: int) -> list[str]:
+        """Both limits are whole seconds, at least 1: row locks (InnoDB) and metadata locks."""
+        seconds = max(1, round(ms / 1000))
+        return [
+            f"SET SESSION innodb_lock_wait_timeout = {seconds}",
+            f"SET SESSION lock_wait_timeout = {seconds}",
+        ]
+
+    def end_session(self, session: str) -> str:
+        return f"KILL {int(session)}"
+
+    def rebuild_index_advice(self, index: str, table: str) -> str:
+        return (
+            f"OPTIMIZE TABLE {self.qualified(table)} (rebuilds the table and its indexes "
+            "online for InnoDB)"
+        )
+
+    def vacuum_advice(self, table: str) -> str:
+        return f"let purge catch up, then OPTIMIZE TABLE {self.qualified(table)} if it stays large"
+
+    def analyze_advice(self, table: str) -> str:
+        return f"ANALYZE TABLE {self.qualified(table)}"
+
+    def idle_transaction_advice(self) -> str:
+        return "set idle_transaction_timeout (MariaDB) or wait_timeout to stop it recurring"

@@ -55,7 +55,7 @@ class SqliteEngine(Engine):
         if isinstance(exc, sqlite3.OperationalError):
             lowered = text.lower()
             if "locked" in lowered or "busy" in lowered:
-                waited = self.timeouts.lock_ms
+                waited = self.lock_ms
                 return LockTimeout(f"sqlite: database is locked (waited {waited} ms)")
             if "unable to open" in lowered:
                 return ConnectionFailed(f"sqlite: cannot open {self.dsn.path}: {text}")
@@ -84,6 +84,31 @@ class SqliteEngine(Engine):
     def _begin(self, cursor: Any, write: bool, snapshot: bool = False) -> None:
         # A deferred BEGIN reads one WAL snapshot from its first read to its end.
         cursor.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+
+    def _apply_lock_timeout(self, ms: int) -> None:
+        """busy_timeout is SQLite's lock wait: a pragma on the connection, no transaction."""
+        with self.errors():
+            self.conn.execute(f"PRAGMA busy_timeout = {int(ms)}")
+        self.lock_ms = ms
+
+    def end_session(self, session: str) -> str:
+        return "stop the process that keeps its transaction open on the file"
+
+    def rebuild_index_advice(self, index: str, table: str) -> str:
+        return "VACUUM (rewrites the whole file; locks it meanwhile)"
+
+    def vacuum_advice(self, table: str) -> str:
+        return "VACUUM the database file in a quiet moment (it locks the whole file)"
+
+    def analyze_advice(self, table: str) -> str:
+        return f"ANALYZE {self.quote_ident(table)}"
+
+    def index_waste(self, row: Mapping[str, Any]) -> tuple[str, bool] | None:
+        """dbstat's measure (--deep), on an index of at least 128 pages."""
+        if row.get("unused_pct") is not None and int(row.get("pages") or 0) >= 128:
+            unused = float(row["unused_pct"])
+            return f"{unused:.0f} % unused bytes (measured)", unused >= 50
+        return None
 
     def adapt_time(self, value: datetime) -> str:
         # Same text form as strftime('%Y-%m-%d %H:%M:%f'), so due times compare as text.

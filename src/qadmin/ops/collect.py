@@ -19,35 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from qadmin.errors import QadminError
-from qadmin.ops.telemetry import FIELDS, SCHEMA_VERSION
+from qadmin.ops.telemetry import ARROW_TYPES, FIELDS, SCHEMA_VERSION
 
 TMP_PREFIX = ".qadmin-tmp-"
 STALE_TMP_S = 600
-ARROW_TYPES = {
-    "schema_version": "int32",
-    "time": "timestamp",
-    "connection": "string",
-    "server": "string",
-    "engine": "string",
-    "queue": "string",
-    "kind": "string",
-    "depth": "int64",
-    "depth_exact": "bool",
-    "oldest_age_s": "float64",
-    "enqueued_total": "int64",
-    "dequeued_total": "int64",
-    "deleted_total": "int64",
-    "claimed": "int64",
-    "stale_claims": "int64",
-    "ghosts": "int64",
-    "ghost_source": "string",
-    "lock_waits": "int32",
-    "max_lock_wait_s": "float64",
-    "ring_fill": "float64",
-    "table_bytes": "int64",
-    "index_bytes": "int64",
-    "index_bloat_pct": "float64",
-}
 
 
 def _pyarrow() -> Any:

@@ -11,11 +11,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from qadmin import sqlfiles
+from qadmin.diagnostics import sql as diagnostic_sql
 from qadmin.engines.base import Engine, Execute
 from qadmin.errors import NotFound, UnsupportedError, UsageError
 from qadmin.kinds import MAX_CAPACITY, Kind, QueueSpec
 from qadmin.names import validate_schema_name
-from qadmin.ops import catalog, diagnose
+from qadmin.ops import catalog
 
 BACKUP_SUFFIX = "_before_ring"
 # Names of a staged switch's objects while it is under way (convert_staged).
@@ -124,7 +125,7 @@ def source(
     for column in filter(None, (id_col, time_col, state_col, *payload_cols)):
         validate_schema_name(column)
     if id_col is None:
-        keys = diagnose.run_part(engine, "primary_key", {"schema": engine.schema, "table": table})
+        keys = diagnostic_sql.read(engine, "primary_key", {"schema": engine.schema, "table": table})
         names = [r["column_name"] for r in keys.rows]
         if len(names) != 1:
             raise UsageError(f"{name} has no single-column primary key: give --id-column")

@@ -6,11 +6,12 @@ import dataclasses
 from contextlib import suppress
 from dataclasses import dataclass, field
 
+from qadmin.diagnostics.entries import size
 from qadmin.engines.base import Engine
 from qadmin.errors import QadminError, UsageError
 from qadmin.kinds import KINDS, MAX_CAPACITY, Kind, QueueSpec, kinds_with, said
 from qadmin.names import validate_queue_name
-from qadmin.ops import catalog, diagnose, resize
+from qadmin.ops import catalog, resize
 
 
 @dataclass
@@ -125,14 +126,8 @@ def _plan(engine: Engine, spec: QueueSpec, action: str) -> Plan:
         statements = engine.section(spec, action)
     if spec.state == catalog.CREATING:  # no queue to count yet
         return Plan(action, spec.name, None, statements, False)
-    measured = diagnose.size(engine, spec)
-    return Plan(
-        action,
-        spec.name,
-        int(measured["depth"]),
-        statements,
-        bool(measured["depth_exact"]),
-    )
+    measured = size.measure(engine, spec)
+    return Plan(action, spec.name, measured.depth, statements, measured.depth_exact)
 
 
 def drop_plan(engine: Engine, spec: QueueSpec) -> Plan:

@@ -1,7 +1,7 @@
 """Getting a stalled ring moving again, with nothing lost or duplicated.
 
 A client that dies between taking a sequence number and committing leaves a hole (see
-``diagnose.ring_state``). Three fixes, each safe while producers and consumers keep running:
+``diagnostics.entries.ring``). Three fixes, each safe while producers and consumers keep running:
 
 - **park orphans**: a message whose number the pop sequence has passed, and that no parked
   number covers, is added to ``<queue>_pending``, which pops serve first. Always safe: the
@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from qadmin.diagnostics.entries import ring
 from qadmin.engines.base import Engine
 from qadmin.kinds import QueueSpec
-from qadmin.ops import diagnose
 
 DEFAULT_OLDER_THAN_S = 60
 
@@ -36,7 +36,8 @@ def _ring_only(engine: Engine, spec: QueueSpec) -> bool:
 
 
 def _missing(engine: Engine, spec: QueueSpec, older_than_s: int) -> int | None:
-    state = diagnose.ring_state(engine, spec) or {}
+    measured = ring.measure(engine, spec)
+    state = measured.state if measured is not None else {}
     waited = state.get("waiting_behind_age_s")
     if state.get("missing_id") is not None and waited is not None and waited >= older_than_s:
         return int(state["missing_id"])

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from qadmin.diagnostics.registry import metric_spec
 from qadmin.errors import UsageError
 from qadmin.kinds import MAX_CAPACITY
 
@@ -27,7 +28,8 @@ FINDINGS: tuple[tuple[str, int, str], ...] = (
 )
 GROWTH = 1.05  # an hour "grew" when it is 5 % (and 1 message) above the hour before
 SLOWDOWN = 0.95  # and "fell" when the rate is 5 % below it
-RING_FULL = 0.9
+# The limits of the diagnostics registry, so the history flags what inspect and check flag.
+RING_FULL = metric_spec("ring_fill").warn or 0.9
 LOCK_WAIT_S = 5.0
 MIN_RING = 1024
 STALL_S = 60  # a recommended ring absorbs a minute of the peak enqueue rate

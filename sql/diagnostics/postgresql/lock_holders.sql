@@ -1,0 +1,21 @@
+-- answers: who keeps readers off the queue table: sessions holding, or queued for, an ACCESS
+--          EXCLUSIVE lock on it (LOCK TABLE, ALTER TABLE, VACUUM FULL, TRUNCATE, REINDEX).
+--          Named when a diagnostic part gave up waiting for its own lock
+-- params: :schema, :table
+-- min version: PostgreSQL 10
+-- privilege: none for pids and lock modes; pg_read_all_stats to see other roles' queries
+-- cost: pg_locks and pg_stat_activity (shared memory); takes no lock on the table
+SELECT l.pid::text                                       AS holder,
+       l.mode                                            AS mode,
+       l.granted                                         AS granted,
+       a.state                                           AS state,
+       extract(epoch FROM now() - a.xact_start)::float8  AS xact_age_s,
+       left(a.query, 200)                                AS query
+FROM pg_catalog.pg_locks AS l
+JOIN pg_catalog.pg_class AS c ON c.oid = l.relation
+JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
+LEFT JOIN pg_catalog.pg_stat_activity AS a ON a.pid = l.pid
+WHERE n.nspname = :schema AND c.relname = :table
+  AND l.mode = 'AccessExclusiveLock'
+  AND l.pid <> pg_backend_pid()
+ORDER BY l.granted DESC, a.xact_start

@@ -1,0 +1,106 @@
+"""Checks for cron and monitoring, in the Nagios plugin convention.
+
+One status line with performance data; exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN (the check
+could not run: no connection, no such queue, bad thresholds). The status is the worst of the
+thresholds given and of every finding (critical 2, warning 1): a ring stalled behind a push
+hole is CRITICAL even with no threshold given. A threshold whose figure this engine does not
+have is named in the line and left out of the performance data; when no threshold given could
+be judged and nothing else is wrong, the status is UNKNOWN.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from qadmin import secrets
+from qadmin.diagnostics import registry
+from qadmin.diagnostics.model import SEVERITY_CODE, InspectReport, json_safe
+
+OK, WARNING, CRITICAL, UNKNOWN = 0, 1, 2, 3
+STATUS = {OK: "OK", WARNING: "WARNING", CRITICAL: "CRITICAL", UNKNOWN: "UNKNOWN"}
+
+
+@dataclass
+class CheckResult:
+    status: str
+    code: int
+    queue: str
+    line: str
+    metrics: dict[str, float | None] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    findings: list[dict[str, str]] = field(default_factory=list)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return dict(json_safe(self.__dict__))
+
+
+def unknown(queue: str, error: str) -> CheckResult:
+    """The check itself could not run: the reason, on the one line."""
+    text = secrets.scrub(" ".join(error.split()))
+    return CheckResult("UNKNOWN", UNKNOWN, queue, f"QADMIN UNKNOWN - {queue}: {text}", {}, [text])
+
+
+def evaluate(report: InspectReport) -> CheckResult:
+    values = {m.name: m.value(report) for m in registry.metrics()}
+    code = OK
+    problems: list[str] = []
+    not_judged: list[str] = []
+    given_perf: list[str] = []
+    other_perf: list[str] = []
+    judged = 0
+    for metric in registry.metrics():
+        value = values[metric.name]
+        limit = report.options.limits.get(metric.name)
+        given = limit is not None and limit.given
+        if value is None:
+            if given:
+                not_judged.append(f"{metric.name} not evaluable on {report.header.engine}")
+            continue
+        if not given or limit is None:
+            other_perf.append(f"{metric.name}={_fmt(value)}{metric.unit};;;0")
+            continue
+        judged += 1
+        level = OK
+        if limit.crit is not None and value >= limit.crit:
+            level = CRITICAL
+        elif limit.warn is not None and value >= limit.warn:
+            level = WARNING
+        if level != OK:
+            bound = limit.crit if level == CRITICAL else limit.warn
+            problems.append(
+                f"{metric.name} {_fmt(value)}{metric.unit} >= {_fmt(bound)}{metric.unit}"
+            )
+        code = max(code, level)
+        warn, crit = _fmt(limit.warn), _fmt(limit.crit)
+        given_perf.append(f"{metric.name}={_fmt(value)}{metric.unit};{warn};{crit};0")
+    findings = []
+    for finding in report.findings:
+        level = SEVERITY_CODE[finding.severity]
+        if level:
+            problems.append(f"{finding.code}: {finding.message}")
+            findings.append(
+                {"severity": finding.severity, "code": finding.code, "message": finding.message}
+            )
+        code = max(code, level)
+    if not_judged and not judged and code == OK:
+        code = UNKNOWN
+    summary = ", ".join(problems) if problems else "all within thresholds"
+    if not_judged:
+        summary += "; " + ", ".join(not_judged)
+    perf = " ".join(given_perf + other_perf)
+    return CheckResult(
+        STATUS[code],
+        code,
+        report.queue,
+        f"QADMIN {STATUS[code]} - {report.queue}: {summary} | {perf}",
+        values,
+        problems,
+        findings,
+    )
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return ""
+    return str(int(value)) if float(value).is_integer() else f"{value:.3f}".rstrip("0")

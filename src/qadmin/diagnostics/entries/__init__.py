@@ -1,0 +1,1 @@
+"""The diagnostics, one module each; every module defines ``ENTRY`` (see ``registry``)."""

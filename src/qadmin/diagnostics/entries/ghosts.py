@@ -1,0 +1,203 @@
+"""Dead / ghost records of the queue table, and the sessions whose snapshots hold their cleanup
+back (the horizon): dead rows, InnoDB's purge lag, held snapshots."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from qadmin.diagnostics import sql
+from qadmin.diagnostics.model import (
+    CRITICAL,
+    INFO,
+    WARNING,
+    Context,
+    Finding,
+    InspectReport,
+    Result,
+)
+from qadmin.diagnostics.registry import Diagnostic, Field, Metric, Section
+
+# Dead rows worth a finding: this many, and either 10x the live rows (a drained queue) or this
+# share of the table (a queue that keeps rows).
+DEAD_ROWS_MIN = 1000
+DEAD_SHARE = 0.2
+DEAD_TIMES_LIVE = 10
+# InnoDB's history list (server-wide) this long means purge is behind.
+PURGE_LAG_UNDO_LOGS = 100_000
+
+GHOST_SOURCES = (
+    ("dead_rows", "pg_stat_user_tables.n_dead_tup"),
+    ("history_list_length", "innodb history list length"),
+    ("free_pages", "sqlite freelist pages"),
+    ("ghost_records_cumulative", "sql server leaf_ghost_count (cumulative)"),
+)
+
+
+@dataclass
+class Ghosts(Result):
+    table: dict[str, Any] = field(default_factory=dict)
+    holders: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    horizon_read: bool = False  # whether the holders list could be read at all
+
+    def oldest_holder(self) -> tuple[dict[str, Any] | None, float]:
+        oldest = max(self.holders, key=lambda h: float(h.get("xact_age_s") or 0), default=None)
+        return oldest, float(oldest.get("xact_age_s") or 0) if oldest else 0.0
+
+    def snapshot_age_s(self) -> float | None:
+        return self.oldest_holder()[1] if self.horizon_read else None
+
+    def dead_ratio(self) -> float | None:
+        dead, live = self.table.get("dead_rows"), self.table.get("live_rows")
+        free, pages = self.table.get("free_pages"), self.table.get("pages")
+        if dead is not None:
+            return float(dead) / max(float(live or 0), 1.0)
+        if free is not None and pages:
+            return float(free) / float(pages)
+        return None
+
+    def ghost_figure(self) -> tuple[int | None, str | None]:
+        for key, source in GHOST_SOURCES:
+            if self.table.get(key) is not None:
+                return int(self.table[key]), source
+        return None, None
+
+
+def collect(ctx: Context) -> Ghosts:
+    dead = sql.read(ctx.engine, "ghosts", ctx.params)
+    holders = sql.read(ctx.engine, "horizon")
+    notes = [p.note for p in (dead, holders) if p.note]
+    notes += ctx.engine.horizon_notes(holders.rows)
+    return Ghosts(dead.first, holders.rows, notes, holders.note is None)
+
+
+def rule(report: InspectReport) -> list[Finding]:
+    part: Ghosts | None = report.part("ghosts")
+    if part is None:
+        return []
+    advice = report.advice
+    limit = report.limit("snapshot_age")
+    holder, age = part.oldest_holder()
+    holding = holder is not None and limit.warn is not None and age >= limit.warn
+    out = []
+    dead, live = sql.as_int(part.table.get("dead_rows")), sql.as_int(part.table.get("live_rows"))
+    held_back = False
+    if dead is not None and dead >= DEAD_ROWS_MIN:
+        live = live or 0
+        if dead > DEAD_TIMES_LIVE * max(live, 1) or dead > DEAD_SHARE * (live + dead):
+            held_back = True
+            out.append(_dead_rows(dead, live, holder if holding else None, age, report))
+    hll = sql.as_int(part.table.get("history_list_length"))
+    if hll is not None and hll >= PURGE_LAG_UNDO_LOGS:
+        held_back = True
+        message = (
+            f"InnoDB history list length (server-wide, all databases) is {hll}: purge is behind"
+        )
+        fix = "find the oldest transaction (qadmin ghosts) and end it"
+        if holder is not None and holding:
+            message += f"; thread {holder['holder']} has had a transaction open for "
+            message += sql.duration(age)
+            fix = f"end that transaction: {advice.end_session(str(holder['holder']))}"
+        out.append(Finding(WARNING, "purge_lag", message, fix))
+    free, pages = sql.as_int(part.table.get("free_pages")), sql.as_int(part.table.get("pages"))
+    if free and pages and free > 0.5 * pages and pages > 1000:
+        out.append(
+            Finding(
+                INFO,
+                "free_pages",
+                f"{free} of {pages} pages of the file are free",
+                advice.vacuum_advice(report.queue),
+            )
+        )
+    if holder is not None and holding and (held_back or limit.given):
+        critical = limit.crit is not None and age >= limit.crit
+        out.append(
+            Finding(
+                CRITICAL if critical else WARNING,
+                "snapshot_held",
+                f"{holder['holder_kind']} {holder['holder']} has had a snapshot / transaction "
+                f"open for {sql.duration(age)}: it holds back cleanup of dead rows",
+                f"end it ({advice.end_session(str(holder['holder']))}); "
+                f"{advice.idle_transaction_advice()}",
+            )
+        )
+    return out
+
+
+def _dead_rows(
+    dead: int, live: int, holder: dict[str, Any] | None, age: float, report: InspectReport
+) -> Finding:
+    advice = report.advice
+    if dead > DEAD_TIMES_LIVE * max(live, 1):
+        message = f"dead rows are {dead / max(live, 1):.0f}x the live rows ({dead} dead)"
+    else:
+        message = f"{dead} dead rows, {100 * dead / (live + dead):.0f} % of the table's rows"
+    if holder is None:
+        return Finding(WARNING, "dead_rows", message, advice.vacuum_advice(report.queue))
+    who = str(holder["holder"])
+    return Finding(
+        CRITICAL,
+        "dead_rows",
+        f"{message} while {holder['holder_kind']} {who} holds a snapshot open for "
+        f"{sql.duration(age)}",
+        f"end that transaction ({advice.end_session(who)} if it is abandoned); then consider "
+        "qadmin watermark for this queue",
+    )
+
+
+ENTRY = Diagnostic(
+    name="ghosts",
+    order=30,
+    sql=("ghosts", "horizon"),
+    collect=collect,
+    rule=rule,
+    lock_free=True,
+    metrics=(
+        Metric(
+            "dead_ratio",
+            "",
+            "dead/ghost rows per live row (SQLite: free pages per page)",
+            lambda r: r.part("ghosts").dead_ratio() if r.part("ghosts") else None,
+        ),
+        Metric(
+            "snapshot_age",
+            "s",
+            "age of the oldest snapshot / open transaction holding back cleanup "
+            "(default: named only while it holds back dead rows)",
+            lambda r: r.part("ghosts").snapshot_age_s() if r.part("ghosts") else None,
+            warn=60,
+        ),
+    ),
+    fields=(
+        Field(
+            "ghosts",
+            "rows|undo logs|pages",
+            "dead rows (PostgreSQL), history list length (InnoDB, server-wide), "
+            "free pages (SQLite), cumulative ghost records (SQL Server); see ghost_source",
+            "int64",
+            lambda r: r.part("ghosts").ghost_figure()[0] if r.part("ghosts") else None,
+        ),
+        Field(
+            "ghost_source",
+            "",
+            "which of those ghosts is",
+            "string",
+            lambda r: r.part("ghosts").ghost_figure()[1] if r.part("ghosts") else None,
+        ),
+        Field(
+            "snapshot_age_s",
+            "s",
+            "age of the oldest snapshot / open transaction holding back cleanup",
+            "float64",
+            lambda r: r.part("ghosts").snapshot_age_s() if r.part("ghosts") else None,
+        ),
+    ),
+    sections=(
+        Section(
+            "what holds cleanup back",
+            "ghosts.holders",
+            ("holder_kind", "holder", "role", "state", "xact_age_s", "xmin_age_xids", "detail"),
+        ),
+    ),
+)

@@ -1,0 +1,72 @@
+"""INVALID indexes (PostgreSQL): what a failed or cancelled CREATE INDEX CONCURRENTLY leaves
+behind. Queries never use one, every write still maintains it, and it stays until dropped."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from qadmin.diagnostics import sql
+from qadmin.diagnostics.model import WARNING, Context, Finding, InspectReport, Result
+from qadmin.diagnostics.registry import Diagnostic, Field, Section
+
+
+@dataclass
+class InvalidIndexes(Result):
+    indexes: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def collect(ctx: Context) -> InvalidIndexes | None:
+    if not sql.available(ctx.engine, "invalid_indexes"):
+        return None
+    part = sql.read(ctx.engine, "invalid_indexes", ctx.params)
+    return InvalidIndexes(part.rows, [part.note] if part.note else [])
+
+
+def rule(report: InspectReport) -> list[Finding]:
+    part: InvalidIndexes | None = report.part("invalid_indexes")
+    if part is None:
+        return []
+    out = []
+    for row in part.indexes:
+        index = report.advice.qualified(str(row["index_name"]))
+        out.append(
+            Finding(
+                WARNING,
+                "invalid_index",
+                f"index {row['index_name']} is INVALID (a CREATE INDEX CONCURRENTLY failed or "
+                "was cancelled): queries never use it, yet every write maintains it",
+                f"DROP INDEX CONCURRENTLY {index}, then create it again "
+                f"({row['definition']}, with CONCURRENTLY); or REINDEX INDEX CONCURRENTLY "
+                f"{index}",
+            )
+        )
+    return out
+
+
+ENTRY = Diagnostic(
+    name="invalid_indexes",
+    order=75,
+    sql=("invalid_indexes",),
+    collect=collect,
+    rule=rule,
+    lock_free=True,
+    fields=(
+        Field(
+            "invalid_indexes",
+            "indexes",
+            "INVALID indexes on the queue table, left by a failed CREATE INDEX CONCURRENTLY "
+            "(PostgreSQL)",
+            "int32",
+            lambda r: len(p.indexes) if (p := r.part("invalid_indexes")) else None,
+        ),
+    ),
+    sections=(
+        Section(
+            "invalid indexes",
+            "invalid_indexes.indexes",
+            ("index_name", "index_bytes", "definition"),
+        ),
+    ),
+)

@@ -1,0 +1,182 @@
+"""Lock waits on the queue table: who waits, who blocks, how long; pile-ups behind one blocker."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from qadmin.diagnostics import sql
+from qadmin.diagnostics.model import CRITICAL, WARNING, Context, Finding, InspectReport, Result
+from qadmin.diagnostics.registry import Diagnostic, Field, Metric, Section
+
+
+@dataclass
+class Locks(Result):
+    waits: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    read: bool = True  # False: the lock views could not be read (no figure, not "no waits")
+
+    @property
+    def max_wait_s(self) -> float:
+        return max((float(w.get("wait_s") or 0) for w in self.waits), default=0.0)
+
+
+def collect(ctx: Context) -> Locks:
+    part = sql.read(ctx.engine, "locks", ctx.params)
+    return Locks(part.rows, [part.note] if part.note else [], part.note is None)
+
+
+def rule(report: InspectReport) -> list[Finding]:
+    part: Locks | None = report.part("locks")
+    advice = report.advice
+    if part is None:
+        part = Locks()
+    lock_wait, waiters = report.limit("lock_wait"), report.limit("lock_waiters")
+    out = []
+    behind: dict[str, set[str]] = defaultdict(set)
+    for wait in part.waits:
+        wait_s = float(wait.get("wait_s") or 0)
+        behind[str(wait["blocker"])].add(str(wait["waiter"]))
+        if lock_wait.warn is not None and wait_s < lock_wait.warn:
+            continue
+        critical = lock_wait.crit is not None and wait_s >= lock_wait.crit
+        out.append(
+            Finding(
+                CRITICAL if critical else WARNING,
+                "lock_wait",
+                f"session {wait['waiter']} has waited {sql.duration(wait_s)} for "
+                f"{wait.get('lock')} held by session {wait['blocker']}",
+                f"see what session {wait['blocker']} is doing; end its transaction if stuck "
+                f"({advice.end_session(str(wait['blocker']))})",
+            )
+        )
+    for name, blocked in report.blocked.items():
+        fix = "find the session holding a lock on the queue table (qadmin locks)"
+        if blocked.session is not None:
+            fix = f"wait for it to finish, or end it: {advice.end_session(blocked.session)}"
+        out.append(
+            Finding(
+                WARNING,
+                "part_blocked",
+                f"the {name} part was not read: it gave up waiting for a lock held by "
+                f"{blocked.blocker}",
+                fix,
+            )
+        )
+    pileup = waiters.crit if waiters.crit is not None else waiters.warn
+    for blocker, queued in sorted(behind.items()):
+        if pileup is not None and len(queued) >= pileup:
+            level = (
+                CRITICAL if waiters.crit is not None and len(queued) >= waiters.crit else WARNING
+            )
+            out.append(
+                Finding(
+                    level,
+                    "lock_pileup",
+                    f"{len(queued)} sessions wait on the queue table behind session {blocker}",
+                    f"end session {blocker}'s transaction: {advice.end_session(blocker)}",
+                )
+            )
+    return out
+
+
+ENTRY = Diagnostic(
+    name="locks",
+    order=40,
+    sql=("locks", "lock_holders"),
+    collect=collect,
+    rule=rule,
+    lock_free=True,
+    metrics=(
+        Metric(
+            "lock_wait",
+            "s",
+            "longest lock wait on the queue in seconds",
+            lambda r: p.max_wait_s if (p := _read(r)) else None,
+            crit=30,
+        ),
+        Metric(
+            "lock_waiters",
+            "",
+            "sessions waiting on the queue table behind one blocker (a pile-up)",
+            lambda r: float(_most_behind_one(p)) if (p := _read(r)) else None,
+            crit=2,
+        ),
+    ),
+    fields=(
+        Field(
+            "lock_waits",
+            "sessions",
+            "sessions waiting on a lock on the queue table",
+            "int32",
+            lambda r: len(r.part("locks").waits) if r.part("locks") else None,
+        ),
+        Field(
+            "max_lock_wait_s",
+            "s",
+            "longest of those waits",
+            "float64",
+            lambda r: r.part("locks").max_wait_s if r.part("locks") else None,
+        ),
+    ),
+    sections=(
+        Section(
+            "lock waits",
+            "locks.waits",
+            (
+                "waiter",
+                "blocker",
+                "lock",
+                "wait_s",
+                "blocker_state",
+                "blocker_xact_age_s",
+                "waiter_query",
+                "blocker_query",
+            ),
+        ),
+    ),
+)
+
+
+def _read(report: InspectReport) -> Locks | None:
+    part: Locks | None = report.part("locks")
+    return part if part is not None and part.read else None
+
+
+def _most_behind_one(part: Locks) -> int:
+    behind: dict[str, set[str]] = defaultdict(set)
+    for wait in part.waits:
+        behind[str(wait["blocker"])].add(str(wait["waiter"]))
+    return max((len(v) for v in behind.values()), default=0)
+
+
+def blocker_of(
+    ctx: Context, locks: Locks | None, ghosts_holders: list[dict[str, Any]]
+) -> tuple[str, str | None]:
+    """Who a part that timed out on its lock was most likely waiting for, read at once while
+    the lock is still held: a holder of (or queued for) an exclusive lock on the table, else a
+    blocker of the lock waits seen, else the oldest open transaction."""
+    holders = sql.read(ctx.engine, "lock_holders", ctx.params).rows
+    if holders:
+        first = holders[0]
+        held = "holds" if first.get("granted") else "waits for"
+        text = (
+            f"session {first['holder']}, which {held} {first['mode']} on the queue table "
+            f"({first.get('state') or 'state unknown'}: {first.get('query') or ''})"
+        )
+        if first.get("certain") is not None and not first["certain"]:
+            text = (
+                f"session {first['holder']} (probably: in this database for "
+                f"{first.get('xact_age_s')} s, {first.get('state')}; the server cannot list "
+                "table locks without performance_schema)"
+            )
+        return text, str(first["holder"])
+    if locks is not None and locks.waits:
+        blocker = str(locks.waits[0]["blocker"])
+        return f"session {blocker} (it blocks the lock waits listed)", blocker
+    if ghosts_holders:
+        oldest = max(ghosts_holders, key=lambda h: float(h.get("xact_age_s") or 0))
+        who = str(oldest["holder"])
+        return f"probably {oldest['holder_kind']} {who}, the oldest open transaction", who
+    return "a session qadmin cannot see", None

@@ -1,0 +1,201 @@
+"""Enqueue and dequeue rates from counters read twice (``--sample``), each naming its source,
+and whether the backlog grows."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from qadmin.diagnostics import sql
+from qadmin.diagnostics.entries import size
+from qadmin.diagnostics.model import (
+    CRITICAL,
+    WARNING,
+    Context,
+    Finding,
+    InspectReport,
+    Result,
+    json_safe,
+)
+from qadmin.diagnostics.registry import Diagnostic, Field, Metric
+from qadmin.engines.base import Engine
+from qadmin.errors import PermissionMissing
+from qadmin.kinds import Kind, QueueSpec
+
+
+@dataclass
+class Sample:
+    """Counters at one moment: what the template and the engine tell cheaply."""
+
+    at: float
+    depth: int
+    enqueued_total: int | None
+    dequeued_total: int | None
+    deleted: int | None
+    notes: list[str] = field(default_factory=list)
+
+
+def sample(engine: Engine, spec: QueueSpec) -> Sample:
+    notes = []
+    params = {"schema": engine.schema, "table": spec.name}
+    try:
+        rows = sql.template_rows(engine, spec, "counters", params)
+    except PermissionMissing as exc:
+        rows = []
+        notes.append(f"id counters unavailable: {exc}")
+    counters = rows[0] if rows else {}
+    server = sql.read(engine, "counters", params)
+    if server.note and sql.available(engine, "counters"):
+        notes.append(server.note)
+    return Sample(
+        at=time.monotonic(),
+        depth=size.measure(engine, spec).depth,
+        enqueued_total=sql.as_int(counters.get("enqueued_total")),
+        dequeued_total=sql.as_int(counters.get("dequeued_total")),
+        deleted=sql.as_int(server.first.get("deleted")),
+        notes=notes,
+    )
+
+
+@dataclass
+class Rates(Result):
+    latest: Sample  # not in JSON: the counters the next rate starts from
+    interval_s: float | None = None
+    enqueued: int | None = None
+    enqueue_per_s: float | None = None
+    enqueue_source: str | None = None
+    dequeued: int | None = None
+    dequeue_per_s: float | None = None
+    dequeue_source: str | None = None
+    depth_change: int | None = None
+    backlog_growth_per_s: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "latest"}
+        return dict(json_safe(data))
+
+
+def _delta(a: int | None, b: int | None) -> int | None:
+    return None if a is None or b is None else b - a
+
+
+def between(before: Sample, after: Sample, spec: QueueSpec) -> Rates:
+    """Rates between two samples, each with the counter it came from."""
+    elapsed = max(after.at - before.at, 1e-6)
+    enq = _delta(before.enqueued_total, after.enqueued_total)
+    deq = _delta(before.dequeued_total, after.dequeued_total)
+    source = "pop sequence"
+    if deq is None and spec.kind not in (Kind.CLAIM, Kind.CAPPED):
+        deq = _delta(before.deleted, after.deleted)
+        source = "server delete counter"
+    if deq is None and enq is not None:
+        deq = enq - (after.depth - before.depth)
+        source = "enqueued minus depth change"
+    change = after.depth - before.depth
+    return Rates(
+        latest=after,
+        interval_s=round(elapsed, 3),
+        enqueued=enq,
+        enqueue_per_s=round(enq / elapsed, 2) if enq is not None else None,
+        enqueue_source="push sequence" if spec.kind is Kind.RING else "id high-water mark",
+        dequeued=max(deq, 0) if deq is not None else None,
+        dequeue_per_s=round(max(deq, 0) / elapsed, 2) if deq is not None else None,
+        dequeue_source=source,
+        depth_change=change,
+        backlog_growth_per_s=round(change / elapsed, 2),
+        notes=sorted(set(before.notes + after.notes)),
+    )
+
+
+def collect(ctx: Context) -> Rates | None:
+    """Inspect and check: two samples ``--sample`` apart (none with 0); tail and collect: one
+    sample, the rate comes from the previous snapshot."""
+    if ctx.spec is None or (ctx.options.sample_s <= 0 and not ctx.options.telemetry):
+        return None
+    first = sample(ctx.engine, ctx.spec)
+    if ctx.options.telemetry:
+        return Rates(latest=first, notes=first.notes)
+    time.sleep(ctx.options.sample_s)
+    return between(first, sample(ctx.engine, ctx.spec), ctx.spec)
+
+
+def rule(report: InspectReport) -> list[Finding]:
+    part: Rates | None = report.part("rates")
+    if part is None or part.backlog_growth_per_s is None or part.enqueue_per_s is None:
+        return []
+    growth, enq = part.backlog_growth_per_s, part.enqueue_per_s
+    deq = part.dequeue_per_s or 0.0
+    limit = report.limit("backlog_growth")
+    first = limit.warn if limit.warn is not None else limit.crit
+    if not (growth > 0 and enq > deq and (part.enqueued or 0) > 0):
+        return []
+    if first is not None and growth < first:
+        return []
+    critical = limit.crit is not None and growth >= limit.crit
+    return [
+        Finding(
+            CRITICAL if critical else WARNING,
+            "backlog_growing",
+            f"the backlog grew by {part.depth_change} in {part.interval_s} s: "
+            f"{enq}/s enqueued, {deq}/s dequeued",
+            "add consumers, or find why they are slow (qadmin tail; lock waits above)",
+        )
+    ]
+
+
+def _rates(report: InspectReport) -> Rates | None:
+    part: Rates | None = report.part("rates")
+    return part
+
+
+ENTRY = Diagnostic(
+    name="rates",
+    order=15,
+    sql=("counters",),
+    collect=collect,
+    rule=rule,
+    queue_only=True,
+    metrics=(
+        Metric(
+            "backlog_growth",
+            "",
+            "growth of the backlog in messages per second over --sample",
+            lambda r: p.backlog_growth_per_s if (p := _rates(r)) else None,
+        ),
+    ),
+    fields=(
+        Field(
+            "enqueued_total",
+            "messages",
+            "cumulative enqueue counter (id high-water or push sequence)",
+            "int64",
+            lambda r: p.latest.enqueued_total if (p := _rates(r)) else None,
+            tail=False,
+        ),
+        Field(
+            "dequeued_total",
+            "messages",
+            "cumulative dequeue counter where the queue keeps one (ring)",
+            "int64",
+            lambda r: p.latest.dequeued_total if (p := _rates(r)) else None,
+            tail=False,
+        ),
+        Field(
+            "deleted_total",
+            "rows",
+            "server's cumulative delete counter (PostgreSQL, SQL Server)",
+            "int64",
+            lambda r: p.latest.deleted if (p := _rates(r)) else None,
+            tail=False,
+        ),
+        Field(
+            "backlog_growth_per_s",
+            "messages/s",
+            "depth change per second since the previous sample (tail; null in collect)",
+            "float64",
+            lambda r: p.backlog_growth_per_s if (p := _rates(r)) else None,
+        ),
+    ),
+)

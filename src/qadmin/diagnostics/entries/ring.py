@@ -1,0 +1,148 @@
+"""A ring's sequences, parked numbers, and the two holes that stall it: an orphan (a popper
+took its number and died: the slot the next push needs stays full) and a missing message (a
+pusher took its number and died: every pop stops there). Cheap: a few primary-key lookups
+around the two sequences."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from qadmin.diagnostics import sql
+from qadmin.diagnostics.model import (
+    CRITICAL,
+    WARNING,
+    Context,
+    Finding,
+    InspectReport,
+    Result,
+    json_safe,
+)
+from qadmin.diagnostics.registry import Diagnostic, Field, Metric
+from qadmin.engines.base import Engine
+from qadmin.kinds import Kind, QueueSpec
+
+
+@dataclass
+class Ring(Result):
+    state: dict[str, Any]  # the template's ring_state row
+    hole_fix_sql: str  # the SQL that skips a missing number (by hand, as repair does)
+    orphan_fix_sql: str
+
+    @property
+    def stall_s(self) -> float:
+        """How long pops have been stopped at a missing number (0: no hole)."""
+        waiting = self.state.get("waiting_behind_age_s")
+        if self.state.get("missing_id") is None or waiting is None:
+            return 0.0
+        return float(waiting)
+
+    @property
+    def orphan_age_s(self) -> float:
+        if self.state.get("orphan_id") is None:
+            return 0.0
+        return float(self.state.get("orphan_age_s") or 0)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The state row; each fix's SQL only while its hole exists."""
+        data = dict(self.state)
+        data["hole_fix"] = self.hole_fix_sql if self.state.get("missing_id") is not None else None
+        data["orphan_fix"] = (
+            self.orphan_fix_sql if self.state.get("orphan_id") is not None else None
+        )
+        return dict(json_safe(data))
+
+
+def measure(engine: Engine, spec: QueueSpec) -> Ring | None:
+    if spec.kind is not Kind.RING:
+        return None
+    row = dict(sql.template_rows(engine, spec, "ring_state")[0])
+    for key in ("oldest_parked_s", "orphan_age_s", "waiting_behind_age_s"):
+        if row.get(key) is not None:
+            row[key] = round(float(row[key]), 3)
+    if row.get("orphan_id") is None:
+        row["orphan_slot"] = None
+    return Ring(row, str(row.pop("hole_fix", None) or ""), str(row.pop("orphan_fix", None) or ""))
+
+
+def collect(ctx: Context) -> Ring | None:
+    return None if ctx.spec is None else measure(ctx.engine, ctx.spec)
+
+
+def rule(report: InspectReport) -> list[Finding]:
+    """The two ways a ring stalls after a client dies between taking a number and committing;
+    the fix names `qadmin repair` and the SQL that does the same by hand."""
+    ring: Ring | None = report.part("ring")
+    if ring is None:
+        return []
+    queue, state = report.queue, ring.state
+    out = []
+    if state.get("orphan_id") is not None:
+        out.append(
+            Finding(
+                CRITICAL,
+                "ring_orphan",
+                f"message {state['orphan_id']} in slot {state['orphan_slot']} "
+                f"({sql.duration(ring.orphan_age_s)} old) was taken by a popper that never "
+                "finished: the slot the next push needs stays full, so the ring refuses pushes",
+                f"qadmin repair {queue} (by hand: {ring.orphan_fix_sql})",
+            )
+        )
+    limit = report.limit("ring_stall")
+    first = limit.warn if limit.warn is not None else limit.crit
+    if state.get("missing_id") is not None and first is not None and ring.stall_s >= first:
+        critical = limit.crit is not None and ring.stall_s >= limit.crit
+        missing = state["missing_id"]
+        out.append(
+            Finding(
+                CRITICAL if critical else WARNING,
+                "ring_push_hole",
+                f"pops stop at sequence number {missing}: its pusher took the number and never "
+                f"wrote the message, while later messages have waited "
+                f"{sql.duration(ring.stall_s)}",
+                f"qadmin repair {queue} (by hand: {ring.hole_fix_sql} once; if it returns "
+                f"another number, a popper took {missing} meanwhile: park the returned one in "
+                f"{queue}_pending)",
+            )
+        )
+    return out
+
+
+def _ring(report: InspectReport) -> Ring | None:
+    ring: Ring | None = report.part("ring")
+    return ring
+
+
+ENTRY = Diagnostic(
+    name="ring",
+    order=50,
+    sql=(),
+    collect=collect,
+    rule=rule,
+    queue_only=True,
+    metrics=(
+        Metric(
+            "ring_stall",
+            "s",
+            "how long pops have stopped at a number whose pusher died (rings)",
+            lambda r: p.stall_s if (p := _ring(r)) else None,
+            crit=30,
+        ),
+    ),
+    fields=(
+        Field(
+            "ring_stall_s",
+            "s",
+            "how long pops have stopped at a missing message (rings; 0: no hole)",
+            "float64",
+            lambda r: p.stall_s if (p := _ring(r)) else None,
+        ),
+        Field(
+            "ring_orphan_age_s",
+            "s",
+            "age of a message whose popper died, blocking pushes (rings; 0: none)",
+            "float64",
+            lambda r: p.orphan_age_s if (p := _ring(r)) else None,
+        ),
+    ),
+)

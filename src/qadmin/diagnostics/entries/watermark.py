@@ -1,0 +1,101 @@
+"""Watermarked queues: rows stranded below the watermark (never dequeued), and a watermark held
+far behind the head (every dequeue walks the dead rows between them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from qadmin.diagnostics.model import CRITICAL, WARNING, Context, Finding, InspectReport, Result
+from qadmin.diagnostics.registry import Diagnostic, Field, Metric
+from qadmin.kinds import WATERMARK_EVERY
+from qadmin.ops import watermark
+
+# A watermark this many ids behind the head, with a candidate this old, is being held back.
+WATERMARK_LAG_IDS = 10 * WATERMARK_EVERY
+WATERMARK_STUCK_S = 60.0
+
+
+@dataclass
+class Watermark(Result):
+    state: dict[str, Any]  # what ``qadmin watermark show`` prints
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return dict(super().to_json_dict()["state"])
+
+    @property
+    def stranded(self) -> int:
+        return int(self.state["stranded"] or 0)
+
+
+def collect(ctx: Context) -> Watermark | None:
+    if ctx.spec is None or not ctx.spec.watermark:
+        return None
+    return Watermark(watermark.show(ctx.engine, ctx.spec))
+
+
+def rule(report: InspectReport) -> list[Finding]:
+    part: Watermark | None = report.part("watermark")
+    if part is None:
+        return []
+    wm, queue = part.state, report.queue
+    limit = report.limit("watermark_stranded")
+    first = limit.warn if limit.warn is not None else limit.crit
+    if part.stranded and first is not None and part.stranded >= first:
+        critical = limit.crit is not None and part.stranded >= limit.crit
+        return [
+            Finding(
+                CRITICAL if critical else WARNING,
+                "watermark_stranded",
+                f"{wm['stranded']} message(s) below the watermark {wm['watermark']} are never "
+                f"dequeued (lowest id {wm['stranded_min_id']}, oldest "
+                f"{wm['oldest_stranded_s']} s)",
+                f"qadmin watermark {queue} repair",
+            )
+        ]
+    age = wm.get("candidate_age_s")
+    if wm["lag_ids"] and wm["lag_ids"] > WATERMARK_LAG_IDS and age and age > WATERMARK_STUCK_S:
+        return [
+            Finding(
+                WARNING,
+                "watermark_lagging",
+                f"the watermark is {wm['lag_ids']} ids behind the head and has not moved for "
+                f"{age:.0f} s: a transaction open since then holds it back, so dequeues walk "
+                "the dead rows in between",
+                "find the open transaction (qadmin ghosts / locks) and end it",
+            )
+        ]
+    return []
+
+
+def _stranded(report: InspectReport) -> int | None:
+    part: Watermark | None = report.part("watermark")
+    return None if part is None else part.stranded
+
+
+ENTRY = Diagnostic(
+    name="watermark",
+    order=60,
+    sql=(),
+    collect=collect,
+    rule=rule,
+    queue_only=True,
+    metrics=(
+        Metric(
+            "watermark_stranded",
+            "",
+            "messages stranded below the watermark (watermarked queues)",
+            lambda r: float(n) if (n := _stranded(r)) is not None else None,
+            crit=1,
+        ),
+    ),
+    fields=(
+        Field(
+            "watermark_stranded",
+            "messages",
+            "messages below the watermark, never dequeued (watermarked queues)",
+            "int64",
+            _stranded,
+        ),
+    ),
+)

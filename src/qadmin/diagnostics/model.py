@@ -1,0 +1,176 @@
+"""The typed diagnosis: one result per part, findings, and the whole inspect report.
+
+Parts and rules work on these objects; JSON (and the tables render prints) is made only at
+the edge, by ``to_json_dict``, which also turns NaN and infinities (never valid JSON) into
+null.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
+from typing import TYPE_CHECKING, Any
+
+from qadmin.errors import LockTimeout
+
+if TYPE_CHECKING:
+    from qadmin.engines.base import Engine
+    from qadmin.kinds import QueueSpec
+
+INFO, WARNING, CRITICAL = "info", "warning", "critical"
+# What each severity makes check exit with (the Nagios codes).
+SEVERITY_CODE = {INFO: 0, WARNING: 1, CRITICAL: 2}
+DEFAULT_STALE_AFTER_S = 300
+DEFAULT_MAX_PAGES = 131_072  # 1 GiB of 8 KiB pages: --deep refuses larger tables
+
+
+def json_safe(value: Any) -> Any:
+    """Plain JSON values: NaN and infinities become null, containers are walked."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What is wrong and the command or SQL for the DBA to run (never run by qadmin)."""
+
+    severity: str
+    code: str
+    message: str
+    fix: str
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return dict(json_safe(asdict(self)))
+
+
+class Result:
+    """Base of every part's result: dataclass fields are its JSON keys."""
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return dict(json_safe({f.name: getattr(self, f.name) for f in fields(self)}))  # type: ignore[arg-type]
+
+    def all_notes(self) -> list[str]:
+        """Notes for the report's notes section (why something is missing or partial)."""
+        notes = getattr(self, "notes", [])
+        return list(notes)
+
+
+@dataclass(frozen=True)
+class Limit:
+    """A metric's warning and critical levels (defaults from the registry, or options)."""
+
+    warn: float | None = None
+    crit: float | None = None
+    given: bool = False  # set by an option rather than the registry's default
+
+
+@dataclass
+class Options:
+    """What a caller asked for: shared by inspect, check, tail and collect."""
+
+    stale_after_s: int = DEFAULT_STALE_AFTER_S
+    sample_s: float = 0.0
+    deep: bool = False
+    max_pages: int = DEFAULT_MAX_PAGES
+    limits: dict[str, Limit] = field(default_factory=dict)
+    order_by: str | None = None  # hand-built tables
+    telemetry: bool = False  # a tail / collect snapshot: one counter sample, no sleep
+    time_column: str | None = None
+
+    def limit(self, metric: str) -> Limit:
+        from qadmin.diagnostics.registry import metric_spec
+
+        default = metric_spec(metric)
+        return self.limits.get(metric, Limit(default.warn, default.crit))
+
+
+@dataclass
+class Context:
+    """What a part needs to run: the connection, the queue (None for a hand-built table)."""
+
+    engine: Engine
+    table: str
+    spec: QueueSpec | None
+    options: Options
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return {"schema": self.engine.schema, "table": self.table}
+
+
+@dataclass
+class Header:
+    """Who and what the report is about."""
+
+    queue: str
+    schema: str
+    engine: str
+    dialect: str
+    server_version: str
+    kind: str | None
+    capacity: int | None = None
+    strict: bool | None = None
+    created_at: Any = None
+
+
+@dataclass(frozen=True)
+class BlockedPart:
+    """A part that gave up on its short lock timeout, and who held the lock."""
+
+    error: str
+    blocker: str
+    session: str | None  # the blocking session's id, when known
+
+    @property
+    def note(self) -> str:
+        return f"{self.error}; blocked by {self.blocker}"
+
+    def as_error(self) -> LockTimeout:
+        """For callers that cannot show a partial snapshot (tail, collect)."""
+        return LockTimeout(self.note)
+
+
+@dataclass
+class InspectReport:
+    """Everything one inspect found: header, each part's result, findings."""
+
+    header: Header
+    parts: dict[str, Result | None]
+    options: Options
+    advice: Engine
+    findings: list[Finding] = field(default_factory=list)
+    not_covered: list[str] = field(default_factory=list)
+    blocked: dict[str, BlockedPart] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)  # hand-built: order_by, time_column
+
+    def part(self, name: str) -> Any:
+        """A part's result, or None when it did not run, was blocked or does not apply."""
+        return self.parts.get(name)
+
+    @property
+    def queue(self) -> str:
+        return self.header.queue
+
+    def limit(self, metric: str) -> Limit:
+        return self.options.limit(metric)
+
+    def notes(self) -> list[str]:
+        out = [n for r in self.parts.values() if r is not None for n in r.all_notes()]
+        return out + [b.note for b in self.blocked.values()]
+
+    def to_json_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = asdict(self.header)
+        data.update(self.extra)
+        for name, result in self.parts.items():
+            data[name] = None if result is None else result.to_json_dict()
+        for name, blocked in self.blocked.items():
+            data[name] = {"blocked_by": blocked.blocker, "notes": [blocked.note]}
+        data["not_covered"] = list(self.not_covered)
+        data["findings"] = [f.to_json_dict() for f in self.findings]
+        return dict(json_safe(data))

@@ -1,0 +1,137 @@
+"""One entry per diagnostic; inspect, check, tail, collect and the CLI iterate them.
+
+An entry names the SQL it reads (``sql/diagnostics/<engine>/<file>.sql``), collects its typed
+result, holds its findings rule, the check metrics it feeds (with default thresholds), its
+telemetry fields and its CLI table sections. Entries are the modules of
+``qadmin.diagnostics.entries``, found at import: adding a diagnostic is its SQL file, one
+module there, and its test.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from qadmin.diagnostics.model import Context, Finding, InspectReport, Result
+
+Rule = Callable[[InspectReport], list[Finding]]
+
+
+def no_findings(report: InspectReport) -> list[Finding]:
+    return []
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A figure check judges, with its ``--warn-<name>`` / ``--crit-<name>`` options."""
+
+    name: str
+    unit: str  # "s" for durations: their options take units (30s, 5m)
+    help: str
+    value: Callable[[InspectReport], float | None]  # None: no figure on this engine
+    warn: float | None = None
+    crit: float | None = None
+
+    @property
+    def duration(self) -> bool:
+        return self.unit == "s"
+
+
+@dataclass(frozen=True)
+class Field:
+    """A telemetry field of tail and collect (documented in the README from this list)."""
+
+    name: str
+    unit: str
+    help: str
+    arrow: str  # the Parquet column type collect writes
+    value: Callable[[InspectReport], Any]
+    collect_only: bool = False  # too costly to poll: collect records it, tail leaves it out
+    tail: bool = True  # one of tail's columns (cumulative counters and sizes are not)
+
+
+@dataclass(frozen=True)
+class Section:
+    """A table of rows in inspect's output: title, where the rows are, which columns."""
+
+    title: str
+    path: str
+    columns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One diagnostic: everything qadmin knows about it, in one place."""
+
+    name: str  # its key in the inspect report
+    order: int  # display order (fields, sections); lock-free parts still run first
+    sql: tuple[str, ...]  # the sql/diagnostics files (and template sections) it reads
+    collect: Callable[[Context], Result | None]
+    rule: Rule = no_findings
+    metrics: tuple[Metric, ...] = ()
+    fields: tuple[Field, ...] = ()
+    sections: tuple[Section, ...] = ()
+    lock_free: bool = False  # reads only catalogs and statistics: never waits on the table
+    queue_only: bool = False  # needs qadmin's catalog: not run on a hand-built table
+
+    def applies(self, ctx: Context) -> bool:
+        return ctx.spec is not None or not self.queue_only
+
+    def polled(self, collecting: bool) -> bool:
+        """Whether a tail (or, with ``collecting``, a collect) snapshot runs this part."""
+        return any(collecting or not f.collect_only for f in self.fields)
+
+
+@cache
+def entries() -> tuple[Diagnostic, ...]:
+    """Every entry module's ``ENTRY``, in run order."""
+    from qadmin.diagnostics import entries as package
+
+    found = []
+    for module in pkgutil.iter_modules(package.__path__):
+        loaded = importlib.import_module(f"{package.__name__}.{module.name}")
+        found.append(loaded.ENTRY)
+    return tuple(sorted(found, key=lambda d: (d.order, d.name)))
+
+
+def entry(name: str) -> Diagnostic:
+    for one in entries():
+        if one.name == name:
+            return one
+    raise KeyError(name)
+
+
+def metrics() -> tuple[Metric, ...]:
+    return tuple(m for d in entries() for m in d.metrics)
+
+
+def metric_spec(name: str) -> Metric:
+    for one in metrics():
+        if one.name == name:
+            return one
+    raise KeyError(name)
+
+
+def fields() -> tuple[Field, ...]:
+    return tuple(f for d in entries() for f in d.fields)
+
+
+def tail_fields() -> tuple[str, ...]:
+    return tuple(f.name for f in fields() if f.tail and not f.collect_only)
+
+
+def sections() -> tuple[Section, ...]:
+    return tuple(s for d in entries() for s in d.sections)
+
+
+# Files read outside the entries: a hand-built table's ordering key (inspect --table, convert).
+SUPPORT_SQL = ("primary_key",)
+
+
+def sql_files() -> set[str]:
+    """Every diagnostic SQL file name qadmin reads (a test holds it against sql/)."""
+    return {name for d in entries() for name in d.sql} | set(SUPPORT_SQL)

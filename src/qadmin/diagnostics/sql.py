@@ -1,0 +1,75 @@
+"""Running one diagnostic SQL file, read-only, turning what the role may not read into a note.
+
+A part the role may not read is switched off with a note naming the privilege (from the SQL
+file's header), and the rest goes on: a missing privilege never reads as "nothing wrong". A
+lock timeout is not turned into a note here: it propagates, so the part is reported blocked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from qadmin.engines.base import Engine
+from qadmin.errors import LockTimeout, PermissionMissing, QadminError
+from qadmin.kinds import QueueSpec
+from qadmin.sqlfiles import header_fields
+
+
+@dataclass
+class Rows:
+    """One file's rows, or a note saying why they are missing."""
+
+    name: str
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    note: str | None = None
+
+    @property
+    def first(self) -> dict[str, Any]:
+        return dict(self.rows[0]) if self.rows else {}
+
+
+def read(engine: Engine, name: str, params: dict[str, Any] | None = None) -> Rows:
+    file = engine.diagnostic_file(name)
+    if file is None:
+        return Rows(name, note=f"{name}: not available on {engine.dialect}")
+    try:
+        return Rows(name, engine.diagnostic(name, params))
+    except PermissionMissing:
+        privilege = header_fields(file.header).get("privilege", "a privilege qadmin lacks")
+        return Rows(name, note=f"{name} unavailable: needs {privilege}")
+    except LockTimeout:
+        raise
+    except QadminError as exc:
+        version = header_fields(file.header).get("min version", "")
+        return Rows(name, note=f"{name} unavailable ({version}): {exc}")
+
+
+def available(engine: Engine, name: str) -> bool:
+    return engine.diagnostic_file(name) is not None
+
+
+def template_rows(
+    engine: Engine, spec: QueueSpec, section: str, params: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """A section of the queue's own template (depth, claims, ring state), if it has one."""
+    if not engine.template(spec).has(section):
+        return []
+    return engine.run(engine.section(spec, section), params, write=False)
+
+
+def as_int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def seconds(value: Any) -> float | None:
+    return None if value is None else round(float(value), 3)
+
+
+def duration(seconds: float) -> str:
+    """A wait or an age as a person reads it."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

@@ -1,0 +1,87 @@
+"""check as a monitoring plugin: its options come from the diagnostics registry, durations take
+units, and its own usage errors are UNKNOWN (exit 3) on one line, never click's exit 2."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from qadmin.cli import cli
+from qadmin.diagnostics import registry
+
+
+@pytest.fixture
+def db(tmp_path) -> list[str]:
+    dsn = ["--dsn", f"sqlite:///{tmp_path / 'q.db'}"]
+    runner = CliRunner()
+    assert runner.invoke(cli, ["create", "q", "--kind", "fifo", *dsn]).exit_code == 0
+    assert runner.invoke(cli, ["push", "q", "a", "b", "c", *dsn]).exit_code == 0
+    return dsn
+
+
+def check(*args: str):
+    return CliRunner().invoke(cli, ["check", *args])
+
+
+def test_every_registry_metric_has_its_pair_of_options_on_check_and_inspect():
+    for command in ("check", "inspect"):
+        shown = CliRunner().invoke(cli, [command, "--help"]).stdout
+        for metric in registry.metrics():
+            dashed = metric.name.replace("_", "-")
+            assert f"--warn-{dashed}" in shown and f"--crit-{dashed}" in shown, (command, dashed)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--warn-depth", "10", "--crit-depth", "5"],
+        ["--warn-oldest-age", "2h", "--crit-oldest-age", "30m"],
+    ],
+)
+def test_inverted_thresholds_are_unknown(db, args):
+    result = check("q", *args, "--sample", "0", *db)
+    assert result.exit_code == 3
+    assert result.stdout.startswith("QADMIN UNKNOWN - q: ") and "inverted" in result.stdout
+    assert len(result.stdout.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "args,said",
+    [
+        (["q", "--no-such-option"], "No such option"),
+        (["q", "--warn-oldest-age", "soon"], "not a duration"),
+        (["q", "--warn-depth", "many"], "many"),
+        ([], "Missing argument"),
+    ],
+)
+def test_usage_errors_are_unknown_on_one_line(db, args, said):
+    result = check(*args, *db)
+    assert result.exit_code == 3, result.output
+    assert result.stdout.startswith("QADMIN UNKNOWN - usage: ") and said in result.stdout
+    assert len(result.stdout.strip().splitlines()) == 1
+
+
+def test_duration_thresholds_take_units(db):
+    calm = check("q", "--warn-oldest-age", "1h", "--crit-oldest-age", "2h", "--sample", "0", *db)
+    assert calm.exit_code == 0 and "oldest_age=" in calm.stdout and ";3600;7200;0" in calm.stdout
+    late = check("q", "--warn-oldest-age", "0s", "--sample", "0", "--format", "json", *db)
+    document = json.loads(late.stdout)
+    assert late.exit_code == 1 and document["status"] == "WARNING"
+    assert set(document) >= {"status", "code", "queue", "line", "metrics", "problems", "findings"}
+
+
+def test_a_threshold_the_engine_cannot_judge_is_named_and_alone_is_unknown(db):
+    alone = check("q", "--warn-snapshot-age", "1m", "--sample", "0", *db)
+    assert alone.exit_code == 3
+    assert "snapshot_age not evaluable on sqlite" in alone.stdout
+    assert "snapshot_age=" not in alone.stdout.split("|", 1)[1]
+    judged = check("q", "--warn-snapshot-age", "1m", "--warn-depth", "100", "--sample", "0", *db)
+    assert judged.exit_code == 0 and "snapshot_age not evaluable" in judged.stdout
+
+
+def test_check_samples_rates_by_default(db):
+    result = check("q", "--format", "json", *db)
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["metrics"]["backlog_growth"] == 0.0
