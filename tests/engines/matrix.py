@@ -36,6 +36,9 @@ class Row:
     sample: tuple[str, ...] = field(default=("--sample", "0"))
     tail_samples: int = 1  # rates need two
     tail_min: float | None = None  # the tail field must reach this (default: be > 0)
+    # tail's exit: 8 when its last sample could not read a part for a lock (the row still
+    # carries every figure it read, and says which part was blocked in ``error``).
+    tail_exit: int = 0
 
     def inspect_args(self, queue: str) -> list[str]:
         return ["inspect", queue, "--format", "json", *self.sample, *COMMON, *self.options]
@@ -84,6 +87,7 @@ MATRIX: list[Row] = [
             "sqlite": NO_ROW_LOCKS.replace("row locks", "table locks"),
         },
         tail_min=2,
+        tail_exit=8,
     ),
     Row(
         "metadata-lock pile-up",
@@ -96,6 +100,7 @@ MATRIX: list[Row] = [
             "sqlite": "n/a: no metadata locks",
         },
         tail_min=2,
+        tail_exit=8,
     ),
     Row(
         "stale claim",

@@ -44,7 +44,7 @@ def test_failure_state(row: Row, label: str, request, tmp_path):
         assert code == row.check_exit, out
         if row.tail_field:
             code, out = _run(row.tail_args(queue), where)
-            assert code == 0, out
+            assert code == row.tail_exit, out
             last = json.loads(out.strip().splitlines()[-1])
             value = last.get(row.tail_field)
             assert value is not None, last

@@ -101,7 +101,10 @@ def collect(
                 )
                 records = []
                 for spec in specs:
-                    figures = telemetry.snapshot(engine, spec, stale_after, True).figures(True)
+                    snap = telemetry.snapshot(engine, spec, stale_after, True)
+                    if snap.blocked:
+                        render.note(f"qadmin: {label}: {spec.name}: partial: {snap.blocked}")
+                    figures = snap.figures(True)
                     figures.update(connection=label, server=_server(source.dsn))
                     records.append(figures)
             finally:

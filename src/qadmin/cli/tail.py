@@ -240,6 +240,8 @@ def _sample(
             continue
         rows.append(telemetry.tail_row(previous.get(spec.name), snap))
         previous[spec.name] = snap
+        if snap.blocked:  # a partial row: printed with what could be read, exit 8 if last
+            failure = LockTimeout(snap.blocked)
     return rows, failure
 
 

@@ -12,8 +12,6 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
-from qadmin.errors import LockTimeout
-
 if TYPE_CHECKING:
     from qadmin.engines.base import Engine
     from qadmin.kinds import QueueSpec
@@ -130,10 +128,6 @@ class BlockedPart:
     @property
     def note(self) -> str:
         return f"{self.error}; blocked by {self.blocker}"
-
-    def as_error(self) -> LockTimeout:
-        """For callers that cannot show a partial snapshot (tail, collect)."""
-        return LockTimeout(self.note)
 
 
 @dataclass

@@ -60,6 +60,12 @@ class Snapshot:
         part: rates.Rates | None = self.report.part("rates")
         return None if part is None else part.latest
 
+    @property
+    def blocked(self) -> str | None:
+        """The parts a lock kept from being read, and who held it; None when all were read."""
+        notes = [b.note for b in self.report.blocked.values()]
+        return "; ".join(notes) if notes else None
+
     def figures(self, collecting: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {
             "schema_version": SCHEMA_VERSION,
@@ -77,10 +83,10 @@ class Snapshot:
 def snapshot(
     engine: Engine, spec: QueueSpec, stale_after_s: int, collecting: bool = False
 ) -> Snapshot:
-    """The figures of one queue now; ``collecting`` adds the collect-only parts."""
+    """The figures of one queue now; ``collecting`` adds the collect-only parts. A part
+    blocked by a lock leaves its figures null and the rest are still read (during a lock
+    pile-up the lock figures are the ones that matter); ``Snapshot.blocked`` says which."""
     report = run.snapshot(engine, spec, Options(stale_after_s=stale_after_s), collecting)
-    if report.blocked:
-        raise next(iter(report.blocked.values())).as_error()
     return Snapshot(spec, report, datetime.now(UTC), engine.name)
 
 
@@ -91,6 +97,7 @@ def tail_row(previous: Snapshot | None, current: Snapshot) -> dict[str, Any]:
         current.report.parts["rates"] = rates.between(before, after, current.spec)
     row = {k: v for k, v in current.figures().items() if k != "schema_version"}
     row["time"] = current.time.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    row["error"] = current.blocked and secrets.scrub(current.blocked)
     part: rates.Rates | None = current.report.part("rates")
     for key in RATE_KEYS:
         row[key] = getattr(part, key) if part is not None else None

@@ -37,7 +37,7 @@ def rule(report: InspectReport) -> list[Finding]:
     behind: dict[str, set[str]] = defaultdict(set)
     for wait in part.waits:
         wait_s = float(wait.get("wait_s") or 0)
-        behind[str(wait["blocker"])].add(str(wait["waiter"]))
+        behind[_root(wait)].add(str(wait["waiter"]))
         if lock_wait.warn is not None and wait_s < lock_wait.warn:
             continue
         critical = lock_wait.crit is not None and wait_s >= lock_wait.crit
@@ -139,6 +139,12 @@ ENTRY = Diagnostic(
 )
 
 
+def _root(wait: dict[str, Any]) -> str:
+    """The session at the head of a wait chain (a reader queued behind a waiting ALTER waits,
+    in the end, for the transaction the ALTER waits for): a pile-up is counted per root."""
+    return str(wait.get("root_blocker") or wait["blocker"])
+
+
 def _read(report: InspectReport) -> Locks | None:
     part: Locks | None = report.part("locks")
     return part if part is not None and part.read else None
@@ -147,7 +153,7 @@ def _read(report: InspectReport) -> Locks | None:
 def _most_behind_one(part: Locks) -> int:
     behind: dict[str, set[str]] = defaultdict(set)
     for wait in part.waits:
-        behind[str(wait["blocker"])].add(str(wait["waiter"]))
+        behind[_root(wait)].add(str(wait["waiter"]))
     return max((len(v) for v in behind.values()), default=0)
 
 
@@ -158,23 +164,26 @@ def blocker_of(
     the lock is still held: a holder of (or queued for) an exclusive lock on the table, else a
     blocker of the lock waits seen, else the oldest open transaction."""
     holders = sql.read(ctx.engine, "lock_holders", ctx.params).rows
-    if holders:
-        first = holders[0]
+    certain = [h for h in holders if h.get("certain") is None or h["certain"]]
+    if certain:
+        first = certain[0]
         held = "holds" if first.get("granted") else "waits for"
         text = (
             f"session {first['holder']}, which {held} {first['mode']} on the queue table "
             f"({first.get('state') or 'state unknown'}: {first.get('query') or ''})"
         )
-        if first.get("certain") is not None and not first["certain"]:
-            text = (
-                f"session {first['holder']} (probably: in this database for "
-                f"{first.get('xact_age_s')} s, {first.get('state')}; the server cannot list "
-                "table locks without performance_schema)"
-            )
         return text, str(first["holder"])
     if locks is not None and locks.waits:
-        blocker = str(locks.waits[0]["blocker"])
-        return f"session {blocker} (it blocks the lock waits listed)", blocker
+        blocker = _root(locks.waits[0])
+        return f"session {blocker} (at the head of the lock waits listed)", blocker
+    if holders:
+        first = holders[0]
+        text = (
+            f"session {first['holder']} (probably: in this database for "
+            f"{first.get('xact_age_s')} s, {first.get('state')}; the server cannot list "
+            "table locks without performance_schema)"
+        )
+        return text, str(first["holder"])
     if ghosts_holders:
         oldest = max(ghosts_holders, key=lambda h: float(h.get("xact_age_s") or 0))
         who = str(oldest["holder"])

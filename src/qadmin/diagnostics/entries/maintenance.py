@@ -13,9 +13,11 @@ from qadmin.diagnostics.model import WARNING, Context, Finding, InspectReport, R
 from qadmin.diagnostics.registry import Diagnostic
 from qadmin.ops.values import to_utc
 
-# Rows inserted before missing statistics are worth a finding, and how long after its creation
-# a queue is left for autovacuum (or InnoDB's recalculation) to gather them.
-STATS_MIN_ROWS = 1000
+# Rows inserted before missing statistics are worth a finding (autovacuum analyzes a table
+# after 50 changed rows by default, so a tiny queue may rightly never have been analyzed), and
+# how long after its creation a queue is left for autovacuum (or InnoDB's recalculation) to
+# gather them when the server does so by itself.
+STATS_MIN_ROWS = 100
 STATS_GRACE_S = 600
 
 
@@ -32,8 +34,19 @@ def collect(ctx: Context) -> Maintenance | None:
     return Maintenance(part.first, [part.note] if part.note else [])
 
 
-def _young(report: InspectReport) -> bool:
-    """Created within the grace period (a hand-built table's age is unknown: not young)."""
+def _server_gathers(facts: dict[str, Any]) -> bool:
+    """Whether the server gathers the statistics by itself (autovacuum on for the table;
+    InnoDB's automatic recalculation on for it): only then is waiting for them worth it."""
+    if "autovacuum_server" in facts:
+        return bool(facts["autovacuum_server"]) and not facts.get("autovacuum_table_off")
+    return bool(facts.get("auto_recalc_server")) and not facts.get("auto_recalc_table_off")
+
+
+def _young(report: InspectReport, facts: dict[str, Any]) -> bool:
+    """Created within the grace period while the server will gather the statistics itself (a
+    hand-built table's age is unknown: not young)."""
+    if not _server_gathers(facts):
+        return False
     created = to_utc(report.header.created_at)
     return created is not None and (datetime.now(UTC) - created).total_seconds() < STATS_GRACE_S
 
@@ -59,7 +72,7 @@ def rule(report: InspectReport) -> list[Finding]:
         return []
     facts, advice, out = part.facts, report.advice, []
     why = _stale(facts)
-    if why and not _young(report):
+    if why and not _young(report, facts):
         out.append(
             Finding(
                 WARNING,
