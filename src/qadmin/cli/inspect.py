@@ -236,6 +236,7 @@ def claims(name: str, stale_after: int, target: Target, fmt: str | None) -> None
     """Claim queues: claimed messages older than --stale-after, and whether their consumer's
     session still exists."""
     engine, spec = _load(target, name)
+    spec.require("claims", "claims")
     part = claims_part.measure(engine, spec, stale_after)
     for note in part.notes:
         render.note(f"qadmin: {note}")
@@ -255,6 +256,7 @@ def requeue(
     """Release stale claims of queue NAME so another consumer gets the messages (at-least-once:
     a consumer that was only slow may still finish and find its ack refused)."""
     engine, spec = _load(target, name)
+    spec.require("claims", "requeue")
     if dry_run:
         stale = claims_part.measure(engine, spec, stale_after).stale
         render.rows(stale, _section("claims")[2], fmt)
