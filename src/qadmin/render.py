@@ -117,21 +117,69 @@ def report(
     fmt: str | None,
     *,
     title: str | None = None,
+    lead: Sequence[str] = (),
+    first: int = 0,
+    hidden: Sequence[str] = (),
 ) -> None:
-    """A diagnosis: JSON as one document; else a key/value summary of the scalars, then one
-    table per non-empty section (title, key in ``data``, columns)."""
+    """A diagnosis: JSON as one document; else the ``lead`` lines (a status), the first
+    ``first`` sections (the findings), a key/value summary of the scalars, then one table per
+    non-empty section (title, key in ``data``, columns). On a terminal the summary leaves out
+    empty values and the ``hidden`` keys (and what is under them), packs each part on a line
+    or two, and section tables drop the columns empty in every row, so a healthy report fits
+    one 80x24 screen; plain keeps every key and column for scripts."""
     fmt = resolve_format(fmt)
     if fmt == "json":
         click.echo(json.dumps(data, default=str))
         return
-    document(_flatten(data), fmt, title=title)
-    for heading, key, columns in sections:
-        items = _lookup(data, key)
-        if items:
+    for line in lead:
+        click.echo(line)
+    for heading, key, columns in sections[:first]:
+        _section(data, heading, key, columns, fmt)
+    flat = _flatten(data)
+    if fmt == "table":
+        shown = {
+            k: v
+            for k, v in flat.items()
+            if v not in (None, "") and not any(k == h or k.startswith(h + ".") for h in hidden)
+        }
+        _grid(shown)
+    else:
+        if lead:
             click.echo("")
-            if fmt != "table":
-                click.echo(f"# {heading}")
-            rows(items, columns, fmt, title=heading)
+        document(flat, fmt, title=None if lead else title)
+    for heading, key, columns in sections[first:]:
+        _section(data, heading, key, columns, fmt)
+
+
+def _section(
+    data: Mapping[str, Any], heading: str, key: str, columns: Sequence[str], fmt: str
+) -> None:
+    items = _lookup(data, key)
+    if items:
+        click.echo("")
+        if fmt != "table":
+            click.echo(f"# {heading}")
+        else:
+            columns = [c for c in columns if any(_cell(r.get(c)) for r in items)]
+        rows(items, columns, fmt, title=heading)
+
+
+def _grid(values: Mapping[str, Any]) -> None:
+    """The summary of a terminal report: one line per part (``size``, ``rates``...) holding
+    its ``key value`` pairs, folded at the terminal's width, without borders."""
+    from rich.table import Table
+
+    parts: dict[str, list[str]] = {}
+    for key, value in values.items():
+        part, _, rest = key.partition(".")
+        parts.setdefault(part if rest else "", []).append(f"{rest or part} {_cell(value)}")
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
+    for part, pairs in parts.items():
+        grid.add_row(part, " · ".join(pairs))
+    click.echo("")
+    _console().print(grid)
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -397,3 +397,25 @@ def test_inspect_a_hand_built_queue_table(label, request, tmp_path):
     missing = CliRunner().invoke(cli, ["inspect", "nosuch", "--table", *target.cli_args()])
     assert missing.exit_code == 5
     engine.close()
+
+
+@pytest.mark.parametrize("label", ["sqlite", "postgresql", "mariadb"])
+def test_inspect_on_a_terminal_reads_like_a_status_tool(label, request, tmp_path, monkeypatch):
+    """Status line and findings first; a healthy queue's report fits one 80x24 screen."""
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = _make(engine, "status_q", "fifo")
+    messages.push(engine, spec, [b"a", b"b"])
+    engine.close()
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setenv("LINES", "24")
+    args = ["inspect", "status_q", "--format", "table", "--sample", "0", *target.cli_args()]
+    healthy = CliRunner().invoke(cli, args)
+    assert healthy.exit_code == 0, healthy.output
+    lines = healthy.output.rstrip("\n").splitlines()
+    assert lines[0].startswith("qadmin inspect status_q: fifo queue")
+    assert lines[1].startswith(("OK: ", "WARNING: ", "CRITICAL: ")) and "depth 2" in lines[1]
+    assert len(lines) <= 24 and max(len(line.rstrip()) for line in lines) <= 80, healthy.output
+    assert "None" not in healthy.output
+    deep = CliRunner().invoke(cli, [*args, "--warn-depth", "1", "--crit-depth", "5"])
+    assert deep.output.splitlines()[1].startswith("WARNING: depth 2 >= 1; "), deep.output

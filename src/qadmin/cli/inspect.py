@@ -83,15 +83,76 @@ sample_option = click.option(
 )
 
 
+# Keys a terminal's summary leaves out: the headline says them, the findings judge them (the
+# maintenance facts), or they only tell a script whether a part could be read (a note says so
+# when it could not).
+HIDDEN_ON_TERMINAL = (
+    "queue",
+    "schema",
+    "engine",
+    "dialect",
+    "kind",
+    "status",
+    "maintenance",
+)
+
+
 def show(report: InspectReport, fmt: str | None) -> None:
-    """The one way an inspect report is printed (inspect and demo)."""
+    """The one way an inspect report is printed (inspect and demo): a status line and the
+    findings first, as a status tool reads, then the figures and the sections."""
+    verdict = check_ops.evaluate(report)
     data = report.to_json_dict()
+    data["status"] = verdict.status
     data["not_covered"] = [{"note": n} for n in report.not_covered]
     data["notes"] = [{"note": n} for n in report.notes()]
-    sections = [(s.title, s.path, list(s.columns)) for s in registry.sections()]
+    raised = {f.code for f in report.findings}
+    terminal = render.resolve_format(fmt) == "table"
+    sections = [
+        (s.title, s.path, list(s.columns))
+        for s in registry.sections()
+        if not (terminal and s.shown_with and raised.isdisjoint(s.shown_with))
+    ]
     render.report(
-        data, [FINDINGS, *sections, NOTES, NOT_COVERED], fmt, title=f"qadmin inspect {report.queue}"
+        data,
+        [FINDINGS, *sections, NOTES, NOT_COVERED],
+        fmt,
+        title=f"qadmin inspect {report.queue}",
+        lead=_headline(data, verdict),
+        first=1,
+        hidden=[*HIDDEN_ON_TERMINAL, *_read_flags(data)],
     )
+
+
+def _headline(data: dict[str, Any], verdict: check_ops.CheckResult) -> list[str]:
+    """Two lines: what was inspected, and its status with the figures a DBA asks first."""
+    kind = f"{data['kind']} queue" if data.get("kind") else "table"
+    what = f"qadmin inspect {data['queue']}: {kind} in {data['schema']} on {data['engine']}"
+    findings = data.get("findings") or []
+    counts = [
+        f"{sum(1 for f in findings if f['severity'] == level)} {level} finding(s)"
+        for level in ("critical", "warning", "info")
+        if any(f["severity"] == level for f in findings)
+    ]
+    size = data.get("size") or {}
+    figures = [f"depth {size.get('depth')}" + ("" if size.get("depth_exact") else " (estimate)")]
+    if size.get("oldest_age_s") is not None:
+        figures.append(f"oldest {size['oldest_age_s']} s")
+    rates = data.get("rates") or {}
+    if rates.get("enqueue_per_s") is not None:
+        figures.append(f"in {rates['enqueue_per_s']}/s, out {rates.get('dequeue_per_s')}/s")
+    found = ", ".join([*verdict.breaches, *counts]) or "no findings"
+    return [what, f"{verdict.status}: {found}; {', '.join(figures)}"]
+
+
+def _read_flags(data: dict[str, Any]) -> list[str]:
+    """The dotted keys of the ``read`` / ``horizon_read`` flags (scripts' business)."""
+    return [
+        f"{part}.{key}"
+        for part, value in data.items()
+        if isinstance(value, dict)
+        for key in value
+        if key in ("read", "horizon_read")
+    ]
 
 
 def _creating(engine: Any, spec: Any) -> dict[str, Any]:

@@ -31,6 +31,11 @@ class CheckResult:
     problems: list[str] = field(default_factory=list)
     findings: list[dict[str, str]] = field(default_factory=list)
 
+    @property
+    def breaches(self) -> list[str]:
+        """The thresholds crossed (the problems that are not findings)."""
+        return self.problems[: len(self.problems) - len(self.findings)]
+
     def to_json_dict(self) -> dict[str, Any]:
         return dict(json_safe(self.__dict__))
 

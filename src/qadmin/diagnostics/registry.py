@@ -61,6 +61,9 @@ class Section:
     title: str
     path: str
     columns: tuple[str, ...]
+    # On a terminal, shown only while one of these findings is raised: context a script may
+    # want every time is noise on a screen otherwise (empty: always shown when it has rows).
+    shown_with: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

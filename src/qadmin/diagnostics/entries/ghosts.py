@@ -198,6 +198,7 @@ ENTRY = Diagnostic(
             "what holds cleanup back",
             "ghosts.holders",
             ("holder_kind", "holder", "role", "state", "xact_age_s", "xmin_age_xids", "detail"),
+            shown_with=("dead_rows", "purge_lag", "snapshot_held", "part_blocked"),
         ),
     ),
 )
