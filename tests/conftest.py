@@ -14,6 +14,7 @@ For the whole session each live server also has UNRELATED transactions open else
 from __future__ import annotations
 
 import os
+import signal
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, suppress
@@ -108,6 +109,15 @@ def _open_my_unrelated(stack: ExitStack) -> tuple[int, ...]:
 def _forget_held_row(row_id: int) -> None:
     with _mysql_admin() as admin, admin.cursor() as cur:
         cur.execute(f"DELETE FROM `{UNRELATED_DB}`.held WHERE id = %s", (row_id,))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def interruptible_children() -> None:
+    """Started from a shell's background job, pytest inherits SIGINT ignored, and so would
+    every qadmin it starts: Ctrl-C tests would then see the signal ignored. Python's own
+    handler here makes the children start with SIGINT at its default again."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session", autouse=True)

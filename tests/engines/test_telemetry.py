@@ -21,6 +21,7 @@ from qadmin.errors import QueueEmpty
 from qadmin.ops import messages, queues
 from tests.conftest import make_target
 from tests.engines.holding import finish, hold_pop
+from tests.engines.sockets import client_ports
 
 TOLERANCE = 0.35  # rates averaged over the steady samples must be within 35 % of the truth
 
@@ -291,10 +292,12 @@ def test_tail_reconnects_after_the_server_ends_its_session(request, tmp_path):
         text=True,
     )
     assert json.loads(proc.stdout.readline())["queue"] == "kill_q"
+    ports = sorted(client_ports(proc.pid))  # this tail's sessions only: the server is shared
     with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
         killed = admin.execute(
             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-            "WHERE application_name = 'qadmin' AND pid <> pg_backend_pid()"
+            "WHERE application_name = 'qadmin' AND client_port = ANY(%s)",
+            (ports,),
         ).fetchone()[0]
     assert killed >= 1
     out, err = proc.communicate(timeout=60)
