@@ -15,8 +15,10 @@ import base64
 import csv
 import io
 import json
+import math
 import sys
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 
 import click
@@ -36,6 +38,20 @@ def payload_text(payload: bytes) -> tuple[str, str]:
         return payload.decode("utf-8"), "utf-8"
     except UnicodeDecodeError:
         return base64.b64encode(payload).decode("ascii"), "base64"
+
+
+def _json_default(value: Any) -> Any:
+    """What json cannot encode itself: MySQL's DECIMAL figures as numbers (a script compares
+    ``wait_s > 5``), NaN-free; anything else (times) as text."""
+    if isinstance(value, Decimal):
+        number = float(value)
+        return number if math.isfinite(number) else None
+    return str(value)
+
+
+def json_line(data: Mapping[str, Any]) -> str:
+    """One JSON object on one line (tail's stream), with the same encoding as the rest."""
+    return json.dumps(_json_row(data), default=_json_default)
 
 
 def _json_row(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -72,7 +88,9 @@ def rows(
     fmt = resolve_format(fmt)
     if fmt == "json":
         click.echo(
-            json.dumps([_json_row({c: r.get(c) for c in columns}) for r in data], default=str)
+            json.dumps(
+                [_json_row({c: r.get(c) for c in columns}) for r in data], default=_json_default
+            )
         )
     elif fmt == "csv":
         buf = io.StringIO()
@@ -103,7 +121,7 @@ def document(data: Mapping[str, Any], fmt: str | None, *, title: str | None = No
     """Print one object: JSON as a single document, other formats as key/value rows."""
     fmt = resolve_format(fmt)
     if fmt == "json":
-        click.echo(json.dumps(_json_row(data), default=str))
+        click.echo(json.dumps(_json_row(data), default=_json_default))
         return
     flat = [
         {"key": k, "value": _cell(v)} for k, v in data.items() if not isinstance(v, (list, dict))
@@ -129,7 +147,7 @@ def report(
     one 80x24 screen; plain keeps every key and column for scripts."""
     fmt = resolve_format(fmt)
     if fmt == "json":
-        click.echo(json.dumps(data, default=str))
+        click.echo(json.dumps(data, default=_json_default))
         return
     for line in lead:
         click.echo(line)

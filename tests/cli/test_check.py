@@ -85,3 +85,30 @@ def test_check_samples_rates_by_default(db):
     result = check("q", "--format", "json", *db)
     assert result.exit_code == 0
     assert json.loads(result.stdout)["metrics"]["backlog_growth"] == 0.0
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1"])
+def test_a_threshold_that_would_switch_an_alert_off_is_refused(db, value):
+    result = check("q", "--warn-depth", value, *db)
+    assert result.exit_code == 3 and result.stdout.startswith("QADMIN UNKNOWN")
+
+
+def test_a_threshold_for_another_kind_is_noted_never_unknown(db):
+    """One monitoring template for every queue: a ring's thresholds on a fifo are n/a."""
+    result = check("q", "--warn-ring-fill", "0.5", "--crit-ring-stall", "1s", "--sample", "0", *db)
+    assert result.exit_code == 0, result.stdout
+    assert "ring_fill does not apply to a fifo queue" in result.stdout
+    assert "ring_stall does not apply to a fifo queue" in result.stdout
+
+
+def test_performance_data_carries_the_default_thresholds(tmp_path):
+    """Graphs get their limit lines even when the check gives no threshold: a ring's fill
+    carries the registry's warn 0.9 and crit 1."""
+    dsn = ["--dsn", f"sqlite:///{tmp_path / 'r.db'}"]
+    create = ["create", "r", "--kind", "ring", "--capacity", "4", *dsn]
+    assert CliRunner().invoke(cli, create).exit_code == 0
+    assert CliRunner().invoke(cli, ["push", "r", "a", "b", "c", "d", *dsn]).exit_code == 0
+    result = check("r", "--sample", "0.5s", *dsn)
+    perf = result.stdout.split("|", 1)[1].split()
+    assert "ring_fill=1;0.9;1;0" in perf, result.stdout
+    assert result.exit_code == 2 and "ring_nearly_full" in result.stdout  # full: critical

@@ -86,6 +86,8 @@ MATRIX: list[Row] = [
             "mariadb": "n/a: MariaDB table locks are metadata locks (next row)",
             "sqlite": NO_ROW_LOCKS.replace("row locks", "table locks"),
         },
+        # Pile-ups count waits past the lock-wait warning (5 s by default).
+        options=("--warn-lock-wait", "0.5"),
         tail_min=2,
         tail_exit=8,
     ),
@@ -99,6 +101,8 @@ MATRIX: list[Row] = [
             "mariadb": fs.lock_pileup,
             "sqlite": "n/a: no metadata locks",
         },
+        # Pile-ups count waits past the lock-wait warning (5 s by default).
+        options=("--warn-lock-wait", "0.5"),
         tail_min=2,
         tail_exit=8,
     ),

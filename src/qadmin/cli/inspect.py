@@ -75,10 +75,10 @@ def _deep(func: Any) -> Any:
 sample_option = click.option(
     "--sample",
     "sample_s",
-    type=click.FloatRange(0, 60),
+    type=Duration(fractional=True, high=60),
     default=1.0,
     show_default=True,
-    metavar="SECONDS",
+    metavar="DURATION",
     help="Read the counters twice this far apart for rates and backlog growth (0: no rates).",
 )
 

@@ -9,7 +9,7 @@ from typing import BinaryIO
 import click
 
 from qadmin import render
-from qadmin.cli.options import Target, connection_options, count_option, format_option
+from qadmin.cli.options import Duration, Target, connection_options, count_option, format_option
 from qadmin.errors import QueueEmpty, QueueFull, UsageError
 from qadmin.kinds import QueueSpec
 from qadmin.ops import catalog, messages
@@ -83,8 +83,8 @@ def _columns(spec: QueueSpec) -> list[str]:
 )
 @click.option(
     "--delay",
-    type=click.FloatRange(0, 10 * 365 * 86400),
-    metavar="SECONDS",
+    type=Duration(fractional=True, high=10 * 365 * 86400),
+    metavar="DURATION",
     help="Pending queues: due this many seconds from now.",
 )
 @connection_options
@@ -125,9 +125,9 @@ def push(
 @click.option(
     "--wait",
     "wait_s",
-    type=click.FloatRange(0, 86400),
+    type=Duration(fractional=True, high=86400),
     default=0.0,
-    metavar="SECONDS",
+    metavar="DURATION",
     help="Wait this long for a message to arrive.",
 )
 @click.option(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -60,27 +61,27 @@ def connection_options(func: F) -> F:
     @click.option("--schema", metavar="NAME", help="Schema (MySQL: database) holding the queues.")
     @click.option(
         "--connect-timeout",
-        type=click.IntRange(1, 3600),
+        type=Duration(low=1, high=3600),
         default=5,
         show_default=True,
-        metavar="S",
+        metavar="DURATION",
         help="Limit for connecting and logging in.",
     )
     @click.option(
         "--lock-timeout",
-        type=click.IntRange(1, 3_600_000),
+        type=Millis(low=1, high=3_600_000),
         default=5000,
         show_default=True,
         metavar="MS",
-        help="Lock wait limit for every statement.",
+        help="Lock wait limit for every statement (milliseconds, or 2s, 1m).",
     )
     @click.option(
         "--statement-timeout",
-        type=click.IntRange(1, 86_400_000),
+        type=Millis(low=1, high=86_400_000),
         default=30000,
         show_default=True,
         metavar="MS",
-        help="Run-time limit for every statement.",
+        help="Run-time limit for every statement (milliseconds, or 30s, 5m).",
     )
     @functools.wraps(func)
     def wrapper(
@@ -126,24 +127,66 @@ def count_option(default: int, help_text: str) -> Callable[[F], F]:
 
 
 class Duration(click.ParamType):  # type: ignore[type-arg]
-    """Seconds, or a number with s, m, h or d: 90, 30s, 5m, 2h, 1d."""
+    """Seconds, or a number with s, m, h or d: 90, 30s, 5m, 2h, 1d (every option that takes a
+    time takes these). Whole seconds unless ``fractional`` (0.5, 1.5s)."""
 
     name = "duration"
     _UNITS: ClassVar[dict[str, int]] = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
-    def convert(self, value: Any, param: Any, ctx: Any) -> int:
-        if isinstance(value, int):
-            return value
-        text = str(value).strip().lower()
-        unit = self._UNITS.get(text[-1:], None)
-        number = text[:-1] if unit else text
+    def __init__(self, fractional: bool = False, low: float = 0, high: float = 365 * 86400) -> None:
+        self.fractional, self.low, self.high = fractional, low, high
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            seconds = float(value)
+        else:
+            text = str(value).strip().lower()
+            unit = self._UNITS.get(text[-1:], None)
+            number = text[:-1] if unit else text
+            try:
+                seconds = float(number) * (unit or 1)
+            except ValueError:
+                self.fail(f"{value!r} is not a duration such as 90, 30s, 5m or 2h", param, ctx)
+        if not (math.isfinite(seconds) and self.low <= seconds <= self.high):
+            self.fail(f"{value!r} is out of range ({self.low:g} s to {self.high:g} s)", param, ctx)
+        return seconds if self.fractional else int(seconds)
+
+
+class Millis(Duration):
+    """Milliseconds as a bare number (``5000``, as before), or a duration with ``ms``, ``s``,
+    ``m`` or ``h`` (``500ms``, ``5s``, ``1m``)."""
+
+    name = "milliseconds"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        text, scale = str(value).strip().lower(), 1.0
+        if text.endswith("ms"):
+            text = text[:-2]
+        elif text[-1:] in self._UNITS:
+            text, scale = text[:-1], self._UNITS[text[-1]] * 1000.0
         try:
-            seconds = float(number) * (unit or 1)
+            ms = float(text) * scale
         except ValueError:
-            self.fail(f"{value!r} is not a duration such as 90, 30s, 5m or 2h", param, ctx)
-        if not 0 <= seconds <= 365 * 86400:
-            self.fail(f"{value!r} is out of range (0 to 365 days)", param, ctx)
-        return int(seconds)
+            self.fail(f"{value!r} is not a time such as 5000, 500ms, 2s or 1m", param, ctx)
+        if not (math.isfinite(ms) and self.low <= ms <= self.high):
+            bounds = f"{self.low:.0f} to {self.high:.0f} ms"
+            self.fail(f"{value!r} is out of range ({bounds})", param, ctx)
+        return int(ms)
+
+
+class Number(click.ParamType):  # type: ignore[type-arg]
+    """A finite number at or above zero: a threshold (``nan`` would switch an alert off)."""
+
+    name = "number"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if not math.isfinite(number) or number < 0:
+            self.fail(f"{value!r} is not a finite number at or above 0", param, ctx)
+        return number
 
 
 def confirm(action: str, queue: str, yes: bool) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import time
 from collections import deque
 from typing import Any
@@ -13,7 +12,7 @@ import click
 
 from qadmin import render
 from qadmin.cli.inspect import stale_option
-from qadmin.cli.options import Target, connection_options, format_option
+from qadmin.cli.options import Duration, Target, connection_options, format_option
 from qadmin.diagnostics import registry
 from qadmin.engines import Engine
 from qadmin.errors import ConnectionFailed, LockTimeout, QadminError, UsageError
@@ -83,7 +82,7 @@ class Emitter:
             click.echo(buf.getvalue(), nl=False)
         else:
             for row in rows:
-                click.echo(json.dumps({c: row.get(c) for c in COLUMNS}, default=str))
+                click.echo(render.json_line({c: row.get(c) for c in COLUMNS}))
 
     def _table(self, rows: list[dict[str, Any]], note: str | None) -> Any:
         from rich.table import Table
@@ -157,10 +156,10 @@ def _age(seconds: float | None) -> str:
 @click.option("--all", "all_queues", is_flag=True, help="Every queue qadmin manages here.")
 @click.option(
     "--interval",
-    type=click.FloatRange(0.2, 3600),
+    type=Duration(fractional=True, low=0.2, high=3600),
     default=2.0,
     show_default=True,
-    metavar="SECONDS",
+    metavar="DURATION",
     help="Time between samples.",
 )
 @click.option("--count", type=click.IntRange(1), metavar="N", help="Stop after N samples.")

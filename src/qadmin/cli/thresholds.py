@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from qadmin.cli.options import Duration
+from qadmin.cli.options import Duration, Number
 from qadmin.diagnostics import registry
 from qadmin.diagnostics.model import Limit
 from qadmin.errors import UsageError
@@ -27,7 +27,7 @@ def threshold_options(func: F) -> F:
             shown = f" [default: {default:g}{metric.unit}]" if default is not None else ""
             func = click.option(
                 _option_name(level, metric.name),
-                type=Duration() if metric.duration else click.FloatRange(min=0),
+                type=Duration(fractional=True) if metric.duration else Number(),
                 metavar="DURATION" if metric.duration else "N",
                 help=f"{'Critical' if level == 'crit' else 'Warning'} threshold: "
                 f"{metric.help}.{shown}",

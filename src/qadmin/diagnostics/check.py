@@ -51,6 +51,7 @@ def evaluate(report: InspectReport) -> CheckResult:
     code = OK
     problems: list[str] = []
     not_judged: list[str] = []
+    not_applicable: list[str] = []
     given_perf: list[str] = []
     other_perf: list[str] = []
     judged = 0
@@ -59,11 +60,14 @@ def evaluate(report: InspectReport) -> CheckResult:
         limit = report.options.limits.get(metric.name)
         given = limit is not None and limit.given
         if value is None:
-            if given:
+            if given and metric.applies is not None and not metric.applies(report):
+                not_applicable.append(f"{metric.name} does not apply to {_what(report)}")
+            elif given:
                 not_judged.append(f"{metric.name} not evaluable on {report.header.engine}")
             continue
         if not given or limit is None:
-            other_perf.append(f"{metric.name}={_fmt(value)}{metric.unit};;;0")
+            warn, crit = _fmt(metric.warn), _fmt(metric.crit)
+            other_perf.append(f"{metric.name}={_fmt(value)}{metric.unit};{warn};{crit};0")
             continue
         judged += 1
         level = OK
@@ -91,8 +95,8 @@ def evaluate(report: InspectReport) -> CheckResult:
     if not_judged and not judged and code == OK:
         code = UNKNOWN
     summary = ", ".join(problems) if problems else "all within thresholds"
-    if not_judged:
-        summary += "; " + ", ".join(not_judged)
+    if not_judged or not_applicable:
+        summary += "; " + ", ".join(not_judged + not_applicable)
     perf = " ".join(given_perf + other_perf)
     return CheckResult(
         STATUS[code],
@@ -103,6 +107,11 @@ def evaluate(report: InspectReport) -> CheckResult:
         problems,
         findings,
     )
+
+
+def _what(report: InspectReport) -> str:
+    kind = report.header.kind
+    return f"a {kind} queue" if kind else "a hand-built table"
 
 
 def _fmt(value: float | None) -> str:

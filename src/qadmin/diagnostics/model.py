@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -24,7 +25,10 @@ DEFAULT_MAX_PAGES = 131_072  # 1 GiB of 8 KiB pages: --deep refuses larger table
 
 
 def json_safe(value: Any) -> Any:
-    """Plain JSON values: NaN and infinities become null, containers are walked."""
+    """Plain JSON values: NaN and infinities become null, MySQL's DECIMAL figures become
+    numbers (not strings), containers are walked."""
+    if isinstance(value, Decimal):
+        value = float(value)
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, Mapping):

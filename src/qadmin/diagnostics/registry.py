@@ -17,6 +17,7 @@ from functools import cache
 from typing import Any
 
 from qadmin.diagnostics.model import Context, Finding, InspectReport, Result
+from qadmin.kinds import KINDS, Kind
 
 Rule = Callable[[InspectReport], list[Finding]]
 
@@ -35,10 +36,24 @@ class Metric:
     value: Callable[[InspectReport], float | None]  # None: no figure on this engine
     warn: float | None = None
     crit: float | None = None
+    # Whether the queue has this figure at all (ring fill: rings only). A threshold given for
+    # a queue it does not apply to is noted, never UNKNOWN: one monitoring template can then
+    # serve every queue.
+    applies: Callable[[InspectReport], bool] | None = None
 
     @property
     def duration(self) -> bool:
         return self.unit == "s"
+
+
+def kind_has(capability: str) -> Callable[[InspectReport], bool]:
+    """A ``Metric.applies`` for the kinds with this KindSpec flag (``ring``, ``claims``)."""
+
+    def applies(report: InspectReport) -> bool:
+        kind = report.header.kind
+        return kind is not None and bool(getattr(KINDS[Kind(kind)], capability))
+
+    return applies
 
 
 @dataclass(frozen=True)

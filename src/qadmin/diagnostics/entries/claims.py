@@ -7,7 +7,7 @@ from typing import Any
 
 from qadmin.diagnostics import sql
 from qadmin.diagnostics.model import WARNING, Context, Finding, InspectReport, Result
-from qadmin.diagnostics.registry import Diagnostic, Field, Metric, Section
+from qadmin.diagnostics.registry import Diagnostic, Field, Metric, Section, kind_has
 from qadmin.engines.base import Engine
 from qadmin.kinds import Kind, QueueSpec
 from qadmin.ops.values import iso
@@ -96,8 +96,9 @@ ENTRY = Diagnostic(
             "stale_claims",
             "",
             "claims older than --stale-after",
-            lambda r: float(n) if (n := _stale(r)) is not None else 0.0,
+            lambda r: float(n) if (n := _stale(r)) is not None else None,
             warn=1,
+            applies=kind_has("claims"),
         ),
     ),
     fields=(

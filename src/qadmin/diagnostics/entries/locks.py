@@ -37,9 +37,9 @@ def rule(report: InspectReport) -> list[Finding]:
     behind: dict[str, set[str]] = defaultdict(set)
     for wait in part.waits:
         wait_s = float(wait.get("wait_s") or 0)
-        behind[_root(wait)].add(str(wait["waiter"]))
         if lock_wait.warn is not None and wait_s < lock_wait.warn:
             continue
+        behind[_root(wait)].add(str(wait["waiter"]))
         critical = lock_wait.crit is not None and wait_s >= lock_wait.crit
         out.append(
             Finding(
@@ -94,13 +94,17 @@ ENTRY = Diagnostic(
             "s",
             "longest lock wait on the queue in seconds",
             lambda r: p.max_wait_s if (p := _read(r)) else None,
+            warn=5,
             crit=30,
         ),
         Metric(
             "lock_waiters",
             "",
-            "sessions waiting on the queue table behind one blocker (a pile-up)",
-            lambda r: float(_most_behind_one(p)) if (p := _read(r)) else None,
+            "sessions waiting past --warn-lock-wait on the queue table behind one blocker "
+            "(a pile-up)",
+            lambda r: (
+                float(_most_behind_one(p, r.limit("lock_wait").warn)) if (p := _read(r)) else None
+            ),
             crit=2,
         ),
     ),
@@ -150,10 +154,13 @@ def _read(report: InspectReport) -> Locks | None:
     return part if part is not None and part.read else None
 
 
-def _most_behind_one(part: Locks) -> int:
+def _most_behind_one(part: Locks, at_least_s: float | None) -> int:
+    """The longest queue behind one root blocker, of waits past the warning level: consumers
+    of a strict queue wait on each other for a moment by design, and that is no pile-up."""
     behind: dict[str, set[str]] = defaultdict(set)
     for wait in part.waits:
-        behind[_root(wait)].add(str(wait["waiter"]))
+        if at_least_s is None or float(wait.get("wait_s") or 0) >= at_least_s:
+            behind[_root(wait)].add(str(wait["waiter"]))
     return max((len(v) for v in behind.values()), default=0)
 
 

@@ -61,8 +61,8 @@ def _stale(facts: dict[str, Any]) -> str | None:
     if "stats_present" in facts and inserted >= STATS_MIN_ROWS:
         if not facts["stats_present"]:
             return f"no persistent statistics row though {inserted} rows were inserted"
-        if int(facts.get("stats_rows") or 0) == 0 and int(facts.get("table_rows") or 0) == 0:
-            return f"statistics count 0 rows though {inserted} rows were inserted"
+        if int(facts.get("stats_rows") or 0) == 0:
+            return f"persistent statistics count 0 rows though {inserted} rows were inserted"
     return None
 
 

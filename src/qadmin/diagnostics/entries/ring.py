@@ -18,7 +18,7 @@ from qadmin.diagnostics.model import (
     Result,
     json_safe,
 )
-from qadmin.diagnostics.registry import Diagnostic, Field, Metric
+from qadmin.diagnostics.registry import Diagnostic, Field, Metric, kind_has
 from qadmin.engines.base import Engine
 from qadmin.kinds import Kind, QueueSpec
 
@@ -127,6 +127,7 @@ ENTRY = Diagnostic(
             "how long pops have stopped at a number whose pusher died (rings)",
             lambda r: p.stall_s if (p := _ring(r)) else None,
             crit=30,
+            applies=kind_has("ring"),
         ),
     ),
     fields=(

@@ -19,7 +19,7 @@ from qadmin.diagnostics.model import (
     Result,
     json_safe,
 )
-from qadmin.diagnostics.registry import Diagnostic, Field, Metric
+from qadmin.diagnostics.registry import Diagnostic, Field, Metric, kind_has
 from qadmin.engines.base import Engine
 from qadmin.kinds import Kind, QueueSpec
 from qadmin.ops.values import iso, to_utc
@@ -160,6 +160,8 @@ ENTRY = Diagnostic(
             "ring depth / capacity (rings)",
             lambda r: p.ring_fill if (p := _size(r)) else None,
             warn=0.9,
+            crit=1.0,
+            applies=kind_has("ring"),
         ),
     ),
     fields=(

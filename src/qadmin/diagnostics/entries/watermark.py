@@ -87,6 +87,7 @@ ENTRY = Diagnostic(
             "messages stranded below the watermark (watermarked queues)",
             lambda r: float(n) if (n := _stranded(r)) is not None else None,
             crit=1,
+            applies=lambda r: r.part("watermark") is not None,
         ),
     ),
     fields=(
