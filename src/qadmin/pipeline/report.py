@@ -30,7 +30,7 @@ GROWTH = 1.05  # an hour "grew" when it is 5 % (and 1 message) above the hour be
 SLOWDOWN = 0.95  # and "fell" when the rate is 5 % below it
 # The limits of the diagnostics registry, so the history flags what inspect and check flag.
 RING_FULL = metric_spec("ring_fill").warn or 0.9
-LOCK_WAIT_S = 5.0
+LOCK_WAIT_S = metric_spec("lock_wait").warn or 5.0
 MIN_RING = 1024
 STALL_S = 60  # a recommended ring absorbs a minute of the peak enqueue rate
 HOURLY_COLUMNS = (
