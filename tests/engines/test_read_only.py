@@ -28,7 +28,6 @@ READS = [
     ["ghosts", "{q}"],
     ["fragmentation", "{q}"],
     ["locks", "{q}"],
-    ["claims", "{q}"],
     ["check", "{q}"],
     ["tail", "{q}", "--count", "1", "--interval", "0.2"],
     ["peek", "{q}"],
@@ -39,6 +38,7 @@ READS = [
 ]
 PER_KIND = {
     "c_q": [
+        ["claims", "{q}"],
         ["requeue", "{q}", "--dry-run"],
         ["archive", "{q}", "--to", "{tmp}/a", "--older-than", "0s", "--dry-run"],
     ],
