@@ -344,3 +344,22 @@ def test_an_orphan_is_reported_before_the_ring_laps_onto_its_slot(label, request
     code, dry = _cli_json(target, "repair", "ring_q", "--dry-run")
     assert dry["park"] == [first]
     engine.close()
+
+
+def test_a_live_pop_in_an_open_transaction_is_not_an_orphan(request, tmp_path):
+    """PostgreSQL skips a slot whose old version a live transaction is updating: a consumer
+    holding its pop open past the ring-stall limit is not reported as a dead one."""
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("ring_q", "ring", 4, False))
+    messages.push(engine, spec, [b"a", b"b"])
+    with psycopg.connect(target.dsn) as consumer:
+        popped = consumer.execute(f"SELECT payload FROM {engine.qualified('ring_q_pop')}(1)")
+        assert [bytes(r[0]) for r in popped.fetchall()] == [b"a"]
+        time.sleep(1.2)
+        code, checked = _cli_json(
+            target, "check", "ring_q", "--crit-ring-stall", "1s", "--sample", "0"
+        )
+        assert not any(f["code"] == "ring_orphan" for f in checked["findings"]), checked
+        consumer.rollback()
+    engine.close()

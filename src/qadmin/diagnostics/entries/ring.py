@@ -153,7 +153,7 @@ ENTRY = Diagnostic(
         Field(
             "ring_orphan_age_s",
             "s",
-            "age of a message whose popper died, blocking pushes (rings; 0: none)",
+            "age of a message whose popper died: no pop delivers it (rings; 0: none)",
             "float64",
             lambda r: p.orphan_age_s if (p := _ring(r)) else None,
         ),
