@@ -342,7 +342,7 @@ def test_an_orphan_is_reported_before_the_ring_laps_onto_its_slot(label, request
     code, row = _cli_json(target, "tail", "ring_q", "--count", "1", "--interval", "0.2")
     assert code == 0 and row["ring_orphan_age_s"] >= 1
     code, dry = _cli_json(target, "repair", "ring_q", "--dry-run")
-    assert dry["park"] == [first]
+    assert code == 0 and dry["park"] == [first]
     engine.close()
 
 
@@ -357,7 +357,7 @@ def test_a_live_pop_in_an_open_transaction_is_not_an_orphan(request, tmp_path):
         popped = consumer.execute(f"SELECT payload FROM {engine.qualified('ring_q_pop')}(1)")
         assert [bytes(r[0]) for r in popped.fetchall()] == [b"a"]
         time.sleep(1.2)
-        code, checked = _cli_json(
+        _, checked = _cli_json(
             target, "check", "ring_q", "--crit-ring-stall", "1s", "--sample", "0"
         )
         assert not any(f["code"] == "ring_orphan" for f in checked["findings"]), checked

@@ -137,9 +137,11 @@ def _size(report: InspectReport) -> Size | None:
 
 def _oldest_age(part: Size | None) -> float | None:
     """0 for an empty queue; unknown (never 0) when messages wait but none could be dated."""
-    if part is None or part.oldest_age_s is not None:
-        return None if part is None else part.oldest_age_s
-    return 0.0 if part.depth == 0 else None
+    if part is None:
+        return None
+    if part.oldest_age_s is None and part.depth == 0:
+        return 0.0
+    return part.oldest_age_s
 
 
 ENTRY = Diagnostic(
