@@ -263,46 +263,67 @@ FROM (SELECT (SELECT MIN(enqueued_at) FROM {table} WHERE reference_count = 1) AS
 SELECT {next_expr(push_seq)} AS enqueued_total, {next_expr(pop_seq)} AS dequeued_total
 
 -- name: ring_state
-SELECT s.push_next,
-       s.pop_next,
+-- The sequences first, into variables: the slot ranges below are then constants, which the
+-- optimizer reads as primary-key ranges (correlated values would make it scan the ring).
+SET @qadmin_push_next = {next_expr(push_seq)}, @qadmin_pop_next = {next_expr(pop_seq)}
+
+-- name: ring_state
+SET @qadmin_behind = LEAST({capacity}, 10000, @qadmin_pop_next),
+    @qadmin_behind_from = MOD(@qadmin_pop_next - LEAST({capacity}, 10000, @qadmin_pop_next),
+                              {capacity}),
+    @qadmin_ahead_from = MOD(@qadmin_pop_next + 1, {capacity})
+
+-- An orphan is a message whose number the pop sequence has passed, still in its slot and not
+-- parked: its popper died before committing. Looked up in the slots of the min(capacity,
+-- 10,000) numbers behind the pop sequence, as at most two key ranges (a live ring cannot pass
+-- an orphan by more than a lap: its slot stops the pushes), and the slot the next push needs.
+-- A pop in flight looks the same for a moment: the finding waits for the ring-stall limit.
+
+-- name: ring_state
+SELECT x.push_next,
+       x.pop_next,
        (SELECT COUNT(*) FROM {pending}) AS parked,
        (SELECT TIMESTAMPDIFF(MICROSECOND, MIN(p.taken_at), UTC_TIMESTAMP(6)) / 1000000
           FROM {pending} AS p) AS oldest_parked_s,
        (SELECT COUNT(*) FROM {overflow}) AS overflow,
-       (SELECT r.message_id FROM {table} AS r
-         WHERE r.slot = MOD(s.push_next, {capacity}) AND r.reference_count = 1
-           AND r.message_id < s.pop_next
-           AND NOT EXISTS (SELECT 1 FROM {pending} AS p WHERE p.message_id = r.message_id))
-           AS orphan_id,
+       o.message_id AS orphan_id,
+       o.slot = MOD(x.push_next, {capacity}) AS orphan_blocks_push,
        CONCAT('INSERT INTO ', {pending.lit}, ' (message_id, taken_at) VALUES (',
-              (SELECT r.message_id FROM {table} AS r
-                WHERE r.slot = MOD(s.push_next, {capacity}) AND r.reference_count = 1
-                  AND r.message_id < s.pop_next),
-              ', UTC_TIMESTAMP(6))') AS orphan_fix,
+              o.message_id, ', UTC_TIMESTAMP(6))') AS orphan_fix,
        {skip_sql(pop_seq)} AS hole_fix,
-       MOD(s.push_next, {capacity}) AS orphan_slot,
-       (SELECT TIMESTAMPDIFF(MICROSECOND, r.enqueued_at, UTC_TIMESTAMP(6)) / 1000000
-          FROM {table} AS r
-         WHERE r.slot = MOD(s.push_next, {capacity}) AND r.reference_count = 1
-           AND r.message_id < s.pop_next) AS orphan_age_s,
-       CASE WHEN s.pop_next < s.push_next
+       o.slot AS orphan_slot,
+       TIMESTAMPDIFF(MICROSECOND, o.enqueued_at, UTC_TIMESTAMP(6)) / 1000000 AS orphan_age_s,
+       CASE WHEN x.pop_next < x.push_next
              AND NOT EXISTS (SELECT 1 FROM {table} AS r
-                              WHERE r.slot = MOD(s.pop_next, {capacity})
-                                AND r.message_id = s.pop_next)
-             AND NOT EXISTS (SELECT 1 FROM {overflow} AS o WHERE o.message_id = s.pop_next)
-            THEN s.pop_next END AS missing_id,
+                              WHERE r.slot = MOD(@qadmin_pop_next, {capacity})
+                                AND r.message_id = @qadmin_pop_next)
+             AND NOT EXISTS (SELECT 1 FROM {overflow} AS o2
+                              WHERE o2.message_id = @qadmin_pop_next)
+            THEN x.pop_next END AS missing_id,
        (SELECT TIMESTAMPDIFF(MICROSECOND, MIN(r.enqueued_at), UTC_TIMESTAMP(6)) / 1000000
           FROM {table} AS r
-         WHERE r.reference_count = 1 AND r.message_id > s.pop_next
+         WHERE r.reference_count = 1 AND r.message_id > @qadmin_pop_next
            -- the slots of the next min(capacity, 10,000) numbers, as at most two key ranges:
            -- a killed batch push leaves up to 10,000 holes in a row (qadmin's batch limit)
-           AND (r.slot BETWEEN MOD(s.pop_next + 1, {capacity})
-                           AND LEAST(MOD(s.pop_next + 1, {capacity})
-                                     + LEAST({capacity}, 10000) - 1, {capacity} - 1)
-                OR r.slot <= MOD(s.pop_next + 1, {capacity})
-                             + LEAST({capacity}, 10000) - 1 - {capacity}))
+           AND (r.slot BETWEEN @qadmin_ahead_from
+                           AND LEAST(@qadmin_ahead_from + LEAST({capacity}, 10000) - 1,
+                                     {capacity} - 1)
+                OR r.slot <= @qadmin_ahead_from + LEAST({capacity}, 10000) - 1 - {capacity}))
            AS waiting_behind_age_s
-FROM (SELECT {next_expr(push_seq)} AS push_next, {next_expr(pop_seq)} AS pop_next) AS s
+FROM (SELECT @qadmin_push_next AS push_next, @qadmin_pop_next AS pop_next,
+             (SELECT MIN(r.message_id) FROM {table} AS r
+               WHERE r.reference_count = 1 AND r.message_id < @qadmin_pop_next
+                 AND NOT EXISTS (SELECT 1 FROM {pending} AS p
+                                  WHERE p.message_id = r.message_id)
+                 AND (r.slot = MOD(@qadmin_push_next, {capacity})
+                      OR (r.message_id >= @qadmin_pop_next - @qadmin_behind
+                          AND (r.slot BETWEEN @qadmin_behind_from
+                                          AND LEAST(@qadmin_behind_from + @qadmin_behind - 1,
+                                                    {capacity} - 1)
+                               OR r.slot <= @qadmin_behind_from + @qadmin_behind - 1
+                                            - {capacity}))))
+                 AS orphan_id) AS x
+LEFT JOIN {table} AS o ON o.slot = MOD(x.orphan_id, {capacity}) AND o.message_id = x.orphan_id
 
 -- name: repair_orphans
 SELECT r.message_id AS id FROM {table} AS r

@@ -249,6 +249,9 @@ SELECT setval({pop_seq.lit},
               false)
 
 -- name: depth
+-- The oldest message waiting: the next number's slot; when that number is missing (a killed
+-- pusher's hole), the slots of the numbers behind it (min(capacity, 10,000) primary-key
+-- lookups, only then); the overflow table; the lowest parked numbers' slots.
 WITH s AS (
     SELECT (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END
               FROM {push_seq}) AS push_next,
@@ -256,9 +259,21 @@ WITH s AS (
               FROM {pop_seq}) AS pop_next
 )
 SELECT greatest(s.push_next - s.pop_next, 0) + (SELECT count(*) FROM {pending}) AS depth,
-       least((SELECT r.enqueued_at FROM {table} AS r
-               WHERE r.slot = s.pop_next % {capacity} AND r.message_id = s.pop_next),
-             (SELECT min(o.enqueued_at) FROM {overflow} AS o)) AS oldest_enqueued_at
+       least(coalesce((SELECT r.enqueued_at FROM {table} AS r
+                        WHERE r.slot = s.pop_next % {capacity}
+                          AND r.message_id = s.pop_next),
+                      (SELECT min(r.enqueued_at) FROM {table} AS r
+                        WHERE s.pop_next < s.push_next
+                          AND r.slot IN (SELECT (s.pop_next + g) % {capacity}
+                                           FROM generate_series(1, least({capacity}, 10000))
+                                                AS g)
+                          AND r.reference_count = 1 AND r.message_id > s.pop_next)),
+             (SELECT min(o.enqueued_at) FROM {overflow} AS o),
+             (SELECT min(r.enqueued_at)
+                FROM (SELECT p.message_id FROM {pending} AS p ORDER BY p.message_id LIMIT 100)
+                     AS p
+                JOIN {table} AS r ON r.slot = p.message_id % {capacity}
+                                 AND r.message_id = p.message_id)) AS oldest_enqueued_at
 FROM s
 
 -- name: counters
@@ -268,16 +283,32 @@ SELECT (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END FROM 
            AS dequeued_total
 
 -- name: ring_state
+-- An orphan is a message whose number the pop sequence has passed, still in its slot and not
+-- parked: its popper died before committing. Looked up by primary key in the slots of the
+-- min(capacity, 10,000) numbers behind the pop sequence (a live ring cannot pass an orphan by
+-- more than a lap: its slot stops the pushes) and the slot the next push needs. A slot whose
+-- old version a live transaction is updating is a pop in flight, not an orphan.
 WITH s AS (
     SELECT (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END
               FROM {push_seq}) AS push_next,
            (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END
               FROM {pop_seq}) AS pop_next
-), blocking AS (
-    SELECT r.slot, r.message_id, r.enqueued_at FROM {table} AS r, s
-    WHERE r.slot = s.push_next % {capacity} AND r.reference_count = 1
-      AND r.message_id < s.pop_next
-      AND NOT EXISTS (SELECT 1 FROM {pending} AS p WHERE p.message_id = r.message_id)
+), candidates AS (
+    SELECT r.slot, r.message_id, r.enqueued_at, r.xmax FROM {table} AS r, s
+    WHERE r.reference_count = 1
+      AND r.slot IN (SELECT (s.pop_next - g) % {capacity}
+                       FROM generate_series(1, least({capacity}, 10000, s.pop_next)) AS g)
+      AND r.message_id >= s.pop_next - least({capacity}, 10000)
+    UNION
+    SELECT r.slot, r.message_id, r.enqueued_at, r.xmax FROM {table} AS r, s
+    WHERE r.reference_count = 1 AND r.slot = s.push_next % {capacity}
+), orphans AS (
+    SELECT c.slot, c.message_id, c.enqueued_at FROM candidates AS c, s
+    WHERE c.message_id < s.pop_next
+      AND NOT EXISTS (SELECT 1 FROM {pending} AS p WHERE p.message_id = c.message_id)
+      AND NOT EXISTS (SELECT 1 FROM pg_stat_activity AS a WHERE a.backend_xid = c.xmax)
+), orphan AS (
+    SELECT o.slot, o.message_id, o.enqueued_at FROM orphans AS o ORDER BY o.message_id LIMIT 1
 )
 SELECT s.push_next,
        s.pop_next,
@@ -285,13 +316,15 @@ SELECT s.push_next,
        (SELECT extract(epoch FROM clock_timestamp() - min(p.taken_at))::float8
           FROM {pending} AS p) AS oldest_parked_s,
        (SELECT count(*) FROM {overflow}) AS overflow,
-       (SELECT b.message_id FROM blocking AS b) AS orphan_id,
+       (SELECT b.message_id FROM orphan AS b) AS orphan_id,
+       (SELECT count(*) FROM orphans) AS orphans,
+       (SELECT b.slot = s.push_next % {capacity} FROM orphan AS b) AS orphan_blocks_push,
        (SELECT 'INSERT INTO ' || {pending.lit} || ' (message_id, taken_at) VALUES ('
-               || b.message_id || ', clock_timestamp())' FROM blocking AS b) AS orphan_fix,
+               || b.message_id || ', clock_timestamp())' FROM orphan AS b) AS orphan_fix,
        'SELECT nextval(' || quote_literal({pop_seq.lit}) || ')' AS hole_fix,
-       (SELECT b.slot FROM blocking AS b) AS orphan_slot,
+       (SELECT b.slot FROM orphan AS b) AS orphan_slot,
        (SELECT extract(epoch FROM clock_timestamp() - b.enqueued_at)::float8
-          FROM blocking AS b) AS orphan_age_s,
+          FROM orphan AS b) AS orphan_age_s,
        CASE WHEN s.pop_next < s.push_next
              AND NOT EXISTS (SELECT 1 FROM {table} AS r WHERE r.slot = s.pop_next % {capacity}
                               AND r.message_id = s.pop_next)

@@ -1,7 +1,8 @@
 """A ring's sequences, parked numbers, and the two holes that stall it: an orphan (a popper
-took its number and died: the slot the next push needs stays full) and a missing message (a
-pusher took its number and died: every pop stops there). Cheap: a few primary-key lookups
-around the two sequences."""
+took its number and died: its message stays in its slot, out of the depth, and the ring
+refuses pushes once it laps onto that slot) and a missing message (a pusher took its number
+and died: every pop stops there). Cheap: primary-key lookups of the slots around the two
+sequences, at most min(capacity, 10,000) each."""
 
 from __future__ import annotations
 
@@ -62,6 +63,10 @@ def measure(engine: Engine, spec: QueueSpec) -> Ring | None:
             row[key] = round(float(row[key]), 3)
     if row.get("orphan_id") is None:
         row["orphan_slot"] = None
+    if "orphan_blocks_push" in row:
+        row["orphan_blocks_push"] = (
+            None if row["orphan_id"] is None else bool(row["orphan_blocks_push"])
+        )
     return Ring(row, str(row.pop("hole_fix", None) or ""), str(row.pop("orphan_fix", None) or ""))
 
 
@@ -77,19 +82,27 @@ def rule(report: InspectReport) -> list[Finding]:
         return []
     queue, state = report.queue, ring.state
     out = []
-    if state.get("orphan_id") is not None:
+    limit = report.limit("ring_stall")
+    first = limit.warn if limit.warn is not None else limit.crit
+    if state.get("orphan_id") is not None and (
+        state.get("orphan_blocks_push") or (first is not None and ring.orphan_age_s >= first)
+    ):
+        effect = (
+            "the slot the next push needs stays full, so the ring refuses pushes"
+            if state.get("orphan_blocks_push")
+            else "no pop will deliver it and depth leaves it out; the ring will refuse pushes "
+            "when it laps onto its slot"
+        )
         out.append(
             Finding(
                 CRITICAL,
                 "ring_orphan",
                 f"message {state['orphan_id']} in slot {state['orphan_slot']} "
                 f"({sql.duration(ring.orphan_age_s)} old) was taken by a popper that never "
-                "finished: the slot the next push needs stays full, so the ring refuses pushes",
+                f"finished: {effect}",
                 f"qadmin repair {queue} (by hand: {ring.orphan_fix_sql})",
             )
         )
-    limit = report.limit("ring_stall")
-    first = limit.warn if limit.warn is not None else limit.crit
     if state.get("missing_id") is not None and first is not None and ring.stall_s >= first:
         critical = limit.crit is not None and ring.stall_s >= limit.crit
         missing = state["missing_id"]
@@ -141,7 +154,7 @@ ENTRY = Diagnostic(
         Field(
             "ring_orphan_age_s",
             "s",
-            "age of a message whose popper died, blocking pushes (rings; 0: none)",
+            "age of a message whose popper died: no pop delivers it (rings; 0: none)",
             "float64",
             lambda r: p.orphan_age_s if (p := _ring(r)) else None,
         ),

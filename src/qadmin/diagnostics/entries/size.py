@@ -135,6 +135,15 @@ def _size(report: InspectReport) -> Size | None:
     return part
 
 
+def _oldest_age(part: Size | None) -> float | None:
+    """0 for an empty queue; unknown (never 0) when messages wait but none could be dated."""
+    if part is None:
+        return None
+    if part.oldest_age_s is None and part.depth == 0:
+        return 0.0
+    return part.oldest_age_s
+
+
 ENTRY = Diagnostic(
     name="size",
     order=10,
@@ -152,7 +161,7 @@ ENTRY = Diagnostic(
             "oldest_age",
             "s",
             "age of the oldest message in seconds",
-            lambda r: (p.oldest_age_s or 0.0) if (p := _size(r)) else None,
+            lambda r: _oldest_age(_size(r)),
         ),
         Metric(
             "ring_fill",
