@@ -3,6 +3,7 @@ consumers, churn, missing privileges."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -59,32 +60,41 @@ def test_postgres_dead_rows_held_by_a_snapshot_name_the_holder(request, tmp_path
     spec = _make(engine, "ghost_q", "fifo")
     messages.push(engine, spec, [b"x" * 100] * 3000)
     holder = psycopg.connect(PG_ADMIN, autocommit=False)
-    holder.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-    holder.execute(f'SELECT count(*) FROM "{target.schema}".ghost_q').fetchone()
-    holder_pid = str(holder.info.backend_pid)
-    popper = target.engine()
-    while True:
-        try:
-            messages.pop(popper, spec, 1000)
-        except Exception:
-            break
-    popper.close()  # a backend flushes its statistics when it exits
-    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
-        admin.execute(f'VACUUM "{target.schema}".ghost_q')
-    report = _until(
-        lambda: (
-            (r := diag.inspect(engine, spec, snapshot_age=(0, None)))
-            and (r["ghosts"]["table"].get("dead_rows") or 0) >= 2000
-            and r
+    try:
+        holder.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        holder.execute(f'SELECT count(*) FROM "{target.schema}".ghost_q').fetchone()
+        holder_pid = str(holder.info.backend_pid)
+        popper = target.engine()
+        while True:
+            try:
+                messages.pop(popper, spec, 1000)
+            except Exception:
+                break
+        popper.close()  # a backend flushes its statistics when it exits
+        with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+            admin.execute(f'VACUUM "{target.schema}".ghost_q')
+        report = _until(
+            lambda: (
+                (r := diag.inspect(engine, spec, snapshot_age=(0, None)))
+                and (r["ghosts"]["table"].get("dead_rows") or 0) >= 2000
+                and r
+            )
         )
-    )
-    assert report, "dead rows never showed up"
-    assert holder_pid in {h["holder"] for h in report["ghosts"]["holders"]}
-    finding = next(f for f in report["findings"] if f["code"] == "dead_rows")
-    assert f"backend {holder_pid} holds a snapshot" in finding["message"]
-    assert f"pg_terminate_backend({holder_pid})" in finding["fix"]
-    holder.rollback()
-    holder.close()
+        assert report, "dead rows never showed up"
+        holders = {h["holder"]: h for h in report["ghosts"]["holders"]}
+        assert holder_pid in holders
+        finding = next(f for f in report["findings"] if f["code"] == "dead_rows")
+        # The oldest snapshot is named: ours, or another session's older one on a shared server.
+        named = next(
+            h
+            for h in holders.values()
+            if f"{h['holder_kind']} {h['holder']} holds a snapshot" in finding["message"]
+        )
+        assert float(named["xact_age_s"]) >= float(holders[holder_pid]["xact_age_s"])
+        assert f"pg_terminate_backend({named['holder']})" in finding["fix"]
+    finally:
+        holder.rollback()
+        holder.close()
     engine.close()
 
 
@@ -95,16 +105,23 @@ def test_mariadb_consistent_snapshot_is_named_as_the_oldest_transaction(request,
     messages.push(engine, spec, [b"x"] * 500)
     holder = target.engine()
     holder_id = _session_id(holder)
-    cur = holder.conn.cursor()
-    cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
-    cur.execute(f"SELECT count(*) FROM `{target.schema}`.ghost_q")
-    cur.fetchall()
-    messages.pop(engine, spec, 500)
-    report = diag.inspect(engine, spec)
-    assert holder_id in {h["holder"] for h in report["ghosts"]["holders"]}
-    assert report["ghosts"]["table"]["history_list_length"] >= 0
-    holder.conn.rollback()
-    holder.close()
+    try:
+        cur = holder.conn.cursor()
+        cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+        cur.execute(f"SELECT count(*) FROM `{target.schema}`.ghost_q")
+        cur.fetchall()
+        messages.pop(engine, spec, 500)
+        report = diag.inspect(engine, spec)
+        holders = report["ghosts"]["holders"]
+        # The oldest ten transactions of the server are listed, oldest first: ours unless ten
+        # sessions of a shared server have held one open longer.
+        assert holder_id in {h["holder"] for h in holders} or len(holders) == 10
+        ages = [float(h["xact_age_s"]) for h in holders]
+        assert ages == sorted(ages, reverse=True)
+        assert report["ghosts"]["table"]["history_list_length"] >= 0
+    finally:
+        holder.conn.rollback()
+        holder.close()
     engine.close()
 
 
@@ -136,7 +153,7 @@ def test_blocked_dequeue_shows_waiter_blocker_and_wait_time(label, request, tmp_
     assert waits[0]["waiter"] == waiter_id and waits[0]["blocker"] == holder_id
     time.sleep(1.1)
     assert float(diag.lock_waits(engine, spec)[0]["wait_s"]) >= 1.0
-    report = diag.inspect(engine, spec)
+    report = diag.inspect(engine, spec, lock_wait=(0, 30))  # any wait: the default warns at 5 s
     assert any(f["code"] == "lock_wait" for f in report["findings"])
     finish(holder, commit=True)
     thread.join(timeout=30)
@@ -415,7 +432,14 @@ def test_inspect_on_a_terminal_reads_like_a_status_tool(label, request, tmp_path
     lines = healthy.output.rstrip("\n").splitlines()
     assert lines[0].startswith("qadmin inspect status_q: fifo queue")
     assert lines[1].startswith(("OK: ", "WARNING: ", "CRITICAL: ")) and "depth 2" in lines[1]
-    assert len(lines) <= 24 and max(len(line.rstrip()) for line in lines) <= 80, healthy.output
+    assert max(len(line.rstrip()) for line in lines) <= 80, healthy.output
+    # A shared server may raise server-wide findings (InnoDB's history list, another session's
+    # old snapshot): they come first and in full; the queue's own report still fits 24 lines.
+    found = json.loads(CliRunner().invoke(cli, [*args[:2], "--format", "json", *args[4:]]).stdout)
+    if found["findings"]:
+        assert lines[3].strip().startswith(("findings", "┏", "severity")), healthy.output
+    else:
+        assert len(lines) <= 24, healthy.output
     assert "None" not in healthy.output
     deep = CliRunner().invoke(cli, [*args, "--warn-depth", "1", "--crit-depth", "5"])
-    assert deep.output.splitlines()[1].startswith("WARNING: depth 2 >= 1; "), deep.output
+    assert deep.output.splitlines()[1].startswith("WARNING: depth 2 >= 1"), deep.output
