@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from qadmin.diagnostics.entries import size
+from qadmin.diagnostics.entries import ring, size
 from qadmin.engines import Engine, Timeouts, open_engine
 from qadmin.errors import LockTimeout, QadminError, QueueFull
 from qadmin.kinds import Kind, QueueSpec
@@ -470,8 +470,9 @@ class Run:
         if spec.kind is Kind.RING:
             # Holes left by killed clients: repair until the consumers have taken everything.
             # Repair until the consumers have drained it (a large backlog takes a while).
+            # An orphan (a popper took its number and died) is not in depth: wait for both.
             deadline = time.monotonic() + SETTLE_S
-            while size.measure(admin, spec).depth and time.monotonic() < deadline:
+            while self._stalled(admin, spec) and time.monotonic() < deadline:
                 self._admin("repair", "torture_q", "--older-than", "0", "--yes")
                 time.sleep(1.0)
         if spec.kind is Kind.CLAIM:
@@ -479,6 +480,13 @@ class Run:
             self._requeue(CLAIM_STALE_S)
         if spec.watermark:
             self._admin("watermark", "torture_q", "repair", "--yes")
+
+    @staticmethod
+    def _stalled(admin: Engine, spec: QueueSpec) -> bool:
+        """Messages still in the ring: counted in depth, or orphaned behind the pop sequence."""
+        state = ring.measure(admin, spec)
+        orphan = state is not None and state.state.get("orphan_id") is not None
+        return bool(size.measure(admin, spec).depth) or orphan
 
     # -- audit --
 
