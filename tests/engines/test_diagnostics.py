@@ -103,7 +103,7 @@ def test_mariadb_consistent_snapshot_is_named_as_the_oldest_transaction(request,
     report = diag.inspect(engine, spec)
     assert holder_id in {h["holder"] for h in report["ghosts"]["holders"]}
     assert report["ghosts"]["table"]["history_list_length"] >= 0
-    assert report["ghosts"]["table"]["history_list_scope"] == "server (all databases)"
+    assert report["ghosts"]["table"]["history_list_scope"] == "server-wide"
     holder.conn.rollback()
     holder.close()
     engine.close()

@@ -6,6 +6,6 @@
 -- privilege: none
 -- cost: one status variable
 SELECT CAST(VARIABLE_VALUE AS UNSIGNED) AS history_list_length,
-       'server (all databases)' AS history_list_scope
+       'server-wide' AS history_list_scope
 FROM information_schema.GLOBAL_STATUS
 WHERE VARIABLE_NAME = 'INNODB_HISTORY_LIST_LENGTH'

@@ -6,6 +6,6 @@
 -- privilege: PROCESS
 -- cost: one metrics row
 SELECT `COUNT` AS history_list_length,
-       'server (all databases)' AS history_list_scope
+       'server-wide' AS history_list_scope
 FROM information_schema.INNODB_METRICS
 WHERE NAME = 'trx_rseg_history_len'
