@@ -123,3 +123,26 @@ def test_mariadb_lock_tables_from_no_database_counts_behind_an_unknown_holder(re
         execute(holder, "UNLOCK TABLES")
         holder.close()
         engine.close()
+
+
+def test_mariadb_reader_behind_a_pending_lock_tables_write_is_blocked_by_it(request, tmp_path):
+    """Y reads the table in an open transaction; Z's LOCK TABLES ... WRITE waits; a SELECT
+    queues behind Z: its blocker is Z, its root blocker (probably) Y."""
+    target = make_target("mariadb", request, tmp_path)
+    engine = target.engine()
+    table = _queue(engine, "mdl_locked")
+    y = connect(target)
+    try:
+        execute(y, "START TRANSACTION")
+        execute(y, f"SELECT count(*) FROM {table}")
+        statements = [f"LOCK TABLES {table} WRITE", f"SELECT count(*) FROM {table}"]
+        with waiting(target, statements) as ids:
+            rows = engine.diagnostic("locks", {"schema": engine.schema, "table": "mdl_locked"})
+            mine = _mine(rows, ids)
+            y_id = session_id(y)
+            assert (mine[ids[0]]["blocker"], mine[ids[0]]["root_blocker"]) == (y_id, y_id)
+            assert (mine[ids[1]]["blocker"], mine[ids[1]]["root_blocker"]) == (ids[0], y_id)
+    finally:
+        execute(y, "ROLLBACK")
+        y.close()
+        engine.close()

@@ -19,10 +19,10 @@
 --       default database) blocker and root_blocker are NULL, blocker_source = 'unknown'.
 -- waiters: every PROCESSLIST row in state 'Waiting for table metadata lock' whose statement
 --       names the table, once each, whatever the holder. A statement queued behind a pending
---       exclusive request (ALTER, LOCK TABLES, RENAME, DROP, TRUNCATE, CREATE INDEX, OPTIMIZE
---       waiting longer) is blocked by that request's session; root_blocker is the holder the
---       request waits for. The anonymous block picks the branch at run time, so the plugin's
---       table is resolved only when it exists.
+--       exclusive request (ALTER, LOCK TABLES ... WRITE, RENAME, DROP, TRUNCATE, CREATE INDEX,
+--       OPTIMIZE waiting longer) is blocked by that request's session; root_blocker is the
+--       holder the request waits for. The anonymous block picks the branch at run time, so
+--       the plugin's table is resolved only when it exists.
 BEGIN NOT ATOMIC
     IF EXISTS (SELECT 1 FROM information_schema.PLUGINS
                 WHERE PLUGIN_NAME = 'METADATA_LOCK_INFO' AND PLUGIN_STATUS = 'ACTIVE') THEN
@@ -71,8 +71,9 @@ BEGIN NOT ATOMIC
         WITH waiter AS (
             SELECT w.ID, w.INFO, w.TIME_MS,
                    NOW(6) - INTERVAL ROUND(w.TIME_MS * 1000) MICROSECOND AS since,
-                   LTRIM(w.INFO) REGEXP '^(ALTER|LOCK|RENAME|DROP|TRUNCATE|CREATE|OPTIMIZE)'
-                                                                          AS exclusive
+                   LTRIM(w.INFO) REGEXP CONCAT('^(ALTER|RENAME|DROP|TRUNCATE|OPTIMIZE|',
+                                               'CREATE( UNIQUE| FULLTEXT| SPATIAL)? INDEX|',
+                                               'LOCK TABLES? .*WRITE)')   AS exclusive
             FROM information_schema.PROCESSLIST AS w
             WHERE w.STATE = 'Waiting for table metadata lock'
               AND w.ID <> CONNECTION_ID()
