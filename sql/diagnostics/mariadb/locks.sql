@@ -101,7 +101,7 @@ BEGIN NOT ATOMIC
                                     REGEXP CONCAT('(^|[^A-Za-z0-9_$])`?', :table,
                                                   '`?([^A-Za-z0-9_$]|$)') DESC,
                                 t.trx_tables_locked + t.trx_tables_in_use > 0 DESC,
-                                t.trx_started DESC, t.trx_mysql_thread_id) AS n
+                                t.trx_started DESC, t.trx_mysql_thread_id DESC) AS n
             FROM waiter AS w
             JOIN information_schema.INNODB_TRX AS t
               ON t.trx_started <= w.since
