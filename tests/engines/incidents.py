@@ -34,14 +34,19 @@ class Pileup:
         return [self.alter, *self.readers]
 
 
-def connect(target: Target) -> Any:
-    """A raw autocommit connection of the test's own to the target's server."""
+def connect(target: Target, in_database: bool = True) -> Any:
+    """A raw autocommit connection of the test's own to the target's server (MariaDB: with
+    the test's database as default database, or with none)."""
     if target.label == "postgresql":
         conn = psycopg.connect(PG_ADMIN, autocommit=True)
         conn.execute(f"SET lock_timeout = '{WAIT_LIMIT_S}s'")
         return conn
     conn = pymysql.connect(
-        host=MY_HOST, user="root", password="", database=target.schema, autocommit=True
+        host=MY_HOST,
+        user="root",
+        password="",
+        database=target.schema if in_database else None,
+        autocommit=True,
     )
     with conn.cursor() as cur:
         cur.execute(f"SET SESSION lock_wait_timeout = {WAIT_LIMIT_S}")
@@ -115,23 +120,17 @@ def _blocked(conn: Any, sql: str, done: list[BaseException | None]) -> None:
 
 
 @contextmanager
-def pileup(target: Target, qualified: str, readers: int = 1) -> Iterator[Pileup]:
-    """A transaction that read the table stays open; an ALTER TABLE waits behind it (for an
-    ACCESS EXCLUSIVE lock, or MariaDB's exclusive metadata lock), and ``readers`` SELECTs
-    queue behind the ALTER. On leaving, the ALTER is cancelled first (so the table is not
-    changed), then the readers finish and the holder rolls back."""
-    observer, holder = connect(target), connect(target)
-    execute(holder, "BEGIN" if target.label == "postgresql" else "START TRANSACTION")
-    execute(holder, f"SELECT count(*) FROM {qualified}")
-    alter_sql = f"ALTER TABLE {qualified} ADD COLUMN incident_probe INT"
-    statements = [alter_sql] + [f"SELECT count(*) FROM {qualified}"] * readers
-    sessions, threads, results = [], [], []
+def waiting(target: Target, statements: list[str]) -> Iterator[list[str]]:
+    """Each statement run in a new session of the test's own, in order, each seen waiting for
+    a lock before the next starts; yields their session ids. On leaving, each is cancelled in
+    order (the first is usually the ALTER, so the table is not changed) and closed."""
+    observer = connect(target)
+    sessions, threads = [], []
     try:
         for sql in statements:
             conn = connect(target)
             sessions.append(conn)
             done: list[BaseException | None] = []
-            results.append(done)
             thread = threading.Thread(target=_blocked, args=(conn, sql, done), daemon=True)
             thread.start()
             threads.append(thread)
@@ -139,15 +138,30 @@ def pileup(target: Target, qualified: str, readers: int = 1) -> Iterator[Pileup]
             assert until(lambda me=me: me in waiting_sessions(target, observer)), (
                 f"{sql!r} never waited for the lock"
             )
-        ids = [session_id(c) for c in sessions]
-        yield Pileup(session_id(holder), ids[0], ids[1:])
+        yield [session_id(c) for c in sessions]
     finally:
-        if sessions:
-            _cancel(target, observer, session_id(sessions[0]))
-            threads[0].join(timeout=30)
+        for conn, thread in zip(sessions, threads, strict=True):
+            _cancel(target, observer, session_id(conn))
+            thread.join(timeout=30)
+        for conn in [*sessions, observer]:
+            conn.close()
+
+
+@contextmanager
+def pileup(target: Target, qualified: str, readers: int = 1) -> Iterator[Pileup]:
+    """A transaction that read the table stays open; an ALTER TABLE waits behind it (for an
+    ACCESS EXCLUSIVE lock, or MariaDB's exclusive metadata lock), and ``readers`` SELECTs
+    queue behind the ALTER. On leaving, the ALTER and the readers are cancelled (so the table
+    is not changed), then the holder rolls back."""
+    holder = connect(target)
+    execute(holder, "BEGIN" if target.label == "postgresql" else "START TRANSACTION")
+    execute(holder, f"SELECT count(*) FROM {qualified}")
+    alter_sql = f"ALTER TABLE {qualified} ADD COLUMN incident_probe INT"
+    statements = [alter_sql] + [f"SELECT count(*) FROM {qualified}"] * readers
+    try:
+        with waiting(target, statements) as ids:
+            yield Pileup(session_id(holder), ids[0], ids[1:])
+    finally:
         with suppress(psycopg.Error, pymysql.Error):
             execute(holder, "ROLLBACK")
-        for thread in threads:
-            thread.join(timeout=30)
-        for conn in [*sessions, holder, observer]:
-            conn.close()
+        holder.close()

@@ -119,6 +119,7 @@ def test_mariadb_consistent_snapshot_is_named_as_the_oldest_transaction(request,
         ages = [float(h["xact_age_s"]) for h in holders]
         assert ages == sorted(ages, reverse=True)
         assert report["ghosts"]["table"]["history_list_length"] >= 0
+        assert report["ghosts"]["table"]["history_list_scope"] == "server-wide"
     finally:
         holder.conn.rollback()
         holder.close()

@@ -10,15 +10,19 @@
 --       read once. No metadata lock is taken on the queue table.
 -- holders of a metadata lock: MariaDB shows them only in information_schema.METADATA_LOCK_INFO,
 --       which exists with the metadata_lock_info plugin (qadmin never installs it). With the
---       plugin: the sessions holding a granted lock on the table. Without it they are
---       inferred: sessions whose default database is the queue's, with an InnoDB transaction
---       that started before the wait began, not waiting themselves (blocker_source says
---       which). Not inferred: LOCK TABLES held outside a transaction, and holders working
---       from another default database. Waiters: PROCESSLIST rows in state 'Waiting for table
---       metadata lock' whose statement names the table. The anonymous block picks the branch
---       at run time, so the plugin's table is resolved only when it exists. A metadata-lock
---       blocker is the root of the queue (a SELECT behind a waiting ALTER names the ALTER's
---       blocker), so root_blocker = blocker.
+--       plugin: the sessions holding a granted lock on the table (blocker_source names the
+--       lock mode). Without it the holder is a guess, blocker_source = 'inferred': an InnoDB
+--       transaction of a session whose default database is the queue's, not waiting itself,
+--       that began before the wait; the likeliest first (its statement names the table, else
+--       it locks or uses tables, else the newest), the other such sessions in `candidates`.
+--       When none fits (LOCK TABLES held outside a transaction, a holder working from another
+--       default database) blocker and root_blocker are NULL, blocker_source = 'unknown'.
+-- waiters: every PROCESSLIST row in state 'Waiting for table metadata lock' whose statement
+--       names the table, once each, whatever the holder. A statement queued behind a pending
+--       exclusive request (ALTER, LOCK TABLES ... WRITE, RENAME, DROP, TRUNCATE, CREATE INDEX,
+--       OPTIMIZE waiting longer) is blocked by that request's session; root_blocker is the
+--       holder the request waits for. The anonymous block picks the branch at run time, so
+--       the plugin's table is resolved only when it exists.
 BEGIN NOT ATOMIC
     IF EXISTS (SELECT 1 FROM information_schema.PLUGINS
                 WHERE PLUGIN_NAME = 'METADATA_LOCK_INFO' AND PLUGIN_STATUS = 'ACTIVE') THEN
@@ -32,7 +36,8 @@ BEGIN NOT ATOMIC
                LEFT(r.trx_query, 200)                                     AS waiter_query,
                LEFT(b.trx_query, 200)                                     AS blocker_query,
                'innodb_lock_waits'                                        AS blocker_source,
-               CAST(b.trx_mysql_thread_id AS CHAR)                        AS root_blocker
+               CAST(b.trx_mysql_thread_id AS CHAR)                        AS root_blocker,
+               CAST(NULL AS CHAR)                                         AS candidates
         FROM information_schema.INNODB_LOCK_WAITS AS w
         JOIN information_schema.INNODB_TRX AS r ON r.trx_id = w.requesting_trx_id
         JOIN information_schema.INNODB_TRX AS b ON b.trx_id = w.blocking_trx_id
@@ -49,7 +54,8 @@ BEGIN NOT ATOMIC
                LEFT(w.INFO, 200),
                LEFT(COALESCE(t.trx_query, h.INFO), 200),
                CONCAT('metadata_lock_info: ', m.LOCK_MODE),
-               CAST(h.ID AS CHAR)
+               CAST(h.ID AS CHAR),
+               NULL
         FROM information_schema.PROCESSLIST AS w
         JOIN information_schema.METADATA_LOCK_INFO AS m
           ON m.TABLE_SCHEMA = :schema AND m.TABLE_NAME = :table
@@ -62,6 +68,57 @@ BEGIN NOT ATOMIC
           AND COALESCE(h.STATE, '') <> 'Waiting for table metadata lock'
         ORDER BY wait_s DESC;
     ELSE
+        WITH waiter AS (
+            SELECT w.ID, w.INFO, w.TIME_MS,
+                   NOW(6) - INTERVAL ROUND(w.TIME_MS * 1000) MICROSECOND AS since,
+                   LTRIM(w.INFO) REGEXP CONCAT('^(ALTER|RENAME|DROP|TRUNCATE|OPTIMIZE|',
+                                               'CREATE( UNIQUE| FULLTEXT| SPATIAL)? INDEX|',
+                                               'LOCK TABLES? .*WRITE)')   AS exclusive
+            FROM information_schema.PROCESSLIST AS w
+            WHERE w.STATE = 'Waiting for table metadata lock'
+              AND w.ID <> CONNECTION_ID()
+              AND w.INFO REGEXP CONCAT('(^|[^A-Za-z0-9_$])`?', :table, '`?([^A-Za-z0-9_$]|$)')
+              AND (w.DB = :schema OR w.INFO REGEXP CONCAT('`?', :schema, '`?[.]'))
+        ),
+        ahead AS (
+            SELECT r.ID AS waiter, d.ID AS request,
+                   ROW_NUMBER() OVER (PARTITION BY r.ID ORDER BY d.TIME_MS DESC, d.ID) AS n
+            FROM waiter AS r
+            JOIN waiter AS d ON d.exclusive AND d.TIME_MS > r.TIME_MS
+            WHERE NOT r.exclusive
+        ),
+        queued AS (
+            SELECT w.ID, w.INFO, w.TIME_MS, a.request,
+                   COALESCE(a.request, w.ID) AS head
+            FROM waiter AS w
+            LEFT JOIN ahead AS a ON a.waiter = w.ID AND a.n = 1
+        ),
+        candidate AS (
+            SELECT w.ID AS waiter, t.trx_mysql_thread_id AS holder,
+                   ROW_NUMBER() OVER (
+                       PARTITION BY w.ID
+                       ORDER BY COALESCE(t.trx_query, h.INFO, '')
+                                    REGEXP CONCAT('(^|[^A-Za-z0-9_$])`?', :table,
+                                                  '`?([^A-Za-z0-9_$]|$)') DESC,
+                                t.trx_tables_locked + t.trx_tables_in_use > 0 DESC,
+                                t.trx_started DESC, t.trx_mysql_thread_id DESC) AS n
+            FROM waiter AS w
+            JOIN information_schema.INNODB_TRX AS t
+              ON t.trx_started <= w.since
+             AND t.trx_mysql_thread_id <> CONNECTION_ID()
+             AND t.trx_mysql_thread_id NOT IN (SELECT ID FROM waiter)
+            JOIN information_schema.PROCESSLIST AS h ON h.ID = t.trx_mysql_thread_id
+            WHERE h.DB = :schema
+              AND COALESCE(h.STATE, '') <> 'Waiting for table metadata lock'
+        ),
+        guess AS (
+            SELECT waiter,
+                   MAX(CASE WHEN n = 1 THEN holder END) AS holder,
+                   GROUP_CONCAT(CASE WHEN n > 1 THEN holder END ORDER BY n SEPARATOR ',')
+                                                                          AS others
+            FROM candidate
+            GROUP BY waiter
+        )
         SELECT CAST(r.trx_mysql_thread_id AS CHAR)                        AS waiter,
                CAST(b.trx_mysql_thread_id AS CHAR)                        AS blocker,
                CONCAT(rl.lock_type, ' ', rl.lock_mode, ' on ', COALESCE(rl.lock_index, 'table'))
@@ -72,7 +129,8 @@ BEGIN NOT ATOMIC
                LEFT(r.trx_query, 200)                                     AS waiter_query,
                LEFT(b.trx_query, 200)                                     AS blocker_query,
                'innodb_lock_waits'                                        AS blocker_source,
-               CAST(b.trx_mysql_thread_id AS CHAR)                        AS root_blocker
+               CAST(b.trx_mysql_thread_id AS CHAR)                        AS root_blocker,
+               CAST(NULL AS CHAR)                                         AS candidates
         FROM information_schema.INNODB_LOCK_WAITS AS w
         JOIN information_schema.INNODB_TRX AS r ON r.trx_id = w.requesting_trx_id
         JOIN information_schema.INNODB_TRX AS b ON b.trx_id = w.blocking_trx_id
@@ -80,26 +138,21 @@ BEGIN NOT ATOMIC
         WHERE rl.lock_table = CONCAT('`', REPLACE(:schema, '`', '``'), '`.`',
                                      REPLACE(:table, '`', '``'), '`')
         UNION ALL
-        SELECT CAST(w.ID AS CHAR),
-               CAST(h.ID AS CHAR),
+        SELECT CAST(q.ID AS CHAR),
+               CAST(COALESCE(q.request, g.holder) AS CHAR),
                'metadata lock (table)',
-               w.TIME_MS / 1000,
-               t.trx_state,
+               q.TIME_MS / 1000,
+               COALESCE(t.trx_state, NULLIF(b.STATE, ''), b.COMMAND),
                TIMESTAMPDIFF(MICROSECOND, t.trx_started, NOW(6)) / 1000000,
-               LEFT(w.INFO, 200),
-               LEFT(COALESCE(t.trx_query, h.INFO), 200),
-               'inferred: open transaction in this database that began before the wait',
-               CAST(h.ID AS CHAR)
-        FROM information_schema.PROCESSLIST AS w
-        JOIN information_schema.INNODB_TRX AS t
-          ON t.trx_started <= NOW(6) - INTERVAL ROUND(w.TIME_MS * 1000) MICROSECOND
-         AND t.trx_mysql_thread_id NOT IN (w.ID, CONNECTION_ID())
-        JOIN information_schema.PROCESSLIST AS h ON h.ID = t.trx_mysql_thread_id
-        WHERE w.STATE = 'Waiting for table metadata lock'
-          AND w.INFO REGEXP CONCAT('(^|[^A-Za-z0-9_$])`?', :table, '`?([^A-Za-z0-9_$]|$)')
-          AND (w.DB = :schema OR w.INFO REGEXP CONCAT('`?', :schema, '`?[.]'))
-          AND h.DB = :schema
-          AND COALESCE(h.STATE, '') <> 'Waiting for table metadata lock'
+               LEFT(q.INFO, 200),
+               LEFT(COALESCE(t.trx_query, b.INFO), 200),
+               CASE WHEN g.holder IS NULL THEN 'unknown' ELSE 'inferred' END,
+               CAST(g.holder AS CHAR),
+               g.others
+        FROM queued AS q
+        LEFT JOIN guess AS g ON g.waiter = q.head
+        LEFT JOIN information_schema.PROCESSLIST AS b ON b.ID = COALESCE(q.request, g.holder)
+        LEFT JOIN information_schema.INNODB_TRX AS t ON t.trx_mysql_thread_id = b.ID
         ORDER BY wait_s DESC;
     END IF;
 END

@@ -128,6 +128,7 @@ class BlockedPart:
     error: str
     blocker: str
     session: str | None  # the blocking session's id, when known
+    certain: bool = True  # False: a guess (MariaDB cannot list metadata-lock holders)
 
     @property
     def note(self) -> str:

@@ -42,10 +42,12 @@ def _collect(
         except LockTimeout as exc:
             holders = getattr(parts.get("ghosts"), "holders", [])
             found = parts.get("locks")
-            text, session = locks.blocker_of(
+            text, session, certain = locks.blocker_of(
                 ctx, found if isinstance(found, locks.Locks) else None, holders
             )
-            blocked[entry.name] = BlockedPart(f"{entry.name} skipped: {exc}", text, session)
+            blocked[entry.name] = BlockedPart(
+                f"{entry.name} skipped: {exc}", text, session, certain
+            )
     order = [e.name for e in entries if e.name in parts]
     return {name: parts[name] for name in order}, blocked
 

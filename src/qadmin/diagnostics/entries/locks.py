@@ -7,7 +7,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from qadmin.diagnostics import sql
-from qadmin.diagnostics.model import CRITICAL, WARNING, Context, Finding, InspectReport, Result
+from qadmin.diagnostics.model import (
+    CRITICAL,
+    WARNING,
+    BlockedPart,
+    Context,
+    Finding,
+    InspectReport,
+    Result,
+)
 from qadmin.diagnostics.registry import Diagnostic, Field, Metric, Section
 
 
@@ -27,58 +35,109 @@ def collect(ctx: Context) -> Locks:
     return Locks(part.rows, [part.note] if part.note else [], part.note is None)
 
 
+# blocker_source values for a holder that is a guess, or that could not be found at all.
+INFERRED = "inferred"
+UNKNOWN = "unknown"
+CONFIRM = (
+    "confirm first (SHOW PROCESSLIST; the metadata_lock_info plugin or "
+    "performance_schema.metadata_locks name the holder), then "
+)
+FIND_HOLDER = (
+    "find the holder: SHOW PROCESSLIST (a session that ran LOCK TABLES, or has a transaction "
+    "open on the table, perhaps from another database); the metadata_lock_info plugin or "
+    "performance_schema.metadata_locks name it; then end it"
+)
+
+
 def rule(report: InspectReport) -> list[Finding]:
     part: Locks | None = report.part("locks")
-    advice = report.advice
     if part is None:
         part = Locks()
     lock_wait, waiters = report.limit("lock_wait"), report.limit("lock_waiters")
     out = []
     behind: dict[str, set[str]] = defaultdict(set)
+    heads: dict[str, dict[str, Any]] = {}
     for wait in part.waits:
         wait_s = float(wait.get("wait_s") or 0)
         if lock_wait.warn is not None and wait_s < lock_wait.warn:
             continue
         behind[_root(wait)].add(str(wait["waiter"]))
+        heads.setdefault(_root(wait), wait)
         critical = lock_wait.crit is not None and wait_s >= lock_wait.crit
-        out.append(
-            Finding(
-                CRITICAL if critical else WARNING,
-                "lock_wait",
-                f"session {wait['waiter']} has waited {sql.duration(wait_s)} for "
-                f"{wait.get('lock')} held by session {wait['blocker']}",
-                f"see what session {wait['blocker']} is doing; end its transaction if stuck "
-                f"({advice.end_session(str(wait['blocker']))})",
-            )
-        )
-    for name, blocked in report.blocked.items():
-        fix = "find the session holding a lock on the queue table (qadmin locks)"
-        if blocked.session is not None:
-            fix = f"wait for it to finish, or end it: {advice.end_session(blocked.session)}"
-        out.append(
-            Finding(
-                WARNING,
-                "part_blocked",
-                f"the {name} part was not read: it gave up waiting for a lock held by "
-                f"{blocked.blocker}",
-                fix,
-            )
-        )
+        out.append(_lock_wait(wait, wait_s, CRITICAL if critical else WARNING, report))
+    out += [_part_blocked(name, blocked, report) for name, blocked in report.blocked.items()]
     pileup = waiters.crit if waiters.crit is not None else waiters.warn
-    for blocker, queued in sorted(behind.items()):
+    for root, queued in sorted(behind.items()):
         if pileup is not None and len(queued) >= pileup:
             level = (
                 CRITICAL if waiters.crit is not None and len(queued) >= waiters.crit else WARNING
             )
+            head = heads[root]
+            fix = _fix(head, report)
+            if _source(head) not in (INFERRED, UNKNOWN):
+                fix = f"end session {root}'s transaction: {report.advice.end_session(root)}"
             out.append(
                 Finding(
                     level,
                     "lock_pileup",
-                    f"{len(queued)} sessions wait on the queue table behind session {blocker}",
-                    f"end session {blocker}'s transaction: {advice.end_session(blocker)}",
+                    f"{len(queued)} sessions wait on the queue table behind {_holder(head)}",
+                    fix,
                 )
             )
     return out
+
+
+def _lock_wait(wait: dict[str, Any], wait_s: float, level: str, report: InspectReport) -> Finding:
+    """A certain blocker is named as such; a guessed one says "probably", and its fix asks to
+    confirm before ending anything (MariaDB without the metadata_lock_info plugin)."""
+    head = f"session {wait['waiter']} has waited {sql.duration(wait_s)} for {wait.get('lock')}"
+    if _source(wait) not in (INFERRED, UNKNOWN):
+        blocker = str(wait["blocker"])
+        return Finding(
+            level,
+            "lock_wait",
+            f"{head} held by session {blocker}",
+            f"see what session {blocker} is doing; end its transaction if stuck "
+            f"({report.advice.end_session(blocker)})",
+        )
+    if wait.get("blocker") and str(wait["blocker"]) != _root(wait):
+        head += f", queued behind session {wait['blocker']}'s pending request, which waits for"
+    else:
+        head += " held by"
+    return Finding(level, "lock_wait", f"{head} {_holder(wait)}", _fix(wait, report))
+
+
+def _part_blocked(name: str, blocked: BlockedPart, report: InspectReport) -> Finding:
+    fix = "find the session holding a lock on the queue table (qadmin locks)"
+    if blocked.session is not None:
+        end = report.advice.end_session(blocked.session)
+        fix = f"wait for it to finish, or end it: {end}" if blocked.certain else CONFIRM + end
+    message = f"the {name} part was not read: it gave up waiting for a lock held by "
+    return Finding(WARNING, "part_blocked", message + blocked.blocker, fix)
+
+
+def _source(wait: dict[str, Any]) -> str:
+    return str(wait.get("blocker_source") or "")
+
+
+def _holder(wait: dict[str, Any]) -> str:
+    """Who holds what the wait (or its chain) is waiting for, as a human should read it."""
+    root = _root(wait)
+    if _source(wait) == UNKNOWN:
+        return (
+            "an unknown holder (no open transaction in this database began before the wait: "
+            "a LOCK TABLES, or a session working from another database)"
+        )
+    if _source(wait) != INFERRED:
+        return f"session {root}"
+    others = f"; other candidates: {wait['candidates']}" if wait.get("candidates") else ""
+    return f"probably session {root} (inferred: an open transaction in this database{others})"
+
+
+def _fix(wait: dict[str, Any], report: InspectReport) -> str:
+    if _source(wait) == UNKNOWN:
+        return FIND_HOLDER
+    return CONFIRM + report.advice.end_session(_root(wait))
 
 
 ENTRY = Diagnostic(
@@ -137,6 +196,8 @@ ENTRY = Diagnostic(
                 "blocker_xact_age_s",
                 "waiter_query",
                 "blocker_query",
+                "blocker_source",
+                "candidates",
             ),
         ),
     ),
@@ -145,8 +206,11 @@ ENTRY = Diagnostic(
 
 def _root(wait: dict[str, Any]) -> str:
     """The session at the head of a wait chain (a reader queued behind a waiting ALTER waits,
-    in the end, for the transaction the ALTER waits for): a pile-up is counted per root."""
-    return str(wait.get("root_blocker") or wait["blocker"])
+    in the end, for the transaction the ALTER waits for): a pile-up is counted per root, and
+    the waits whose holder could not be found count together, under "unknown"."""
+    if wait.get("root_blocker"):
+        return str(wait["root_blocker"])
+    return UNKNOWN if _source(wait) == UNKNOWN else str(wait["blocker"])
 
 
 def _read(report: InspectReport) -> Locks | None:
@@ -166,10 +230,11 @@ def _most_behind_one(part: Locks, at_least_s: float | None) -> int:
 
 def blocker_of(
     ctx: Context, locks: Locks | None, ghosts_holders: list[dict[str, Any]]
-) -> tuple[str, str | None]:
+) -> tuple[str, str | None, bool]:
     """Who a part that timed out on its lock was most likely waiting for, read at once while
-    the lock is still held: a holder of (or queued for) an exclusive lock on the table, else a
-    blocker of the lock waits seen, else the oldest open transaction."""
+    the lock is still held, and whether that is certain: a holder of (or queued for) an
+    exclusive lock on the table, else the holder the lock waits seen wait for, else a session
+    in the queue's database, else (a guess across the server) the oldest open transaction."""
     holders = sql.read(ctx.engine, "lock_holders", ctx.params).rows
     certain = [h for h in holders if h.get("certain") is None or h["certain"]]
     if certain:
@@ -179,10 +244,14 @@ def blocker_of(
             f"session {first['holder']}, which {held} {first['mode']} on the queue table "
             f"({first.get('state') or 'state unknown'}: {first.get('query') or ''})"
         )
-        return text, str(first["holder"])
+        return text, str(first["holder"]), True
     if locks is not None and locks.waits:
-        blocker = _root(locks.waits[0])
-        return f"session {blocker} (at the head of the lock waits listed)", blocker
+        wait = locks.waits[0]
+        if _source(wait) in (INFERRED, UNKNOWN):
+            root = None if _source(wait) == UNKNOWN else _root(wait)
+            return f"{_holder(wait)}, whom the lock waits listed wait for", root, False
+        blocker = _root(wait)
+        return f"session {blocker} (at the head of the lock waits listed)", blocker, True
     if holders:
         first = holders[0]
         text = (
@@ -190,9 +259,13 @@ def blocker_of(
             f"{first.get('xact_age_s')} s, {first.get('state')}; the server cannot list "
             "table locks without performance_schema)"
         )
-        return text, str(first["holder"])
+        return text, str(first["holder"]), False
     if ghosts_holders:
         oldest = max(ghosts_holders, key=lambda h: float(h.get("xact_age_s") or 0))
         who = str(oldest["holder"])
-        return f"probably {oldest['holder_kind']} {who}, the oldest open transaction", who
-    return "a session qadmin cannot see", None
+        text = (
+            f"a guess across the server: probably {oldest['holder_kind']} {who}, the oldest "
+            "open transaction on the server (any database: nothing in this one fits)"
+        )
+        return text, who, False
+    return "a session qadmin cannot see", None, False
