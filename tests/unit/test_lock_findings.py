@@ -33,7 +33,7 @@ def _wait(waiter: str, blocker: str | None, root: str | None, source: str) -> di
         "root_blocker": root,
         "blocker_source": source,
         "lock": "metadata lock (table)",
-        "wait_s": 3,
+        "wait_s": 6,  # past the 5 s lock-wait warning: a wait and a pile-up member
         "candidates": "7" if source == "inferred" else None,
     }
 
