@@ -55,14 +55,9 @@ def rule(report: InspectReport) -> list[Finding]:
         part = Locks()
     lock_wait, waiters = report.limit("lock_wait"), report.limit("lock_waiters")
     out = []
-    behind: dict[str, set[str]] = defaultdict(set)
-    heads: dict[str, dict[str, Any]] = {}
-    for wait in part.waits:
+    behind = _queues(part, lock_wait.warn)
+    for wait in (w for queued in behind.values() for w in queued):
         wait_s = float(wait.get("wait_s") or 0)
-        if lock_wait.warn is not None and wait_s < lock_wait.warn:
-            continue
-        behind[_root(wait)].add(str(wait["waiter"]))
-        heads.setdefault(_root(wait), wait)
         critical = lock_wait.crit is not None and wait_s >= lock_wait.crit
         out.append(_lock_wait(wait, wait_s, CRITICAL if critical else WARNING, report))
     out += [_part_blocked(name, blocked, report) for name, blocked in report.blocked.items()]
@@ -72,7 +67,7 @@ def rule(report: InspectReport) -> list[Finding]:
             level = (
                 CRITICAL if waiters.crit is not None and len(queued) >= waiters.crit else WARNING
             )
-            head = heads[root]
+            head = queued[0]
             fix = _fix(head, report)
             if _source(head) not in (INFERRED, UNKNOWN):
                 fix = f"end session {root}'s transaction: {report.advice.end_session(root)}"
@@ -218,14 +213,26 @@ def _read(report: InspectReport) -> Locks | None:
     return part if part is not None and part.read else None
 
 
-def _most_behind_one(part: Locks, at_least_s: float | None) -> int:
-    """The longest queue behind one root blocker, of waits past the warning level: consumers
-    of a strict queue wait on each other for a moment by design, and that is no pile-up."""
-    behind: dict[str, set[str]] = defaultdict(set)
+def _queues(part: Locks, at_least_s: float | None) -> dict[str, list[dict[str, Any]]]:
+    """The waits past the warning level, one per waiter, grouped by root blocker in the order
+    listed: consumers of a strict queue wait on each other for a moment by design, and such
+    short waits are neither a finding nor a pile-up."""
+    behind: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    seen: set[str] = set()
     for wait in part.waits:
-        if at_least_s is None or float(wait.get("wait_s") or 0) >= at_least_s:
-            behind[_root(wait)].add(str(wait["waiter"]))
-    return max((len(v) for v in behind.values()), default=0)
+        waiter = str(wait["waiter"])
+        if waiter in seen or (
+            at_least_s is not None and float(wait.get("wait_s") or 0) < at_least_s
+        ):
+            continue
+        seen.add(waiter)
+        behind[_root(wait)].append(wait)
+    return behind
+
+
+def _most_behind_one(part: Locks, at_least_s: float | None) -> int:
+    """The longest queue behind one root blocker (the lock_waiters metric)."""
+    return max((len(v) for v in _queues(part, at_least_s).values()), default=0)
 
 
 def blocker_of(
