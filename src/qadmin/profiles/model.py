@@ -1,0 +1,100 @@
+"""How to read a table as a queue: the one description every read-only command works from.
+
+A profile says which column orders the queue, which rows are waiting, claimed, done or failed,
+where a claim's time, owner and liveness are kept, and how (if at all) a stale claim can be
+given back safely. qadmin's own kinds, a job-queue library's tables (detected from their shape)
+and a hand-built table (declared in the config or on the command line) are all profiles, so a
+diagnostic is written once against this type.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# A state value as the table stores it: text (procrastinate's 'todo'), a number (an enum kept
+# as an int), or a boolean (kombu's ``visible``). Bound as a parameter, never formatted.
+Value = str | int | bool
+
+
+@dataclass(frozen=True)
+class Heartbeat:
+    """A claim's liveness kept in another table: a workers table beating every few seconds
+    (procrastinate's ``procrastinate_workers``, pgqueuer's ``pgqueuer_...``). A claim whose
+    worker's last beat is older than the stale limit, or whose worker row is gone, is dead."""
+
+    table: str  # the related table, in the queue table's schema
+    job_column: str  # the queue table's column naming the worker (its foreign key)
+    worker_column: str  # the related table's key that ``job_column`` refers to
+    beat_column: str  # the related table's last-heartbeat timestamp
+
+
+@dataclass(frozen=True)
+class Release:
+    """How a stale claim is given back so another worker takes it: its state set back to a
+    waiting value and the claim's columns cleared. A profile without one cannot be requeued
+    by qadmin (the library's own tooling must do it), and requeue says so."""
+
+    state: Value | None  # the waiting value to set (None: the profile has no state column)
+    clear: tuple[str, ...] = ()  # columns set to NULL (claimed_at, worker id, ...)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One table read as a queue. Column names are as the catalog spells them (validated
+    against it before use, quoted by the engine); values are bound parameters."""
+
+    name: str  # what the user calls it: a config [tables.NAME], a qadmin queue, or the table
+    table: str  # the table's own name, as the catalog spells it
+    schema: str | None = None  # None: the connection's schema
+    # Where the profile came from: "qadmin" (a managed queue), "declared" (config),
+    # "options" (command-line one-off), "detected" (a library's shape), "plain" (a table
+    # with nothing known but its primary key).
+    source: str = "plain"
+    library: str | None = None  # "procrastinate", "pg-boss", ...: findings name it
+    noun: str = "message"  # "job" for job libraries: "procrastinate job 109 has been doing..."
+    id_column: str | None = None  # how one row is named in findings and requeue output
+    order_by: str | None = None  # the dequeue order's key (never a uuid or other random key)
+    time_column: str | None = None  # enqueue time: the oldest waiting row's age
+    due_column: str | None = None  # run-at time: waiting but not yet due rows
+    state_column: str | None = None
+    pending: tuple[Value, ...] = ()  # waiting values: depth counts these rows
+    claimed: tuple[Value, ...] = ()  # taken by a worker, not finished
+    done: tuple[Value, ...] = ()  # finished and kept
+    failed: tuple[Value, ...] = ()  # failed and kept
+    # Without a state column, a claim is a non-NULL ``claimed_at_column`` (qadmin's claim kind:
+    # waiting rows have it NULL).
+    claimed_at_column: str | None = None
+    session_column: str | None = None  # the claiming database session's id, when recorded
+    worker_column: str | None = None  # the claiming worker's name or id, when recorded
+    heartbeat: Heartbeat | None = None
+    attempts_column: str | None = None
+    error_column: str | None = None
+    release: Release | None = None
+
+    @property
+    def has_states(self) -> bool:
+        return self.state_column is not None
+
+    @property
+    def has_claims(self) -> bool:
+        return bool(self.claimed) or self.claimed_at_column is not None
+
+    def label(self, row_id: object) -> str:
+        """How a finding names one row: ``procrastinate job 109``, ``message 17``."""
+        who = f"{self.library} {self.noun}" if self.library else self.noun
+        return f"{who} {row_id}"
+
+
+@dataclass(frozen=True)
+class LibraryShape:
+    """How one job-queue library's table is recognised from the catalog alone (its name and
+    columns: a cheap, read-only look), and the profile it is read with once recognised."""
+
+    library: str
+    tables: tuple[str, ...]  # the table names the library creates (schema-less)
+    columns: frozenset[str]  # every one of these must be present (lower-case)
+    dialects: tuple[str, ...]  # "postgresql", "mysql", "sqlite", "mssql"
+    # How it was verified, for the docs: "live" (its own workers run in tests/libraries) or
+    # "shape" (a table of its documented shape, tested without the library).
+    verified: str
+    profile: Profile  # its ``table`` and ``schema`` are replaced by the table found
