@@ -146,8 +146,8 @@ def sections() -> tuple[Section, ...]:
     return tuple(s for d in entries() for s in d.sections)
 
 
-# Files read outside the entries: a hand-built table's ordering key (inspect --table, convert).
-SUPPORT_SQL = ("primary_key",)
+# Files read outside the entries: a table's primary key (convert), columns and indexes (profiles).
+SUPPORT_SQL = ("primary_key", "columns", "indexes")
 
 
 def sql_files() -> set[str]:

@@ -1,0 +1,43 @@
+"""Recognising a job-queue library's table from its shape: its name and its columns.
+
+Read-only and cheap: it looks only at what ``read_shape`` read from the catalog. A user can
+always override it (a declared profile, or ``--library none``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from qadmin.profiles.libraries import SHAPES
+from qadmin.profiles.model import LibraryShape, Profile
+from qadmin.profiles.shape import TableShape
+
+
+def matches(shape: TableShape, library: LibraryShape, dialect: str) -> bool:
+    return (
+        dialect in library.dialects
+        and shape.table.lower() in library.tables
+        and library.columns <= shape.names
+    )
+
+
+def detect(shape: TableShape, dialect: str, library: str | None = None) -> Profile | None:
+    """The profile of the first library whose documented table this is (only ``library``'s
+    when one is named), with its columns spelled as the catalog spells them."""
+    for candidate in SHAPES:
+        if library is not None and candidate.library != library:
+            continue
+        if matches(shape, candidate, dialect):
+            return dataclasses.replace(
+                candidate.profile,
+                name=shape.table,
+                table=shape.table,
+                schema=shape.schema,
+                source="detected",
+            )
+    return None
+
+
+def libraries() -> list[str]:
+    """Every library qadmin recognises, for --library's choices and the docs."""
+    return sorted({s.library for s in SHAPES})
