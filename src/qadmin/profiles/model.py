@@ -57,6 +57,11 @@ class Profile:
     time_column: str | None = None  # enqueue time: the oldest waiting row's age
     due_column: str | None = None  # run-at time: waiting but not yet due rows
     state_column: str | None = None
+    # A library whose state is derived from several columns (GoodJob's finished_at and error,
+    # Delayed::Job's locked_at and failed_at) gives the state as a CASE expression instead of
+    # a column: a fixed template from qadmin's own registry (``{column.bare}`` placeholders,
+    # rendered by qadmin.sqltext), never text from a user. Its values are the groups' values.
+    state_sql: str | None = None
     pending: tuple[Value, ...] = ()  # waiting values: depth counts these rows
     claimed: tuple[Value, ...] = ()  # taken by a worker, not finished
     done: tuple[Value, ...] = ()  # finished and kept
@@ -67,13 +72,14 @@ class Profile:
     session_column: str | None = None  # the claiming database session's id, when recorded
     worker_column: str | None = None  # the claiming worker's name or id, when recorded
     heartbeat: Heartbeat | None = None
+    heartbeat_column: str | None = None  # a claim's last beat kept on its own row (pgqueuer)
     attempts_column: str | None = None
     error_column: str | None = None
     release: Release | None = None
 
     @property
     def has_states(self) -> bool:
-        return self.state_column is not None
+        return self.state_column is not None or self.state_sql is not None
 
     @property
     def has_claims(self) -> bool:
