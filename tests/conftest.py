@@ -71,7 +71,8 @@ def _open_my_unrelated(stack: ExitStack) -> tuple[int, ...]:
     """Two connections to another database: one that only read, one that locked a row.
 
     No open writer: InnoDB cannot tell which tables a transaction wrote, so an open write
-    anywhere on the server rightly holds every MariaDB/MySQL watermark (README, Watermarks)."""
+    anywhere on the server rightly holds every MariaDB/MySQL watermark (docs/kinds.md,
+    Watermarks)."""
     import pymysql
 
     try:

@@ -3,9 +3,10 @@
 Nothing here goes through qadmin's engines: PostgreSQL is psycopg 3 calling the functions
 (``SELECT * FROM q_pop(10)``), MySQL/MariaDB is pymysql calling the procedures (``CALL
 q_pop(10)``, one result set per message, read with ``nextset()``), SQLite is the stdlib sqlite3
-running the statement sets of the queue's template (SQLite has no routines; the README tells
-applications to run those statements, which is all qadmin itself does). The only qadmin code a
-caller uses is the SQLite template renderer, the same text a developer would copy.
+running the statement sets of the queue's template (SQLite has no routines;
+docs/reliability.md tells applications to run those statements, which is all qadmin itself
+does). The only qadmin code a caller uses is the SQLite template renderer, the same text a
+developer would copy.
 
 Every call ends in one of three ways: it returned rows (and, in a transaction mode, the commit
 went through), it raised ``Refused`` (the server answered with an error and the connection is
@@ -43,7 +44,7 @@ class Mode:
 
     ``commit``: ``autocommit`` (each call is its own transaction: the client default; on
     SQLite each statement of a set is), ``transaction`` (BEGIN / calls / COMMIT around each unit
-    of work); SQLite: ``immediate`` (``BEGIN IMMEDIATE``, the README's contract) or
+    of work); SQLite: ``immediate`` (``BEGIN IMMEDIATE``, the calling contract) or
     ``deferred`` (plain ``BEGIN``, Python's sqlite3 habit). ``isolation``: None for the
     server's default (PostgreSQL READ COMMITTED, MariaDB REPEATABLE READ), else ``read
     committed`` / ``repeatable read``. ``batch``: pop count, and messages pushed per transaction
@@ -234,7 +235,8 @@ class MyCaller(Caller):
 
 
 class SqliteCaller(Caller):
-    """Runs the statement sets of the queue's template, as the README tells SQLite apps to."""
+    """Runs the statement sets of the queue's template, as docs/reliability.md tells SQLite
+    apps to."""
 
     def __init__(self, dsn: str, mode: Mode, queue: str, claim: bool, pending: bool):
         super().__init__(mode, queue, claim, pending)

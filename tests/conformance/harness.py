@@ -1,6 +1,6 @@
 """Outside-in conformance: applications calling the installed routines, then an exactly-once audit.
 
-Producer and consumer processes call a queue the way the README tells applications to
+Producer and consumer processes call a queue the way docs/reliability.md tells applications to
 (``callers.py``: psycopg 3, pymysql, sqlite3; never qadmin's own push/pop), in one calling mode
 per case (autocommit or BEGIN/COMMIT, the server's default isolation or the other common one,
 one message or a batch). Optionally consumers are SIGKILLed at random points and qadmin
@@ -555,8 +555,8 @@ class Run:
                 self._admin("watermark", QUEUE, "repair", "--yes")
 
     def _drain_refused(self) -> None:
-        """A fifo converted to a ring mid-run refuses REPEATABLE READ callers (README, calling
-        contract): what they could not pop is still in the queue, not lost. qadmin (READ
+        """A fifo converted to a ring mid-run refuses REPEATABLE READ callers (calling contract,
+        docs/reliability.md): what they could not pop is still in the queue, not lost. qadmin (READ
         COMMITTED) takes it, logged like a consumer, so the audit counts each message once."""
         mode = self.case.mode
         server_default_rr = self.where.engine in ("mariadb", "mysql8") and mode.isolation is None
@@ -663,15 +663,16 @@ def run_case(where: Where, case: Case, workdir: Path) -> Result:
 
 def bounded(engine: str) -> list[Case]:
     """The CI subset for one engine: every kind once without faults, the modes rotated so each
-    mode in the README's calling contract is covered (MySQL 8 starts half-way round, so it
+    mode in docs/reliability.md's calling contract is covered (MySQL 8 starts half-way round, so it
     meets other pairs than MariaDB), and four kinds with consumers SIGKILLed and the admin
     commands running (convert of the fifo, resize and repair of the ring, resize of the capped
     queue, watermark repair and requeue of the watermarked claim queue)."""
     all_modes = modes(engine)
     if engine == "sqlite":
-        # The README's contract for SQLite is the statement set inside a transaction (BEGIN
-        # IMMEDIATE); a multi-statement set in autocommit is not safe and cannot refuse (there
-        # is no routine to raise the error). The full run still tries it and reports it.
+        # The calling contract for SQLite (docs/reliability.md) is the statement set inside a
+        # transaction (BEGIN IMMEDIATE); a multi-statement set in autocommit is not safe and
+        # cannot refuse (there is no routine to raise the error). The full run still tries it
+        # and reports it.
         all_modes = [m for m in all_modes if m.in_transaction]
     start = len(all_modes) // 2 if engine == "mysql8" else 0
     clean = [

@@ -1,4 +1,4 @@
-"""The installed routines called the way applications call them (the README's calling
+"""The installed routines called the way applications call them (docs/reliability.md's calling
 contract), one call at a time: what each mode does and what a routine refuses. The
 concurrent, killed and admin-disturbed runs are tests/conformance."""
 
@@ -110,7 +110,7 @@ def test_a_pop_inside_the_callers_transaction_comes_back_on_rollback(
 
 @pytest.mark.parametrize("kind", ["ring", "capped"])
 def test_a_sqlite_statement_set_run_in_autocommit_is_one_transaction(kind, tmp_path):
-    """An application running a multi-statement push in autocommit (outside the README's
+    """An application running a multi-statement push in autocommit (outside docs/reliability.md's
     BEGIN IMMEDIATE) still gets one transaction: until its last statement, no other writer
     gets in between, and the message is there once it ends."""
     import sqlite3

@@ -107,7 +107,7 @@ def test_single_consumer_sees_fifo_order(label, kind, capacity, request, tmp_pat
     pop scans the id index (the slot is the clustered key), where InnoDB can miss the implicit
     lock of a row whose insert is in flight; SKIP LOCKED then takes that row (the pop waits for
     its commit) ahead of the older rows of the same transaction, which it skipped as locked.
-    Nothing is lost or duplicated; order holds for one message per transaction (README)."""
+    Nothing is lost or duplicated; order holds for one message per transaction (docs/kinds.md)."""
     target = make_target(label, request, tmp_path)
     engine = target.engine()
     queues.create(engine, queues.make_spec("order_q", kind, capacity, False))

@@ -338,7 +338,7 @@ def test_an_open_write_in_another_database_holds_a_mariadb_watermark(
     label, request, tmp_path, monkeypatch
 ):
     """INNODB_TRX does not say which tables a transaction wrote: an open writer anywhere on the
-    server counts (README, Watermarks), until it ends."""
+    server counts (docs/kinds.md, Watermarks), until it ends."""
     import pymysql
 
     from tests.conftest import UNRELATED_DB

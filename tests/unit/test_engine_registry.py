@@ -1,5 +1,6 @@
 """The engine registry is the one list of engines: its entries match the engine modules, the
-SQL folders and the README, and reading it imports no engine module (no driver)."""
+SQL folders and the connections table of docs/commands.md, and reading it imports no engine
+module (no driver)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from qadmin import dsn, sqlfiles
 from qadmin.engines import registry
 
 SRC = Path(registry.__file__).parents[2]
-README = SRC.parent / "README.md"
+COMMANDS_DOC = SRC.parent / "docs" / "commands.md"
 
 
 @pytest.mark.parametrize("entry", registry.ENGINES, ids=lambda e: e.name)
@@ -23,7 +24,7 @@ def test_each_entry_names_its_module_class_and_sql_folder(entry):
     assert f"class {cls}(Engine)" in source
     assert f'name = "{entry.name}"' in source
     assert (sqlfiles.sql_root() / "queues" / entry.name).is_dir()
-    assert f"| {entry.label} |" in README.read_text(), "README's connections table lists it"
+    assert f"| {entry.label} |" in COMMANDS_DOC.read_text(), "the connections table lists it"
 
 
 @pytest.mark.parametrize("entry", registry.ENGINES, ids=lambda e: e.name)

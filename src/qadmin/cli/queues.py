@@ -30,7 +30,7 @@ def _spec_row(spec: QueueSpec) -> dict[str, object]:
     "--kind",
     type=click.Choice([k.value for k in Kind]),
     required=True,
-    help="Queue design (see README: one per article).",
+    help="Queue design (see docs/kinds.md: one per article).",
 )
 @click.option("--capacity", type=int, help="Slots of a ring or size of a capped queue.")
 @click.option(

@@ -118,7 +118,7 @@ def convert(
 ) -> None:
     """Turn a fifo/heap queue or a hand-built queue table into a ring, backlog and ids kept.
 
-    Refused (exit 2, also by --dry-run) when it would break something: see the README."""
+    Refused (exit 2, also by --dry-run) when it would break something: see docs/kinds.md."""
     engine = target.engine()
     src = convert_ops.source(
         engine, name, id_column, payload_columns, time_column, state_column, waiting

@@ -58,7 +58,7 @@ def kind_has(capability: str) -> Callable[[InspectReport], bool]:
 
 @dataclass(frozen=True)
 class Field:
-    """A telemetry field of tail and collect (documented in the README from this list)."""
+    """A telemetry field of tail and collect (documented in docs/diagnostics.md from this list)."""
 
     name: str
     unit: str

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 class EngineEntry:
     # ``Dsn.engine`` and ``Engine.name``; also the templates' folder under sql/queues/.
     name: str
-    # How README and messages name the servers it reaches.
+    # How the docs and messages name the servers it reaches.
     label: str
     # ``module:Class`` of the engine, imported on first use.
     code: str

@@ -178,7 +178,7 @@ def _file(engine: Engine) -> sqlfiles.SqlFile:
             return sqlfiles.load(f"queues/{folder}/convert.sql")
     raise UnsupportedError(
         f"convert is not available on {engine.dialect}: its DDL commits on its own and it has "
-        "no CREATE OR REPLACE PROCEDURE to switch push/pop atomically (see README)"
+        "no CREATE OR REPLACE PROCEDURE to switch push/pop atomically (see docs/kinds.md)"
     )
 
 
@@ -256,8 +256,8 @@ class ConvertSql:
 def outcome(
     src: Source, capacity: int, messages: int | None, next_id: int, rows_left: int | None = 0
 ) -> dict[str, Any]:
-    """What convert reports, the same whichever way the engine switched (README: output keys).
-    ``rows_left``: rows that were not waiting messages, left in the kept table."""
+    """What convert reports, the same whichever way the engine switched (docs/commands.md:
+    output keys). ``rows_left``: rows that were not waiting messages, left in the kept table."""
     return {
         "queue": src.table,
         "from": src.origin,

@@ -36,7 +36,7 @@ BASE_FIELDS: tuple[tuple[str, str, str, str], ...] = (
     ("kind", "", "queue kind", "string"),
 )
 
-# (field, unit, meaning): the telemetry schema, documented in the README from this list.
+# (field, unit, meaning): the telemetry schema, documented in docs/diagnostics.md from this list.
 FIELDS: tuple[tuple[str, str, str], ...] = (
     *((name, unit, meaning) for name, unit, meaning, _ in BASE_FIELDS),
     *((f.name, f.unit, f.help) for f in registry.fields()),
