@@ -17,6 +17,9 @@ EXIT_NOT_FOUND = 5
 EXIT_CONNECTION = 6
 EXIT_PERMISSION = 7
 EXIT_LOCK_TIMEOUT = 8
+EXIT_MISSING = 9
+# Ctrl-C: 128 + SIGINT, as a shell reports a process the signal ended.
+EXIT_INTERRUPTED = 130
 
 
 def listed(words: list[str], joiner: str = "or") -> str:
@@ -86,6 +89,19 @@ class LockTimeout(QadminError):
 
 class Deadlock(LockTimeout):
     """The server chose this transaction as a deadlock victim and rolled it back whole."""
+
+
+class MissingDependency(QadminError):
+    """An optional package or tool this command needs is not installed; the message says what
+    to install."""
+
+    exit_code = EXIT_MISSING
+
+
+class Interrupted(QadminError):
+    """Ctrl-C: the user stopped the command; not a failure of qadmin's."""
+
+    exit_code = EXIT_INTERRUPTED
 
 
 class WrongKind(UsageError):

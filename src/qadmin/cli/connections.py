@@ -8,7 +8,7 @@ import click
 
 from qadmin import config as config_mod
 from qadmin import render
-from qadmin.cli.options import Target, connection_options, format_option
+from qadmin.cli.options import Target, connection_options, format_option, given
 from qadmin.dsn import mask
 
 
@@ -29,7 +29,7 @@ def conn() -> None:
 @format_option
 def list_connections(config_path: str | None, verbose: bool, fmt: str | None) -> None:
     """List connection names (with -v, their DSNs with passwords masked)."""
-    conf = config_mod.load_config(config_path)
+    conf = config_mod.load_config(given("config_path", config_path))
     default = conf.get("default")
     rows = [
         {

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 import click
+from click.core import ParameterSource
 
 from qadmin import config as config_mod
 from qadmin.engines import Engine, Timeouts, open_engine
@@ -41,66 +42,104 @@ class Target:
         return engine
 
 
-def connection_options(func: F) -> F:
-    """--dsn, -c/--connection, --config, --schema and the timeouts, as one ``target``."""
+CONNECTION_PARAMS = (
+    "dsn",
+    "connection",
+    "config_path",
+    "schema",
+    "connect_timeout",
+    "lock_timeout",
+    "statement_timeout",
+)
 
-    @click.option(
-        "--dsn",
-        metavar="DSN",
-        help="Connection string (default: $QADMIN_DSN, the "
-        "config's default connection, else the embedded SQLite file).",
-    )
-    @click.option("-c", "--connection", metavar="NAME", help="A named connection from the config.")
-    @click.option(
-        "--config",
-        "config_path",
-        metavar="FILE",
-        envvar="QADMIN_CONFIG",
-        help="Config file (default: qadmin/config.toml in the user config dir).",
-    )
-    @click.option("--schema", metavar="NAME", help="Schema (MySQL: database) holding the queues.")
-    @click.option(
-        "--connect-timeout",
-        type=Duration(low=1, high=3600),
-        default=5,
-        show_default=True,
-        metavar="DURATION",
-        help="Limit for connecting and logging in.",
-    )
-    @click.option(
-        "--lock-timeout",
-        type=Millis(low=1, high=3_600_000),
-        default=5000,
-        show_default=True,
-        metavar="MS",
-        help="Lock wait limit for every statement (milliseconds, or 2s, 1m).",
-    )
-    @click.option(
-        "--statement-timeout",
-        type=Millis(low=1, high=86_400_000),
-        default=30000,
-        show_default=True,
-        metavar="MS",
-        help="Run-time limit for every statement (milliseconds, or 30s, 5m).",
-    )
+
+def _connection_option_list() -> list[Callable[[F], F]]:
+    return [
+        click.option(
+            "--dsn",
+            metavar="DSN",
+            help="Connection string (default: $QADMIN_DSN, the "
+            "config's default connection, else the embedded SQLite file).",
+        ),
+        click.option(
+            "-c", "--connection", metavar="NAME", help="A named connection from the config."
+        ),
+        click.option(
+            "--config",
+            "config_path",
+            metavar="FILE",
+            envvar="QADMIN_CONFIG",
+            help="Config file (default: qadmin/config.toml in the user config dir).",
+        ),
+        click.option(
+            "--schema", metavar="NAME", help="Schema (MySQL: database) holding the queues."
+        ),
+        click.option(
+            "--connect-timeout",
+            type=Duration(low=1, high=3600),
+            default=5,
+            show_default=True,
+            metavar="DURATION",
+            help="Limit for connecting and logging in.",
+        ),
+        click.option(
+            "--lock-timeout",
+            type=Millis(low=1, high=3_600_000),
+            default=5000,
+            show_default=True,
+            metavar="MS",
+            help="Lock wait limit for every statement (milliseconds, or 2s, 1m).",
+        ),
+        click.option(
+            "--statement-timeout",
+            type=Millis(low=1, high=86_400_000),
+            default=30000,
+            show_default=True,
+            metavar="MS",
+            help="Run-time limit for every statement (milliseconds, or 30s, 5m).",
+        ),
+    ]
+
+
+def global_connection_options(func: F) -> F:
+    """The same options on the ``qadmin`` group, so ``qadmin --dsn X list`` works as in psql;
+    the group's callback ignores them and each command reads them through ``given``."""
+    for option in reversed(_connection_option_list()):
+        func = option(func)
+    return func
+
+
+def given(name: str, value: Any) -> Any:
+    """A connection option's value: the command's own when typed after it, else the one typed
+    before the command (``qadmin --dsn X list``), else the command's default or variable."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None or ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE:
+        return value
+    root = ctx.find_root()
+    if root is not ctx and root.get_parameter_source(name) is ParameterSource.COMMANDLINE:
+        return root.params[name]
+    return value
+
+
+def connection_options(func: F) -> F:
+    """--dsn, -c/--connection, --config, --schema and the timeouts, as one ``target``; each is
+    also accepted before the command."""
+
     @functools.wraps(func)
-    def wrapper(
-        *args: Any,
-        dsn: str | None,
-        connection: str | None,
-        config_path: str | None,
-        schema: str | None,
-        connect_timeout: int,
-        lock_timeout: int,
-        statement_timeout: int,
-        **kwargs: Any,
-    ) -> Any:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        values = {name: given(name, kwargs.pop(name)) for name in CONNECTION_PARAMS}
         timeouts = Timeouts(
-            connect_s=connect_timeout, lock_ms=lock_timeout, statement_ms=statement_timeout
+            connect_s=values["connect_timeout"],
+            lock_ms=values["lock_timeout"],
+            statement_ms=values["statement_timeout"],
         )
-        kwargs["target"] = Target(dsn, connection, config_path, schema, timeouts)
+        kwargs["target"] = Target(
+            values["dsn"], values["connection"], values["config_path"], values["schema"], timeouts
+        )
         return func(*args, **kwargs)
 
+    for option in reversed(_connection_option_list()):
+        wrapper = option(wrapper)
     return wrapper  # type: ignore[return-value]
 
 
