@@ -11,7 +11,7 @@ from qadmin import config as config_mod
 from qadmin import dsn as dsn_mod
 from qadmin import render
 from qadmin.cli.inspect import stale_option
-from qadmin.cli.options import Target, connection_options, format_option
+from qadmin.cli.options import Target, check_sqlite_file, connection_options, format_option
 from qadmin.engines import open_engine
 from qadmin.errors import QadminError, UsageError
 from qadmin.ops import catalog, telemetry
@@ -92,6 +92,7 @@ def collect(
     for source in sources:
         label = source.name or "default"
         try:
+            check_sqlite_file(source)
             engine = open_engine(source.dsn, target.schema or source.schema, target.timeouts)
             try:
                 specs = (

@@ -37,7 +37,7 @@ DEMO_KIND = Kind.FIFO
 @format_option
 def demo(n_messages: int, n_pop: int, target: Target, fmt: str | None) -> None:
     """Create orders_q (a fifo), push and pop some messages, then inspect it."""
-    engine = target.engine()
+    engine = target.engine(create=True)
     try:
         spec = catalog.get(engine, DEMO_QUEUE)
     except NotFound:

@@ -7,6 +7,7 @@ import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 import click
@@ -14,7 +15,7 @@ from click.core import ParameterSource
 
 from qadmin import config as config_mod
 from qadmin.engines import Engine, Timeouts, open_engine
-from qadmin.errors import UsageError
+from qadmin.errors import ConnectionFailed, UsageError
 from qadmin.ops.messages import MAX_BATCH
 from qadmin.render import FORMATS
 
@@ -31,9 +32,11 @@ class Target:
     schema: str | None
     timeouts: Timeouts
 
-    def engine(self) -> Engine:
+    def engine(self, create: bool = False) -> Engine:
+        """The engine; ``create``: this command may make a new SQLite file (``create``)."""
         conf = config_mod.load_config(self.config)
         resolved = config_mod.resolve(self.dsn, self.connection, conf)
+        check_sqlite_file(resolved, create)
         engine = open_engine(resolved.dsn, self.schema or resolved.schema, self.timeouts)
         ctx = click.get_current_context()
         if ctx.find_root().params.get("verbose"):
@@ -119,6 +122,32 @@ def given(name: str, value: Any) -> Any:
     if root is not ctx and root.get_parameter_source(name) is ParameterSource.COMMANDLINE:
         return root.params[name]
     return value
+
+
+def check_sqlite_file(resolved: config_mod.Connection, create: bool = False) -> None:
+    """A SQLite DSN names a file that exists, or one ``create`` may make in an existing folder:
+    a typo must not leave a new empty database (and folders) behind and then list nothing. The
+    embedded default is exempt: it makes its file and folder on first use, with no setup."""
+    from qadmin import dsn as dsn_mod
+
+    parsed = dsn_mod.parse(resolved.dsn)
+    if parsed.engine != "sqlite" or resolved.source == config_mod.EMBEDDED:
+        return
+    if not parsed.path or parsed.path == ":memory:" or parsed.query.get("mode") == "memory":
+        return
+    file = Path(parsed.path).expanduser()
+    if file.is_dir():
+        raise ConnectionFailed(f"sqlite: {file} is a folder, not a database file")
+    if file.exists():
+        return
+    if not create:
+        raise ConnectionFailed(
+            f"sqlite: no database file {file} (check the path; 'qadmin create' makes a new one)"
+        )
+    if not file.parent.is_dir():
+        raise ConnectionFailed(
+            f"sqlite: folder {file.parent} does not exist (qadmin makes the file, not folders)"
+        )
 
 
 def connection_options(func: F) -> F:

@@ -56,7 +56,7 @@ def create(
 ) -> None:
     """Create queue NAME: its table, its routines and its catalog entry."""
     spec = queues.make_spec(name, kind, capacity, strict, watermark)
-    created = queues.create(target.engine(), spec)
+    created = queues.create(target.engine(create=True), spec)
     render.document(_spec_row(created), fmt)
 
 
