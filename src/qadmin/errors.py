@@ -27,6 +27,11 @@ def listed(words: list[str], joiner: str = "or") -> str:
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} {joiner} {words[-1]}"
 
 
+def counted(number: int, noun: str) -> str:
+    """``1 claim``, ``2 claims``: a count in a message, its noun agreeing (regular plurals)."""
+    return f"{number} {noun if number == 1 else noun + 's'}"
+
+
 class QadminError(Exception):
     """Base of every error qadmin reports; the message must already be safe to print."""
 

@@ -23,7 +23,7 @@ from qadmin.diagnostics.model import (
     InspectReport,
     Options,
 )
-from qadmin.errors import NotFound, QadminError
+from qadmin.errors import NotFound, QadminError, counted
 from qadmin.ops import catalog
 from qadmin.ops import repair as repair_ops
 
@@ -129,7 +129,7 @@ def _headline(data: dict[str, Any], verdict: check_ops.CheckResult) -> list[str]
     what = f"qadmin inspect {data['queue']}: {kind} in {data['schema']} on {data['engine']}"
     findings = data.get("findings") or []
     counts = [
-        f"{sum(1 for f in findings if f['severity'] == level)} {level} finding(s)"
+        counted(sum(1 for f in findings if f["severity"] == level), f"{level} finding")
         for level in ("critical", "warning", "info")
         if any(f["severity"] == level for f in findings)
     ]
