@@ -41,6 +41,9 @@ def list_connections(config_path: str | None, verbose: bool, fmt: str | None) ->
         for name, entry in sorted(config_mod.connections(conf).items())
     ]
     columns = ["name", "default", "schema"] + (["dsn"] if verbose else [])
+    if not rows:
+        where = given("config_path", config_path) or config_mod.default_config_path()
+        render.note(f"qadmin: no named connections (config file: {where})")
     render.rows(rows, columns, fmt)
 
 

@@ -301,6 +301,8 @@ def claims(name: str, stale_after: int, target: Target, fmt: str | None) -> None
     part = claims_part.measure(engine, spec, stale_after)
     for note in part.notes:
         render.note(f"qadmin: {note}")
+    if not part.stale and part.claimed is not None:
+        render.note(f"qadmin: no claim of {name} is older than {stale_after} s")
     render.rows(part.stale, _section("claims")[2], fmt)
 
 
