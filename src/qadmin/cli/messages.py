@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import sys
+from contextlib import nullcontext
 from datetime import UTC, datetime, timedelta
 from typing import BinaryIO
 
 import click
 
 from qadmin import render
+from qadmin.cli import progress
 from qadmin.cli.options import Duration, Target, connection_options, count_option, format_option
 from qadmin.errors import QueueEmpty, QueueFull, UsageError
 from qadmin.kinds import QueueSpec
 from qadmin.ops import catalog, messages
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+# A push this large takes seconds: show it runs (on a terminal).
+BAR_FROM = 10_000
 # What peek shows of a message's claim, on kinds with claims.
 CLAIM_STATE = ("processing_started_at", "claimed_by", "attempts", "last_error")
 
@@ -118,8 +122,15 @@ def push(
         columns.append("due_at")
     if spec.info.overwrites:
         columns.append("overwritten_id")
+    # One transaction cannot report how far it got: a large push shows a running bar instead.
+    bar = (
+        progress.bar(f"pushing {len(payloads):,} messages")
+        if len(payloads) >= BAR_FROM
+        else nullcontext()
+    )
     try:
-        pushed = messages.push(engine, spec, payloads, when)
+        with bar:
+            pushed = messages.push(engine, spec, payloads, when)
     except QueueFull as full:
         render.rows(full.pushed, columns, fmt)
         raise
