@@ -43,11 +43,11 @@ def missing(module: str, needed_for: str, otherwise: str = "") -> MissingDepende
     return MissingDependency(f"{needed_for} needs {top}, which is not installed: {fix}{tail}")
 
 
-def from_import_error(exc: ImportError) -> MissingDependency | None:
+def from_import_error(exc: ImportError, command: str | None = None) -> MissingDependency | None:
     """An import of an optional module failing anywhere below a command, as the one-line
     error; None when the module is not one of the optional ones (a real bug)."""
     name = getattr(exc, "name", None) or ""
     top = name.split(".")[0]
     if top not in EXTRAS:
         return None
-    return missing(top, "this command")
+    return missing(top, f"qadmin {command}" if command else "this command")

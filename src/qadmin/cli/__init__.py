@@ -32,14 +32,14 @@ def _say(message: str, code: int) -> None:
     click.echo(secrets.scrub(prefix + " ".join(message.split())), err=True)
 
 
-def _missing_dependency(exc: Exception) -> QadminError | None:
+def _missing_dependency(exc: Exception, argv: list[str]) -> QadminError | None:
     """An optional package (pyarrow, pyspark, pandas, pyodbc) failing to import anywhere below
     a command: the one line naming what to install, instead of an internal error."""
     if not isinstance(exc, ImportError):
         return None
     from qadmin import extras
 
-    return extras.from_import_error(exc)
+    return extras.from_import_error(exc, next((a for a in argv if a in cli.commands), None))
 
 
 def _interrupted() -> int:
@@ -102,7 +102,7 @@ class QadminGroup(click.Group):
         except Exception as exc:
             if debug:
                 click.echo(secrets.scrub(traceback.format_exc()), err=True)
-            missing = _missing_dependency(exc)
+            missing = _missing_dependency(exc, argv)
             if missing is not None:
                 _say(str(missing), missing.exit_code)
                 code = missing.exit_code

@@ -13,7 +13,7 @@ from qadmin import render
 from qadmin.cli.inspect import stale_option
 from qadmin.cli.options import Target, check_sqlite_file, connection_options, format_option
 from qadmin.engines import open_engine
-from qadmin.errors import QadminError, UsageError
+from qadmin.errors import MissingDependency, QadminError, UsageError
 from qadmin.ops import catalog, telemetry
 from qadmin.ops import collect as collect_ops
 
@@ -131,6 +131,8 @@ def collect(
                     "status": "written" if path else "slot already collected",
                 }
             )
+        except MissingDependency:
+            raise  # the same for every connection: one line, its own exit code
         except QadminError as exc:
             failed += 1
             render.note(f"qadmin: error: {label}: {' '.join(str(exc).split())}")
