@@ -457,3 +457,18 @@ def test_progress_on_a_terminal_only(terminal, tmp_path):
             "resize", "big", "--capacity", "100000", "--yes", *dsn, env={"CI": "true"}
         )
         assert code == 0 and shown == b""
+
+
+def test_docs_list_every_exit_code_and_install_line():
+    import re
+
+    from qadmin import errors
+
+    text = (REPO / "docs" / "cli.md").read_text()
+    documented = {int(n) for n in re.findall(r"^\| (\d+) \|", text, re.M)}
+    codes = {v for k, v in vars(errors).items() if k.startswith("EXIT_")}
+    assert documented == codes
+    helped = " ".join((cli.help or "").split())
+    assert all(f"{code} " in helped for code in codes)
+    for extra in set(extras.EXTRAS.values()):
+        assert f"pip install 'qadmin[{extra}]'" in text and f"pip install '.[{extra}]'" in text
