@@ -1,5 +1,8 @@
 -- What the SQLite engine asks of the database itself (outside any queue).
 
+-- name: server_version
+SELECT sqlite_version() AS v
+
 -- name: table_exists
 SELECT 1 AS x FROM sqlite_schema WHERE type = 'table' AND name = :name
 

@@ -24,6 +24,8 @@ from qadmin.dsn import mask
 from qadmin.errors import UsageError
 
 APP_NAME = "qadmin"
+# The source of the embedded SQLite file, the one connection that may make its file and folder.
+EMBEDDED = "embedded default"
 
 
 def default_config_path() -> Path:
@@ -105,4 +107,4 @@ def resolve(dsn: str | None, name: str | None, config: dict[str, Any]) -> Connec
     if isinstance(default, str):
         return resolve(None, default, config)
     path = default_sqlite_path()
-    return Connection(dsn=f"sqlite:///{path}", source="embedded default", name=None)
+    return Connection(dsn=f"sqlite:///{path}", source=EMBEDDED, name=None)

@@ -17,11 +17,19 @@ EXIT_NOT_FOUND = 5
 EXIT_CONNECTION = 6
 EXIT_PERMISSION = 7
 EXIT_LOCK_TIMEOUT = 8
+EXIT_MISSING = 9
+# Ctrl-C: 128 + SIGINT, as a shell reports a process the signal ended.
+EXIT_INTERRUPTED = 130
 
 
 def listed(words: list[str], joiner: str = "or") -> str:
     """``a, b or c``: how an error line lists the choices it names."""
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} {joiner} {words[-1]}"
+
+
+def counted(number: int, noun: str) -> str:
+    """``1 claim``, ``2 claims``: a count in a message, its noun agreeing (regular plurals)."""
+    return f"{number} {noun if number == 1 else noun + 's'}"
 
 
 class QadminError(Exception):
@@ -86,6 +94,19 @@ class LockTimeout(QadminError):
 
 class Deadlock(LockTimeout):
     """The server chose this transaction as a deadlock victim and rolled it back whole."""
+
+
+class MissingDependency(QadminError):
+    """An optional package or tool this command needs is not installed; the message says what
+    to install."""
+
+    exit_code = EXIT_MISSING
+
+
+class Interrupted(QadminError):
+    """Ctrl-C: the user stopped the command; not a failure of qadmin's."""
+
+    exit_code = EXIT_INTERRUPTED
 
 
 class WrongKind(UsageError):

@@ -5,6 +5,8 @@ Formats:
 - ``plain``: aligned text from tabulate, the default when stdout is not a terminal;
 - ``json``: one JSON document per invocation, stable snake_case keys, nothing else on stdout;
 - ``csv``: a header line, then one line per row.
+Booleans are ``yes``/``no`` in every text format, CSV included; table and plain round floats to
+four significant digits, CSV and JSON keep them whole.
 Payloads are shown as UTF-8 text when they decode, else as ``base64:...``; JSON carries an
 ``encoding`` key ("utf-8" or "base64") beside ``payload`` so scripts can round-trip any bytes.
 """
@@ -66,7 +68,9 @@ def _json_row(row: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _cell(value: Any) -> str:
+def _cell(value: Any, exact: bool = False) -> str:
+    """One value as text: booleans ``yes``/``no`` in every text format (CSV too); floats to
+    four significant digits for people (table, plain), in full with ``exact`` (CSV)."""
     if value is None:
         return ""
     if isinstance(value, bytes):
@@ -74,7 +78,24 @@ def _cell(value: Any) -> str:
         return text if encoding == "utf-8" else "base64:" + text
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if isinstance(value, float) and not exact:
+        return _rounded(value)
     return str(value)
+
+
+def _rounded(value: float, digits: int = 4) -> str:
+    """``0.001346`` for 0.0013461538461538463, ``12346`` for 12345.678, ``0.5`` for 0.5: four
+    significant digits without an exponent, trailing zeros dropped."""
+    if not math.isfinite(value) or value == 0:
+        return str(value)
+    decimals = max(digits - 1 - math.floor(math.log10(abs(value))), 0)
+    text = f"{value:.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def text_row(row: Mapping[str, Any], columns: Sequence[str], exact: bool = False) -> list[str]:
+    """One row's cells as the text formats write them (``exact``: as CSV does)."""
+    return [_cell(row.get(c), exact) for c in columns]
 
 
 def rows(
@@ -96,7 +117,7 @@ def rows(
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(columns)
-        writer.writerows([[_cell(r.get(c)) for c in columns] for r in data])
+        writer.writerows([[_cell(r.get(c), exact=True) for c in columns] for r in data])
         click.echo(buf.getvalue(), nl=False)
     elif fmt == "plain":
         from tabulate import tabulate

@@ -172,8 +172,10 @@ def test_collect_writes_a_versioned_history_and_never_overwrites(tmp_path):
     before = Path(written["file"]).stat().st_mtime_ns
     again = json.loads(_collect(db, history, "--resolution", "86400").stdout)[0]
     assert again["status"] in ("written", "slot already collected")
-    same_slot = json.loads(_collect(db, history, "--resolution", "86400").stdout)[0]
+    repeated = _collect(db, history, "--resolution", "86400")
+    same_slot = json.loads(repeated.stdout)[0]
     assert same_slot["status"] == "slot already collected"
+    assert repeated.returncode == 1 and "already collected" in repeated.stderr
     assert Path(written["file"]).stat().st_mtime_ns == before
     time.sleep(1.1)
     assert json.loads(_collect(db, history, "--resolution", "1").stdout)[0]["status"] == "written"
@@ -184,7 +186,10 @@ def test_collect_writes_a_versioned_history_and_never_overwrites(tmp_path):
     assert table.schema.metadata[b"qadmin_schema_version"] == b"2"
     rows = {r["queue"]: r for r in table.to_pylist()}
     assert rows["a_q"]["depth"] == 2 and rows["a_q"]["enqueued_total"] == 2
-    assert rows["r_q"]["ring_fill"] == 0.0 and rows["a_q"]["connection"] == "default"
+    assert (
+        rows["r_q"]["ring_fill"] == 0.0
+        and rows["a_q"]["connection"] == f"sqlite {tmp_path / 'q.db'}"
+    )
     assert str(table.schema.field("time").type) == "timestamp[us, tz=UTC]"
     whole = ds.dataset(history, format="parquet", partitioning="hive").to_table()
     assert whole.num_rows == 2 * len(files)

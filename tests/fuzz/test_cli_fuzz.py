@@ -236,7 +236,7 @@ def test_generated_command_lines(world, data):
     debug = args[0] == "--debug"
     command = args[1] if debug and len(args) > 1 else args[0]
     assert "internal error" not in stderr, (args, stderr)
-    allowed = {0, 1, 2, 3, 4, 5, 6, 7, 8} if command != "check" else {0, 1, 2, 3}
+    allowed = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9} if command != "check" else {0, 1, 2, 3}
     assert result.exit_code in allowed, (args, result.exit_code, stderr)
     if not debug:
         assert "Traceback" not in stderr and "Traceback" not in stdout, args

@@ -14,16 +14,52 @@ from typing import Any
 import click
 
 from qadmin import __version__, secrets
-from qadmin.errors import EXIT_EMPTY, EXIT_ERROR, EXIT_FULL, EXIT_USAGE, QadminError
+from qadmin.cli.options import global_connection_options
+from qadmin.errors import (
+    EXIT_EMPTY,
+    EXIT_ERROR,
+    EXIT_FULL,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    Interrupted,
+    QadminError,
+)
 
 
 def _say(message: str, code: int) -> None:
-    prefix = "qadmin: " if code in (EXIT_EMPTY, EXIT_FULL) else "qadmin: error: "
+    quiet = (EXIT_EMPTY, EXIT_FULL, EXIT_INTERRUPTED)
+    prefix = "qadmin: " if code in quiet else "qadmin: error: "
     click.echo(secrets.scrub(prefix + " ".join(message.split())), err=True)
+
+
+def _missing_dependency(exc: Exception, argv: list[str]) -> QadminError | None:
+    """An optional package (pyarrow, pyspark, pandas, pyodbc) failing to import anywhere below
+    a command: the one line naming what to install, instead of an internal error."""
+    if not isinstance(exc, ImportError):
+        return None
+    from qadmin import extras
+
+    return extras.from_import_error(exc, next((a for a in argv if a in cli.commands), None))
+
+
+def _interrupted() -> int:
+    """Ctrl-C: one line that is not an error, exit 130 (a shell's code for SIGINT). On a
+    terminal a newline first, so the line does not follow the ``^C`` echo."""
+    if sys.stderr.isatty():
+        click.echo("", err=True)
+    _say("interrupted", EXIT_INTERRUPTED)
+    return EXIT_INTERRUPTED
 
 
 class QadminGroup(click.Group):
     """A group whose standalone run turns every failure into one line and an exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        # Before click's own handler, which would print a blank line and abort with exit 1.
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise Interrupted("interrupted") from None
 
     def main(
         self,
@@ -46,9 +82,8 @@ class QadminGroup(click.Group):
             code = EXIT_USAGE
         except click.exceptions.Exit as exc:
             code = exc.exit_code
-        except click.exceptions.Abort:
-            _say("aborted", EXIT_ERROR)
-            code = EXIT_ERROR
+        except (click.exceptions.Abort, KeyboardInterrupt, Interrupted):
+            code = _interrupted()
         except click.ClickException as exc:
             hint = ""
             if isinstance(exc, click.UsageError) and exc.ctx is not None:
@@ -60,8 +95,6 @@ class QadminGroup(click.Group):
                 click.echo(secrets.scrub(traceback.format_exc()), err=True)
             _say(str(exc), exc.exit_code)
             code = exc.exit_code
-        except KeyboardInterrupt:
-            code = 130
         except BrokenPipeError:
             # The reader (head, grep -q) went away: not our failure.
             sys.stderr = open(os.devnull, "w")  # noqa: SIM115
@@ -69,11 +102,16 @@ class QadminGroup(click.Group):
         except Exception as exc:
             if debug:
                 click.echo(secrets.scrub(traceback.format_exc()), err=True)
-            _say(
-                f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)",
-                EXIT_ERROR,
-            )
-            code = EXIT_ERROR
+            missing = _missing_dependency(exc, argv)
+            if missing is not None:
+                _say(str(missing), missing.exit_code)
+                code = missing.exit_code
+            else:
+                _say(
+                    f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)",
+                    EXIT_ERROR,
+                )
+                code = EXIT_ERROR
         sys.exit(code)
 
 
@@ -81,12 +119,16 @@ class QadminGroup(click.Group):
 @click.version_option(__version__, prog_name="qadmin")
 @click.option("--debug", is_flag=True, help="Show tracebacks (secrets are still masked).")
 @click.option("-v", "--verbose", is_flag=True, help="Say which connection is used, on stderr.")
-def cli(debug: bool, verbose: bool) -> None:
+@global_connection_options
+def cli(debug: bool, verbose: bool, **connection: Any) -> None:
     """Create, manage and diagnose message queues kept in database tables.
 
-    With no --dsn, -c or QADMIN_DSN, qadmin works on an embedded SQLite file.
+    With no --dsn, -c or QADMIN_DSN, qadmin works on an embedded SQLite file. The connection
+    options work before the command or after it (after wins): qadmin --dsn DSN list.
+
     Exit codes: 0 ok, 1 error, 2 usage, 3 queue empty, 4 queue full, 5 not found,
-    6 connection failed, 7 permission missing, 8 lock timeout.
+    6 connection failed, 7 permission missing, 8 lock timeout, 9 optional dependency
+    missing, 130 interrupted (Ctrl-C).
     """
 
 

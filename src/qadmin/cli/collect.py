@@ -11,23 +11,23 @@ from qadmin import config as config_mod
 from qadmin import dsn as dsn_mod
 from qadmin import render
 from qadmin.cli.inspect import stale_option
-from qadmin.cli.options import Target, connection_options, format_option
+from qadmin.cli.options import Target, check_sqlite_file, connection_options, format_option
 from qadmin.engines import open_engine
-from qadmin.errors import QadminError, UsageError
+from qadmin.errors import MissingDependency, QadminError, UsageError
 from qadmin.ops import catalog, telemetry
 from qadmin.ops import collect as collect_ops
 
 
 def _server(text: str) -> str:
-    """Where a sample came from, without credentials."""
+    """Where a sample came from, without credentials: the engine, then host, port and database
+    (SQLite: the file)."""
     parsed = dsn_mod.parse(text)
     if parsed.engine == "sqlite":
         return f"sqlite {parsed.path}"
     if parsed.odbc is not None:
         return "mssql " + dsn_mod.mask(parsed.odbc)
-    return (
-        f"{parsed.engine} {parsed.host or 'localhost'}:{parsed.port or ''}/{parsed.database or ''}"
-    )
+    port = f":{parsed.port}" if parsed.port else ""
+    return f"{parsed.engine} {parsed.host or 'localhost'}{port}/{parsed.database or ''}"
 
 
 @click.command()
@@ -69,7 +69,11 @@ def collect(
     target: Target,
     fmt: str | None,
 ) -> int:
-    """Sample queues once and append the figures to a Parquet history (safe every minute)."""
+    """Sample queues once and append the figures to a Parquet history (safe every minute).
+
+    Each connection's file is labelled by its name in the config, else by its server (engine,
+    host, port, database; SQLite: the file). Exit 1 when a connection failed, or when its slot
+    was already collected (said on stderr; the file there is kept)."""
     if bool(names) == all_queues:
         raise UsageError("name the queues to collect, or give --all (not both)")
     conf = config_mod.load_config(target.config)
@@ -90,8 +94,11 @@ def collect(
     summary = []
     failed = 0
     for source in sources:
-        label = source.name or "default"
+        # The connection's name, else its server: two servers collected by --dsn into one
+        # folder get files of their own.
+        label = source.name or _server(source.dsn)
         try:
+            check_sqlite_file(source)
             engine = open_engine(source.dsn, target.schema or source.schema, target.timeouts)
             try:
                 specs = (
@@ -110,6 +117,12 @@ def collect(
             finally:
                 engine.close()
             path = collect_ops.write(Path(to), label, slot, records)
+            if path is None:
+                failed += 1
+                render.note(
+                    f"qadmin: {label}: the {slot:%Y-%m-%d %H:%M:%S} UTC slot is already "
+                    f"collected in {to}: nothing written (one sample per --resolution)"
+                )
             summary.append(
                 {
                     "connection": label,
@@ -118,6 +131,8 @@ def collect(
                     "status": "written" if path else "slot already collected",
                 }
             )
+        except MissingDependency:
+            raise  # the same for every connection: one line, its own exit code
         except QadminError as exc:
             failed += 1
             render.note(f"qadmin: error: {label}: {' '.join(str(exc).split())}")

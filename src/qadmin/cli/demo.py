@@ -8,7 +8,7 @@ from qadmin import render
 from qadmin.cli.inspect import show
 from qadmin.cli.options import Target, connection_options, format_option
 from qadmin.diagnostics import run
-from qadmin.errors import NotFound
+from qadmin.errors import NotFound, counted
 from qadmin.kinds import Kind
 from qadmin.ops import catalog, messages, queues
 
@@ -37,7 +37,7 @@ DEMO_KIND = Kind.FIFO
 @format_option
 def demo(n_messages: int, n_pop: int, target: Target, fmt: str | None) -> None:
     """Create orders_q (a fifo), push and pop some messages, then inspect it."""
-    engine = target.engine()
+    engine = target.engine(create=True)
     try:
         spec = catalog.get(engine, DEMO_QUEUE)
     except NotFound:
@@ -49,7 +49,8 @@ def demo(n_messages: int, n_pop: int, target: Target, fmt: str | None) -> None:
         f'{{"order": {i}, "item": "widget-{i}"}}'.encode() for i in range(1, n_messages + 1)
     ]
     pushed = messages.push(engine, spec, payloads)
-    render.note(f"pushed {len(pushed)} messages (ids {pushed[0]['id']}..{pushed[-1]['id']})")
+    ids = f"{pushed[0]['id']}..{pushed[-1]['id']}"
+    render.note(f"pushed {counted(len(pushed), 'message')} (ids {ids})")
     if n_pop:
         popped = messages.pop(engine, spec, n_pop)
         render.note(f"popped {len(popped)}: ids {', '.join(str(r['id']) for r in popped)}")

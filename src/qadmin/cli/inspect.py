@@ -23,7 +23,7 @@ from qadmin.diagnostics.model import (
     InspectReport,
     Options,
 )
-from qadmin.errors import NotFound, QadminError
+from qadmin.errors import NotFound, QadminError, counted
 from qadmin.ops import catalog
 from qadmin.ops import repair as repair_ops
 
@@ -129,7 +129,7 @@ def _headline(data: dict[str, Any], verdict: check_ops.CheckResult) -> list[str]
     what = f"qadmin inspect {data['queue']}: {kind} in {data['schema']} on {data['engine']}"
     findings = data.get("findings") or []
     counts = [
-        f"{sum(1 for f in findings if f['severity'] == level)} {level} finding(s)"
+        counted(sum(1 for f in findings if f["severity"] == level), f"{level} finding")
         for level in ("critical", "warning", "info")
         if any(f["severity"] == level for f in findings)
     ]
@@ -301,6 +301,8 @@ def claims(name: str, stale_after: int, target: Target, fmt: str | None) -> None
     part = claims_part.measure(engine, spec, stale_after)
     for note in part.notes:
         render.note(f"qadmin: {note}")
+    if not part.stale and part.claimed is not None:
+        render.note(f"qadmin: no claim of {name} is older than {stale_after} s")
     render.rows(part.stale, _section("claims")[2], fmt)
 
 

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import sys
+from contextlib import nullcontext
 from datetime import UTC, datetime, timedelta
 from typing import BinaryIO
 
 import click
 
 from qadmin import render
+from qadmin.cli import progress
 from qadmin.cli.options import Duration, Target, connection_options, count_option, format_option
 from qadmin.errors import QueueEmpty, QueueFull, UsageError
 from qadmin.kinds import QueueSpec
 from qadmin.ops import catalog, messages
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+# A push this large takes seconds: show it runs (on a terminal).
+BAR_FROM = 10_000
 # What peek shows of a message's claim, on kinds with claims.
 CLAIM_STATE = ("processing_started_at", "claimed_by", "attempts", "last_error")
 
@@ -37,7 +41,9 @@ def _text(text: str, position: int) -> bytes:
         ) from None
 
 
-def _payloads(texts: tuple[str, ...], file: str | None, lines: bool) -> list[bytes]:
+def _payloads(
+    texts: tuple[str, ...], file: str | None, lines: bool, allow_empty: bool = False
+) -> list[bytes]:
     if texts and file:
         raise UsageError("give messages as arguments or with --file, not both")
     if texts:
@@ -54,6 +60,9 @@ def _payloads(texts: tuple[str, ...], file: str | None, lines: bool) -> list[byt
         data = _read(sys.stdin.buffer)
     if lines:
         return [line for line in data.split(b"\n") if line] if data else []
+    if not data and not allow_empty:
+        # `push q </dev/null` in a script whose producer died: nothing to send, not a message.
+        raise UsageError(f"{file or 'stdin'} is empty: nothing pushed (--allow-empty pushes it)")
     return [data]
 
 
@@ -76,6 +85,7 @@ def _columns(spec: QueueSpec) -> list[str]:
 @click.argument("message", nargs=-1)
 @click.option("--file", "-f", metavar="PATH", help="Read the message from a file ('-': stdin).")
 @click.option("--lines", is_flag=True, help="One message per input line (file or stdin).")
+@click.option("--allow-empty", is_flag=True, help="Push an empty file or stdin as one message.")
 @click.option(
     "--due",
     type=click.DateTime(["%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S%z"]),
@@ -94,13 +104,14 @@ def push(
     message: tuple[str, ...],
     file: str | None,
     lines: bool,
+    allow_empty: bool,
     due: datetime | None,
     delay: float | None,
     target: Target,
     fmt: str | None,
 ) -> None:
     """Push MESSAGE(s), a file, or stdin onto queue NAME (binary-safe)."""
-    payloads = _payloads(message, file, lines)
+    payloads = _payloads(message, file, lines, allow_empty)
     when = _due(due, delay)
     if not payloads:
         raise UsageError("nothing to push: the input has no lines")
@@ -111,8 +122,15 @@ def push(
         columns.append("due_at")
     if spec.info.overwrites:
         columns.append("overwritten_id")
+    # One transaction cannot report how far it got: a large push shows a running bar instead.
+    bar = (
+        progress.bar(f"pushing {len(payloads):,} messages")
+        if len(payloads) >= BAR_FROM
+        else nullcontext()
+    )
     try:
-        pushed = messages.push(engine, spec, payloads, when)
+        with bar:
+            pushed = messages.push(engine, spec, payloads, when)
     except QueueFull as full:
         render.rows(full.pushed, columns, fmt)
         raise

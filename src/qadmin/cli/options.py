@@ -7,13 +7,15 @@ import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 import click
+from click.core import ParameterSource
 
 from qadmin import config as config_mod
 from qadmin.engines import Engine, Timeouts, open_engine
-from qadmin.errors import UsageError
+from qadmin.errors import ConnectionFailed, UsageError
 from qadmin.ops.messages import MAX_BATCH
 from qadmin.render import FORMATS
 
@@ -30,9 +32,11 @@ class Target:
     schema: str | None
     timeouts: Timeouts
 
-    def engine(self) -> Engine:
+    def engine(self, create: bool = False) -> Engine:
+        """The engine; ``create``: this command may make a new SQLite file (``create``)."""
         conf = config_mod.load_config(self.config)
         resolved = config_mod.resolve(self.dsn, self.connection, conf)
+        check_sqlite_file(resolved, create)
         engine = open_engine(resolved.dsn, self.schema or resolved.schema, self.timeouts)
         ctx = click.get_current_context()
         if ctx.find_root().params.get("verbose"):
@@ -41,66 +45,130 @@ class Target:
         return engine
 
 
-def connection_options(func: F) -> F:
-    """--dsn, -c/--connection, --config, --schema and the timeouts, as one ``target``."""
+CONNECTION_PARAMS = (
+    "dsn",
+    "connection",
+    "config_path",
+    "schema",
+    "connect_timeout",
+    "lock_timeout",
+    "statement_timeout",
+)
 
-    @click.option(
-        "--dsn",
-        metavar="DSN",
-        help="Connection string (default: $QADMIN_DSN, the "
-        "config's default connection, else the embedded SQLite file).",
-    )
-    @click.option("-c", "--connection", metavar="NAME", help="A named connection from the config.")
-    @click.option(
-        "--config",
-        "config_path",
-        metavar="FILE",
-        envvar="QADMIN_CONFIG",
-        help="Config file (default: qadmin/config.toml in the user config dir).",
-    )
-    @click.option("--schema", metavar="NAME", help="Schema (MySQL: database) holding the queues.")
-    @click.option(
-        "--connect-timeout",
-        type=Duration(low=1, high=3600),
-        default=5,
-        show_default=True,
-        metavar="DURATION",
-        help="Limit for connecting and logging in.",
-    )
-    @click.option(
-        "--lock-timeout",
-        type=Millis(low=1, high=3_600_000),
-        default=5000,
-        show_default=True,
-        metavar="MS",
-        help="Lock wait limit for every statement (milliseconds, or 2s, 1m).",
-    )
-    @click.option(
-        "--statement-timeout",
-        type=Millis(low=1, high=86_400_000),
-        default=30000,
-        show_default=True,
-        metavar="MS",
-        help="Run-time limit for every statement (milliseconds, or 30s, 5m).",
-    )
-    @functools.wraps(func)
-    def wrapper(
-        *args: Any,
-        dsn: str | None,
-        connection: str | None,
-        config_path: str | None,
-        schema: str | None,
-        connect_timeout: int,
-        lock_timeout: int,
-        statement_timeout: int,
-        **kwargs: Any,
-    ) -> Any:
-        timeouts = Timeouts(
-            connect_s=connect_timeout, lock_ms=lock_timeout, statement_ms=statement_timeout
+
+def _connection_option_list() -> list[Callable[[F], F]]:
+    return [
+        click.option(
+            "--dsn",
+            metavar="DSN",
+            help="Connection string (default: $QADMIN_DSN, the "
+            "config's default connection, else the embedded SQLite file).",
+        ),
+        click.option(
+            "-c", "--connection", metavar="NAME", help="A named connection from the config."
+        ),
+        click.option(
+            "--config",
+            "config_path",
+            metavar="FILE",
+            envvar="QADMIN_CONFIG",
+            help="Config file (default: qadmin/config.toml in the user config dir).",
+        ),
+        click.option(
+            "--schema", metavar="NAME", help="Schema (MySQL: database) holding the queues."
+        ),
+        click.option(
+            "--connect-timeout",
+            type=Duration(low=1, high=3600),
+            default=5,
+            show_default=True,
+            metavar="DURATION",
+            help="Limit for connecting and logging in.",
+        ),
+        click.option(
+            "--lock-timeout",
+            type=Millis(low=1, high=3_600_000),
+            default=5000,
+            show_default=True,
+            metavar="MS",
+            help="Lock wait limit for every statement (milliseconds, or 2s, 1m).",
+        ),
+        click.option(
+            "--statement-timeout",
+            type=Millis(low=1, high=86_400_000),
+            default=30000,
+            show_default=True,
+            metavar="MS",
+            help="Run-time limit for every statement (milliseconds, or 30s, 5m).",
+        ),
+    ]
+
+
+def global_connection_options(func: F) -> F:
+    """The same options on the ``qadmin`` group, so ``qadmin --dsn X list`` works as in psql;
+    the group's callback ignores them and each command reads them through ``given``."""
+    for option in reversed(_connection_option_list()):
+        func = option(func)
+    return func
+
+
+def given(name: str, value: Any) -> Any:
+    """A connection option's value: the command's own when typed after it, else the one typed
+    before the command (``qadmin --dsn X list``), else the command's default or variable."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None or ctx.get_parameter_source(name) is ParameterSource.COMMANDLINE:
+        return value
+    root = ctx.find_root()
+    if root is not ctx and root.get_parameter_source(name) is ParameterSource.COMMANDLINE:
+        return root.params[name]
+    return value
+
+
+def check_sqlite_file(resolved: config_mod.Connection, create: bool = False) -> None:
+    """A SQLite DSN names a file that exists, or one ``create`` may make in an existing folder:
+    a typo must not leave a new empty database (and folders) behind and then list nothing. The
+    embedded default is exempt: it makes its file and folder on first use, with no setup."""
+    from qadmin import dsn as dsn_mod
+
+    parsed = dsn_mod.parse(resolved.dsn)
+    if parsed.engine != "sqlite" or resolved.source == config_mod.EMBEDDED:
+        return
+    if not parsed.path or parsed.path == ":memory:" or parsed.query.get("mode") == "memory":
+        return
+    file = Path(parsed.path).expanduser()
+    if file.is_dir():
+        raise ConnectionFailed(f"sqlite: {file} is a folder, not a database file")
+    if file.exists():
+        return
+    if not create:
+        raise ConnectionFailed(
+            f"sqlite: no database file {file} (check the path; 'qadmin create' makes a new one)"
         )
-        kwargs["target"] = Target(dsn, connection, config_path, schema, timeouts)
+    if not file.parent.is_dir():
+        raise ConnectionFailed(
+            f"sqlite: folder {file.parent} does not exist (qadmin makes the file, not folders)"
+        )
+
+
+def connection_options(func: F) -> F:
+    """--dsn, -c/--connection, --config, --schema and the timeouts, as one ``target``; each is
+    also accepted before the command."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        values = {name: given(name, kwargs.pop(name)) for name in CONNECTION_PARAMS}
+        timeouts = Timeouts(
+            connect_s=values["connect_timeout"],
+            lock_ms=values["lock_timeout"],
+            statement_ms=values["statement_timeout"],
+        )
+        kwargs["target"] = Target(
+            values["dsn"], values["connection"], values["config_path"], values["schema"], timeouts
+        )
         return func(*args, **kwargs)
 
+    for option in reversed(_connection_option_list()):
+        wrapper = option(wrapper)
     return wrapper  # type: ignore[return-value]
 
 

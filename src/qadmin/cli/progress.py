@@ -1,7 +1,10 @@
-"""A progress bar on stderr for long copies, shown only to a person at a terminal."""
+"""A progress bar on stderr for long operations, shown only to a person at a terminal: never
+when stderr is a pipe or a file (cron, scripts, CI logs) nor under CI=true, so nothing extra is
+written there."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -10,8 +13,9 @@ from typing import Any
 
 @contextmanager
 def bar(description: str) -> Iterator[Callable[[int, int], None] | None]:
-    """Yields ``update(done, total)``, or None off a TTY (cron, pipes: no escape codes)."""
-    if not sys.stderr.isatty():
+    """Yields ``update(done, total)``, or None off a TTY (cron, pipes: no escape codes). Until
+    the first update the bar pulses, so an operation that cannot count still shows it runs."""
+    if not shown():
         yield None
         return
     from rich.console import Console
@@ -24,3 +28,8 @@ def bar(description: str) -> Iterator[Callable[[int, int], None] | None]:
             progress.update(task, completed=done, total=total)
 
         yield update
+
+
+def shown() -> bool:
+    """Whether a progress bar would be drawn: stderr is a terminal and this is not CI."""
+    return sys.stderr.isatty() and os.environ.get("CI", "").lower() not in ("1", "true", "yes")

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import click
 
 from qadmin import render
+from qadmin.cli import progress
 from qadmin.cli.options import Target, confirm, connection_options, format_option
 from qadmin.kinds import Kind, QueueSpec
 from qadmin.ops import catalog, queues
 
+# A ring this large takes seconds to fill with slot rows: show a bar (on a terminal).
+BAR_FROM = 100_000
 SPEC_COLUMNS = ["name", "kind", "capacity", "strict", "watermark", "created_at", "state"]
 
 
@@ -56,7 +61,11 @@ def create(
 ) -> None:
     """Create queue NAME: its table, its routines and its catalog entry."""
     spec = queues.make_spec(name, kind, capacity, strict, watermark)
-    created = queues.create(target.engine(), spec)
+    engine = target.engine(create=True)
+    slots = spec.capacity or 0
+    bar = progress.bar(f"creating {name}: {slots:,} slots") if slots >= BAR_FROM else nullcontext()
+    with bar as update:
+        created = queues.create(engine, spec, update)
     render.document(_spec_row(created), fmt)
 
 

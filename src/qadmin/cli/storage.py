@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from qadmin import render
@@ -52,6 +54,28 @@ def watermark(
     render.document(result, fmt)
 
 
+def show_plan(plan: dict[str, Any], fmt: str | None) -> None:
+    """A dry run's plan in every format: JSON as one document; else the summary, what would be
+    refused, the numbered steps with the locks they take, then (table, plain) the SQL."""
+    shown = render.resolve_format(fmt)
+    if shown == "json":
+        render.document(plan, fmt)
+        return
+    data = dict(
+        plan,
+        refused=[{"reason": r} for r in plan.get("refused") or []],
+        steps=[{"step": n, "what": s} for n, s in enumerate(plan.get("steps") or [], 1)],
+    )
+    render.report(
+        data, [("refused", "refused", ["reason"]), ("steps", "steps", ["step", "what"])], fmt
+    )
+    if shown != "csv" and plan.get("statements"):
+        click.echo("")
+        click.echo("-- the SQL, in order (:name values are bound when it runs)")
+        for statement in plan["statements"]:
+            click.echo(statement.rstrip() + ";")
+
+
 @click.command()
 @click.argument("name")
 @click.option("--capacity", type=int, required=True, help="The ring's new number of slots.")
@@ -62,11 +86,19 @@ def watermark(
 def resize(
     name: str, capacity: int, dry_run: bool, yes: bool, target: Target, fmt: str | None
 ) -> None:
-    """Grow or shrink a ring while producers and consumers run (never below its backlog)."""
+    """Grow or shrink a ring while producers and consumers run (never below its backlog).
+
+    --dry-run shows the plan in any format, and exits 2 when the messages would not fit."""
     engine = target.engine()
     spec = catalog.get(engine, name)
     if dry_run:
-        render.document(dict(resize_ops.plan(engine, spec, capacity), dry_run=True), fmt)
+        plan = dict(resize_ops.plan(engine, spec, capacity), dry_run=True)
+        show_plan(plan, fmt)
+        if not plan["fits"]:
+            raise UsageError(
+                f"refusing to resize {name} to {capacity:,}: its {plan['messages']:,} messages "
+                "do not fit (pop some first, or choose a larger capacity)"
+            )
         return
     confirm("resize", name, yes)
     with progress.bar(f"resizing {name}") as update:
@@ -125,7 +157,7 @@ def convert(
     )
     if dry_run:
         plan = convert_ops.plan(engine, src, capacity)
-        render.document(dict(plan, dry_run=True), fmt)
+        show_plan(dict(plan, dry_run=True), fmt)
         refusal = convert_ops.refused(plan)
         if refusal:
             raise UsageError(refusal)

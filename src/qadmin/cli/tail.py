@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import sys
 import time
 from collections import deque
 from typing import Any
@@ -34,6 +35,18 @@ COLUMNS = [
     "error",
 ]
 SPARK = "▁▂▃▄▅▆▇█"
+# The figures a person reads, in the live table and in --format plain (one line per queue).
+FIGURES = (
+    "enq/s",
+    "deq/s",
+    "depth",
+    "oldest",
+    "claimed",
+    "stale",
+    "ghosts",
+    "lock waits",
+    "ring fill",
+)
 
 
 def sparkline(values: list[float]) -> str:
@@ -44,7 +57,8 @@ def sparkline(values: list[float]) -> str:
 
 
 class Emitter:
-    """Writes each sample: a rich Live table on a terminal, else one line per queue sample."""
+    """Writes each sample: a rich Live table on a terminal, else one line per queue sample
+    (JSON, CSV, or aligned text under one header for --format plain)."""
 
     def __init__(self, fmt: str, interval: float) -> None:
         self.fmt = fmt
@@ -74,15 +88,29 @@ class Emitter:
             self.live.update(self._table(rows, note))
         elif self.fmt == "csv":
             buf = io.StringIO()
-            writer = csv.DictWriter(buf, COLUMNS, extrasaction="ignore", lineterminator="\n")
+            writer = csv.writer(buf, lineterminator="\n")
             if not self.header_done:
-                writer.writeheader()
+                writer.writerow(COLUMNS)
                 self.header_done = True
-            writer.writerows(rows)
+            writer.writerows(render.text_row(row, COLUMNS, exact=True) for row in rows)
             click.echo(buf.getvalue(), nl=False)
+        elif self.fmt == "plain":
+            self._plain(rows)
         else:
             for row in rows:
                 click.echo(render.json_line({c: row.get(c) for c in COLUMNS}))
+
+    def _plain(self, rows: list[dict[str, Any]]) -> None:
+        """Columns as wide as their header or a typical value: a stream cannot realign."""
+        headers = ("time", "queue", "kind", *FIGURES)
+        widths = [27, 16, 8, *[max(len(h), 7) for h in FIGURES]]
+        if not self.header_done:
+            click.echo("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip())
+            self.header_done = True
+        for r in rows:
+            cells = [str(r["time"]), r["queue"], r["kind"], *_figures(r)]
+            line = "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+            click.echo(f"{line}  error: {r['error']}" if r.get("error") else line)
 
     def _table(self, rows: list[dict[str, Any]], note: str | None) -> Any:
         from rich.table import Table
@@ -103,40 +131,30 @@ class Emitter:
                 )
             ),
         )
-        for column in (
-            "queue",
-            "kind",
-            "enq/s",
-            "deq/s",
-            "deq/s last min",
-            "depth",
-            "oldest",
-            "claimed",
-            "stale",
-            "ghosts",
-            "lock waits",
-            "ring fill",
-        ):
+        for column in ("queue", "kind", *FIGURES[:2], "deq/s last min", *FIGURES[2:]):
             table.add_column(column, justify="left" if column in ("queue", "kind") else "right")
         for r in rows:
-            if r.get("error"):
-                table.add_row(r["queue"], r["kind"], *["-"] * 10)
-                continue
-            table.add_row(
-                r["queue"],
-                r["kind"],
-                _num(r["enqueue_per_s"]),
-                _num(r["dequeue_per_s"]),
-                sparkline(list(self.history.get(r["queue"], []))),
-                f"{r['depth']}{'' if r['depth_exact'] else '~'}",
-                _age(r["oldest_age_s"]),
-                _num(r["claimed"]),
-                _num(r["stale_claims"]),
-                _num(r["ghosts"]),
-                _num(r["lock_waits"]),
-                "" if r["ring_fill"] is None else f"{r['ring_fill']:.0%}",
-            )
+            figures = _figures(r)
+            spark = "-" if r.get("error") else sparkline(list(self.history.get(r["queue"], [])))
+            table.add_row(r["queue"], r["kind"], *figures[:2], spark, *figures[2:])
         return table
+
+
+def _figures(r: dict[str, Any]) -> list[str]:
+    """The FIGURES of one row as text (all ``-`` for a sample that failed)."""
+    if r.get("error"):
+        return ["-"] * len(FIGURES)
+    return [
+        _num(r["enqueue_per_s"]),
+        _num(r["dequeue_per_s"]),
+        f"{r['depth']}{'' if r['depth_exact'] else '~'}",
+        _age(r["oldest_age_s"]),
+        _num(r["claimed"]),
+        _num(r["stale_claims"]),
+        _num(r["ghosts"]),
+        _num(r["lock_waits"]),
+        "" if r["ring_fill"] is None else f"{r['ring_fill']:.0%}",
+    ]
 
 
 def _num(value: Any) -> str:
@@ -178,7 +196,9 @@ def tail(
     """Watch queues live: enqueue/s, dequeue/s, depth, oldest age, claims, ghosts, lock waits.
 
     On a terminal a live table; otherwise (or --format json) one JSON object per queue per
-    sample, flushed, so `qadmin tail q --format json | jq` works. Ctrl-C stops it (exit 0).
+    sample, flushed, so `qadmin tail q | jq` works; --format plain: one aligned text line
+    per queue per sample, --format csv: a header, then one CSV line per queue per sample.
+    Ctrl-C stops it (exit 0).
     A sample that fails (lock timeout, lost connection) is a row with an error and counts
     towards --count; tail then exits with the last sample's failure code (8 or 6), else 0.
     """
@@ -188,7 +208,8 @@ def tail(
     specs = catalog.all_queues(engine) if all_queues else [catalog.get(engine, n) for n in names]
     if not specs:
         raise UsageError("no queues to watch")
-    output = render.resolve_format(fmt)
+    # Off a terminal the default stays JSON lines (a stream for jq); plain is asked for.
+    output = fmt or ("table" if sys.stdout.isatty() else "json")
     previous: dict[str, telemetry.Snapshot] = {}
     taken = 0
     failure: QadminError | None = None

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from qadmin import extras
 from qadmin.dsn import odbc_pairs, odbc_value
 from qadmin.engines.base import APP_NAME, PARAM_PATTERN, Engine
 from qadmin.errors import (
@@ -21,6 +22,7 @@ from qadmin.errors import (
     Deadlock,
     LockTimeout,
     LoginFailed,
+    MissingDependency,
     NotFound,
     PermissionMissing,
     QadminError,
@@ -44,9 +46,9 @@ class MssqlEngine(Engine):
         try:
             import pyodbc
         except ImportError as exc:
-            raise ConnectionFailed(
+            raise MissingDependency(
                 "mssql: pyodbc cannot load (" + str(exc).split(":")[0] + "); install it with "
-                "pip install 'qadmin[mssql]' and the ODBC libraries with "
+                f"{extras.install_line('mssql')} and the ODBC libraries with "
                 "apt-get install libodbc2 tdsodbc"
             ) from None
         return pyodbc

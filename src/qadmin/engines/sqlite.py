@@ -64,7 +64,8 @@ class SqliteEngine(Engine):
         return QadminError(f"sqlite: {text}")
 
     def server_version(self) -> str:
-        return "SQLite " + sqlite3.sqlite_version
+        # Asked of the connection (not the module's constant) so ping times a real round trip.
+        return "SQLite " + str(self.query(self.engine_sql("server_version"))[0]["v"])
 
     def _default_schema(self) -> str:
         return "main"

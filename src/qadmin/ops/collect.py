@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from qadmin.errors import QadminError
+from qadmin import extras
 from qadmin.ops.telemetry import ARROW_TYPES, FIELDS, SCHEMA_VERSION
 
 TMP_PREFIX = ".qadmin-tmp-"
@@ -30,9 +30,7 @@ def _pyarrow() -> Any:
         import pyarrow
         import pyarrow.parquet
     except ImportError:
-        raise QadminError(
-            "collect writes Parquet and needs pyarrow: pip install 'qadmin[collect]'"
-        ) from None
+        raise extras.missing("pyarrow", "collect (Parquet)") from None
     return pyarrow
 
 

@@ -62,10 +62,10 @@ def _kinds(capability: str) -> str:
     return said(kinds_with(capability))
 
 
-def create(engine: Engine, spec: QueueSpec) -> QueueSpec:
+def create(engine: Engine, spec: QueueSpec, progress: resize.Progress | None = None) -> QueueSpec:
     """Create the queue, recording its catalog entry (state ``creating``) first and each object
     before it is made, so that whatever stops it part-way, the same create finishes the job
-    and drop removes exactly what was made."""
+    and drop removes exactly what was made. ``progress`` follows a ring's slot rows."""
     catalog.ensure(engine)
     earlier = catalog.find(engine, spec.name)
     if earlier is not None and earlier.state != catalog.CREATING:
@@ -92,7 +92,7 @@ def create(engine: Engine, spec: QueueSpec) -> QueueSpec:
                 raise
         if engine.template(spec).has("resize_grow"):
             with engine.transaction() as execute:
-                resize.grow(engine, spec, execute, 0, int(spec.capacity or 0))
+                resize.grow(engine, spec, execute, 0, int(spec.capacity or 0), progress)
         catalog.mark_ready(engine, spec)
     except QadminError:
         _remove(engine, spec)

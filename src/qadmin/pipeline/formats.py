@@ -20,7 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from qadmin.errors import QadminError, UsageError
+from qadmin import extras
+from qadmin.errors import UsageError
 from qadmin.kinds import KindSpec
 
 EXPORT_SCHEMA_VERSION = 1
@@ -44,7 +45,7 @@ def pyarrow() -> Any:
         import pyarrow as pa
         import pyarrow.parquet  # Writer and readers use the submodule
     except ImportError:
-        raise QadminError("Parquet needs pyarrow: pip install 'qadmin[collect]'") from None
+        raise extras.missing("pyarrow", "Parquet") from None
     return pa
 
 

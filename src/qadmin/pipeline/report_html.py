@@ -99,11 +99,13 @@ def _chart(title: str, hours: list[dict[str, Any]], series: tuple[tuple[str, str
 
     lines = []
     for n, (label, column) in enumerate(series):
-        points = " ".join(
-            f"{x(i):.1f},{y(float(h[column])):.1f}"
-            for i, h in enumerate(hours)
-            if h.get(column) is not None
-        )
+        marks = [
+            (x(i), y(float(h[column]))) for i, h in enumerate(hours) if h.get(column) is not None
+        ]
+        # One hour of history: its value drawn across the chart (a one-point line is invisible).
+        if len(hours) == 1 and marks:
+            marks = [(x(0), marks[0][1]), (x(1), marks[0][1])]
+        points = " ".join(f"{px:.1f},{py:.1f}" for px, py in marks)
         colour = COLOURS[n % len(COLOURS)]
         lines.append(
             f'<polyline fill="none" stroke="{colour}" stroke-width="1.5" points="{points}">'

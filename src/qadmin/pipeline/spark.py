@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from qadmin import extras
 from qadmin.engines import registry
 from qadmin.engines.base import Engine
-from qadmin.errors import QadminError, UnsupportedError
+from qadmin.errors import MissingDependency, QadminError, UnsupportedError
 
 JAR_DIR = Path("/usr/share/java")
 JAR_PACKAGES = {e.jdbc_jar: e.jdbc_package for e in registry.ENGINES if e.jdbc_jar}
@@ -57,7 +58,7 @@ def jars(needed: list[str]) -> list[str]:
     for jar in needed:
         path = JAR_DIR / jar
         if not path.is_file():
-            raise QadminError(
+            raise MissingDependency(
                 f"Spark needs the JDBC driver {path}: apt-get install {JAR_PACKAGES[jar]} "
                 "(or set QADMIN_SPARK_JARS)"
             )
@@ -71,18 +72,19 @@ def session(where: Where, jar_names: list[str] | None = None) -> Any:
     try:
         from pyspark.sql import SparkSession
     except ImportError:
-        raise QadminError(
-            "this needs Spark: pip install 'qadmin[spark]' (pyspark), or use --engine python"
-        ) from None
+        raise extras.missing("pyspark", "Spark", "or use --engine python") from None
     if where.remote:
         try:
             return SparkSession.builder.remote(where.remote).getOrCreate()
         except ImportError as exc:
-            raise QadminError(
+            raise MissingDependency(
                 f"Spark Connect needs its client: pip install 'pyspark[connect]' ({exc})"
             ) from None
     if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
-        raise QadminError("Spark needs Java 17: apt-get install openjdk-17-jre-headless")
+        raise MissingDependency(
+            "Spark needs Java 17, which is not installed: apt-get install "
+            "openjdk-17-jre-headless (or set JAVA_HOME)"
+        )
     master = where.master or "local[*]"
     if master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")

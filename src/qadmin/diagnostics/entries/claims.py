@@ -9,6 +9,7 @@ from qadmin.diagnostics import sql
 from qadmin.diagnostics.model import WARNING, Context, Finding, InspectReport, Result
 from qadmin.diagnostics.registry import Diagnostic, Field, Metric, Section, kind_has
 from qadmin.engines.base import Engine
+from qadmin.errors import counted
 from qadmin.kinds import Kind, QueueSpec
 from qadmin.ops.values import iso
 
@@ -74,7 +75,7 @@ def rule(report: InspectReport) -> list[Finding]:
         Finding(
             severity,
             "stale_claims",
-            f"{len(part.stale)} claims older than {part.stale_after_s} s{detail}",
+            f"{counted(len(part.stale), 'claim')} older than {part.stale_after_s} s{detail}",
             f"qadmin requeue {report.queue} --stale-after {part.stale_after_s}",
         )
     ]

@@ -116,13 +116,20 @@ def rule(report: InspectReport) -> list[Finding]:
             Finding(
                 CRITICAL if critical else WARNING,
                 "snapshot_held",
-                f"{holder['holder_kind']} {holder['holder']} has had a snapshot / transaction "
-                f"open for {sql.duration(age)}: it holds back cleanup of dead rows",
+                f"{_holding(holder)} for {sql.duration(age)}: it holds back cleanup of dead rows",
                 f"end it ({advice.end_session(str(holder['holder']))}); "
                 f"{advice.idle_transaction_advice()}",
             )
         )
     return out
+
+
+def _holding(holder: dict[str, Any]) -> str:
+    """Who holds cleanup back and how: a PostgreSQL backend's snapshot, or (MySQL/MariaDB's
+    thread, SQL Server's session) an open transaction."""
+    if holder["holder_kind"] == "transaction":
+        return f"session {holder['holder']} has had a transaction open"
+    return f"{holder['holder_kind']} {holder['holder']} has had a snapshot / transaction open"
 
 
 def _dead_rows(

@@ -8,6 +8,7 @@ from typing import Any
 
 from qadmin.diagnostics.model import CRITICAL, WARNING, Context, Finding, InspectReport, Result
 from qadmin.diagnostics.registry import Diagnostic, Field, Metric
+from qadmin.errors import counted
 from qadmin.kinds import WATERMARK_EVERY
 from qadmin.ops import watermark
 
@@ -47,8 +48,9 @@ def rule(report: InspectReport) -> list[Finding]:
             Finding(
                 CRITICAL if critical else WARNING,
                 "watermark_stranded",
-                f"{wm['stranded']} message(s) below the watermark {wm['watermark']} are never "
-                f"dequeued (lowest id {wm['stranded_min_id']}, oldest "
+                f"{counted(wm['stranded'], 'message')} below the watermark {wm['watermark']} "
+                f"{'is' if wm['stranded'] == 1 else 'are'} never dequeued (lowest id "
+                f"{wm['stranded_min_id']}, oldest "
                 f"{wm['oldest_stranded_s']} s)",
                 f"qadmin watermark {queue} repair",
             )
