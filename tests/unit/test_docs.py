@@ -19,7 +19,7 @@ README = REPO / "README.md"
 DOCS = REPO / "docs"
 PAGES = [README, *sorted(DOCS.glob("*.md"))]
 # Pages other work adds at merge time; a link to one of them may dangle until it lands.
-PENDING = {"docs/cli.md", "docs/profiles.md", "docs/spark-cluster.md"}
+PENDING = {"docs/profiles.md", "docs/spark-cluster.md"}
 # The connection options and --format, listed once at the top of docs/commands.md.
 SHARED_OPTIONS = {"--dsn", "--connection", "--config", "--schema", "--connect-timeout"}
 SHARED_OPTIONS |= {"--lock-timeout", "--statement-timeout", "--format"}
