@@ -50,7 +50,7 @@ def sample(engine: Engine, spec: QueueSpec) -> Sample:
         notes.append(server.note)
     return Sample(
         at=time.monotonic(),
-        depth=size.measure(engine, spec).depth,
+        depth=size.measure(engine, spec).depth or 0,
         enqueued_total=sql.as_int(counters.get("enqueued_total")),
         dequeued_total=sql.as_int(counters.get("dequeued_total")),
         deleted=sql.as_int(server.first.get("deleted")),
