@@ -34,3 +34,6 @@ SELECT {hb_worker.bare} AS worker, {age} AS beat_age_s FROM {hb_table} LIMIT :li
 UPDATE {table} SET {assignments} WHERE {id_col.bare} = :id AND {filter} AND {stale}
 -- name: release
 SELECT ROW_COUNT() AS released
+
+-- name: high_water
+SELECT max({order_col.bare}) AS high FROM {table}

@@ -32,3 +32,6 @@ SELECT {hb_worker.bare} AS worker, {age} AS beat_age_s FROM {hb_table} LIMIT :li
 -- name: release
 UPDATE {table} SET {assignments} WHERE {id_col.bare} = :id AND {filter} AND {stale}
 RETURNING {id_col.bare} AS id
+
+-- name: high_water
+SELECT max({order_col.bare}) AS high FROM {table}

@@ -103,9 +103,8 @@ def snapshot(
 def tail_row(previous: Snapshot | None, current: Snapshot) -> dict[str, Any]:
     """One line of ``tail``: the snapshot's figures plus rates since the previous one."""
     before, after = previous.sample if previous else None, current.sample
-    spec = current.target.spec
-    if before is not None and after is not None and spec is not None:
-        current.report.parts["rates"] = rates.between(before, after, spec)
+    if before is not None and after is not None:
+        current.report.parts["rates"] = rates.between(before, after, current.target.spec)
     row = {k: v for k, v in current.figures().items() if k != "schema_version"}
     row["time"] = current.time.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     row["error"] = current.blocked and secrets.scrub(current.blocked)

@@ -29,7 +29,7 @@ class Sample:
     """Counters at one moment: what the template and the engine tell cheaply."""
 
     at: float
-    depth: int
+    depth: int | None
     enqueued_total: int | None
     dequeued_total: int | None
     deleted: int | None
@@ -58,6 +58,26 @@ def sample(engine: Engine, spec: QueueSpec) -> Sample:
     )
 
 
+def sample_profile(ctx: Context) -> Sample:
+    """A profiled table's counters: the order key's high-water mark (one index probe) for
+    enqueues, waiting rows within the cost rules; dequeues are what entered minus the growth."""
+    reader = ctx.reader
+    assert reader is not None, "a table qadmin did not create is read through its profile"
+    profile, notes = reader.profile, []
+    high = None
+    order = profile.order_by
+    column = reader.shape.column(order) if order else None
+    if order and column and column.family == "integer" and reader.shape.index_leading(order):
+        rows = reader.run("high_water", {}, {}, {"order_col": order})
+        high = sql.as_int(rows[0]["high"]) if rows else None
+    else:
+        notes.append("enqueue rate not derivable: no indexed integer order key (--order-by)")
+    depth = reader.count_state(profile.pending) if reader.state else reader.count(())
+    if depth.rows is None:
+        notes.append("backlog growth not derivable: waiting rows are not counted cheaply")
+    return Sample(time.monotonic(), depth.rows, high, None, None, notes)
+
+
 @dataclass
 class Rates(Result):
     latest: Sample  # not in JSON: the counters the next rate starts from
@@ -81,30 +101,35 @@ def _delta(a: int | None, b: int | None) -> int | None:
     return None if a is None or b is None else b - a
 
 
-def between(before: Sample, after: Sample, spec: QueueSpec) -> Rates:
-    """Rates between two samples, each with the counter it came from."""
+def between(before: Sample, after: Sample, spec: QueueSpec | None) -> Rates:
+    """Rates between two samples, each with the counter it came from (``spec`` None: a
+    profiled table, whose enqueues are its order key's high-water mark)."""
     elapsed = max(after.at - before.at, 1e-6)
     enq = _delta(before.enqueued_total, after.enqueued_total)
     deq = _delta(before.dequeued_total, after.dequeued_total)
+    change = _delta(before.depth, after.depth)
     source = "pop sequence"
-    if deq is None and spec.kind not in (Kind.CLAIM, Kind.CAPPED):
+    if deq is None and spec is not None and spec.kind not in (Kind.CLAIM, Kind.CAPPED):
         deq = _delta(before.deleted, after.deleted)
         source = "server delete counter"
-    if deq is None and enq is not None:
-        deq = enq - (after.depth - before.depth)
+    if deq is None and enq is not None and change is not None:
+        deq = enq - change
         source = "enqueued minus depth change"
-    change = after.depth - before.depth
+    if spec is None:
+        enqueue_source = "order key high-water mark"
+    else:
+        enqueue_source = "push sequence" if spec.kind is Kind.RING else "id high-water mark"
     return Rates(
         latest=after,
         interval_s=round(elapsed, 3),
         enqueued=enq,
         enqueue_per_s=round(enq / elapsed, 2) if enq is not None else None,
-        enqueue_source="push sequence" if spec.kind is Kind.RING else "id high-water mark",
+        enqueue_source=enqueue_source if enq is not None else None,
         dequeued=max(deq, 0) if deq is not None else None,
         dequeue_per_s=round(max(deq, 0) / elapsed, 2) if deq is not None else None,
-        dequeue_source=source,
+        dequeue_source=source if deq is not None else None,
         depth_change=change,
-        backlog_growth_per_s=round(change / elapsed, 2),
+        backlog_growth_per_s=round(change / elapsed, 2) if change is not None else None,
         notes=sorted(set(before.notes + after.notes)),
     )
 
@@ -112,13 +137,18 @@ def between(before: Sample, after: Sample, spec: QueueSpec) -> Rates:
 def collect(ctx: Context) -> Rates | None:
     """Inspect and check: two samples ``--sample`` apart (none with 0); tail and collect: one
     sample, the rate comes from the previous snapshot."""
-    if ctx.spec is None or (ctx.options.sample_s <= 0 and not ctx.options.telemetry):
+    if ctx.options.sample_s <= 0 and not ctx.options.telemetry:
         return None
-    first = sample(ctx.engine, ctx.spec)
+    spec = ctx.spec
+
+    def take() -> Sample:
+        return sample_profile(ctx) if spec is None else sample(ctx.engine, spec)
+
+    first = take()
     if ctx.options.telemetry:
         return Rates(latest=first, notes=first.notes)
     time.sleep(ctx.options.sample_s)
-    return between(first, sample(ctx.engine, ctx.spec), ctx.spec)
+    return between(first, take(), spec)
 
 
 def rule(report: InspectReport) -> list[Finding]:
@@ -156,7 +186,6 @@ ENTRY = Diagnostic(
     sql=("counters",),
     collect=collect,
     rule=rule,
-    queue_only=True,
     metrics=(
         Metric(
             "backlog_growth",
