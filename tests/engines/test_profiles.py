@@ -349,3 +349,93 @@ def test_a_big_table_keeping_finished_rows_is_never_scanned(indexed, request, tm
         assert size["oldest_age_s"] is None
         assert any("(status, created_at) would make it cheap" in n for n in size["notes"])
     engine.close()
+
+
+def test_a_workers_heartbeat_table_says_which_claims_are_dead(request, tmp_path):
+    """A library-style profile (as qadmin.profiles.libraries gives them): claims by state,
+    liveness from a workers table's heartbeats, findings in the library's words; tail and
+    collect take the table too."""
+    import pyarrow.parquet as pq
+
+    from qadmin.profiles.model import Heartbeat, Profile
+    from qadmin.profiles.resolve import Resolved, check
+    from qadmin.profiles.shape import read_shape
+
+    target = make_target("postgresql", request, tmp_path)
+    schema = f'"{target.schema}"'
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        admin.execute(f"CREATE TABLE {schema}.workers (id int PRIMARY KEY, last_beat timestamptz)")
+        admin.execute(
+            f"CREATE TABLE {schema}.tasks (id bigint PRIMARY KEY, status text NOT NULL, "
+            f"worker_id int REFERENCES {schema}.workers, attempts int NOT NULL DEFAULT 1)"
+        )
+        admin.execute(
+            f"INSERT INTO {schema}.workers VALUES (1, now() - interval '10 minutes'), (2, now())"
+        )
+        admin.execute(
+            f"INSERT INTO {schema}.tasks VALUES (109, 'doing', 1, 1), (110, 'doing', 2, 1), "
+            "(111, 'todo', NULL, 0), (112, 'succeeded', NULL, 1)"
+        )
+    engine = target.engine()
+    shape = read_shape(engine, "tasks")
+    assert shape is not None
+    profile = Profile(
+        name="tasks",
+        table="tasks",
+        schema=target.schema,
+        source="detected",
+        library="testlib",
+        noun="job",
+        id_column="id",
+        order_by="id",
+        state_column="status",
+        pending=("todo",),
+        claimed=("doing",),
+        done=("succeeded",),
+        heartbeat=Heartbeat("workers", "worker_id", "id", "last_beat"),
+        attempts_column="attempts",
+    )
+    resolved = Resolved(check(profile, shape, "postgresql"), None, shape)
+    report = run.inspect_resolved(engine, resolved, Options(sample_s=0))
+    data = report.to_json_dict()
+    assert (data["size"]["depth"], data["size"]["claimed"], data["size"]["done"]) == (1, 2, 1)
+    [dead] = data["claims"]["stale"]
+    assert (dead["id"], dead["worker_alive"]) == (109, False)
+    assert 500 < dead["heartbeat_age_s"] < 1200
+    finding = next(f for f in report.findings if f.code == "stale_claims")
+    assert finding.message.startswith("testlib job 109 has been doing;")
+    assert "its worker's last heartbeat is 10 min old" in finding.message
+    assert "testlib" in finding.fix, "no requeue without a Release: the library's own tooling"
+    assert data["profile"]["heartbeat"]["table"] == "workers"
+    engine.close()
+    conn = ["--dsn", PG_ADMIN, "--schema", target.schema]
+    wrote = _cli("collect", "tasks", "--to", str(tmp_path / "history"), *conn)
+    assert wrote.exit_code == 0, wrote.output
+    [file] = (tmp_path / "history").rglob("*.parquet")
+    row = pq.read_table(file).to_pylist()[0]
+    assert (row["queue"], row["kind"], row["depth"]) == ("tasks", "table", 4)
+
+
+def test_convert_moves_only_a_declared_profiles_waiting_rows(request, tmp_path):
+    target = make_target("postgresql", request, tmp_path)
+    table = f'"{target.schema}".jobs'
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        admin.execute(
+            f"CREATE TABLE {table} (id bigserial PRIMARY KEY, status text NOT NULL, "
+            "created_at timestamptz NOT NULL DEFAULT now(), body text)"
+        )
+        admin.execute(
+            f"INSERT INTO {table} (status, body) SELECT s, 'b' FROM unnest("
+            "ARRAY['new', 'new', 'done', 'done', 'done', 'retry']) AS s"
+        )
+    config = tmp_path / "qadmin.toml"
+    declared = '[tables.jobs]\ntable = "{t}.jobs"\nstate_column = "status"\npending = [{p}]\n'
+    config.write_text(declared.format(t=target.schema, p='"new"'))
+    conn = ["--dsn", PG_ADMIN, "--config", str(config)]
+    args = ["convert", "jobs", "--to", "ring", "--capacity", "16", "--payload-column", "body"]
+    args += ["--dry-run", *conn]
+    plan = _json(*args)
+    assert plan["messages"] == 2 and not plan["refused"], plan
+    config.write_text(declared.format(t=target.schema, p='"new", "retry"'))
+    refused = _cli(*args)
+    assert refused.exit_code == 2 and "waiting rows are not one value" in refused.stderr
