@@ -81,7 +81,8 @@ def from_spec(spec: QueueSpec, schema: str | None = None) -> Profile:
         table=spec.name,
         schema=schema,
         source="qadmin",
-        id_column="id",
+        id_column="message_id" if spec.kind is Kind.RING else "id",
+        # A ring is read by its push and pop sequences (its rows are slots), never by a key.
         order_by=None if spec.kind is Kind.RING else "id",
         time_column="enqueued_at",
         due_column="due_at" if spec.info.due else None,
