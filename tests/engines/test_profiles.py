@@ -10,6 +10,7 @@ an estimate that says so without one, never a sequential scan of the table.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import signal
 import subprocess
@@ -357,7 +358,7 @@ def test_a_workers_heartbeat_table_says_which_claims_are_dead(request, tmp_path)
     collect take the table too."""
     import pyarrow.parquet as pq
 
-    from qadmin.profiles.model import Heartbeat, Profile
+    from qadmin.profiles.model import Heartbeat, Profile, Release
     from qadmin.profiles.resolve import Resolved, check
     from qadmin.profiles.shape import read_shape
 
@@ -407,6 +408,13 @@ def test_a_workers_heartbeat_table_says_which_claims_are_dead(request, tmp_path)
     assert "its worker's last heartbeat is 10 min old" in finding.message
     assert "testlib" in finding.fix, "no requeue without a Release: the library's own tooling"
     assert data["profile"]["heartbeat"]["table"] == "workers"
+    # Given a Release, only the dead worker's job goes back: the UPDATE asks the workers table
+    # again, so the live worker's job 110 stays claimed whatever was listed.
+    releasing = dataclasses.replace(resolved.profile, release=Release("todo", ("worker_id",)))
+    ctx = run.context(engine, Resolved(releasing, None, shape), Options(stale_after_s=300))
+    assert claims_part.requeue_profile(ctx, [109, 110, 112]) == [109]
+    rows = engine.query(f"SELECT id, status, worker_id FROM {schema}.tasks ORDER BY id")
+    assert [(r["status"], r["worker_id"]) for r in rows[:2]] == [("todo", None), ("doing", 2)]
     engine.close()
     conn = ["--dsn", PG_ADMIN, "--schema", target.schema]
     wrote = _cli("collect", "tasks", "--to", str(tmp_path / "history"), *conn)

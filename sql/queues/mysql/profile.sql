@@ -32,8 +32,15 @@ SELECT {hb_worker.bare} AS worker, {age} AS beat_age_s FROM {hb_table} LIMIT :li
 
 -- name: release
 UPDATE {table} SET {assignments} WHERE {id_col.bare} = :id AND {filter} AND {stale}
+
+-- name: release
+SELECT ROW_COUNT() AS released
 -- name: release
 SELECT ROW_COUNT() AS released
 
 -- name: high_water
 SELECT max({order_col.bare}) AS high FROM {table}
+
+-- name: dead_worker
+NOT EXISTS (SELECT 1 FROM {hb_table} AS h WHERE h.{hb_worker.bare} = {table}.{hb_job.bare}
+            AND h.{hb_beat.bare} > CURRENT_TIMESTAMP(6) - INTERVAL :stale_s SECOND)

@@ -35,3 +35,7 @@ RETURNING {id_col.bare} AS id
 
 -- name: high_water
 SELECT max({order_col.bare}) AS high FROM {table}
+
+-- name: dead_worker
+NOT EXISTS (SELECT 1 FROM {hb_table} AS h WHERE h.{hb_worker.bare} = {table}.{hb_job.bare}
+            AND h.{hb_beat.bare} > now() - make_interval(secs => :stale_s))

@@ -142,7 +142,11 @@ def _headline(data: dict[str, Any], verdict: check_ops.CheckResult) -> list[str]
         if any(f["severity"] == level for f in findings)
     ]
     size = data.get("size") or {}
-    figures = [f"depth {size.get('depth')}" + ("" if size.get("depth_exact") else " (estimate)")]
+    depth = size.get("depth")
+    if depth is None:
+        figures = ["depth not counted (see notes)"]
+    else:
+        figures = [f"depth {depth}" + ("" if size.get("depth_exact") else " (estimate)")]
     if size.get("oldest_age_s") is not None:
         figures.append(f"oldest {size['oldest_age_s']} s")
     rates = data.get("rates") or {}

@@ -60,6 +60,9 @@ class Reader:
             )
         return sqlfiles.load(relative)
 
+    def section_text(self, section: str) -> str:
+        return self._file().statements(section)[0]
+
     def has(self, section: str) -> bool:
         return self._file().has(section)
 

@@ -141,10 +141,9 @@ def measure_profile(ctx: Context) -> Claims:
     alive = {str(r["session"]) for r in sessions.rows} if sessions else set()
     stale = []
     for row in rows:
-        item = _claim_row(dict(row), profile, beats, alive, stale_after)
-        item["session_alive"] = (
-            str(row["session"]) in alive if sessions and sessions.rows and row["session"] else None
-        )
+        item = _claim_row(dict(row), profile, beats, stale_after)
+        known = sessions is not None and bool(sessions.rows) and row["session"] is not None
+        item["session_alive"] = str(row["session"]) in alive if known else None
         age, dead = item["claimed_for_s"], item["worker_alive"] is False
         if (age is not None and age >= stale_after) or (age is None and dead):
             stale.append(item)
@@ -162,7 +161,6 @@ def _claim_row(
     row: dict[str, Any],
     profile: Profile,
     beats: dict[str, float | None] | None,
-    alive: set[str],
     stale_after: int,
 ) -> dict[str, Any]:
     """One claimed row as claims prints it: the contract's keys, and qadmin's own names for
@@ -199,14 +197,16 @@ def requeue_profile(ctx: Context, ids: list[Any]) -> list[Any]:
     release = profile.release
     found = _claim_filter(reader)
     key = profile.id_column or profile.order_by
-    if found is None or key is None or profile.claimed_at_column is None:
+    stale = _still_stale(reader)
+    if found is None or key is None or stale is None:
         raise UsageError(f"requeue: {ctx.table}: {why_no_release(profile)}")
     where, params = found
     sets = [f"{reader.name(c)} = NULL" for c in release.clear]
-    if release.state is not None and reader.state is not None:
-        sets.insert(0, f"{reader.state} = :release_state")
+    if release.state is not None:
+        if profile.state_column is None:
+            raise UsageError(f"requeue: {ctx.table}: {why_no_release(profile)}")
+        sets.insert(0, f"{reader.name(profile.state_column)} = :release_state")
         params["release_state"] = release.state
-    stale = f"{reader.age(profile.claimed_at_column)} >= :stale_s"
     done = []
     for row_id in ids:
         rows = reader.run(
@@ -221,12 +221,28 @@ def requeue_profile(ctx: Context, ids: list[Any]) -> list[Any]:
     return done
 
 
+def _still_stale(reader: query.Reader) -> str | None:
+    """SQL that is true while a claim is stale, by the server's clock: its claim time (or its
+    own heartbeat) older than :stale_s, or no heartbeat of its worker newer than that."""
+    profile = reader.profile
+    column = profile.claimed_at_column or profile.heartbeat_column
+    if column is not None:
+        return f"{reader.age(column)} >= :stale_s"
+    beat = profile.heartbeat
+    if beat is None:
+        return None
+    names = {"table": profile.table, "hb_table": beat.table, "hb_worker": beat.worker_column}
+    names.update(hb_job=beat.job_column, hb_beat=beat.beat_column)
+    text = reader.section_text("dead_worker")
+    return reader.engine.render_text(text, names)
+
+
 def why_no_release(profile: Profile | None) -> str:
     if profile is None or not profile.has_claims:
         return "this table has no claims qadmin can see (no claimed state or claim-time column)"
     if profile.library:
         return f"{profile.library} keeps state qadmin cannot reset safely: use its own tooling"
-    if profile.claimed_at_column is None:
+    if profile.claimed_at_column is None and profile.heartbeat_column is None:
         return "a claim needs its claim-time column (claimed_at_column) to be judged stale"
     return "the profile does not say how to release a claim (pending, claimed and requeue)"
 
