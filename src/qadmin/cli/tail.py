@@ -134,7 +134,7 @@ class Emitter:
                 _num(r["enqueue_per_s"]),
                 _num(r["dequeue_per_s"]),
                 sparkline(list(self.history.get(r["queue"], []))),
-                f"{r['depth']}{'' if r['depth_exact'] else '~'}",
+                f"{_num(r['depth'])}{'' if r['depth_exact'] else '~'}",
                 _age(r["oldest_age_s"]),
                 _num(r["claimed"]),
                 _num(r["stale_claims"]),

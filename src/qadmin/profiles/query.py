@@ -49,6 +49,7 @@ class Reader:
     shape: TableShape
     notes: list[str] = field(default_factory=list)
     _small: bool | None = None
+    _estimate: int | None = None
 
     # -- SQL text -----------------------------------------------------------------------------
 
@@ -115,10 +116,17 @@ class Reader:
         no estimate: the probe alone, reading at most COUNT_LIMIT rows)."""
         if self._small is None:
             params = {"schema": self.engine.schema, "table": self.profile.table}
-            estimate = sql.as_int(sql.read(self.engine, "size", params).first.get("estimated_rows"))
-            big = estimate is not None and estimate >= COUNT_LIMIT
+            facts = sql.read(self.engine, "size", params).first
+            self._estimate = sql.as_int(facts.get("estimated_rows"))
+            big = self._estimate is not None and self._estimate >= COUNT_LIMIT
             self._small = not big and self.count(()).exact
         return self._small
+
+    def count_rows(self) -> Count:
+        """Every row: counted on a small table, else the catalog's estimate."""
+        if self.small:
+            return self.count(())
+        return Count(self._estimate, False, "catalog row estimate (every row waits)")
 
     @property
     def state_indexed(self) -> bool:

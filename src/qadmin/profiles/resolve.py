@@ -242,7 +242,7 @@ def resolve(
 
     The profile names its schema: a command reading it moves the engine there first
     (``Engine.use_schema``), so every part (catalog queries, locks, ghosts) reads that table."""
-    if not table_only and name not in declared:
+    if not table_only:
         spec = _managed(engine, name, creating)
         if spec is not None:
             if given:

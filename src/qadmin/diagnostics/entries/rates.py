@@ -72,7 +72,7 @@ def sample_profile(ctx: Context) -> Sample:
         high = sql.as_int(rows[0]["high"]) if rows else None
     else:
         notes.append("enqueue rate not derivable: no indexed integer order key (--order-by)")
-    depth = reader.count_state(profile.pending) if reader.state else reader.count(())
+    depth = reader.count_state(profile.pending) if reader.state else reader.count_rows()
     if depth.rows is None:
         notes.append("backlog growth not derivable: waiting rows are not counted cheaply")
     return Sample(time.monotonic(), depth.rows, high, None, None, notes)

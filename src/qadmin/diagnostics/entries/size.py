@@ -153,10 +153,7 @@ def profiled(ctx: Context) -> Size:
     states: list[dict[str, Any]] | None = None
     totals: dict[str, query.Count] = {}
     if reader.state is None:
-        depth = reader.count(())
-        estimate = facts.get("estimated_rows")
-        if not depth.exact and isinstance(estimate, int) and estimate > (depth.rows or 0):
-            depth = query.Count(estimate, False, "catalog row estimate (every row waits)")
+        depth = reader.count_rows()
     else:
         states = []
         for group in query.GROUPS:
