@@ -25,6 +25,7 @@ from click.testing import CliRunner
 from qadmin.cli import cli
 from qadmin.diagnostics import run
 from qadmin.diagnostics.entries import claims as claims_part
+from qadmin.diagnostics.entries import rates
 from qadmin.diagnostics.model import Options
 from qadmin.profiles.resolve import resolve
 from tests.conftest import MY_HOST, PG_ADMIN, Target, make_target
@@ -230,6 +231,13 @@ def test_a_hand_built_table_through_a_declared_profile(label, request, tmp_path)
     resolved = resolve(engine, "jobs", {"jobs": {"table": f"{schema}.jobs", **_declared()}}, {})
     ctx = run.context(engine, resolved, Options(stale_after_s=0))
     assert claims_part.requeue_profile(ctx, [done_id]) == []
+    # Rates: the order key's high-water mark counts what entered, the waiting rows' growth
+    # what left (two samples, as tail takes them).
+    before = rates.sample_profile(ctx)
+    engine.run_batch([insert], [{"status": "new"}] * 5)
+    between = rates.between(before, rates.sample_profile(ctx), None)
+    assert (between.enqueued, between.dequeued, between.depth_change) == (5, 0, 5)
+    assert between.enqueue_source == "order key high-water mark"
     engine.close()
 
 

@@ -34,6 +34,7 @@ class Sample:
     dequeued_total: int | None
     deleted: int | None
     notes: list[str] = field(default_factory=list)
+    enqueue_source: str | None = None  # a profiled table's: which counter enqueued_total is
 
 
 def sample(engine: Engine, spec: QueueSpec) -> Sample:
@@ -59,23 +60,29 @@ def sample(engine: Engine, spec: QueueSpec) -> Sample:
 
 
 def sample_profile(ctx: Context) -> Sample:
-    """A profiled table's counters: the order key's high-water mark (one index probe) for
-    enqueues, waiting rows within the cost rules; dequeues are what entered minus the growth."""
+    """A profiled table's counters: the integer order key's high-water mark (one index probe)
+    or else the server's insert counter for enqueues; the server's delete counter for
+    dequeues when rows leave by being deleted (no states), else what entered minus the
+    growth of the waiting rows (counted within the cost rules)."""
     reader = ctx.reader
     assert reader is not None, "a table qadmin did not create is read through its profile"
     profile, notes = reader.profile, []
-    high = None
+    server = sql.read(ctx.engine, "counters", ctx.params)
+    high, source = None, None
     order = profile.order_by
     column = reader.shape.column(order) if order else None
     if order and column and column.family == "integer" and reader.shape.index_leading(order):
         rows = reader.run("high_water", {}, {}, {"order_col": order})
-        high = sql.as_int(rows[0]["high"]) if rows else None
+        high, source = (sql.as_int(rows[0]["high"]) if rows else None), "order key high-water mark"
+    elif server.first.get("inserted") is not None:
+        high, source = sql.as_int(server.first["inserted"]), "server insert counter"
     else:
-        notes.append("enqueue rate not derivable: no indexed integer order key (--order-by)")
+        notes.append("enqueue rate not derivable: no indexed integer order key, no insert counter")
     depth = reader.count_state(profile.pending) if reader.state else reader.count_rows()
     if depth.rows is None:
         notes.append("backlog growth not derivable: waiting rows are not counted cheaply")
-    return Sample(time.monotonic(), depth.rows, high, None, None, notes)
+    deleted = None if reader.state else sql.as_int(server.first.get("deleted"))
+    return Sample(time.monotonic(), depth.rows, high, None, deleted, notes, source)
 
 
 @dataclass
@@ -109,14 +116,14 @@ def between(before: Sample, after: Sample, spec: QueueSpec | None) -> Rates:
     deq = _delta(before.dequeued_total, after.dequeued_total)
     change = _delta(before.depth, after.depth)
     source = "pop sequence"
-    if deq is None and spec is not None and spec.kind not in (Kind.CLAIM, Kind.CAPPED):
+    if deq is None and (spec is None or spec.kind not in (Kind.CLAIM, Kind.CAPPED)):
         deq = _delta(before.deleted, after.deleted)
         source = "server delete counter"
     if deq is None and enq is not None and change is not None:
         deq = enq - change
         source = "enqueued minus depth change"
     if spec is None:
-        enqueue_source = "order key high-water mark"
+        enqueue_source = after.enqueue_source
     else:
         enqueue_source = "push sequence" if spec.kind is Kind.RING else "id high-water mark"
     return Rates(
