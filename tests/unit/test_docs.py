@@ -120,7 +120,7 @@ def test_command_reference_lists_every_option(name):
         long = max(param.opts, key=len)
         profiled = any(p.name == "library" for p in _commands()[name].params)
         if profiled and param.name in _profile_option_names():
-            assert PROFILE_LINK in row, f"docs/commands.md: {name} does not link the profile options"
+            assert PROFILE_LINK in row, f"docs/commands.md: {name} lacks the profile options"
             continue
         assert f"`{long}" in row, f"docs/commands.md: {name} does not list {long}"
 
