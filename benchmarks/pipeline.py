@@ -12,6 +12,13 @@ is the largest resident set of this process plus its JVM, sampled every 0.2 s.
 
     .venv/bin/python benchmarks/pipeline.py --rows 1000000 [--engines postgresql,mariadb]
     .venv/bin/python benchmarks/pipeline.py --part report --history-rows 10000000
+    .venv/bin/python benchmarks/pipeline.py --part where --rows 1000000 --partitions 2
+
+Where (``--part where``): the same PostgreSQL queue exported and loaded by the one-shot CLI
+on ``local[*]``, on a standalone cluster (a master and two one-core workers) and through a
+Spark Connect server (``local[2]``), all started from the pip pyspark on 127.0.0.1
+(tests/pipeline/cluster.py). Each is also timed on a 10-row queue: the difference is the job
+itself, from which the rows per second per partition follow.
 """
 
 from __future__ import annotations
@@ -224,9 +231,64 @@ def report_run(history_rows: int, folder: Path) -> None:
     )
 
 
+def where_run(rows: int, partitions: int, folder: Path) -> None:
+    from tests.pipeline.cluster import FAST_JVM, Services
+
+    source = _source_file(folder, rows)
+    engine = open_engine(DSNS["postgresql"], None, Timeouts(statement_ms=600_000))
+    big = _fresh(engine, "bench_where")
+    load.load_python(engine, big, source, "parquet", None)
+    tiny = _fresh(engine, "bench_tiny")
+    load.load_python(engine, tiny, _source_file(folder, 10), "parquet", None)
+    services = Services(folder / "services")
+    services.root.mkdir(exist_ok=True)
+    services.start_all()
+    try:
+        services.wait_ready()
+        executors = ["--spark-conf", f"spark.executor.extraJavaOptions={FAST_JVM}"]
+        modes = {
+            "local[*]": ["--master", "local[*]"],
+            "cluster 2x1 core": ["--master", services.master, *executors],
+            "connect local[2]": ["--remote", services.remote],
+        }
+        cli = [sys.executable, "-m", "qadmin"]
+        dsn = ["--dsn", DSNS["postgresql"], "--statement-timeout", "600000", "--format", "json"]
+        for mode, where in modes.items():
+            timed: dict[tuple[str, str], float] = {}
+            for name in ("bench_tiny", "bench_where"):
+                target = folder / f"where-{name}"
+                shutil.rmtree(target, ignore_errors=True)
+                export_cli = ["export", name, "--engine", "spark", "--to", str(target)]
+                export_cli += ["--partitions", str(partitions)]
+                with Stopwatch() as watch:
+                    subprocess.run([*cli, *export_cli, *where, *dsn], check=True)
+                timed[("export", name)] = watch.seconds
+                _fresh(engine, "bench_copy")
+                load_cli = ["load", "bench_copy", "--engine", "spark", "--from", str(target)]
+                with Stopwatch() as watch:
+                    subprocess.run([*cli, *load_cli, *where, *dsn], check=True)
+                timed[("load", name)] = watch.seconds
+            for operation in ("export", "load"):
+                total = timed[(operation, "bench_where")]
+                job = max(total - timed[(operation, "bench_tiny")], 0.001)
+                print(
+                    f"{mode:17s} {rows:>10,d} rows  {operation:6s} {total:8.1f} s "
+                    f"(10 rows: {timed[(operation, 'bench_tiny')]:5.1f} s; job {job:6.1f} s, "
+                    f"{rows / job / partitions:>9,.0f} rows/s per partition)",
+                    flush=True,
+                )
+    finally:
+        services.stop()
+        for name in ("bench_where", "bench_tiny", "bench_copy"):
+            with suppress(NotFound):
+                queues.drop(engine, catalog.get(engine, name))
+        engine.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["export-load", "report", "all"], default="all")
+    parser.add_argument("--part", choices=["export-load", "report", "where", "all"], default="all")
+    parser.add_argument("--partitions", type=int, default=2, help="where: Spark partitions.")
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--engines", default="postgresql,mariadb")
     parser.add_argument("--history-rows", type=int, default=10_000_000)
@@ -239,6 +301,8 @@ def main() -> None:
         export_load(args.engines.split(","), args.rows, folder)
     if args.part in ("report", "all"):
         report_run(args.history_rows, folder)
+    if args.part == "where":
+        where_run(args.rows, args.partitions, folder)
 
 
 if __name__ == "__main__":

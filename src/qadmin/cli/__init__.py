@@ -88,6 +88,9 @@ def cli(debug: bool, verbose: bool) -> None:
     Exit codes: 0 ok, 1 error, 2 usage, 3 queue empty, 4 queue full, 5 not found,
     6 connection failed, 7 permission missing, 8 lock timeout.
     """
+    if debug:
+        # Read where the detail is produced (the Spark driver's log level, its Java stacks).
+        os.environ["QADMIN_DEBUG"] = "1"
 
 
 def _register() -> None:
