@@ -30,6 +30,7 @@ from tests.pipeline import history
 from tests.pipeline.cluster import FAST_JVM, Services, free_port
 from tests.pipeline.conftest import SPARK_ENV
 
+pytestmark = pytest.mark.cluster
 LOCAL = spark_jobs.spark.Where("local[2]")
 MESSAGES = 3000
 HISTORY_MINUTES = 12 * 60  # the planted anomalies need half a day
@@ -173,16 +174,30 @@ def _same_parquet_contract(folder: Path, queue: str, kind: str) -> None:
         assert logical["timeUnit"] == "microseconds"
 
 
+@pytest.fixture(scope="module")
+def local_report(spark_session, small_history, tmp_path_factory) -> tuple[dict[str, Any], bytes]:
+    """The report on local[2]: its JSON document and its HTML page."""
+    html = tmp_path_factory.mktemp("local-report") / "r.html"
+    result = CliRunner().invoke(
+        cli,
+        ["report", "--history", str(small_history), "--format", "json", "--html", str(html)],
+    )
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout), html.read_bytes()
+
+
 @pytest.mark.parametrize("mode", ["cluster", "connect"])
-def test_report_matches_local(mode, services, spark_session, small_history):
-    local = CliRunner().invoke(cli, ["report", "--history", str(small_history), "--format", "json"])
-    assert local.exit_code == 0, local.output
+def test_report_matches_local(mode, services, local_report, small_history, tmp_path):
+    document, page = local_report
+    html = tmp_path / "r.html"
     out = qadmin(
-        "report", "--history", str(small_history), "--format", "json",
+        "report", "--history", str(small_history), "--format", "json", "--html", str(html),
         *where_args(services, mode),
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout) == json.loads(local.stdout)
+    assert json.loads(out.stdout) == document
+    assert document["findings"]  # the planted anomalies: findings are compared too
+    assert html.read_bytes() == page
     assert "Exception" not in out.stderr and "\tat " not in out.stderr
 
 
