@@ -44,11 +44,14 @@ CLUSTER_CONF = [
 
 
 @pytest.fixture(scope="module")
-def services(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Services]:
+def services(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[Services]:
     pytest.importorskip("pyspark", reason="pip install -e '.[test]' installs pyspark")
     started = Services(tmp_path_factory.mktemp("spark-cluster"))
     try:
         started.start_all()
+        request.getfixturevalue("spark_session")  # the local baseline's JVM starts meanwhile
         started.wait_ready()
         yield started
     finally:
