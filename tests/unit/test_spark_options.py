@@ -114,6 +114,8 @@ def test_a_missing_jdbc_driver_names_the_jar_and_where_it_goes():
     failure = RuntimeError("x" * 5000 + " java.lang.ClassNotFoundException: org.postgresql.Driver")
     on_connect = str(spark.explain(failure, spark.Where(None, "sc://c:15002"), engine))
     assert "--jars /usr/share/java/postgresql.jar" in on_connect and "server's host" in on_connect
+    connect_text = RuntimeError("(java.lang.ClassNotFoundException) org.postgresql.Driver")
+    assert str(spark.explain(connect_text, spark.Where(None, "sc://c:15002"), engine)) == on_connect
     on_cluster = str(spark.explain(failure, spark.Where("spark://m:7077"), engine))
     assert "spark.jars" in on_cluster and "$SPARK_HOME/jars" in on_cluster
     other = str(spark.explain(RuntimeError("boom\n\tat x.y\n" * 500), spark.Where(), None))

@@ -374,7 +374,8 @@ def failures(where: Where, engine: Engine | None = None) -> Iterator[None]:
 def explain(exc: BaseException, where: Where, engine: Engine | None) -> QadminError:
     """The one line for a Spark failure."""
     text = str(exc)
-    missing = re.search(r"ClassNotFoundException:?\s*([\w.$]+)", text)
+    # Java's "ClassNotFoundException: X"; Spark Connect's "(java.lang.ClassNotFoundException) X"
+    missing = re.search(r"ClassNotFoundException\)?:?\s*([\w.$]+)", text)
     facts = engine.JDBC if engine is not None else None
     if missing and engine is not None and facts is not None and missing[1] == facts.driver:
         entry = registry.BY_NAME[engine.name]
