@@ -12,6 +12,14 @@ is the largest resident set of this process plus its JVM, sampled every 0.2 s.
 
     .venv/bin/python benchmarks/pipeline.py --rows 1000000 [--engines postgresql,mariadb]
     .venv/bin/python benchmarks/pipeline.py --part report --history-rows 10000000
+    .venv/bin/python benchmarks/pipeline.py --part where --rows 1000000 --partitions 2
+
+Where (``--part where``): the same PostgreSQL queue exported and loaded by the one-shot CLI
+on ``local[*]``, on a standalone cluster (a master and two one-core workers) and through a
+Spark Connect server (``local[2]``), all started from the pip pyspark on 127.0.0.1
+(tests/pipeline/cluster.py): "cold" is the one-shot CLI command; "warm" the job alone in this
+process's session after a 10-row warm-up (load: the staging, the part Spark runs), from which
+the rows per second per partition follow.
 """
 
 from __future__ import annotations
@@ -142,12 +150,14 @@ def _warm_up(engine: Any, spec: Any, folder: Path, where: spark.Where) -> None:
     queues.drop(engine, scratch)
 
 
-def _stop_spark() -> None:
+def _stop_spark(where: spark.Where | None = None) -> None:
     """Stop the session (and its JVM's context), so the next Spark step starts cold."""
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
-    if SparkContext._active_spark_context is not None:
+    if where is not None and where.remote:
+        spark.session(where).stop()
+    elif SparkContext._active_spark_context is not None:
         SparkSession.builder.getOrCreate().stop()
 
 
@@ -224,9 +234,97 @@ def report_run(history_rows: int, folder: Path) -> None:
     )
 
 
+def where_run(rows: int, partitions: int, folder: Path) -> None:
+    from tests.pipeline.cluster import FAST_JVM, Services
+
+    source = _source_file(folder, rows)
+    engine = open_engine(DSNS["postgresql"], None, Timeouts(statement_ms=600_000))
+    big = _fresh(engine, "bench_where")
+    load.load_python(engine, big, source, "parquet", None)
+    services = Services(folder / "services")
+    services.root.mkdir(exist_ok=True)
+    services.start_all()
+    try:
+        services.wait_ready()
+        executors = (("spark.executor.extraJavaOptions", FAST_JVM),)
+        modes = {
+            "local[*]": spark.Where("local[*]"),
+            "cluster 2x1 core": spark.Where(services.master, conf=executors),
+            "connect local[2]": spark.Where(None, services.remote),
+        }
+        for mode, where in modes.items():
+            cold = _cold(where, rows, partitions, folder)
+            warm = _warm(engine, big, where, partitions, folder)
+            for operation in ("export", "load"):
+                print(
+                    f"{mode:17s} {rows:>10,d} rows  {operation:6s} cold {cold[operation]:6.1f} s  "
+                    f"warm {warm[operation]:6.1f} s  "
+                    f"{rows / warm[operation] / partitions:>9,.0f} rows/s per partition",
+                    flush=True,
+                )
+    finally:
+        services.stop()
+        for name in ("bench_where", "bench_copy"):
+            with suppress(NotFound):
+                queues.drop(engine, catalog.get(engine, name))
+        engine.close()
+
+
+def _cold(where: spark.Where, rows: int, partitions: int, folder: Path) -> dict[str, float]:
+    """The one-shot CLI commands, as a user runs them: start-up and job."""
+    cli = [sys.executable, "-m", "qadmin"]
+    dsn = ["--dsn", DSNS["postgresql"], "--statement-timeout", "600000", "--format", "json"]
+    place = ["--remote", where.remote] if where.remote else ["--master", str(where.master)]
+    for key, value in where.conf:
+        place += ["--spark-conf", f"{key}={value}"]
+    target = folder / "where-cold"
+    shutil.rmtree(target, ignore_errors=True)
+    timed = {}
+    export_cli = ["export", "bench_where", "--engine", "spark", "--to", str(target)]
+    with Stopwatch() as watch:
+        subprocess.run(
+            [*cli, *export_cli, "--partitions", str(partitions), *place, *dsn], check=True
+        )
+    timed["export"] = watch.seconds
+    engine = open_engine(DSNS["postgresql"], None, Timeouts(statement_ms=600_000))
+    _fresh(engine, "bench_copy")
+    engine.close()
+    load_cli = ["load", "bench_copy", "--engine", "spark", "--from", str(target)]
+    with Stopwatch() as watch:
+        subprocess.run([*cli, *load_cli, *place, *dsn], check=True)
+    timed["load"] = watch.seconds
+    return timed
+
+
+def _warm(
+    engine: Any, spec: Any, where: spark.Where, partitions: int, folder: Path
+) -> dict[str, float]:
+    """The jobs alone, in a session that has run them once on 10 rows (class loading, JIT,
+    executors up): what a long-running service pays per job, the basis for N hosts."""
+    tiny = _fresh(engine, "bench_copy")
+    load.load_python(engine, tiny, _source_file(folder, 10), "parquet", None)
+    timed = {}
+    for name, spec_now in (("warm-up", tiny), ("timed", spec)):
+        target = folder / f"where-{name}"
+        shutil.rmtree(target, ignore_errors=True)
+        with Stopwatch() as watch:
+            spark_jobs.export(
+                engine, spec_now, target, "parquet", export.Selection(), where, partitions
+            )
+        timed["export"] = watch.seconds
+        copy = _fresh(engine, "bench_copy")
+        load.prepare_stage(engine, copy, replace=True)
+        with Stopwatch() as watch, load.dropping_stage(engine, copy):
+            spark_jobs.stage(engine, copy, target, "parquet", None, where)
+        timed["load"] = watch.seconds  # staging: the part Spark runs (the move is SQL)
+    _stop_spark(where)
+    return timed
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["export-load", "report", "all"], default="all")
+    parser.add_argument("--part", choices=["export-load", "report", "where", "all"], default="all")
+    parser.add_argument("--partitions", type=int, default=2, help="where: Spark partitions.")
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--engines", default="postgresql,mariadb")
     parser.add_argument("--history-rows", type=int, default=10_000_000)
@@ -239,6 +337,8 @@ def main() -> None:
         export_load(args.engines.split(","), args.rows, folder)
     if args.part in ("report", "all"):
         report_run(args.history_rows, folder)
+    if args.part == "where":
+        where_run(args.rows, args.partitions, folder)
 
 
 if __name__ == "__main__":

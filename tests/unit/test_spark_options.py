@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from qadmin.engines import open_engine
-from qadmin.errors import QadminError, UnsupportedError
+from qadmin.errors import QadminError, UnsupportedError, UsageError
 from qadmin.pipeline import spark
 
 
@@ -64,3 +64,59 @@ def test_master_and_remote_resolve_from_options_then_environment(monkeypatch):
     assert spark.Where.resolve(None, None) == spark.Where(None, "sc://c:15002")
     with pytest.raises(QadminError, match="not both"):
         spark.Where.resolve("local[2]", "sc://c:15002")
+
+
+@pytest.mark.parametrize(
+    "master",
+    [
+        *("local", "local[2]", "local[*]", "local[4,2]"),
+        *("spark://m:7077", "spark://a:7077,b:7077", "yarn", "k8s://https://api:6443"),
+    ],
+)
+def test_spark_masters_are_accepted(master):
+    assert spark.Where.resolve(master, None).master == master
+
+
+@pytest.mark.parametrize(("master", "remote"), [("foo://bar", None), (None, "http://c:15002")])
+def test_a_bad_master_or_remote_is_a_usage_error(master, remote):
+    with pytest.raises(UsageError, match=r"(spark|sc)://HOST:PORT"):
+        spark.Where.resolve(master, remote)
+
+
+def test_spark_conf_takes_spark_keys_only():
+    where = spark.Where.resolve("local[2]", None, 5, ("spark.driver.port=40000",))
+    assert where.conf == (("spark.driver.port", "40000"),) and where.timeout_s == 5
+    with pytest.raises(UsageError, match=r"spark\.KEY=VALUE"):
+        spark.Where.resolve("local[2]", None, 5, ("driver.port",))
+
+
+def test_the_hosts_checked_before_starting():
+    assert spark.Where("spark://m1:7077,m2").hosts() == [("m1", 7077), ("m2", 7077)]
+    assert spark.Where(None, "sc://c/;user_id=x").hosts() == [("c", 15002)]
+    assert spark.Where("yarn").hosts() == []
+    assert spark.Where("spark://127.0.0.1:7077").on_this_host
+    assert not spark.Where(None, "sc://spark-connect:15002").on_this_host
+
+
+def test_multi_host_warnings_name_a_loopback_database_and_an_unshared_folder(tmp_path):
+    engine = open_engine("postgresql://app@127.0.0.1/sales")
+    remote = spark.Where("spark://spark-master:7077")
+    found = spark.readiness(remote, engine, [tmp_path])
+    assert any("127.0.0.1" in line and "its own host" in line for line in found)
+    assert any(str(tmp_path) in line and "same path" in line for line in found)
+    named = open_engine("postgresql://app@db.internal/sales")
+    assert not any("own host" in x for x in spark.readiness(remote, named, []))
+    assert spark.readiness(spark.Where("spark://127.0.0.1:7077"), engine, [tmp_path]) == []
+
+
+def test_a_missing_jdbc_driver_names_the_jar_and_where_it_goes():
+    engine = open_engine("postgresql://app@db1/sales")
+    failure = RuntimeError("x" * 5000 + " java.lang.ClassNotFoundException: org.postgresql.Driver")
+    on_connect = str(spark.explain(failure, spark.Where(None, "sc://c:15002"), engine))
+    assert "--jars /usr/share/java/postgresql.jar" in on_connect and "server's host" in on_connect
+    connect_text = RuntimeError("(java.lang.ClassNotFoundException) org.postgresql.Driver")
+    assert str(spark.explain(connect_text, spark.Where(None, "sc://c:15002"), engine)) == on_connect
+    on_cluster = str(spark.explain(failure, spark.Where("spark://m:7077"), engine))
+    assert "spark.jars" in on_cluster and "$SPARK_HOME/jars" in on_cluster
+    other = str(spark.explain(RuntimeError("boom\n\tat x.y\n" * 500), spark.Where(), None))
+    assert other == "spark: boom"

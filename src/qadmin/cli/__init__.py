@@ -130,6 +130,9 @@ def cli(debug: bool, verbose: bool, **connection: Any) -> None:
     6 connection failed, 7 permission missing, 8 lock timeout, 9 optional dependency
     missing, 130 interrupted (Ctrl-C).
     """
+    if debug:
+        # Read where the detail is produced (the Spark driver's log level, its Java stacks).
+        os.environ["QADMIN_DEBUG"] = "1"
 
 
 def _register() -> None:

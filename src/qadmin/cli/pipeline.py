@@ -26,8 +26,30 @@ from qadmin.ops import catalog
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def where_options(func: F) -> F:
+    """--spark-timeout and --spark-conf: how long to wait for a cluster, and its settings."""
+    func = click.option(
+        "--spark-conf",
+        "spark_conf",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="A Spark setting (repeat): fixed ports (spark.driver.port, "
+        "spark.blockManager.port), executor sizing (spark.executor.memory, spark.cores.max).",
+    )(func)
+    return click.option(
+        "--spark-timeout",
+        type=click.FloatRange(0.1, 3600),
+        default=60.0,
+        show_default=True,
+        metavar="SECONDS",
+        help="Fail (exit 6) when the master or Connect server is not reached, or gives no "
+        "executor, within this.",
+    )(func)
+
+
 def spark_options(func: F) -> F:
-    """--engine, --master, --remote, shared by every pipeline command."""
+    """--engine, --master, --remote, --spark-timeout, --spark-conf: every pipeline command's."""
+    func = where_options(func)
     func = click.option(
         "--remote",
         metavar="sc://HOST:PORT",
@@ -56,10 +78,22 @@ def _on_spark(run_on: str | None, master: str | None, remote: str | None) -> boo
     return run_on == "spark" or (run_on is None and bool(master or remote))
 
 
-def _where(master: str | None, remote: str | None) -> Any:
+def _where(
+    master: str | None,
+    remote: str | None,
+    timeout_s: float,
+    conf: tuple[str, ...],
+    engine: Engine | None = None,
+    paths: tuple[Path, ...] = (),
+) -> Any:
+    """Where Spark runs, after saying (one warning line each) what would break on executors
+    that run on other hosts."""
     from qadmin.pipeline import spark
 
-    return spark.Where.resolve(master, remote)
+    where = spark.Where.resolve(master, remote, timeout_s, conf)
+    for line in spark.readiness(where, engine, list(paths)):
+        render.note(f"qadmin: warning: {line}")
+    return where
 
 
 def selection_options(func: F) -> F:
@@ -116,6 +150,8 @@ def export_command(
     run_on: str | None,
     master: str | None,
     remote: str | None,
+    spark_timeout: float,
+    spark_conf: tuple[str, ...],
     target: Target,
     fmt: str | None,
 ) -> None:
@@ -135,10 +171,10 @@ def export_command(
     if run_on is None and not spark_run:
         spark_run = _spark_pays_off(engine, spec, depth, path)
     if spark_run:
-        from qadmin.pipeline import spark_jobs
+        from qadmin.pipeline import spark, spark_jobs
 
-        where = _where(master, remote)
-        with progress.bar(f"exporting {name} (spark)") as update:
+        where = _where(master, remote, spark_timeout, spark_conf, engine, (path.parent,))
+        with spark.failures(where, engine), progress.bar(f"exporting {name} (spark)") as update:
             result = spark_jobs.export(
                 engine, spec, path, file_format, selection, where, partitions, update
             )
@@ -258,6 +294,8 @@ def load_command(
     run_on: str | None,
     master: str | None,
     remote: str | None,
+    spark_timeout: float,
+    spark_conf: tuple[str, ...],
     target: Target,
     fmt: str | None,
 ) -> None:
@@ -279,12 +317,12 @@ def load_command(
     if spark_run:
         if spec.info.load_pushes:
             raise UsageError(f"a {spec.kind} is loaded through its push routine: --engine python")
-        from qadmin.pipeline import spark_jobs
+        from qadmin.pipeline import spark, spark_jobs
 
-        where = _where(master, remote)
+        where = _where(master, remote, spark_timeout, spark_conf, engine, (path,))
         load_ops.prepare_stage(engine, spec, replace_stage)
         with load_ops.dropping_stage(engine, spec):
-            with progress.bar(f"staging {name} (spark)") as update:
+            with spark.failures(where, engine), progress.bar(f"staging {name} (spark)") as update:
                 spark_jobs.stage(engine, spec, path, file_format, key, where, update)
             with progress.bar(f"loading {name}") as update:
                 result = load_ops.move(engine, spec, update)
@@ -316,6 +354,7 @@ def load_command(
 @click.option("--parquet", "parquet_path", metavar="FOLDER", help="Also write hourly/, findings/.")
 @click.option("--master", metavar="URL", help="Spark master (default: $QADMIN_SPARK_MASTER).")
 @click.option("--remote", metavar="sc://HOST:PORT", help="Spark Connect server.")
+@where_options
 @format_option
 def report_command(
     history: str,
@@ -326,6 +365,8 @@ def report_command(
     parquet_path: str | None,
     master: str | None,
     remote: str | None,
+    spark_timeout: float,
+    spark_conf: tuple[str, ...],
     fmt: str | None,
 ) -> None:
     """Hourly rates, percentiles and findings from the telemetry history (a Spark job)."""
@@ -334,12 +375,15 @@ def report_command(
 
     if "://" not in history and not Path(history).exists():
         raise UsageError(f"no history at {history} (qadmin collect --to {history} ...)")
-    session = spark.session(_where(master, remote))
-    result = report_ops.run(
-        session, history, names=names, since_s=since, chart_queues=charts if html_path else 0
-    )
-    if parquet_path:
-        report_ops.write_parquet(result, parquet_path)
+    local = tuple(Path(p) for p in (history, parquet_path) if p and "://" not in p)
+    where = _where(master, remote, spark_timeout, spark_conf, None, local)
+    with spark.failures(where):
+        session = spark.session(where)
+        result = report_ops.run(
+            session, history, names=names, since_s=since, chart_queues=charts if html_path else 0
+        )
+        if parquet_path:
+            report_ops.write_parquet(result, parquet_path)
     if html_path:
         from qadmin.pipeline import report_html
 

@@ -88,12 +88,36 @@ def arrow_schema(columns: Sequence[str], queue: str, kind: str) -> Any:
         "attempts": pa.int32(),
         "last_error": pa.string(),
     }
-    metadata = {
+    return pa.schema([pa.field(c, types[c]) for c in columns], metadata=metadata(queue, kind))
+
+
+def metadata(queue: str, kind: str) -> dict[str, str]:
+    """The key-value metadata of every exported Parquet file, whichever path wrote it."""
+    return {
         "qadmin_export_schema": str(EXPORT_SCHEMA_VERSION),
         "qadmin_queue": queue,
         "qadmin_kind": kind,
     }
-    return pa.schema([pa.field(c, types[c]) for c in columns], metadata=metadata)
+
+
+def stamp(folder: Path, queue: str, kind: str) -> None:
+    """Add the export metadata to each part file Spark wrote in ``folder``, one row group at a
+    time (memory stays one row group); Spark's checksum files of the parts go with them."""
+    pyarrow()
+    import pyarrow.parquet as pq
+
+    extra = {k.encode(): v.encode() for k, v in metadata(queue, kind).items()}
+    for file in parquet_files(folder):
+        source = pq.ParquetFile(file)
+        schema = source.schema_arrow
+        schema = schema.with_metadata({**(schema.metadata or {}), **extra})
+        tmp = file.with_name(f"{TMP_PREFIX}{file.name}")
+        with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
+            for group in range(source.num_row_groups):
+                writer.write_table(source.read_row_group(group))
+        source.close()
+        os.replace(tmp, file)
+        file.with_name(f".{file.name}.crc").unlink(missing_ok=True)
 
 
 class Writer:

@@ -3,47 +3,143 @@
 ``local[*]`` unless a master (``--master`` / ``QADMIN_SPARK_MASTER``: standalone, YARN,
 Kubernetes) or a Spark Connect server (``--remote sc://...`` / ``SPARK_REMOTE``) is named.
 JDBC drivers come from Debian's packages under /usr/share/java (or ``QADMIN_SPARK_JARS``,
-comma-separated). Passwords go to the drivers as connection properties, never into a URL.
+comma-separated) and reach executors through ``spark.jars`` (the driver serves them: no
+network beyond the cluster); a Connect server must be started with them (``--jars``).
+Passwords go to the drivers as connection properties, never into a URL.
+
+A cluster or Connect server that cannot be reached, or gives no executor, fails within
+``Where.timeout_s`` as a ``ConnectionFailed`` (exit 6); Spark's and Java's errors become one
+line (``failures``), their stack traces only with ``--debug`` (docs/spark-cluster.md).
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 import shutil
+import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from qadmin import extras
 from qadmin.engines import registry
 from qadmin.engines.base import Engine
-from qadmin.errors import MissingDependency, QadminError, UnsupportedError
+from qadmin.errors import (
+    ConnectionFailed,
+    MissingDependency,
+    QadminError,
+    UnsupportedError,
+    UsageError,
+)
 
 JAR_DIR = Path("/usr/share/java")
 JAR_PACKAGES = {e.jdbc_jar: e.jdbc_package for e in registry.ENGINES if e.jdbc_jar}
 FETCH_ROWS = "10000"
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
+DEBUG_LOG_CONFIG = Path(__file__).with_name("log4j2-debug.properties")
 TRACK_S = 0.5  # how often a progress bar polls Spark's status tracker
 WRITE_BATCH = "10000"
+DEFAULT_TIMEOUT_S = 60.0
+CONNECT_PORT = 15002
+STANDALONE_PORT = 7077
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]", ""})
+# What the master may be: Spark's own schemes (anything else is a usage error, not a stack).
+MASTER_RE = re.compile(r"local(\[(\*|\d+)(,\d+)?\])?|spark://[^/\s]+|yarn|k8s://\S+")
+# Filesystems every host can mount at one path (export/load folders on a cluster).
+SHARED_FS = frozenset(
+    {"nfs", "nfs4", "cifs", "smb3", "ceph", "glusterfs", "fuse.glusterfs", "lustre", "gpfs"}
+    | {"beegfs", "fuse.sshfs", "fuse.s3fs", "fuse.juicefs", "9p", "virtiofs", "ocfs2", "gfs2"}
+)
+ERROR_CHARS = 300  # a Spark error's line is cut here; --debug shows the rest
+T = TypeVar("T")
+
+
+def session_conf() -> dict[str, str]:
+    """The SQL settings every qadmin job relies on, on classic and Connect sessions alike:
+    times in UTC, Parquet timestamps as UTC microseconds (what the Python export writes), and
+    few shuffle partitions (the jobs are small per key)."""
+    return {
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+        "spark.sql.shuffle.partitions": os.environ.get("QADMIN_SPARK_PARTITIONS", "8"),
+    }
+
+
+# The settings whose value changes what qadmin writes (the partition count only changes speed).
+REQUIRED_CONF = ("spark.sql.session.timeZone", "spark.sql.parquet.outputTimestampType")
 
 
 @dataclass(frozen=True)
 class Where:
-    """Where Spark runs: a master URL, or a Spark Connect remote (exclusive)."""
+    """Where Spark runs: a master URL, or a Spark Connect remote (exclusive); how long to
+    wait for it; extra ``spark.*`` settings (ports, executor sizing)."""
 
     master: str | None = None
     remote: str | None = None
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    conf: tuple[tuple[str, str], ...] = ()
 
     @classmethod
-    def resolve(cls, master: str | None, remote: str | None) -> Where:
+    def resolve(
+        cls,
+        master: str | None,
+        remote: str | None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        conf: tuple[str, ...] = (),
+    ) -> Where:
         master = master or os.environ.get("QADMIN_SPARK_MASTER")
         remote = remote or os.environ.get("SPARK_REMOTE")
         if master and remote:
             raise QadminError("name a Spark master or a Spark Connect remote, not both")
-        return cls(master or (None if remote else "local[*]"), remote)
+        if master and not MASTER_RE.fullmatch(master):
+            raise UsageError(
+                f"--master {master}: Spark takes local[N], spark://HOST:PORT, yarn or k8s://URL"
+            )
+        if remote and not remote.startswith("sc://"):
+            raise UsageError(f"--remote {remote}: a Spark Connect URL is sc://HOST:PORT")
+        pairs = []
+        for item in conf:
+            key, sep, value = item.partition("=")
+            if not sep or not key.startswith("spark."):
+                raise UsageError(f"--spark-conf {item}: give spark.KEY=VALUE")
+            pairs.append((key, value))
+        return cls(master or (None if remote else "local[*]"), remote, timeout_s, tuple(pairs))
+
+    def hosts(self) -> list[tuple[str, int]]:
+        """The (host, port) pairs qadmin can check before starting: a standalone master's
+        (several for a standby list) or the Connect server's; none for local, YARN, k8s."""
+        if self.remote:
+            parts = urlsplit(self.remote.split(";")[0])
+            return [(parts.hostname or "localhost", parts.port or CONNECT_PORT)]
+        if self.master and self.master.startswith("spark://"):
+            out = []
+            for hostport in self.master[len("spark://") :].split(","):
+                host, _, port = hostport.rpartition(":")
+                out.append((host or hostport, int(port) if port.isdigit() else STANDALONE_PORT))
+            return out
+        return []
+
+    @property
+    def on_this_host(self) -> bool:
+        """Whether every executor runs on this machine (local mode, or a loopback cluster)."""
+        if self.master and self.master.startswith("local"):
+            return True
+        found = self.hosts()
+        return bool(found) and all(host in LOOPBACK for host, _ in found)
+
+    @property
+    def label(self) -> str:
+        return (
+            f"Spark Connect server {self.remote}" if self.remote else f"Spark master {self.master}"
+        )
 
 
 def jars(needed: list[str]) -> list[str]:
@@ -67,45 +163,263 @@ def jars(needed: list[str]) -> list[str]:
     return [str(JAR_DIR / jar) for jar in JAR_PACKAGES if (JAR_DIR / jar).is_file()]
 
 
+def debugging() -> bool:
+    """``--debug`` (or QADMIN_DEBUG): Spark's warnings and Java stacks reach stderr."""
+    return bool(os.environ.get("QADMIN_DEBUG"))
+
+
 def session(where: Where, jar_names: list[str] | None = None) -> Any:
-    """A Spark session (reused within one process); imports pyspark only here."""
+    """A Spark session (reused within one process) with qadmin's settings, reachable and with
+    an executor within ``where.timeout_s``; imports pyspark only here."""
     try:
         from pyspark.sql import SparkSession
     except ImportError:
         raise extras.missing("pyspark", "Spark", "or use --engine python") from None
+    if not debugging():
+        logging.getLogger("py4j").setLevel(logging.CRITICAL)
+        os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+    _reach(where)
     if where.remote:
-        try:
-            return SparkSession.builder.remote(where.remote).getOrCreate()
-        except ImportError as exc:
-            raise MissingDependency(
-                f"Spark Connect needs its client: pip install 'pyspark[connect]' ({exc})"
-            ) from None
+        return _connect(SparkSession, where)
     if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
         raise MissingDependency(
             "Spark needs Java 17, which is not installed: apt-get install "
             "openjdk-17-jre-headless (or set JAVA_HOME)"
         )
     master = where.master or "local[*]"
-    if master.startswith("local"):
+    if where.on_this_host:
+        # The driver must listen where loopback executors can call it back.
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     builder = (
         SparkSession.builder.master(master)
         .appName("qadmin")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
         .config("spark.driver.memory", os.environ.get("QADMIN_SPARK_DRIVER_MEMORY", "2g"))
-        .config("spark.sql.shuffle.partitions", os.environ.get("QADMIN_SPARK_PARTITIONS", "8"))
         .config("spark.ui.enabled", os.environ.get("QADMIN_SPARK_UI", "false"))
         .config("spark.ui.showConsoleProgress", "false")
     )
-    quiet = f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}"
+    for key, value in session_conf().items():
+        builder = builder.config(key, value)
+    config = DEBUG_LOG_CONFIG if debugging() else LOG_CONFIG
+    quiet = f"-Dlog4j2.configurationFile={config.as_uri()}"
     java_options = f"{quiet} {os.environ.get('QADMIN_SPARK_JAVA_OPTIONS', '')}".strip()
     builder = builder.config("spark.driver.extraJavaOptions", java_options)
     if jar_names:
         builder = builder.config("spark.jars", ",".join(jars(jar_names)))
+    for key, value in where.conf:
+        builder = builder.config(key, value)
+    # In this (main) thread: Spark's Ctrl-C handler, which cancels the jobs, is set only here.
+    # A standalone master registers the application in the background: _await_executor bounds it.
     spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
+    spark.sparkContext.setLogLevel("WARN" if debugging() else "ERROR")
+    if not master.startswith("local"):
+        _await_executor(spark, where)
     return spark
+
+
+def _reach(where: Where) -> None:
+    """Fail fast, and within the timeout, when nothing listens where the master or the
+    Connect server should be (Spark itself retries silently for minutes)."""
+    found = where.hosts()
+    errors = []
+    for host, port in found:
+        try:
+            with socket.create_connection((host, port), timeout=where.timeout_s):
+                return
+        except OSError as exc:
+            errors.append(f"{host}:{port}: {exc.strerror or exc}")
+    if errors:
+        raise ConnectionFailed(f"cannot reach the {where.label} ({'; '.join(errors)})")
+
+
+def _bounded(call: Callable[[], T], where: Where, failure: str) -> T:
+    """``call()``, or ConnectionFailed once ``where.timeout_s`` passes (the call is left to a
+    daemon thread: the process is about to exit with the error)."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = call()
+        except BaseException as exc:  # handed to the caller's thread below
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(where.timeout_s)
+    if thread.is_alive():
+        raise ConnectionFailed(
+            f"{failure} did not answer within {where.timeout_s:g} s (--spark-timeout)"
+        )
+    if "error" in box:
+        raise box["error"]
+    value: T = box["value"]
+    return value
+
+
+def _await_executor(spark: Any, where: Where) -> None:
+    """Wait for the cluster to give this application an executor: without one every job
+    waits for ever ("Initial job has not accepted any resources")."""
+    context = spark.sparkContext._jsc.sc()
+    deadline = time.monotonic() + where.timeout_s
+    while time.monotonic() < deadline:
+        if context.isStopped():
+            raise ConnectionFailed(f"the {where.label} refused or ended qadmin's application")
+        if context.getExecutorMemoryStatus().size() > 1:  # the driver's block manager + one
+            return
+        time.sleep(0.2)
+    spark.stop()
+    raise ConnectionFailed(
+        f"the {where.label} gave qadmin no executor within {where.timeout_s:g} s: no worker "
+        "has a free core and the memory asked (spark.executor.memory, spark.cores.max); "
+        "see the master's web UI"
+    )
+
+
+def _connect(builder_type: Any, where: Where) -> Any:
+    """A Spark Connect session with qadmin's settings set on it, or named when the server
+    keeps another value."""
+    from qadmin import render
+
+    assert where.remote is not None
+    try:
+        builder = builder_type.builder.remote(where.remote)
+        spark = _bounded(builder.getOrCreate, where, f"the {where.label}")
+    except ImportError as exc:
+        raise MissingDependency(
+            f"Spark Connect needs its client: {extras.install_line('spark')} ({exc})"
+        ) from None
+    wanted = {**session_conf(), **dict(where.conf)}
+    for key, value in wanted.items():
+        actual = _bounded(partial(_set, spark, key, value), where, f"the {where.label}")
+        if actual.lower() == value.lower():
+            continue
+        if key in REQUIRED_CONF:
+            raise QadminError(
+                f"the {where.label} keeps {key}={actual}, qadmin needs {value}: "
+                f"start it with --conf {key}={value}"
+            )
+        render.note(f"qadmin: warning: the {where.label} keeps {key}={actual} (asked {value})")
+    return spark
+
+
+def _set(spark: Any, key: str, value: str) -> str:
+    """Set a session setting where the server allows it; the value it then has."""
+    with suppress(Exception):  # a setting the server fixes: the caller compares the value
+        spark.conf.set(key, value)
+    return str(spark.conf.get(key, None))
+
+
+def is_connect(session: Any) -> bool:
+    return type(session).__module__.startswith("pyspark.sql.connect")
+
+
+def parallelism(session: Any) -> int:
+    """How many partitions to read with: the cluster's cores (classic), else the server's
+    default parallelism or shuffle partitions (a Connect client has no SparkContext)."""
+    if not is_connect(session):
+        return int(session.sparkContext.defaultParallelism)
+    value = session.conf.get("spark.default.parallelism", None)
+    return int(value or session.conf.get("spark.sql.shuffle.partitions"))
+
+
+def readiness(where: Where, engine: Engine | None, paths: list[Path]) -> list[str]:
+    """What would break when executors run on other hosts, checked before starting: a
+    database named by a loopback address, folders only this host sees."""
+    if where.on_this_host:
+        return []
+    found = []
+    host = engine.dsn.host if engine is not None else None
+    if engine is not None and (host or "localhost") in LOOPBACK:
+        found.append(
+            f"the DSN names the database at {host or 'localhost'}: each Spark executor would "
+            "connect to its own host; name an address every worker reaches"
+        )
+    who = "the Spark Connect server" if where.remote else "every Spark worker"
+    for path in paths:
+        fs = filesystem(path)
+        if fs not in SHARED_FS:
+            found.append(
+                f"{path} is on this host's {fs} filesystem: {who} must see it at the same "
+                "path (shared storage such as NFS)"
+            )
+    return found
+
+
+def filesystem(path: Path) -> str:
+    """The filesystem type of the mount holding ``path`` (or its nearest existing parent)."""
+    target = path.resolve()
+    while not target.exists() and target != target.parent:
+        target = target.parent
+    best, fstype = "", "local"
+    try:
+        mounts = Path("/proc/mounts").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return fstype
+    for line in mounts:
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        point = fields[1].replace("\\040", " ")
+        inside = str(target) == point or str(target).startswith(point.rstrip("/") + "/")
+        if inside and len(point) >= len(best):
+            best, fstype = point, fields[2]
+    return fstype
+
+
+@contextmanager
+def failures(where: Where, engine: Engine | None = None) -> Iterator[None]:
+    """Spark's and Java's exceptions as one qadmin line (the Java stack stays chained for
+    ``--debug``): a missing JDBC driver names its jar and where it must go."""
+    try:
+        yield
+    except QadminError:
+        raise
+    except Exception as exc:
+        if not type(exc).__module__.startswith(("pyspark", "py4j", "grpc")):
+            raise
+        raise explain(exc, where, engine) from exc
+
+
+def explain(exc: BaseException, where: Where, engine: Engine | None) -> QadminError:
+    """The one line for a Spark failure."""
+    text = str(exc)
+    # Java's "ClassNotFoundException: X"; Spark Connect's "(java.lang.ClassNotFoundException) X"
+    missing = re.search(r"ClassNotFoundException\)?:?\s*([\w.$]+)", text)
+    facts = engine.JDBC if engine is not None else None
+    if missing and engine is not None and facts is not None and missing[1] == facts.driver:
+        entry = registry.BY_NAME[engine.name]
+        jar = JAR_DIR / str(entry.jdbc_jar)
+        if where.remote:
+            return QadminError(
+                f"the {where.label} has no JDBC driver {facts.driver}: start it with "
+                f"--jars {jar} (that file on the server's host: apt-get install "
+                f"{entry.jdbc_package})"
+            )
+        return QadminError(
+            f"the Spark executors have no JDBC driver {facts.driver}: qadmin ships {jar} "
+            "from this host through spark.jars; where workers cannot fetch it, put it in "
+            "each worker's $SPARK_HOME/jars"
+        )
+    line = _one_line(exc)
+    if "stopped SparkContext" in text or "StatusCode.UNAVAILABLE" in text:
+        return ConnectionFailed(f"lost the {where.label}: {line}")
+    return QadminError(f"spark: {line}")
+
+
+def _one_line(exc: BaseException) -> str:
+    """The first line of the error and of its root Java cause, cut to ERROR_CHARS."""
+    java = getattr(exc, "java_exception", None)
+    if java is not None:
+        root = java
+        while root.getCause() is not None:
+            root = root.getCause()
+        top, bottom = str(java.toString()), str(root.toString())
+        lines = [top.splitlines()[0] if top else type(exc).__name__]
+        if bottom and bottom != top:
+            lines.append(f"cause: {bottom.splitlines()[0]}")
+        text = "; ".join(lines)
+    else:
+        text = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return text if len(text) <= ERROR_CHARS else text[: ERROR_CHARS - 1] + "…"
 
 
 def jdbc_options(engine: Engine) -> dict[str, str]:

@@ -33,7 +33,9 @@ def export(
     partitions: int | None,
     progress: Progress = None,
 ) -> dict[str, Any]:
-    """Write a folder of part files (in id order by part name) at ``path``."""
+    """Write a folder of part files (in id order by part name) at ``path``, with the Python
+    export's Parquet metadata (Spark's writer cannot add key-value metadata, so qadmin stamps
+    each part's footer afterwards: the folder must be visible here, as on shared storage)."""
     selection.check(spec)
     if not reads_table(spec):
         raise UnsupportedError(f"a {spec.kind} queue exports with --engine python (it is small)")
@@ -52,7 +54,7 @@ def export(
             options["sessionInitStatement"] = engine.render_text(
                 engine.engine_sql("import_snapshot"), {"snapshot": str(snapshot)}
             )
-            count = partitions or session.sparkContext.defaultParallelism
+            count = partitions or spark.parallelism(session)
         bounds = next(r for s in engine.data_section(spec, "id_bounds") for r in execute(s))
         if bounds["lo"] is not None and count > 1:
             options.update(
@@ -66,6 +68,8 @@ def export(
         try:
             with spark.tracked(session, progress):
                 _write(frame.sortWithinPartitions("id"), tmp, fmt)
+            if fmt == "parquet":
+                formats.stamp(tmp, spec.name, spec.kind)
             os.replace(tmp, path)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
