@@ -108,7 +108,8 @@ def check_qadmin(
     assert report["profile"]["source"] == "detected"
     size = report["size"]
     assert size["depth"] == view.waiting
-    assert state_rows(size) == {k: v for k, v in view.states.items() if v}
+    if view.states:
+        assert state_rows(size) == {k: v for k, v in view.states.items() if v}
     if view.has_enqueue_time and view.waiting:
         assert 0 <= size["oldest_age_s"] < 600
     claims = report["claims"]
