@@ -8,6 +8,11 @@ The config file is TOML::
     dsn = "postgresql://qadmin@db1:5432/app"
     schema = "queues"           # optional default schema for this connection
 
+    [tables.jobs]               # a hand-built queue table read through a declared profile
+    table = "app.jobs"          # optional: the table (schema-qualified allowed), else NAME
+    state_column = "status"
+    pending = ["new"]           # ... the keys of ``TABLE_KEYS`` (docs/profiles.md)
+
 A missing default config file is silent; a missing file named by --config or QADMIN_CONFIG is
 an error, as is a named connection that the file does not define.
 """
@@ -77,7 +82,54 @@ def load_config(path: str | None) -> dict[str, Any]:
     for name, entry in conns.items():
         if not isinstance(entry.get("dsn"), str):
             raise UsageError(f"config file {file}: connection {name!r} has no dsn string")
+    tables = data.get("tables", {})
+    if not isinstance(tables, dict) or not all(isinstance(v, dict) for v in tables.values()):
+        raise UsageError(f"config file {file}: [tables.NAME] tables expected")
+    for name, entry in tables.items():
+        _check_table(file, name, entry)
     return data
+
+
+# The keys of a ``[tables.NAME]`` declared profile: column keys name a column of the table,
+# value keys list state values, ``table`` and ``library`` are names, ``requeue`` a switch.
+COLUMN_KEYS = (
+    "order_by",
+    "time_column",
+    "due_column",
+    "state_column",
+    "claimed_at_column",
+    "session_column",
+    "worker_column",
+    "heartbeat_column",
+    "attempts_column",
+    "error_column",
+    "id_column",
+)
+VALUE_KEYS = ("pending", "claimed", "done", "failed")
+TABLE_KEYS = ("table", "library", "requeue", *COLUMN_KEYS, *VALUE_KEYS)
+
+
+def _check_table(file: Path, name: str, entry: dict[str, Any]) -> None:
+    """One line naming the first key of ``[tables.NAME]`` that qadmin cannot use."""
+    where = f"config file {file}: [tables.{name}]"
+    for key, value in entry.items():
+        if key not in TABLE_KEYS:
+            raise UsageError(f"{where}: unknown key {key!r} (known: {', '.join(TABLE_KEYS)})")
+        if key in VALUE_KEYS:
+            ok = isinstance(value, list) and all(isinstance(v, str | int | bool) for v in value)
+            if not ok:
+                raise UsageError(f"{where}: {key} must be a list of strings, numbers or booleans")
+        elif key == "requeue":
+            if not isinstance(value, bool):
+                raise UsageError(f"{where}: requeue must be true or false")
+        elif not isinstance(value, str) or not value:
+            raise UsageError(f"{where}: {key} must be a non-empty string")
+
+
+def tables(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The declared profiles, ``[tables.NAME]`` by NAME (checked by ``load_config``)."""
+    result: dict[str, dict[str, Any]] = config.get("tables", {})
+    return result
 
 
 def connections(config: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -6,6 +6,7 @@ import pytest
 
 from qadmin import sqlfiles
 from qadmin.engines import Timeouts, open_engine
+from qadmin.engines.base import Engine
 from qadmin.kinds import KINDS, Kind, QueueSpec
 from tests.sql.tsql_gate import problems
 
@@ -67,10 +68,35 @@ def every_statement() -> list[tuple[str, str]]:
     for section, statements in sqlfiles.load("engine/mssql.sql").sections.items():
         out.extend((f"engine:{section}", engine.bind(s, PARAMS)[0]) for s in statements)
     out.extend(("session", s) for s in engine.session_statements())
+    out.extend(_profile_statements(engine))
     diagnostics = sqlfiles.sql_root() / "diagnostics" / "mssql"
     for path in sorted(diagnostics.glob("*.sql")):
         for statement in sqlfiles.load(f"diagnostics/mssql/{path.name}").sections.values():
             out.extend((f"diagnostics:{path.stem}", engine.bind(s, PARAMS)[0]) for s in statement)
+    return out
+
+
+def _profile_statements(engine: Engine) -> list[tuple[str, str]]:
+    """profile.sql as qadmin.profiles sends it: names are a table's checked columns, the
+    keywords built from them (a state filter, a select list, a release's SET and re-check)."""
+    file = sqlfiles.load("queues/mssql/profile.sql")
+    names = {"table": "jobs", "time_col": "created_at", "order_col": "id", "id_col": "id"}
+    names.update(hb_table="workers", hb_worker="id", hb_job="worker_id", hb_beat="last_beat")
+    age = engine.render_text(file.statements("age")[0], {"col": "claimed_at"})
+    dead = engine.render_text(file.statements("dead_worker")[0], names)
+    words = {
+        "filter": "([status] = :v0 OR [status] = :v1)",
+        "columns": f"[id] AS id, [status] AS state, {age} AS claimed_for_s, NULL AS error",
+        "assignments": "[status] = :release_state, [claimed_at] = NULL",
+        "stale": f"{age} >= :stale_s AND {dead}",
+        "age": age,
+    }
+    params = {**PARAMS, "v0": "new", "v1": "retry", "release_state": "new"}
+    out = []
+    for section in set(file.sections) - {"age", "dead_worker"}:
+        for statement in file.statements(section):
+            sql = engine.bind(engine.render_text(statement, names, words), params)[0]
+            out.append((f"profile:{section}", sql))
     return out
 
 

@@ -35,7 +35,7 @@ def test_every_queue_file_is_used():
         | {
             "catalog.sql",
             "fragments.sql",
-            "external.sql",
+            "profile.sql",
             "watermark.sql",
             "convert.sql",
             "data.sql",

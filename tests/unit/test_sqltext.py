@@ -166,8 +166,12 @@ def test_every_shipped_statement_renders_offline(dsn, schema):
         assert any(_renders(engine, spec, section) for spec in _specs()), section
     for section in engine.catalog().sections:
         assert engine.catalog_sql(section, "q_push")
-    for section in ("depth", "oldest"):
-        assert engine.table_sql(section, "t", {"order_col": "id", "time_col": "at"})
+    profile = sqlfiles.load(f"queues/{engine.base_dialect}/profile.sql")
+    names = {"table": "t", "time_col": "at", "order_col": "id", "id_col": "id", "col": "at"}
+    names.update(hb_table="w", hb_worker="id", hb_job="worker", hb_beat="beat")
+    words = dict.fromkeys(("filter", "columns", "assignments", "stale", "age"), "1 = 1")
+    for section in profile.sections:
+        assert all(engine.render_text(s, names, words) for s in profile.statements(section))
     src = Source(table="q", managed=QueueSpec("q", Kind.FIFO))
     sql = ConvertSql(engine, src, ring_spec(src, 100))
     for section in set(sql.file.sections) - CONVERT_EXPRESSIONS:

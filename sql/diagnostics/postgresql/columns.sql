@@ -3,7 +3,9 @@
 -- params: :schema, :table (names, bound)
 -- min version: PostgreSQL 10
 -- privilege: none (pg_attribute needs no grant)
--- cost: catalog only; no lock on the table
+-- cost: catalog only; no lock on the table (pg_get_expr with relation 0 never opens the
+--       table, so it answers behind an ACCESS EXCLUSIVE lock; a generated column's
+--       expression, which names columns, is left out)
 -- type_family: timestamp, date, integer, number, text, uuid, boolean, enum, json, other
 SELECT a.attname                                               AS column_name,
        pg_catalog.format_type(a.atttypid, a.atttypmod)         AS data_type,
@@ -20,7 +22,8 @@ SELECT a.attname                                               AS column_name,
            ELSE 'other'
        END                                                     AS type_family,
        NOT a.attnotnull                                        AS nullable,
-       pg_catalog.pg_get_expr(d.adbin, d.adrelid)              AS column_default,
+       CASE WHEN a.attgenerated = ''
+            THEN pg_catalog.pg_get_expr(d.adbin, 0) END        AS column_default,
        a.attnum                                                AS position
 FROM pg_catalog.pg_attribute AS a
 JOIN pg_catalog.pg_class AS c ON c.oid = a.attrelid

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -11,11 +12,12 @@ from qadmin import config as config_mod
 from qadmin import dsn as dsn_mod
 from qadmin import render
 from qadmin.cli.inspect import stale_option
-from qadmin.cli.options import Target, connection_options, format_option
+from qadmin.cli.options import Target, connection_options, format_option, profile_options
 from qadmin.engines import open_engine
 from qadmin.errors import QadminError, UsageError
 from qadmin.ops import catalog, telemetry
 from qadmin.ops import collect as collect_ops
+from qadmin.profiles.resolve import Resolved, from_spec, resolve
 
 
 def _server(text: str) -> str:
@@ -56,6 +58,7 @@ def _server(text: str) -> str:
     help="One sample per connection per slot of this length.",
 )
 @stale_option
+@profile_options
 @connection_options
 @format_option
 def collect(
@@ -66,6 +69,7 @@ def collect(
     all_connections: bool,
     resolution: int,
     stale_after: int,
+    profile: dict[str, Any],
     target: Target,
     fmt: str | None,
 ) -> int:
@@ -94,16 +98,18 @@ def collect(
         try:
             engine = open_engine(source.dsn, target.schema or source.schema, target.timeouts)
             try:
+                declared = config_mod.tables(conf)
                 specs = (
-                    catalog.all_queues(engine)
+                    [Resolved(from_spec(s, engine.schema), s) for s in catalog.all_queues(engine)]
                     if all_queues
-                    else [catalog.get(engine, n) for n in names]
+                    else [resolve(engine, n, declared, profile) for n in names]
                 )
                 records = []
                 for spec in specs:
                     snap = telemetry.snapshot(engine, spec, stale_after, True)
                     if snap.blocked:
-                        render.note(f"qadmin: {label}: {spec.name}: partial: {snap.blocked}")
+                        name = spec.profile.name
+                        render.note(f"qadmin: {label}: {name}: partial: {snap.blocked}")
                     figures = snap.figures(True)
                     figures.update(connection=label, server=_server(source.dsn))
                     records.append(figures)

@@ -7,7 +7,14 @@ from typing import Any
 import click
 
 from qadmin import render
-from qadmin.cli.options import Duration, Target, confirm, connection_options, format_option
+from qadmin.cli.options import (
+    Duration,
+    Target,
+    confirm,
+    connection_options,
+    format_option,
+    profile_options,
+)
 from qadmin.cli.thresholds import limits, threshold_options
 from qadmin.diagnostics import check as check_ops
 from qadmin.diagnostics import registry, run
@@ -19,13 +26,14 @@ from qadmin.diagnostics.entries import size as size_part
 from qadmin.diagnostics.model import (
     DEFAULT_MAX_PAGES,
     DEFAULT_STALE_AFTER_S,
-    Context,
     InspectReport,
     Options,
 )
-from qadmin.errors import NotFound, QadminError
+from qadmin.engines.base import Engine
+from qadmin.errors import QadminError, UsageError
 from qadmin.ops import catalog
 from qadmin.ops import repair as repair_ops
+from qadmin.profiles.resolve import Resolved
 
 Table = tuple[str, str, list[str]]
 FINDINGS: Table = ("findings", "findings", ["severity", "code", "message", "fix"])
@@ -134,7 +142,11 @@ def _headline(data: dict[str, Any], verdict: check_ops.CheckResult) -> list[str]
         if any(f["severity"] == level for f in findings)
     ]
     size = data.get("size") or {}
-    figures = [f"depth {size.get('depth')}" + ("" if size.get("depth_exact") else " (estimate)")]
+    depth = size.get("depth")
+    if depth is None:
+        figures = ["depth not counted (see notes)"]
+    else:
+        figures = [f"depth {depth}" + ("" if size.get("depth_exact") else " (estimate)")]
     if size.get("oldest_age_s") is not None:
         figures.append(f"oldest {size['oldest_age_s']} s")
     rates = data.get("rates") or {}
@@ -175,23 +187,36 @@ def _load(target: Target, name: str) -> tuple[Any, Any]:
     return engine, catalog.get(engine, name)
 
 
+def _resolve(target: Target, name: str, profile: dict[str, Any]) -> tuple[Engine, Resolved]:
+    """NAME as a qadmin queue, a declared profile or an existing table (docs/profiles.md)."""
+    engine = target.engine()
+    resolved = target.resolve(engine, name, profile)
+    if resolved.profile.schema is not None:
+        engine.use_schema(resolved.profile.schema)
+    return engine, resolved
+
+
+def _claims_of(resolved: Resolved, command: str) -> None:
+    """Refuse (exit 2, one line) a claims command on something that has no claims."""
+    if resolved.spec is not None:
+        resolved.spec.require("claims", command)
+    elif not resolved.profile.has_claims:
+        raise UsageError(
+            f"{command}: {resolved.profile.name} has no claims qadmin can see: give "
+            "--state-column with --claimed VALUE, or --claimed-at-column"
+        )
+
+
 @click.command()
 @click.argument("name")
 @stale_option
-@click.option("--table", is_flag=True, help="NAME is a hand-built queue table, not a qadmin queue.")
 @click.option(
-    "--order-by",
-    metavar="COLUMN",
-    help="Hand-built table: its ordering key (default: its primary key).",
-)
-@click.option(
-    "--time-column",
-    metavar="COLUMN",
-    help="Hand-built table: the enqueue-time column, for the oldest message's age.",
+    "--table", is_flag=True, help="NAME is a table, not a qadmin queue or a declared profile."
 )
 @sample_option
 @_deep
 @threshold_options
+@profile_options
 @connection_options
 @format_option
 def inspect(
@@ -199,48 +224,47 @@ def inspect(
     stale_after: int,
     sample_s: float,
     table: bool,
-    order_by: str | None,
-    time_column: str | None,
     deep: bool,
     max_pages: int,
+    profile: dict[str, Any],
     target: Target,
     fmt: str | None,
     **given: Any,
 ) -> None:
     """One screen on queue NAME: size, rates, ghosts and who holds them, locks, claims,
-    index bloat, findings. A table qadmin did not create is inspected as a hand-built queue.
+    index bloat, findings. NAME may also be a table qadmin did not create: a declared
+    [tables.NAME] profile, a job-queue library's table, or any table (docs/profiles.md).
 
     Each part waits at most a second for a lock: during a lock incident a blocked part is a
     note and a part_blocked finding naming the blocking session, and the rest still prints.
     The --warn-*/--crit-* limits are check's: the findings use them too."""
     options = Options(stale_after, sample_s, deep, max_pages, limits(given))
-    options.order_by, options.time_column = order_by, time_column
     engine = target.engine()
-    spec = None
-    if not table:
-        try:
-            spec = catalog.get(engine, name, creating=True)
-        except NotFound:
-            if not engine.table_exists(name):
-                raise
+    resolved = target.resolve(engine, name, profile, table_only=table, creating=True)
+    spec = resolved.spec
     if spec is not None and spec.state == catalog.CREATING:
         render.document(_creating(engine, spec), fmt)
         return
-    if spec is None:
-        show(run.inspect_table(engine, name, options), fmt)
-    else:
-        show(run.inspect(engine, spec, options), fmt)
+    show(run.inspect_resolved(engine, resolved, options), fmt)
 
 
 @click.command()
 @click.argument("name")
 @_deep
+@profile_options
 @connection_options
 @format_option
-def fragmentation(name: str, deep: bool, max_pages: int, target: Target, fmt: str | None) -> None:
+def fragmentation(
+    name: str,
+    deep: bool,
+    max_pages: int,
+    profile: dict[str, Any],
+    target: Target,
+    fmt: str | None,
+) -> None:
     """Index size and bloat of queue NAME (estimated; measured with --deep)."""
-    engine, spec = _load(target, name)
-    part = fragmentation_part.measure(engine, spec.name, deep, max_pages)
+    engine, resolved = _resolve(target, name, profile)
+    part = fragmentation_part.measure(engine, resolved.profile.table, deep, max_pages)
     data = dict(
         queue=name, fragmentation=part.to_json_dict(), notes=[{"note": n} for n in part.notes]
     )
@@ -249,22 +273,29 @@ def fragmentation(name: str, deep: bool, max_pages: int, target: Target, fmt: st
 
 @click.command()
 @click.argument("name")
+@profile_options
 @connection_options
 @format_option
-def size(name: str, target: Target, fmt: str | None) -> None:
-    """Depth (estimate; exact when cheap), oldest message, bytes on disk."""
-    engine, spec = _load(target, name)
-    render.document(dict(queue=name, **size_part.measure(engine, spec).to_json_dict()), fmt)
+def size(name: str, profile: dict[str, Any], target: Target, fmt: str | None) -> None:
+    """Depth (estimate; exact when cheap), oldest message, bytes on disk; a profiled table's
+    waiting rows and each state's rows."""
+    engine, resolved = _resolve(target, name, profile)
+    if resolved.spec is not None:
+        part = size_part.measure(engine, resolved.spec)
+    else:
+        part = size_part.profiled(run.context(engine, resolved, Options()))
+    render.document(dict(queue=name, **part.to_json_dict()), fmt)
 
 
 @click.command()
 @click.argument("name")
+@profile_options
 @connection_options
 @format_option
-def ghosts(name: str, target: Target, fmt: str | None) -> None:
+def ghosts(name: str, profile: dict[str, Any], target: Target, fmt: str | None) -> None:
     """Dead / ghost records of queue NAME and the sessions that hold their cleanup back."""
-    engine, spec = _load(target, name)
-    part = ghosts_part.collect(Context(engine, spec.name, spec, Options()))
+    engine, resolved = _resolve(target, name, profile)
+    part = ghosts_part.collect(run.context(engine, resolved, Options()))
     data = dict(
         queue=name,
         **part.table,
@@ -277,31 +308,48 @@ def ghosts(name: str, target: Target, fmt: str | None) -> None:
 
 @click.command()
 @click.argument("name")
+@profile_options
 @connection_options
 @format_option
-def locks(name: str, target: Target, fmt: str | None) -> None:
+def locks(name: str, profile: dict[str, Any], target: Target, fmt: str | None) -> None:
     """Lock waits on queue NAME: waiter, blocker, lock, wait time."""
-    engine, spec = _load(target, name)
-    part = locks_part.collect(Context(engine, spec.name, spec, Options()))
+    engine, resolved = _resolve(target, name, profile)
+    part = locks_part.collect(run.context(engine, resolved, Options()))
     for note in part.notes:
         render.note(f"qadmin: {note}")
     render.rows(part.waits, _section("locks")[2], fmt)
 
 
+def _stale_claims(engine: Engine, resolved: Resolved, stale_after: int) -> claims_part.Claims:
+    _claims_of(resolved, "claims")
+    options = Options(stale_after_s=stale_after)
+    return claims_part.collect(run.context(engine, resolved, options))
+
+
 @click.command()
 @click.argument("name")
 @stale_option
+@profile_options
 @connection_options
 @format_option
-def claims(name: str, stale_after: int, target: Target, fmt: str | None) -> None:
-    """Claim queues: claimed messages older than --stale-after, and whether their consumer's
-    session still exists."""
-    engine, spec = _load(target, name)
-    spec.require("claims", "claims")
-    part = claims_part.measure(engine, spec, stale_after)
+def claims(
+    name: str, stale_after: int, profile: dict[str, Any], target: Target, fmt: str | None
+) -> None:
+    """Claimed messages older than --stale-after, and whether their consumer's session (or
+    worker's heartbeat) is still alive: claim queues and profiled tables with claims."""
+    engine, resolved = _resolve(target, name, profile)
+    part = _stale_claims(engine, resolved, stale_after)
     for note in part.notes:
         render.note(f"qadmin: {note}")
-    render.rows(part.stale, _section("claims")[2], fmt)
+    render.rows(part.stale, _columns(resolved), fmt)
+
+
+def _columns(resolved: Resolved) -> list[str]:
+    """The claims table's columns: qadmin's own, and a profiled table's liveness and error."""
+    columns = _section("claims")[2]
+    if resolved.spec is not None:
+        return columns
+    return [*columns, "state", "worker_alive", "heartbeat_age_s", "error"]
 
 
 @click.command()
@@ -309,21 +357,37 @@ def claims(name: str, stale_after: int, target: Target, fmt: str | None) -> None
 @stale_option
 @click.option("--dry-run", is_flag=True, help="List the claims that would be released.")
 @click.option("--yes", "-y", is_flag=True, help="Do it without asking (needed off a TTY).")
+@profile_options
 @connection_options
 @format_option
 def requeue(
-    name: str, stale_after: int, dry_run: bool, yes: bool, target: Target, fmt: str | None
+    name: str,
+    stale_after: int,
+    dry_run: bool,
+    yes: bool,
+    profile: dict[str, Any],
+    target: Target,
+    fmt: str | None,
 ) -> None:
     """Release stale claims of queue NAME so another consumer gets the messages (at-least-once:
-    a consumer that was only slow may still finish and find its ack refused)."""
-    engine, spec = _load(target, name)
-    spec.require("claims", "requeue")
+    a consumer that was only slow may still finish and find its ack refused). A profiled
+    table is released only as its profile says (state back, claim columns cleared), and only
+    rows still claimed and still stale when the UPDATE runs."""
+    engine, resolved = _resolve(target, name, profile)
+    spec = resolved.spec
+    _claims_of(resolved, "requeue")
+    if spec is None and resolved.profile.release is None:
+        raise UsageError(f"requeue: {name}: {claims_part.why_no_release(resolved.profile)}")
     if dry_run:
-        stale = claims_part.measure(engine, spec, stale_after).stale
-        render.rows(stale, _section("claims")[2], fmt)
+        render.rows(_stale_claims(engine, resolved, stale_after).stale, _columns(resolved), fmt)
         return
     confirm("requeue stale claims of", name, yes)
-    released = claims_part.requeue(engine, spec, stale_after)
+    if spec is not None:
+        released: list[Any] = claims_part.requeue(engine, spec, stale_after)
+    else:
+        ctx = run.context(engine, resolved, Options(stale_after_s=stale_after))
+        stale = claims_part.measure_profile(ctx).stale
+        released = claims_part.requeue_profile(ctx, [c["id"] for c in stale])
     render.rows([{"id": i} for i in released], ["id"], fmt)
 
 
@@ -352,10 +416,17 @@ class PluginCommand(click.Command):
 @stale_option
 @sample_option
 @threshold_options
+@profile_options
 @connection_options
 @format_option
 def check(
-    name: str, stale_after: int, sample_s: float, target: Target, fmt: str | None, **given: Any
+    name: str,
+    stale_after: int,
+    sample_s: float,
+    profile: dict[str, Any],
+    target: Target,
+    fmt: str | None,
+    **given: Any,
 ) -> int:
     """Nagios-style check of queue NAME: exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN.
 
@@ -366,8 +437,8 @@ def check(
     errors (a bad value, warn above crit, an unknown option) exit 3 as well."""
     try:
         options = Options(stale_after, sample_s, limits=limits(given))
-        engine, spec = _load(target, name)
-        result = check_ops.evaluate(run.inspect(engine, spec, options))
+        engine, resolved = _resolve(target, name, profile)
+        result = check_ops.evaluate(run.inspect_resolved(engine, resolved, options))
     except QadminError as exc:
         result = check_ops.unknown(name, str(exc))
     if render.resolve_format(fmt) == "json":

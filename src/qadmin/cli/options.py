@@ -7,7 +7,7 @@ import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import click
 
@@ -16,6 +16,9 @@ from qadmin.engines import Engine, Timeouts, open_engine
 from qadmin.errors import UsageError
 from qadmin.ops.messages import MAX_BATCH
 from qadmin.render import FORMATS
+
+if TYPE_CHECKING:
+    from qadmin.profiles.resolve import Resolved
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -29,6 +32,14 @@ class Target:
     config: str | None
     schema: str | None
     timeouts: Timeouts
+
+    def resolve(self, engine: Engine, name: str, given: dict[str, Any], **how: bool) -> Resolved:
+        """NAME's profile on ``engine``: a qadmin queue, a declared ``[tables.NAME]``, or an
+        existing table (qadmin.profiles.resolve)."""
+        from qadmin.profiles.resolve import resolve
+
+        tables = config_mod.tables(config_mod.load_config(self.config))
+        return resolve(engine, name, tables, given, **how)
 
     def engine(self) -> Engine:
         conf = config_mod.load_config(self.config)
@@ -101,6 +112,68 @@ def connection_options(func: F) -> F:
         kwargs["target"] = Target(dsn, connection, config_path, schema, timeouts)
         return func(*args, **kwargs)
 
+    return wrapper  # type: ignore[return-value]
+
+
+# The one-off profile options: the keys of a config [tables.NAME] (docs/profiles.md).
+_PROFILE_COLUMNS = (
+    ("order_by", "the dequeue order's key (not a uuid or other random key)"),
+    ("time_column", "the enqueue time, for the oldest waiting row's age"),
+    ("due_column", "the run-at time"),
+    ("state_column", "the column holding each row's state"),
+    ("claimed_at_column", "when a worker claimed the row"),
+    ("worker_column", "which worker claimed it"),
+    ("session_column", "the claiming database session's id"),
+    ("heartbeat_column", "a claim's last heartbeat, kept on its row"),
+    ("attempts_column", "how many times the row was tried"),
+    ("error_column", "the last error"),
+    ("id_column", "how a row is named in findings and requeue (default: the primary key)"),
+)
+_PROFILE_VALUES = (
+    ("pending", "a waiting state value (repeat for more): depth counts these rows"),
+    ("claimed", "a claimed state value (repeat for more)"),
+    ("done", "a finished-and-kept state value (repeat for more)"),
+    ("failed", "a failed-and-kept state value (repeat for more)"),
+)
+
+
+def profile_options(func: F) -> F:
+    """The profile's keys as one-off options, bundled as ``profile`` (only those given)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        given: dict[str, Any] = {}
+        for key, _ in _PROFILE_COLUMNS:
+            value = kwargs.pop(key)
+            if value is not None:
+                given[key] = value
+        for key, _ in _PROFILE_VALUES:
+            values = kwargs.pop(key)
+            if values:
+                given[key] = list(values)
+        library = kwargs.pop("library")
+        if library is not None:
+            given["library"] = library
+        kwargs["profile"] = given
+        return func(*args, **kwargs)
+
+    options = [
+        *(
+            click.option(f"--{k.replace('_', '-')}", k, metavar="COLUMN", help=f"Profile: {h}.")
+            for k, h in _PROFILE_COLUMNS
+        ),
+        *(
+            click.option(f"--{k}", k, metavar="VALUE", multiple=True, help=f"Profile: {h}.")
+            for k, h in _PROFILE_VALUES
+        ),
+        click.option(
+            "--library",
+            metavar="NAME|none",
+            help="Read the table as this library's (none: no library detection).",
+        ),
+    ]
+    for option in reversed(options):
+        wrapper = option(wrapper)
     return wrapper  # type: ignore[return-value]
 
 

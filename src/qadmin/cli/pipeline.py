@@ -130,7 +130,7 @@ def export_command(
     engine = target.engine()
     spec = catalog.get(engine, name)
     selection = _selection(older_than, states, export_ops.CLAIM_STATES)
-    depth = size.measure(engine, spec).depth
+    depth = size.measure(engine, spec).depth or 0
     spark_run = _on_spark(run_on, master, remote)
     if run_on is None and not spark_run:
         spark_run = _spark_pays_off(engine, spec, depth, path)

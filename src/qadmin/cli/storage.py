@@ -7,11 +7,13 @@ import click
 from qadmin import render
 from qadmin.cli import progress
 from qadmin.cli.options import Target, confirm, connection_options, format_option
-from qadmin.errors import UsageError
+from qadmin.engines.base import Engine
+from qadmin.errors import NotFound, UsageError
 from qadmin.ops import catalog
 from qadmin.ops import convert as convert_ops
 from qadmin.ops import resize as resize_ops
 from qadmin.ops import watermark as watermark_ops
+from qadmin.profiles.model import Profile
 
 
 @click.command()
@@ -120,6 +122,14 @@ def convert(
 
     Refused (exit 2, also by --dry-run) when it would break something: see the README."""
     engine = target.engine()
+    profile = _convert_profile(target, engine, name)
+    if profile is not None:
+        name = profile.table
+        state_column = state_column or profile.state_column
+        if waiting is None and profile.pending:
+            waiting = str(profile.pending[0])
+        time_column = time_column or profile.time_column
+        id_column = id_column or profile.id_column
     src = convert_ops.source(
         engine, name, id_column, payload_columns, time_column, state_column, waiting
     )
@@ -134,6 +144,29 @@ def convert(
     with progress.bar(f"converting {name}") as update:
         result = convert_ops.convert(engine, src, capacity, progress=update)
     render.document(dict(result, dry_run=False), fmt)
+
+
+def _convert_profile(target: Target, engine: Engine, name: str) -> Profile | None:
+    """A declared [tables.NAME] or a library's table: convert moves only its waiting rows,
+    so it takes the profile's state column and waiting value; a profile whose waiting rows
+    are not one value of one column is refused (exit 2, one line)."""
+    try:
+        resolved = target.resolve(engine, name, {})
+    except NotFound:
+        return None  # convert's own path says what is missing
+    profile = resolved.profile
+    if resolved.spec is not None:
+        return None
+    if profile.source == "plain":
+        return None
+    if profile.state_sql is not None or (profile.has_states and len(profile.pending) != 1):
+        raise UsageError(
+            f"convert: {name}: its waiting rows are not one value of one column "
+            f"({profile.library or 'declared'} profile): convert moves only waiting rows"
+        )
+    if profile.schema is not None:
+        engine.use_schema(profile.schema)
+    return profile
 
 
 COMMANDS = [watermark, resize, convert]

@@ -12,12 +12,18 @@ import click
 
 from qadmin import render
 from qadmin.cli.inspect import stale_option
-from qadmin.cli.options import Duration, Target, connection_options, format_option
+from qadmin.cli.options import (
+    Duration,
+    Target,
+    connection_options,
+    format_option,
+    profile_options,
+)
 from qadmin.diagnostics import registry
 from qadmin.engines import Engine
 from qadmin.errors import ConnectionFailed, LockTimeout, QadminError, UsageError
-from qadmin.kinds import QueueSpec
 from qadmin.ops import catalog, telemetry
+from qadmin.profiles.resolve import Resolved, from_spec
 
 # The keys of each JSON line (and the CSV header): the diagnostics registry's tail fields
 # between the rates and the rates' sources.
@@ -128,7 +134,7 @@ class Emitter:
                 _num(r["enqueue_per_s"]),
                 _num(r["dequeue_per_s"]),
                 sparkline(list(self.history.get(r["queue"], []))),
-                f"{r['depth']}{'' if r['depth_exact'] else '~'}",
+                f"{_num(r['depth'])}{'' if r['depth_exact'] else '~'}",
                 _age(r["oldest_age_s"]),
                 _num(r["claimed"]),
                 _num(r["stale_claims"]),
@@ -164,6 +170,7 @@ def _age(seconds: float | None) -> str:
 )
 @click.option("--count", type=click.IntRange(1), metavar="N", help="Stop after N samples.")
 @stale_option
+@profile_options
 @connection_options
 @format_option
 def tail(
@@ -172,6 +179,7 @@ def tail(
     interval: float,
     count: int | None,
     stale_after: int,
+    profile: dict[str, Any],
     target: Target,
     fmt: str | None,
 ) -> int:
@@ -185,7 +193,10 @@ def tail(
     if not names and not all_queues:
         raise UsageError("name one or more queues, or give --all")
     engine = target.engine()
-    specs = catalog.all_queues(engine) if all_queues else [catalog.get(engine, n) for n in names]
+    if all_queues:
+        specs = [Resolved(from_spec(s, engine.schema), s) for s in catalog.all_queues(engine)]
+    else:
+        specs = [target.resolve(engine, n, profile) for n in names]
     if not specs:
         raise UsageError("no queues to watch")
     output = render.resolve_format(fmt)
@@ -214,7 +225,7 @@ def tail(
 
 def _sample(
     engine: Engine,
-    specs: list[QueueSpec],
+    specs: list[Resolved],
     previous: dict[str, telemetry.Snapshot],
     stale_after: int,
 ) -> tuple[list[dict[str, Any]], QadminError | None]:
@@ -237,8 +248,8 @@ def _sample(
                 engine.close()
                 previous.clear()
             continue
-        rows.append(telemetry.tail_row(previous.get(spec.name), snap))
-        previous[spec.name] = snap
+        rows.append(telemetry.tail_row(previous.get(spec.profile.name), snap))
+        previous[spec.profile.name] = snap
         if snap.blocked:  # a partial row: printed with what could be read, exit 8 if last
             failure = LockTimeout(snap.blocked)
     return rows, failure

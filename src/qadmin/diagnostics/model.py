@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from qadmin.engines.base import Engine
     from qadmin.kinds import QueueSpec
+    from qadmin.profiles.model import Profile
+    from qadmin.profiles.query import Reader
 
 INFO, WARNING, CRITICAL = "info", "warning", "critical"
 # What each severity makes check exit with (the Nagios codes).
@@ -81,9 +83,7 @@ class Options:
     deep: bool = False
     max_pages: int = DEFAULT_MAX_PAGES
     limits: dict[str, Limit] = field(default_factory=dict)
-    order_by: str | None = None  # hand-built tables
     telemetry: bool = False  # a tail / collect snapshot: one counter sample, no sleep
-    time_column: str | None = None
 
     def limit(self, metric: str) -> Limit:
         from qadmin.diagnostics.registry import metric_spec
@@ -94,12 +94,16 @@ class Options:
 
 @dataclass
 class Context:
-    """What a part needs to run: the connection, the queue (None for a hand-built table)."""
+    """What a part needs to run: the connection, the queue (None for a table qadmin did not
+    create) and the profile it is read through (with its reader: tables qadmin did not
+    create)."""
 
     engine: Engine
     table: str
     spec: QueueSpec | None
     options: Options
+    profile: Profile | None = None
+    reader: Reader | None = None
 
     @property
     def params(self) -> dict[str, Any]:
@@ -147,6 +151,7 @@ class InspectReport:
     not_covered: list[str] = field(default_factory=list)
     blocked: dict[str, BlockedPart] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)  # hand-built: order_by, time_column
+    profile: Profile | None = None
 
     def part(self, name: str) -> Any:
         """A part's result, or None when it did not run, was blocked or does not apply."""
@@ -166,6 +171,7 @@ class InspectReport:
     def to_json_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = asdict(self.header)
         data.update(self.extra)
+        data["profile"] = None if self.profile is None else asdict(self.profile)
         for name, result in self.parts.items():
             data[name] = None if result is None else result.to_json_dict()
         for name, blocked in self.blocked.items():

@@ -8,7 +8,7 @@ inspect during a lock incident still prints a full report.
 
 from __future__ import annotations
 
-from qadmin.diagnostics import registry, sql
+from qadmin.diagnostics import registry
 from qadmin.diagnostics.entries import locks
 from qadmin.diagnostics.model import (
     BlockedPart,
@@ -19,9 +19,10 @@ from qadmin.diagnostics.model import (
     Result,
 )
 from qadmin.engines.base import Engine
-from qadmin.errors import LockTimeout, NotFound
+from qadmin.errors import LockTimeout
 from qadmin.kinds import QueueSpec
-from qadmin.names import validate_schema_name
+from qadmin.profiles import query
+from qadmin.profiles.resolve import Resolved, from_spec
 
 # How long one part waits for a lock before it is reported blocked (the connection's own
 # --lock-timeout caps it).
@@ -75,59 +76,67 @@ def _judge(report: InspectReport) -> InspectReport:
     return report
 
 
+def context(engine: Engine, resolved: Resolved, options: Options) -> Context:
+    """What every part reads: a qadmin queue's spec, or a profiled table's reader."""
+    profile, spec = resolved.profile, resolved.spec
+    if profile.schema is not None:
+        engine.use_schema(profile.schema)
+    if spec is not None:
+        return Context(engine, spec.name, spec, options, profile)
+    assert resolved.shape is not None, "a table qadmin did not create has its shape"
+    reader = query.Reader(engine, profile, resolved.shape)
+    return Context(engine, profile.table, None, options, profile, reader)
+
+
 def inspect(engine: Engine, spec: QueueSpec, options: Options | None = None) -> InspectReport:
     """Every part of a qadmin queue, and the findings over them."""
-    options = options or Options()
-    ctx = Context(engine, spec.name, spec, options)
-    header = _header(engine, spec.name, spec)
-    parts, blocked = _collect(ctx, registry.entries())
-    return _judge(InspectReport(header, parts, options, engine, blocked=blocked))
+    return inspect_resolved(engine, Resolved(from_spec(spec, engine.schema), spec), options)
 
 
-def snapshot(
-    engine: Engine, spec: QueueSpec, options: Options, collecting: bool = False
+def inspect_resolved(
+    engine: Engine, resolved: Resolved, options: Options | None = None
 ) -> InspectReport:
-    """The parts behind telemetry fields (tail; with ``collecting``, collect's too): no
-    sleep for rates, no findings."""
-    options.telemetry = True
-    ctx = Context(engine, spec.name, spec, options)
-    polled = tuple(e for e in registry.entries() if e.polled(collecting))
-    parts, blocked = _collect(ctx, polled)
-    header = Header(spec.name, engine.schema, engine.name, "", "", spec.kind.value)
-    return InspectReport(header, parts, options, engine, blocked=blocked)
-
-
-def inspect_table(engine: Engine, table: str, options: Options | None = None) -> InspectReport:
-    """Inspect a table qadmin did not create: the parts that need qadmin's catalog (kind,
-    claims, ring fill, due counts, rates from its sequences) are left out, and said so."""
+    """Every part of a queue or a profiled table, and the findings over them. A table qadmin
+    did not create is read through its profile; the parts that need qadmin's catalog (ring
+    fill, due counts, rates from its sequences) are left out, and said so."""
     options = options or Options()
-    for name in filter(None, (table, options.order_by, options.time_column)):
-        validate_schema_name(name)
-    if not engine.table_exists(table):
-        raise NotFound(f"no table {table!r} in schema {engine.schema}")
-    notes = [
-        "not a qadmin queue: inspected as a hand-built table; kind, claims, ring fill, due "
-        "counts and rates need qadmin's catalog and are not shown"
-    ]
-    if options.order_by is None:
-        params = {"schema": engine.schema, "table": table}
-        keys = [r["column_name"] for r in sql.read(engine, "primary_key", params).rows]
-        if len(keys) == 1:
-            options.order_by = keys[0]
-            notes.append(f"ordering key detected: primary key column {options.order_by}")
-        else:
-            notes.append("no single-column primary key: give --order-by COLUMN for the oldest row")
-    if options.order_by and not options.time_column:
-        notes.append("give --time-column COLUMN for the oldest message's age")
-    ctx = Context(engine, table, None, options)
+    ctx = context(engine, resolved, options)
     parts, blocked = _collect(ctx, registry.entries())
+    profile, spec = resolved.profile, resolved.spec
+    header = _header(engine, profile.name if spec is None else spec.name, spec)
+    if spec is not None:
+        report = InspectReport(header, parts, options, engine, blocked=blocked, profile=profile)
+        return _judge(report)
+    notes = [
+        f"not a qadmin queue: a hand-built or library table read through its {profile.source} "
+        "profile"
+        + (f" ({profile.library})" if profile.library else "")
+        + "; ring fill, due counts and rates from qadmin's sequences do not apply",
+        *resolved.notes,
+    ]
     report = InspectReport(
-        _header(engine, table, None),
+        header,
         parts,
         options,
         engine,
         not_covered=notes,
         blocked=blocked,
-        extra={"order_by": options.order_by, "time_column": options.time_column},
+        extra={"order_by": profile.order_by, "time_column": profile.time_column},
+        profile=profile,
     )
     return _judge(report)
+
+
+def snapshot(
+    engine: Engine, resolved: Resolved, options: Options, collecting: bool = False
+) -> InspectReport:
+    """The parts behind telemetry fields (tail; with ``collecting``, collect's too): no
+    sleep for rates, no findings."""
+    options.telemetry = True
+    ctx = context(engine, resolved, options)
+    polled = tuple(e for e in registry.entries() if e.polled(collecting))
+    parts, blocked = _collect(ctx, polled)
+    spec = resolved.spec
+    kind = spec.kind.value if spec else None
+    header = Header(resolved.profile.name, engine.schema, engine.name, "", "", kind)
+    return InspectReport(header, parts, options, engine, blocked=blocked, profile=resolved.profile)

@@ -141,6 +141,11 @@ class Engine(ABC):
             self._schema = self._default_schema()
         return self._schema
 
+    def use_schema(self, schema: str) -> None:
+        """Work in ``schema`` from now on: a table named ``schema.name`` is read there, by
+        every part, as if --schema had named it."""
+        self._schema = schema
+
     @property
     def dialect(self) -> str:
         """Folder of queue templates under ``sql/queues``; a flavour may overlay its base."""
@@ -230,13 +235,6 @@ class Engine(ABC):
     def render(self, statement: str, spec: QueueSpec) -> str:
         """A queue template's statement: its names are the queue's objects."""
         return self.render_text(statement, spec.objects(), self.keywords(spec))
-
-    def table_sql(self, section: str, table: str, columns: Mapping[str, str]) -> list[str]:
-        """A section of ``sql/queues/<engine>/external.sql`` for a table qadmin did not create:
-        ``{table}`` is that table, the other names its (validated) columns."""
-        names = {**columns, "table": table}
-        file = sqlfiles.load(f"queues/{self.base_dialect}/external.sql")
-        return [self.render_text(s, names) for s in file.statements(section)]
 
     def bind(self, statement: str, params: Mapping[str, Any]) -> tuple[str, Any]:
         """Turn ``:name`` placeholders into the driver's style (pyformat by default)."""

@@ -18,6 +18,7 @@ from qadmin.diagnostics.entries import rates
 from qadmin.diagnostics.model import InspectReport, Options
 from qadmin.engines.base import Engine
 from qadmin.kinds import QueueSpec
+from qadmin.profiles.resolve import Resolved, from_spec
 
 # Bump when a field is added, renamed or changes meaning; collect writes it into every row.
 # 2: snapshot_age_s, ring_stall_s, ring_orphan_age_s, watermark_stranded,
@@ -50,7 +51,7 @@ RATE_KEYS = ("interval_s", "enqueue_per_s", "dequeue_per_s", "enqueue_source", "
 
 @dataclass
 class Snapshot:
-    spec: QueueSpec
+    target: Resolved  # a qadmin queue or a profiled table
     report: InspectReport
     time: datetime
     engine: str
@@ -71,8 +72,8 @@ class Snapshot:
             "schema_version": SCHEMA_VERSION,
             "time": self.time,
             "engine": self.engine,
-            "queue": self.spec.name,
-            "kind": self.spec.kind.value,
+            "queue": self.target.profile.name,
+            "kind": _kind(self.target),
         }
         for one in registry.fields():
             if collecting or not one.collect_only:
@@ -80,21 +81,30 @@ class Snapshot:
         return out
 
 
+def _kind(target: Resolved) -> str:
+    """A qadmin queue's kind; a profiled table's library, else "table"."""
+    if target.spec is not None:
+        return target.spec.kind.value
+    return target.profile.library or "table"
+
+
 def snapshot(
-    engine: Engine, spec: QueueSpec, stale_after_s: int, collecting: bool = False
+    engine: Engine, target: Resolved | QueueSpec, stale_after_s: int, collecting: bool = False
 ) -> Snapshot:
     """The figures of one queue now; ``collecting`` adds the collect-only parts. A part
     blocked by a lock leaves its figures null and the rest are still read (during a lock
     pile-up the lock figures are the ones that matter); ``Snapshot.blocked`` says which."""
-    report = run.snapshot(engine, spec, Options(stale_after_s=stale_after_s), collecting)
-    return Snapshot(spec, report, datetime.now(UTC), engine.name)
+    if isinstance(target, QueueSpec):
+        target = Resolved(from_spec(target, engine.schema), target)
+    report = run.snapshot(engine, target, Options(stale_after_s=stale_after_s), collecting)
+    return Snapshot(target, report, datetime.now(UTC), engine.name)
 
 
 def tail_row(previous: Snapshot | None, current: Snapshot) -> dict[str, Any]:
     """One line of ``tail``: the snapshot's figures plus rates since the previous one."""
     before, after = previous.sample if previous else None, current.sample
     if before is not None and after is not None:
-        current.report.parts["rates"] = rates.between(before, after, current.spec)
+        current.report.parts["rates"] = rates.between(before, after, current.target.spec)
     row = {k: v for k, v in current.figures().items() if k != "schema_version"}
     row["time"] = current.time.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     row["error"] = current.blocked and secrets.scrub(current.blocked)
@@ -104,12 +114,12 @@ def tail_row(previous: Snapshot | None, current: Snapshot) -> dict[str, Any]:
     return row
 
 
-def error_row(spec: QueueSpec, error: str) -> dict[str, Any]:
+def error_row(target: Resolved, error: str) -> dict[str, Any]:
     """A ``tail`` row for a sample that failed (a lock held past the lock timeout, a lost
     connection): the time, the queue and the error; every figure is null."""
     return {
         "time": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
-        "queue": spec.name,
-        "kind": spec.kind.value,
+        "queue": target.profile.name,
+        "kind": _kind(target),
         "error": secrets.scrub(" ".join(error.split())),
     }

@@ -1,4 +1,9 @@
-"""Claim queues: claimed messages, which are stale, and whether their session still exists."""
+"""Claims: claimed messages, which are stale, and whether their session or worker still lives.
+
+A qadmin claim queue reads its template; a table read through a profile reads its claimed
+rows (by state, or a non-NULL claim time) with the claim's age, worker, heartbeat, attempts
+and error, and a stale claim is given back only through the profile's ``Release``.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +14,13 @@ from qadmin.diagnostics import sql
 from qadmin.diagnostics.model import WARNING, Context, Finding, InspectReport, Result
 from qadmin.diagnostics.registry import Diagnostic, Field, Metric, Section, kind_has
 from qadmin.engines.base import Engine
+from qadmin.errors import UsageError
 from qadmin.kinds import Kind, QueueSpec
 from qadmin.ops.values import iso
+from qadmin.profiles import query
+from qadmin.profiles.model import Profile
+
+ERROR_SHOWN = 200  # characters of a row's error column (a traceback can be long)
 
 CLAIMS_SHOWN = 1000
 
@@ -55,10 +65,209 @@ def requeue(engine: Engine, spec: QueueSpec, stale_after_s: int) -> list[int]:
     return sorted(int(r["id"]) for r in rows if r.get("id") is not None)
 
 
+def _claim_filter(reader: query.Reader) -> tuple[str, dict[str, Any]] | None:
+    profile = reader.profile
+    if reader.state is not None and profile.claimed:
+        return reader.where(profile.claimed)
+    if reader.state is None and profile.claimed_at_column is not None:
+        return f"{reader.name(profile.claimed_at_column)} IS NOT NULL", {}
+    return None
+
+
+def _columns(reader: query.Reader) -> str:
+    """The claims query's select list: each column the profile has, NULL for the others."""
+    p = reader.profile
+    key = p.id_column or p.order_by
+    hb_key = p.heartbeat.job_column if p.heartbeat else None
+    picks = {
+        "id": reader.name(key) if key else None,
+        "state": reader.state,
+        "claimed_at": reader.name(p.claimed_at_column) if p.claimed_at_column else None,
+        "claimed_for_s": reader.age(p.claimed_at_column) if p.claimed_at_column else None,
+        "worker": reader.name(p.worker_column) if p.worker_column else None,
+        "session": reader.name(p.session_column) if p.session_column else None,
+        "heartbeat_age_s": reader.age(p.heartbeat_column) if p.heartbeat_column else None,
+        "heartbeat_key": reader.name(hb_key) if hb_key else None,
+        "attempts": reader.name(p.attempts_column) if p.attempts_column else None,
+        "error": reader.name(p.error_column) if p.error_column else None,
+    }
+    return ", ".join(f"{sql_ or 'NULL'} AS {alias}" for alias, sql_ in picks.items())
+
+
+def _beats(reader: query.Reader) -> dict[str, float | None] | None:
+    """Worker -> seconds since its last heartbeat, from the profile's workers table."""
+    beat = reader.profile.heartbeat
+    if beat is None:
+        return None
+    rows = reader.run(
+        "heartbeats",
+        {"age": reader.age(beat.beat_column)},
+        {"limit": query.HEARTBEATS_READ},
+        {"hb_table": beat.table, "hb_worker": beat.worker_column},
+    )
+    return {str(r["worker"]): sql.seconds(r["beat_age_s"]) for r in rows}
+
+
+def _alive(age: float | None, stale_after_s: int) -> bool | None:
+    return None if age is None else age < stale_after_s
+
+
+def measure_profile(ctx: Context) -> Claims:
+    """Claimed rows of a profiled table: read when an index fits (or the table is small),
+    each with whether its worker (heartbeat) or session is still alive."""
+    reader, stale_after = ctx.reader, ctx.options.stale_after_s
+    if reader is None:
+        return Claims()
+    found = _claim_filter(reader)
+    if found is None:
+        return Claims()
+    profile = reader.profile
+    indexed = reader.state_indexed or (
+        reader.state is None
+        and profile.claimed_at_column is not None
+        and reader.shape.index_leading(profile.claimed_at_column) is not None
+    )
+    if not (reader.small or indexed):
+        hint = reader.index_hint(None if reader.state else profile.claimed_at_column)
+        return Claims(stale_after_s=stale_after, notes=[f"claims not read: {hint}"])
+    where, params = found
+    rows = reader.run(
+        "claims",
+        {"filter": where, "columns": _columns(reader)},
+        {**params, "limit": CLAIMS_SHOWN},
+    )
+    beats = _beats(reader)
+    sessions = sql.read(ctx.engine, "sessions") if profile.session_column else None
+    alive = {str(r["session"]) for r in sessions.rows} if sessions else set()
+    stale = []
+    for row in rows:
+        item = _claim_row(dict(row), profile, beats, stale_after)
+        known = sessions is not None and bool(sessions.rows) and row["session"] is not None
+        item["session_alive"] = str(row["session"]) in alive if known else None
+        age, dead = item["claimed_for_s"], item["worker_alive"] is False
+        if (age is not None and age >= stale_after) or (age is None and dead):
+            stale.append(item)
+    notes = [sessions.note] if sessions and sessions.note else []
+    return Claims(
+        claimed=len(rows),
+        claimed_note="or more" if len(rows) == CLAIMS_SHOWN else None,
+        stale=sorted(stale, key=lambda r: -(r["claimed_for_s"] or 0)),
+        stale_after_s=stale_after,
+        notes=notes,
+    )
+
+
+def _claim_row(
+    row: dict[str, Any],
+    profile: Profile,
+    beats: dict[str, float | None] | None,
+    stale_after: int,
+) -> dict[str, Any]:
+    """One claimed row as claims prints it: the contract's keys, and qadmin's own names for
+    the same facts (processing_started_at, claimed_by, claimed_session)."""
+    heartbeat = sql.seconds(row.get("heartbeat_age_s"))
+    worker_alive = _alive(heartbeat, stale_after) if profile.heartbeat_column else None
+    if beats is not None and row.get("heartbeat_key") is not None:
+        heartbeat = beats.get(str(row["heartbeat_key"]))
+        worker_alive = False if heartbeat is None else heartbeat < stale_after
+    error = row.get("error")
+    return {
+        "id": row["id"],
+        "state": None if row.get("state") is None else str(row["state"]),
+        "processing_started_at": iso(row["claimed_at"]) if row.get("claimed_at") else None,
+        "claimed_for_s": sql.seconds(row.get("claimed_for_s")),
+        "worker": row.get("worker"),
+        "claimed_by": row.get("worker"),
+        "claimed_session": row.get("session"),
+        "worker_alive": worker_alive,
+        "heartbeat_age_s": heartbeat,
+        "attempts": row.get("attempts"),
+        "error": None if error is None else str(error)[:ERROR_SHOWN],
+    }
+
+
+def requeue_profile(ctx: Context, ids: list[Any]) -> list[Any]:
+    """Give back the stale claims ``ids`` through the profile's Release: each UPDATE checks
+    again that its row is still claimed and still stale, so a row a live worker finished (or
+    a claim renewed) since it was listed is left alone."""
+    reader = ctx.reader
+    profile = reader.profile if reader else None
+    if reader is None or profile is None or profile.release is None:
+        raise UsageError(f"requeue: {ctx.table}: {why_no_release(profile)}")
+    release = profile.release
+    found = _claim_filter(reader)
+    key = profile.id_column or profile.order_by
+    stale = _still_stale(reader)
+    if found is None or key is None or stale is None:
+        raise UsageError(f"requeue: {ctx.table}: {why_no_release(profile)}")
+    where, params = found
+    sets = [f"{reader.name(c)} = NULL" for c in release.clear]
+    if release.state is not None:
+        if profile.state_column is None:
+            raise UsageError(f"requeue: {ctx.table}: {why_no_release(profile)}")
+        sets.insert(0, f"{reader.name(profile.state_column)} = :release_state")
+        params["release_state"] = release.state
+    done = []
+    for row_id in ids:
+        rows = reader.run(
+            "release",
+            {"filter": where, "assignments": ", ".join(sets), "stale": stale},
+            {**params, "id": row_id, "stale_s": ctx.options.stale_after_s},
+            {"id_col": key},
+            write=True,
+        )
+        if rows and int(rows[0].get("released", 1) or 0) > 0:
+            done.append(row_id)
+    return done
+
+
+def _still_stale(reader: query.Reader) -> str | None:
+    """SQL that is true while a claim is stale, by the server's clock: its claim time (or its
+    own heartbeat) older than :stale_s, or no heartbeat of its worker newer than that."""
+    profile = reader.profile
+    column = profile.claimed_at_column or profile.heartbeat_column
+    if column is not None:
+        return f"{reader.age(column)} >= :stale_s"
+    beat = profile.heartbeat
+    if beat is None:
+        return None
+    names = {"table": profile.table, "hb_table": beat.table, "hb_worker": beat.worker_column}
+    names.update(hb_job=beat.job_column, hb_beat=beat.beat_column)
+    text = reader.section_text("dead_worker")
+    return reader.engine.render_text(text, names)
+
+
+def why_no_release(profile: Profile | None) -> str:
+    if profile is None or not profile.has_claims:
+        return "this table has no claims qadmin can see (no claimed state or claim-time column)"
+    if profile.library:
+        return f"{profile.library} keeps state qadmin cannot reset safely: use its own tooling"
+    if profile.claimed_at_column is None and profile.heartbeat_column is None:
+        return "a claim needs its claim-time column (claimed_at_column) to be judged stale"
+    return "the profile does not say how to release a claim (pending, claimed and requeue)"
+
+
 def collect(ctx: Context) -> Claims:
     if ctx.spec is None:
-        return Claims()
+        return measure_profile(ctx)
     return measure(ctx.engine, ctx.spec, ctx.options.stale_after_s)
+
+
+def _phrase(profile: Profile, row: dict[str, Any]) -> str:
+    """One stale claim as a DBA reads it: "procrastinate job 109 has been doing for 11 min;
+    its worker's last heartbeat is 10 min old"."""
+    doing = row.get("state") or "claimed"
+    age = row.get("claimed_for_s")
+    text = profile.label(row.get("id")) + f" has been {doing}"
+    text += f" for {sql.duration(age)}" if age is not None else ""
+    beat = row.get("heartbeat_age_s")
+    if beat is not None:
+        text += f"; its worker's last heartbeat is {sql.duration(beat)} old"
+    elif row.get("worker_alive") is False:
+        text += "; its worker has no heartbeat left"
+    if row.get("session_alive") is False:
+        text += "; its session is gone"
+    return text
 
 
 def rule(report: InspectReport) -> list[Finding]:
@@ -67,9 +276,22 @@ def rule(report: InspectReport) -> list[Finding]:
     threshold = limit.warn if limit.warn is not None else limit.crit
     if part is None or not part.stale or (threshold is not None and len(part.stale) < threshold):
         return []
+    severity = "critical" if limit.crit is not None and len(part.stale) >= limit.crit else WARNING
+    profile = report.profile
+    if profile is not None and profile.source != "qadmin":
+        first = _phrase(profile, part.stale[0])
+        more = len(part.stale) - 1
+        message = first + (
+            f" (and {more} more claims older than {part.stale_after_s} s)" if more else ""
+        )
+        fix = (
+            f"qadmin requeue {report.queue} --stale-after {part.stale_after_s}"
+            if profile.release is not None
+            else why_no_release(profile)
+        )
+        return [Finding(severity, "stale_claims", message, fix)]
     gone = sum(1 for c in part.stale if c.get("session_alive") is False)
     detail = f" ({gone} from sessions that no longer exist)" if gone else ""
-    severity = "critical" if limit.crit is not None and len(part.stale) >= limit.crit else WARNING
     return [
         Finding(
             severity,
@@ -78,6 +300,13 @@ def rule(report: InspectReport) -> list[Finding]:
             f"qadmin requeue {report.queue} --stale-after {part.stale_after_s}",
         )
     ]
+
+
+def _has_claims(report: InspectReport) -> bool:
+    profile = report.profile
+    if profile is not None and profile.source != "qadmin":
+        return profile.has_claims
+    return kind_has("claims")(report)
 
 
 def _stale(report: InspectReport) -> int | None:
@@ -98,7 +327,7 @@ ENTRY = Diagnostic(
             "claims older than --stale-after",
             lambda r: float(n) if (n := _stale(r)) is not None else None,
             warn=1,
-            applies=kind_has("claims"),
+            applies=_has_claims,
         ),
     ),
     fields=(

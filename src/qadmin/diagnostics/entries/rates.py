@@ -29,11 +29,12 @@ class Sample:
     """Counters at one moment: what the template and the engine tell cheaply."""
 
     at: float
-    depth: int
+    depth: int | None
     enqueued_total: int | None
     dequeued_total: int | None
     deleted: int | None
     notes: list[str] = field(default_factory=list)
+    enqueue_source: str | None = None  # a profiled table's: which counter enqueued_total is
 
 
 def sample(engine: Engine, spec: QueueSpec) -> Sample:
@@ -50,12 +51,38 @@ def sample(engine: Engine, spec: QueueSpec) -> Sample:
         notes.append(server.note)
     return Sample(
         at=time.monotonic(),
-        depth=size.measure(engine, spec).depth,
+        depth=size.measure(engine, spec).depth or 0,
         enqueued_total=sql.as_int(counters.get("enqueued_total")),
         dequeued_total=sql.as_int(counters.get("dequeued_total")),
         deleted=sql.as_int(server.first.get("deleted")),
         notes=notes,
     )
+
+
+def sample_profile(ctx: Context) -> Sample:
+    """A profiled table's counters: the integer order key's high-water mark (one index probe)
+    or else the server's insert counter for enqueues; the server's delete counter for
+    dequeues when rows leave by being deleted (no states), else what entered minus the
+    growth of the waiting rows (counted within the cost rules)."""
+    reader = ctx.reader
+    assert reader is not None, "a table qadmin did not create is read through its profile"
+    profile, notes = reader.profile, []
+    server = sql.read(ctx.engine, "counters", ctx.params)
+    high, source = None, None
+    order = profile.order_by
+    column = reader.shape.column(order) if order else None
+    if order and column and column.family == "integer" and reader.shape.index_leading(order):
+        rows = reader.run("high_water", {}, {}, {"order_col": order})
+        high, source = (sql.as_int(rows[0]["high"]) if rows else None), "order key high-water mark"
+    elif server.first.get("inserted") is not None:
+        high, source = sql.as_int(server.first["inserted"]), "server insert counter"
+    else:
+        notes.append("enqueue rate not derivable: no indexed integer order key, no insert counter")
+    depth = reader.count_state(profile.pending) if reader.state else reader.count_rows()
+    if depth.rows is None:
+        notes.append("backlog growth not derivable: waiting rows are not counted cheaply")
+    deleted = None if reader.state else sql.as_int(server.first.get("deleted"))
+    return Sample(time.monotonic(), depth.rows, high, None, deleted, notes, source)
 
 
 @dataclass
@@ -81,30 +108,35 @@ def _delta(a: int | None, b: int | None) -> int | None:
     return None if a is None or b is None else b - a
 
 
-def between(before: Sample, after: Sample, spec: QueueSpec) -> Rates:
-    """Rates between two samples, each with the counter it came from."""
+def between(before: Sample, after: Sample, spec: QueueSpec | None) -> Rates:
+    """Rates between two samples, each with the counter it came from (``spec`` None: a
+    profiled table, whose enqueues are its order key's high-water mark)."""
     elapsed = max(after.at - before.at, 1e-6)
     enq = _delta(before.enqueued_total, after.enqueued_total)
     deq = _delta(before.dequeued_total, after.dequeued_total)
+    change = _delta(before.depth, after.depth)
     source = "pop sequence"
-    if deq is None and spec.kind not in (Kind.CLAIM, Kind.CAPPED):
+    if deq is None and (spec is None or spec.kind not in (Kind.CLAIM, Kind.CAPPED)):
         deq = _delta(before.deleted, after.deleted)
         source = "server delete counter"
-    if deq is None and enq is not None:
-        deq = enq - (after.depth - before.depth)
+    if deq is None and enq is not None and change is not None:
+        deq = enq - change
         source = "enqueued minus depth change"
-    change = after.depth - before.depth
+    if spec is None:
+        enqueue_source = after.enqueue_source
+    else:
+        enqueue_source = "push sequence" if spec.kind is Kind.RING else "id high-water mark"
     return Rates(
         latest=after,
         interval_s=round(elapsed, 3),
         enqueued=enq,
         enqueue_per_s=round(enq / elapsed, 2) if enq is not None else None,
-        enqueue_source="push sequence" if spec.kind is Kind.RING else "id high-water mark",
+        enqueue_source=enqueue_source if enq is not None else None,
         dequeued=max(deq, 0) if deq is not None else None,
         dequeue_per_s=round(max(deq, 0) / elapsed, 2) if deq is not None else None,
-        dequeue_source=source,
+        dequeue_source=source if deq is not None else None,
         depth_change=change,
-        backlog_growth_per_s=round(change / elapsed, 2),
+        backlog_growth_per_s=round(change / elapsed, 2) if change is not None else None,
         notes=sorted(set(before.notes + after.notes)),
     )
 
@@ -112,13 +144,18 @@ def between(before: Sample, after: Sample, spec: QueueSpec) -> Rates:
 def collect(ctx: Context) -> Rates | None:
     """Inspect and check: two samples ``--sample`` apart (none with 0); tail and collect: one
     sample, the rate comes from the previous snapshot."""
-    if ctx.spec is None or (ctx.options.sample_s <= 0 and not ctx.options.telemetry):
+    if ctx.options.sample_s <= 0 and not ctx.options.telemetry:
         return None
-    first = sample(ctx.engine, ctx.spec)
+    spec = ctx.spec
+
+    def take() -> Sample:
+        return sample_profile(ctx) if spec is None else sample(ctx.engine, spec)
+
+    first = take()
     if ctx.options.telemetry:
         return Rates(latest=first, notes=first.notes)
     time.sleep(ctx.options.sample_s)
-    return between(first, sample(ctx.engine, ctx.spec), ctx.spec)
+    return between(first, take(), spec)
 
 
 def rule(report: InspectReport) -> list[Finding]:
@@ -156,7 +193,6 @@ ENTRY = Diagnostic(
     sql=("counters",),
     collect=collect,
     rule=rule,
-    queue_only=True,
     metrics=(
         Metric(
             "backlog_growth",

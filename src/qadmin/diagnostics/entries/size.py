@@ -1,6 +1,8 @@
 """Depth (the engine's estimate, made exact only when cheap), the oldest message, bytes on disk.
 
-Never scans a big queue: depth is counted only below ``EXACT_DEPTH_LIMIT`` estimated rows.
+Never scans a big queue: depth is counted only below ``EXACT_DEPTH_LIMIT`` estimated rows. A
+table read through a profile counts its waiting rows (and each state's) by bounded probes or
+an index that fits, else the planner's estimate, saying which (qadmin.profiles.query).
 """
 
 from __future__ import annotations
@@ -23,13 +25,14 @@ from qadmin.diagnostics.registry import Diagnostic, Field, Metric, kind_has
 from qadmin.engines.base import Engine
 from qadmin.kinds import Kind, QueueSpec
 from qadmin.ops.values import iso, to_utc
+from qadmin.profiles import query
 
 EXACT_DEPTH_LIMIT = 100_000
 
 
 @dataclass
 class Size(Result):
-    depth: int
+    depth: int | None  # None: waiting rows could not be counted cheaply (a note says why)
     depth_exact: bool
     oldest_enqueued_at: str | None
     oldest_age_s: float | None
@@ -37,18 +40,30 @@ class Size(Result):
     due: int | None = None  # pending queues
     ring_fill: float | None = None  # rings
     note: str | None = None
+    depth_source: str | None = None  # where an estimate came from; None when counted
+    # Profiles with states: one entry per state value, and the groups' totals.
+    states: list[dict[str, Any]] | None = None
+    claimed: int | None = None
+    done: int | None = None
+    failed: int | None = None
+    notes: list[str] = field(default_factory=list)
 
     def to_json_dict(self) -> dict[str, Any]:
         data = dict(self.facts)
-        data.update(depth=self.depth, depth_exact=self.depth_exact)
+        data.update(depth=self.depth, depth_exact=self.depth_exact, depth_source=self.depth_source)
         data.update(oldest_enqueued_at=self.oldest_enqueued_at, oldest_age_s=self.oldest_age_s)
         for key in ("due", "ring_fill", "note"):
             if getattr(self, key) is not None:
                 data[key] = getattr(self, key)
+        if self.states is not None:
+            data.update(states=self.states, claimed=self.claimed, done=self.done)
+            data.update(failed=self.failed)
+        if self.notes:
+            data["notes"] = self.notes
         return dict(json_safe(data))
 
     def all_notes(self) -> list[str]:
-        return [self.note] if self.note else []
+        return ([self.note] if self.note else []) + self.notes
 
 
 def _age(when: datetime | None) -> float | None:
@@ -86,27 +101,94 @@ def measure(engine: Engine, spec: QueueSpec) -> Size:
     return result
 
 
-def _table(ctx: Context) -> Size:
-    """A hand-built table: counted below the limit, its oldest row by the columns given."""
-    engine, options = ctx.engine, ctx.options
-    part = sql.read(engine, "size", ctx.params)
-    facts = part.first
-    estimate = sql.as_int(facts.get("estimated_rows"))
-    if estimate is None or estimate < EXACT_DEPTH_LIMIT:
-        depth = int(engine.run(engine.table_sql("depth", ctx.table, {}), write=False)[0]["depth"])
-        exact = True
+def _total(counts: list[query.Count]) -> query.Count:
+    """The sum of some counts: unknown if one is, exact only if all are."""
+    if any(c.rows is None for c in counts):
+        return query.Count(None, False, next(c.source for c in counts if c.rows is None))
+    sources = sorted({c.source for c in counts if c.source})
+    total = sum(c.rows or 0 for c in counts)
+    return query.Count(total, all(c.exact for c in counts), "; ".join(sources) or None)
+
+
+def _oldest(reader: query.Reader) -> tuple[Any, float | None, str | None]:
+    """The oldest waiting row's time and age, when an index (or the table's size) makes it
+    cheap; else a note naming the index that would."""
+    profile = reader.profile
+    time_col = profile.time_column
+    if time_col is None:
+        return None, None, "give --time-column COLUMN for the oldest waiting row's age"
+    shape, names = reader.shape, {"time_col": time_col}
+    where, params = reader.where(profile.pending)
+    keywords = {"filter": where, "age": reader.age("oldest_at")}
+    if reader.state is not None:
+        if not (reader.small or reader.state_indexed):
+            return None, None, f"oldest waiting row not read: {reader.index_hint(time_col)}"
+        rows = reader.run("oldest_min", keywords, params, names)
+    elif profile.order_by and (reader.small or shape.index_leading(profile.order_by)):
+        rows = reader.run(
+            "oldest_first", keywords, params, {**names, "order_col": profile.order_by}
+        )
+    elif reader.small or shape.index_leading(time_col):
+        rows = reader.run("oldest_min", keywords, params, names)
     else:
-        depth, exact = estimate, False
-    oldest = None
-    if options.order_by and options.time_column:
-        columns = {"order_col": options.order_by, "time_col": options.time_column}
-        rows = engine.run(engine.table_sql("oldest", ctx.table, columns), write=False)
-        oldest = to_utc(rows[0]["oldest_enqueued_at"]) if rows else None
-    return Size(depth, exact, iso(oldest), _age(oldest), facts, note=part.note)
+        hint = f"an index on {profile.table} ({time_col}) would make it cheap"
+        return None, None, f"oldest row not read: {hint}"
+    if not rows or rows[0]["oldest_at"] is None:
+        return None, None, None
+    return rows[0]["oldest_at"], sql.seconds(rows[0]["age_s"]), None
+
+
+def profiled(ctx: Context) -> Size:
+    """A table read through its profile: waiting rows, each state's rows, the oldest waiting
+    row, all within the cost rules (qadmin.profiles.query)."""
+    reader = ctx.reader
+    assert reader is not None, "a table qadmin did not create is read through its profile"
+    profile = reader.profile
+    part = sql.read(ctx.engine, "size", ctx.params)
+    facts = {
+        k: (sql.as_int(v) if k.endswith(("_bytes", "_rows", "pages")) else v)
+        for k, v in part.first.items()
+    }
+    notes: list[str] = []
+    states: list[dict[str, Any]] | None = None
+    totals: dict[str, query.Count] = {}
+    if reader.state is None:
+        depth = reader.count_rows()
+    else:
+        states = []
+        for group in query.GROUPS:
+            counts = []
+            for value in getattr(profile, group):
+                count = reader.count_state((value,))
+                counts.append(count)
+                states.append(
+                    {"state": str(value), "group": group, "rows": count.rows, "exact": count.exact}
+                )
+            totals[group] = _total(counts) if counts else query.Count(None, False)
+        depth = totals["pending"]
+        notes += sorted({c.source for c in totals.values() if c.rows is None and c.source})
+    oldest, age, note = _oldest(reader)
+    if note:
+        notes.append(note)
+    when = to_utc(oldest) if not isinstance(oldest, int | float) else None
+    return Size(
+        depth.rows,
+        depth.exact,
+        iso(when),
+        age,
+        facts,
+        note=part.note,
+        depth_source=depth.source,
+        states=states,
+        claimed=totals["claimed"].rows if totals else None,
+        done=totals["done"].rows if totals else None,
+        failed=totals["failed"].rows if totals else None,
+        notes=notes,
+    )
 
 
 def collect(ctx: Context) -> Size:
-    return _table(ctx) if ctx.spec is None else measure(ctx.engine, ctx.spec)
+    return profiled(ctx) if ctx.spec is None else measure(ctx.engine, ctx.spec)
 
 
 def rule(report: InspectReport) -> list[Finding]:
@@ -155,7 +237,7 @@ ENTRY = Diagnostic(
             "depth",
             "",
             "messages in the queue",
-            lambda r: float(p.depth) if (p := _size(r)) else None,
+            lambda r: float(p.depth) if (p := _size(r)) and p.depth is not None else None,
         ),
         Metric(
             "oldest_age",

@@ -1,0 +1,40 @@
+-- A table read through a profile (qadmin.profiles): a hand-built or a library's queue table.
+-- {table} is the table; the other names are its columns, checked against the catalog first;
+-- {filter}, {columns}, {assignments}, {stale} and {age} are keywords qadmin builds from these
+-- same names and fixed text (a state value is always a bound :vN parameter, never SQL).
+-- Cost: every statement is bounded (TOP (:limit)) or runs only when an index fits it
+-- (qadmin.profiles.query checks TableShape.index_leading first), under the statement timeout.
+-- SQL Server has no row estimate here: a figure no index makes cheap is not read, and a note
+-- says which index would. Times: datetime2 columns are taken as UTC (qadmin's own are).
+
+-- name: age
+DATEDIFF_BIG(MILLISECOND, {col.bare}, SYSUTCDATETIME()) / 1000.0
+
+-- name: count
+SELECT count(*) AS n FROM (SELECT TOP (:limit) 1 AS one FROM {table} WHERE {filter}) AS s
+
+-- name: oldest_min
+SELECT o.oldest_at, {age} AS age_s
+FROM (SELECT min({time_col.bare}) AS oldest_at FROM {table} WHERE {filter}) AS o
+
+-- name: oldest_first
+SELECT o.oldest_at, {age} AS age_s
+FROM (SELECT TOP (1) {time_col.bare} AS oldest_at FROM {table} WHERE {filter}
+      ORDER BY {order_col.bare}) AS o
+
+-- name: claims
+SELECT TOP (:limit) {columns} FROM {table} WHERE {filter}
+
+-- name: heartbeats
+SELECT TOP (:limit) {hb_worker.bare} AS worker, {age} AS beat_age_s FROM {hb_table}
+
+-- name: release
+UPDATE {table} SET {assignments} OUTPUT inserted.{id_col.bare} AS id
+WHERE {id_col.bare} = :id AND {filter} AND {stale}
+
+-- name: high_water
+SELECT max({order_col.bare}) AS high FROM {table}
+
+-- name: dead_worker
+NOT EXISTS (SELECT 1 FROM {hb_table} AS h WHERE h.{hb_worker.bare} = {table}.{hb_job.bare}
+            AND h.{hb_beat.bare} > DATEADD(SECOND, -:stale_s, SYSUTCDATETIME()))

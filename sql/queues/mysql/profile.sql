@@ -1,0 +1,46 @@
+-- A table read through a profile (qadmin.profiles): a hand-built or a library's queue table.
+-- {table} is the table; the other names are its columns, checked against the catalog first;
+-- {filter}, {columns}, {assignments}, {stale} and {age} are keywords qadmin builds from these
+-- same names and fixed text (a state value is always a bound :vN parameter, never SQL).
+-- Cost: every statement is bounded (LIMIT :limit) or runs only when an index fits it
+-- (qadmin.profiles.query checks TableShape.index_leading first), under the statement timeout.
+-- MariaDB and MySQL 8 share this file.
+
+-- name: age
+TIMESTAMPDIFF(MICROSECOND, {col.bare}, CURRENT_TIMESTAMP(6)) / 1000000
+
+-- name: count
+SELECT count(*) AS n FROM (SELECT 1 AS one FROM {table} WHERE {filter} LIMIT :limit) AS s
+
+-- name: estimate
+EXPLAIN SELECT 1 FROM {table} WHERE {filter}
+
+-- name: oldest_min
+SELECT o.oldest_at, {age} AS age_s
+FROM (SELECT min({time_col.bare}) AS oldest_at FROM {table} WHERE {filter}) AS o
+
+-- name: oldest_first
+SELECT o.oldest_at, {age} AS age_s
+FROM (SELECT {time_col.bare} AS oldest_at FROM {table} WHERE {filter}
+      ORDER BY {order_col.bare} LIMIT 1) AS o
+
+-- name: claims
+SELECT {columns} FROM {table} WHERE {filter} LIMIT :limit
+
+-- name: heartbeats
+SELECT {hb_worker.bare} AS worker, {age} AS beat_age_s FROM {hb_table} LIMIT :limit
+
+-- name: release
+UPDATE {table} SET {assignments} WHERE {id_col.bare} = :id AND {filter} AND {stale}
+
+-- name: release
+SELECT ROW_COUNT() AS released
+-- name: release
+SELECT ROW_COUNT() AS released
+
+-- name: high_water
+SELECT max({order_col.bare}) AS high FROM {table}
+
+-- name: dead_worker
+NOT EXISTS (SELECT 1 FROM {hb_table} AS h WHERE h.{hb_worker.bare} = {table}.{hb_job.bare}
+            AND h.{hb_beat.bare} > CURRENT_TIMESTAMP(6) - INTERVAL :stale_s SECOND)

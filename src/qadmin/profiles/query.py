@@ -1,0 +1,178 @@
+"""Reading a table through its profile within the cost rules: depth, states, oldest waiting
+row, claims, and giving a stale claim back.
+
+The SQL is ``sql/queues/<dialect>/profile.sql``, filled by qadmin.sqltext with the profile's
+columns (checked against the catalog) as names; the ``{filter}``-style keywords are built here
+from those names and fixed text, and every state value is a bound parameter. A figure is read
+only when it is cheap: the table is small (a bounded count says so), or an index fits the
+query (``TableShape.index_leading``); otherwise it comes from the planner's estimate and says
+so, or it is not read and a note names the index that would make it cheap.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from qadmin import sqlfiles
+from qadmin.diagnostics import sql
+from qadmin.engines.base import Engine
+from qadmin.errors import UnsupportedError
+from qadmin.profiles.model import Profile, Value
+from qadmin.profiles.shape import TableShape
+
+# A count stops here: above it the figure is "at least this many" or an estimate.
+COUNT_LIMIT = 100_001
+CLAIMS_SHOWN = 1000
+HEARTBEATS_READ = 10_000
+GROUPS = ("pending", "claimed", "done", "failed")
+_KEY = re.compile(r"[a-z_][a-z0-9_]*")
+
+
+@dataclass
+class Count:
+    """One figure: its rows (None: not read), whether counted exactly, and from where."""
+
+    rows: int | None
+    exact: bool
+    source: str | None = None  # None: counted
+
+
+@dataclass
+class Reader:
+    """One profiled table on one connection."""
+
+    engine: Engine
+    profile: Profile
+    shape: TableShape
+    notes: list[str] = field(default_factory=list)
+    _small: bool | None = None
+    _estimate: int | None = None
+
+    # -- SQL text -----------------------------------------------------------------------------
+
+    def _file(self) -> sqlfiles.SqlFile:
+        relative = f"queues/{self.engine.base_dialect}/profile.sql"
+        if not sqlfiles.exists(relative):
+            raise UnsupportedError(
+                f"tables qadmin did not create are not read on {self.engine.dialect}"
+            )
+        return sqlfiles.load(relative)
+
+    def section_text(self, section: str) -> str:
+        return self._file().statements(section)[0]
+
+    def has(self, section: str) -> bool:
+        return self._file().has(section)
+
+    def name(self, column: str) -> str:
+        return self.engine.render_text("{c.bare}", {"c": column})
+
+    def age(self, column: str) -> str:
+        """SQL for the seconds since the timestamp in ``column``, by the server's clock."""
+        return self.engine.render_text(self._file().statements("age")[0], {"col": column})
+
+    @property
+    def state(self) -> str | None:
+        """The state as SQL: the column, or the registry's CASE template over the columns."""
+        if self.profile.state_column is not None:
+            return self.name(self.profile.state_column)
+        if self.profile.state_sql is not None:
+            names = {c.name: c.name for c in self.shape.columns if _KEY.fullmatch(c.name)}
+            return self.engine.render_text(self.profile.state_sql, names)
+        return None
+
+    def where(self, values: tuple[Value, ...]) -> tuple[str, dict[str, Any]]:
+        """``state = :v0 OR state = :v1 ...`` with the values bound ("1 = 1": every row)."""
+        state = self.state
+        if state is None or not values:
+            return "1 = 1", {}
+        params = {f"v{i}": v for i, v in enumerate(values)}
+        return "(" + " OR ".join(f"{state} = :{k}" for k in params) + ")", params
+
+    def run(
+        self,
+        section: str,
+        keywords: dict[str, str],
+        params: dict[str, Any],
+        names: dict[str, str] | None = None,
+        *,
+        write: bool = False,
+    ) -> list[dict[str, Any]]:
+        statements = [
+            self.engine.render_text(s, {"table": self.profile.table, **(names or {})}, keywords)
+            for s in self._file().statements(section)
+        ]
+        return self.engine.run(statements, params, write=write)
+
+    # -- what is cheap -----------------------------------------------------------------------
+
+    @property
+    def small(self) -> bool:
+        """Fewer rows than COUNT_LIMIT in all: anything may be counted. The catalog's row
+        estimate decides when it has one; a bounded probe confirms a small one (SQLite has
+        no estimate: the probe alone, reading at most COUNT_LIMIT rows)."""
+        if self._small is None:
+            params = {"schema": self.engine.schema, "table": self.profile.table}
+            facts = sql.read(self.engine, "size", params).first
+            self._estimate = sql.as_int(facts.get("estimated_rows"))
+            big = self._estimate is not None and self._estimate >= COUNT_LIMIT
+            self._small = not big and self.count(()).exact
+        return self._small
+
+    def count_rows(self) -> Count:
+        """Every row: counted on a small table, else the catalog's estimate."""
+        if self.small:
+            return self.count(())
+        return Count(self._estimate, False, "catalog row estimate (every row waits)")
+
+    @property
+    def state_indexed(self) -> bool:
+        column = self.profile.state_column
+        return column is not None and self.shape.index_leading(column) is not None
+
+    def count(self, values: tuple[Value, ...]) -> Count:
+        """Rows with one of ``values`` (every row for ()), counted up to COUNT_LIMIT."""
+        where, params = self.where(values)
+        rows = self.run("count", {"filter": where}, {**params, "limit": COUNT_LIMIT})
+        n = int(rows[0]["n"])
+        if n < COUNT_LIMIT:
+            return Count(n, True)
+        estimate = self.estimate(values)
+        if estimate is not None and estimate > n:
+            return Count(estimate, False, f"more than {n - 1} counted; planner estimate")
+        return Count(n, False, f"at least {n} (count stopped there)")
+
+    def estimate(self, values: tuple[Value, ...]) -> int | None:
+        """The planner's row estimate for ``values`` (PostgreSQL's from pg_stats, MariaDB's
+        and MySQL's from the index statistics); None where the engine has none."""
+        if not self.has("estimate"):
+            return None
+        where, params = self.where(values)
+        rows = self.run("estimate", {"filter": where}, params)
+        if not rows:
+            return None
+        first = rows[0]
+        if "rows" in first:
+            return None if first["rows"] is None else int(first["rows"])
+        plan = next(iter(first.values()))
+        if isinstance(plan, str):
+            plan = json.loads(plan)
+        return int(plan[0]["Plan"]["Plan Rows"])
+
+    def count_state(self, values: tuple[Value, ...]) -> Count:
+        """A state's rows within the cost rules (see the module's docstring)."""
+        if self.small or self.state_indexed:
+            return self.count(values)
+        if self.engine.base_dialect == "postgresql":
+            estimate = self.estimate(values)
+            if estimate is not None:
+                return Count(estimate, False, "planner estimate (pg_stats), no index on the state")
+        return Count(None, False, f"not counted: {self.index_hint()}")
+
+    def index_hint(self, *extra: str | None) -> str:
+        columns = [c for c in (self.profile.state_column, *extra) if c]
+        what = ", ".join(columns) or "the state"
+        return f"an index on {self.profile.table} ({what}) would make it cheap"

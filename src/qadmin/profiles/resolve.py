@@ -1,0 +1,283 @@
+"""From the NAME a command was given to the profile it reads the table through.
+
+NAME is tried as a qadmin queue (its catalog), then as a ``[tables.NAME]`` declared profile in
+the config, then as an existing table (``name``, ``schema.name``, ``"MixedCase"``): a job-queue
+library's table when its shape matches, else a plain table (ordered by its primary key, every
+row waiting). Command-line options (the config's keys) override the profile's fields, and every
+column is checked against the catalog before any SQL uses it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from qadmin.config import COLUMN_KEYS, VALUE_KEYS
+from qadmin.engines.base import Engine
+from qadmin.errors import InvalidName, NotFound, UsageError
+from qadmin.kinds import Kind, QueueSpec
+from qadmin.names import validate_queue_name
+from qadmin.ops import catalog
+from qadmin.profiles import detect
+from qadmin.profiles.model import Profile, Release, Value
+from qadmin.profiles.shape import ORDER_FAMILIES, TIME_FAMILIES, TableShape, read_shape
+
+MAX_IDENTIFIER = 128
+# One part of a table name: a bare identifier, or a double-quoted one ("" is a quote).
+_PART = re.compile(r'"((?:[^"]|"")+)"|([A-Za-z_][A-Za-z0-9_$]*)')
+# Why a column cannot order a queue, by its type family.
+_NO_ORDER = {
+    "uuid": "a uuid is random, not an enqueue order",
+    "text": "text sorts by spelling, not by enqueue order",
+    "json": "a json column has no order",
+    "boolean": "a boolean has two values, not an order",
+}
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """What NAME turned out to be: its profile, its qadmin catalog entry (qadmin queues
+    only) and the table's shape from the catalog (tables qadmin did not create)."""
+
+    profile: Profile
+    spec: QueueSpec | None = None
+    shape: TableShape | None = None
+    notes: tuple[str, ...] = ()
+
+
+def split_table_name(text: str) -> tuple[str | None, str, bool]:
+    """``(schema, table, quoted)`` of ``name``, ``schema.name`` or quoted identifiers;
+    InvalidName (exit 2) for anything else."""
+    parts: list[tuple[str, bool]] = []
+    rest = text.strip()
+    while True:
+        match = _PART.match(rest)
+        if match is None:
+            raise InvalidName(f'invalid table name {text[:60]!r}: use name, schema.name or "Name"')
+        quoted = match.group(1) is not None
+        part = match.group(1).replace('""', '"') if quoted else match.group(2)
+        if len(part) > MAX_IDENTIFIER or "\x00" in part:
+            raise InvalidName(f"invalid table name {text[:60]!r}: a part is too long")
+        parts.append((part, quoted))
+        rest = rest[match.end() :]
+        if not rest:
+            break
+        if not rest.startswith(".") or len(parts) == 2:
+            raise InvalidName(f'invalid table name {text[:60]!r}: use name, schema.name or "Name"')
+        rest = rest[1:]
+    if len(parts) == 1:
+        return None, parts[0][0], parts[0][1]
+    return parts[0][0], parts[1][0], parts[1][1]
+
+
+def from_spec(spec: QueueSpec, schema: str | None = None) -> Profile:
+    """A qadmin queue as a profile: what its kind's template keeps in its table."""
+    claims = spec.kind is Kind.CLAIM
+    claim_columns = ("processing_started_at", "claimed_by", "claimed_session")
+    return Profile(
+        name=spec.name,
+        table=spec.name,
+        schema=schema,
+        source="qadmin",
+        id_column="message_id" if spec.kind is Kind.RING else "id",
+        # A ring is read by its push and pop sequences (its rows are slots), never by a key.
+        order_by=None if spec.kind is Kind.RING else "id",
+        time_column="enqueued_at",
+        due_column="due_at" if spec.info.due else None,
+        claimed_at_column="processing_started_at" if claims else None,
+        worker_column="claimed_by" if claims else None,
+        session_column="claimed_session" if claims else None,
+        attempts_column="attempts" if claims else None,
+        release=Release(None, claim_columns) if claims else None,
+    )
+
+
+def _overlay(profile: Profile, fields: dict[str, Any], source: str) -> Profile:
+    changes: dict[str, Any] = {}
+    for key, value in fields.items():
+        if key in COLUMN_KEYS:
+            changes[key] = value
+        elif key in VALUE_KEYS:
+            changes[key] = tuple(value)
+    return dataclasses.replace(profile, source=source, **changes) if changes else profile
+
+
+def _release(profile: Profile, allowed: bool) -> Profile:
+    """A declared claim can be given back when the profile says what waiting looks like:
+    the first pending value (or, without states, a NULL claim time) and the claim columns."""
+    if not allowed:
+        return dataclasses.replace(profile, release=None)
+    if profile.release is not None or profile.claimed_at_column is None:
+        return profile
+    if profile.has_states and not (profile.pending and profile.claimed):
+        return profile
+    if profile.state_sql is not None:
+        return profile
+    clear = tuple(
+        c
+        for c in (profile.claimed_at_column, profile.worker_column, profile.session_column)
+        if c is not None
+    )
+    state = profile.pending[0] if profile.state_column else None
+    return dataclasses.replace(profile, release=Release(state, clear))
+
+
+def _fit(shape: TableShape, key: str, column: str, dialect: str) -> str:
+    """The column as the catalog spells it, or one line saying why it cannot serve."""
+    found = shape.column(column)
+    where = f"{shape.schema}.{shape.table}"
+    if found is None:
+        raise UsageError(f"{key.replace('_', '-')}: no column {column!r} in {where}")
+    family = found.family
+    # SQLite has no timestamp type: dates are kept as text or numbers by convention.
+    times = (*TIME_FAMILIES, "text", "number", "integer") if dialect == "sqlite" else TIME_FAMILIES
+    if key in ("time_column", "due_column", "claimed_at_column", "heartbeat_column") and (
+        family not in times
+    ):
+        raise UsageError(
+            f"{key.replace('_', '-')}: column {found.name} of {where} is "
+            f"{found.data_type}, not a timestamp"
+        )
+    if key == "order_by" and family not in ORDER_FAMILIES:
+        why = _NO_ORDER.get(family, f"{found.data_type} is not an enqueue order")
+        raise UsageError(f"order-by: column {found.name} of {where} cannot order a queue: {why}")
+    if key == "attempts_column" and family not in ("integer", "number"):
+        raise UsageError(f"attempts-column: column {found.name} of {where} is not a number")
+    return found.name
+
+
+def _typed(values: tuple[Value, ...], family: str | None) -> tuple[Value, ...]:
+    """Values typed on the command line, as the state column holds them (7 for an integer
+    column, true for a boolean one); a value that is not of that type is one line, exit 2."""
+    out: list[Value] = []
+    for value in values:
+        if isinstance(value, str) and family == "integer":
+            if not re.fullmatch(r"-?[0-9]+", value):
+                raise UsageError(f"state value {value[:40]!r} is not a number (the column is)")
+            value = int(value)
+        elif isinstance(value, str) and family == "boolean":
+            if value.lower() not in ("true", "false", "t", "f", "1", "0"):
+                raise UsageError(f"state value {value[:40]!r} is not true or false")
+            value = value.lower() in ("true", "t", "1")
+        out.append(value)
+    return tuple(out)
+
+
+def check(profile: Profile, shape: TableShape, dialect: str) -> Profile:
+    """The profile with every column checked against the catalog and spelled as it is there."""
+    state = shape.column(profile.state_column) if profile.state_column else None
+    family = state.family if state else None
+    typed: dict[str, Any] = {g: _typed(getattr(profile, g), family) for g in VALUE_KEYS}
+    profile = dataclasses.replace(profile, **typed)
+    if profile.release is not None and isinstance(profile.release.state, str):
+        released = _typed((profile.release.state,), family)[0]
+        profile = dataclasses.replace(profile, release=Release(released, profile.release.clear))
+    changes: dict[str, Any] = {
+        key: _fit(shape, key, getattr(profile, key), dialect)
+        for key in COLUMN_KEYS
+        if getattr(profile, key) is not None
+    }
+    if profile.has_states and not profile.pending:
+        raise UsageError(f"{profile.name}: a state column needs its waiting values (--pending V)")
+    if profile.release is not None:
+        release = Release(
+            profile.release.state,
+            tuple(_fit(shape, "release", c, dialect) for c in profile.release.clear),
+        )
+        changes["release"] = release
+    return dataclasses.replace(profile, **changes)
+
+
+def _plain(shape: TableShape, name: str) -> tuple[Profile, list[str]]:
+    """A table with nothing known but its primary key: every row waiting, oldest by the key."""
+    notes = []
+    keys = shape.primary_key()
+    order = None
+    if len(keys) == 1:
+        column = shape.column(keys[0])
+        if column is not None and column.family in ORDER_FAMILIES:
+            order = column.name
+            notes.append(f"ordering key detected: primary key column {order}")
+        elif column is not None:
+            notes.append(
+                f"primary key {column.name} is {column.data_type}: not an order; "
+                "give --order-by COLUMN"
+            )
+    else:
+        notes.append("no single-column primary key: give --order-by COLUMN for the oldest row")
+    profile = Profile(
+        name=name,
+        table=shape.table,
+        schema=shape.schema,
+        source="plain",
+        id_column=keys[0] if len(keys) == 1 else None,
+        order_by=order,
+    )
+    return profile, notes
+
+
+def _shape(engine: Engine, text: str) -> TableShape:
+    schema, table, quoted = split_table_name(text)
+    shape = read_shape(engine, table, schema)
+    if shape is None and not quoted and table != table.lower():
+        shape = read_shape(engine, table.lower(), schema)
+    if shape is None:
+        where = schema or engine.schema
+        raise NotFound(f"no queue or table {text!r} in schema {where} (see 'qadmin list')")
+    return shape
+
+
+def resolve(
+    engine: Engine,
+    name: str,
+    declared: dict[str, dict[str, Any]],
+    given: dict[str, Any],
+    *,
+    table_only: bool = False,
+    creating: bool = False,
+) -> Resolved:
+    """NAME's profile (see the module's docstring); ``given`` holds the one-off options.
+
+    The profile names its schema: a command reading it moves the engine there first
+    (``Engine.use_schema``), so every part (catalog queries, locks, ghosts) reads that table."""
+    if not table_only:
+        spec = _managed(engine, name, creating)
+        if spec is not None:
+            if given:
+                keys = ", ".join(f"--{k.replace('_', '-')}" for k in sorted(given))
+                raise UsageError(f"{name} is a qadmin queue: {keys} apply to other tables only")
+            return Resolved(from_spec(spec, engine.schema), spec)
+    entry = declared.get(name, {})
+    shape = _shape(engine, str(entry.get("table", name)))
+    library = given.get("library", entry.get("library"))
+    notes: list[str] = []
+    profile: Profile | None = None
+    if library != "none":
+        profile = detect.detect(shape, engine.dialect, library)
+        if profile is None and library is not None:
+            raise UsageError(
+                f"{shape.schema}.{shape.table} does not have the shape of {library}'s table "
+                f"(known: {', '.join(detect.libraries()) or 'none'})"
+            )
+    if profile is None:
+        profile, notes = _plain(shape, name)
+    profile = dataclasses.replace(profile, name=name)
+    if entry:
+        profile = _overlay(profile, entry, "declared")
+    if given:
+        profile = _overlay(profile, given, "options")
+    profile = _release(profile, bool(entry.get("requeue", True)))
+    return Resolved(check(profile, shape, engine.dialect), None, shape, tuple(notes))
+
+
+def _managed(engine: Engine, name: str, creating: bool) -> QueueSpec | None:
+    try:
+        validate_queue_name(name)
+    except InvalidName:
+        return None
+    try:
+        return catalog.get(engine, name, creating=creating)
+    except NotFound:
+        return None

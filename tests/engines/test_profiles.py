@@ -1,0 +1,457 @@
+"""A hand-built queue table read through a declared profile, on the three live engines.
+
+The table keeps its finished rows (status new / working / done / error, claimed_at, worker,
+attempts, last_error). A worker process claims a row and is SIGKILLed: its claim stays, and
+inspect, check, size, claims, tail and requeue must see it as the table's own columns say,
+while another session holds a row lock (PostgreSQL, MariaDB) or a read snapshot (SQLite).
+A PostgreSQL table of 200,000 finished rows proves the bounded path: exact through an index,
+an estimate that says so without one, never a sequential scan of the table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import signal
+import subprocess
+import sys
+import time
+from typing import Any
+
+import psycopg
+import pytest
+from click.testing import CliRunner
+
+from qadmin.cli import cli
+from qadmin.diagnostics import run
+from qadmin.diagnostics.entries import claims as claims_part
+from qadmin.diagnostics.entries import rates
+from qadmin.diagnostics.model import Options
+from qadmin.profiles.resolve import resolve
+from tests.conftest import MY_HOST, PG_ADMIN, Target, make_target
+
+ENGINES = ("sqlite", "postgresql", "mariadb")
+
+DDL = {
+    "sqlite": [
+        "CREATE TABLE {t} (id INTEGER PRIMARY KEY, status TEXT NOT NULL DEFAULT 'new', "
+        "created_at TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, claimed_at TIMESTAMP, "
+        "worker TEXT, attempts INTEGER NOT NULL DEFAULT 0, last_error TEXT, body TEXT)",
+        "CREATE INDEX {i} ON {b} (status, created_at)",
+    ],
+    "postgresql": [
+        "CREATE TABLE {t} (id bigserial PRIMARY KEY, status text NOT NULL DEFAULT 'new', "
+        "created_at timestamptz NOT NULL DEFAULT now(), claimed_at timestamptz, worker text, "
+        "attempts int NOT NULL DEFAULT 0, last_error text, body text)",
+        "CREATE INDEX {i} ON {t} (status, created_at)",
+    ],
+    "mariadb": [
+        "CREATE TABLE {t} (id BIGINT AUTO_INCREMENT PRIMARY KEY, "
+        "status VARCHAR(16) NOT NULL DEFAULT 'new', "
+        "created_at TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6), "
+        "claimed_at TIMESTAMP(6) NULL, worker VARCHAR(64), attempts INT NOT NULL DEFAULT 0, "
+        "last_error TEXT, body TEXT, INDEX {i} (status, created_at))",
+    ],
+}
+
+# The worker: claims the oldest new row in its own committed transaction, says so, and works
+# for ever (until the test kills it).
+WORKER = {
+    "sqlite": """
+import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("BEGIN IMMEDIATE")
+row = c.execute("SELECT id FROM jobs WHERE status = 'new' ORDER BY id LIMIT 1").fetchone()
+c.execute("UPDATE jobs SET status = 'working', claimed_at = datetime('now'), "
+          "worker = 'worker-1', attempts = attempts + 1 WHERE id = ?", row)
+c.execute("COMMIT")
+print(row[0], flush=True)
+time.sleep(600)
+""",
+    "postgresql": """
+import psycopg, sys, time
+c = psycopg.connect(sys.argv[1], autocommit=True)
+c.execute("SET search_path TO " + sys.argv[2])
+row = c.execute("UPDATE jobs SET status = 'working', claimed_at = now(), worker = 'worker-1', "
+                "attempts = attempts + 1 WHERE id = (SELECT id FROM jobs WHERE status = 'new' "
+                "ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING id").fetchone()
+print(row[0], flush=True)
+time.sleep(600)
+""",
+    "mariadb": """
+import pymysql, sys, time
+c = pymysql.connect(host=sys.argv[1], user="root", database=sys.argv[2], autocommit=False)
+cur = c.cursor()
+cur.execute("SELECT id FROM jobs WHERE status = 'new' ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED")
+row = cur.fetchone()
+cur.execute("UPDATE jobs SET status = 'working', claimed_at = CURRENT_TIMESTAMP(6), "
+            "worker = 'worker-1', attempts = attempts + 1 WHERE id = %s", row)
+c.commit()
+print(row[0], flush=True)
+time.sleep(600)
+""",
+}
+
+CONFIG = """
+[tables.jobs]
+table = "{table}"
+state_column = "status"
+pending = ["new"]
+claimed = ["working"]
+done = ["done"]
+failed = ["error"]
+time_column = "created_at"
+claimed_at_column = "claimed_at"
+worker_column = "worker"
+attempts_column = "attempts"
+error_column = "last_error"
+"""
+
+
+def _worker_args(target: Target, label: str) -> list[str]:
+    if label == "sqlite":
+        return [target.dsn.removeprefix("sqlite:///")]
+    if label == "postgresql":
+        return [PG_ADMIN, f'"{target.schema}"']
+    return [MY_HOST, str(target.schema)]
+
+
+def _killed_worker(target: Target, label: str) -> int:
+    """A worker that claimed a row and was SIGKILLed mid-job: the id of its row."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WORKER[label], *_worker_args(target, label)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        claimed = int(proc.stdout.readline())
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    return claimed
+
+
+class Holder:
+    """Another session: a row lock on a waiting row (PostgreSQL, MariaDB) or an open read
+    snapshot (SQLite), held while qadmin reads the table."""
+
+    def __init__(self, target: Target, label: str) -> None:
+        self.engine = target.engine()
+        self.label = label
+        conn = self.engine.conn
+        cursor = conn.cursor()
+        table = self.engine.qualified("jobs")
+        if label == "sqlite":
+            conn.isolation_level = None
+            cursor.execute("BEGIN")
+            cursor.execute(f"SELECT count(*) FROM {table}")
+        else:
+            if label == "postgresql":
+                cursor.execute("BEGIN")
+            sql = f"SELECT id FROM {table} WHERE status = 'new' ORDER BY id DESC LIMIT 1 FOR UPDATE"
+            cursor.execute(sql)
+        cursor.fetchall()
+        self.cursor = cursor
+
+    def release(self) -> None:
+        self.engine.conn.rollback()
+        self.engine.close()
+
+
+def _cli(*args: str) -> Any:
+    return CliRunner().invoke(cli, list(args))
+
+
+def _json(*args: str) -> Any:
+    result = _cli(*args, "--format", "json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("label", ENGINES)
+def test_a_hand_built_table_through_a_declared_profile(label, request, tmp_path):
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    table, bare = engine.qualified("jobs"), engine.quote_ident("jobs")
+    for statement in DDL[label]:
+        engine.run([statement.format(t=table, b=bare, i=engine.quote_ident("jobs_status_idx"))])
+    insert = f"INSERT INTO {table} (status, body) VALUES (:status, 'secret body')"
+    engine.run_batch([insert], [{"status": "done"}] * 50 + [{"status": "error"}] * 2)
+    engine.run_batch([insert], [{"status": "new"}] * 3)
+    engine.close()
+    config = tmp_path / "qadmin.toml"
+    schema = "main" if label == "sqlite" else target.schema
+    config.write_text(CONFIG.format(table=f"{schema}.jobs"))
+    conn = [*target.cli_args(), "--config", str(config)]
+
+    stuck = _killed_worker(target, label)
+    holder = Holder(target, label)
+    try:
+        report = _json("inspect", "jobs", "--sample", "0", "--stale-after", "1", *conn)
+        deadline = time.monotonic() + 30
+        while not report["claims"]["stale"] and time.monotonic() < deadline:
+            time.sleep(0.3)  # the claim is a second old only after a second
+            report = _json("inspect", "jobs", "--sample", "0", "--stale-after", "1", *conn)
+        size = report["size"]
+        assert report["profile"]["source"] == "declared"
+        assert (size["depth"], size["depth_exact"]) == (2, True), "waiting rows only"
+        assert (size["claimed"], size["done"], size["failed"]) == (1, 50, 2)
+        assert {s["state"]: s["rows"] for s in size["states"]}["done"] == 50
+        assert size["oldest_age_s"] is not None
+        [claim] = report["claims"]["stale"]
+        assert (claim["id"], claim["worker"], claim["attempts"]) == (stuck, "worker-1", 1)
+        finding = next(f for f in report["findings"] if f["code"] == "stale_claims")
+        assert finding["message"].startswith(f"message {stuck} has been working for")
+        assert "secret body" not in json.dumps(report)
+
+        checked = _cli("check", "jobs", "--sample", "0", "--stale-after", "1", *conn)
+        assert checked.exit_code == 1 and "stale_claims" in checked.stdout, checked.output
+        assert _json("size", "jobs", *conn)["depth"] == 2
+        [listed] = _json("claims", "jobs", "--stale-after", "1", *conn)
+        assert listed["id"] == stuck and listed["state"] == "working"
+        line = json.loads(_cli("tail", "jobs", "--count", "1", "--format", "json", *conn).stdout)
+        assert (line["depth"], line["claimed"], line["stale_claims"]) == (2, 1, 0)
+        [dry] = _json("requeue", "jobs", "--stale-after", "1", "--dry-run", *conn)
+        assert dry["id"] == stuck
+        released = _json("requeue", "jobs", "--stale-after", "1", "--yes", *conn)
+        assert released == [{"id": stuck}]
+    finally:
+        holder.release()
+    after = _json("size", "jobs", *conn)
+    assert (after["depth"], after["claimed"]) == (3, 0), "the claim was given back"
+    engine = target.engine()
+    row = engine.query(
+        f"SELECT status, claimed_at, worker FROM {table} WHERE id = :id", {"id": stuck}
+    )
+    assert row == [{"status": "new", "claimed_at": None, "worker": None}]
+    # A row a live worker finished since it was listed is not released: the UPDATE checks.
+    done_id = engine.query(f"SELECT min(id) AS id FROM {table} WHERE status = 'done'")[0]["id"]
+    resolved = resolve(engine, "jobs", {"jobs": {"table": f"{schema}.jobs", **_declared()}}, {})
+    ctx = run.context(engine, resolved, Options(stale_after_s=0))
+    assert claims_part.requeue_profile(ctx, [done_id]) == []
+    # Rates: the order key's high-water mark counts what entered, the waiting rows' growth
+    # what left (two samples, as tail takes them).
+    before = rates.sample_profile(ctx)
+    engine.run_batch([insert], [{"status": "new"}] * 5)
+    between = rates.between(before, rates.sample_profile(ctx), None)
+    assert (between.enqueued, between.dequeued, between.depth_change) == (5, 0, 5)
+    assert between.enqueue_source == "order key high-water mark"
+    engine.close()
+
+
+def _declared() -> dict[str, Any]:
+    import tomllib
+
+    return {
+        k: v
+        for k, v in tomllib.loads(CONFIG.format(table="x"))["tables"]["jobs"].items()
+        if k != "table"
+    }
+
+
+def test_unfit_columns_and_keys_are_one_line_exit_2(request, tmp_path):
+    target = make_target("postgresql", request, tmp_path)
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        admin.execute(
+            f'CREATE TABLE "{target.schema}"."JobQueue" (message_id uuid PRIMARY KEY, '
+            "n int, body text, payload jsonb, at timestamptz)"
+        )
+        admin.execute(
+            f'INSERT INTO "{target.schema}"."JobQueue" '
+            "VALUES (gen_random_uuid(), 1, 'b', '{}', now())"
+        )
+    name = f'"{target.schema}"."JobQueue"'
+    conn = ["--dsn", PG_ADMIN]
+    report = _json("inspect", name, "--sample", "0", *conn)
+    assert report["profile"]["table"] == "JobQueue" and report["size"]["depth"] == 1
+    assert report["profile"]["order_by"] is None, "a uuid key is no order"
+    cases = {
+        ("--order-by", "nosuchcol"): "no column 'nosuchcol'",
+        ("--order-by", "message_id"): "a uuid is random",
+        ("--order-by", "body"): "text sorts by spelling",
+        ("--order-by", "payload"): "json",
+        ("--time-column", "n"): "not a timestamp",
+        ("--time-column", "body"): "not a timestamp",
+        ("--state-column", "n"): "waiting values",
+    }
+    for args, why in cases.items():
+        for command in ("inspect", "size", "claims", "tail"):
+            result = _cli(command, name, *args, *conn)
+            assert result.exit_code == 2, (command, args, result.output)
+            assert why in result.stderr and len(result.stderr.strip().splitlines()) == 1
+            assert "internal error" not in result.output and "'b'" not in result.output
+    config = tmp_path / "bad.toml"
+    config.write_text(f'[tables.q]\ntable = "{target.schema}.JobQueue"\ncolour = "red"\n')
+    result = _cli("size", "q", *conn, "--config", str(config))
+    assert result.exit_code == 2 and "unknown key 'colour'" in result.stderr
+    refused = _cli("requeue", name, "--yes", *conn)
+    assert refused.exit_code == 2 and "no claims" in refused.stderr
+
+
+def _plans(engine: Any, resolved: Any) -> str:
+    """The plans of the statements size runs (the count and the oldest waiting row)."""
+    from qadmin.profiles.query import COUNT_LIMIT, Reader
+
+    reader = Reader(engine, resolved.profile, resolved.shape)
+    where, params = reader.where(resolved.profile.pending)
+    texts = []
+    for section, names in (("count", {}), ("oldest_min", {"time_col": "created_at"})):
+        words = {"filter": where, "age": reader.age("oldest_at")}
+        statement = engine.render_text(
+            reader._file().statements(section)[0], {"table": "jobs", **names}, words
+        )
+        rows = engine.query("EXPLAIN " + statement, {**params, "limit": COUNT_LIMIT})
+        texts.append("\n".join(str(next(iter(r.values()))) for r in rows))
+    return "\n".join(texts)
+
+
+@pytest.mark.parametrize("indexed", [True, False])
+def test_a_big_table_keeping_finished_rows_is_never_scanned(indexed, request, tmp_path):
+    target = make_target("postgresql", request, tmp_path)
+    table = f'"{target.schema}".jobs'
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        admin.execute(
+            f"CREATE TABLE {table} (id bigserial PRIMARY KEY, status text NOT NULL, "
+            "created_at timestamptz NOT NULL)"
+        )
+        admin.execute(
+            f"INSERT INTO {table} (status, created_at) SELECT 'done', now() - interval '2 hours' "
+            "FROM generate_series(1, 200000)"
+        )
+        admin.execute(
+            f"INSERT INTO {table} (status, created_at) VALUES "
+            "('new', now() - interval '10 minutes'), ('new', now() - interval '1 minute'), "
+            "('new', now())"
+        )
+        if indexed:
+            admin.execute(f"CREATE INDEX ON {table} (status, created_at)")
+        admin.execute(f"ANALYZE {table}")
+    given = ["--state-column", "status", "--pending", "new", "--done", "done"]
+    size = _json(
+        "size", f"{target.schema}.jobs", "--time-column", "created_at", *given, "--dsn", PG_ADMIN
+    )
+    engine = target.engine()
+    resolved = resolve(
+        engine,
+        "jobs",
+        {},
+        {
+            "state_column": "status",
+            "pending": ["new"],
+            "done": ["done"],
+            "time_column": "created_at",
+        },
+    )
+    if indexed:
+        assert (size["depth"], size["depth_exact"], size["depth_source"]) == (3, True, None)
+        assert 500 < size["oldest_age_s"] < 1200
+        done = next(s for s in size["states"] if s["state"] == "done")
+        assert done["rows"] >= 100_001 and done["exact"] is False, (
+            "a bounded count, then an estimate"
+        )
+        assert "Seq Scan" not in _plans(engine, resolved)
+    else:
+        assert size["depth_exact"] is False and "estimate" in size["depth_source"]
+        assert size["depth"] is not None and size["depth"] < 1000
+        assert size["oldest_age_s"] is None
+        assert any("(status, created_at) would make it cheap" in n for n in size["notes"])
+    engine.close()
+
+
+def test_a_workers_heartbeat_table_says_which_claims_are_dead(request, tmp_path):
+    """A library-style profile (as qadmin.profiles.libraries gives them): claims by state,
+    liveness from a workers table's heartbeats, findings in the library's words; tail and
+    collect take the table too."""
+    import pyarrow.parquet as pq
+
+    from qadmin.profiles.model import Heartbeat, Profile, Release
+    from qadmin.profiles.resolve import Resolved, check
+    from qadmin.profiles.shape import read_shape
+
+    target = make_target("postgresql", request, tmp_path)
+    schema = f'"{target.schema}"'
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        admin.execute(f"CREATE TABLE {schema}.workers (id int PRIMARY KEY, last_beat timestamptz)")
+        admin.execute(
+            f"CREATE TABLE {schema}.tasks (id bigint PRIMARY KEY, status text NOT NULL, "
+            f"worker_id int REFERENCES {schema}.workers, attempts int NOT NULL DEFAULT 1)"
+        )
+        admin.execute(
+            f"INSERT INTO {schema}.workers VALUES (1, now() - interval '10 minutes'), (2, now())"
+        )
+        admin.execute(
+            f"INSERT INTO {schema}.tasks VALUES (109, 'doing', 1, 1), (110, 'doing', 2, 1), "
+            "(111, 'todo', NULL, 0), (112, 'succeeded', NULL, 1)"
+        )
+    engine = target.engine()
+    shape = read_shape(engine, "tasks")
+    assert shape is not None
+    profile = Profile(
+        name="tasks",
+        table="tasks",
+        schema=target.schema,
+        source="detected",
+        library="testlib",
+        noun="job",
+        id_column="id",
+        order_by="id",
+        state_column="status",
+        pending=("todo",),
+        claimed=("doing",),
+        done=("succeeded",),
+        heartbeat=Heartbeat("workers", "worker_id", "id", "last_beat"),
+        attempts_column="attempts",
+    )
+    resolved = Resolved(check(profile, shape, "postgresql"), None, shape)
+    report = run.inspect_resolved(engine, resolved, Options(sample_s=0))
+    data = report.to_json_dict()
+    assert (data["size"]["depth"], data["size"]["claimed"], data["size"]["done"]) == (1, 2, 1)
+    [dead] = data["claims"]["stale"]
+    assert (dead["id"], dead["worker_alive"]) == (109, False)
+    assert 500 < dead["heartbeat_age_s"] < 1200
+    finding = next(f for f in report.findings if f.code == "stale_claims")
+    assert finding.message.startswith("testlib job 109 has been doing;")
+    assert "its worker's last heartbeat is 10 min old" in finding.message
+    assert "testlib" in finding.fix, "no requeue without a Release: the library's own tooling"
+    assert data["profile"]["heartbeat"]["table"] == "workers"
+    # Given a Release, only the dead worker's job goes back: the UPDATE asks the workers table
+    # again, so the live worker's job 110 stays claimed whatever was listed.
+    releasing = dataclasses.replace(resolved.profile, release=Release("todo", ("worker_id",)))
+    ctx = run.context(engine, Resolved(releasing, None, shape), Options(stale_after_s=300))
+    assert claims_part.requeue_profile(ctx, [109, 110, 112]) == [109]
+    rows = engine.query(f"SELECT id, status, worker_id FROM {schema}.tasks ORDER BY id")
+    assert [(r["status"], r["worker_id"]) for r in rows[:2]] == [("todo", None), ("doing", 2)]
+    engine.close()
+    conn = ["--dsn", PG_ADMIN, "--schema", target.schema]
+    wrote = _cli("collect", "tasks", "--to", str(tmp_path / "history"), *conn)
+    assert wrote.exit_code == 0, wrote.output
+    [file] = (tmp_path / "history").rglob("*.parquet")
+    row = pq.read_table(file).to_pylist()[0]
+    assert (row["queue"], row["kind"], row["depth"]) == ("tasks", "table", 4)
+
+
+def test_convert_moves_only_a_declared_profiles_waiting_rows(request, tmp_path):
+    target = make_target("postgresql", request, tmp_path)
+    table = f'"{target.schema}".jobs'
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        admin.execute(
+            f"CREATE TABLE {table} (id bigserial PRIMARY KEY, status text NOT NULL, "
+            "created_at timestamptz NOT NULL DEFAULT now(), body text)"
+        )
+        admin.execute(
+            f"INSERT INTO {table} (status, body) SELECT s, 'b' FROM unnest("
+            "ARRAY['new', 'new', 'done', 'done', 'done', 'retry']) AS s"
+        )
+    config = tmp_path / "qadmin.toml"
+    declared = '[tables.jobs]\ntable = "{t}.jobs"\nstate_column = "status"\npending = [{p}]\n'
+    config.write_text(declared.format(t=target.schema, p='"new"'))
+    conn = ["--dsn", PG_ADMIN, "--config", str(config)]
+    args = ["convert", "jobs", "--to", "ring", "--capacity", "16", "--payload-column", "body"]
+    args += ["--dry-run", *conn]
+    plan = _json(*args)
+    assert plan["messages"] == 2 and not plan["refused"], plan
+    config.write_text(declared.format(t=target.schema, p='"new", "retry"'))
+    refused = _cli(*args)
+    assert refused.exit_code == 2 and "waiting rows are not one value" in refused.stderr
