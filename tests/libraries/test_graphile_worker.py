@@ -56,6 +56,7 @@ def test_graphile_worker(
         waiting=own["waiting"],
         states={"waiting": own["waiting"], "locked": own["locked"], "failed": own["failed"]},
         stuck=stuck,
+        liveness=False,  # locked_by names the worker; graphile-worker keeps no heartbeat
     )
 
     assert detected_library(dsn, "_private_jobs", "graphile_worker") == "graphile-worker"
