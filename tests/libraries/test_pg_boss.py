@@ -51,9 +51,7 @@ def test_pg_boss(
     wait_until("pg-boss's worker to complete, fail and start the sleepy job", settled)
     processes.kill(worker)
     assert own["stuck_state"] == "active"
-    view = LibraryView(
-        waiting=own["waiting"], states=own["states"], stuck=stuck, liveness=False
-    )
+    view = LibraryView(waiting=own["waiting"], states=own["states"], stuck=stuck, liveness=False)
     assert view.waiting == 3
 
     assert detected_library(dsn, "job", "pgboss") == "pg-boss"

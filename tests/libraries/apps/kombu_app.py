@@ -1,5 +1,8 @@
 """kombu's SQLAlchemy transport for tests/libraries/test_kombu.py: ``python -m`` this module
-with ``worker URL`` consumes queue 'work' (acknowledging each message, blocking on 'sleepy')."""
+with ``produce URL``, ``waiting URL QUEUE`` (prints kombu's own count) or ``worker URL``
+(consumes queue 'work', acknowledging each message, blocking on 'sleepy'). Each runs in its
+own process: kombu keeps its SQLAlchemy engines (and a session's open transaction) for the
+life of the process, which would hold a metadata lock on MariaDB."""
 
 from __future__ import annotations
 
@@ -41,5 +44,10 @@ def work(url: str) -> None:
             message.ack()
 
 
-if __name__ == "__main__" and sys.argv[1] == "worker":
-    work(sys.argv[2])
+if __name__ == "__main__":
+    if sys.argv[1] == "worker":
+        work(sys.argv[2])
+    elif sys.argv[1] == "produce":
+        produce(sys.argv[2])
+    else:
+        print(waiting(sys.argv[2], sys.argv[3]))
