@@ -128,7 +128,7 @@ SOLID_CLAIMED = Case(
         "VALUES (31, 7, {ago})",
     ),
     depth=0,
-    states={},
+    states={"claimed": 1},
     stale=("31",),
     engines=("postgresql", "mariadb", "sqlite"),
 )
@@ -232,7 +232,7 @@ HANGFIRE_QUEUE = Case(
         "(2, 'default', NULL), (4, 'default', {ago})",
     ),
     depth=2,
-    states={},
+    states={"enqueued": 2, "fetched": 1},
     stale=("4",),
 )
 CASES = (

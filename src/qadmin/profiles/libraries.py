@@ -308,6 +308,11 @@ SOLID_QUEUE_CLAIMED = _shape(
         id_column="job_id",
         order_by="id",
         time_column="created_at",
+        # Every row is a claim (job_id is never NULL): read as a state so that depth, the
+        # waiting rows, is 0 here; the waiting jobs are solid_queue_ready_executions.
+        state_sql="CASE WHEN {job_id.bare} IS NULL THEN 'ready' ELSE 'claimed' END",
+        pending=("ready",),
+        claimed=("claimed",),
         claimed_at_column="created_at",
         worker_column="process_id",
         heartbeat=Heartbeat(
@@ -471,6 +476,10 @@ def _hangfire_queue(names: dict[str, str], dialects: tuple[str, ...]) -> Library
             noun="job",
             id_column=names["jobid"],
             order_by=names["id"],
+            state_sql=f"CASE WHEN {{{names['fetchedat']}.bare}} IS NULL THEN 'enqueued'"
+            " ELSE 'fetched' END",
+            pending=("enqueued",),
+            claimed=("fetched",),
             claimed_at_column=names["fetchedat"],
         ),
     )
