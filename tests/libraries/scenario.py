@@ -122,7 +122,11 @@ def check_qadmin(
             assert entry["worker_alive"] is False or (entry["heartbeat_age_s"] or 0) >= 2, entry
         else:
             assert entry["claimed_for_s"] >= 2, entry
-        assert qadmin("check", table, *conn, "--stale-after", STALE_AFTER).exit_code == 1
+        checked = qadmin("check", table, *conn, "--stale-after", STALE_AFTER)
+        assert checked.exit_code == 1, checked.stdout
+        # The finding names the library and its job as the library does.
+        noun = report["profile"]["noun"]
+        assert f"{library} {noun} {view.stuck}" in checked.stdout, checked.stdout
         alone = qadmin_json("claims", table, *conn, "--stale-after", STALE_AFTER)
         stale_entry({"stale": alone}, view.stuck)  # claims prints the stale rows
 
