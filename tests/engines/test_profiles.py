@@ -179,6 +179,7 @@ def test_a_hand_built_table_through_a_declared_profile(label, request, tmp_path)
         engine.run([statement.format(t=table, b=bare, i=engine.quote_ident("jobs_status_idx"))])
     insert = f"INSERT INTO {table} (status, body) VALUES (:status, 'secret body')"
     engine.run_batch([insert], [{"status": "done"}] * 50 + [{"status": "error"}] * 2)
+    engine.run_batch([insert], [{"status": "cancelled"}])
     engine.run_batch([insert], [{"status": "new"}] * 3)
     engine.close()
     config = tmp_path / "qadmin.toml"
@@ -198,7 +199,8 @@ def test_a_hand_built_table_through_a_declared_profile(label, request, tmp_path)
         assert report["profile"]["source"] == "declared"
         assert (size["depth"], size["depth_exact"]) == (2, True), "waiting rows only"
         assert (size["claimed"], size["done"], size["failed"]) == (1, 50, 2)
-        assert {s["state"]: s["rows"] for s in size["states"]}["done"] == 50
+        by_state = {s["state"]: (s["group"], s["rows"]) for s in size["states"]}
+        assert by_state["done"] == ("done", 50) and by_state["cancelled"] == ("other", 1)
         assert size["oldest_age_s"] is not None
         [claim] = report["claims"]["stale"]
         assert (claim["id"], claim["worker"], claim["attempts"]) == (stuck, "worker-1", 1)
@@ -275,6 +277,7 @@ def test_unfit_columns_and_keys_are_one_line_exit_2(request, tmp_path):
         ("--time-column", "n"): "not a timestamp",
         ("--time-column", "body"): "not a timestamp",
         ("--state-column", "n"): "waiting values",
+        ("--pending", "new"): "needs a state column",
     }
     for args, why in cases.items():
         for command in ("inspect", "size", "claims", "tail"):

@@ -90,6 +90,7 @@ def _profile_statements(engine: Engine) -> list[tuple[str, str]]:
         "assignments": "[status] = :release_state, [claimed_at] = NULL",
         "stale": f"{age} >= :stale_s AND {dead}",
         "age": age,
+        "state": "[status]",
     }
     params = {**PARAMS, "v0": "new", "v1": "retry", "release_state": "new"}
     out = []

@@ -38,3 +38,6 @@ SELECT max({order_col.bare}) AS high FROM {table}
 -- name: dead_worker
 NOT EXISTS (SELECT 1 FROM {hb_table} AS h WHERE h.{hb_worker.bare} = {table}.{hb_job.bare}
             AND h.{hb_beat.bare} > DATEADD(SECOND, -:stale_s, SYSUTCDATETIME()))
+
+-- name: state_values
+SELECT TOP (:limit) {state} AS state, count(*) AS n FROM {table} GROUP BY {state}

@@ -13,10 +13,12 @@ from qadmin.profiles.model import LibraryShape, Profile
 from qadmin.profiles.shape import TableShape
 
 
-def matches(shape: TableShape, library: LibraryShape, dialect: str) -> bool:
+def matches(shape: TableShape, library: LibraryShape, dialect: str, forced: bool = False) -> bool:
+    """The table has the library's documented name (any name when the user named the
+    library: a prefixed or renamed install) and all of its identifying columns."""
     return (
         dialect in library.dialects
-        and shape.table.lower() in library.tables
+        and (forced or shape.table.lower() in library.tables)
         and library.columns <= shape.names
     )
 
@@ -27,7 +29,7 @@ def detect(shape: TableShape, dialect: str, library: str | None = None) -> Profi
     for candidate in SHAPES:
         if library is not None and candidate.library != library:
             continue
-        if matches(shape, candidate, dialect):
+        if matches(shape, candidate, dialect, forced=library is not None):
             return dataclasses.replace(
                 candidate.profile,
                 name=shape.table,

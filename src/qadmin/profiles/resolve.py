@@ -181,6 +181,9 @@ def check(profile: Profile, shape: TableShape, dialect: str) -> Profile:
         for key in COLUMN_KEYS
         if getattr(profile, key) is not None
     }
+    given = [g for g in VALUE_KEYS if getattr(profile, g)]
+    if given and not profile.has_states:
+        raise UsageError(f"{profile.name}: --{given[0]} needs a state column (--state-column COL)")
     if profile.has_states and not profile.pending:
         raise UsageError(f"{profile.name}: a state column needs its waiting values (--pending V)")
     if profile.release is not None:

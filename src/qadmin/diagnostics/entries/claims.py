@@ -144,8 +144,7 @@ def measure_profile(ctx: Context) -> Claims:
         item = _claim_row(dict(row), profile, beats, stale_after)
         known = sessions is not None and bool(sessions.rows) and row["session"] is not None
         item["session_alive"] = str(row["session"]) in alive if known else None
-        age, dead = item["claimed_for_s"], item["worker_alive"] is False
-        if (age is not None and age >= stale_after) or (age is None and dead):
+        if _is_stale(item, stale_after):
             stale.append(item)
     notes = [sessions.note] if sessions and sessions.note else []
     return Claims(
@@ -155,6 +154,15 @@ def measure_profile(ctx: Context) -> Claims:
         stale_after_s=stale_after,
         notes=notes,
     )
+
+
+def _is_stale(item: dict[str, Any], stale_after: int) -> bool:
+    """A claim whose worker's liveness is known is stale when that worker is dead (a long job
+    with a beating worker is not); otherwise when it is older than the limit."""
+    if item["worker_alive"] is not None:
+        return not item["worker_alive"]
+    age = item["claimed_for_s"]
+    return age is not None and age >= stale_after
 
 
 def _claim_row(
@@ -222,15 +230,14 @@ def requeue_profile(ctx: Context, ids: list[Any]) -> list[Any]:
 
 
 def _still_stale(reader: query.Reader) -> str | None:
-    """SQL that is true while a claim is stale, by the server's clock: its claim time (or its
-    own heartbeat) older than :stale_s, or no heartbeat of its worker newer than that."""
+    """SQL that is true while a claim is stale, by the server's clock, judged as the listing
+    judged it: no heartbeat of its worker newer than :stale_s (a workers table, or a beat on
+    its own row), else its claim time older than that."""
     profile = reader.profile
-    column = profile.claimed_at_column or profile.heartbeat_column
-    if column is not None:
-        return f"{reader.age(column)} >= :stale_s"
+    column = profile.heartbeat_column or profile.claimed_at_column
     beat = profile.heartbeat
     if beat is None:
-        return None
+        return None if column is None else f"{reader.age(column)} >= :stale_s"
     names = {"table": profile.table, "hb_table": beat.table, "hb_worker": beat.worker_column}
     names.update(hb_job=beat.job_column, hb_beat=beat.beat_column)
     text = reader.section_text("dead_worker")

@@ -138,6 +138,24 @@ def _oldest(reader: query.Reader) -> tuple[Any, float | None, str | None]:
     return rows[0]["oldest_at"], sql.seconds(rows[0]["age_s"]), None
 
 
+OTHER_STATES_SHOWN = 50
+
+
+def _other_states(reader: query.Reader) -> list[dict[str, Any]]:
+    """State values the profile does not name (a new library version's 'cancelled'), read
+    only on a small table: the one GROUP BY that would scan a big one."""
+    if not reader.small:
+        return []
+    profile = reader.profile
+    known = [v for group in query.GROUPS for v in getattr(profile, group)]
+    rows = reader.run("state_values", {"state": reader.state or ""}, {"limit": OTHER_STATES_SHOWN})
+    return [
+        {"state": str(r["state"]), "group": "other", "rows": int(r["n"]), "exact": True}
+        for r in rows
+        if r["state"] not in known
+    ]
+
+
 def profiled(ctx: Context) -> Size:
     """A table read through its profile: waiting rows, each state's rows, the oldest waiting
     row, all within the cost rules (qadmin.profiles.query)."""
@@ -167,6 +185,7 @@ def profiled(ctx: Context) -> Size:
             totals[group] = _total(counts) if counts else query.Count(None, False)
         depth = totals["pending"]
         notes += sorted({c.source for c in totals.values() if c.rows is None and c.source})
+        states += _other_states(reader)
     oldest, age, note = _oldest(reader)
     if note:
         notes.append(note)
