@@ -1,6 +1,7 @@
 """pg-boss 10, live (Node.js): its send, its worker (killed mid-job), and qadmin against
 pg-boss's own getQueueSize, getJobById and state counts. pg-boss's maintenance fails an
-expired 'active' job and retries it itself, so qadmin's requeue refuses."""
+expired 'active' job and retries it itself, so qadmin's requeue refuses, and a worker running
+that maintenance completes the job."""
 
 from __future__ import annotations
 
@@ -63,6 +64,16 @@ def test_pg_boss(
     ):
         wait_until("the claim to be older than 2 s", lambda: _started_s(dsn, stuck) > 2.5)
         check_qadmin(conn, "job", "pg-boss", view, releasable=False)
+
+    # pg-boss's own recovery: its maintenance fails the expired job and retries it.
+    os.unlink(block_file)
+    processes.start(["node", SCRIPT, "worker", "recover"], env)
+
+    def recovered() -> bool:
+        own.update(_node(env, "view", stuck))
+        return own["stuck_state"] == "completed"
+
+    wait_until("pg-boss's maintenance to retry the job and its worker to complete it", recovered)
 
 
 def _started_s(dsn: str, job_id: str) -> float:

@@ -4,9 +4,13 @@ const fs = require('fs')
 const PgBoss = require('pg-boss')
 
 const mode = process.argv[2]
+// `worker recover` also runs pg-boss's maintenance every second: it fails an active job past
+// its expire_in and retries it (the way pg-boss recovers a dead worker's job).
+const recover = process.argv[3] === 'recover'
 const boss = new PgBoss({
   connectionString: process.env.LIB_DSN,
-  supervise: false,
+  supervise: recover,
+  maintenanceIntervalSeconds: 1,
   schedule: false,
   migrate: mode === 'setup'
 })
@@ -19,7 +23,7 @@ async function main () {
     await boss.createQueue('idle')
     for (let n = 0; n < 3; n++) await boss.send('work', { kind: 'ok', n })
     for (let n = 0; n < 2; n++) await boss.send('work', { kind: 'boom' }, { retryLimit: 0 })
-    const stuck = await boss.send('work', { kind: 'sleepy' }, { retryLimit: 0 })
+    const stuck = await boss.send('work', { kind: 'sleepy' }, { retryLimit: 1, expireInSeconds: 2 })
     for (let n = 0; n < 3; n++) await boss.send('idle', { kind: 'later' })
     console.log(JSON.stringify({ stuck }))
     await boss.stop({ graceful: false, wait: true })
