@@ -1,7 +1,7 @@
 """graphile-worker 0.16, live (Node.js): its addJob, its worker (killed mid-job), and qadmin
 against graphile-worker's own jobs view. Completed jobs are deleted and permanently failed ones
 kept; its force_unlock_workers() also unlocks the job's named queue, so qadmin's requeue
-refuses and says to use it."""
+refuses, and the job runs to completion after graphile-worker's own unlock."""
 
 from __future__ import annotations
 
@@ -69,6 +69,17 @@ def test_graphile_worker(
     ):
         wait_until("the lock to be older than 2 s", lambda: _locked_s(dsn, stuck) > 2.5)
         check_qadmin(conn, "_private_jobs", "graphile-worker", view, releasable=False)
+
+    # What qadmin's refusal points to: graphile-worker's own unlock, then a worker finishes it.
+    _node(env, "unlock", own["locked_by"])
+    os.unlink(block_file)
+    processes.start(["node", SCRIPT, "worker"], env)
+
+    def finished() -> bool:
+        own.update(_node(env, "view"))
+        return (own["locked"], own["failed"], own["total"]) == (0, 2, 5)
+
+    wait_until("graphile-worker to run the unlocked job to completion", finished)
 
 
 def _locked_s(dsn: str, job_id: object) -> float:
