@@ -2,10 +2,522 @@
 
 Each entry is the library's documented table (name, the columns that identify it) and how its
 rows are read as a queue (states, claim and heartbeat columns, how a stale claim is released).
+Written from each library's own schema (its migrations or DDL at the version named) and its
+documented states; docs/libraries.md says how each was verified.
+
+``release`` is set only where the library itself gives a stalled job back with an UPDATE of
+the same row (state back to waiting, claim columns cleared). Where the library recovers its
+own stalled jobs (a lease that expires, a rescuer, an advisory lock that ends with the
+session) or its recovery touches more than the row, it is None and the docs say what to use.
 """
 
 from __future__ import annotations
 
-from qadmin.profiles.model import LibraryShape
+from qadmin.profiles.model import Heartbeat, LibraryShape, Profile, Release
 
-SHAPES: tuple[LibraryShape, ...] = ()
+POSTGRESQL = ("postgresql",)
+# MariaDB engines may name themselves "mariadb" or their base "mysql": both are listed.
+MYSQL_FAMILY = ("mysql", "mariadb")
+ACTIVE_RECORD = ("postgresql", *MYSQL_FAMILY, "sqlite")
+
+
+def _shape(
+    library: str,
+    tables: tuple[str, ...],
+    columns: tuple[str, ...],
+    dialects: tuple[str, ...],
+    verified: str,
+    profile: Profile,
+) -> LibraryShape:
+    return LibraryShape(
+        library=library,
+        tables=tables,
+        columns=frozenset(columns),
+        dialects=dialects,
+        verified=verified,
+        profile=profile,
+    )
+
+
+# procrastinate 3.x: a status enum; a worker row in procrastinate_workers beats every few
+# seconds and a 'doing' job names its worker. No enqueue time on the job (it is in
+# procrastinate_events), so no oldest age. Its retry (procrastinate_retry_job_v2) is an UPDATE
+# of the row back to 'todo'; the status trigger records the event for any such UPDATE.
+PROCRASTINATE = _shape(
+    "procrastinate",
+    ("procrastinate_jobs",),
+    ("id", "queue_name", "task_name", "status", "attempts", "worker_id", "abort_requested"),
+    POSTGRESQL,
+    "live",
+    Profile(
+        name="procrastinate_jobs",
+        table="procrastinate_jobs",
+        library="procrastinate",
+        noun="job",
+        id_column="id",
+        order_by="id",
+        due_column="scheduled_at",
+        state_column="status",
+        pending=("todo",),
+        claimed=("doing",),
+        done=("succeeded", "cancelled", "aborted"),
+        failed=("failed",),
+        worker_column="worker_id",
+        heartbeat=Heartbeat(
+            table="procrastinate_workers",
+            job_column="worker_id",
+            worker_column="id",
+            beat_column="last_heartbeat",
+        ),
+        attempts_column="attempts",
+        release=Release(state="todo", clear=("worker_id",)),
+    ),
+)
+
+# pgqueuer 1.x: a status enum; the picking queue manager beats on the job's own row. Finished
+# jobs leave the table (into pgqueuer_log) unless kept. Its workers re-pick a 'picked' job
+# whose heartbeat is older than their retry_timer in place: it never sets one back to
+# 'queued', so qadmin does not either.
+PGQUEUER = _shape(
+    "pgqueuer",
+    ("pgqueuer",),
+    ("id", "priority", "queue_manager_id", "heartbeat", "execute_after", "status", "entrypoint"),
+    POSTGRESQL,
+    "live",
+    Profile(
+        name="pgqueuer",
+        table="pgqueuer",
+        library="pgqueuer",
+        noun="job",
+        id_column="id",
+        order_by="id",
+        time_column="created",
+        due_column="execute_after",
+        state_column="status",
+        pending=("queued",),
+        claimed=("picked",),
+        done=("successful", "canceled", "deleted"),
+        failed=("exception", "failed"),
+        claimed_at_column="updated",
+        worker_column="queue_manager_id",
+        heartbeat_column="heartbeat",
+        attempts_column="attempts",
+    ),
+)
+
+# kombu's SQLAlchemy transport (kombu.transport.sqlalchemy): ``visible`` true is waiting; a
+# delivered message is kept with visible false and never delivered again (the transport has
+# no acknowledgement in the table), so it is done, and a claim is invisible to the database.
+# Its ``timestamp`` is set only on delivery, so waiting rows have no enqueue time.
+KOMBU = _shape(
+    "kombu",
+    ("kombu_message",),
+    ("id", "visible", "timestamp", "payload", "version", "queue_id"),
+    ("postgresql", *MYSQL_FAMILY, "sqlite", "mssql"),
+    "live",
+    Profile(
+        name="kombu_message",
+        table="kombu_message",
+        library="kombu",
+        noun="message",
+        id_column="id",
+        order_by="id",
+        state_column="visible",
+        pending=(True,),
+        done=(False,),
+    ),
+)
+
+# django-q2's ORM broker: ``lock`` is "locked until". Enqueue sets it to now, a pull sets it
+# to now + the cluster's retry; a finished task's row is deleted. A row locked into the
+# future is in flight; once its lock passes it is waiting again and is redelivered by
+# django-q2 itself, so there is nothing to release. The lock time of a waiting row is when
+# it became available, the closest thing to an enqueue time.
+DJANGO_Q2 = _shape(
+    "django-q2",
+    ("django_q_ormq",),
+    ("id", "key", "payload", "lock"),
+    ("postgresql", *MYSQL_FAMILY, "sqlite"),
+    "live",
+    Profile(
+        name="django_q_ormq",
+        table="django_q_ormq",
+        library="django-q2",
+        noun="task",
+        id_column="id",
+        order_by="id",
+        time_column="lock",
+        state_sql=("CASE WHEN {lock.bare} > CURRENT_TIMESTAMP THEN 'locked' ELSE 'available' END"),
+        pending=("available",),
+        claimed=("locked",),
+    ),
+)
+
+# pg-boss 10: pgboss.job, a state enum, partitioned by queue name (one partition per queue,
+# read through the parent). The id is a uuid, so the order is created_on. Its maintenance
+# fails an 'active' job past its expire_in and retries it per its retry_limit: pg-boss
+# recovers stalled jobs itself.
+PG_BOSS = _shape(
+    "pg-boss",
+    ("job",),
+    ("id", "name", "state", "retry_count", "start_after", "started_on", "expire_in", "keep_until"),
+    POSTGRESQL,
+    "live",
+    Profile(
+        name="job",
+        table="job",
+        library="pg-boss",
+        noun="job",
+        id_column="id",
+        order_by="created_on",
+        time_column="created_on",
+        due_column="start_after",
+        state_column="state",
+        pending=("created", "retry"),
+        claimed=("active",),
+        done=("completed", "cancelled"),
+        failed=("failed",),
+        claimed_at_column="started_on",
+        attempts_column="retry_count",
+        error_column="output",
+    ),
+)
+
+# graphile-worker 0.16 (migration 000016 on): _private_jobs has no state column; a job is
+# locked (locked_at/locked_by), permanently failed (attempts reached max_attempts, kept), or
+# waiting; a finished job is deleted. A lock older than 4 hours is ignored by its workers, and
+# graphile_worker.force_unlock_workers() also unlocks the job's named queue
+# (_private_job_queues), which an UPDATE of the job row alone would leave locked.
+GRAPHILE_WORKER = _shape(
+    "graphile-worker",
+    ("_private_jobs",),
+    ("id", "task_id", "run_at", "attempts", "max_attempts", "locked_at", "locked_by", "key"),
+    POSTGRESQL,
+    "live",
+    Profile(
+        name="_private_jobs",
+        table="_private_jobs",
+        library="graphile-worker",
+        noun="job",
+        id_column="id",
+        order_by="id",
+        time_column="created_at",
+        due_column="run_at",
+        state_sql=(
+            "CASE WHEN {locked_at.bare} IS NOT NULL THEN 'locked'"
+            " WHEN {attempts.bare} >= {max_attempts.bare} THEN 'failed'"
+            " ELSE 'waiting' END"
+        ),
+        pending=("waiting",),
+        claimed=("locked",),
+        failed=("failed",),
+        claimed_at_column="locked_at",
+        worker_column="locked_by",
+        attempts_column="attempts",
+        error_column="last_error",
+    ),
+)
+
+# River (Go): river_job with the river_job_state enum. Its rescuer moves a 'running' job
+# stuck past RescueStuckJobsAfter back to 'retryable' (or discards it) by itself.
+RIVER = _shape(
+    "river",
+    ("river_job",),
+    ("id", "state", "kind", "queue", "attempt", "max_attempts", "scheduled_at", "attempted_at"),
+    POSTGRESQL,
+    "shape",
+    Profile(
+        name="river_job",
+        table="river_job",
+        library="river",
+        noun="job",
+        id_column="id",
+        order_by="id",
+        time_column="created_at",
+        due_column="scheduled_at",
+        state_column="state",
+        pending=("available", "retryable", "scheduled", "pending"),
+        claimed=("running",),
+        done=("completed", "cancelled"),
+        failed=("discarded",),
+        claimed_at_column="attempted_at",
+        attempts_column="attempt",
+        error_column="errors",
+    ),
+)
+
+# Oban (Elixir): oban_jobs with the oban_job_state enum; its Lifeline plugin rescues orphaned
+# 'executing' jobs by itself. Its timestamps are UTC without a time zone.
+OBAN = _shape(
+    "oban",
+    ("oban_jobs",),
+    ("id", "state", "queue", "worker", "attempt", "max_attempts", "inserted_at", "scheduled_at"),
+    POSTGRESQL,
+    "shape",
+    Profile(
+        name="oban_jobs",
+        table="oban_jobs",
+        library="oban",
+        noun="job",
+        id_column="id",
+        order_by="id",
+        time_column="inserted_at",
+        due_column="scheduled_at",
+        state_column="state",
+        pending=("available", "scheduled", "retryable"),
+        claimed=("executing",),
+        done=("completed", "cancelled"),
+        failed=("discarded",),
+        claimed_at_column="attempted_at",
+        attempts_column="attempt",
+        error_column="errors",
+    ),
+)
+
+# Solid Queue (Rails): a job waits as a row of solid_queue_ready_executions and is claimed as
+# a row of solid_queue_claimed_executions naming the process, whose heartbeat is in
+# solid_queue_processes. Its supervisor releases the claims of a process whose heartbeat
+# expired (deleting the claim and making the job ready again): nothing for qadmin to release.
+SOLID_QUEUE_READY = _shape(
+    "solid-queue",
+    ("solid_queue_ready_executions",),
+    ("id", "job_id", "queue_name", "priority", "created_at"),
+    ACTIVE_RECORD,
+    "shape",
+    Profile(
+        name="solid_queue_ready_executions",
+        table="solid_queue_ready_executions",
+        library="solid-queue",
+        noun="job",
+        id_column="job_id",
+        order_by="id",
+        time_column="created_at",
+    ),
+)
+SOLID_QUEUE_CLAIMED = _shape(
+    "solid-queue",
+    ("solid_queue_claimed_executions",),
+    ("id", "job_id", "process_id", "created_at"),
+    ACTIVE_RECORD,
+    "shape",
+    Profile(
+        name="solid_queue_claimed_executions",
+        table="solid_queue_claimed_executions",
+        library="solid-queue",
+        noun="job",
+        id_column="job_id",
+        order_by="id",
+        time_column="created_at",
+        # Every row is a claim (job_id is never NULL): read as a state so that depth, the
+        # waiting rows, is 0 here; the waiting jobs are solid_queue_ready_executions.
+        state_sql="CASE WHEN {job_id.bare} IS NULL THEN 'ready' ELSE 'claimed' END",
+        pending=("ready",),
+        claimed=("claimed",),
+        claimed_at_column="created_at",
+        worker_column="process_id",
+        heartbeat=Heartbeat(
+            table="solid_queue_processes",
+            job_column="process_id",
+            worker_column="id",
+            beat_column="last_heartbeat_at",
+        ),
+    ),
+)
+
+# GoodJob (Rails, PostgreSQL): good_jobs has no state column; its states are derived from
+# finished_at, error, performed_at and scheduled_at as GoodJob's own scopes do. A running
+# job's process (locked_by_id) beats in good_job_processes. Claims are advisory locks that end
+# with the session, after which GoodJob runs the job again: nothing to release.
+GOOD_JOB = _shape(
+    "good_job",
+    ("good_jobs",),
+    ("id", "queue_name", "scheduled_at", "performed_at", "finished_at", "error", "active_job_id"),
+    POSTGRESQL,
+    "shape",
+    Profile(
+        name="good_jobs",
+        table="good_jobs",
+        library="good_job",
+        noun="job",
+        id_column="id",
+        order_by="created_at",
+        time_column="created_at",
+        due_column="scheduled_at",
+        state_sql=(
+            "CASE WHEN {finished_at.bare} IS NOT NULL AND {error.bare} IS NOT NULL"
+            " THEN 'discarded'"
+            " WHEN {finished_at.bare} IS NOT NULL THEN 'succeeded'"
+            " WHEN {performed_at.bare} IS NOT NULL THEN 'running'"
+            " WHEN {scheduled_at.bare} > CURRENT_TIMESTAMP THEN 'scheduled'"
+            " ELSE 'queued' END"
+        ),
+        pending=("queued", "scheduled"),
+        claimed=("running",),
+        done=("succeeded",),
+        failed=("discarded",),
+        claimed_at_column="performed_at",
+        worker_column="locked_by_id",
+        heartbeat=Heartbeat(
+            table="good_job_processes",
+            job_column="locked_by_id",
+            worker_column="id",
+            beat_column="updated_at",
+        ),
+        attempts_column="executions_count",
+        error_column="error",
+    ),
+)
+
+# Que 1.x/2.x (Ruby, PostgreSQL): que_jobs; a finished job keeps finished_at, an expired one
+# (out of retries) expired_at. A job being worked is held by an advisory lock, not a column,
+# so claims do not show in the table, and end with the locking session.
+QUE = _shape(
+    "que",
+    ("que_jobs",),
+    ("id", "priority", "run_at", "job_class", "error_count", "finished_at", "expired_at"),
+    POSTGRESQL,
+    "shape",
+    Profile(
+        name="que_jobs",
+        table="que_jobs",
+        library="que",
+        noun="job",
+        id_column="id",
+        order_by="id",
+        due_column="run_at",
+        state_sql=(
+            "CASE WHEN {finished_at.bare} IS NOT NULL THEN 'finished'"
+            " WHEN {expired_at.bare} IS NOT NULL THEN 'expired'"
+            " ELSE 'ready' END"
+        ),
+        pending=("ready",),
+        done=("finished",),
+        failed=("expired",),
+        attempts_column="error_count",
+        error_column="last_error_message",
+    ),
+)
+
+# Delayed::Job (Ruby, ActiveRecord): delayed_jobs; a finished job is deleted, a failed one kept
+# with failed_at. Its own Delayed::Job.clear_locks! gives a dead worker's jobs back with an
+# UPDATE clearing locked_at and locked_by: the same release qadmin does.
+DELAYED_JOB = _shape(
+    "delayed_job",
+    ("delayed_jobs",),
+    ("id", "priority", "attempts", "handler", "run_at", "locked_at", "locked_by", "failed_at"),
+    ACTIVE_RECORD,
+    "shape",
+    Profile(
+        name="delayed_jobs",
+        table="delayed_jobs",
+        library="delayed_job",
+        noun="job",
+        id_column="id",
+        order_by="id",
+        time_column="created_at",
+        due_column="run_at",
+        state_sql=(
+            "CASE WHEN {failed_at.bare} IS NOT NULL THEN 'failed'"
+            " WHEN {locked_at.bare} IS NOT NULL THEN 'locked'"
+            " ELSE 'waiting' END"
+        ),
+        pending=("waiting",),
+        claimed=("locked",),
+        failed=("failed",),
+        claimed_at_column="locked_at",
+        worker_column="locked_by",
+        attempts_column="attempts",
+        error_column="last_error",
+        release=Release(state=None, clear=("locked_at", "locked_by")),
+    ),
+)
+
+
+def _hangfire_job(names: dict[str, str], dialects: tuple[str, ...]) -> LibraryShape:
+    """Hangfire's Job table: its current state's name is kept on the row. The schema is
+    lower-case on PostgreSQL (Hangfire.PostgreSql) and PascalCase on SQL Server."""
+    return _shape(
+        "hangfire",
+        ("job",),
+        ("id", "stateid", "statename", "invocationdata", "createdat"),
+        dialects,
+        "shape",
+        Profile(
+            name=names["table"],
+            table=names["table"],
+            library="hangfire",
+            noun="job",
+            id_column=names["id"],
+            order_by=names["id"],
+            time_column=names["createdat"],
+            state_column=names["statename"],
+            pending=("Enqueued", "Scheduled", "Awaiting"),
+            claimed=("Processing",),
+            done=("Succeeded", "Deleted"),
+            failed=("Failed",),
+        ),
+    )
+
+
+def _hangfire_queue(names: dict[str, str], dialects: tuple[str, ...]) -> LibraryShape:
+    """Hangfire's JobQueue: a fetched row has FetchedAt set. Hangfire fetches a row again once
+    its invisibility timeout has passed (or the fetching transaction ended): it recovers a
+    dead worker's job itself."""
+    return _shape(
+        "hangfire",
+        ("jobqueue",),
+        ("id", "jobid", "queue", "fetchedat"),
+        dialects,
+        "shape",
+        Profile(
+            name=names["table"],
+            table=names["table"],
+            library="hangfire",
+            noun="job",
+            id_column=names["jobid"],
+            order_by=names["id"],
+            state_sql=f"CASE WHEN {{{names['fetchedat']}.bare}} IS NULL THEN 'enqueued'"
+            " ELSE 'fetched' END",
+            pending=("enqueued",),
+            claimed=("fetched",),
+            claimed_at_column=names["fetchedat"],
+        ),
+    )
+
+
+_HANGFIRE_PG = {
+    "table": "job",
+    "id": "id",
+    "createdat": "createdat",
+    "statename": "statename",
+    "jobid": "jobid",
+    "fetchedat": "fetchedat",
+}
+_HANGFIRE_MSSQL = {
+    "table": "Job",
+    "id": "Id",
+    "createdat": "CreatedAt",
+    "statename": "StateName",
+    "jobid": "JobId",
+    "fetchedat": "FetchedAt",
+}
+
+SHAPES: tuple[LibraryShape, ...] = (
+    PROCRASTINATE,
+    PGQUEUER,
+    KOMBU,
+    DJANGO_Q2,
+    PG_BOSS,
+    GRAPHILE_WORKER,
+    RIVER,
+    OBAN,
+    SOLID_QUEUE_READY,
+    SOLID_QUEUE_CLAIMED,
+    GOOD_JOB,
+    QUE,
+    DELAYED_JOB,
+    _hangfire_job(_HANGFIRE_PG, POSTGRESQL),
+    _hangfire_job(_HANGFIRE_MSSQL, ("mssql",)),
+    _hangfire_queue({**_HANGFIRE_PG, "table": "jobqueue"}, POSTGRESQL),
+    _hangfire_queue({**_HANGFIRE_MSSQL, "table": "JobQueue"}, ("mssql",)),
+)

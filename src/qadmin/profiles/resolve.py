@@ -111,6 +111,8 @@ def _release(profile: Profile, allowed: bool) -> Profile:
         return dataclasses.replace(profile, release=None)
     if profile.release is not None or profile.claimed_at_column is None:
         return profile
+    if profile.library is not None:  # a library's profile says itself whether it can be
+        return profile  # released (profiles/libraries.py); --library none reads it as a table
     if profile.has_states and not (profile.pending and profile.claimed):
         return profile
     if profile.state_sql is not None:

@@ -1,0 +1,147 @@
+"""What every live library test checks of qadmin against the library's own view.
+
+A test runs the library (its producer, its worker, a worker SIGKILLed mid-job), reads the
+library's own counts and stuck jobs into a ``LibraryView``, and hands it to ``check_qadmin``
+with a snapshot and a row lock held elsewhere.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from qadmin.cli import cli
+from qadmin.engines import open_engine
+from qadmin.profiles.detect import detect
+from qadmin.profiles.shape import read_shape
+
+STALE_AFTER = "2s"
+
+
+def qadmin(*args: str) -> Result:
+    """One qadmin command, in process (its exit code and stdout as a user sees them)."""
+    return CliRunner().invoke(cli, list(args))
+
+
+def qadmin_json(*args: str) -> Any:
+    result = qadmin(*args, "--format", "json")
+    assert result.exit_code in (0, 1), (args, result.exit_code, result.stdout, result.stderr)
+    return json.loads(result.stdout)
+
+
+def wait_until(what: str, probe: Callable[[], bool], timeout: float = 30.0) -> None:
+    """Poll ``probe`` until it holds: a library's worker runs at its own pace."""
+    deadline = time.monotonic() + timeout
+    while not probe():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+def stale_entry(claims: dict[str, Any], row_id: object) -> dict[str, Any]:
+    """The stale claim naming ``row_id`` in ``claims``' JSON (ids compared as text)."""
+    for entry in claims["stale"]:
+        if str(entry["id"]) == str(row_id):
+            return dict(entry)
+    pytest.fail(f"{row_id} is not among the stale claims: {claims['stale']}")
+
+
+def state_rows(size: dict[str, Any]) -> dict[str, int]:
+    """``size.states`` as {state: rows}, for comparing with the library's own counts."""
+    return {str(s["state"]): int(s["rows"]) for s in size["states"] if s["rows"]}
+
+
+@dataclass(frozen=True)
+class LibraryView:
+    """What the library itself says: its waiting count, its counts per state (as text), and
+    the job its killed worker left claimed (None: the library keeps no claim in the table)."""
+
+    waiting: int
+    states: dict[str, int]
+    stuck: object | None
+    has_enqueue_time: bool = True
+    # Whether the library keeps a liveness qadmin reads (a workers table or a heartbeat on the
+    # row); without one a claim is stale by its age alone.
+    liveness: bool = True
+
+
+def detected_library(dsn: str, table: str, schema: str | None) -> str | None:
+    """The library qadmin's detection names for the table, from the catalog alone."""
+    engine = open_engine(dsn, schema)
+    try:
+        shape = read_shape(engine, table)
+        assert shape is not None, f"{table} not found"
+        profile = detect(shape, engine.dialect) or detect(shape, engine.base_dialect)
+        return profile.library if profile else None
+    finally:
+        engine.close()
+
+
+@contextmanager
+def pg_trouble(dsn: str, read_sql: str, lock_sql: str) -> Iterator[None]:
+    """Another session holding a snapshot (REPEATABLE READ that read the table) and another
+    holding a row lock, open while qadmin looks."""
+    import psycopg
+
+    with psycopg.connect(dsn) as snap, psycopg.connect(dsn) as locker:
+        snap.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        snap.execute(read_sql).fetchall()
+        locker.execute(lock_sql).fetchall()
+        try:
+            yield
+        finally:
+            snap.rollback()
+            locker.rollback()
+
+
+def check_qadmin(
+    conn: list[str], table: str, library: str, view: LibraryView, releasable: bool
+) -> dict[str, Any]:
+    """inspect, check, tail, claims and requeue --dry-run (and --yes when ``releasable``)
+    against the library's view; returns inspect's JSON."""
+    report = qadmin_json("inspect", table, *conn, "--stale-after", STALE_AFTER)
+    assert report["profile"]["library"] == library
+    assert report["profile"]["source"] == "detected"
+    size = report["size"]
+    assert size["depth"] == view.waiting
+    if view.states:
+        assert state_rows(size) == {k: v for k, v in view.states.items() if v}
+    if view.has_enqueue_time and view.waiting:
+        assert 0 <= size["oldest_age_s"] < 600
+    claims = report["claims"]
+    if view.stuck is not None:
+        entry = stale_entry(claims, view.stuck)
+        if view.liveness:
+            assert entry["worker_alive"] is False or (entry["heartbeat_age_s"] or 0) >= 2, entry
+        else:
+            assert entry["claimed_for_s"] >= 2, entry
+        checked = qadmin("check", table, *conn, "--stale-after", STALE_AFTER)
+        assert checked.exit_code == 1, checked.stdout
+        # The finding names the library and its job as the library does.
+        noun = report["profile"]["noun"]
+        assert f"{library} {noun} {view.stuck}" in checked.stdout, checked.stdout
+        alone = qadmin_json("claims", table, *conn, "--stale-after", STALE_AFTER)
+        stale_entry({"stale": alone}, view.stuck)  # claims prints the stale rows
+
+    tail = qadmin("tail", table, *conn, "--count", "1", "--format", "json")
+    assert tail.exit_code == 0, tail.stderr
+    sample = json.loads(tail.stdout.strip().splitlines()[0])
+    assert sample["depth"] == view.waiting
+
+    dry = qadmin("requeue", table, *conn, "--stale-after", STALE_AFTER, "--dry-run")
+    if releasable:
+        assert dry.exit_code == 0, dry.stderr
+        assert str(view.stuck) in dry.stdout
+        done = qadmin("requeue", table, *conn, "--stale-after", STALE_AFTER, "--yes")
+        assert done.exit_code == 0, done.stderr
+    else:
+        assert dry.exit_code == 2, (dry.stdout, dry.stderr)
+        assert library in dry.stderr
+    return dict(report)

@@ -1,0 +1,94 @@
+"""graphile-worker 0.16, live (Node.js): its addJob, its worker (killed mid-job), and qadmin
+against graphile-worker's own jobs view. Completed jobs are deleted and permanently failed ones
+kept; its force_unlock_workers() also unlocks the job's named queue, so qadmin's requeue
+refuses, and the job runs to completion after graphile-worker's own unlock."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from tests.libraries.conftest import NODE_DIR, Processes
+from tests.libraries.scenario import (
+    LibraryView,
+    check_qadmin,
+    detected_library,
+    pg_trouble,
+    wait_until,
+)
+
+SCRIPT = str(NODE_DIR / "graphile.js")
+
+
+def _node(env: dict[str, str], *args: str) -> Any:
+    out = subprocess.run(
+        ["node", SCRIPT, *args], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_graphile_worker(
+    pg_own_database: str, processes: Processes, block_file: Path, node_modules: Path
+) -> None:
+    dsn = pg_own_database
+    env = {
+        **os.environ,
+        "LIB_DSN": dsn,
+        "LIB_BLOCK": str(block_file),
+        "NODE_PATH": str(node_modules),
+    }
+    stuck = _node(env, "setup")["stuck"]
+    worker = processes.start(["node", SCRIPT, "worker"], env)
+    own: dict[str, Any] = {}
+
+    def settled() -> bool:
+        own.update(_node(env, "view"))
+        return (own["locked"], own["failed"], own["waiting"]) == (1, 2, 3)
+
+    wait_until("graphile-worker to run, fail and lock the sleepy job", settled)
+    processes.kill(worker)
+    assert own["locked_ids"] == [str(stuck)]
+    view = LibraryView(
+        waiting=own["waiting"],
+        states={"waiting": own["waiting"], "locked": own["locked"], "failed": own["failed"]},
+        stuck=stuck,
+        liveness=False,  # locked_by names the worker; graphile-worker keeps no heartbeat
+    )
+
+    assert detected_library(dsn, "_private_jobs", "graphile_worker") == "graphile-worker"
+    conn = ["--dsn", dsn, "--schema", "graphile_worker"]
+    with pg_trouble(
+        dsn,
+        "SELECT count(*) FROM graphile_worker._private_jobs",
+        "SELECT id FROM graphile_worker._private_jobs WHERE locked_at IS NULL"
+        " AND attempts = 0 LIMIT 1 FOR UPDATE",
+    ):
+        wait_until("the lock to be older than 2 s", lambda: _locked_s(dsn, stuck) > 2.5)
+        check_qadmin(conn, "_private_jobs", "graphile-worker", view, releasable=False)
+
+    # What qadmin's refusal points to: graphile-worker's own unlock, then a worker finishes it.
+    _node(env, "unlock", own["locked_by"])
+    os.unlink(block_file)
+    processes.start(["node", SCRIPT, "worker"], env)
+
+    def finished() -> bool:
+        own.update(_node(env, "view"))
+        return (own["locked"], own["failed"], own["total"]) == (0, 2, 5)
+
+    wait_until("graphile-worker to run the unlocked job to completion", finished)
+
+
+def _locked_s(dsn: str, job_id: object) -> float:
+    import psycopg
+
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute(
+            "SELECT extract(epoch FROM now() - locked_at) FROM graphile_worker._private_jobs"
+            " WHERE id = %s",
+            (int(str(job_id)),),
+        ).fetchone()
+    return float(row[0]) if row and row[0] is not None else 0.0
