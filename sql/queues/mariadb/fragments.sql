@@ -7,6 +7,13 @@
 -- A routine's own transaction for an autocommit caller (see sql/queues/mysql/fragments.sql,
 -- whose txn_declare, txn_handler and txn_end MariaDB shares): MariaDB says directly whether a
 -- transaction is open.
+--
+-- batch_returning: a batch push (push --lines, --file) in one statement, as MariaDB 10.5+
+-- returns the rows an INSERT ... SELECT wrote. MySQL 8 has no RETURNING, so it has no such
+-- fragment and pushes a batch one CALL at a time in one transaction.
+
+-- name: batch_returning
+RETURNING
 
 -- name: create_sequence
 CREATE SEQUENCE {obj} START WITH 0 MINVALUE 0 INCREMENT BY 1 NOCACHE

@@ -63,6 +63,15 @@ DROP TABLE IF EXISTS {table}
 -- name: push
 CALL {push}(:payload)
 
+-- name: push_batch
+-- Many messages in one statement (push --lines, --file) on MariaDB: the batch is one JSON array
+-- of base64 payloads, inserted in array order (the batch_returning fragment exists on MariaDB only).
+INSERT INTO {table} (enqueued_at, payload)
+SELECT UTC_TIMESTAMP(6), FROM_BASE64(j.p)
+FROM JSON_TABLE(:batch, '$[*]' COLUMNS (n FOR ORDINALITY, p LONGTEXT PATH '$')) AS j
+ORDER BY j.n
+{batch_returning()} id, enqueued_at
+
 -- name: pop
 CALL {pop}(:count)
 

@@ -16,6 +16,8 @@ CREATE TABLE {table} (
 CREATE FUNCTION {push}(p_payload bytea)
 RETURNS TABLE (id bigint, enqueued_at timestamptz)
 LANGUAGE sql AS $$
+    -- Wakes "pop --wait" (LISTEN on this channel); delivered at commit, one per transaction.
+    SELECT pg_notify('qadmin_' || md5({table.lit}), '');
     INSERT INTO {table} (payload) VALUES (p_payload) RETURNING id, enqueued_at
 $$
 
@@ -49,6 +51,16 @@ DROP TABLE IF EXISTS {table}
 
 -- name: push
 SELECT id, enqueued_at FROM {push}(:payload)
+
+-- name: push_batch
+-- Many messages in one statement (push --lines, --file): one set-based INSERT in array order.
+SELECT pg_notify('qadmin_' || md5({table.lit}), '') AS notified
+
+-- name: push_batch
+INSERT INTO {table} (payload)
+SELECT u.payload FROM unnest(CAST(:payloads AS bytea[])) WITH ORDINALITY AS u(payload, n)
+ORDER BY u.n
+RETURNING id, enqueued_at
 
 -- name: pop
 SELECT id, enqueued_at, payload FROM {pop}(:count)

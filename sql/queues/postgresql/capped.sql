@@ -41,6 +41,7 @@ BEGIN
     SELECT c.capacity INTO v_cap FROM {ctl} AS c;
     v_id := nextval({seq.lit});
     v_slot := v_id % v_cap;
+    PERFORM pg_notify('qadmin_' || md5({table.lit}), '');  -- wakes "pop --wait" (see basic.sql)
     LOOP
         SELECT c.id INTO v_old FROM {table} AS c WHERE c.slot = v_slot FOR UPDATE;
         IF FOUND THEN
@@ -92,6 +93,19 @@ DROP TABLE IF EXISTS {ctl}
 
 -- name: push
 SELECT id, enqueued_at, overwritten_id FROM {push}(:payload)
+
+-- name: push_batch
+-- Many messages in one statement (push --lines, --file): the push routine for each element in
+-- array order, one after another (a recursive step per message).
+WITH RECURSIVE pushed (n, id, enqueued_at, overwritten_id) AS (
+    SELECT 0::bigint, NULL::bigint, NULL::timestamptz, NULL::bigint
+    UNION ALL
+    SELECT r.n + 1, p.id, p.enqueued_at, p.overwritten_id
+    FROM pushed AS r
+    CROSS JOIN LATERAL {push}((CAST(:payloads AS bytea[]))[r.n + 1]) AS p
+    WHERE r.n < cardinality(CAST(:payloads AS bytea[]))
+)
+SELECT id, enqueued_at, overwritten_id FROM pushed WHERE n > 0 ORDER BY n
 
 -- name: pop
 SELECT id, enqueued_at, payload FROM {pop}(:count)

@@ -27,6 +27,7 @@ WHERE processing_started_at IS NOT NULL
 CREATE FUNCTION {push}(p_payload bytea)
 RETURNS TABLE (id bigint, enqueued_at timestamptz)
 LANGUAGE sql AS $$
+    SELECT pg_notify('qadmin_' || md5({table.lit}), '');  -- wakes "pop --wait" (see basic.sql)
     INSERT INTO {table} (payload) VALUES (p_payload) RETURNING id, enqueued_at
 $$
 
@@ -88,6 +89,15 @@ DROP TABLE IF EXISTS {table}
 
 -- name: push
 SELECT id, enqueued_at FROM {push}(:payload)
+
+-- name: push_batch
+SELECT pg_notify('qadmin_' || md5({table.lit}), '') AS notified
+
+-- name: push_batch
+INSERT INTO {table} (payload)
+SELECT u.payload FROM unnest(CAST(:payloads AS bytea[])) WITH ORDINALITY AS u(payload, n)
+ORDER BY u.n
+RETURNING id, enqueued_at
 
 -- name: pop
 SELECT id, enqueued_at, attempts, payload FROM {pop}(:count, :worker)

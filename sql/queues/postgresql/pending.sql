@@ -16,6 +16,7 @@ CREATE INDEX {pop_idx.bare} ON {table} (due_at, id)
 CREATE FUNCTION {push}(p_payload bytea, p_due_at timestamptz DEFAULT NULL)
 RETURNS TABLE (id bigint, enqueued_at timestamptz, due_at timestamptz)
 LANGUAGE sql AS $$
+    SELECT pg_notify('qadmin_' || md5({table.lit}), '');  -- wakes "pop --wait" (see basic.sql)
     INSERT INTO {table} (due_at, payload)
     VALUES (coalesce(p_due_at, clock_timestamp()), p_payload)
     RETURNING id, enqueued_at, due_at
@@ -46,6 +47,16 @@ DROP TABLE IF EXISTS {table}
 
 -- name: push
 SELECT id, enqueued_at, due_at FROM {push}(:payload, :due_at)
+
+-- name: push_batch
+SELECT pg_notify('qadmin_' || md5({table.lit}), '') AS notified
+
+-- name: push_batch
+INSERT INTO {table} (due_at, payload)
+SELECT coalesce(CAST(:due_at AS timestamptz), clock_timestamp()), u.payload
+FROM unnest(CAST(:payloads AS bytea[])) WITH ORDINALITY AS u(payload, n)
+ORDER BY u.n
+RETURNING id, enqueued_at, due_at
 
 -- name: pop
 SELECT id, enqueued_at, due_at, payload FROM {pop}(:count)
