@@ -5,7 +5,8 @@ a random 0.2-0.6 s the main thread pushes one message (its own connection) and n
 push returned, i.e. after its commit. The figure is the waiter's return time minus that, p50 and
 max over ``--trials``. On PostgreSQL the floor is a bare LISTEN/NOTIFY client measured the same
 way: a thread blocked in psycopg's ``notifies()``, woken by a one-statement transaction that
-NOTIFYs (the listener can hear it before the sender's commit returns: a figure near 0 or below). MariaDB and SQLite have no notification: their pop --wait polls (docs/performance.md).
+NOTIFYs (the listener can hear it before the sender's commit returns: a figure near 0 or
+below). MariaDB and SQLite have no notification: their pop --wait polls (docs/performance.md).
 
     .venv/bin/python benchmarks/wakeup.py [--trials 20] [--engines postgresql,mariadb,sqlite]
 """

@@ -352,7 +352,8 @@ class Engine(ABC):
         return False
 
     def unlisten(self, spec: QueueSpec) -> None:
-        """Stop being woken by the queue's pushes (the engines that listen override this)."""
+        """Stop being woken by the queue's pushes (only called after ``listen`` said True)."""
+        raise NotImplementedError(f"{self.name} does not listen")
 
     def wait_for_push(self, spec: QueueSpec, timeout_s: float) -> None:
         """Return when a push to the queue may have committed, or after ``timeout_s``."""

@@ -11,8 +11,8 @@ import socket
 import time
 from collections.abc import Callable, Sequence
 from contextlib import suppress
-from functools import partial
 from datetime import datetime
+from functools import partial
 from typing import Any, TypeVar
 
 from qadmin.engines.base import Engine
