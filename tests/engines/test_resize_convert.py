@@ -184,13 +184,11 @@ def test_convert_keeps_backlog_ids_and_order(label, request, tmp_path):
         convert_ops.convert(engine, src, 10)
     assert catalog.get(engine, "conv_q").kind.value == "fifo"  # refused: nothing changed
     result = convert_ops.convert(engine, src, 64)
-    # Above every id handed out; on MariaDB a batch push's INSERT ... SELECT reserves
-    # AUTO_INCREMENT values in blocks, so the counter may be past the last id.
-    assert result["messages"] == 45 and result["next_id"] > backlog[-1][0]
+    assert (result["messages"], result["next_id"]) == (45, backlog[-1][0] + 1)
     spec = catalog.get(engine, "conv_q")
     assert (spec.kind.value, spec.capacity) == ("ring", 64)
     new = messages.push(engine, spec, [b"after"])
-    assert new[0]["id"] == result["next_id"]
+    assert new[0]["id"] == backlog[-1][0] + 1
     assert _drain(engine, "conv_q") == [*backlog, (new[0]["id"], b"after")]
 
 
@@ -203,10 +201,8 @@ def test_convert_never_reuses_an_id_the_queue_handed_out(label, request, tmp_pat
     last = messages.push(engine, spec, [b"x"] * 10)[-1]["id"]
     messages.pop(engine, spec, count=10)
     result = convert_ops.convert(engine, convert_ops.source(engine, "conv_q"), 8)
-    assert result["next_id"] > last  # the counter, which a batch push may have moved past it
-    assert (
-        messages.push(engine, catalog.get(engine, "conv_q"), [b"y"])[0]["id"] == (result["next_id"])
-    )
+    assert result["next_id"] == last + 1
+    assert messages.push(engine, catalog.get(engine, "conv_q"), [b"y"])[0]["id"] == last + 1
 
 
 @pytest.mark.parametrize("label", CONVERT_LABELS)

@@ -8,12 +8,12 @@
 -- whose txn_declare, txn_handler and txn_end MariaDB shares): MariaDB says directly whether a
 -- transaction is open.
 --
--- batch_returning: a batch push (push --lines, --file) in one statement, as MariaDB 10.5+
--- returns the rows an INSERT ... SELECT wrote. MySQL 8 has no RETURNING, so it has no such
--- fragment and pushes a batch one CALL at a time in one transaction.
+-- batch_block: how a batch push (push --lines, --file) begins the anonymous block that calls the
+-- push procedure once per message in one round trip. MySQL 8 has no anonymous blocks, so it has
+-- no such fragment and pushes a batch one CALL at a time in one transaction.
 
--- name: batch_returning
-RETURNING
+-- name: batch_block
+BEGIN NOT ATOMIC
 
 -- name: create_sequence
 CREATE SEQUENCE {obj} START WITH 0 MINVALUE 0 INCREMENT BY 1 NOCACHE

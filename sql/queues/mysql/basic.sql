@@ -64,13 +64,18 @@ DROP TABLE IF EXISTS {table}
 CALL {push}(:payload)
 
 -- name: push_batch
--- Many messages in one statement (push --lines, --file) on MariaDB: the batch is one JSON array
--- of base64 payloads, inserted in array order (the batch_returning fragment exists on MariaDB only).
-INSERT INTO {table} (enqueued_at, payload)
-SELECT UTC_TIMESTAMP(6), FROM_BASE64(j.p)
-FROM JSON_TABLE(:batch, '$[*]' COLUMNS (n FOR ORDINALITY, p LONGTEXT PATH '$')) AS j
-ORDER BY j.n
-{batch_returning()} id, enqueued_at
+-- Many messages in one round trip (push --lines, --file) on MariaDB: an anonymous block calls
+-- the push procedure for each element of one JSON array of base64 payloads, in array order, so
+-- a batch takes the procedure's path (a convert's gate too); each call returns its result set.
+-- MySQL 8 has no anonymous blocks: the batch_block fragment exists on MariaDB only, and MySQL 8
+-- pushes a batch one CALL at a time in one transaction.
+{batch_block()}
+    FOR j IN (SELECT t.p FROM JSON_TABLE(:batch, '$[*]' COLUMNS (n FOR ORDINALITY,
+                                                  p LONGTEXT PATH '$')) AS t ORDER BY t.n)
+    DO
+        CALL {push}(FROM_BASE64(j.p));
+    END FOR;
+END
 
 -- name: pop
 CALL {pop}(:count)

@@ -95,17 +95,12 @@ DROP TABLE IF EXISTS {ctl}
 SELECT id, enqueued_at, overwritten_id FROM {push}(:payload)
 
 -- name: push_batch
--- Many messages in one statement (push --lines, --file): the push routine for each element in
--- array order, one after another (a recursive step per message).
-WITH RECURSIVE pushed (n, id, enqueued_at, overwritten_id) AS (
-    SELECT 0::bigint, NULL::bigint, NULL::timestamptz, NULL::bigint
-    UNION ALL
-    SELECT r.n + 1, p.id, p.enqueued_at, p.overwritten_id
-    FROM pushed AS r
-    CROSS JOIN LATERAL {push}((CAST(:payloads AS bytea[]))[r.n + 1]) AS p
-    WHERE r.n < cardinality(CAST(:payloads AS bytea[]))
-)
-SELECT id, enqueued_at, overwritten_id FROM pushed WHERE n > 0 ORDER BY n
+-- Many messages in one statement (push --lines, --file): the push routine for each element, in
+-- array order, so a batch takes the routine's path (its notification, a convert's gate).
+SELECT p.id, p.enqueued_at, p.overwritten_id
+FROM unnest(CAST(:payloads AS bytea[])) WITH ORDINALITY AS u(payload, n)
+CROSS JOIN LATERAL {push}(u.payload) AS p
+ORDER BY u.n
 
 -- name: pop
 SELECT id, enqueued_at, payload FROM {pop}(:count)

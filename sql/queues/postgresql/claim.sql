@@ -91,13 +91,12 @@ DROP TABLE IF EXISTS {table}
 SELECT id, enqueued_at FROM {push}(:payload)
 
 -- name: push_batch
-SELECT pg_notify('qadmin_' || md5({table.lit}), '') AS notified
-
--- name: push_batch
-INSERT INTO {table} (payload)
-SELECT u.payload FROM unnest(CAST(:payloads AS bytea[])) WITH ORDINALITY AS u(payload, n)
+-- Many messages in one statement (push --lines, --file): the push routine for each element, in
+-- array order, so a batch takes the routine's path (its notification, a convert's gate).
+SELECT p.id, p.enqueued_at
+FROM unnest(CAST(:payloads AS bytea[])) WITH ORDINALITY AS u(payload, n)
+CROSS JOIN LATERAL {push}(u.payload) AS p
 ORDER BY u.n
-RETURNING id, enqueued_at
 
 -- name: pop
 SELECT id, enqueued_at, attempts, payload FROM {pop}(:count, :worker)
