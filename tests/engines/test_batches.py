@@ -102,7 +102,9 @@ def test_a_capped_batch_reports_each_message_it_overwrote(engine):
 def test_concurrent_batch_producers_and_consumers_exactly_once(
     label, kind, capacity, strict, request, tmp_path
 ):
-    """2 producers pushing batches that span chunks, 2 consumers popping 25 at a time."""
+    """2 producers pushing batches that span chunks, 2 consumers popping 25 at a time. A
+    consumer's order is not checked here: a batch that took lower ids may commit after one that
+    took higher ids (the single-session tests check the order)."""
     target = make_target(label, request, tmp_path)
     engine = target.engine()
     queues.create(engine, queues.make_spec("bload", kind, capacity, strict))
@@ -124,10 +126,6 @@ def test_concurrent_batch_producers_and_consumers_exactly_once(
         records = json.loads((tmp_path / f"prod-{producer}.json").read_text())
         ids = [r["id"] for r in records]
         assert ids == sorted(ids), "a producer's batch keeps its order"
-    if strict:
-        for order in outcome.consumer_orders:
-            ids = [r["id"] for r in order]
-            assert ids == sorted(ids), "a strict fifo serves its head first"
 
 
 def test_the_push_routines_notify_a_listener_on_postgresql(pg_schema):

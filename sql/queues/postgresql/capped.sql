@@ -94,14 +94,6 @@ DROP TABLE IF EXISTS {ctl}
 -- name: push
 SELECT id, enqueued_at, overwritten_id FROM {push}(:payload)
 
--- name: push_batch
--- Many messages in one statement (push --lines, --file): the push routine for each element, in
--- array order, so a batch takes the routine's path (its notification, a convert's gate).
-SELECT p.id, p.enqueued_at, p.overwritten_id
-FROM unnest(CAST(:payloads AS bytea[])) WITH ORDINALITY AS u(payload, n)
-CROSS JOIN LATERAL {push}(u.payload) AS p
-ORDER BY u.n
-
 -- name: pop
 SELECT id, enqueued_at, payload FROM {pop}(:count)
 

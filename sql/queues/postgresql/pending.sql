@@ -48,14 +48,6 @@ DROP TABLE IF EXISTS {table}
 -- name: push
 SELECT id, enqueued_at, due_at FROM {push}(:payload, :due_at)
 
--- name: push_batch
--- Many messages in one statement (push --lines, --file): the push routine for each element, in
--- array order, so a batch takes the routine's path (its notification, a convert's gate).
-SELECT p.id, p.enqueued_at, p.due_at
-FROM unnest(CAST(:payloads AS bytea[])) WITH ORDINALITY AS u(payload, n)
-CROSS JOIN LATERAL {push}(u.payload, CAST(:due_at AS timestamptz)) AS p
-ORDER BY u.n
-
 -- name: pop
 SELECT id, enqueued_at, due_at, payload FROM {pop}(:count)
 
