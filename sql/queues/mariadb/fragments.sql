@@ -7,13 +7,6 @@
 -- A routine's own transaction for an autocommit caller (see sql/queues/mysql/fragments.sql,
 -- whose txn_declare, txn_handler and txn_end MariaDB shares): MariaDB says directly whether a
 -- transaction is open.
---
--- batch_block: how a batch push (push --lines, --file) begins the anonymous block that calls the
--- push procedure once per message in one round trip. MySQL 8 has no anonymous blocks, so it has
--- no such fragment and pushes a batch one CALL at a time in one transaction.
-
--- name: batch_block
-BEGIN NOT ATOMIC
 
 -- name: create_sequence
 CREATE SEQUENCE {obj} START WITH 0 MINVALUE 0 INCREMENT BY 1 NOCACHE

@@ -64,9 +64,9 @@ CALL {push}(:payload, :due_at)
 -- Many messages in one round trip (push --lines, --file) on MariaDB: an anonymous block calls
 -- the push procedure for each element of one JSON array of base64 payloads, in array order, so
 -- a batch takes the procedure's path (a convert's gate too); each call returns its result set.
--- MySQL 8 has no anonymous blocks: the batch_block fragment exists on MariaDB only, and MySQL 8
+-- MySQL 8 has no anonymous blocks: there qadmin does not use this section (MysqlEngine) and
 -- pushes a batch one CALL at a time in one transaction.
-{batch_block()}
+BEGIN NOT ATOMIC
     FOR j IN (SELECT t.p FROM JSON_TABLE(:batch, '$[*]' COLUMNS (n FOR ORDINALITY,
                                                   p LONGTEXT PATH '$')) AS t ORDER BY t.n)
     DO

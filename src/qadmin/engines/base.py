@@ -338,10 +338,7 @@ class Engine(ABC):
         this server has none and a batch goes one push call at a time."""
         if not self.template(spec).has("push_batch"):
             return None
-        try:
-            return self.section(spec, "push_batch")
-        except sqltext.TemplateError:
-            return None  # a flavour without the section's fragment (MySQL 8: no RETURNING)
+        return self.section(spec, "push_batch")
 
     def batch_params(self, payloads: Sequence[bytes]) -> dict[str, Any]:
         """The payloads of one ``push_batch`` as the section binds them."""

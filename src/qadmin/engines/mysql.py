@@ -32,6 +32,7 @@ from qadmin.errors import (
     QadminError,
     UsageError,
 )
+from qadmin.kinds import QueueSpec
 
 _LOGIN = {1045, 1698}
 _UNREACHABLE = {2003, 2005, 2006, 2013, 4031}
@@ -174,6 +175,11 @@ class MysqlEngine(Engine):
         if code in _MISSING:
             return NotFound(f"mysql: {text}")
         return QadminError(f"mysql: {text}")
+
+    def batch_section(self, spec: QueueSpec) -> list[str] | None:
+        """The batch section is an anonymous block (BEGIN NOT ATOMIC), which only MariaDB has:
+        MySQL 8 pushes a batch one CALL at a time."""
+        return super().batch_section(spec) if self.dialect == "mariadb" else None
 
     def batch_params(self, payloads: Sequence[bytes]) -> dict[str, Any]:
         """One JSON array of base64 payloads: JSON_TABLE turns it into rows in one statement."""
