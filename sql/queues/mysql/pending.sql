@@ -60,6 +60,20 @@ DROP TABLE IF EXISTS {table}
 -- name: push
 CALL {push}(:payload, :due_at)
 
+-- name: push_batch
+-- Many messages in one round trip (push --lines, --file) on MariaDB: an anonymous block calls
+-- the push procedure for each element of one JSON array of base64 payloads, in array order, so
+-- a batch takes the procedure's path (a convert's gate too); each call returns its result set.
+-- MySQL 8 has no anonymous blocks: there qadmin does not use this section (MysqlEngine) and
+-- pushes a batch one CALL at a time in one transaction.
+BEGIN NOT ATOMIC
+    FOR j IN (SELECT t.p FROM JSON_TABLE(:batch, '$[*]' COLUMNS (n FOR ORDINALITY,
+                                                  p LONGTEXT PATH '$')) AS t ORDER BY t.n)
+    DO
+        CALL {push}(FROM_BASE64(j.p), :due_at);
+    END FOR;
+END
+
 -- name: pop
 CALL {pop}(:count)
 

@@ -403,7 +403,7 @@ SELECT @qadmin_n AS id,
 
 -- Resize (qadmin resize): one transaction holding the capacity gate. Messages leave their
 -- slots for the overflow table, the slot rows are cut or extended (in chunks, so a progress
--- bar can follow and MySQL 8's cte_max_recursion_depth of 1000 is never reached), then the
+-- bar can follow), then the
 -- lowest message of each new slot moves back; the rest stay in the overflow table, where pop
 -- finds them by id. Sequences, parked numbers and message ids are untouched.
 
@@ -427,9 +427,12 @@ UPDATE {table} SET reference_count = 0, message_id = NULL, payload = NULL, enque
 WHERE reference_count = 1
 
 -- name: resize_grow
+-- A chunk of up to 1,000,000 slots from 1,000 × 1,000 numbers: no recursion deeper than 1,000,
+-- MySQL 8's cte_max_recursion_depth (MariaDB's max_recursive_iterations when set like it).
 INSERT IGNORE INTO {table} (slot)
-WITH RECURSIVE s (n) AS (SELECT :lo UNION ALL SELECT n + 1 FROM s WHERE n + 1 < :hi)
-SELECT n FROM s
+WITH RECURSIVE k (n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM k WHERE n + 1 < 1000)
+SELECT :lo + a.n * 1000 + b.n FROM k AS a CROSS JOIN k AS b
+WHERE a.n <= (:hi - :lo - 1) DIV 1000 AND :lo + a.n * 1000 + b.n < :hi
 
 -- name: resize_place
 UPDATE {table} AS r

@@ -16,6 +16,8 @@ CREATE TABLE {table} (
 CREATE FUNCTION {push}(p_payload bytea)
 RETURNS TABLE (id bigint, enqueued_at timestamptz)
 LANGUAGE sql AS $$
+    -- Wakes "pop --wait" (LISTEN on this channel); delivered at commit, one per transaction.
+    SELECT pg_notify('qadmin_' || md5({table.lit}), '');
     INSERT INTO {table} (payload) VALUES (p_payload) RETURNING id, enqueued_at
 $$
 

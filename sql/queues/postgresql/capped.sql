@@ -41,6 +41,7 @@ BEGIN
     SELECT c.capacity INTO v_cap FROM {ctl} AS c;
     v_id := nextval({seq.lit});
     v_slot := v_id % v_cap;
+    PERFORM pg_notify('qadmin_' || md5({table.lit}), '');  -- wakes "pop --wait" (see basic.sql)
     LOOP
         SELECT c.id INTO v_old FROM {table} AS c WHERE c.slot = v_slot FOR UPDATE;
         IF FOUND THEN

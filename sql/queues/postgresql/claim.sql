@@ -27,6 +27,7 @@ WHERE processing_started_at IS NOT NULL
 CREATE FUNCTION {push}(p_payload bytea)
 RETURNS TABLE (id bigint, enqueued_at timestamptz)
 LANGUAGE sql AS $$
+    SELECT pg_notify('qadmin_' || md5({table.lit}), '');  -- wakes "pop --wait" (see basic.sql)
     INSERT INTO {table} (payload) VALUES (p_payload) RETURNING id, enqueued_at
 $$
 

@@ -68,6 +68,15 @@ CREATE TEMP TABLE qadmin_convert ON COMMIT DROP AS
 SELECT {id_col.bare}::bigint AS message_id, {time_expr} AS enqueued_at, {payload_expr} AS payload
 FROM {src} WHERE {waiting}
 
+-- name: set_aside
+-- The copy reads the backlog in id order, a chunk at a time: without this index every chunk
+-- scanned and sorted the whole backlog (a 1,000,000-message convert spent most of its minute
+-- there); with it each chunk is a range read.
+CREATE INDEX ON qadmin_convert (message_id)
+
+-- name: set_aside
+ANALYZE qadmin_convert
+
 -- name: retire_external
 ALTER TABLE {src} RENAME TO {backup.bare}
 

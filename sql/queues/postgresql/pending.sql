@@ -16,6 +16,7 @@ CREATE INDEX {pop_idx.bare} ON {table} (due_at, id)
 CREATE FUNCTION {push}(p_payload bytea, p_due_at timestamptz DEFAULT NULL)
 RETURNS TABLE (id bigint, enqueued_at timestamptz, due_at timestamptz)
 LANGUAGE sql AS $$
+    SELECT pg_notify('qadmin_' || md5({table.lit}), '');  -- wakes "pop --wait" (see basic.sql)
     INSERT INTO {table} (due_at, payload)
     VALUES (coalesce(p_due_at, clock_timestamp()), p_payload)
     RETURNING id, enqueued_at, due_at

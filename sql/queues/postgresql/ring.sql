@@ -94,6 +94,7 @@ BEGIN
         INSERT INTO {overflow} (message_id, enqueued_at, payload)
         VALUES (v_seq, clock_timestamp(), p_payload);
     END IF;
+    PERFORM pg_notify('qadmin_' || md5({table.lit}), '');  -- wakes "pop --wait" (see basic.sql)
     RETURN QUERY SELECT v_seq, clock_timestamp();
 END
 $$
@@ -198,6 +199,20 @@ DROP TABLE IF EXISTS {ctl}
 
 -- name: push
 SELECT id, enqueued_at FROM {push}(:payload)
+
+-- name: push_batch
+-- Many messages in one statement (push --lines, --file): the push routine for each element in
+-- array order, one after another (a recursive step per message). A full ring returns no row,
+-- which ends the recursion: the batch stops at the first refusal, what went before stays in.
+WITH RECURSIVE pushed (n, id, enqueued_at) AS (
+    SELECT 0::bigint, NULL::bigint, NULL::timestamptz
+    UNION ALL
+    SELECT r.n + 1, p.id, p.enqueued_at
+    FROM pushed AS r
+    CROSS JOIN LATERAL {push}((CAST(:payloads AS bytea[]))[r.n + 1]) AS p
+    WHERE r.n < cardinality(CAST(:payloads AS bytea[]))
+)
+SELECT id, enqueued_at FROM pushed WHERE n > 0 ORDER BY n
 
 -- name: pop
 SELECT id, enqueued_at, payload FROM {pop}(:count)

@@ -14,6 +14,7 @@ Guarantees each engine gives:
 from __future__ import annotations
 
 import re
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
@@ -329,6 +330,29 @@ class Engine(ABC):
         except Exception:
             # The connection may be gone (killed, timed out); the original error matters more.
             self.close()
+
+    def batch_section(self, spec: QueueSpec) -> list[str] | None:
+        """The kind's ``push_batch`` statements (many messages in one statement), or None where
+        this server has none and a batch goes one push call at a time."""
+        if not self.template(spec).has("push_batch"):
+            return None
+        return self.section(spec, "push_batch")
+
+    def batch_params(self, payloads: Sequence[bytes]) -> dict[str, Any]:
+        """The payloads of one ``push_batch`` as the section binds them."""
+        return {"payloads": list(payloads)}
+
+    def listen(self, spec: QueueSpec) -> bool:
+        """Ask to be woken by the queue's pushes; False where the engine cannot (poll instead)."""
+        return False
+
+    def unlisten(self, spec: QueueSpec) -> None:
+        """Stop being woken by the queue's pushes (only called after ``listen`` said True)."""
+        raise NotImplementedError(f"{self.name} does not listen")
+
+    def wait_for_push(self, spec: QueueSpec, timeout_s: float) -> None:
+        """Return when a push to the queue may have committed, or after ``timeout_s``."""
+        time.sleep(timeout_s)
 
     def section(self, spec: QueueSpec, section: str) -> list[str]:
         """The rendered statements of one template section, ready to bind and run."""

@@ -7,6 +7,7 @@ wait behind a lock for long nor leave a transaction open holding back vacuum.
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -16,7 +17,7 @@ import psycopg
 from psycopg import errors as pgerr
 from psycopg import sql
 
-from qadmin.engines.base import APP_NAME, Engine, Jdbc
+from qadmin.engines.base import APP_NAME, Engine, Jdbc, Row
 from qadmin.errors import (
     ConnectionFailed,
     Deadlock,
@@ -26,6 +27,7 @@ from qadmin.errors import (
     PermissionMissing,
     QadminError,
 )
+from qadmin.kinds import QueueSpec
 
 _LOGIN_SQLSTATES = {"28P01", "28000"}
 # psycopg >= 3.2.? bounds each wait on the server (one statement, one COPY chunk) when given a
@@ -128,6 +130,53 @@ class PostgresEngine(Engine):
         if isinstance(exc, psycopg.OperationalError) and not state:
             return ConnectionFailed(f"postgresql: cannot connect to {where}: {_first_line(text)}")
         return QadminError(f"postgresql: {text}")
+
+    def run_batch(
+        self,
+        statements: Sequence[str],
+        batch: Sequence[Mapping[str, Any]],
+        *,
+        write: bool = True,
+    ) -> list[list[Row]]:
+        """One statement for many parameter sets, pipelined (psycopg's executemany): one
+        transaction and about one round trip for the lot. Each execution is its own statement,
+        so it calls the routine by name, as one push at a time does: a convert that swaps the
+        queue's routines mid-batch is followed, where one statement calling the routine for
+        every element would hold on to the dropped one."""
+        if len(statements) != 1 or len(batch) < 2:
+            return super().run_batch(statements, batch, write=write)
+        sql, _ = self.bind(statements[0], batch[0])
+        with self.transaction(write=write), self.errors():
+            cursor = self.conn.cursor()
+            cursor.executemany(sql, [dict(one) for one in batch], returning=True)
+            results: list[list[Row]] = []
+            while True:
+                cols = [d[0].lower() for d in cursor.description or ()]
+                rows = cursor.fetchall() if cols else []
+                results.append([dict(zip(cols, r, strict=True)) for r in rows])
+                if not cursor.nextset():
+                    return results
+
+    def _channel(self, spec: QueueSpec) -> str:
+        """The queue's notification channel, as its push routines spell it:
+        ``'qadmin_' || md5({table.lit})`` (short enough for any schema and name)."""
+        return "qadmin_" + hashlib.md5(self.qualified(spec.name).encode()).hexdigest()
+
+    def listen(self, spec: QueueSpec) -> bool:
+        """LISTEN on the queue's channel (committed at once, so it is in force before the
+        first pop looks): every push routine notifies it, payload-free, at its commit."""
+        self.run([f"LISTEN {self.quote_ident(self._channel(spec))}"])
+        return True
+
+    def unlisten(self, spec: QueueSpec) -> None:
+        self.run([f"UNLISTEN {self.quote_ident(self._channel(spec))}"])
+
+    def wait_for_push(self, spec: QueueSpec, timeout_s: float) -> None:
+        """Block on the idle connection until a notification (any: only this queue's channel is
+        listened to) or the timeout; the caller pops again either way."""
+        with self.errors():
+            for _ in self.conn.notifies(timeout=timeout_s, stop_after=1):
+                pass
 
     def server_version(self) -> str:
         row = self.query(self.engine_sql("server_version"))[0]

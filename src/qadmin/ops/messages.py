@@ -10,19 +10,30 @@ import os
 import socket
 import time
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from datetime import datetime
+from functools import partial
 from typing import Any, TypeVar
 
 from qadmin.engines.base import Engine
-from qadmin.errors import Deadlock, NotFound, QueueEmpty, QueueFull, UsageError
+from qadmin.errors import Deadlock, NotFound, QadminError, QueueEmpty, QueueFull, UsageError
 from qadmin.kinds import QueueSpec
 from qadmin.ops.values import message
 
 MAX_BATCH = 10_000
+# Messages per statement (and per transaction) when a batch is pushed set-based: large enough
+# that the commit and the round trip are shared by thousands, small enough that one statement's
+# parameters stay a few megabytes and a lock is not held for long.
+PUSH_CHUNK = 2_000
 DEADLOCK_RETRIES = 5
 T = TypeVar("T")
-_POLL_START_S = 0.05
-_POLL_MAX_S = 1.0
+# pop --wait where the engine has no wake-up: adaptive polling, soon re-polling every 0.1 s
+# (one indexed pop per waiting consumer), so a push is seen within about 0.1 s.
+_POLL_START_S = 0.01
+_POLL_MAX_S = 0.1
+# pop --wait where the pushes notify (PostgreSQL): a re-poll this often all the same, the safety
+# net for a queue created before its push routine notified and for a missed notification.
+_REPOLL_S = 1.0
 
 
 def default_worker() -> str:
@@ -69,6 +80,9 @@ def push(
         if spec.info.due:
             one["due_at"] = engine.adapt_time(due) if due is not None else None
         params.append(one)
+    batch = engine.batch_section(spec) if len(params) > 1 else None
+    if batch is not None:
+        return _push_batches(engine, spec, batch, payloads, params[0].get("due_at"))
     statements = engine.section(spec, "push")
     if not spec.info.ring:
         batches = _retrying(spec, lambda: engine.run_batch(statements, params))
@@ -91,6 +105,34 @@ def push(
     return pushed
 
 
+def _push_batches(
+    engine: Engine,
+    spec: QueueSpec,
+    statements: list[str],
+    payloads: Sequence[bytes],
+    due_at: Any,
+) -> list[dict[str, Any]]:
+    """Push in chunks of ``PUSH_CHUNK``, each one statement and one transaction, in order. A
+    ring's chunk stops at the first message the full ring refuses: the chunks before it and
+    the messages of its own chunk before it are committed and reported."""
+    pushed: list[dict[str, Any]] = []
+    for start in range(0, len(payloads), PUSH_CHUNK):
+        chunk = payloads[start : start + PUSH_CHUNK]
+        params = engine.batch_params(chunk)
+        if spec.info.due:
+            params["due_at"] = due_at
+        rows = _retrying(spec, partial(engine.run, statements, params))
+        got = [message(r) for r in rows if r.get("id") is not None]
+        pushed.extend(got)
+        if len(got) < len(chunk):
+            raise QueueFull(
+                f"ring {spec.name} is full (capacity {spec.capacity}); "
+                f"pushed {len(pushed)} of {len(payloads)}",
+                pushed,
+            )
+    return pushed
+
+
 def pop(
     engine: Engine,
     spec: QueueSpec,
@@ -105,17 +147,27 @@ def pop(
         params["worker"] = worker or default_worker()
     statements = engine.section(spec, "pop")
     deadline = time.monotonic() + wait_s
+    # Listening starts before the first look, so a push committed after it wakes the wait.
+    listening = wait_s > 0 and engine.listen(spec)
     delay = _POLL_START_S
-    while True:
-        got = _retrying(spec, lambda: engine.run(statements, params))
-        rows = [message(r) for r in got if r.get("id") is not None]
-        if rows:
-            return spec.sort_rows(rows)
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise QueueEmpty(f"queue {spec.name} is empty")
-        time.sleep(min(delay, remaining))
-        delay = min(delay * 2, _POLL_MAX_S)
+    try:
+        while True:
+            got = _retrying(spec, lambda: engine.run(statements, params))
+            rows = [message(r) for r in got if r.get("id") is not None]
+            if rows:
+                return spec.sort_rows(rows)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise QueueEmpty(f"queue {spec.name} is empty")
+            if listening:
+                engine.wait_for_push(spec, min(_REPOLL_S, remaining))
+            else:
+                time.sleep(min(delay, remaining))
+                delay = min(delay * 2, _POLL_MAX_S)
+    finally:
+        if listening:
+            with suppress(QadminError):  # a dead connection must not hide the first error
+                engine.unlisten(spec)
 
 
 def peek(engine: Engine, spec: QueueSpec, count: int = 10) -> list[dict[str, Any]]:

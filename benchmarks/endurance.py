@@ -1,0 +1,459 @@
+"""Held-snapshot endurance: does a queue keep its rate while a long snapshot holds back cleanup?
+
+For each design: 2 producer and 2 consumer processes, one message per transaction, 300-byte
+payloads, while another session holds a REPEATABLE READ snapshot (PostgreSQL: a transaction that
+has read, so its xmin keeps every dead row; MariaDB: START TRANSACTION WITH CONSISTENT SNAPSHOT,
+whose read view stops purge) for the whole run. Pops per second are counted per window; the
+figure is each window's rate and last / first. At the end the producers stop, the consumers
+drain the queue, and every message must have been popped exactly once (a lost, duplicated or
+unexpected message fails the run). Table sizes (everything in the run's database) are printed.
+
+Designs: qadmin's naive fifo, fifo --watermark and ring (100,000 slots) on PostgreSQL and
+MariaDB, through qadmin's own push/pop (the routines the queue installs); on PostgreSQL the
+peers that install from PyPI (the ``bench`` extra): PGMQ (the SQL the ``pgmq`` package ships,
+``pgmq.send`` + ``pgmq.pop``), procrastinate (its schema; defer, fetch, finish-and-delete) and
+pgqueuer (its schema; enqueue, dequeue, log). Each design runs in a database of its own, created
+for the run and dropped after it.
+
+    .venv/bin/python benchmarks/endurance.py [--seconds 240] [--window 30] [--repeats 1]
+        [--engines postgresql,mariadb] [--designs fifo,watermark,ring,pgmq,procrastinate,pgqueuer]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing as mp
+import tempfile
+import time
+import uuid
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+PG_SERVER = "postgresql://postgres@127.0.0.1:5432"
+MY_SERVER = "mysql://root@127.0.0.1:3306"
+PAYLOAD_BYTES = 300
+RING_SLOTS = 100_000
+QADMIN_DESIGNS = {
+    "fifo": ("naive fifo", "fifo", None, False),
+    "watermark": ("fifo --watermark", "fifo", None, True),
+    "ring": (f"ring ({RING_SLOTS:,} slots)", "ring", RING_SLOTS, False),
+}
+PEERS = {"pgmq": "PGMQ send + pop", "procrastinate": "procrastinate", "pgqueuer": "pgqueuer"}
+
+
+def _payload(key: str) -> bytes:
+    return key.encode().ljust(PAYLOAD_BYTES, b".")
+
+
+def _key(payload: bytes | str) -> str:
+    text = payload.decode() if isinstance(payload, bytes) else payload
+    return text.rstrip(".")
+
+
+# -- one design's client, in its own process -----------------------------------------------
+
+
+class Client:
+    """Push one message or pop one, each its own transaction; ``pop`` returns the keys."""
+
+    def push(self, key: str) -> bool:
+        raise NotImplementedError
+
+    def pop(self) -> list[str]:
+        raise NotImplementedError
+
+
+class QadminClient(Client):
+    def __init__(self, dsn: str) -> None:
+        from qadmin.engines import Timeouts, open_engine
+        from qadmin.ops import catalog
+
+        self.engine = open_engine(dsn, None, Timeouts(lock_ms=30_000, statement_ms=600_000))
+        self.spec = catalog.get(self.engine, "bench")
+
+    def push(self, key: str) -> bool:
+        from qadmin.errors import LockTimeout, QueueFull
+        from qadmin.ops import messages
+
+        try:
+            messages.push(self.engine, self.spec, [_payload(key)])
+        except (QueueFull, LockTimeout):
+            return False
+        return True
+
+    def pop(self) -> list[str]:
+        from qadmin.errors import LockTimeout, QueueEmpty
+        from qadmin.ops import messages
+
+        try:
+            return [_key(r["payload"]) for r in messages.pop(self.engine, self.spec, 1)]
+        except (QueueEmpty, LockTimeout):
+            return []
+
+
+class PgmqClient(Client):
+    def __init__(self, dsn: str) -> None:
+        import psycopg
+
+        self.conn = psycopg.connect(dsn, autocommit=True)
+
+    def push(self, key: str) -> bool:
+        body = json.dumps({"k": key, "pad": "." * (PAYLOAD_BYTES - len(key) - 20)})
+        self.conn.execute("SELECT pgmq.send('bench', %s::jsonb)", [body])
+        return True
+
+    def pop(self) -> list[str]:
+        rows = self.conn.execute("SELECT message FROM pgmq.pop('bench', 1)").fetchall()
+        return [r[0]["k"] for r in rows]
+
+
+class ProcrastinateClient(Client):
+    """procrastinate's own SQL (procrastinate/sql/queries.sql): defer, then fetch and finish
+    with delete (a worker configured to delete succeeded jobs): two transactions per message."""
+
+    def __init__(self, dsn: str) -> None:
+        import psycopg
+
+        self.conn = psycopg.connect(dsn, autocommit=True)
+        self.worker: int | None = None
+
+    def push(self, key: str) -> bool:
+        body = json.dumps({"k": key, "pad": "." * (PAYLOAD_BYTES - len(key) - 20)})
+        self.conn.execute(
+            "SELECT unnest(procrastinate_defer_jobs_v1(ARRAY[ROW('bench', 'bench_task', 0, "
+            "NULL, NULL, %s::jsonb, NULL)::procrastinate_job_to_defer_v1]))",
+            [body],
+        )
+        return True
+
+    def pop(self) -> list[str]:
+        if self.worker is None:
+            self.worker = self.conn.execute(
+                "SELECT worker_id FROM procrastinate_register_worker_v1()"
+            ).fetchone()[0]
+        row = self.conn.execute(
+            "SELECT id, args FROM procrastinate_fetch_job_v2(ARRAY['bench']::varchar[], %s)",
+            [self.worker],
+        ).fetchone()
+        if row is None or row[0] is None:
+            return []
+        self.conn.execute("SELECT procrastinate_finish_job_v1(%s, 'succeeded', true)", [row[0]])
+        return [row[1]["k"]]
+
+
+class PgqueuerClient(Client):
+    """pgqueuer's Queries: enqueue, dequeue (status 'picked'), log_jobs (moves it to the log)."""
+
+    def __init__(self, dsn: str) -> None:
+        import psycopg
+        from pgqueuer.queries import Queries
+
+        self.loop = asyncio.new_event_loop()
+        self.conn = self.loop.run_until_complete(
+            psycopg.AsyncConnection.connect(dsn, autocommit=True)
+        )
+        self.queries = Queries.from_psycopg_connection(self.conn)
+        self.manager = uuid.uuid4()
+
+    def push(self, key: str) -> bool:
+        self.loop.run_until_complete(self.queries.enqueue("bench", _payload(key)))
+        return True
+
+    def pop(self) -> list[str]:
+        from pgqueuer.queries import EntrypointExecutionParameter
+
+        jobs = self.loop.run_until_complete(
+            self.queries.dequeue(
+                batch_size=1,
+                entrypoints={"bench": EntrypointExecutionParameter(concurrency_limit=0)},
+                queue_manager_id=self.manager,
+                global_concurrency_limit=None,
+                heartbeat_timeout=timedelta(seconds=300),
+            )
+        )
+        if not jobs:
+            return []
+        self.loop.run_until_complete(self.queries.log_jobs([(j, "successful", None) for j in jobs]))
+        return [_key(j.payload or b"") for j in jobs]
+
+
+CLIENTS: dict[str, type[Client]] = {
+    "pgmq": PgmqClient,
+    "procrastinate": ProcrastinateClient,
+    "pgqueuer": PgqueuerClient,
+}
+
+
+def _client(design: str, dsn: str) -> Client:
+    return CLIENTS.get(design, QadminClient)(dsn)
+
+
+def _ready(ready: Any, go: Any, start: Any) -> float:
+    """Every worker connected and set up before the clock starts: returns the start time."""
+    ready.wait()
+    go.wait()
+    return float(start.value)
+
+
+def _producer(
+    design: str, dsn: str, worker: int, seconds: float, sync: tuple[Any, Any, Any], out: str
+) -> None:
+    client = _client(design, dsn)
+    stop_at = _ready(*sync) + seconds
+    n = 0
+    while time.time() < stop_at:
+        if client.push(f"p{worker}-{n}"):
+            n += 1
+        else:
+            time.sleep(0.001)  # a full ring: let the consumers catch up
+    Path(out).write_text(json.dumps({"pushed": n}))
+
+
+def _consumer(
+    design: str,
+    dsn: str,
+    window: float,
+    sync: tuple[Any, Any, Any],
+    producers_done: Any,
+    out: str,
+) -> None:
+    client = _client(design, dsn)
+    start = _ready(*sync)
+    windows: dict[int, int] = {}
+    keys: list[str] = []
+    idle = 0
+    while True:
+        got = client.pop()
+        if got:
+            idle = 0
+            keys.extend(got)
+            if not producers_done.is_set():
+                index = int((time.time() - start) // window)
+                windows[index] = windows.get(index, 0) + len(got)
+            continue
+        if producers_done.is_set():
+            idle += 1
+            if idle >= 20:
+                break
+        time.sleep(0.002)
+    Path(out).write_text(json.dumps({"windows": windows, "keys": keys}))
+
+
+# -- setting a design up, in a database of its own ------------------------------------------
+
+
+def _create_database(engine: str) -> tuple[str, str]:
+    name = f"bench_{uuid.uuid4().hex[:10]}"
+    if engine == "postgresql":
+        import psycopg
+
+        with psycopg.connect(f"{PG_SERVER}/postgres", autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        return name, f"{PG_SERVER}/{name}"
+    import pymysql
+
+    conn = pymysql.connect(host="127.0.0.1", user="root", password="")
+    with conn.cursor() as cur:
+        cur.execute(f"CREATE DATABASE `{name}`")
+    conn.close()
+    return name, f"{MY_SERVER}/{name}"
+
+
+def _drop_database(engine: str, name: str) -> None:
+    if engine == "postgresql":
+        import psycopg
+
+        with psycopg.connect(f"{PG_SERVER}/postgres", autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        return
+    import pymysql
+
+    conn = pymysql.connect(host="127.0.0.1", user="root", password="")
+    with conn.cursor() as cur:
+        cur.execute(f"DROP DATABASE IF EXISTS `{name}`")
+    conn.close()
+
+
+def _set_up(design: str, dsn: str) -> None:
+    if design in QADMIN_DESIGNS:
+        from qadmin.engines import open_engine
+        from qadmin.ops import queues
+
+        _, kind, capacity, watermark = QADMIN_DESIGNS[design]
+        engine = open_engine(dsn, None)
+        queues.create(engine, queues.make_spec("bench", kind, capacity, False, watermark))
+        engine.close()
+        return
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        if design == "pgmq":
+            import pgmq
+
+            sql = (Path(pgmq.__file__).parent / "sql" / "pgmq.sql").read_text()
+            conn.execute(sql)
+            conn.execute("SELECT pgmq.create('bench')")
+        elif design == "procrastinate":
+            import procrastinate
+
+            sql = (Path(procrastinate.__file__).parent / "sql" / "schema.sql").read_text()
+            conn.execute(sql)
+    if design == "pgqueuer":
+        from pgqueuer.queries import Queries
+
+        async def install() -> None:
+            aconn = await psycopg.AsyncConnection.connect(dsn, autocommit=True)
+            await Queries.from_psycopg_connection(aconn).install()
+            await aconn.close()
+
+        asyncio.run(install())
+
+
+class Snapshot:
+    """Another session's snapshot, held for the whole run."""
+
+    def __init__(self, engine: str, dsn: str) -> None:
+        self.engine = engine
+        if engine == "postgresql":
+            import psycopg
+
+            self.conn: Any = psycopg.connect(dsn)
+            self.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+            self.conn.execute("SELECT count(*) FROM pg_class").fetchone()
+        else:
+            import pymysql
+
+            database = dsn.rsplit("/", 1)[1]
+            self.conn = pymysql.connect(host="127.0.0.1", user="root", database=database)
+            with self.conn.cursor() as cur:
+                cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                cur.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+                cur.execute("SELECT count(*) FROM information_schema.tables")
+
+    def release(self) -> None:
+        self.conn.rollback()
+        self.conn.close()
+
+
+def _sizes(engine: str, dsn: str) -> dict[str, int]:
+    if engine == "postgresql":
+        import psycopg
+
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            rows = conn.execute(
+                "SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class AS c "
+                "JOIN pg_namespace AS n ON n.oid = c.relnamespace WHERE c.relkind = 'r' "
+                "AND n.nspname NOT IN ('pg_catalog', 'information_schema') "
+                "AND pg_total_relation_size(c.oid) > 8192 * 4 ORDER BY 2 DESC"
+            ).fetchall()
+        return {r[0]: int(r[1]) for r in rows}
+    import pymysql
+
+    database = dsn.rsplit("/", 1)[1]
+    conn = pymysql.connect(host="127.0.0.1", user="root", database=database)
+    with conn.cursor() as cur:
+        # The tablespace files' sizes: information_schema.tables lags behind on InnoDB.
+        cur.execute(
+            "SELECT SUBSTRING_INDEX(name, '/', -1), file_size "
+            "FROM information_schema.innodb_sys_tablespaces "
+            "WHERE name LIKE CONCAT(%s, '/%%') AND file_size > 65536 ORDER BY 2 DESC",
+            [database],
+        )
+        rows = cur.fetchall()
+    conn.close()
+    return {r[0]: int(r[1]) for r in rows}
+
+
+def run_design(engine: str, design: str, seconds: float, window: float) -> dict[str, Any]:
+    name, dsn = _create_database(engine)
+    try:
+        _set_up(design, dsn)
+        snapshot = Snapshot(engine, dsn)
+        ctx = mp.get_context("spawn")
+        done = ctx.Event()
+        ready, go, start = ctx.Barrier(5), ctx.Barrier(5), ctx.Value("d", 0.0)
+        sync = (ready, go, start)
+        with tempfile.TemporaryDirectory() as tmp:
+            cons = [
+                ctx.Process(target=_consumer, args=(design, dsn, window, sync, done, f"{tmp}/c{c}"))
+                for c in range(2)
+            ]
+            prods = [
+                ctx.Process(target=_producer, args=(design, dsn, p, seconds, sync, f"{tmp}/p{p}"))
+                for p in range(2)
+            ]
+            for proc in cons + prods:
+                proc.start()
+            ready.wait()  # the workers' start-up is not measured
+            start.value = time.time()
+            go.wait()
+            for proc in prods:
+                proc.join()
+            done.set()
+            sizes = _sizes(engine, dsn)  # before the drain: what the run left behind
+            for proc in cons:
+                proc.join()
+            snapshot.release()
+            pushed = [json.loads(Path(f"{tmp}/p{p}").read_text())["pushed"] for p in range(2)]
+            results = [json.loads(Path(f"{tmp}/c{c}").read_text()) for c in range(2)]
+    finally:
+        _drop_database(engine, name)
+    expected = {f"p{p}-{n}" for p in range(2) for n in range(pushed[p])}
+    keys = [k for r in results for k in r["keys"]]
+    counts = [0] * int(seconds // window)
+    for r in results:
+        for index, count in r["windows"].items():
+            if 0 <= int(index) < len(counts):
+                counts[int(index)] += count
+    rates = [c / window for c in counts]
+    return {
+        "pushed": sum(pushed),
+        "popped": len(keys),
+        "lost": len(expected - set(keys)),
+        "duplicated": len(keys) - len(set(keys)),
+        "unexpected": len(set(keys) - expected),
+        "rates": rates,
+        "last_first": rates[-1] / rates[0] if rates and rates[0] else None,
+        "sizes": sizes,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=240)
+    parser.add_argument("--window", type=float, default=30)
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--engines", default="postgresql,mariadb")
+    parser.add_argument("--designs", default="fifo,watermark,ring,pgmq,procrastinate,pgqueuer")
+    args = parser.parse_args()
+    print(
+        f"2 producers, 2 consumers, one message per transaction, {PAYLOAD_BYTES}-byte payloads,"
+        f" a REPEATABLE READ snapshot held; {args.seconds:g} s in {args.window:g} s windows"
+    )
+    print("| engine | design | run | pop/s per window | last / first | exactly once | sizes |")
+    print("|---|---|---|---|---|---|---|")
+    for engine in args.engines.split(","):
+        for design in args.designs.split(","):
+            if engine != "postgresql" and design in PEERS:
+                continue  # the peers are PostgreSQL-only
+            label = QADMIN_DESIGNS[design][0] if design in QADMIN_DESIGNS else PEERS[design]
+            for repeat in range(1, args.repeats + 1):
+                r = run_design(engine, design, args.seconds, args.window)
+                rates = " / ".join(f"{x:,.0f}" for x in r["rates"])
+                ratio = "n/a" if r["last_first"] is None else f"{r['last_first']:.2f}"
+                once = (
+                    f"yes ({r['popped']:,})"
+                    if (r["lost"], r["duplicated"], r["unexpected"]) == (0, 0, 0)
+                    and r["popped"] == r["pushed"]
+                    else f"NO: pushed {r['pushed']} popped {r['popped']} lost {r['lost']} "
+                    f"dup {r['duplicated']} unexpected {r['unexpected']}"
+                )
+                sizes = ", ".join(f"{k} {v / 1048576:.1f} MB" for k, v in r["sizes"].items())
+                print(f"| {engine} | {label} | {repeat} | {rates} | {ratio} | {once} | {sizes} |")
+
+
+if __name__ == "__main__":
+    main()
