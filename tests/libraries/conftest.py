@@ -77,6 +77,14 @@ def block_file(tmp_path: Path) -> Path:
     return path
 
 
+def _node_packages_load() -> bool:
+    """Whether node can load both packages from the cache (a stamp alone cannot tell: an
+    install cut short, or racing another npm on the shared download cache, leaves files out)."""
+    probe = "require('pg-boss'); require('graphile-worker')"
+    found = subprocess.run(["node", "-e", probe], cwd=NPM_CACHE, capture_output=True)
+    return found.returncode == 0
+
+
 @pytest.fixture(scope="session")
 def node_modules() -> Path:
     """pg-boss and graphile-worker at their pinned versions, installed once into .cache/npm."""
@@ -85,7 +93,10 @@ def node_modules() -> Path:
     NPM_CACHE.mkdir(parents=True, exist_ok=True)
     lock = NODE_DIR / "package-lock.json"
     stamp = NPM_CACHE / "installed-lock.json"
-    if not stamp.exists() or stamp.read_bytes() != lock.read_bytes():
+    for _ in range(2):
+        if stamp.exists() and stamp.read_bytes() == lock.read_bytes() and _node_packages_load():
+            return NPM_CACHE / "node_modules"
+        stamp.unlink(missing_ok=True)
         shutil.copy(NODE_DIR / "package.json", NPM_CACHE / "package.json")
         shutil.copy(lock, NPM_CACHE / "package-lock.json")
         subprocess.run(
@@ -95,4 +106,4 @@ def node_modules() -> Path:
             timeout=300,
         )
         shutil.copy(lock, stamp)
-    return NPM_CACHE / "node_modules"
+    pytest.fail("npm ci installed pg-boss and graphile-worker, but node cannot load them")
