@@ -307,6 +307,7 @@ def load_command(
     if not path.exists():
         raise UsageError(f"{path} does not exist")
     file_format = formats.format_of(path, as_format)
+    formats.check_source(path, file_format)
     engine = target.engine()
     spec = catalog.get(engine, name)
     if replace_stage:

@@ -1,0 +1,80 @@
+"""Issue 16's second round: what an independent tester broke after the CLI conventions landed
+(docs/cli.md states each rule these hold the tool to)."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from qadmin.cli import cli
+
+
+def run(*args: str, input: bytes | str | None = None, env: dict[str, str] | None = None):
+    result = CliRunner().invoke(cli, list(args), input=input, env=env)
+    assert "Traceback" not in result.stderr
+    return result
+
+
+def one_line(result) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+@pytest.fixture
+def db(tmp_path) -> list[str]:
+    dsn = ["--dsn", f"sqlite:///{tmp_path / 'q.db'}"]
+    assert run("create", "q", "--kind", "fifo", *dsn).exit_code == 0
+    assert run("push", "q", "a", "b", *dsn).exit_code == 0
+    return dsn
+
+
+@pytest.mark.parametrize(
+    "given", [["--lock-timeout", "abc"], ["--connect-timeout", "0"], ["--statement-timeout", "x"]]
+)
+def test_check_is_unknown_for_a_bad_option_given_before_it(given, db):
+    result = run(*given, "check", "q", *db)
+    assert result.exit_code == 3
+    assert result.stdout.startswith("QADMIN UNKNOWN - usage: Invalid value")
+
+
+def test_a_bad_user_path_is_one_line_naming_it_with_exit_2(db, tmp_path):
+    cases = [
+        (["collect", "q", "--to", "/etc/passwd/x"], "/etc/passwd"),
+        (["export", "q", "--to", "/etc/passwd/x.jsonl"], "/etc/passwd"),
+        (["export", "q", "--to", "/etc/passwd/x.parquet"], "/etc/passwd"),
+        (["export", "q", "--to", "/proc/version"], "/proc"),
+        (["archive", "q", "--to", "/etc/passwd", "--older-than", "1s", "--yes"], "/etc/passwd"),
+        (["load", "q", "--from", "/etc/passwd"], "not a Parquet file"),
+    ]
+    for args, said in cases:
+        result = run(*args, *db)
+        assert result.exit_code == 2, (args, result.stderr)
+        assert said in one_line(result) and "internal error" not in result.stderr
+
+
+def test_export_and_archive_never_make_missing_parent_folders(db, tmp_path):
+    missing = tmp_path / "nonexistent"
+    export = run("export", "q", "--to", str(missing / "d" / "x.jsonl"), *db)
+    assert export.exit_code == 2 and "does not exist" in one_line(export)
+    archive = run("archive", "q", "--to", str(missing / "x"), "--older-than", "1s", "--yes", *db)
+    assert archive.exit_code == 2 and "does not exist" in one_line(archive)
+    assert not missing.exists()
+    made = run("archive", "q", "--to", str(tmp_path / "arch"), "--older-than", "0", "--yes", *db)
+    assert made.exit_code == 0 and (tmp_path / "arch").is_dir()  # the last folder is made
+
+
+def test_load_from_an_empty_folder_says_no_input_files(db, tmp_path):
+    (tmp_path / "empty").mkdir()
+    result = run("load", "q", "--from", str(tmp_path / "empty"), *db)
+    assert result.exit_code == 5 and "no input files" in one_line(result)
+
+
+def test_internal_error_hint_only_without_debug(capsys):
+    from qadmin.cli import _internal
+
+    _internal(RuntimeError("boom"), debug=True)
+    with_debug = capsys.readouterr().err
+    assert "boom" in with_debug and "run with --debug" not in with_debug
+    _internal(RuntimeError("boom"), debug=False)
+    assert "run with --debug" in capsys.readouterr().err
