@@ -78,3 +78,68 @@ def test_internal_error_hint_only_without_debug(capsys):
     assert "boom" in with_debug and "run with --debug" not in with_debug
     _internal(RuntimeError("boom"), debug=False)
     assert "run with --debug" in capsys.readouterr().err
+
+
+def test_read_only_commands_leave_a_foreign_sqlite_file_alone(tmp_path):
+    import sqlite3
+
+    foreign, empty = tmp_path / "foreign.db", tmp_path / "empty.db"
+    with sqlite3.connect(foreign) as conn:
+        conn.execute("CREATE TABLE t (x)")
+    empty.touch()
+    for file in (foreign, empty):
+        before = file.read_bytes()
+        assert run("ping", "--dsn", f"sqlite:///{file}").exit_code == 0
+        listed = run("list", "--dsn", f"sqlite:///{file}")
+        assert listed.exit_code == 0 and listed.stdout.strip() == ""
+        assert one_line(listed) == f"qadmin: no qadmin queues in {file}"
+        assert file.read_bytes() == before  # the journal mode (a header byte) included
+    mine = tmp_path / "mine.db"
+    assert run("create", "q", "--kind", "fifo", "--dsn", f"sqlite:///{mine}").exit_code == 0
+    with sqlite3.connect(mine) as conn:  # qadmin's own database: readers never wait
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+@pytest.mark.parametrize("label", ["postgresql", "mariadb"])
+def test_a_schema_or_database_that_does_not_exist_is_not_found(label, request, tmp_path):
+    from tests.conftest import make_target
+
+    server = make_target(label, request, tmp_path)
+    missing = ["--dsn", server.dsn, "--schema", "fix16_nonexist"]
+    for args in (["list"], ["create", "q", "--kind", "fifo"]):
+        result = run(*args, *missing)
+        assert result.exit_code == 5 and "fix16_nonexist does not exist" in one_line(result)
+    base = server.dsn.split("?")[0].rsplit("/", 1)[0]
+    no_database = run("list", "--dsn", f"{base}/fix16_nonexistdb")
+    assert no_database.exit_code == 5, no_database.stderr
+    assert "fix16_nonexistdb" in one_line(no_database)
+
+
+def test_collect_labels_a_given_schema_so_two_schemas_do_not_collide(request, tmp_path):
+    import uuid
+
+    import psycopg
+
+    from tests.conftest import make_target
+
+    server = make_target("postgresql", request, tmp_path)
+    second = f"fix16_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(server.dsn, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{second}"')
+    try:
+        out = tmp_path / "history"
+        collect = ["collect", "--all", "--to", str(out), "--dsn", server.dsn]
+        collect += ["--resolution", "86400"]  # one slot for the whole test
+        for schema in (server.schema, second):
+            made = run("create", "q", "--kind", "fifo", "--dsn", server.dsn, "--schema", schema)
+            assert made.exit_code == 0
+            written = run(*collect, "--schema", schema)
+            assert written.exit_code == 0 and f"schema {schema}" in written.stdout
+        missing = run(*collect, "--schema", "fix16_nonexist")
+        assert missing.exit_code == 1 and "fix16_nonexist does not exist" in missing.stderr
+        again = run(*collect, "--schema", second)
+        assert again.exit_code == 1 and "already collected" in again.stderr
+        assert len(list(out.rglob("*.parquet"))) == 2  # the missing schema wrote no slot
+    finally:
+        with psycopg.connect(server.dsn, autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA "{second}" CASCADE')

@@ -82,7 +82,7 @@ def collect(
     """Sample queues once and append the figures to a Parquet history (safe every minute).
 
     Each connection's file is labelled by its name in the config, else by its server (engine,
-    host, port, database; SQLite: the file). Exit 1 when a connection failed, or when its slot
+    host, port, database; SQLite: the file), and by --schema when one is given. Exit 1 when a connection failed, or when its slot
     was already collected (said on stderr; the file there is kept)."""
     if bool(names) == all_queues:
         raise UsageError("name the queues to collect, or give --all (not both)")
@@ -105,8 +105,11 @@ def collect(
     failed = 0
     for source in sources:
         # The connection's name, else its server: two servers collected by --dsn into one
-        # folder get files of their own.
+        # folder get files of their own; and a --schema other than the connection's own, so
+        # two schemas of one server collected in the same slot do not collide.
         label = source.name or _server(source.dsn)
+        if target.schema and target.schema != source.schema:
+            label += f" schema {target.schema}"
         try:
             check_sqlite_file(source)
             engine = open_engine(source.dsn, target.schema or source.schema, target.timeouts)
