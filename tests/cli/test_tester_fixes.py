@@ -143,3 +143,37 @@ def test_collect_labels_a_given_schema_so_two_schemas_do_not_collide(request, tm
     finally:
         with psycopg.connect(server.dsn, autocommit=True) as conn:
             conn.execute(f'DROP SCHEMA "{second}" CASCADE')
+
+
+def test_empty_connection_values_are_usage_errors_not_the_embedded_file(tmp_path):
+    env = {"QADMIN_HOME": str(tmp_path / "home")}
+    for args, said in (
+        (["--dsn", ""], "--dsn is empty"),
+        (["-c", ""], "-c/--connection is empty"),
+        (["--config", ""], "--config is empty"),
+    ):
+        result = run(*args, "list", env=env)
+        assert result.exit_code == 2 and said in one_line(result)
+    assert not (tmp_path / "home").exists()
+
+
+def test_unknown_config_keys_are_named(tmp_path):
+    top = tmp_path / "top.toml"
+    top.write_text('defualt = "a"\n')
+    conn = tmp_path / "conn.toml"
+    conn.write_text('[connections.a]\ndsn = "sqlite:///x.db"\nshema = "s"\n')
+    for file, key in ((top, "defualt"), (conn, "shema")):
+        result = run("--config", str(file), "list")
+        assert result.exit_code == 2 and f"unknown key '{key}'" in one_line(result)
+
+
+def test_conn_takes_config_after_conn_too(tmp_path):
+    file = tmp_path / "c.toml"
+    file.write_text('[connections.prod]\ndsn = "sqlite:///x.db"\n')
+    for args in (
+        ["conn", "--config", str(file), "list"],
+        ["--config", str(file), "conn", "list"],
+        ["conn", "list", "--config", str(file)],
+    ):
+        result = run(*args, "--format", "csv")
+        assert result.exit_code == 0 and "prod" in result.stdout, args
