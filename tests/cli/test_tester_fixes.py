@@ -177,3 +177,38 @@ def test_conn_takes_config_after_conn_too(tmp_path):
     ):
         result = run(*args, "--format", "csv")
         assert result.exit_code == 0 and "prod" in result.stdout, args
+
+
+def test_a_reader_that_goes_away_is_exit_0(db):
+    import os
+    import subprocess
+    import sys
+
+    for args in (["inspect", "q", "--format", "plain", "--sample", "0"], ["peek", "q"]):
+        read, write = os.pipe()
+        os.close(read)  # the reader has gone before the first line (head -1, grep -q)
+        done = subprocess.run(
+            [sys.executable, "-m", "qadmin", *args, *db],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            timeout=120,
+            check=False,
+        )
+        os.close(write)
+        assert done.returncode == 0 and done.stderr == b"", (args, done.stderr)
+
+
+def test_figures_in_text_are_rounded_and_never_none():
+    from decimal import Decimal
+
+    from qadmin import render
+    from qadmin.cli.inspect import _headline
+    from qadmin.diagnostics.check import CheckResult
+
+    assert render.text_row({"xact_age_s": Decimal("73.600512")}, ["xact_age_s"]) == ["73.6"]
+    verdict = CheckResult(status="OK", code=0, queue="q", line="")
+    data = {"queue": "q", "kind": "fifo", "schema": "s", "engine": "postgresql"}
+    data["size"] = {"depth": 12, "depth_exact": False, "oldest_age_s": 1.23456}
+    data["rates"] = {"enqueue_per_s": 0.3333333, "dequeue_per_s": None}
+    line = _headline(data, verdict)[1]
+    assert "None" not in line and "oldest 1.235 s" in line and "in 0.3333/s, out unknown/s" in line

@@ -64,6 +64,13 @@ class QadminGroup(click.Group):
             return super().invoke(ctx)
         except KeyboardInterrupt:
             raise Interrupted("interrupted") from None
+        except BrokenPipeError:
+            # The reader (head, grep -q) went away mid-output: not our failure, exit 0 (click
+            # would exit 1). What is still buffered goes nowhere, so the exit flush is quiet.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+            raise click.exceptions.Exit(0) from None
 
     def main(
         self,

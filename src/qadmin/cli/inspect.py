@@ -146,12 +146,14 @@ def _headline(data: dict[str, Any], verdict: check_ops.CheckResult) -> list[str]
     if depth is None:
         figures = ["depth not counted (see notes)"]
     else:
-        figures = [f"depth {depth}" + ("" if size.get("depth_exact") else " (estimate)")]
+        exact = "" if size.get("depth_exact") else " (estimate)"
+        figures = [f"depth {render.figure(depth)}{exact}"]
     if size.get("oldest_age_s") is not None:
-        figures.append(f"oldest {size['oldest_age_s']} s")
+        figures.append(f"oldest {render.figure(size['oldest_age_s'])} s")
     rates = data.get("rates") or {}
     if rates.get("enqueue_per_s") is not None:
-        figures.append(f"in {rates['enqueue_per_s']}/s, out {rates.get('dequeue_per_s')}/s")
+        into, out = (render.figure(rates.get(k)) for k in ("enqueue_per_s", "dequeue_per_s"))
+        figures.append(f"in {into}/s, out {out}/s")
     found = ", ".join([*verdict.breaches, *counts]) or "no findings"
     return [what, f"{verdict.status}: {found}; {', '.join(figures)}"]
 
