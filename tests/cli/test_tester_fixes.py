@@ -212,3 +212,30 @@ def test_figures_in_text_are_rounded_and_never_none():
     data["rates"] = {"enqueue_per_s": 0.3333333, "dequeue_per_s": None}
     line = _headline(data, verdict)[1]
     assert "None" not in line and "oldest 1.235 s" in line and "in 0.3333/s, out unknown/s" in line
+
+
+def test_a_java_home_that_points_nowhere_is_one_line_exit_9(tmp_path):
+    (tmp_path / "h").mkdir()
+    result = run("report", "--history", str(tmp_path / "h"), env={"JAVA_HOME": "/nonexistent"})
+    assert result.exit_code == 9
+    assert "JAVA_HOME=/nonexistent has no bin/java" in one_line(result)
+
+
+def test_missing_pyspark_offers_engine_python_only_where_there_is_one(monkeypatch, db, tmp_path):
+    monkeypatch.setitem(__import__("sys").modules, "pyspark.sql", None)
+    (tmp_path / "h").mkdir()
+    report = run("report", "--history", str(tmp_path / "h"))
+    assert report.exit_code == 9 and "--engine" not in one_line(report)
+    from qadmin.pipeline import spark
+
+    with pytest.raises(Exception, match="or use --engine python"):
+        spark.session(spark.Where.resolve(None, None))
+
+
+def test_a_missing_spark_jar_setting_is_a_usage_error(monkeypatch):
+    from qadmin.errors import UsageError
+    from qadmin.pipeline import spark
+
+    monkeypatch.setenv("QADMIN_SPARK_JARS", "/nonexistent.jar")
+    with pytest.raises(UsageError, match="/nonexistent.jar"):
+        spark.jars(["postgresql.jar"])

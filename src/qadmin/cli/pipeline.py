@@ -379,7 +379,7 @@ def report_command(
     local = tuple(Path(p) for p in (history, parquet_path) if p and "://" not in p)
     where = _where(master, remote, spark_timeout, spark_conf, None, local)
     with spark.failures(where):
-        session = spark.session(where)
+        session = spark.session(where, otherwise="")
         result = report_ops.run(
             session, history, names=names, since_s=since, chart_queues=charts if html_path else 0
         )
