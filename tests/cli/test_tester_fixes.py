@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from click.testing import CliRunner
 
@@ -239,3 +241,21 @@ def test_a_missing_spark_jar_setting_is_a_usage_error(monkeypatch):
     monkeypatch.setenv("QADMIN_SPARK_JARS", "/nonexistent.jar")
     with pytest.raises(UsageError, match="/nonexistent.jar"):
         spark.jars(["postgresql.jar"])
+
+
+def test_blank_input_is_not_a_message_unless_asked(db, tmp_path):
+    blank = tmp_path / "blank.txt"
+    blank.write_bytes(b"\n  \n\t\n")
+    for args, stdin in (
+        (["push", "q"], "\n"),
+        (["push", "q", "--file", str(blank)], None),
+        (["push", "q", ""], None),
+        (["push", "q", "  "], None),
+    ):
+        result = run(*args, *db, input=stdin)
+        assert result.exit_code == 2 and "--allow-empty" in one_line(result), args
+    assert run("push", "q", "--lines", *db, input="c\n   \n\nd\n").exit_code == 0
+    peeked = run("peek", "q", "-n", "10", "--format", "json", *db)
+    assert [m["payload"] for m in json.loads(peeked.stdout)] == ["a", "b", "c", "d"]
+    asked = run("push", "q", "", "--allow-empty", *db)
+    assert asked.exit_code == 0
