@@ -259,3 +259,18 @@ def test_blank_input_is_not_a_message_unless_asked(db, tmp_path):
     assert [m["payload"] for m in json.loads(peeked.stdout)] == ["a", "b", "c", "d"]
     asked = run("push", "q", "", "--allow-empty", *db)
     assert asked.exit_code == 0
+
+
+def test_sqlite_dsn_mistakes_say_what_is_wrong(tmp_path):
+    garbage = tmp_path / "garbage.db"
+    garbage.write_text("not a database\n")
+    short = run("list", "--dsn", "sqlite:x.db")
+    assert short.exit_code == 2 and "sqlite:///relative/path.db" in one_line(short)
+    for dsn, said in (
+        (f"sqlite:///{garbage}", f"{garbage} is not a SQLite database file"),
+        ("sqlite:////dev/null", "/dev/null is not a regular file"),
+    ):
+        for command in ("list", "ping"):
+            result = run(command, "--dsn", dsn)
+            assert result.exit_code == 6 and said in one_line(result), (dsn, command)
+    assert garbage.read_text() == "not a database\n"

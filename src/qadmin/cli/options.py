@@ -149,6 +149,8 @@ def check_sqlite_file(resolved: config_mod.Connection, create: bool = False) -> 
     file = Path(parsed.path).expanduser()
     if file.is_dir():
         raise ConnectionFailed(f"sqlite: {file} is a folder, not a database file")
+    if file.exists() and not file.is_file():
+        raise ConnectionFailed(f"sqlite: {file} is not a regular file (a database is one)")
     if file.exists():
         return
     if not create:

@@ -66,6 +66,8 @@ class SqliteEngine(Engine):
                 return ConnectionFailed(f"sqlite: cannot open {self.dsn.path}: {text}")
             if "readonly" in lowered or "read-only" in lowered:
                 return PermissionMissing(f"sqlite: {text}", privilege="write access to the file")
+        if isinstance(exc, sqlite3.DatabaseError) and "not a database" in text.lower():
+            return ConnectionFailed(f"sqlite: {self.dsn.path} is not a SQLite database file")
         return QadminError(f"sqlite: {text}")
 
     def server_version(self) -> str:
