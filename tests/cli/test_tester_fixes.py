@@ -274,3 +274,11 @@ def test_sqlite_dsn_mistakes_say_what_is_wrong(tmp_path):
             result = run(command, "--dsn", dsn)
             assert result.exit_code == 6 and said in one_line(result), (dsn, command)
     assert garbage.read_text() == "not a database\n"
+
+
+def test_requeue_with_nothing_stale_says_so(tmp_path):
+    dsn = ["--dsn", f"sqlite:///{tmp_path / 'c.db'}"]
+    assert run("create", "cq", "--kind", "claim", *dsn).exit_code == 0
+    for extra in (["--yes"], ["--dry-run"]):
+        result = run("requeue", "cq", "--stale-after", "1h", *extra, *dsn)
+        assert result.exit_code == 0 and "no claim is stale" in one_line(result)

@@ -383,7 +383,10 @@ def requeue(
     if spec is None and resolved.profile.release is None:
         raise UsageError(f"requeue: {name}: {claims_part.why_no_release(resolved.profile)}")
     if dry_run:
-        render.rows(_stale_claims(engine, resolved, stale_after).stale, _columns(resolved), fmt)
+        stale = _stale_claims(engine, resolved, stale_after).stale
+        if not stale:
+            render.note(f"qadmin: {name}: no claim is stale: nothing to requeue")
+        render.rows(stale, _columns(resolved), fmt)
         return
     confirm("requeue stale claims of", name, yes)
     if spec is not None:
@@ -392,6 +395,8 @@ def requeue(
         ctx = run.context(engine, resolved, Options(stale_after_s=stale_after))
         stale = claims_part.measure_profile(ctx).stale
         released = claims_part.requeue_profile(ctx, [c["id"] for c in stale])
+    if not released:  # a cron job's log says the run happened and found nothing
+        render.note(f"qadmin: {name}: no claim is stale: nothing requeued")
     render.rows([{"id": i} for i in released], ["id"], fmt)
 
 
