@@ -282,3 +282,22 @@ def test_requeue_with_nothing_stale_says_so(tmp_path):
     for extra in (["--yes"], ["--dry-run"]):
         result = run("requeue", "cq", "--stale-after", "1h", *extra, *dsn)
         assert result.exit_code == 0 and "no claim is stale" in one_line(result)
+
+
+def test_a_snapshot_begun_after_the_probe_is_age_0_not_negative():
+    from qadmin.diagnostics.entries.ghosts import Ghosts
+
+    ghosts = Ghosts(holders=[{"xact_age_s": -0.0048}], horizon_read=True)
+    assert ghosts.snapshot_age_s() == 0.0
+
+
+def test_a_convert_dry_run_that_would_not_fit_says_why_in_every_format(db):
+    args = ["convert", "q", "--to", "ring", "--capacity", "1", "--dry-run", *db]
+    as_json = run(*args, "--format", "json")
+    plan = json.loads(as_json.stdout)
+    assert as_json.exit_code == 2 and plan["fits"] is False
+    assert any("does not fit a ring of 1" in r for r in plan["refused"])
+    for fmt in ("plain", "table"):
+        shown = run(*args, "--format", fmt)
+        assert shown.exit_code == 2 and "does not fit a ring of 1" in shown.stdout
+    assert "does not fit" in one_line(as_json)

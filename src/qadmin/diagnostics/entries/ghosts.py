@@ -43,7 +43,8 @@ class Ghosts(Result):
 
     def oldest_holder(self) -> tuple[dict[str, Any] | None, float]:
         oldest = max(self.holders, key=lambda h: float(h.get("xact_age_s") or 0), default=None)
-        return oldest, float(oldest.get("xact_age_s") or 0) if oldest else 0.0
+        # At least 0: a transaction that began after this one's now() reads slightly negative.
+        return oldest, max(float(oldest.get("xact_age_s") or 0), 0.0) if oldest else 0.0
 
     def snapshot_age_s(self) -> float | None:
         return self.oldest_holder()[1] if self.horizon_read else None
