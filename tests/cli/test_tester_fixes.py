@@ -301,3 +301,30 @@ def test_a_convert_dry_run_that_would_not_fit_says_why_in_every_format(db):
         shown = run(*args, "--format", fmt)
         assert shown.exit_code == 2 and "does not fit a ring of 1" in shown.stdout
     assert "does not fit" in one_line(as_json)
+
+
+def test_a_printed_requeue_fix_runs_as_printed(tmp_path):
+    import shlex
+    import time
+
+    file = tmp_path / "c.db"
+    config = tmp_path / "c.toml"
+    config.write_text(f'[connections.loc]\ndsn = "sqlite:///{file}"\n')
+    dsn = ["--dsn", f"sqlite:///{file}"]
+    assert run("create", "cq", "--kind", "claim", *dsn).exit_code == 0
+    assert run("push", "cq", "a", *dsn).exit_code == 0
+    assert run("pop", "cq", *dsn).exit_code == 0
+    time.sleep(1.2)  # the claim is now older than --stale-after 1
+    inspect = ["inspect", "cq", "--stale-after", "1", "--sample", "0", "--format", "json"]
+
+    def fix(*args: str) -> str:
+        report = json.loads(run(*args, *inspect).stdout)
+        return next(f["fix"] for f in report["findings"] if f["code"] == "stale_claims")
+
+    assert fix(*dsn).endswith("--yes (add your --dsn)")
+    named = fix("--config", str(config), "-c", "loc")
+    assert "--dry-run to see them, then " in named
+    command = shlex.split(named.split(", then ")[0].rsplit(" --dry-run", 1)[0])
+    assert command[:5] == ["qadmin", "--config", str(config), "-c", "loc"]
+    released = run(*command[1:], "--yes", "--format", "json")
+    assert released.exit_code == 0 and json.loads(released.stdout) == [{"id": 1}]

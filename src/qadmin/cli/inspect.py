@@ -105,11 +105,15 @@ HIDDEN_ON_TERMINAL = (
 )
 
 
-def show(report: InspectReport, fmt: str | None) -> None:
+def show(report: InspectReport, fmt: str | None, target: Target | None = None) -> None:
     """The one way an inspect report is printed (inspect and demo): a status line and the
-    findings first, as a status tool reads, then the figures and the sections."""
+    findings first, as a status tool reads, then the figures and the sections. ``target``:
+    the fixes that are qadmin commands name its connection, so they run as printed."""
     verdict = check_ops.evaluate(report)
     data = report.to_json_dict()
+    if target is not None:
+        for finding in data.get("findings") or []:
+            finding["fix"] = target.runnable(finding["fix"])
     data["status"] = verdict.status
     data["not_covered"] = [{"note": n} for n in report.not_covered]
     data["notes"] = [{"note": n} for n in report.notes()]
@@ -247,7 +251,7 @@ def inspect(
     if spec is not None and spec.state == catalog.CREATING:
         render.document(_creating(engine, spec), fmt)
         return
-    show(run.inspect_resolved(engine, resolved, options), fmt)
+    show(run.inspect_resolved(engine, resolved, options), fmt, target)
 
 
 @click.command()

@@ -56,6 +56,25 @@ class Target:
         return engine
 
 
+    def command(self) -> str:
+        """``qadmin`` as a printed fix must be typed to reach this same place: ``-c NAME``
+        and ``--schema`` when given; a DSN is never printed (it may hold a password)."""
+        words = ["qadmin"]
+        if self.dsn is None and self.connection:
+            words += ["--config", self.config] if self.config else []
+            words += ["-c", self.connection]
+        if self.schema:
+            words += ["--schema", self.schema]
+        return " ".join(words)
+
+    def runnable(self, fix: str) -> str:
+        """A fix that is a qadmin command, made runnable as printed against this target."""
+        if not fix.startswith("qadmin "):
+            return fix
+        text = fix.replace("qadmin ", self.command() + " ")
+        return text + " (add your --dsn)" if self.dsn else text
+
+
 CONNECTION_PARAMS = (
     "dsn",
     "connection",
