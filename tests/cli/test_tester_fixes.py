@@ -328,3 +328,11 @@ def test_a_printed_requeue_fix_runs_as_printed(tmp_path):
     assert command[:5] == ["qadmin", "--config", str(config), "-c", "loc"]
     released = run(*command[1:], "--yes", "--format", "json")
     assert released.exit_code == 0 and json.loads(released.stdout) == [{"id": 1}]
+
+
+def test_reports_refuse_csv_rather_than_print_something_else(db):
+    inspect = run("inspect", "q", "--format", "csv", "--sample", "0", *db)
+    assert inspect.exit_code == 2 and "'csv' is not one of" in one_line(inspect)
+    check = run("check", "q", "--format", "csv", *db)
+    assert check.exit_code == 3 and check.stdout.startswith("QADMIN UNKNOWN - usage:")
+    assert run("check", "q", *db).stdout.startswith("QADMIN OK - q")

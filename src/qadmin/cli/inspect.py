@@ -14,6 +14,7 @@ from qadmin.cli.options import (
     connection_options,
     format_option,
     profile_options,
+    report_format_option,
 )
 from qadmin.cli.thresholds import limits, threshold_options
 from qadmin.diagnostics import check as check_ops
@@ -224,7 +225,7 @@ def _claims_of(resolved: Resolved, command: str) -> None:
 @threshold_options
 @profile_options
 @connection_options
-@format_option
+@report_format_option
 def inspect(
     name: str,
     stale_after: int,
@@ -259,7 +260,7 @@ def inspect(
 @_deep
 @profile_options
 @connection_options
-@format_option
+@report_format_option
 def fragmentation(
     name: str,
     deep: bool,
@@ -297,7 +298,7 @@ def size(name: str, profile: dict[str, Any], target: Target, fmt: str | None) ->
 @click.argument("name")
 @profile_options
 @connection_options
-@format_option
+@report_format_option
 def ghosts(name: str, profile: dict[str, Any], target: Target, fmt: str | None) -> None:
     """Dead / ghost records of queue NAME and the sessions that hold their cleanup back."""
     engine, resolved = _resolve(target, name, profile)
@@ -431,7 +432,7 @@ class PluginCommand(click.Command):
 @threshold_options
 @profile_options
 @connection_options
-@format_option
+@report_format_option
 def check(
     name: str,
     stale_after: int,

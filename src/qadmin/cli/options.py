@@ -276,6 +276,18 @@ def format_option(func: F) -> F:
     )(func)
 
 
+def report_format_option(func: F) -> F:
+    """--format of a report (inspect, check, report...): a headline and several sections are
+    no CSV table, so csv is refused rather than printed as something that is not CSV."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice([f for f in FORMATS if f != "csv"]),
+        default=None,
+        help="Output format (default: table on a terminal, plain otherwise; no csv).",
+    )(func)
+
+
 def count_option(default: int, help_text: str) -> Callable[[F], F]:
     """--count/-n for commands that take a number of messages."""
     return click.option(

@@ -16,7 +16,14 @@ import click
 
 from qadmin import render
 from qadmin.cli import progress
-from qadmin.cli.options import Duration, Target, confirm, connection_options, format_option
+from qadmin.cli.options import (
+    Duration,
+    Target,
+    confirm,
+    connection_options,
+    format_option,
+    report_format_option,
+)
 from qadmin.diagnostics.entries import size
 from qadmin.engines.base import Engine
 from qadmin.errors import UsageError
@@ -356,7 +363,7 @@ def load_command(
 @click.option("--master", metavar="URL", help="Spark master (default: $QADMIN_SPARK_MASTER).")
 @click.option("--remote", metavar="sc://HOST:PORT", help="Spark Connect server.")
 @where_options
-@format_option
+@report_format_option
 def report_command(
     history: str,
     names: tuple[str, ...],
