@@ -4,7 +4,7 @@
 -- min version: MySQL 8.0 / MariaDB 10.6
 -- privilege: PROCESS (without it INNODB_TRX raises error 1227)
 -- cost: INNODB_TRX is cheap; PROCESSLIST is read once
-SELECT 'transaction'                                   AS holder_kind,
+SELECT 'session'                                       AS holder_kind,
        CAST(t.trx_mysql_thread_id AS CHAR)             AS holder,
        p.USER                                          AS role,
        COALESCE(p.COMMAND, t.trx_state)                AS state,
