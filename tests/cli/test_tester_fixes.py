@@ -336,3 +336,15 @@ def test_reports_refuse_csv_rather_than_print_something_else(db):
     check = run("check", "q", "--format", "csv", *db)
     assert check.exit_code == 3 and check.stdout.startswith("QADMIN UNKNOWN - usage:")
     assert run("check", "q", *db).stdout.startswith("QADMIN OK - q")
+
+
+def test_the_measured_fragmentation_keys_appear_with_deep_as_documented(db):
+    from tests.cli.test_conventions import REPO
+
+    documented = (REPO / "docs" / "commands.md").read_text()
+    assert "with `--deep` also indexes_measured, table_measured" in documented
+    inspect = ["inspect", "q", "--sample", "0", "--format", "json", *db]
+    cheap = json.loads(run(*inspect).stdout)["fragmentation"]
+    deep = json.loads(run(*inspect, "--deep").stdout)["fragmentation"]
+    assert "indexes_measured" not in cheap and "table_measured" not in cheap
+    assert {"indexes_measured", "table_measured"} <= set(deep)
