@@ -239,7 +239,7 @@ def test_a_missing_spark_jar_setting_is_a_usage_error(monkeypatch):
     from qadmin.pipeline import spark
 
     monkeypatch.setenv("QADMIN_SPARK_JARS", "/nonexistent.jar")
-    with pytest.raises(UsageError, match="/nonexistent.jar"):
+    with pytest.raises(UsageError, match=r"/nonexistent\.jar"):
         spark.jars(["postgresql.jar"])
 
 

@@ -25,7 +25,6 @@ from qadmin.errors import (
     QadminError,
 )
 
-
 # check's Nagios UNKNOWN (docs/cli.md): its usage errors, the group's options included.
 EXIT_PLUGIN_UNKNOWN = 3
 

@@ -82,8 +82,9 @@ def collect(
     """Sample queues once and append the figures to a Parquet history (safe every minute).
 
     Each connection's file is labelled by its name in the config, else by its server (engine,
-    host, port, database; SQLite: the file), and by --schema when one is given. Exit 1 when a connection failed, or when its slot
-    was already collected (said on stderr; the file there is kept)."""
+    host, port, database; SQLite: the file), and by --schema when one is given. Exit 1 when a
+    connection failed, or when its slot was already collected (said on stderr; the file there
+    is kept)."""
     if bool(names) == all_queues:
         raise UsageError("name the queues to collect, or give --all (not both)")
     conf = config_mod.load_config(target.config)

@@ -55,7 +55,6 @@ class Target:
         ctx.call_on_close(engine.close)
         return engine
 
-
     def command(self) -> str:
         """``qadmin`` as a printed fix must be typed to reach this same place: ``-c NAME``
         and ``--schema`` when given; a DSN is never printed (it may hold a password)."""

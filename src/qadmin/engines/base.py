@@ -505,7 +505,8 @@ class Engine(ABC):
     def claim_database(self) -> None:
         """qadmin is about to make its catalog here: settings that belong to a database qadmin
         writes (SQLite's WAL mode) are made now, never by a read-only command on someone
-        else's file."""
+        else's file. A server database has none."""
+        return None
 
     def run_catalog(
         self, section: str, params: Mapping[str, Any] | None = None, *, write: bool = True

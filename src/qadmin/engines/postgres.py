@@ -128,7 +128,9 @@ class PostgresEngine(Engine):
         if isinstance(exc, psycopg.OperationalError) and not state:
             if f'database "{self.dsn.database}" does not exist' in text:
                 # The server answered: not found, as MySQL's unknown database is.
-                return NotFound(f"postgresql: database {self.dsn.database} does not exist at {where}")
+                return NotFound(
+                    f"postgresql: database {self.dsn.database} does not exist at {where}"
+                )
             return ConnectionFailed(f"postgresql: cannot connect to {where}: {_first_line(text)}")
         return QadminError(f"postgresql: {text}")
 

@@ -54,7 +54,9 @@ def require_folder(folder: Path) -> None:
     behind (as for a SQLite DSN, qadmin makes files, not the folders above them)."""
     if not folder.is_dir():
         what = "is not a folder" if folder.exists() else "does not exist"
-        raise UsageError(f"folder {folder} {what} (qadmin makes the file, not the folders above it)")
+        raise UsageError(
+            f"folder {folder} {what} (qadmin makes the file, not the folders above it)"
+        )
 
 
 def format_of(path: Path, given: str | None) -> str:

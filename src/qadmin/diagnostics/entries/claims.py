@@ -309,7 +309,7 @@ def rule(report: InspectReport) -> list[Finding]:
     ]
 
 
-def requeue_fix(queue: str, stale_after_s: int) -> str:
+def requeue_fix(queue: str, stale_after_s: int | None) -> str:
     """The command as it runs off a terminal (--yes), with the look first."""
     command = f"qadmin requeue {queue} --stale-after {stale_after_s}"
     return f"{command} --dry-run to see them, then {command} --yes"
