@@ -138,7 +138,7 @@ def test_collect_labels_a_given_schema_so_two_schemas_do_not_collide(request, tm
             written = run(*collect, "--schema", schema)
             assert written.exit_code == 0 and f"schema {schema}" in written.stdout
         missing = run(*collect, "--schema", "fix16_nonexist")
-        assert missing.exit_code == 1 and "fix16_nonexist does not exist" in missing.stderr
+        assert missing.exit_code == 5 and "fix16_nonexist does not exist" in missing.stderr
         again = run(*collect, "--schema", second)
         assert again.exit_code == 1 and "already collected" in again.stderr
         assert len(list(out.rglob("*.parquet"))) == 2  # the missing schema wrote no slot
