@@ -12,6 +12,9 @@ FROM sys.tables AS t
 JOIN sys.schemas AS s ON s.schema_id = t.schema_id
 WHERE s.name = :schema AND t.name = :name
 
+-- name: schema_exists
+SELECT 1 AS x FROM sys.schemas WHERE name = :schema
+
 -- name: begin
 BEGIN TRANSACTION
 

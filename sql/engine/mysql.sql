@@ -10,6 +10,9 @@ SELECT DATABASE() AS s
 SELECT 1 AS x FROM information_schema.TABLES
 WHERE TABLE_SCHEMA = :schema AND TABLE_NAME = :name AND TABLE_TYPE = 'BASE TABLE'
 
+-- name: schema_exists
+SELECT 1 AS x FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = :schema
+
 -- name: column_types
 SELECT COLUMN_NAME AS column_name, DATA_TYPE AS data_type FROM information_schema.COLUMNS
 WHERE TABLE_SCHEMA = :schema AND TABLE_NAME = :name

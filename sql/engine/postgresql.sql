@@ -12,6 +12,9 @@ FROM pg_catalog.pg_class AS c
 JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
 WHERE n.nspname = :schema AND c.relname = :name AND c.relkind IN ('r', 'p')
 
+-- name: schema_exists
+SELECT 1 AS x FROM pg_catalog.pg_namespace WHERE nspname = :schema
+
 -- name: read_only
 SET TRANSACTION READ ONLY
 

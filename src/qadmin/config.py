@@ -65,6 +65,8 @@ class Connection:
 
 def load_config(path: str | None) -> dict[str, Any]:
     """Read the config file; ``path`` None means the default location, which may be absent."""
+    if path is not None and not path.strip():
+        raise UsageError("--config is empty: give the config file's path")
     explicit = path or os.environ.get("QADMIN_CONFIG")
     file = Path(explicit) if explicit else default_config_path()
     if not file.exists():
@@ -78,11 +80,13 @@ def load_config(path: str | None) -> dict[str, Any]:
         raise UsageError(f"config file {file} is not valid TOML: {exc}") from None
     except OSError as exc:
         raise UsageError(f"cannot read config file {file}: {exc.strerror}") from None
+    _check_keys(file, "the top level", data, TOP_KEYS)
     conns = data.get("connections", {})
     if not isinstance(conns, dict) or not all(isinstance(v, dict) for v in conns.values()):
         raise UsageError(f"config file {file}: [connections.NAME] tables expected")
     for name, entry in conns.items():
-        if not isinstance(entry.get("dsn"), str):
+        _check_keys(file, f"[connections.{name}]", entry, CONNECTION_KEYS)
+        if not isinstance(entry.get("dsn"), str) or not entry["dsn"].strip():
             raise UsageError(f"config file {file}: connection {name!r} has no dsn string")
     tables = data.get("tables", {})
     if not isinstance(tables, dict) or not all(isinstance(v, dict) for v in tables.values()):
@@ -90,6 +94,20 @@ def load_config(path: str | None) -> dict[str, Any]:
     for name, entry in tables.items():
         _check_table(file, name, entry)
     return data
+
+
+# What the file may hold outside ``[tables.NAME]``: a misspelt key (``shema``, ``defualt``)
+# would otherwise be ignored and the connection silently fall back to another one.
+TOP_KEYS = ("default", "connections", "tables")
+CONNECTION_KEYS = ("dsn", "schema")
+
+
+def _check_keys(file: Path, where: str, entry: dict[str, Any], known: tuple[str, ...]) -> None:
+    for key in entry:
+        if key not in known:
+            raise UsageError(
+                f"config file {file}: {where}: unknown key {key!r} (known: {', '.join(known)})"
+            )
 
 
 # The keys of a ``[tables.NAME]`` declared profile: column keys name a column of the table,
@@ -141,6 +159,10 @@ def connections(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def resolve(dsn: str | None, name: str | None, config: dict[str, Any]) -> Connection:
     """Pick the connection by precedence: --dsn, -c NAME, QADMIN_DSN, config default, SQLite."""
+    for option, value in (("--dsn", dsn), ("-c/--connection", name)):
+        if value is not None and not value.strip():
+            # An unset shell variable ($DSN) must not quietly mean the embedded SQLite file.
+            raise UsageError(f"{option} is empty")
     if dsn:
         return Connection(dsn=dsn, source="--dsn")
     conns = connections(config)

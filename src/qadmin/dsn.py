@@ -284,6 +284,12 @@ def parse(text: str) -> Dsn:
             text = text[5:]
         if "=" in text and ";" in text:
             return _parse_odbc(text)
+        head = text.split(":", 1)[0].lower()
+        if head in SCHEMES and BY_NAME[SCHEMES[head]].file:
+            # sqlite:x.db: a file DSN written without the slashes.
+            raise UsageError(
+                f"a {head} DSN is {head}:///relative/path.db or {head}:////absolute/path.db"
+            )
         urls = [s + (":///" if BY_NAME[SCHEMES[s]].file else "://") for s in shown_schemes()]
         raise UsageError(
             f"the DSN has no scheme; use {listed(urls)}, or an ODBC string KEY=VALUE;..."

@@ -78,9 +78,15 @@ def _cell(value: Any, exact: bool = False) -> str:
         return text if encoding == "utf-8" else "base64:" + text
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, float) and not exact:
-        return _rounded(value)
+    if isinstance(value, float | Decimal) and not exact:
+        return _rounded(float(value))  # MySQL's DECIMAL figures (xact_age_s) too
     return str(value)
+
+
+def figure(value: Any) -> str:
+    """A figure inside a sentence (a headline): as a table cell shows it, ``unknown`` for none,
+    never Python's ``None``."""
+    return "unknown" if value is None else _cell(value)
 
 
 def _rounded(value: float, digits: int = 4) -> str:

@@ -380,7 +380,7 @@ def test_counts_and_holders_read_right(tmp_path):
     report = json.loads(run("inspect", "c", "--stale-after", "1", "--format", "json", *dsn).stdout)
     stale = [f["message"] for f in report["findings"] if f["code"] == "stale_claims"]
     assert stale and stale[0].startswith("1 claim older than 1 s"), stale
-    assert _holding({"holder_kind": "transaction", "holder": "55"}) == (
+    assert _holding({"holder_kind": "session", "holder": "55"}) == (
         "session 55 has had a transaction open"
     )
 

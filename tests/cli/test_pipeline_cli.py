@@ -141,7 +141,7 @@ def test_a_missing_jdbc_driver_is_one_line(request, tmp_path):
         *target.cli_args(),
         env={"QADMIN_SPARK_JARS": "/nonexistent/driver.jar"},
     )
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # a bad setting
     assert "QADMIN_SPARK_JARS names a missing file: /nonexistent/driver.jar" in one_line(result)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -182,6 +183,10 @@ def test_a_hand_built_table_through_a_declared_profile(label, request, tmp_path)
     engine.run_batch([insert], [{"status": "cancelled"}])
     engine.run_batch([insert], [{"status": "new"}] * 3)
     engine.close()
+    if label == "sqlite":  # the app's own choice for concurrent workers: qadmin never makes it
+        app = sqlite3.connect(target.dsn.removeprefix("sqlite:///"))
+        app.execute("PRAGMA journal_mode = WAL")
+        app.close()
     config = tmp_path / "qadmin.toml"
     schema = "main" if label == "sqlite" else target.schema
     config.write_text(CONFIG.format(table=f"{schema}.jobs"))

@@ -231,6 +231,8 @@ def test_generated_command_lines(world, data):
     env = {"QADMIN_HOME": str(tmp / "home")}
     if data.draw(st.integers(0, 3)) == 0:
         env["QADMIN_DSN"] = data.draw(st.sampled_from(ENV_DSNS))
+    # --debug exports QADMIN_DEBUG for Spark to read: one example's must not leak into the next.
+    env["QADMIN_DEBUG"] = None
     result = CliRunner().invoke(cli, args, env=env)
     stderr, stdout = result.stderr, result.stdout
     debug = args[0] == "--debug"

@@ -5,7 +5,7 @@
 -- privilege: VIEW SERVER STATE
 -- cost: DMVs only
 SELECT TOP (10)
-       N'transaction'                                              AS holder_kind,
+       N'session'                                                  AS holder_kind,
        CAST(st.session_id AS nvarchar(20))                         AS holder,
        es.login_name                                               AS role,
        es.status                                                   AS state,

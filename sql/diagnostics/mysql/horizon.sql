@@ -4,12 +4,12 @@
 -- min version: MySQL 8.0 / MariaDB 10.6
 -- privilege: PROCESS (without it INNODB_TRX raises error 1227)
 -- cost: INNODB_TRX is cheap; PROCESSLIST is read once
-SELECT 'transaction'                                   AS holder_kind,
+SELECT 'session'                                       AS holder_kind,
        CAST(t.trx_mysql_thread_id AS CHAR)             AS holder,
        p.USER                                          AS role,
        COALESCE(p.COMMAND, t.trx_state)                AS state,
        NULL                                            AS xmin_age_xids,
-       TIMESTAMPDIFF(MICROSECOND, t.trx_started, NOW(6)) / 1000000 AS xact_age_s,
+       GREATEST(TIMESTAMPDIFF(MICROSECOND, t.trx_started, NOW(6)) / 1000000, 0) AS xact_age_s,
        LEFT(COALESCE(t.trx_query, p.INFO, ''), 200)    AS detail
 FROM information_schema.INNODB_TRX AS t
 LEFT JOIN information_schema.PROCESSLIST AS p ON p.ID = t.trx_mysql_thread_id

@@ -10,7 +10,7 @@ SELECT 'backend'                         AS holder_kind,
        a.usename::text                   AS role,
        a.state                           AS state,
        age(a.backend_xmin)               AS xmin_age_xids,
-       extract(epoch FROM now() - a.xact_start)::float8 AS xact_age_s,
+       greatest(extract(epoch FROM now() - a.xact_start)::float8, 0) AS xact_age_s,
        left(a.query, 200)                AS detail
 FROM pg_catalog.pg_stat_activity AS a
 WHERE a.backend_xmin IS NOT NULL
@@ -24,7 +24,7 @@ FROM pg_catalog.pg_replication_slots AS s
 WHERE s.xmin IS NOT NULL
 UNION ALL
 SELECT 'prepared_xact', p.gid, p.owner::text, 'prepared',
-       age(p.transaction), extract(epoch FROM now() - p.prepared)::float8, NULL
+       age(p.transaction), greatest(extract(epoch FROM now() - p.prepared)::float8, 0), NULL
 FROM pg_catalog.pg_prepared_xacts AS p
 WHERE p.database = current_database()
 ORDER BY xmin_age_xids DESC NULLS LAST

@@ -9,7 +9,7 @@ SELECT l.pid::text                                       AS holder,
        l.mode                                            AS mode,
        l.granted                                         AS granted,
        a.state                                           AS state,
-       extract(epoch FROM now() - a.xact_start)::float8  AS xact_age_s,
+       greatest(extract(epoch FROM now() - a.xact_start)::float8, 0)  AS xact_age_s,
        left(a.query, 200)                                AS query
 FROM pg_catalog.pg_locks AS l
 JOIN pg_catalog.pg_class AS c ON c.oid = l.relation

@@ -40,9 +40,9 @@ roots AS (
 SELECT w.pid::text                                        AS waiter,
        b.pid::text                                        AS blocker,
        w.wait_event                                       AS lock,
-       extract(epoch FROM now() - coalesce(w.wait_started, w.state_change))::float8 AS wait_s,
+       greatest(extract(epoch FROM now() - coalesce(w.wait_started, w.state_change))::float8, 0) AS wait_s,
        b.state                                            AS blocker_state,
-       extract(epoch FROM now() - b.xact_start)::float8   AS blocker_xact_age_s,
+       greatest(extract(epoch FROM now() - b.xact_start)::float8, 0)   AS blocker_xact_age_s,
        left(w.query, 200)                                 AS waiter_query,
        left(b.query, 200)                                 AS blocker_query,
        r.root_blocker                                     AS root_blocker

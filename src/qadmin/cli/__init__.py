@@ -25,6 +25,9 @@ from qadmin.errors import (
     QadminError,
 )
 
+# check's Nagios UNKNOWN (docs/cli.md): its usage errors, the group's options included.
+EXIT_PLUGIN_UNKNOWN = 3
+
 
 def _say(message: str, code: int) -> None:
     quiet = (EXIT_EMPTY, EXIT_FULL, EXIT_INTERRUPTED)
@@ -39,7 +42,7 @@ def _missing_dependency(exc: Exception, argv: list[str]) -> QadminError | None:
         return None
     from qadmin import extras
 
-    return extras.from_import_error(exc, next((a for a in argv if a in cli.commands), None))
+    return extras.from_import_error(exc, _command_word(argv))
 
 
 def _interrupted() -> int:
@@ -60,6 +63,13 @@ class QadminGroup(click.Group):
             return super().invoke(ctx)
         except KeyboardInterrupt:
             raise Interrupted("interrupted") from None
+        except BrokenPipeError:
+            # The reader (head, grep -q) went away mid-output: not our failure, exit 0 (click
+            # would exit 1). What is still buffered goes nowhere, so the exit flush is quiet.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+            raise click.exceptions.Exit(0) from None
 
     def main(
         self,
@@ -85,6 +95,11 @@ class QadminGroup(click.Group):
         except (click.exceptions.Abort, KeyboardInterrupt, Interrupted):
             code = _interrupted()
         except click.ClickException as exc:
+            if isinstance(exc, click.UsageError) and _command_word(argv) == "check":
+                # A group-level option check also takes (qadmin --lock-timeout abc check q):
+                # the plugin's UNKNOWN line and exit 3, as for its own options.
+                click.echo(f"QADMIN UNKNOWN - usage: {' '.join(exc.format_message().split())}")
+                sys.exit(EXIT_PLUGIN_UNKNOWN)
             hint = ""
             if isinstance(exc, click.UsageError) and exc.ctx is not None:
                 hint = f" (see '{exc.ctx.command_path} --help')"
@@ -99,20 +114,37 @@ class QadminGroup(click.Group):
             # The reader (head, grep -q) went away: not our failure.
             sys.stderr = open(os.devnull, "w")  # noqa: SIM115
             code = 0
-        except Exception as exc:
-            if debug:
-                click.echo(secrets.scrub(traceback.format_exc()), err=True)
-            missing = _missing_dependency(exc, argv)
-            if missing is not None:
-                _say(str(missing), missing.exit_code)
-                code = missing.exit_code
+        except OSError as exc:
+            if exc.filename is None:
+                code = _internal(exc, debug)
             else:
-                _say(
-                    f"internal error: {type(exc).__name__}: {exc} (run with --debug for details)",
-                    EXIT_ERROR,
-                )
-                code = EXIT_ERROR
+                # A path the user gave that cannot be read or written: the path and the reason.
+                if debug:
+                    click.echo(secrets.scrub(traceback.format_exc()), err=True)
+                _say(f"{exc.filename}: {exc.strerror or exc}", EXIT_USAGE)
+                code = EXIT_USAGE
+        except Exception as exc:
+            code = _internal(exc, debug, argv)
         sys.exit(code)
+
+
+def _command_word(argv: list[str]) -> str | None:
+    """The command named in ``argv`` (the first word that is one)."""
+    return next((a for a in argv if a in cli.commands), None)
+
+
+def _internal(exc: Exception, debug: bool, argv: list[str] | None = None) -> int:
+    """An exception nobody classified: a missing optional package's install line, else one
+    'internal error' line (the traceback only with --debug, which it then does not advertise)."""
+    if debug:
+        click.echo(secrets.scrub(traceback.format_exc()), err=True)
+    missing = _missing_dependency(exc, argv or [])
+    if missing is not None:
+        _say(str(missing), missing.exit_code)
+        return missing.exit_code
+    hint = "" if debug else " (run with --debug for details)"
+    _say(f"internal error: {type(exc).__name__}: {exc}{hint}", EXIT_ERROR)
+    return EXIT_ERROR
 
 
 @click.group(cls=QadminGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -82,8 +82,9 @@ def collect(
     """Sample queues once and append the figures to a Parquet history (safe every minute).
 
     Each connection's file is labelled by its name in the config, else by its server (engine,
-    host, port, database; SQLite: the file). Exit 1 when a connection failed, or when its slot
-    was already collected (said on stderr; the file there is kept)."""
+    host, port, database; SQLite: the file), and by --schema when one is given. Exit 1 when a
+    connection failed, or when its slot was already collected (said on stderr; the file there
+    is kept); collecting one connection that failed, that failure's own code."""
     if bool(names) == all_queues:
         raise UsageError("name the queues to collect, or give --all (not both)")
     conf = config_mod.load_config(target.config)
@@ -103,10 +104,14 @@ def collect(
     slot = collect_ops.slot_of(datetime.now(UTC), resolution)
     summary = []
     failed = 0
+    codes: list[int] = []  # of the connections that failed
     for source in sources:
         # The connection's name, else its server: two servers collected by --dsn into one
-        # folder get files of their own.
+        # folder get files of their own; and a --schema other than the connection's own, so
+        # two schemas of one server collected in the same slot do not collide.
         label = source.name or _server(source.dsn)
+        if target.schema and target.schema != source.schema:
+            label += f" schema {target.schema}"
         try:
             check_sqlite_file(source)
             engine = open_engine(source.dsn, target.schema or source.schema, target.timeouts)
@@ -147,9 +152,12 @@ def collect(
             raise  # the same for every connection: one line, its own exit code
         except QadminError as exc:
             failed += 1
+            codes.append(exc.exit_code)
             render.note(f"qadmin: error: {label}: {' '.join(str(exc).split())}")
             summary.append({"connection": label, "queues": 0, "file": None, "status": "failed"})
     render.rows(summary, ["connection", "queues", "status", "file"], fmt)
+    if len(sources) == 1 and codes:
+        return codes[0]  # one connection: its own code (5 no such schema, 6 unreachable...)
     return 1 if failed else 0
 
 

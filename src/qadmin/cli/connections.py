@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import click
+from click.core import ParameterSource
 
 from qadmin import config as config_mod
 from qadmin import render
@@ -13,8 +14,25 @@ from qadmin.dsn import mask
 
 
 @click.group(name="conn")
-def conn() -> None:
+@click.option(
+    "--config",
+    "config_path",
+    metavar="FILE",
+    help="Config file (also accepted before conn and after list).",
+)
+def conn(config_path: str | None) -> None:
     """Named connections from the config file."""
+
+
+def _config_path(config_path: str | None) -> str | None:
+    """--config after ``list``, else after ``conn``, else before ``conn``, else the variable."""
+    ctx = click.get_current_context()
+    group = ctx.parent
+    typed = ctx.get_parameter_source("config_path") is ParameterSource.COMMANDLINE
+    if not typed and group is not None and group.params.get("config_path") is not None:
+        return str(group.params["config_path"])
+    value: str | None = given("config_path", config_path)
+    return value
 
 
 @conn.command(name="list")
@@ -29,7 +47,8 @@ def conn() -> None:
 @format_option
 def list_connections(config_path: str | None, verbose: bool, fmt: str | None) -> None:
     """List connection names (with -v, their DSNs with passwords masked)."""
-    conf = config_mod.load_config(given("config_path", config_path))
+    config_path = _config_path(config_path)
+    conf = config_mod.load_config(config_path)
     default = conf.get("default")
     rows = [
         {
@@ -42,7 +61,7 @@ def list_connections(config_path: str | None, verbose: bool, fmt: str | None) ->
     ]
     columns = ["name", "default", "schema"] + (["dsn"] if verbose else [])
     if not rows:
-        where = given("config_path", config_path) or config_mod.default_config_path()
+        where = config_path or config_mod.default_config_path()
         render.note(f"qadmin: no named connections (config file: {where})")
     render.rows(rows, columns, fmt)
 

@@ -6,7 +6,7 @@ import click
 
 from qadmin import render
 from qadmin.cli.inspect import show
-from qadmin.cli.options import Target, connection_options, format_option
+from qadmin.cli.options import Target, connection_options, report_format_option
 from qadmin.diagnostics import run
 from qadmin.errors import NotFound, counted
 from qadmin.kinds import Kind
@@ -34,7 +34,7 @@ DEMO_KIND = Kind.FIFO
     help="How many of them to pop again.",
 )
 @connection_options
-@format_option
+@report_format_option
 def demo(n_messages: int, n_pop: int, target: Target, fmt: str | None) -> None:
     """Create orders_q (a fifo), push and pop some messages, then inspect it."""
     engine = target.engine(create=True)

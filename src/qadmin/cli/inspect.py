@@ -14,6 +14,7 @@ from qadmin.cli.options import (
     connection_options,
     format_option,
     profile_options,
+    report_format_option,
 )
 from qadmin.cli.thresholds import limits, threshold_options
 from qadmin.diagnostics import check as check_ops
@@ -105,11 +106,15 @@ HIDDEN_ON_TERMINAL = (
 )
 
 
-def show(report: InspectReport, fmt: str | None) -> None:
+def show(report: InspectReport, fmt: str | None, target: Target | None = None) -> None:
     """The one way an inspect report is printed (inspect and demo): a status line and the
-    findings first, as a status tool reads, then the figures and the sections."""
+    findings first, as a status tool reads, then the figures and the sections. ``target``:
+    the fixes that are qadmin commands name its connection, so they run as printed."""
     verdict = check_ops.evaluate(report)
     data = report.to_json_dict()
+    if target is not None:
+        for finding in data.get("findings") or []:
+            finding["fix"] = target.runnable(finding["fix"])
     data["status"] = verdict.status
     data["not_covered"] = [{"note": n} for n in report.not_covered]
     data["notes"] = [{"note": n} for n in report.notes()]
@@ -146,12 +151,14 @@ def _headline(data: dict[str, Any], verdict: check_ops.CheckResult) -> list[str]
     if depth is None:
         figures = ["depth not counted (see notes)"]
     else:
-        figures = [f"depth {depth}" + ("" if size.get("depth_exact") else " (estimate)")]
+        exact = "" if size.get("depth_exact") else " (estimate)"
+        figures = [f"depth {render.figure(depth)}{exact}"]
     if size.get("oldest_age_s") is not None:
-        figures.append(f"oldest {size['oldest_age_s']} s")
+        figures.append(f"oldest {render.figure(size['oldest_age_s'])} s")
     rates = data.get("rates") or {}
     if rates.get("enqueue_per_s") is not None:
-        figures.append(f"in {rates['enqueue_per_s']}/s, out {rates.get('dequeue_per_s')}/s")
+        into, out = (render.figure(rates.get(k)) for k in ("enqueue_per_s", "dequeue_per_s"))
+        figures.append(f"in {into}/s, out {out}/s")
     found = ", ".join([*verdict.breaches, *counts]) or "no findings"
     return [what, f"{verdict.status}: {found}; {', '.join(figures)}"]
 
@@ -218,7 +225,7 @@ def _claims_of(resolved: Resolved, command: str) -> None:
 @threshold_options
 @profile_options
 @connection_options
-@format_option
+@report_format_option
 def inspect(
     name: str,
     stale_after: int,
@@ -245,7 +252,7 @@ def inspect(
     if spec is not None and spec.state == catalog.CREATING:
         render.document(_creating(engine, spec), fmt)
         return
-    show(run.inspect_resolved(engine, resolved, options), fmt)
+    show(run.inspect_resolved(engine, resolved, options), fmt, target)
 
 
 @click.command()
@@ -253,7 +260,7 @@ def inspect(
 @_deep
 @profile_options
 @connection_options
-@format_option
+@report_format_option
 def fragmentation(
     name: str,
     deep: bool,
@@ -291,7 +298,7 @@ def size(name: str, profile: dict[str, Any], target: Target, fmt: str | None) ->
 @click.argument("name")
 @profile_options
 @connection_options
-@format_option
+@report_format_option
 def ghosts(name: str, profile: dict[str, Any], target: Target, fmt: str | None) -> None:
     """Dead / ghost records of queue NAME and the sessions that hold their cleanup back."""
     engine, resolved = _resolve(target, name, profile)
@@ -381,7 +388,10 @@ def requeue(
     if spec is None and resolved.profile.release is None:
         raise UsageError(f"requeue: {name}: {claims_part.why_no_release(resolved.profile)}")
     if dry_run:
-        render.rows(_stale_claims(engine, resolved, stale_after).stale, _columns(resolved), fmt)
+        stale = _stale_claims(engine, resolved, stale_after).stale
+        if not stale:
+            render.note(f"qadmin: {name}: no claim is stale: nothing to requeue")
+        render.rows(stale, _columns(resolved), fmt)
         return
     confirm("requeue stale claims of", name, yes)
     if spec is not None:
@@ -390,6 +400,8 @@ def requeue(
         ctx = run.context(engine, resolved, Options(stale_after_s=stale_after))
         stale = claims_part.measure_profile(ctx).stale
         released = claims_part.requeue_profile(ctx, [c["id"] for c in stale])
+    if not released:  # a cron job's log says the run happened and found nothing
+        render.note(f"qadmin: {name}: no claim is stale: nothing requeued")
     render.rows([{"id": i} for i in released], ["id"], fmt)
 
 
@@ -420,7 +432,7 @@ class PluginCommand(click.Command):
 @threshold_options
 @profile_options
 @connection_options
-@format_option
+@report_format_option
 def check(
     name: str,
     stale_after: int,

@@ -47,6 +47,8 @@ def _payloads(
     if texts and file:
         raise UsageError("give messages as arguments or with --file, not both")
     if texts:
+        if not allow_empty and any(not t or t.isspace() for t in texts):
+            raise UsageError("an empty or blank MESSAGE: nothing pushed (--allow-empty pushes it)")
         return [_text(t, i) for i, t in enumerate(texts, 1)]
     if file and file != "-":
         try:
@@ -58,11 +60,12 @@ def _payloads(
         if sys.stdin.isatty() and not file:
             raise UsageError("nothing to push: give a MESSAGE, --file F, or pipe into stdin")
         data = _read(sys.stdin.buffer)
-    if lines:
-        return [line for line in data.split(b"\n") if line] if data else []
-    if not data and not allow_empty:
+    if lines:  # blank (whitespace-only) lines are not messages
+        return [line for line in data.split(b"\n") if line and not line.isspace()]
+    if (not data or data.isspace()) and not allow_empty:
         # `push q </dev/null` in a script whose producer died: nothing to send, not a message.
-        raise UsageError(f"{file or 'stdin'} is empty: nothing pushed (--allow-empty pushes it)")
+        what = "empty" if not data else "blank (whitespace only)"
+        raise UsageError(f"{file or 'stdin'} is {what}: nothing pushed (--allow-empty pushes it)")
     return [data]
 
 
@@ -85,7 +88,7 @@ def _columns(spec: QueueSpec) -> list[str]:
 @click.argument("message", nargs=-1)
 @click.option("--file", "-f", metavar="PATH", help="Read the message from a file ('-': stdin).")
 @click.option("--lines", is_flag=True, help="One message per input line (file or stdin).")
-@click.option("--allow-empty", is_flag=True, help="Push an empty file or stdin as one message.")
+@click.option("--allow-empty", is_flag=True, help="Push empty or blank input as one message.")
 @click.option(
     "--due",
     type=click.DateTime(["%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S%z"]),

@@ -55,6 +55,24 @@ class Target:
         ctx.call_on_close(engine.close)
         return engine
 
+    def command(self) -> str:
+        """``qadmin`` as a printed fix must be typed to reach this same place: ``-c NAME``
+        and ``--schema`` when given; a DSN is never printed (it may hold a password)."""
+        words = ["qadmin"]
+        if self.dsn is None and self.connection:
+            words += ["--config", self.config] if self.config else []
+            words += ["-c", self.connection]
+        if self.schema:
+            words += ["--schema", self.schema]
+        return " ".join(words)
+
+    def runnable(self, fix: str) -> str:
+        """A fix that is a qadmin command, made runnable as printed against this target."""
+        if not fix.startswith("qadmin "):
+            return fix
+        text = fix.replace("qadmin ", self.command() + " ")
+        return text + " (add your --dsn)" if self.dsn else text
+
 
 CONNECTION_PARAMS = (
     "dsn",
@@ -149,6 +167,8 @@ def check_sqlite_file(resolved: config_mod.Connection, create: bool = False) -> 
     file = Path(parsed.path).expanduser()
     if file.is_dir():
         raise ConnectionFailed(f"sqlite: {file} is a folder, not a database file")
+    if file.exists() and not file.is_file():
+        raise ConnectionFailed(f"sqlite: {file} is not a regular file (a database is one)")
     if file.exists():
         return
     if not create:
@@ -252,6 +272,18 @@ def format_option(func: F) -> F:
         type=click.Choice(FORMATS),
         default=None,
         help="Output format (default: table on a terminal, plain otherwise).",
+    )(func)
+
+
+def report_format_option(func: F) -> F:
+    """--format of a report (inspect, check, report...): a headline and several sections are
+    no CSV table, so csv is refused rather than printed as something that is not CSV."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice([f for f in FORMATS if f != "csv"]),
+        default=None,
+        help="Output format (default: table on a terminal, plain otherwise; no csv).",
     )(func)
 
 

@@ -16,7 +16,14 @@ import click
 
 from qadmin import render
 from qadmin.cli import progress
-from qadmin.cli.options import Duration, Target, confirm, connection_options, format_option
+from qadmin.cli.options import (
+    Duration,
+    Target,
+    confirm,
+    connection_options,
+    format_option,
+    report_format_option,
+)
 from qadmin.diagnostics.entries import size
 from qadmin.engines.base import Engine
 from qadmin.errors import UsageError
@@ -307,6 +314,7 @@ def load_command(
     if not path.exists():
         raise UsageError(f"{path} does not exist")
     file_format = formats.format_of(path, as_format)
+    formats.check_source(path, file_format)
     engine = target.engine()
     spec = catalog.get(engine, name)
     if replace_stage:
@@ -355,7 +363,7 @@ def load_command(
 @click.option("--master", metavar="URL", help="Spark master (default: $QADMIN_SPARK_MASTER).")
 @click.option("--remote", metavar="sc://HOST:PORT", help="Spark Connect server.")
 @where_options
-@format_option
+@report_format_option
 def report_command(
     history: str,
     names: tuple[str, ...],
@@ -378,7 +386,7 @@ def report_command(
     local = tuple(Path(p) for p in (history, parquet_path) if p and "://" not in p)
     where = _where(master, remote, spark_timeout, spark_conf, None, local)
     with spark.failures(where):
-        session = spark.session(where)
+        session = spark.session(where, otherwise="")
         result = report_ops.run(
             session, history, names=names, since_s=since, chart_queues=charts if html_path else 0
         )

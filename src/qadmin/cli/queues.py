@@ -74,7 +74,11 @@ def create(
 @format_option
 def list_queues(target: Target, fmt: str | None) -> None:
     """List the queues qadmin manages in the schema."""
-    specs = catalog.all_queues(target.engine(), creating=True)
+    engine = target.engine()
+    specs = catalog.all_queues(engine, creating=True)
+    if not specs:  # someone else's database, or an empty one: say so rather than nothing
+        where = engine.dsn.path if engine.name == "sqlite" else f"schema {engine.schema}"
+        render.note(f"qadmin: no qadmin queues in {where}")
     render.rows([_spec_row(s) for s in specs], SPEC_COLUMNS, fmt)
 
 

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 from qadmin import secrets, sqlfiles, sqltext
 from qadmin.dsn import Dsn
-from qadmin.errors import QadminError, UnsupportedError, WrongKind
+from qadmin.errors import NotFound, QadminError, UnsupportedError, WrongKind
 from qadmin.kinds import KINDS, QueueSpec, said
 
 APP_NAME = "qadmin"
@@ -508,6 +508,13 @@ class Engine(ABC):
         rows = self.query(self.engine_sql("table_exists"), {"schema": self.schema, "name": name})
         return bool(rows)
 
+    def require_schema(self) -> None:
+        """NotFound when the schema (MySQL: database) does not exist, so a typo in --schema is
+        not answered with an empty list (nor, in create, an unclassified error)."""
+        if not self.query(self.engine_sql("schema_exists"), {"schema": self.schema}):
+            word = "database" if self.base_dialect == "mysql" else "schema"
+            raise NotFound(f"{self.name}: {word} {self.schema} does not exist")
+
     def catalog(self) -> sqlfiles.SqlFile:
         return sqlfiles.load(f"queues/{self.base_dialect}/catalog.sql")
 
@@ -518,6 +525,12 @@ class Engine(ABC):
         if obj is not None:
             names["object"] = obj
         return [self.render_text(s, names) for s in self.catalog().statements(section)]
+
+    def claim_database(self) -> None:
+        """qadmin is about to make its catalog here: settings that belong to a database qadmin
+        writes (SQLite's WAL mode) are made now, never by a read-only command on someone
+        else's file. A server database has none."""
+        return None
 
     def run_catalog(
         self, section: str, params: Mapping[str, Any] | None = None, *, write: bool = True

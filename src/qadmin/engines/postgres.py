@@ -128,6 +128,11 @@ class PostgresEngine(Engine):
         if isinstance(exc, pgerr.AdminShutdown):
             return ConnectionFailed(f"postgresql: the server ended the session: {text}")
         if isinstance(exc, psycopg.OperationalError) and not state:
+            if f'database "{self.dsn.database}" does not exist' in text:
+                # The server answered: not found, as MySQL's unknown database is.
+                return NotFound(
+                    f"postgresql: database {self.dsn.database} does not exist at {where}"
+                )
             return ConnectionFailed(f"postgresql: cannot connect to {where}: {_first_line(text)}")
         return QadminError(f"postgresql: {text}")
 

@@ -1,8 +1,9 @@
 """SQLite, the embedded default: stdlib driver, one writer at a time, no server routines.
 
 Writes run inside ``BEGIN IMMEDIATE`` so a transaction takes the write lock up front instead of
-failing when it upgrades from read to write; ``busy_timeout`` is the lock timeout. The database
-runs in WAL mode so readers (peek, inspect) never wait for a writer.
+failing when it upgrades from read to write; ``busy_timeout`` is the lock timeout. A database
+qadmin makes its catalog in is switched to WAL mode (it stays so) so readers (peek, inspect)
+never wait for a writer; a command that only reads never changes the file's journal mode.
 """
 
 from __future__ import annotations
@@ -44,9 +45,13 @@ class SqliteEngine(Engine):
         )
         conn.execute(f"PRAGMA busy_timeout = {int(self.timeouts.lock_ms)}")
         if path != ":memory:" and mode != "ro":
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA synchronous = NORMAL")  # this connection's only
         return conn
+
+    def claim_database(self) -> None:
+        if (self.dsn.path or ":memory:") != ":memory:" and self.dsn.query.get("mode") != "ro":
+            with self.errors():
+                self.conn.execute("PRAGMA journal_mode = WAL")
 
     def _translate(self, exc: BaseException) -> QadminError | None:
         if not isinstance(exc, sqlite3.Error):
@@ -61,6 +66,8 @@ class SqliteEngine(Engine):
                 return ConnectionFailed(f"sqlite: cannot open {self.dsn.path}: {text}")
             if "readonly" in lowered or "read-only" in lowered:
                 return PermissionMissing(f"sqlite: {text}", privilege="write access to the file")
+        if isinstance(exc, sqlite3.DatabaseError) and "not a database" in text.lower():
+            return ConnectionFailed(f"sqlite: {self.dsn.path} is not a SQLite database file")
         return QadminError(f"sqlite: {text}")
 
     def server_version(self) -> str:
@@ -75,6 +82,9 @@ class SqliteEngine(Engine):
         if self._schema not in (None, "main"):
             raise UsageError("SQLite has a single schema, main; drop --schema")
         return "main"
+
+    def require_schema(self) -> None:
+        """main always exists (the schema property refuses any other)."""
 
     def quote_ident(self, name: str) -> str:
         return '"' + name.replace('"', '""') + '"'

@@ -60,6 +60,8 @@ def _sql(engine: Engine, section: str, obj: Obj | None = None) -> list[str]:
 def ensure(engine: Engine) -> None:
     """Create the catalog, or bring one made by an earlier qadmin up to date."""
     if not engine.table_exists(CATALOG_TABLE):
+        engine.require_schema()
+        engine.claim_database()
         engine.run_catalog("create")
         engine.run_catalog("objects_create")
     elif not engine.table_exists(OBJECTS_TABLE):
@@ -155,6 +157,7 @@ def get(engine: Engine, name: str, *, creating: bool = False) -> QueueSpec:
 def all_queues(engine: Engine, *, creating: bool = False) -> list[QueueSpec]:
     """Every managed queue; those still being created only when asked for (list)."""
     if not engine.table_exists(CATALOG_TABLE):
+        engine.require_schema()
         return []
     specs = [_spec(r) for r in engine.run_catalog("list", write=False)]
     return [s for s in specs if creating or s.state != CREATING]

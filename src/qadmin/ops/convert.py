@@ -83,8 +83,6 @@ def source(
 def refused(result: dict[str, Any]) -> str | None:
     """A dry run's refusal as the one line the convert itself would fail with, or None."""
     reasons = list(result["refused"])
-    if not result["fits"]:
-        reasons.append(too_big(result["messages"], result["to_capacity"]))
     return refusal(result["queue"], reasons) if reasons else None
 
 
@@ -92,8 +90,17 @@ def plan(engine: Engine, src: Source, capacity: int) -> dict[str, Any]:
     """Every step, the locks it takes, the SQL, whether the backlog fits and what the convert
     would refuse (read-only)."""
     ring = ring_spec(src, capacity)
-    if staged_switch(engine):
-        return convert_staged.plan(engine, src, ring)
+    result = (
+        convert_staged.plan(engine, src, ring)
+        if staged_switch(engine)
+        else _plan(engine, src, ring, capacity)
+    )
+    if not result["fits"]:  # in "refused" too, so every format says why it would not run
+        result["refused"] = [*result["refused"], too_big(result["messages"], capacity)]
+    return result
+
+
+def _plan(engine: Engine, src: Source, ring: QueueSpec, capacity: int) -> dict[str, Any]:
     sql = ConvertSql(engine, src, ring)
     measured = engine.run(sql.section("measure"), sql.params, write=False)[0]
     messages = int(measured["messages"])

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from qadmin.engines.base import Engine
-from qadmin.errors import QadminError
+from qadmin.errors import QadminError, UsageError
 from qadmin.kinds import QueueSpec
 from qadmin.pipeline import formats
 from qadmin.pipeline.export import Progress, Selection, export
@@ -51,7 +51,11 @@ def archive(
     progress: Progress = None,
 ) -> dict[str, Any]:
     check(spec)
-    folder.mkdir(parents=True, exist_ok=True)
+    if not folder.is_dir():
+        formats.require_folder(folder.parent)
+        if folder.exists():
+            raise UsageError(f"{folder} is a file; archive writes into a folder")
+        folder.mkdir()
     with _locked(folder, spec.name):
         finished = [_finish(engine, spec, path) for path in unfinished(folder, spec.name)]
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from qadmin import extras
-from qadmin.errors import UsageError
+from qadmin.errors import NotFound, UsageError
 from qadmin.kinds import KindSpec
 
 EXPORT_SCHEMA_VERSION = 1
@@ -47,6 +47,16 @@ def pyarrow() -> Any:
     except ImportError:
         raise extras.missing("pyarrow", "Parquet") from None
     return pa
+
+
+def require_folder(folder: Path) -> None:
+    """The folder a file goes in exists: a typo in --to must not leave a chain of new folders
+    behind (as for a SQLite DSN, qadmin makes files, not the folders above them)."""
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise UsageError(
+            f"folder {folder} {what} (qadmin makes the file, not the folders above it)"
+        )
 
 
 def format_of(path: Path, given: str | None) -> str:
@@ -129,9 +139,12 @@ class Writer:
         self.path = path
         self.fmt = fmt
         self.columns = tuple(columns)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        require_folder(path.parent)
         self.tmp = path.parent / f"{TMP_PREFIX}{uuid.uuid4().hex}{path.suffix}"
-        self._fh = open(self.tmp, "wb")  # noqa: SIM115 - closed in commit/abort
+        try:
+            self._fh = open(self.tmp, "wb")  # noqa: SIM115 - closed in commit/abort
+        except OSError as exc:  # the user's folder, not the hidden name, is what to fix
+            raise UsageError(f"cannot write in {path.parent}: {exc.strerror}") from None
         self._parquet: Any = None
         if fmt == "parquet":
             import pyarrow.parquet as pq
@@ -207,6 +220,22 @@ def parquet_files(path: Path) -> list[Path]:
     if path.is_dir():
         return sorted(p for p in path.rglob("*.parquet") if not p.name.startswith((".", "_")))
     return [path]
+
+
+def check_source(path: Path, fmt: str) -> None:
+    """A load's input is there and is what its name says: a folder with Parquet parts in it,
+    a Parquet file that starts with Parquet's magic bytes (a name with no suffix is read as
+    Parquet, so /etc/passwd must not reach pyarrow's own error)."""
+    if path.is_dir():
+        if fmt != "parquet" or not parquet_files(path):
+            raise NotFound(f"no input files found in {path} (load reads *.parquet parts there)")
+        return
+    if fmt == "parquet":
+        with open(path, "rb") as fh:
+            if fh.read(4) != b"PAR1":
+                raise UsageError(
+                    f"{path} is not a Parquet file: name it .jsonl or .csv, or give --as"
+                )
 
 
 def parquet_rows(path: Path) -> int:

@@ -149,7 +149,7 @@ def jars(needed: list[str]) -> list[str]:
         paths = [p for p in override.split(",") if p]
         missing = [p for p in paths if not Path(p).is_file()]
         if missing:
-            raise QadminError(f"QADMIN_SPARK_JARS names a missing file: {missing[0]}")
+            raise UsageError(f"QADMIN_SPARK_JARS names a missing file: {missing[0]}")
         return paths
     for jar in needed:
         path = JAR_DIR / jar
@@ -168,20 +168,30 @@ def debugging() -> bool:
     return bool(os.environ.get("QADMIN_DEBUG"))
 
 
-def session(where: Where, jar_names: list[str] | None = None) -> Any:
+def session(
+    where: Where, jar_names: list[str] | None = None, otherwise: str = "or use --engine python"
+) -> Any:
     """A Spark session (reused within one process) with qadmin's settings, reachable and with
-    an executor within ``where.timeout_s``; imports pyspark only here."""
+    an executor within ``where.timeout_s``; imports pyspark only here. ``otherwise``: the way
+    around a missing pyspark that the command offers ("" for report, which has none)."""
     try:
         from pyspark.sql import SparkSession
     except ImportError:
-        raise extras.missing("pyspark", "Spark", "or use --engine python") from None
+        raise extras.missing("pyspark", "Spark", otherwise) from None
     if not debugging():
         logging.getLogger("py4j").setLevel(logging.CRITICAL)
         os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
     _reach(where)
     if where.remote:
         return _connect(SparkSession, where)
-    if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and not os.access(Path(java_home) / "bin" / "java", os.X_OK):
+        # Checked here: spark-class would fail with shell noise and a gateway error.
+        raise MissingDependency(
+            f"Spark needs Java 17, and JAVA_HOME={java_home} has no bin/java: point JAVA_HOME "
+            "at a Java 17 install, or unset it (apt-get install openjdk-17-jre-headless)"
+        )
+    if not (java_home or shutil.which("java")):
         raise MissingDependency(
             "Spark needs Java 17, which is not installed: apt-get install "
             "openjdk-17-jre-headless (or set JAVA_HOME)"

@@ -292,7 +292,7 @@ def rule(report: InspectReport) -> list[Finding]:
             f" (and {more} more claims older than {part.stale_after_s} s)" if more else ""
         )
         fix = (
-            f"qadmin requeue {report.queue} --stale-after {part.stale_after_s}"
+            requeue_fix(report.queue, part.stale_after_s)
             if profile.release is not None
             else why_no_release(profile)
         )
@@ -304,9 +304,15 @@ def rule(report: InspectReport) -> list[Finding]:
             severity,
             "stale_claims",
             f"{counted(len(part.stale), 'claim')} older than {part.stale_after_s} s{detail}",
-            f"qadmin requeue {report.queue} --stale-after {part.stale_after_s}",
+            requeue_fix(report.queue, part.stale_after_s),
         )
     ]
+
+
+def requeue_fix(queue: str, stale_after_s: int | None) -> str:
+    """The command as it runs off a terminal (--yes), with the look first."""
+    command = f"qadmin requeue {queue} --stale-after {stale_after_s}"
+    return f"{command} --dry-run to see them, then {command} --yes"
 
 
 def _has_claims(report: InspectReport) -> bool:

@@ -43,7 +43,8 @@ class Ghosts(Result):
 
     def oldest_holder(self) -> tuple[dict[str, Any] | None, float]:
         oldest = max(self.holders, key=lambda h: float(h.get("xact_age_s") or 0), default=None)
-        return oldest, float(oldest.get("xact_age_s") or 0) if oldest else 0.0
+        # At least 0: a transaction that began after this one's now() reads slightly negative.
+        return oldest, max(float(oldest.get("xact_age_s") or 0), 0.0) if oldest else 0.0
 
     def snapshot_age_s(self) -> float | None:
         return self.oldest_holder()[1] if self.horizon_read else None
@@ -96,7 +97,7 @@ def rule(report: InspectReport) -> list[Finding]:
         )
         fix = "find the oldest transaction (qadmin ghosts) and end it"
         if holder is not None and holding:
-            message += f"; thread {holder['holder']} has had a transaction open for "
+            message += f"; session {holder['holder']} has had a transaction open for "
             message += sql.duration(age)
             fix = f"end that transaction: {advice.end_session(str(holder['holder']))}"
         out.append(Finding(WARNING, "purge_lag", message, fix))
@@ -125,9 +126,9 @@ def rule(report: InspectReport) -> list[Finding]:
 
 
 def _holding(holder: dict[str, Any]) -> str:
-    """Who holds cleanup back and how: a PostgreSQL backend's snapshot, or (MySQL/MariaDB's
-    thread, SQL Server's session) an open transaction."""
-    if holder["holder_kind"] == "transaction":
+    """Who holds cleanup back and how: a PostgreSQL backend's snapshot, or a session's open
+    transaction (MySQL/MariaDB: the processlist id KILL takes; SQL Server: the session id)."""
+    if holder["holder_kind"] == "session":
         return f"session {holder['holder']} has had a transaction open"
     return f"{holder['holder_kind']} {holder['holder']} has had a snapshot / transaction open"
 
