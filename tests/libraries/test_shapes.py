@@ -335,7 +335,10 @@ def test_shape_through_the_cli(
     assert len(report["claims"]["stale"]) == len(case.stale)
 
     checked = qadmin("check", case.table, *conn, "--stale-after", STALE_AFTER)
-    assert checked.exit_code == (1 if case.stale else 0), checked.stdout
+    # A shared server may add server-wide warnings (InnoDB's history list, another session's
+    # old snapshot): the table's own verdict is whether stale_claims is raised.
+    assert ("stale_claims:" in checked.stdout) == bool(case.stale), checked.stdout
+    assert checked.exit_code == 1 if case.stale else checked.exit_code in (0, 1), checked.stdout
 
     if not case.stale:
         return
