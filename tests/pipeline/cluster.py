@@ -11,7 +11,8 @@ import signal
 import socket
 import subprocess
 import time
-from contextlib import suppress
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +26,16 @@ def spark_home() -> Path:
     import pyspark
 
     return Path(pyspark.__file__).parent
+
+
+@contextmanager
+def silent_port() -> Iterator[int]:
+    """A loopback port that accepts connections and never answers (a server that is not
+    Spark, or a hung one): the kernel completes each handshake from the backlog."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(64)
+        yield sock.getsockname()[1]
 
 
 def free_port() -> int:

@@ -27,7 +27,7 @@ from qadmin.pipeline import export, formats, load, spark_jobs
 from tests.conftest import make_target
 from tests.engines.test_payloads import PAYLOADS
 from tests.pipeline import history
-from tests.pipeline.cluster import FAST_JVM, Services, free_port
+from tests.pipeline.cluster import FAST_JVM, Services, free_port, silent_port
 from tests.pipeline.conftest import SPARK_ENV
 
 pytestmark = pytest.mark.cluster
@@ -284,6 +284,25 @@ def test_unreachable_master_and_connect_fail_in_bounded_time_with_exit_6(tmp_pat
         assert time.monotonic() - started < 30
         line = result.stderr.strip()
         assert "\n" not in line and "cannot reach the Spark" in line and str(nobody) in line
+
+
+def test_a_connect_server_that_never_answers_fails_and_the_process_exits(tmp_path):
+    """pyspark's exit hook would retry its clean-up call against the silent server for
+    minutes: the process must end with the error."""
+    (tmp_path / "h").mkdir()
+    with silent_port() as port:
+        started = time.monotonic()
+        out = qadmin(
+            "report", "--history", str(tmp_path / "h"),
+            "--remote", f"sc://127.0.0.1:{port}", "--spark-timeout", "3",
+            timeout=60,
+        )  # fmt: skip
+        assert time.monotonic() - started < 20
+    assert out.returncode == EXIT_CONNECTION
+    assert out.stderr.strip().splitlines() == [
+        f"qadmin: error: the Spark Connect server sc://127.0.0.1:{port} did not answer "
+        "within 3 s (--spark-timeout)"
+    ]
 
 
 def test_a_bad_master_url_is_a_usage_error(tmp_path):

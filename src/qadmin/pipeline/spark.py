@@ -291,15 +291,20 @@ def _connect(builder_type: Any, where: Where) -> Any:
 
     assert where.remote is not None
     try:
-        builder = builder_type.builder.remote(where.remote)
-        spark = _bounded(builder.getOrCreate, where, f"the {where.label}")
+        # No call to the server yet (its channel connects on first use): the settings below
+        # are the first, each bounded.
+        spark = builder_type.builder.remote(where.remote).getOrCreate()
     except ImportError as exc:
         raise MissingDependency(
             f"Spark Connect needs its client: {extras.install_line('spark')} ({exc})"
         ) from None
     wanted = {**session_conf(), **dict(where.conf)}
     for key, value in wanted.items():
-        actual = _bounded(partial(_set, spark, key, value), where, f"the {where.label}")
+        try:
+            actual = _bounded(partial(_set, spark, key, value), where, f"the {where.label}")
+        except ConnectionFailed:
+            _abandon(spark)
+            raise
         if actual.lower() == value.lower():
             continue
         if key in REQUIRED_CONF:
@@ -309,6 +314,14 @@ def _connect(builder_type: Any, where: Where) -> Any:
             )
         render.note(f"qadmin: warning: the {where.label} keeps {key}={actual} (asked {value})")
     return spark
+
+
+def _abandon(spark: Any) -> None:
+    """Drop a Connect session whose server does not answer, closing its channel without a
+    goodbye: otherwise pyspark's exit hook (its ML-cache clean-up) and ``stop``'s session
+    release each retry against the silent server for minutes, and the process cannot exit."""
+    spark.release_session_on_close = False
+    spark.stop()  # closes the client: its exit hook then skips the call
 
 
 def _set(spark: Any, key: str, value: str) -> str:
