@@ -286,6 +286,24 @@ def test_unreachable_master_and_connect_fail_in_bounded_time_with_exit_6(tmp_pat
         assert "\n" not in line and "cannot reach the Spark" in line and str(nobody) in line
 
 
+def test_a_master_port_that_never_answers_fails_within_the_timeout(tmp_path):
+    """Something not Spark listens there: Spark would wait 60 s for its master, then fail
+    with scheduler errors and a Java exception."""
+    (tmp_path / "h").mkdir()
+    with silent_port() as port:
+        started = time.monotonic()
+        result = CliRunner().invoke(
+            cli, ["report", "--history", str(tmp_path / "h"),
+                  "--master", f"spark://127.0.0.1:{port}", "--spark-timeout", "2"],
+        )  # fmt: skip
+        assert time.monotonic() - started < 15
+    assert result.exit_code == EXIT_CONNECTION, result.output
+    assert result.stderr.strip().splitlines() == [
+        f"qadmin: error: the Spark master spark://127.0.0.1:{port} did not answer within "
+        "2 s (--spark-timeout)"
+    ]
+
+
 def test_a_connect_server_that_never_answers_fails_and_the_process_exits(tmp_path):
     """pyspark's exit hook would retry its clean-up call against the silent server for
     minutes: the process must end with the error."""

@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import socket
+import struct
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -228,17 +229,58 @@ def session(
 
 def _reach(where: Where) -> None:
     """Fail fast, and within the timeout, when nothing listens where the master or the
-    Connect server should be (Spark itself retries silently for minutes)."""
-    found = where.hosts()
+    Connect server should be, or a standalone master's port does not speak Spark's RPC
+    (Spark itself retries silently for minutes, then fails with a Java stack)."""
     errors = []
-    for host, port in found:
+    for host, port in where.hosts():
+        failure: str | None
         try:
-            with socket.create_connection((host, port), timeout=where.timeout_s):
-                return
+            with socket.create_connection((host, port), timeout=where.timeout_s) as sock:
+                failure = None if where.remote else _not_spark(sock)
+        except TimeoutError:
+            failure = f"did not answer within {where.timeout_s:g} s"
         except OSError as exc:
-            errors.append(f"{host}:{port}: {exc.strerror or exc}")
-    if errors:
-        raise ConnectionFailed(f"cannot reach the {where.label} ({'; '.join(errors)})")
+            failure = exc.strerror or str(exc)
+        if failure is None:
+            return
+        errors.append(f"{host}:{port}: {failure}")
+    if not errors:
+        return
+    if all("did not answer" in e for e in errors):
+        raise ConnectionFailed(
+            f"the {where.label} did not answer within {where.timeout_s:g} s (--spark-timeout)"
+        )
+    raise ConnectionFailed(f"cannot reach the {where.label} ({'; '.join(errors)})")
+
+
+# A Spark RPC request (frame length, type 3, request id, body length) asking an endpoint no
+# server has: a Spark master answers with an RPC failure frame (type 5) for this request id,
+# without logging an error. Body: no sender address, the receiver's address and name, a
+# Java-serialised string.
+_PROBE_NAME = b"qadmin-probe"
+_PROBE_BODY = (
+    b"\x00\x01" + struct.pack(">H", 9) + b"127.0.0.1" + struct.pack(">i", 0)
+    + struct.pack(">H", len(_PROBE_NAME)) + _PROBE_NAME
+    + b"\xac\xed\x00\x05\x74" + struct.pack(">H", 4) + b"ping"
+)  # fmt: skip
+_PROBE_ID = 0x71AD_0001
+_PROBE = struct.pack(">qbqi", 8 + 1 + 12 + len(_PROBE_BODY), 3, _PROBE_ID, len(_PROBE_BODY))
+_SPARK_REPLIES = (4, 5)  # RpcResponse, RpcFailure
+
+
+def _not_spark(sock: socket.socket) -> str | None:
+    """None when the peer answers the probe as Spark's RPC does, else what it did."""
+    sock.sendall(_PROBE + _PROBE_BODY)
+    head = b""
+    while len(head) < 17:  # frame length, type, request id
+        chunk = sock.recv(17 - len(head))  # bounded by the socket's timeout
+        if not chunk:
+            return "closed the connection at a Spark request (another service listens there?)"
+        head += chunk
+    _, kind, request = struct.unpack(">qbq", head)
+    if kind in _SPARK_REPLIES and request == _PROBE_ID:
+        return None
+    return "answered, but not in Spark's RPC (another service listens there?)"
 
 
 def _bounded(call: Callable[[], T], where: Where, failure: str) -> T:
@@ -422,10 +464,13 @@ def explain(exc: BaseException, where: Where, engine: Engine | None) -> QadminEr
             "from this host through spark.jars; where workers cannot fetch it, put it in "
             "each worker's $SPARK_HOME/jars"
         )
-    line = _one_line(exc)
     if "stopped SparkContext" in text or "StatusCode.UNAVAILABLE" in text:
-        return ConnectionFailed(f"lost the {where.label}: {line}")
-    return QadminError(f"spark: {line}")
+        # Spark's own line here is a Java exception about its stopped context: not the cause.
+        return ConnectionFailed(
+            f"lost the {where.label}: it stopped answering or ended qadmin's application "
+            "(--debug shows Spark's error)"
+        )
+    return QadminError(f"spark: {_one_line(exc)}")
 
 
 def _one_line(exc: BaseException) -> str:
