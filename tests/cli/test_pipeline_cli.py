@@ -183,3 +183,10 @@ def test_load_picks_spark_only_for_a_big_parquet_input_on_a_server(request, tmp_
     assert _spark_load_pays_off(my, fifo, folder)
     assert not _spark_load_pays_off(my, QueueSpec(name="r", kind=Kind.RING, capacity=9), folder)
     assert not _spark_load_pays_off(lite, fifo, folder)
+
+
+@pytest.mark.parametrize("seconds", ["nan", "inf", "0", "-5", "abc", "1e9"])
+def test_a_spark_timeout_that_is_not_a_sensible_duration_is_a_usage_error(seconds, tmp_path):
+    result = run("report", "--history", str(tmp_path), "--spark-timeout", seconds)
+    assert result.exit_code == 2
+    assert "--spark-timeout" in one_line(result)

@@ -45,10 +45,10 @@ def where_options(func: F) -> F:
     )(func)
     return click.option(
         "--spark-timeout",
-        type=click.FloatRange(0.1, 3600),
+        type=Duration(fractional=True, low=0.1, high=3600),
         default=60.0,
         show_default=True,
-        metavar="SECONDS",
+        metavar="DURATION",
         help="Fail (exit 6) when the master or Connect server is not reached, or gives no "
         "executor, within this.",
     )(func)
