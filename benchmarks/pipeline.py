@@ -10,9 +10,14 @@ Report: a synthetic history of R rows (tests/pipeline/history.py: a fleet of hea
 one sample a minute, one Parquet file per day) through ``report.run`` on local[*]; peak memory
 is the largest resident set of this process plus its JVM, sampled every 0.2 s.
 
-    .venv/bin/python benchmarks/pipeline.py --rows 1000000 [--engines postgresql,mariadb]
-    .venv/bin/python benchmarks/pipeline.py --part report --history-rows 10000000
-    .venv/bin/python benchmarks/pipeline.py --part where --rows 1000000 --partitions 2
+The commands that produced benchmarks/results/pipeline.md (``--work``: where the generated
+files go, default a temporary folder; ``--engines postgresql,mariadb`` is the default):
+
+    .venv/bin/python benchmarks/pipeline.py --part export-load --rows 1000000 --work /tmp/x/work
+    .venv/bin/python benchmarks/pipeline.py --part report --history-rows 10000000 --work /tmp/x/work
+    .venv/bin/python benchmarks/pipeline.py --part export-load --rows 10000000 --work /tmp/x/work
+    QADMIN_SPARK_DRIVER_MEMORY=1g .venv/bin/python benchmarks/pipeline.py --part where \
+        --rows 500000 --partitions 2 --work /tmp/spark18-bench/work
 
 Where (``--part where``): the same PostgreSQL queue exported and loaded by the one-shot CLI
 on ``local[*]``, on a standalone cluster (a master and two one-core workers) and through a
