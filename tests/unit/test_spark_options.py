@@ -3,6 +3,8 @@ the MariaDB/MySQL URL scheme Spark quotes correctly; the JDBC drivers found or n
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from qadmin.engines import open_engine
@@ -88,6 +90,25 @@ def test_spark_conf_takes_spark_keys_only():
     assert where.conf == (("spark.driver.port", "40000"),) and where.timeout_s == 5
     with pytest.raises(UsageError, match=r"spark\.KEY=VALUE"):
         spark.Where.resolve("local[2]", None, 5, ("driver.port",))
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        *("spark.sql.shuffle.partitions=abc", "spark.cores.max=0", "spark.executor.cores=1.5"),
+        *("spark.driver.port=70000", "spark.blockManager.port=x", "spark.executor.memory=lots"),
+        *("spark.driver.memory=-1g", "spark.ui.enabled=yes"),
+    ],
+)
+def test_a_bad_value_for_a_known_spark_setting_is_a_usage_error(item):
+    with pytest.raises(UsageError, match=rf"--spark-conf {re.escape(item)}: Spark takes"):
+        spark.Where.resolve(None, "sc://c:15002", 5, (item,))
+
+
+def test_good_values_and_unknown_settings_pass():
+    items = ("spark.sql.shuffle.partitions=4", "spark.driver.port=0", "spark.executor.memory=512m")
+    items += ("spark.driver.maxResultSize=2GB", "spark.ui.enabled=True", "spark.foo.bar=any")
+    assert len(spark.Where.resolve("local[2]", None, 5, items).conf) == len(items)
 
 
 def test_the_hosts_checked_before_starting():

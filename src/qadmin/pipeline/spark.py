@@ -78,6 +78,38 @@ def session_conf() -> dict[str, str]:
 REQUIRED_CONF = ("spark.sql.session.timeZone", "spark.sql.parquet.outputTimestampType")
 
 
+# The values of the settings qadmin documents, checked before starting: Spark would keep its
+# default for a bad one (a Connect server silently), or fail at start with a Java stack.
+_COUNTS = {"spark.sql.shuffle.partitions", "spark.default.parallelism", "spark.cores.max"}
+_COUNTS |= {"spark.executor.cores", "spark.driver.cores", "spark.executor.instances"}
+_COUNTS |= {"spark.task.cpus", "spark.port.maxRetries"}
+_PORTS = {"spark.driver.port", "spark.blockManager.port", "spark.driver.blockManager.port"}
+_PORTS |= {"spark.ui.port"}
+_SIZES = {"spark.executor.memory", "spark.driver.memory", "spark.executor.memoryOverhead"}
+_SIZES |= {"spark.driver.memoryOverhead", "spark.driver.maxResultSize"}
+_SIZES |= {"spark.memory.offHeap.size"}
+_FLAGS = {"spark.ui.enabled", "spark.dynamicAllocation.enabled", "spark.authenticate"}
+_FLAGS |= {"spark.network.crypto.enabled", "spark.io.encryption.enabled"}
+_FLAGS |= {"spark.sql.adaptive.enabled", "spark.speculation", "spark.memory.offHeap.enabled"}
+SIZE_RE = re.compile(r"\d+\s*([kmgtp]i?b?|b)?", re.IGNORECASE)
+
+
+def _check_value(key: str, value: str) -> None:
+    """A usage error for a value Spark would not take for a setting qadmin knows."""
+    text = value.strip()
+    if key in _COUNTS and not (text.isdigit() and int(text) >= 1):
+        problem = "a whole number of at least 1"
+    elif key in _PORTS and not (text.isdigit() and int(text) <= 65535):
+        problem = "a port number from 0 to 65535"
+    elif key in _SIZES and not SIZE_RE.fullmatch(text):
+        problem = "a size such as 512m or 2g"
+    elif key in _FLAGS and text.lower() not in ("true", "false"):
+        problem = "true or false"
+    else:
+        return
+    raise UsageError(f"--spark-conf {key}={value}: Spark takes {problem}")
+
+
 @dataclass(frozen=True)
 class Where:
     """Where Spark runs: a master URL, or a Spark Connect remote (exclusive); how long to
@@ -111,6 +143,7 @@ class Where:
             key, sep, value = item.partition("=")
             if not sep or not key.startswith("spark."):
                 raise UsageError(f"--spark-conf {item}: give spark.KEY=VALUE")
+            _check_value(key, value)
             pairs.append((key, value))
         return cls(master or (None if remote else "local[*]"), remote, timeout_s, tuple(pairs))
 
