@@ -152,8 +152,13 @@ def test_connect_export_and_load_match_local(services, spark_session, request, t
     out = qadmin(
         "load", "dst", "--from", str(folder), "--engine", "spark", "--key", "id",
         "--format", "json", *where_args(services, "connect"), *target.cli_args(),
+        "--spark-conf", "spark.driver.memory=512m",  # the server's own: it refuses
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
+    assert (
+        f"qadmin: warning: the Spark Connect server {services.remote} keeps "
+        "spark.driver.memory=1g (refused 512m)"
+    ) in out.stderr
     assert json.loads(out.stdout)["loaded"] == MESSAGES
     assert queue_digest(engine, copy) == queue_digest(engine, local_load(engine, folder))
     assert [m["payload"] for m in messages.peek(engine, copy, count=MESSAGES)] == sent

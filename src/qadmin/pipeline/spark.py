@@ -380,14 +380,15 @@ def _connect(builder_type: Any, where: Where) -> Any:
         except ConnectionFailed:
             _abandon(spark)
             raise
-        if actual.lower() == value.lower():
+        if actual is not None and actual.lower() == value.lower():
             continue
+        kept = f"keeps {key}={actual}" if actual is not None else f"has no {key}"
         if key in REQUIRED_CONF:
             raise QadminError(
-                f"the {where.label} keeps {key}={actual}, qadmin needs {value}: "
+                f"the {where.label} {kept}, qadmin needs {value}: "
                 f"start it with --conf {key}={value}"
             )
-        render.note(f"qadmin: warning: the {where.label} keeps {key}={actual} (asked {value})")
+        render.note(f"qadmin: warning: the {where.label} {kept} (refused {value})")
     return spark
 
 
@@ -399,11 +400,17 @@ def _abandon(spark: Any) -> None:
     spark.stop()  # closes the client: its exit hook then skips the call
 
 
-def _set(spark: Any, key: str, value: str) -> str:
-    """Set a session setting where the server allows it; the value it then has."""
+def _set(spark: Any, key: str, value: str) -> str | None:
+    """Set a session setting where the server allows it; the value it then has, its own
+    default included (None: the server has no value for it at all)."""
+    from pyspark.errors import SparkNoSuchElementException
+
     with suppress(Exception):  # a setting the server fixes: the caller compares the value
         spark.conf.set(key, value)
-    return str(spark.conf.get(key, None))
+    try:
+        return str(spark.conf.get(key))  # without a default: the server's effective value
+    except SparkNoSuchElementException:
+        return None
 
 
 def is_connect(session: Any) -> bool:
