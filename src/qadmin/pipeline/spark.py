@@ -91,6 +91,7 @@ _SIZES |= {"spark.memory.offHeap.size"}
 _FLAGS = {"spark.ui.enabled", "spark.dynamicAllocation.enabled", "spark.authenticate"}
 _FLAGS |= {"spark.network.crypto.enabled", "spark.io.encryption.enabled"}
 _FLAGS |= {"spark.sql.adaptive.enabled", "spark.speculation", "spark.memory.offHeap.enabled"}
+_FLAGS |= {"spark.ssl.enabled", "spark.ssl.rpc.enabled"}
 SIZE_RE = re.compile(r"\d+\s*([kmgtp]i?b?|b)?", re.IGNORECASE)
 
 
@@ -269,7 +270,8 @@ def _reach(where: Where) -> None:
         failure: str | None
         try:
             with socket.create_connection((host, port), timeout=where.timeout_s) as sock:
-                failure = None if where.remote else _not_spark(sock)
+                probe = not (where.remote or _tls(where))
+                failure = _not_spark(sock, time.monotonic() + where.timeout_s) if probe else None
         except TimeoutError:
             failure = f"did not answer within {where.timeout_s:g} s"
         except OSError as exc:
@@ -284,6 +286,13 @@ def _reach(where: Where) -> None:
             f"the {where.label} did not answer within {where.timeout_s:g} s (--spark-timeout)"
         )
     raise ConnectionFailed(f"cannot reach the {where.label} ({'; '.join(errors)})")
+
+
+def _tls(where: Where) -> bool:
+    """Whether Spark's RPC runs over TLS here (the plain-text probe cannot speak it)."""
+    conf = dict(where.conf)
+    keys = ("spark.ssl.rpc.enabled", "spark.ssl.enabled")
+    return any(conf.get(key, "").strip().lower() == "true" for key in keys)
 
 
 # A Spark RPC request (frame length, type 3, request id, body length) asking an endpoint no
@@ -301,12 +310,14 @@ _PROBE = struct.pack(">qbqi", 8 + 1 + 12 + len(_PROBE_BODY), 3, _PROBE_ID, len(_
 _SPARK_REPLIES = (4, 5)  # RpcResponse, RpcFailure
 
 
-def _not_spark(sock: socket.socket) -> str | None:
-    """None when the peer answers the probe as Spark's RPC does, else what it did."""
+def _not_spark(sock: socket.socket, deadline: float) -> str | None:
+    """None when the peer answers the probe as Spark's RPC does, else what it did; a
+    TimeoutError when it says nothing by the deadline."""
     sock.sendall(_PROBE + _PROBE_BODY)
     head = b""
     while len(head) < 17:  # frame length, type, request id
-        chunk = sock.recv(17 - len(head))  # bounded by the socket's timeout
+        sock.settimeout(max(0.01, deadline - time.monotonic()))
+        chunk = sock.recv(17 - len(head))
         if not chunk:
             return "closed the connection at a Spark request (another service listens there?)"
         head += chunk
