@@ -8,10 +8,13 @@ with a snapshot and a row lock held elsewhere.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +24,7 @@ from qadmin.cli import cli
 from qadmin.engines import open_engine
 from qadmin.profiles.detect import detect
 from qadmin.profiles.shape import read_shape
+from tests.libraries.conftest import NODE_DIR
 
 STALE_AFTER = "2s"
 
@@ -145,3 +149,36 @@ def check_qadmin(
         assert dry.exit_code == 2, (dry.stdout, dry.stderr)
         assert library in dry.stderr
     return dict(report)
+
+
+@dataclass(frozen=True)
+class NodeScript:
+    """One of tests/libraries/node's scripts, run against one database: its subcommands print
+    a JSON line last (the library's own view), ``worker`` runs until killed."""
+
+    path: Path
+    env: dict[str, str]
+
+    @classmethod
+    def of(cls, name: str, dsn: str, block_file: Path, node_modules: Path) -> NodeScript:
+        env = {
+            **os.environ,
+            "LIB_DSN": dsn,
+            "LIB_BLOCK": str(block_file),
+            "NODE_PATH": str(node_modules),
+        }
+        return cls(NODE_DIR / name, env)
+
+    def __call__(self, *args: str) -> Any:
+        out = subprocess.run(
+            ["node", str(self.path), *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    def command(self, *args: str) -> list[str]:
+        return ["node", str(self.path), *args]

@@ -5,48 +5,32 @@ refuses, and the job runs to completion after graphile-worker's own unlock."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
-from tests.libraries.conftest import NODE_DIR, Processes
+from tests.libraries.conftest import Processes
 from tests.libraries.scenario import (
     LibraryView,
+    NodeScript,
     check_qadmin,
     detected_library,
     pg_trouble,
     wait_until,
 )
 
-SCRIPT = str(NODE_DIR / "graphile.js")
-
-
-def _node(env: dict[str, str], *args: str) -> Any:
-    out = subprocess.run(
-        ["node", SCRIPT, *args], env=env, capture_output=True, text=True, timeout=60
-    )
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
 
 def test_graphile_worker(
     pg_own_database: str, processes: Processes, block_file: Path, node_modules: Path
 ) -> None:
     dsn = pg_own_database
-    env = {
-        **os.environ,
-        "LIB_DSN": dsn,
-        "LIB_BLOCK": str(block_file),
-        "NODE_PATH": str(node_modules),
-    }
-    stuck = _node(env, "setup")["stuck"]
-    worker = processes.start(["node", SCRIPT, "worker"], env)
+    node = NodeScript.of("graphile.js", dsn, block_file, node_modules)
+    stuck = node("setup")["stuck"]
+    worker = processes.start(node.command("worker"), node.env)
     own: dict[str, Any] = {}
 
     def settled() -> bool:
-        own.update(_node(env, "view"))
+        own.update(node("view"))
         return (own["locked"], own["failed"], own["waiting"]) == (1, 2, 3)
 
     wait_until("graphile-worker to run, fail and lock the sleepy job", settled)
@@ -71,12 +55,12 @@ def test_graphile_worker(
         check_qadmin(conn, "_private_jobs", "graphile-worker", view, releasable=False)
 
     # What qadmin's refusal points to: graphile-worker's own unlock, then a worker finishes it.
-    _node(env, "unlock", own["locked_by"])
+    node("unlock", own["locked_by"])
     os.unlink(block_file)
-    processes.start(["node", SCRIPT, "worker"], env)
+    processes.start(node.command("worker"), node.env)
 
     def finished() -> bool:
-        own.update(_node(env, "view"))
+        own.update(node("view"))
         return (own["locked"], own["failed"], own["total"]) == (0, 2, 5)
 
     wait_until("graphile-worker to run the unlocked job to completion", finished)

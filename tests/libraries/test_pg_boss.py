@@ -5,48 +5,32 @@ that maintenance completes the job."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
-from tests.libraries.conftest import NODE_DIR, Processes
+from tests.libraries.conftest import Processes
 from tests.libraries.scenario import (
     LibraryView,
+    NodeScript,
     check_qadmin,
     detected_library,
     pg_trouble,
     wait_until,
 )
 
-SCRIPT = str(NODE_DIR / "pgboss.js")
-
-
-def _node(env: dict[str, str], *args: str) -> Any:
-    out = subprocess.run(
-        ["node", SCRIPT, *args], env=env, capture_output=True, text=True, timeout=60
-    )
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
 
 def test_pg_boss(
     pg_own_database: str, processes: Processes, block_file: Path, node_modules: Path
 ) -> None:
     dsn = pg_own_database
-    env = {
-        **os.environ,
-        "LIB_DSN": dsn,
-        "LIB_BLOCK": str(block_file),
-        "NODE_PATH": str(node_modules),
-    }
-    stuck = _node(env, "setup")["stuck"]
-    worker = processes.start(["node", SCRIPT, "worker"], env)
+    node = NodeScript.of("pgboss.js", dsn, block_file, node_modules)
+    stuck = node("setup")["stuck"]
+    worker = processes.start(node.command("worker"), node.env)
     own: dict[str, Any] = {}
 
     def settled() -> bool:
-        own.update(_node(env, "view", stuck))
+        own.update(node("view", stuck))
         return own["states"] == {"completed": 3, "failed": 2, "active": 1, "created": 3}
 
     wait_until("pg-boss's worker to complete, fail and start the sleepy job", settled)
@@ -67,10 +51,10 @@ def test_pg_boss(
 
     # pg-boss's own recovery: its maintenance fails the expired job and retries it.
     os.unlink(block_file)
-    processes.start(["node", SCRIPT, "worker", "recover"], env)
+    processes.start(node.command("worker", "recover"), node.env)
 
     def recovered() -> bool:
-        own.update(_node(env, "view", stuck))
+        own.update(node("view", stuck))
         return own["stuck_state"] == "completed"
 
     wait_until("pg-boss's maintenance to retry the job and its worker to complete it", recovered)
