@@ -382,11 +382,15 @@ def test_a_workers_heartbeat_table_says_which_claims_are_dead(request, tmp_path)
             f"worker_id int REFERENCES {schema}.workers, attempts int NOT NULL DEFAULT 1)"
         )
         admin.execute(
-            f"INSERT INTO {schema}.workers VALUES (1, now() - interval '10 minutes'), (2, now())"
+            f"INSERT INTO {schema}.workers VALUES (1, now() - interval '10 minutes'), (2, now()), "
+            "(3, now() - interval '5 seconds')"
         )
+        # 113: its worker's row was pruned (worker_id set NULL, as procrastinate's FK does):
+        # dead. 114: its worker beat 5 s ago, under the library's floor: alive.
         admin.execute(
             f"INSERT INTO {schema}.tasks VALUES (109, 'doing', 1, 1), (110, 'doing', 2, 1), "
-            "(111, 'todo', NULL, 0), (112, 'succeeded', NULL, 1)"
+            "(111, 'todo', NULL, 0), (112, 'succeeded', NULL, 1), (113, 'doing', NULL, 1), "
+            "(114, 'doing', 3, 1)"
         )
     engine = target.engine()
     shape = read_shape(engine, "tasks")
@@ -405,13 +409,16 @@ def test_a_workers_heartbeat_table_says_which_claims_are_dead(request, tmp_path)
         claimed=("doing",),
         done=("succeeded",),
         heartbeat=Heartbeat("workers", "worker_id", "id", "last_beat"),
+        heartbeat_floor_s=30,
         attempts_column="attempts",
     )
     resolved = Resolved(check(profile, shape, "postgresql"), None, shape)
-    report = run.inspect_resolved(engine, resolved, Options(sample_s=0))
+    # --stale-after 1 s: worker 3 (beat 5 s ago) is under the 30 s floor, so still alive.
+    report = run.inspect_resolved(engine, resolved, Options(stale_after_s=1, sample_s=0))
     data = report.to_json_dict()
-    assert (data["size"]["depth"], data["size"]["claimed"], data["size"]["done"]) == (1, 2, 1)
-    [dead] = data["claims"]["stale"]
+    assert (data["size"]["depth"], data["size"]["claimed"], data["size"]["done"]) == (1, 4, 1)
+    dead, pruned = data["claims"]["stale"]
+    assert (pruned["id"], pruned["worker_alive"], pruned["heartbeat_age_s"]) == (113, False, None)
     assert (dead["id"], dead["worker_alive"]) == (109, False)
     assert 500 < dead["heartbeat_age_s"] < 1200
     finding = next(f for f in report.findings if f.code == "stale_claims")
@@ -422,17 +429,18 @@ def test_a_workers_heartbeat_table_says_which_claims_are_dead(request, tmp_path)
     # Given a Release, only the dead worker's job goes back: the UPDATE asks the workers table
     # again, so the live worker's job 110 stays claimed whatever was listed.
     releasing = dataclasses.replace(resolved.profile, release=Release("todo", ("worker_id",)))
-    ctx = run.context(engine, Resolved(releasing, None, shape), Options(stale_after_s=300))
-    assert claims_part.requeue_profile(ctx, [109, 110, 112]) == [109]
+    ctx = run.context(engine, Resolved(releasing, None, shape), Options(stale_after_s=1))
+    assert claims_part.requeue_profile(ctx, [109, 110, 112, 113, 114]) == [109, 113]
     rows = engine.query(f"SELECT id, status, worker_id FROM {schema}.tasks ORDER BY id")
     assert [(r["status"], r["worker_id"]) for r in rows[:2]] == [("todo", None), ("doing", 2)]
+    assert [r["status"] for r in rows[4:]] == ["todo", "doing"]
     engine.close()
     conn = ["--dsn", PG_ADMIN, "--schema", target.schema]
     wrote = _cli("collect", "tasks", "--to", str(tmp_path / "history"), *conn)
     assert wrote.exit_code == 0, wrote.output
     [file] = (tmp_path / "history").rglob("*.parquet")
     row = pq.read_table(file).to_pylist()[0]
-    assert (row["queue"], row["kind"], row["depth"]) == ("tasks", "table", 4)
+    assert (row["queue"], row["kind"], row["depth"]) == ("tasks", "table", 6)
 
 
 def test_convert_moves_only_a_declared_profiles_waiting_rows(request, tmp_path):
@@ -458,3 +466,68 @@ def test_convert_moves_only_a_declared_profiles_waiting_rows(request, tmp_path):
     config.write_text(declared.format(t=target.schema, p='"new", "retry"'))
     refused = _cli(*args)
     assert refused.exit_code == 2 and "waiting rows are not one value" in refused.stderr
+
+
+@pytest.mark.parametrize("label", ("postgresql", "mariadb"))
+def test_a_claim_whose_session_lives_is_never_requeued(label, request, tmp_path):
+    """A claim held 30 min by a session that is still connected is a finding that says so,
+    never a release: requeue skips it and its UPDATE asks the server again. A session that
+    is gone is released; --stale-after below 1 s is refused."""
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    table = engine.qualified("held")
+    ago = "now() - interval '30 minutes'" if label == "postgresql" else "NOW() - INTERVAL 30 MINUTE"
+    live = target.engine()  # the claiming session: connected for the whole test
+    pid = live.query(
+        "SELECT pg_backend_pid() AS p" if label == "postgresql" else "SELECT CONNECTION_ID() AS p"
+    )[0]["p"]
+    engine.run(
+        [f"CREATE TABLE {table} (id int PRIMARY KEY, st varchar(8), ca timestamp NULL, sess int)"]
+    )
+    engine.run(
+        [
+            f"INSERT INTO {table} VALUES (1, 'run', {ago}, :pid), (2, 'run', {ago}, 999999), (3, 'new', NULL, NULL)"
+        ],
+        {"pid": int(pid)},
+    )
+    engine.close()
+    opts = ["--state-column", "st", "--pending", "new", "--claimed", "run"]
+    opts += ["--claimed-at-column", "ca", "--session-column", "sess", *target.cli_args()]
+    try:
+        listed = {c["id"]: c for c in _json("claims", "held", "--stale-after", "5m", *opts)}
+        assert (listed[1]["session_alive"], listed[2]["session_alive"]) == (True, False)
+        checked = _cli("check", "held", "--stale-after", "5m", "--sample", "0", *opts)
+        assert checked.exit_code == 1, checked.output
+        finding = next(
+            f
+            for f in _json("inspect", "held", "--sample", "0", "--stale-after", "5m", *opts)[
+                "findings"
+            ]
+            if f["code"] == "stale_claims"
+        )
+        assert f"session {pid} is still alive" in finding["message"]
+        assert [
+            c["id"] for c in _json("requeue", "held", "--stale-after", "5m", "--dry-run", *opts)
+        ] == [2]
+        assert _json("requeue", "held", "--stale-after", "5m", "--yes", *opts) == [{"id": 2}]
+        refused = _cli("requeue", "held", "--stale-after", "0", "--yes", *opts)
+        assert refused.exit_code == 2 and "below 1 s" in refused.stderr
+        # A race: the row listed stale while its session lives is still refused by the UPDATE.
+        engine = target.engine()
+        resolved = resolve(
+            engine,
+            "held",
+            {},
+            {
+                "state_column": "st",
+                "pending": ("new",),
+                "claimed": ("run",),
+                "claimed_at_column": "ca",
+                "session_column": "sess",
+            },
+        )
+        ctx = run.context(engine, resolved, Options(stale_after_s=300))
+        assert claims_part.requeue_profile(ctx, [1]) == []
+        engine.close()
+    finally:
+        live.close()

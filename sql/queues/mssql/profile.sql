@@ -37,7 +37,12 @@ SELECT max({order_col.bare}) AS high FROM {table}
 
 -- name: dead_worker
 NOT EXISTS (SELECT 1 FROM {hb_table} AS h WHERE h.{hb_worker.bare} = {table}.{hb_job.bare}
-            AND h.{hb_beat.bare} > DATEADD(SECOND, -:stale_s, SYSUTCDATETIME()))
+            AND h.{hb_beat.bare} > DATEADD(SECOND, -:beat_s, SYSUTCDATETIME()))
+
+-- name: session_gone
+-- The claiming session (the profile's session column) no longer exists: requeue's guard.
+({sess.bare} IS NULL OR CAST({sess.bare} AS nvarchar(20)) NOT IN
+ (SELECT CAST(session_id AS nvarchar(20)) FROM sys.dm_exec_sessions))
 
 -- name: state_values
 SELECT TOP (:limit) {state} AS state, count(*) AS n FROM {table} GROUP BY {state}

@@ -43,7 +43,12 @@ SELECT max({order_col.bare}) AS high FROM {table}
 
 -- name: dead_worker
 NOT EXISTS (SELECT 1 FROM {hb_table} AS h WHERE h.{hb_worker.bare} = {table}.{hb_job.bare}
-            AND h.{hb_beat.bare} > CURRENT_TIMESTAMP(6) - INTERVAL :stale_s SECOND)
+            AND h.{hb_beat.bare} > CURRENT_TIMESTAMP(6) - INTERVAL :beat_s SECOND)
+
+-- name: session_gone
+-- The claiming session (the profile's session column) no longer exists: requeue's guard.
+({sess.bare} IS NULL OR CAST({sess.bare} AS CHAR) NOT IN
+ (SELECT CAST(ID AS CHAR) FROM information_schema.PROCESSLIST))
 
 -- name: state_values
 SELECT {state} AS state, count(*) AS n FROM {table} GROUP BY {state} LIMIT :limit

@@ -38,7 +38,12 @@ SELECT max({order_col.bare}) AS high FROM {table}
 
 -- name: dead_worker
 NOT EXISTS (SELECT 1 FROM {hb_table} AS h WHERE h.{hb_worker.bare} = {table}.{hb_job.bare}
-            AND h.{hb_beat.bare} > now() - make_interval(secs => :stale_s))
+            AND h.{hb_beat.bare} > now() - make_interval(secs => :beat_s))
+
+-- name: session_gone
+-- The claiming session (the profile's session column) no longer exists: requeue's guard.
+({sess.bare} IS NULL OR CAST({sess.bare} AS text) NOT IN
+ (SELECT CAST(pid AS text) FROM pg_stat_activity))
 
 -- name: state_values
 SELECT {state} AS state, count(*) AS n FROM {table} GROUP BY {state} LIMIT :limit

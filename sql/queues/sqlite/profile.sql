@@ -37,7 +37,7 @@ SELECT max({order_col.bare}) AS high FROM {table}
 
 -- name: dead_worker
 NOT EXISTS (SELECT 1 FROM {hb_table} AS h WHERE h.{hb_worker.bare} = {table}.{hb_job.bare}
-            AND julianday(h.{hb_beat.bare}) > julianday('now') - :stale_s / 86400.0)
+            AND julianday(h.{hb_beat.bare}) > julianday('now') - :beat_s / 86400.0)
 
 -- name: state_values
 SELECT {state} AS state, count(*) AS n FROM {table} GROUP BY {state} LIMIT :limit

@@ -46,6 +46,9 @@ def _section(name: str, index: int = 0) -> Table:
     return (section.title, section.path, list(section.columns))
 
 
+# requeue refuses a shorter --stale-after: a claim taken a moment ago is not stale.
+REQUEUE_MIN_STALE_S = 1
+
 stale_option = click.option(
     "--stale-after",
     "stale_after",
@@ -375,20 +378,27 @@ def requeue(
     a consumer that was only slow may still finish and find its ack refused). A profiled
     table is released only as its profile says (state back, claim columns cleared), and only
     rows still claimed and still stale when the UPDATE runs."""
+    if stale_after < REQUEUE_MIN_STALE_S:
+        raise UsageError(
+            f"requeue: --stale-after {stale_after} s is below {REQUEUE_MIN_STALE_S} s: "
+            "every claim in progress would be released"
+        )
     engine, resolved = _resolve(target, name, profile)
     spec = resolved.spec
     _claims_of(resolved, "requeue")
     if spec is None and resolved.profile.release is None:
         raise UsageError(f"requeue: {name}: {claims_part.why_no_release(resolved.profile)}")
     if dry_run:
-        render.rows(_stale_claims(engine, resolved, stale_after).stale, _columns(resolved), fmt)
+        stale = _stale_claims(engine, resolved, stale_after).stale
+        shown = stale if spec is not None else claims_part.releasable(stale)
+        render.rows(shown, _columns(resolved), fmt)
         return
     confirm("requeue stale claims of", name, yes)
     if spec is not None:
         released: list[Any] = claims_part.requeue(engine, spec, stale_after)
     else:
         ctx = run.context(engine, resolved, Options(stale_after_s=stale_after))
-        stale = claims_part.measure_profile(ctx).stale
+        stale = claims_part.releasable(claims_part.measure_profile(ctx).stale)
         released = claims_part.requeue_profile(ctx, [c["id"] for c in stale])
     render.rows([{"id": i} for i in released], ["id"], fmt)
 

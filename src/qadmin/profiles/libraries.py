@@ -69,6 +69,9 @@ PROCRASTINATE = _shape(
             worker_column="id",
             beat_column="last_heartbeat",
         ),
+        # 3 x procrastinate's default update_heartbeat_interval (10 s); its own
+        # get_stalled_jobs defaults to 30 s as well.
+        heartbeat_floor_s=30.0,
         attempts_column="attempts",
         release=Release(state="todo", clear=("worker_id",)),
     ),
@@ -321,6 +324,8 @@ SOLID_QUEUE_CLAIMED = _shape(
             worker_column="id",
             beat_column="last_heartbeat_at",
         ),
+        # Solid Queue's own process_alive_threshold (5 min; it beats every 60 s).
+        heartbeat_floor_s=300.0,
     ),
 )
 

@@ -73,6 +73,10 @@ class Profile:
     worker_column: str | None = None  # the claiming worker's name or id, when recorded
     heartbeat: Heartbeat | None = None
     heartbeat_column: str | None = None  # a claim's last beat kept on its own row (pgqueuer)
+    # A worker is dead only when its last beat is older than max(--stale-after, this): a
+    # library's few-heartbeat-intervals floor, so a short --stale-after never calls a worker
+    # between two beats dead (qadmin.profiles.libraries says each library's figure).
+    heartbeat_floor_s: float = 0.0
     attempts_column: str | None = None
     error_column: str | None = None
     release: Release | None = None

@@ -165,6 +165,17 @@ def _is_stale(item: dict[str, Any], stale_after: int) -> bool:
     return age is not None and age >= stale_after
 
 
+def releasable(stale: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The stale claims requeue may give back: never one whose session or worker still
+    lives, however long it has held the row (a long claim of a live session is a finding)."""
+    return [c for c in stale if c["session_alive"] is not True and c["worker_alive"] is not True]
+
+
+def _beat_limit(profile: Profile, stale_after: int) -> float:
+    """How old a worker's last beat must be for it to be dead (see Profile.heartbeat_floor_s)."""
+    return max(float(stale_after), profile.heartbeat_floor_s)
+
+
 def _claim_row(
     row: dict[str, Any],
     profile: Profile,
@@ -173,11 +184,15 @@ def _claim_row(
 ) -> dict[str, Any]:
     """One claimed row as claims prints it: the contract's keys, and qadmin's own names for
     the same facts (processing_started_at, claimed_by, claimed_session)."""
+    limit = _beat_limit(profile, stale_after)
     heartbeat = sql.seconds(row.get("heartbeat_age_s"))
-    worker_alive = _alive(heartbeat, stale_after) if profile.heartbeat_column else None
-    if beats is not None and row.get("heartbeat_key") is not None:
-        heartbeat = beats.get(str(row["heartbeat_key"]))
-        worker_alive = False if heartbeat is None else heartbeat < stale_after
+    worker_alive = _alive(heartbeat, limit) if profile.heartbeat_column else None
+    if beats is not None:
+        # A worker key that is NULL or names no worker row is a dead worker's claim: the
+        # library pruned the row (procrastinate's ON DELETE SET NULL) and the job stayed.
+        key = row.get("heartbeat_key")
+        heartbeat = None if key is None else beats.get(str(key))
+        worker_alive = heartbeat is not None and heartbeat < limit
     error = row.get("error")
     return {
         "id": row["id"],
@@ -215,12 +230,14 @@ def requeue_profile(ctx: Context, ids: list[Any]) -> list[Any]:
             raise UsageError(f"requeue: {ctx.table}: {why_no_release(profile)}")
         sets.insert(0, f"{reader.name(profile.state_column)} = :release_state")
         params["release_state"] = release.state
+    stale_s = ctx.options.stale_after_s
+    beat_s = _beat_limit(profile, stale_s)
     done = []
     for row_id in ids:
         rows = reader.run(
             "release",
             {"filter": where, "assignments": ", ".join(sets), "stale": stale},
-            {**params, "id": row_id, "stale_s": ctx.options.stale_after_s},
+            {**params, "id": row_id, "stale_s": stale_s, "beat_s": beat_s},
             {"id_col": key},
             write=True,
         )
@@ -231,17 +248,25 @@ def requeue_profile(ctx: Context, ids: list[Any]) -> list[Any]:
 
 def _still_stale(reader: query.Reader) -> str | None:
     """SQL that is true while a claim is stale, by the server's clock, judged as the listing
-    judged it: no heartbeat of its worker newer than :stale_s (a workers table, or a beat on
-    its own row), else its claim time older than that."""
+    judged it: no heartbeat of its worker newer than :beat_s (a workers table, or a beat on
+    its own row), else its claim time older than :stale_s; and, where the profile records
+    the claiming session, that session is gone (so a race cannot release a live one)."""
     profile = reader.profile
-    column = profile.heartbeat_column or profile.claimed_at_column
     beat = profile.heartbeat
-    if beat is None:
-        return None if column is None else f"{reader.age(column)} >= :stale_s"
-    names = {"table": profile.table, "hb_table": beat.table, "hb_worker": beat.worker_column}
-    names.update(hb_job=beat.job_column, hb_beat=beat.beat_column)
-    text = reader.section_text("dead_worker")
-    return reader.engine.render_text(text, names)
+    if beat is not None:
+        names = {"table": profile.table, "hb_table": beat.table, "hb_worker": beat.worker_column}
+        names.update(hb_job=beat.job_column, hb_beat=beat.beat_column)
+        stale = reader.engine.render_text(reader.section_text("dead_worker"), names)
+    elif profile.heartbeat_column is not None:
+        stale = f"{reader.age(profile.heartbeat_column)} >= :beat_s"
+    elif profile.claimed_at_column is not None:
+        stale = f"{reader.age(profile.claimed_at_column)} >= :stale_s"
+    else:
+        return None
+    if profile.session_column is not None and reader.has("session_gone"):
+        gone = reader.section_text("session_gone")
+        stale += " AND " + reader.engine.render_text(gone, {"sess": profile.session_column})
+    return stale
 
 
 def why_no_release(profile: Profile | None) -> str:
@@ -274,6 +299,8 @@ def _phrase(profile: Profile, row: dict[str, Any]) -> str:
         text += "; its worker has no heartbeat left"
     if row.get("session_alive") is False:
         text += "; its session is gone"
+    elif row.get("session_alive") is True:
+        text += f"; session {row.get('claimed_session')} is still alive (not requeued)"
     return text
 
 
