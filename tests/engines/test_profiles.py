@@ -486,7 +486,8 @@ def test_a_claim_whose_session_lives_is_never_requeued(label, request, tmp_path)
     )
     engine.run(
         [
-            f"INSERT INTO {table} VALUES (1, 'run', {ago}, :pid), (2, 'run', {ago}, 999999), (3, 'new', NULL, NULL)"
+            f"INSERT INTO {table} VALUES (1, 'run', {ago}, :pid), (2, 'run', {ago}, 999999), "
+            "(3, 'new', NULL, NULL)"
         ],
         {"pid": int(pid)},
     )
