@@ -108,7 +108,7 @@ def _beats(reader: query.Reader) -> dict[str, float | None] | None:
     return {str(r["worker"]): sql.seconds(r["beat_age_s"]) for r in rows}
 
 
-def _alive(age: float | None, stale_after_s: int) -> bool | None:
+def _alive(age: float | None, stale_after_s: float) -> bool | None:
     return None if age is None else age < stale_after_s
 
 
