@@ -532,3 +532,35 @@ def test_a_claim_whose_session_lives_is_never_requeued(label, request, tmp_path)
         engine.close()
     finally:
         live.close()
+
+
+KOMBU_DDL = {
+    "sqlite": "CREATE TABLE {t} (id INTEGER PRIMARY KEY, visible BOOLEAN, "
+    "timestamp DATETIME, payload TEXT NOT NULL, version SMALLINT NOT NULL, queue_id INTEGER)",
+    "mariadb": "CREATE TABLE {t} (id INT AUTO_INCREMENT PRIMARY KEY, visible BOOL, "
+    "timestamp DATETIME, payload TEXT NOT NULL, version SMALLINT NOT NULL, queue_id INT)",
+}
+
+
+@pytest.mark.parametrize("label", ("sqlite", "mariadb"))
+def test_convert_of_a_kombu_table_moves_its_visible_rows(label, request, tmp_path):
+    """kombu's ``visible`` is a boolean: convert binds the waiting value as one (bound as
+    the text 'True', MariaDB read 0 and moved the delivered rows; SQLite matched none)."""
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    table = engine.qualified("kombu_message")
+    engine.run([KOMBU_DDL[label].format(t=table)])
+    insert = f"INSERT INTO {table} (visible, payload, version) VALUES (:v, :p, 1)"
+    rows = [{"v": True, "p": f"wait{i}"} for i in range(3)]
+    engine.run_batch([insert], [*rows, {"v": False, "p": "gone1"}, {"v": False, "p": "gone2"}])
+    engine.close()
+    args = ["convert", "kombu_message", "--to", "ring", "--capacity", "16"]
+    args += ["--payload-column", "payload", *target.cli_args()]
+    plan = _json(*args, "--dry-run")
+    assert plan["messages"] == 3 and not plan["refused"], plan
+    done = _cli(*args, "--yes", "--format", "json")
+    assert done.exit_code == 0, done.output
+    popped = _cli("pop", "kombu_message", "--count", "10", "--format", "json", *target.cli_args())
+    assert popped.exit_code == 0, popped.output
+    assert "wait0" in popped.stdout and "wait2" in popped.stdout
+    assert "gone1" not in popped.stdout

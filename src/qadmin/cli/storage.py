@@ -15,7 +15,7 @@ from qadmin.ops import catalog
 from qadmin.ops import convert as convert_ops
 from qadmin.ops import resize as resize_ops
 from qadmin.ops import watermark as watermark_ops
-from qadmin.profiles.model import Profile
+from qadmin.profiles.model import Profile, Value
 
 
 @click.command()
@@ -144,7 +144,7 @@ def convert(
     payload_columns: tuple[str, ...],
     time_column: str | None,
     state_column: str | None,
-    waiting: str | None,
+    waiting: Value | None,
     dry_run: bool,
     yes: bool,
     target: Target,
@@ -159,7 +159,7 @@ def convert(
         name = profile.table
         state_column = state_column or profile.state_column
         if waiting is None and profile.pending:
-            waiting = str(profile.pending[0])
+            waiting = profile.pending[0]
         time_column = time_column or profile.time_column
         id_column = id_column or profile.id_column
     src = convert_ops.source(

@@ -150,7 +150,7 @@ def _fit(shape: TableShape, key: str, column: str, dialect: str) -> str:
     return found.name
 
 
-def _typed(values: tuple[Value, ...], family: str | None) -> tuple[Value, ...]:
+def typed_values(values: tuple[Value, ...], family: str | None) -> tuple[Value, ...]:
     """Values typed on the command line, as the state column holds them (7 for an integer
     column, true for a boolean one); a value that is not of that type is one line, exit 2."""
     out: list[Value] = []
@@ -171,10 +171,10 @@ def check(profile: Profile, shape: TableShape, dialect: str) -> Profile:
     """The profile with every column checked against the catalog and spelled as it is there."""
     state = shape.column(profile.state_column) if profile.state_column else None
     family = state.family if state else None
-    typed: dict[str, Any] = {g: _typed(getattr(profile, g), family) for g in VALUE_KEYS}
+    typed: dict[str, Any] = {g: typed_values(getattr(profile, g), family) for g in VALUE_KEYS}
     profile = dataclasses.replace(profile, **typed)
     if profile.release is not None and isinstance(profile.release.state, str):
-        released = _typed((profile.release.state,), family)[0]
+        released = typed_values((profile.release.state,), family)[0]
         profile = dataclasses.replace(profile, release=Release(released, profile.release.clear))
     changes: dict[str, Any] = {
         key: _fit(shape, key, getattr(profile, key), dialect)
