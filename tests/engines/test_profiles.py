@@ -360,6 +360,15 @@ def test_a_big_table_keeping_finished_rows_is_never_scanned(indexed, request, tm
         assert size["depth"] is not None and size["depth"] < 1000
         assert size["oldest_age_s"] is None
         assert any("(status, created_at) would make it cheap" in n for n in size["notes"])
+        # Claims the profile promises but no index lets qadmin read: never a silent OK.
+        claiming = [f"{target.schema}.jobs", *given, "--claimed", "working", "--dsn", PG_ADMIN]
+        checked = _cli("check", *claiming, "--sample", "0", "--warn-stale-claims", "1")
+        assert checked.exit_code == 1, checked.output
+        assert "claims not read: an index on jobs (status)" in checked.stdout
+        assert "stale_claims not evaluable: claims not read" in checked.stdout
+        listed = _cli("claims", *claiming, "--format", "json")
+        assert (listed.exit_code, json.loads(listed.stdout)) == (1, [])
+        assert "claims not read" in listed.stderr
     engine.close()
 
 

@@ -30,7 +30,7 @@ from qadmin.diagnostics.model import (
     Options,
 )
 from qadmin.engines.base import Engine
-from qadmin.errors import QadminError, UsageError, counted
+from qadmin.errors import EXIT_ERROR, QadminError, UsageError, counted
 from qadmin.ops import catalog
 from qadmin.ops import repair as repair_ops
 from qadmin.profiles.resolve import Resolved
@@ -347,6 +347,9 @@ def claims(
     if not part.stale and part.claimed is not None:
         render.note(f"qadmin: no claim of {name} is older than {stale_after} s")
     render.rows(part.stale, _columns(resolved), fmt)
+    if part.claimed is None and part.notes:
+        # Not read (no index fits a big table): an empty list must not read as "no claims".
+        raise click.exceptions.Exit(EXIT_ERROR)
 
 
 def _columns(resolved: Resolved) -> list[str]:

@@ -306,6 +306,11 @@ def _phrase(profile: Profile, row: dict[str, Any]) -> str:
 
 def rule(report: InspectReport) -> list[Finding]:
     part: Claims | None = report.part("claims")
+    if part is not None and part.claimed is None and _has_claims(report) and part.notes:
+        # Claims the profile promises that could not be read are never a silent OK.
+        why = "; ".join(part.notes).removeprefix("claims not read: ")
+        fix = why.removesuffix(" would make it cheap")
+        return [Finding(WARNING, "claims_unread", f"claims not read: {why}", f"create {fix}")]
     limit = report.limit("stale_claims")
     threshold = limit.warn if limit.warn is not None else limit.crit
     if part is None or not part.stale or (threshold is not None and len(part.stale) < threshold):

@@ -7,6 +7,7 @@ an index that fits, else the planner's estimate, saying which (qadmin.profiles.q
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -212,6 +213,11 @@ def collect(ctx: Context) -> Size:
 
 def rule(report: InspectReport) -> list[Finding]:
     part: Size | None = report.part("size")
+    profile = report.profile
+    if part is not None and part.depth is None and profile and profile.source != "qadmin":
+        # A figure the profile promises that could not be read is never a silent OK.
+        why = "; ".join(part.notes) or "no cheap way to count the waiting rows"
+        return [Finding(WARNING, "depth_unread", f"depth not read: {why}", _index_fix(why))]
     if part is None or part.ring_fill is None:
         return []
     limit = report.limit("ring_fill")
@@ -229,6 +235,12 @@ def rule(report: InspectReport) -> list[Finding]:
             f"add consumers, or resize the ring (qadmin resize {report.queue} --capacity N)",
         )
     ]
+
+
+def _index_fix(why: str) -> str:
+    """The fix for a figure not read: the index the note names, made by the DBA."""
+    found = re.search(r"an index on \S+ \([^)]*\)", why)
+    return f"create {found.group(0)}" if found else "see the notes"
 
 
 def _size(report: InspectReport) -> Size | None:
