@@ -573,3 +573,27 @@ def test_convert_of_a_kombu_table_moves_its_visible_rows(label, request, tmp_pat
     assert popped.exit_code == 0, popped.output
     assert "wait0" in popped.stdout and "wait2" in popped.stdout
     assert "gone1" not in popped.stdout
+
+
+def test_sqlite_times_kept_as_unix_epoch_numbers(request, tmp_path):
+    """A SQLite table keeping times as INTEGER or REAL epoch seconds: ages and instants are
+    read from them (no internal error, no silent null)."""
+    target = make_target("sqlite", request, tmp_path)
+    engine = target.engine()
+    table = engine.qualified("epoch")
+    engine.run(
+        [
+            f"CREATE TABLE {table} (id INTEGER PRIMARY KEY, st INTEGER, t INTEGER, ca REAL)",
+            f"INSERT INTO {table} VALUES (1, 1, CAST(strftime('%s', 'now') AS INTEGER) - 600, "
+            "CAST(strftime('%s', 'now') AS REAL) - 1200.5), "
+            f"(2, 0, CAST(strftime('%s', 'now') AS INTEGER) - 300, NULL)",
+        ]
+    )
+    engine.close()
+    opts = ["--state-column", "st", "--pending", "0", "--claimed", "1", *target.cli_args()]
+    opts += ["--claimed-at-column", "ca", "--time-column", "t"]
+    [claim] = _json("claims", "epoch", *opts)
+    assert 1100 < claim["claimed_for_s"] < 1400
+    assert claim["processing_started_at"].startswith("20")
+    size = _json("inspect", "epoch", "--sample", "0", *opts)["size"]
+    assert 250 < size["oldest_age_s"] < 400 and size["oldest_enqueued_at"].endswith("Z")

@@ -168,7 +168,7 @@ def test_every_shipped_statement_renders_offline(dsn, schema):
         assert engine.catalog_sql(section, "q_push")
     profile = sqlfiles.load(f"queues/{engine.base_dialect}/profile.sql")
     names = {"table": "t", "time_col": "at", "order_col": "id", "id_col": "id", "col": "at"}
-    names.update(hb_table="w", hb_worker="id", hb_job="worker", hb_beat="beat")
+    names.update(hb_table="w", hb_worker="id", hb_job="worker", hb_beat="beat", sess="sess")
     words = dict.fromkeys(("filter", "columns", "assignments", "stale", "age", "state"), "1")
     for section in profile.sections:
         assert all(engine.render_text(s, names, words) for s in profile.statements(section))

@@ -190,7 +190,7 @@ def profiled(ctx: Context) -> Size:
     oldest, age, note = _oldest(reader)
     if note:
         notes.append(note)
-    when = to_utc(oldest) if not isinstance(oldest, int | float) else None
+    when = to_utc(oldest)
     return Size(
         depth.rows,
         depth.exact,
