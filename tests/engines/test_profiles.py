@@ -431,7 +431,7 @@ def test_a_workers_heartbeat_table_says_which_claims_are_dead(request, tmp_path)
     assert (dead["id"], dead["worker_alive"]) == (109, False)
     assert 500 < dead["heartbeat_age_s"] < 1200
     finding = next(f for f in report.findings if f.code == "stale_claims")
-    assert finding.message.startswith("testlib job 109 has been doing;")
+    assert finding.message.startswith("testlib job 109 has been doing since an unknown time;")
     assert "its worker's last heartbeat is 10 min old" in finding.message
     assert "testlib" in finding.fix, "no requeue without a Release: the library's own tooling"
     assert data["profile"]["heartbeat"]["table"] == "workers"
@@ -597,3 +597,33 @@ def test_sqlite_times_kept_as_unix_epoch_numbers(request, tmp_path):
     assert claim["processing_started_at"].startswith("20")
     size = _json("inspect", "epoch", "--sample", "0", *opts)["size"]
     assert 250 < size["oldest_age_s"] < 400 and size["oldest_enqueued_at"].endswith("Z")
+
+
+def test_one_off_options_and_refusals_on_a_declared_table(request, tmp_path):
+    """--library must name a known library; a state column given on the command line drops
+    the declared values of the old one; requeue = false is named; watermark refuses a table
+    that is not a qadmin queue in one line, exit 2."""
+    target = make_target("postgresql", request, tmp_path)
+    table = f'"{target.schema}".jobs'
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        admin.execute(
+            f"CREATE TABLE {table} (id bigserial PRIMARY KEY, status text NOT NULL, "
+            "flag int NOT NULL DEFAULT 0, claimed_at timestamptz)"
+        )
+        admin.execute(f"INSERT INTO {table} (status, flag) VALUES ('new', 0), ('working', 1)")
+    config = tmp_path / "qadmin.toml"
+    config.write_text(
+        f'[tables.jobs]\ntable = "{target.schema}.jobs"\nstate_column = "status"\n'
+        'pending = ["new"]\nclaimed = ["working"]\nclaimed_at_column = "claimed_at"\n'
+        "requeue = false\n"
+    )
+    conn = ["--dsn", PG_ADMIN, "--config", str(config)]
+    unknown = _cli("size", "jobs", "--library", "nosuchlib", *conn)
+    assert unknown.exit_code == 2 and "unknown library nosuchlib (known: " in unknown.stderr
+    other = _json("size", "jobs", "--state-column", "flag", "--pending", "0", *conn)
+    assert (other["depth"], other["claimed"]) == (1, None), "the declared 'working' is dropped"
+    refused = _cli("requeue", "jobs", "--stale-after", "5m", "--yes", *conn)
+    assert refused.exit_code == 2 and "requeue = false in [tables.jobs]" in refused.stderr
+    mark = _cli("watermark", "jobs", *conn)
+    assert mark.exit_code == 2, mark.output
+    assert "jobs is a table qadmin did not create; watermarks are" in mark.stderr

@@ -43,7 +43,11 @@ def watermark(
     if dry_run and action != "repair":
         raise UsageError("--dry-run applies to 'watermark QUEUE repair'")
     engine = target.engine()
-    spec = catalog.get(engine, name)
+    try:
+        spec = catalog.get(engine, name)
+    except NotFound:
+        _refuse_table(target, engine, name, "watermark")
+        raise
     if action == "show":
         result = watermark_ops.show(engine, spec)
     elif action == "advance":
@@ -54,6 +58,20 @@ def watermark(
         confirm("repair the watermark of", name, yes)
         result = dict(watermark_ops.repair(engine, spec), dry_run=False)
     render.document(result, fmt)
+
+
+def _refuse_table(target: Target, engine: Engine, name: str, command: str) -> None:
+    """A table qadmin did not create (a library's or a hand-built one) has no watermark:
+    say so in one line, exit 2, rather than "no queue"."""
+    try:
+        resolved = target.resolve(engine, name, {})
+    except NotFound:
+        return
+    profile = resolved.profile
+    what = f"a {profile.library} table" if profile.library else "a table qadmin did not create"
+    raise UsageError(
+        f"{command}: {profile.table} is {what}; watermarks are qadmin's fifo and claim queues' only"
+    )
 
 
 def show_plan(plan: dict[str, Any], fmt: str | None) -> None:

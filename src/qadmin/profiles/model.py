@@ -80,6 +80,7 @@ class Profile:
     attempts_column: str | None = None
     error_column: str | None = None
     release: Release | None = None
+    no_release: str | None = None  # why requeue is refused when the user forbade it
 
     @property
     def has_states(self) -> bool:

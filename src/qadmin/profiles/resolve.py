@@ -96,6 +96,10 @@ def from_spec(spec: QueueSpec, schema: str | None = None) -> Profile:
 
 def _overlay(profile: Profile, fields: dict[str, Any], source: str) -> Profile:
     changes: dict[str, Any] = {}
+    if source == "options" and fields.get("state_column") not in (None, profile.state_column):
+        # Another state column: the declared or detected values belong to the old one, so
+        # only the values the command line gives are kept (and the release derived again).
+        changes.update(dict.fromkeys(VALUE_KEYS, ()), state_sql=None, release=None)
     for key, value in fields.items():
         if key in COLUMN_KEYS:
             changes[key] = value
@@ -108,7 +112,8 @@ def _release(profile: Profile, allowed: bool) -> Profile:
     """A declared claim can be given back when the profile says what waiting looks like:
     the first pending value (or, without states, a NULL claim time) and the claim columns."""
     if not allowed:
-        return dataclasses.replace(profile, release=None)
+        why = f"requeue = false in [tables.{profile.name}] forbids it"
+        return dataclasses.replace(profile, release=None, no_release=why)
     if profile.release is not None or profile.claimed_at_column is None:
         return profile
     if profile.library is not None:  # a library's profile says itself whether it can be
@@ -255,8 +260,11 @@ def resolve(
                 raise UsageError(f"{name} is a qadmin queue: {keys} apply to other tables only")
             return Resolved(from_spec(spec, engine.schema), spec)
     entry = declared.get(name, {})
-    shape = _shape(engine, str(entry.get("table", name)))
     library = given.get("library", entry.get("library"))
+    if library not in (None, "none") and library not in detect.libraries():
+        known = ", ".join(detect.libraries())
+        raise UsageError(f"unknown library {library} (known: {known}, or none)")
+    shape = _shape(engine, str(entry.get("table", name)))
     notes: list[str] = []
     profile: Profile | None = None
     if library != "none":

@@ -270,6 +270,8 @@ def _still_stale(reader: query.Reader) -> str | None:
 
 
 def why_no_release(profile: Profile | None) -> str:
+    if profile is not None and profile.no_release:
+        return profile.no_release
     if profile is None or not profile.has_claims:
         return "this table has no claims qadmin can see (no claimed state or claim-time column)"
     if profile.library:
@@ -291,7 +293,7 @@ def _phrase(profile: Profile, row: dict[str, Any]) -> str:
     doing = row.get("state") or "claimed"
     age = row.get("claimed_for_s")
     text = profile.label(row.get("id")) + f" has been {doing}"
-    text += f" for {sql.duration(age)}" if age is not None else ""
+    text += f" for {sql.duration(age)}" if age is not None else " since an unknown time"
     beat = row.get("heartbeat_age_s")
     if beat is not None:
         text += f"; its worker's last heartbeat is {sql.duration(beat)} old"
