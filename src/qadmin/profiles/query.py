@@ -164,7 +164,15 @@ class Reader:
 
     def count_state(self, values: tuple[Value, ...]) -> Count:
         """A state's rows within the cost rules (see the module's docstring)."""
-        if self.small or self.state_indexed:
+        if self.small:
+            return self.count(values)
+        if self.state_indexed:
+            # A majority state (the kept done/failed rows) would be read through the index,
+            # or by a sequential scan the planner prefers: its estimate is the figure. Only
+            # a state the estimate calls small is counted, through the index.
+            estimate = self.estimate(values)
+            if estimate is not None and estimate >= COUNT_LIMIT:
+                return Count(estimate, False, "planner estimate (too many rows to count)")
             return self.count(values)
         if self.engine.base_dialect == "postgresql":
             estimate = self.estimate(values)
