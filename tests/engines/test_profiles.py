@@ -677,3 +677,32 @@ def test_a_partitioned_table_sums_its_partitions(request, tmp_path):
     size = _json("size", "job", "--order-by", "id", "--dsn", PG_ADMIN, "--schema", target.schema)
     assert size["depth"] == 1201
     assert size["estimated_rows"] == 1201 and size["table_bytes"] > 0, size
+
+
+def test_state_values_the_column_cannot_hold_are_one_line(request, tmp_path):
+    """An enum label that does not exist, a number on a text column (from the config), true
+    on a text column: one line, exit 2, before any SQL; a number from the config on a text
+    column is read as its text."""
+    target = make_target("postgresql", request, tmp_path)
+    schema = f'"{target.schema}"'
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        admin.execute(f"CREATE TYPE {schema}.st AS ENUM ('todo', 'doing', 'done')")
+        admin.execute(
+            f"CREATE TABLE {schema}.ej (id bigint PRIMARY KEY, status {schema}.st, code text)"
+        )
+        admin.execute(f"INSERT INTO {schema}.ej VALUES (1, 'todo', '1'), (2, 'done', '2')")
+    conn = ["--dsn", PG_ADMIN, "--schema", target.schema]
+    for command in ("size", "inspect", "claims"):
+        bad = _cli(command, "ej", "--state-column", "status", "--pending", "nosuch", *conn)
+        assert bad.exit_code == 2, (command, bad.output)
+        assert "not one of the enum's labels (todo, doing, done)" in bad.stderr
+    config = tmp_path / "qadmin.toml"
+    config.write_text(
+        f'[tables.codes]\ntable = "{target.schema}.ej"\nstate_column = "code"\npending = [1]\n'
+    )
+    assert _json("size", "codes", "--config", str(config), *conn)["depth"] == 1
+    config.write_text(
+        f'[tables.codes]\ntable = "{target.schema}.ej"\nstate_column = "code"\npending = [true]\n'
+    )
+    bad = _cli("size", "codes", "--config", str(config), *conn)
+    assert bad.exit_code == 2 and "the column holds text" in bad.stderr

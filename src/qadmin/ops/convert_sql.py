@@ -157,7 +157,7 @@ def _typed_waiting(engine: Engine, table: str, state_col: str, waiting: Value) -
     column = shape.column(state_col) if shape is not None else None
     if column is None:
         raise UsageError(f"--state-column {state_col}: no such column in {table}")
-    return typed_values((waiting,), column.family)[0]
+    return typed_values((waiting,), column.family, column.labels)[0]
 
 
 def refusal(table: str, reasons: list[str]) -> str:
