@@ -706,3 +706,31 @@ def test_state_values_the_column_cannot_hold_are_one_line(request, tmp_path):
     )
     bad = _cli("size", "codes", "--config", str(config), *conn)
     assert bad.exit_code == 2 and "the column holds text" in bad.stderr
+
+
+def test_a_naive_timestamp_is_read_in_the_sessions_time_zone(pg_own_database):
+    """A `timestamp without time zone` written in a New York session's local time: the
+    instants printed are the true UTC ones (ages were always right)."""
+    from datetime import UTC, datetime
+
+    dsn = pg_own_database
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        name = admin.execute("SELECT current_database()").fetchone()[0]
+        admin.execute(f"ALTER DATABASE \"{name}\" SET TimeZone = 'America/New_York'")
+    with psycopg.connect(dsn, autocommit=True) as app:
+        app.execute("CREATE TABLE naive (id int PRIMARY KEY, st text, t timestamp, ca timestamp)")
+        app.execute(
+            "INSERT INTO naive VALUES (1, 'new', localtimestamp - interval '10 minutes', NULL), "
+            "(2, 'run', localtimestamp, localtimestamp - interval '20 minutes')"
+        )
+    opts = ["--state-column", "st", "--pending", "new", "--claimed", "run", "--dsn", dsn]
+    opts += ["--time-column", "t", "--claimed-at-column", "ca"]
+    now = datetime.now(UTC)
+
+    def ago(text: str) -> float:
+        return (now - datetime.fromisoformat(text.replace("Z", "+00:00"))).total_seconds()
+
+    size = _json("size", "naive", *opts)
+    assert 500 < ago(size["oldest_enqueued_at"]) < 700, size
+    [claim] = _json("claims", "naive", "--stale-after", "60", *opts)
+    assert 1100 < ago(claim["processing_started_at"]) < 1300, claim

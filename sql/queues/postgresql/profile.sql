@@ -14,12 +14,17 @@ SELECT count(*) AS n FROM (SELECT 1 AS one FROM {table} WHERE {filter} LIMIT :li
 -- name: estimate
 EXPLAIN (FORMAT JSON) SELECT 1 FROM {table} WHERE {filter}
 
+-- name: instant
+-- A time column as an instant: a timestamp without time zone is read in the session's
+-- TimeZone (as now() - column reads it), so a naive time is never mislabelled UTC.
+CAST({col.bare} AS timestamptz)
+
 -- name: oldest_min
-SELECT o.oldest_at, {age} AS age_s
+SELECT CAST(o.oldest_at AS timestamptz) AS oldest_at, {age} AS age_s
 FROM (SELECT min({time_col.bare}) AS oldest_at FROM {table} WHERE {filter}) AS o
 
 -- name: oldest_first
-SELECT o.oldest_at, {age} AS age_s
+SELECT CAST(o.oldest_at AS timestamptz) AS oldest_at, {age} AS age_s
 FROM (SELECT {time_col.bare} AS oldest_at FROM {table} WHERE {filter}
       ORDER BY {order_col.bare} LIMIT 1) AS o
 

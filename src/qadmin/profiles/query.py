@@ -74,6 +74,13 @@ class Reader:
         """SQL for the seconds since the timestamp in ``column``, by the server's clock."""
         return self.engine.render_text(self._file().statements("age")[0], {"col": column})
 
+    def instant(self, column: str) -> str:
+        """SQL for ``column`` as an instant (PostgreSQL reads a naive timestamp in the
+        session's TimeZone); the column itself where the engine has no such section."""
+        if not self.has("instant"):
+            return self.name(column)
+        return self.engine.render_text(self._file().statements("instant")[0], {"col": column})
+
     @property
     def state(self) -> str | None:
         """The state as SQL: the column, or the registry's CASE template over the columns."""

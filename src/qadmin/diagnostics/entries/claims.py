@@ -82,7 +82,7 @@ def _columns(reader: query.Reader) -> str:
     picks = {
         "id": reader.name(key) if key else None,
         "state": reader.state,
-        "claimed_at": reader.name(p.claimed_at_column) if p.claimed_at_column else None,
+        "claimed_at": reader.instant(p.claimed_at_column) if p.claimed_at_column else None,
         "claimed_for_s": reader.age(p.claimed_at_column) if p.claimed_at_column else None,
         "worker": reader.name(p.worker_column) if p.worker_column else None,
         "session": reader.name(p.session_column) if p.session_column else None,
