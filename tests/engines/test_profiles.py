@@ -583,8 +583,15 @@ def test_convert_of_a_kombu_table_moves_its_visible_rows(label, request, tmp_pat
     engine.run([KOMBU_DDL[label].format(t=table)])
     insert = f"INSERT INTO {table} (visible, payload, version) VALUES (:v, :p, 1)"
     rows = [{"v": True, "p": f"wait{i}"} for i in range(3)]
-    engine.run_batch([insert], [*rows, {"v": False, "p": "gone1"}, {"v": False, "p": "gone2"}])
+    gone = [{"v": False, "p": "gone1"}, {"v": False, "p": "gone2"}, {"v": None, "p": "odd"}]
+    engine.run_batch([insert], [*rows, *gone])
     engine.close()
+    # Read as kombu's table: boolean states as true/false, a NULL state as null; no claims.
+    size = _json("size", "kombu_message", *target.cli_args())
+    states = {(s["state"], s["group"]): s["rows"] for s in size["states"]}
+    assert states == {("true", "pending"): 3, ("false", "done"): 2, (None, "other"): 1}
+    claims = _cli("claims", "kombu_message", *target.cli_args())
+    assert claims.exit_code == 2 and "kombu keeps no claims in its table" in claims.stderr
     args = ["convert", "kombu_message", "--to", "ring", "--capacity", "16"]
     args += ["--payload-column", "payload", *target.cli_args()]
     plan = _json(*args, "--dry-run")

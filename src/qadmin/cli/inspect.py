@@ -203,6 +203,11 @@ def _claims_of(resolved: Resolved, command: str) -> None:
     """Refuse (exit 2, one line) a claims command on something that has no claims."""
     if resolved.spec is not None:
         resolved.spec.require("claims", command)
+    elif not resolved.profile.has_claims and resolved.profile.library:
+        raise UsageError(
+            f"{command}: {resolved.profile.name}: {resolved.profile.library} keeps no claims "
+            "in its table (what a worker has taken is not recorded there)"
+        )
     elif not resolved.profile.has_claims:
         raise UsageError(
             f"{command}: {resolved.profile.name} has no claims qadmin can see: give "

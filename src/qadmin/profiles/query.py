@@ -31,6 +31,16 @@ GROUPS = ("pending", "claimed", "done", "failed")
 _KEY = re.compile(r"[a-z_][a-z0-9_]*")
 
 
+def state_text(value: object) -> str | None:
+    """A state value as output shows it: NULL stays null (never the text "None"), a boolean
+    is true/false as on every engine (MariaDB's 1 for kombu's true is read as an int)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 @dataclass
 class Count:
     """One figure: its rows (None: not read), whether counted exactly, and from where."""

@@ -196,7 +196,7 @@ def _claim_row(
     error = row.get("error")
     return {
         "id": row["id"],
-        "state": None if row.get("state") is None else str(row["state"]),
+        "state": query.state_text(row.get("state")),
         "processing_started_at": iso(row["claimed_at"]) if row.get("claimed_at") else None,
         "claimed_for_s": sql.seconds(row.get("claimed_for_s")),
         "worker": row.get("worker"),

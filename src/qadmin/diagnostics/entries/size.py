@@ -151,7 +151,12 @@ def _other_states(reader: query.Reader) -> list[dict[str, Any]]:
     known = [v for group in query.GROUPS for v in getattr(profile, group)]
     rows = reader.run("state_values", {"state": reader.state or ""}, {"limit": OTHER_STATES_SHOWN})
     return [
-        {"state": str(r["state"]), "group": "other", "rows": int(r["n"]), "exact": True}
+        {
+            "state": query.state_text(r["state"]),
+            "group": "other",
+            "rows": int(r["n"]),
+            "exact": True,
+        }
         for r in rows
         if r["state"] not in known
     ]
@@ -181,7 +186,12 @@ def profiled(ctx: Context) -> Size:
                 count = reader.count_state((value,))
                 counts.append(count)
                 states.append(
-                    {"state": str(value), "group": group, "rows": count.rows, "exact": count.exact}
+                    {
+                        "state": query.state_text(value),
+                        "group": group,
+                        "rows": count.rows,
+                        "exact": count.exact,
+                    }
                 )
             totals[group] = _total(counts) if counts else query.Count(None, False)
         depth = totals["pending"]
