@@ -13,6 +13,8 @@ session) or its recovery touches more than the row, it is None and the docs say 
 
 from __future__ import annotations
 
+import dataclasses
+
 from qadmin.profiles.model import Heartbeat, LibraryShape, Profile, Release
 
 POSTGRESQL = ("postgresql",)
@@ -219,6 +221,26 @@ GRAPHILE_WORKER = _shape(
         attempts_column="attempts",
         error_column="last_error",
     ),
+)
+
+# graphile-worker's documented user-facing view graphile_worker.jobs (over _private_jobs and
+# _private_tasks): the same rows and states, read the same way (no index: counted bounded).
+GRAPHILE_WORKER_VIEW = _shape(
+    "graphile-worker",
+    ("jobs",),
+    (
+        "id",
+        "task_identifier",
+        "run_at",
+        "attempts",
+        "max_attempts",
+        "locked_at",
+        "locked_by",
+        "key",
+    ),
+    POSTGRESQL,
+    "live",
+    dataclasses.replace(GRAPHILE_WORKER.profile, name="jobs", table="jobs"),
 )
 
 # River (Go): river_job with the river_job_state enum. Its rescuer moves a 'running' job
@@ -514,6 +536,7 @@ SHAPES: tuple[LibraryShape, ...] = (
     DJANGO_Q2,
     PG_BOSS,
     GRAPHILE_WORKER,
+    GRAPHILE_WORKER_VIEW,
     RIVER,
     OBAN,
     SOLID_QUEUE_READY,
