@@ -644,9 +644,16 @@ def test_one_off_options_and_refusals_on_a_declared_table(request, tmp_path):
     config.write_text(
         f'[tables.jobs]\ntable = "{target.schema}.jobs"\nstate_column = "status"\n'
         'pending = ["new"]\nclaimed = ["working"]\nclaimed_at_column = "claimed_at"\n'
-        "requeue = false\n"
+        'requeue = false\n[tables.broken]\ncolour = "red"\n'
     )
     conn = ["--dsn", PG_ADMIN, "--config", str(config)]
+    # A bad entry is named only when used; collect still writes the good names' figures.
+    broken = _cli("size", "broken", *conn)
+    assert broken.exit_code == 2 and "[tables.broken]: unknown key 'colour'" in broken.stderr
+    history = tmp_path / "history"
+    collected = _cli("collect", "jobs", "broken", "--to", str(history), *conn)
+    assert collected.exit_code == 1 and "broken" in collected.stderr, collected.output
+    assert len(list(history.rglob("*.parquet"))) == 1
     unknown = _cli("size", "jobs", "--library", "nosuchlib", *conn)
     assert unknown.exit_code == 2 and "unknown library nosuchlib (known: " in unknown.stderr
     other = _json("size", "jobs", "--state-column", "flag", "--pending", "0", *conn)
