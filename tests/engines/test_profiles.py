@@ -748,3 +748,18 @@ def test_a_naive_timestamp_is_read_in_the_sessions_time_zone(pg_own_database):
     assert 500 < ago(size["oldest_enqueued_at"]) < 700, size
     [claim] = _json("claims", "naive", "--stale-after", "60", *opts)
     assert 1100 < ago(claim["processing_started_at"]) < 1300, claim
+
+
+def test_a_quoted_schema_the_catalog_has(request, tmp_path):
+    """--schema '"Mixed-Sch"' reads a schema no bare identifier spells, as a quoted NAME does."""
+    target = make_target("postgresql", request, tmp_path)
+    mixed = f"{target.schema}-Mixed"
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        admin.execute(f'CREATE SCHEMA "{mixed}"')
+        try:
+            admin.execute(f'CREATE TABLE "{mixed}".jobs (id int PRIMARY KEY)')
+            admin.execute(f'INSERT INTO "{mixed}".jobs VALUES (1), (2)')
+            size = _json("size", "jobs", "--dsn", PG_ADMIN, "--schema", f'"{mixed}"')
+            assert size["depth"] == 2
+        finally:
+            admin.execute(f'DROP SCHEMA "{mixed}" CASCADE')
