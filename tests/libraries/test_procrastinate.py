@@ -17,6 +17,7 @@ from tests.libraries.scenario import (
     check_qadmin,
     detected_library,
     pg_trouble,
+    qadmin,
     qadmin_json,
     wait_until,
 )
@@ -85,6 +86,9 @@ def test_procrastinate(
     assert worker is None
     own.update(asyncio.run(_own_view(lib.app)))
     assert own["stalled"] == [stuck]
+    # The claim's time is its 'started' event: the finding says how long.
+    checked = qadmin("check", "procrastinate_jobs", "--dsn", dsn, "--stale-after", "1")
+    assert f"procrastinate job {stuck} has been doing for " in checked.stdout, checked.stdout
     view = LibraryView(
         waiting=int(own["idle_todo"]),  # type: ignore[call-overload]
         states=_statuses(dsn),

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from qadmin.profiles.model import Heartbeat, LibraryShape, Profile, Release
+from qadmin.profiles.model import ClaimEvent, Heartbeat, LibraryShape, Profile, Release
 
 POSTGRESQL = ("postgresql",)
 # MariaDB engines may name themselves "mariadb" or their base "mysql": both are listed.
@@ -71,6 +71,8 @@ PROCRASTINATE = _shape(
             worker_column="id",
             beat_column="last_heartbeat",
         ),
+        # The claim time: the job's latest 'started' event (procrastinate indexes job_id).
+        claim_event=ClaimEvent("procrastinate_events", "job_id", "type", "started", "at"),
         # 3 x procrastinate's default update_heartbeat_interval (10 s); its own
         # get_stalled_jobs defaults to 30 s as well.
         heartbeat_floor_s=30.0,

@@ -74,16 +74,33 @@ def _claim_filter(reader: query.Reader) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
+def _claim_time(reader: query.Reader) -> tuple[str | None, str | None]:
+    """SQL for a claim's start and its age in seconds: the claim-time column, else the
+    library's claim event (Profile.claim_event), else none."""
+    p = reader.profile
+    if p.claimed_at_column:
+        return reader.instant(p.claimed_at_column), reader.age(p.claimed_at_column)
+    event, key = p.claim_event, p.id_column or p.order_by
+    if event is None or key is None or not reader.has("claim_event_at"):
+        return None, None
+    names = {"table": p.table, "id_col": key, "ev_table": event.table}
+    names.update(ev_job=event.job_column, ev_type=event.type_column, ev_at=event.at_column)
+    at = reader.engine.render_text(reader.section_text("claim_event_at"), names)
+    age = reader.engine.render_text(reader.section_text("claim_event_age"), {}, {"at": at})
+    return at, age
+
+
 def _columns(reader: query.Reader) -> str:
     """The claims query's select list: each column the profile has, NULL for the others."""
     p = reader.profile
     key = p.id_column or p.order_by
     hb_key = p.heartbeat.job_column if p.heartbeat else None
+    claimed_at, claimed_for = _claim_time(reader)
     picks = {
         "id": reader.name(key) if key else None,
         "state": reader.state,
-        "claimed_at": reader.instant(p.claimed_at_column) if p.claimed_at_column else None,
-        "claimed_for_s": reader.age(p.claimed_at_column) if p.claimed_at_column else None,
+        "claimed_at": claimed_at,
+        "claimed_for_s": claimed_for,
         "worker": reader.name(p.worker_column) if p.worker_column else None,
         "session": reader.name(p.session_column) if p.session_column else None,
         "heartbeat_age_s": reader.age(p.heartbeat_column) if p.heartbeat_column else None,
@@ -131,6 +148,8 @@ def measure_profile(ctx: Context) -> Claims:
         hint = reader.index_hint(None if reader.state else profile.claimed_at_column)
         return Claims(stale_after_s=stale_after, notes=[f"claims not read: {hint}"])
     where, params = found
+    if profile.claim_event is not None:
+        params["ev_type"] = profile.claim_event.type_value
     rows = reader.run(
         "claims",
         {"filter": where, "columns": _columns(reader)},
