@@ -596,6 +596,9 @@ def test_convert_of_a_kombu_table_moves_its_visible_rows(label, request, tmp_pat
     args += ["--payload-column", "payload", *target.cli_args()]
     plan = _json(*args, "--dry-run")
     assert plan["messages"] == 3 and not plan["refused"], plan
+    # --library as on the read-only commands: read as a plain table, visible is a row state.
+    plain = _cli(*args, "--dry-run", "--library", "none")
+    assert plain.exit_code == 2 and "looks like a row state" in plain.stderr, plain.output
     done = _cli(*args, "--yes", "--format", "json")
     assert done.exit_code == 0, done.output
     popped = _cli("pop", "kombu_message", "--count", "10", "--format", "json", *target.cli_args())

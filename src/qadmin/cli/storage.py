@@ -150,6 +150,12 @@ def resize(
     help="The --state-column value of waiting rows: only they move; the rest stay in the kept "
     "table.",
 )
+@click.option(
+    "--library",
+    metavar="NAME|none",
+    help="Read the table as this library's (or, with none, as a plain table), as the "
+    "read-only commands do.",
+)
 @click.option("--dry-run", is_flag=True, help="Show every step, the locks it takes, the SQL.")
 @click.option("--yes", "-y", is_flag=True, help="Do it without asking (needed off a TTY).")
 @connection_options
@@ -163,6 +169,7 @@ def convert(
     time_column: str | None,
     state_column: str | None,
     waiting: Value | None,
+    library: str | None,
     dry_run: bool,
     yes: bool,
     target: Target,
@@ -172,7 +179,7 @@ def convert(
 
     Refused (exit 2, also by --dry-run) when it would break something: see docs/kinds.md."""
     engine = target.engine()
-    profile = _convert_profile(target, engine, name)
+    profile = _convert_profile(target, engine, name, library)
     if profile is not None:
         name = profile.table
         state_column = state_column or profile.state_column
@@ -196,12 +203,14 @@ def convert(
     render.document(dict(result, dry_run=False), fmt)
 
 
-def _convert_profile(target: Target, engine: Engine, name: str) -> Profile | None:
+def _convert_profile(
+    target: Target, engine: Engine, name: str, library: str | None = None
+) -> Profile | None:
     """A declared [tables.NAME] or a library's table: convert moves only its waiting rows,
     so it takes the profile's state column and waiting value; a profile whose waiting rows
     are not one value of one column is refused (exit 2, one line)."""
     try:
-        resolved = target.resolve(engine, name, {})
+        resolved = target.resolve(engine, name, {"library": library} if library else {})
     except NotFound:
         return None  # convert's own path says what is missing
     profile = resolved.profile
