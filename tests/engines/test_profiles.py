@@ -766,3 +766,37 @@ def test_a_quoted_schema_the_catalog_has(request, tmp_path):
             assert size["depth"] == 2
         finally:
             admin.execute(f'DROP SCHEMA "{mixed}" CASCADE')
+
+
+def test_mariadb_counts_no_majority_state(request, tmp_path):
+    """MariaDB: a state the index statistics put at 10,000 rows or more is their estimate;
+    counting it would read ~100,000 index entries (Handler_read_next), so it is not done."""
+    from qadmin.profiles.query import Reader
+
+    target = make_target("mariadb", request, tmp_path)
+    engine = target.engine()
+    table = engine.qualified("jobs")
+    engine.run(
+        [
+            f"CREATE TABLE {table} (id BIGINT AUTO_INCREMENT PRIMARY KEY, status VARCHAR(8), "
+            "created_at DATETIME(6), INDEX (status, created_at))",
+            f"INSERT INTO {table} (status, created_at) SELECT 'done', NOW() FROM seq_1_to_200000",
+            f"INSERT INTO {table} (status, created_at) VALUES ('new', NOW()), ('new', NOW())",
+            f"ANALYZE TABLE {table}",
+        ]
+    )
+    resolved = resolve(
+        engine, "jobs", {}, {"state_column": "status", "pending": ["new"], "done": ["done"]}
+    )
+    reader = Reader(engine, resolved.profile, resolved.shape)
+
+    def reads() -> int:
+        rows = engine.query("SHOW SESSION STATUS LIKE 'Handler_read_next'")
+        return int(rows[0]["value"])
+
+    before = reads()
+    done, waiting = reader.count_state(("done",)), reader.count_state(("new",))
+    assert reads() - before < 1000
+    assert (waiting.rows, waiting.exact) == (2, True)
+    assert done.exact is False and done.rows is not None and done.rows > 10_000
+    engine.close()
