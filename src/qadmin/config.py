@@ -91,8 +91,16 @@ def load_config(path: str | None) -> dict[str, Any]:
     tables = data.get("tables", {})
     if not isinstance(tables, dict) or not all(isinstance(v, dict) for v in tables.values()):
         raise UsageError(f"config file {file}: [tables.NAME] tables expected")
+    # A bad entry is named when it is used (check_table_entry), so it never stops a command
+    # that reads another table.
+    bad: dict[str, str] = {}
     for name, entry in tables.items():
-        _check_table(file, name, entry)
+        try:
+            _check_table(file, name, entry)
+        except UsageError as exc:
+            bad[name] = str(exc)
+    data["tables"] = {n: e for n, e in tables.items() if n not in bad}
+    data[_BAD_TABLES] = bad
     return data
 
 
@@ -108,6 +116,16 @@ def _check_keys(file: Path, where: str, entry: dict[str, Any], known: tuple[str,
             raise UsageError(
                 f"config file {file}: {where}: unknown key {key!r} (known: {', '.join(known)})"
             )
+
+
+_BAD_TABLES = " bad tables"  # not a TOML key anyone writes: a space leads it
+
+
+def check_table_entry(config: dict[str, Any], name: str) -> None:
+    """Refuse (one line, exit 2) the use of a ``[tables.NAME]`` entry qadmin cannot read."""
+    problem = config.get(_BAD_TABLES, {}).get(name)
+    if problem:
+        raise UsageError(problem)
 
 
 # The keys of a ``[tables.NAME]`` declared profile: column keys name a column of the table,

@@ -44,6 +44,18 @@ def validate_queue_name(name: str) -> str:
     return name
 
 
+def validate_quoted_schema(text: str) -> str:
+    """``"Mixed-Sch"`` -> ``Mixed-Sch`` (``""`` is a quote): a schema the catalog has under a
+    name no bare identifier spells; InvalidName for an empty, too long or NUL-bearing one."""
+    name = text[1:-1]
+    if '"' in name.replace('""', ""):
+        raise InvalidName(f"invalid schema name {_describe(text)}: a quote inside must be doubled")
+    name = name.replace('""', '"')
+    if not name or len(name) > MAX_SCHEMA_NAME or "\x00" in name:
+        raise InvalidName(f"invalid schema name {_describe(text)}")
+    return name
+
+
 def validate_schema_name(name: str) -> str:
     """Schemas already exist, so mixed case is allowed; they are always quoted."""
     if not name:

@@ -315,6 +315,26 @@ def _plans(engine: Any, resolved: Any) -> str:
     return "\n".join(texts)
 
 
+def _seq_scans_of_counting(engine: Any, resolved: Any) -> int:
+    """Sequential scans of the table while each state is counted, by the server's own
+    counter (this session's counters flushed on demand before reading it: PostgreSQL 15)."""
+    from qadmin.profiles.query import Reader
+
+    def scans() -> int:
+        engine.run(["SELECT pg_stat_force_next_flush()"])  # flushed when the session idles
+        rows = engine.query(
+            "SELECT seq_scan FROM pg_stat_user_tables WHERE schemaname = :s AND relname = 'jobs'",
+            {"s": engine.schema},
+        )
+        return int(rows[0]["seq_scan"])
+
+    before = scans()
+    reader = Reader(engine, resolved.profile, resolved.shape)
+    for values in (resolved.profile.pending, resolved.profile.done):
+        reader.count_state(values)
+    return scans() - before
+
+
 @pytest.mark.parametrize("indexed", [True, False])
 def test_a_big_table_keeping_finished_rows_is_never_scanned(indexed, request, tmp_path):
     target = make_target("postgresql", request, tmp_path)
@@ -360,11 +380,22 @@ def test_a_big_table_keeping_finished_rows_is_never_scanned(indexed, request, tm
             "a bounded count, then an estimate"
         )
         assert "Seq Scan" not in _plans(engine, resolved)
+        # The majority state comes from the planner's estimate: no count scans the table.
+        assert _seq_scans_of_counting(engine, resolved) == 0
     else:
         assert size["depth_exact"] is False and "estimate" in size["depth_source"]
         assert size["depth"] is not None and size["depth"] < 1000
         assert size["oldest_age_s"] is None
         assert any("(status, created_at) would make it cheap" in n for n in size["notes"])
+        # Claims the profile promises but no index lets qadmin read: never a silent OK.
+        claiming = [f"{target.schema}.jobs", *given, "--claimed", "working", "--dsn", PG_ADMIN]
+        checked = _cli("check", *claiming, "--sample", "0", "--warn-stale-claims", "1")
+        assert checked.exit_code == 1, checked.output
+        assert "claims not read: an index on jobs (status)" in checked.stdout
+        assert "stale_claims not evaluable: claims not read" in checked.stdout
+        listed = _cli("claims", *claiming, "--format", "json")
+        assert (listed.exit_code, json.loads(listed.stdout)) == (1, [])
+        assert "claims not read" in listed.stderr
     engine.close()
 
 
@@ -387,11 +418,15 @@ def test_a_workers_heartbeat_table_says_which_claims_are_dead(request, tmp_path)
             f"worker_id int REFERENCES {schema}.workers, attempts int NOT NULL DEFAULT 1)"
         )
         admin.execute(
-            f"INSERT INTO {schema}.workers VALUES (1, now() - interval '10 minutes'), (2, now())"
+            f"INSERT INTO {schema}.workers VALUES (1, now() - interval '10 minutes'), (2, now()), "
+            "(3, now() - interval '5 seconds')"
         )
+        # 113: its worker's row was pruned (worker_id set NULL, as procrastinate's FK does):
+        # dead. 114: its worker beat 5 s ago, under the library's floor: alive.
         admin.execute(
             f"INSERT INTO {schema}.tasks VALUES (109, 'doing', 1, 1), (110, 'doing', 2, 1), "
-            "(111, 'todo', NULL, 0), (112, 'succeeded', NULL, 1)"
+            "(111, 'todo', NULL, 0), (112, 'succeeded', NULL, 1), (113, 'doing', NULL, 1), "
+            "(114, 'doing', 3, 1)"
         )
     engine = target.engine()
     shape = read_shape(engine, "tasks")
@@ -410,34 +445,38 @@ def test_a_workers_heartbeat_table_says_which_claims_are_dead(request, tmp_path)
         claimed=("doing",),
         done=("succeeded",),
         heartbeat=Heartbeat("workers", "worker_id", "id", "last_beat"),
+        heartbeat_floor_s=30,
         attempts_column="attempts",
     )
     resolved = Resolved(check(profile, shape, "postgresql"), None, shape)
-    report = run.inspect_resolved(engine, resolved, Options(sample_s=0))
+    # --stale-after 1 s: worker 3 (beat 5 s ago) is under the 30 s floor, so still alive.
+    report = run.inspect_resolved(engine, resolved, Options(stale_after_s=1, sample_s=0))
     data = report.to_json_dict()
-    assert (data["size"]["depth"], data["size"]["claimed"], data["size"]["done"]) == (1, 2, 1)
-    [dead] = data["claims"]["stale"]
+    assert (data["size"]["depth"], data["size"]["claimed"], data["size"]["done"]) == (1, 4, 1)
+    dead, pruned = data["claims"]["stale"]
+    assert (pruned["id"], pruned["worker_alive"], pruned["heartbeat_age_s"]) == (113, False, None)
     assert (dead["id"], dead["worker_alive"]) == (109, False)
     assert 500 < dead["heartbeat_age_s"] < 1200
     finding = next(f for f in report.findings if f.code == "stale_claims")
-    assert finding.message.startswith("testlib job 109 has been doing;")
+    assert finding.message.startswith("testlib job 109 has been doing since an unknown time;")
     assert "its worker's last heartbeat is 10 min old" in finding.message
     assert "testlib" in finding.fix, "no requeue without a Release: the library's own tooling"
     assert data["profile"]["heartbeat"]["table"] == "workers"
     # Given a Release, only the dead worker's job goes back: the UPDATE asks the workers table
     # again, so the live worker's job 110 stays claimed whatever was listed.
     releasing = dataclasses.replace(resolved.profile, release=Release("todo", ("worker_id",)))
-    ctx = run.context(engine, Resolved(releasing, None, shape), Options(stale_after_s=300))
-    assert claims_part.requeue_profile(ctx, [109, 110, 112]) == [109]
+    ctx = run.context(engine, Resolved(releasing, None, shape), Options(stale_after_s=1))
+    assert claims_part.requeue_profile(ctx, [109, 110, 112, 113, 114]) == [109, 113]
     rows = engine.query(f"SELECT id, status, worker_id FROM {schema}.tasks ORDER BY id")
     assert [(r["status"], r["worker_id"]) for r in rows[:2]] == [("todo", None), ("doing", 2)]
+    assert [r["status"] for r in rows[4:]] == ["todo", "doing"]
     engine.close()
     conn = ["--dsn", PG_ADMIN, "--schema", target.schema]
     wrote = _cli("collect", "tasks", "--to", str(tmp_path / "history"), *conn)
     assert wrote.exit_code == 0, wrote.output
     [file] = (tmp_path / "history").rglob("*.parquet")
     row = pq.read_table(file).to_pylist()[0]
-    assert (row["queue"], row["kind"], row["depth"]) == ("tasks", "table", 4)
+    assert (row["queue"], row["kind"], row["depth"]) == ("tasks", "table", 6)
 
 
 def test_convert_moves_only_a_declared_profiles_waiting_rows(request, tmp_path):
@@ -463,3 +502,306 @@ def test_convert_moves_only_a_declared_profiles_waiting_rows(request, tmp_path):
     config.write_text(declared.format(t=target.schema, p='"new", "retry"'))
     refused = _cli(*args)
     assert refused.exit_code == 2 and "waiting rows are not one value" in refused.stderr
+
+
+@pytest.mark.parametrize("label", ("postgresql", "mariadb"))
+def test_a_claim_whose_session_lives_is_never_requeued(label, request, tmp_path):
+    """A claim held 30 min by a session that is still connected is a finding that says so,
+    never a release: requeue skips it and its UPDATE asks the server again. A session that
+    is gone is released; --stale-after below 1 s is refused."""
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    table = engine.qualified("held")
+    ago = "now() - interval '30 minutes'" if label == "postgresql" else "NOW() - INTERVAL 30 MINUTE"
+    live = target.engine()  # the claiming session: connected for the whole test
+    pid = live.query(
+        "SELECT pg_backend_pid() AS p" if label == "postgresql" else "SELECT CONNECTION_ID() AS p"
+    )[0]["p"]
+    engine.run(
+        [f"CREATE TABLE {table} (id int PRIMARY KEY, st varchar(8), ca timestamp NULL, sess int)"]
+    )
+    engine.run(
+        [
+            f"INSERT INTO {table} VALUES (1, 'run', {ago}, :pid), (2, 'run', {ago}, 999999), "
+            "(3, 'new', NULL, NULL)"
+        ],
+        {"pid": int(pid)},
+    )
+    engine.close()
+    opts = ["--state-column", "st", "--pending", "new", "--claimed", "run"]
+    opts += ["--claimed-at-column", "ca", "--session-column", "sess", *target.cli_args()]
+    try:
+        listed = {c["id"]: c for c in _json("claims", "held", "--stale-after", "5m", *opts)}
+        assert (listed[1]["session_alive"], listed[2]["session_alive"]) == (True, False)
+        checked = _cli("check", "held", "--stale-after", "5m", "--sample", "0", *opts)
+        assert checked.exit_code == 1, checked.output
+        finding = next(
+            f
+            for f in _json("inspect", "held", "--sample", "0", "--stale-after", "5m", *opts)[
+                "findings"
+            ]
+            if f["code"] == "stale_claims"
+        )
+        assert f"session {pid} is still alive" in finding["message"]
+        assert [
+            c["id"] for c in _json("requeue", "held", "--stale-after", "5m", "--dry-run", *opts)
+        ] == [2]
+        assert _json("requeue", "held", "--stale-after", "5m", "--yes", *opts) == [{"id": 2}]
+        refused = _cli("requeue", "held", "--stale-after", "0", "--yes", *opts)
+        assert refused.exit_code == 2 and "below 1 s" in refused.stderr
+        # A race: the row listed stale while its session lives is still refused by the UPDATE.
+        engine = target.engine()
+        resolved = resolve(
+            engine,
+            "held",
+            {},
+            {
+                "state_column": "st",
+                "pending": ("new",),
+                "claimed": ("run",),
+                "claimed_at_column": "ca",
+                "session_column": "sess",
+            },
+        )
+        ctx = run.context(engine, resolved, Options(stale_after_s=300))
+        assert claims_part.requeue_profile(ctx, [1]) == []
+        engine.close()
+    finally:
+        live.close()
+
+
+KOMBU_DDL = {
+    "sqlite": "CREATE TABLE {t} (id INTEGER PRIMARY KEY, visible BOOLEAN, "
+    "timestamp DATETIME, payload TEXT NOT NULL, version SMALLINT NOT NULL, queue_id INTEGER)",
+    "mariadb": "CREATE TABLE {t} (id INT AUTO_INCREMENT PRIMARY KEY, visible BOOL, "
+    "timestamp DATETIME, payload TEXT NOT NULL, version SMALLINT NOT NULL, queue_id INT)",
+}
+
+
+@pytest.mark.parametrize("label", ("sqlite", "mariadb"))
+def test_convert_of_a_kombu_table_moves_its_visible_rows(label, request, tmp_path):
+    """kombu's ``visible`` is a boolean: convert binds the waiting value as one (bound as
+    the text 'True', MariaDB read 0 and moved the delivered rows; SQLite matched none)."""
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    table = engine.qualified("kombu_message")
+    engine.run([KOMBU_DDL[label].format(t=table)])
+    insert = f"INSERT INTO {table} (visible, payload, version) VALUES (:v, :p, 1)"
+    rows = [{"v": True, "p": f"wait{i}"} for i in range(3)]
+    gone = [{"v": False, "p": "gone1"}, {"v": False, "p": "gone2"}, {"v": None, "p": "odd"}]
+    engine.run_batch([insert], [*rows, *gone])
+    engine.close()
+    # Read as kombu's table: boolean states as true/false, a NULL state as null; no claims.
+    size = _json("size", "kombu_message", *target.cli_args())
+    states = {(s["state"], s["group"]): s["rows"] for s in size["states"]}
+    assert states == {("true", "pending"): 3, ("false", "done"): 2, (None, "other"): 1}
+    claims = _cli("claims", "kombu_message", *target.cli_args())
+    assert claims.exit_code == 2 and "kombu keeps no claims in its table" in claims.stderr
+    args = ["convert", "kombu_message", "--to", "ring", "--capacity", "16"]
+    args += ["--payload-column", "payload", *target.cli_args()]
+    plan = _json(*args, "--dry-run")
+    assert plan["messages"] == 3 and not plan["refused"], plan
+    # --library as on the read-only commands: read as a plain table, visible is a row state.
+    plain = _cli(*args, "--dry-run", "--library", "none")
+    assert plain.exit_code == 2 and "looks like a row state" in plain.stderr, plain.output
+    done = _cli(*args, "--yes", "--format", "json")
+    assert done.exit_code == 0, done.output
+    popped = _cli("pop", "kombu_message", "--count", "10", "--format", "json", *target.cli_args())
+    assert popped.exit_code == 0, popped.output
+    assert "wait0" in popped.stdout and "wait2" in popped.stdout
+    assert "gone1" not in popped.stdout
+
+
+def test_sqlite_times_kept_as_unix_epoch_numbers(request, tmp_path):
+    """A SQLite table keeping times as INTEGER or REAL epoch seconds: ages and instants are
+    read from them (no internal error, no silent null)."""
+    target = make_target("sqlite", request, tmp_path)
+    engine = target.engine()
+    table = engine.qualified("epoch")
+    engine.run(
+        [
+            f"CREATE TABLE {table} (id INTEGER PRIMARY KEY, st INTEGER, t INTEGER, ca REAL)",
+            f"INSERT INTO {table} VALUES (1, 1, CAST(strftime('%s', 'now') AS INTEGER) - 600, "
+            "CAST(strftime('%s', 'now') AS REAL) - 1200.5), "
+            f"(2, 0, CAST(strftime('%s', 'now') AS INTEGER) - 300, NULL)",
+        ]
+    )
+    engine.close()
+    opts = ["--state-column", "st", "--pending", "0", "--claimed", "1", *target.cli_args()]
+    opts += ["--claimed-at-column", "ca", "--time-column", "t"]
+    [claim] = _json("claims", "epoch", *opts)
+    assert 1100 < claim["claimed_for_s"] < 1400
+    assert claim["processing_started_at"].startswith("20")
+    size = _json("inspect", "epoch", "--sample", "0", *opts)["size"]
+    assert 250 < size["oldest_age_s"] < 400 and size["oldest_enqueued_at"].endswith("Z")
+
+
+def test_one_off_options_and_refusals_on_a_declared_table(request, tmp_path):
+    """--library must name a known library; a state column given on the command line drops
+    the declared values of the old one; requeue = false is named; watermark refuses a table
+    that is not a qadmin queue in one line, exit 2."""
+    target = make_target("postgresql", request, tmp_path)
+    table = f'"{target.schema}".jobs'
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        admin.execute(
+            f"CREATE TABLE {table} (id bigserial PRIMARY KEY, status text NOT NULL, "
+            "flag int NOT NULL DEFAULT 0, claimed_at timestamptz)"
+        )
+        admin.execute(f"INSERT INTO {table} (status, flag) VALUES ('new', 0), ('working', 1)")
+    config = tmp_path / "qadmin.toml"
+    config.write_text(
+        f'[tables.jobs]\ntable = "{target.schema}.jobs"\nstate_column = "status"\n'
+        'pending = ["new"]\nclaimed = ["working"]\nclaimed_at_column = "claimed_at"\n'
+        'requeue = false\n[tables.broken]\ncolour = "red"\n'
+    )
+    conn = ["--dsn", PG_ADMIN, "--config", str(config)]
+    # A bad entry is named only when used; collect still writes the good names' figures.
+    broken = _cli("size", "broken", *conn)
+    assert broken.exit_code == 2 and "[tables.broken]: unknown key 'colour'" in broken.stderr
+    history = tmp_path / "history"
+    collected = _cli("collect", "jobs", "broken", "--to", str(history), *conn)
+    assert collected.exit_code == 1 and "broken" in collected.stderr, collected.output
+    assert len(list(history.rglob("*.parquet"))) == 1
+    unknown = _cli("size", "jobs", "--library", "nosuchlib", *conn)
+    assert unknown.exit_code == 2 and "unknown library nosuchlib (known: " in unknown.stderr
+    other = _json("size", "jobs", "--state-column", "flag", "--pending", "0", *conn)
+    assert (other["depth"], other["claimed"]) == (1, None), "the declared 'working' is dropped"
+    refused = _cli("requeue", "jobs", "--stale-after", "5m", "--yes", *conn)
+    assert refused.exit_code == 2 and "requeue = false in [tables.jobs]" in refused.stderr
+    mark = _cli("watermark", "jobs", *conn)
+    assert mark.exit_code == 2, mark.output
+    assert "jobs is a table qadmin did not create; watermarks are" in mark.stderr
+
+
+def test_a_partitioned_table_sums_its_partitions(request, tmp_path):
+    """pg-boss's job table is partitioned: the parent has no pages or rows of its own, so
+    the size and row estimate are its partitions' (never 0 rows and -8192 bytes)."""
+    target = make_target("postgresql", request, tmp_path)
+    schema = f'"{target.schema}"'
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        admin.execute(
+            f"CREATE TABLE {schema}.job (id bigint, name text, PRIMARY KEY (name, id)) "
+            "PARTITION BY LIST (name)"
+        )
+        for n, part in enumerate(("a", "b")):
+            admin.execute(
+                f"CREATE TABLE {schema}.job_{part} PARTITION OF {schema}.job "
+                f"FOR VALUES IN ('{part}')"
+            )
+            admin.execute(
+                f"INSERT INTO {schema}.job SELECT g, '{part}' "
+                f"FROM generate_series(1, {600 + n}) AS g"
+            )
+        # The inserts' counters are flushed before ANALYZE sets them (else counted twice).
+        admin.execute("SELECT pg_stat_force_next_flush()")
+        admin.execute("SELECT 1")
+        admin.execute(f"ANALYZE {schema}.job")
+    size = _json("size", "job", "--order-by", "id", "--dsn", PG_ADMIN, "--schema", target.schema)
+    assert size["depth"] == 1201
+    assert size["estimated_rows"] == 1201 and size["table_bytes"] > 0, size
+
+
+def test_state_values_the_column_cannot_hold_are_one_line(request, tmp_path):
+    """An enum label that does not exist, a number on a text column (from the config), true
+    on a text column: one line, exit 2, before any SQL; a number from the config on a text
+    column is read as its text."""
+    target = make_target("postgresql", request, tmp_path)
+    schema = f'"{target.schema}"'
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        admin.execute(f"CREATE TYPE {schema}.st AS ENUM ('todo', 'doing', 'done')")
+        admin.execute(
+            f"CREATE TABLE {schema}.ej (id bigint PRIMARY KEY, status {schema}.st, code text)"
+        )
+        admin.execute(f"INSERT INTO {schema}.ej VALUES (1, 'todo', '1'), (2, 'done', '2')")
+    conn = ["--dsn", PG_ADMIN, "--schema", target.schema]
+    for command in ("size", "inspect", "claims"):
+        bad = _cli(command, "ej", "--state-column", "status", "--pending", "nosuch", *conn)
+        assert bad.exit_code == 2, (command, bad.output)
+        assert "not one of the enum's labels (todo, doing, done)" in bad.stderr
+    config = tmp_path / "qadmin.toml"
+    config.write_text(
+        f'[tables.codes]\ntable = "{target.schema}.ej"\nstate_column = "code"\npending = [1]\n'
+    )
+    assert _json("size", "codes", "--config", str(config), *conn)["depth"] == 1
+    config.write_text(
+        f'[tables.codes]\ntable = "{target.schema}.ej"\nstate_column = "code"\npending = [true]\n'
+    )
+    bad = _cli("size", "codes", "--config", str(config), *conn)
+    assert bad.exit_code == 2 and "the column holds text" in bad.stderr
+
+
+def test_a_naive_timestamp_is_read_in_the_sessions_time_zone(pg_own_database):
+    """A `timestamp without time zone` written in a New York session's local time: the
+    instants printed are the true UTC ones (ages were always right)."""
+    from datetime import UTC, datetime
+
+    dsn = pg_own_database
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        name = admin.execute("SELECT current_database()").fetchone()[0]
+        admin.execute(f"ALTER DATABASE \"{name}\" SET TimeZone = 'America/New_York'")
+    with psycopg.connect(dsn, autocommit=True) as app:
+        app.execute("CREATE TABLE naive (id int PRIMARY KEY, st text, t timestamp, ca timestamp)")
+        app.execute(
+            "INSERT INTO naive VALUES (1, 'new', localtimestamp - interval '10 minutes', NULL), "
+            "(2, 'run', localtimestamp, localtimestamp - interval '20 minutes')"
+        )
+    opts = ["--state-column", "st", "--pending", "new", "--claimed", "run", "--dsn", dsn]
+    opts += ["--time-column", "t", "--claimed-at-column", "ca"]
+    now = datetime.now(UTC)
+
+    def ago(text: str) -> float:
+        return (now - datetime.fromisoformat(text.replace("Z", "+00:00"))).total_seconds()
+
+    size = _json("size", "naive", *opts)
+    assert 500 < ago(size["oldest_enqueued_at"]) < 700, size
+    [claim] = _json("claims", "naive", "--stale-after", "60", *opts)
+    assert 1100 < ago(claim["processing_started_at"]) < 1300, claim
+
+
+def test_a_quoted_schema_the_catalog_has(request, tmp_path):
+    """--schema '"Mixed-Sch"' reads a schema no bare identifier spells, as a quoted NAME does."""
+    target = make_target("postgresql", request, tmp_path)
+    mixed = f"{target.schema}-Mixed"
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        admin.execute(f'CREATE SCHEMA "{mixed}"')
+        try:
+            admin.execute(f'CREATE TABLE "{mixed}".jobs (id int PRIMARY KEY)')
+            admin.execute(f'INSERT INTO "{mixed}".jobs VALUES (1), (2)')
+            size = _json("size", "jobs", "--dsn", PG_ADMIN, "--schema", f'"{mixed}"')
+            assert size["depth"] == 2
+        finally:
+            admin.execute(f'DROP SCHEMA "{mixed}" CASCADE')
+
+
+def test_mariadb_counts_no_majority_state(request, tmp_path):
+    """MariaDB: a state the index statistics put at 10,000 rows or more is their estimate;
+    counting it would read ~100,000 index entries (Handler_read_next), so it is not done."""
+    from qadmin.profiles.query import Reader
+
+    target = make_target("mariadb", request, tmp_path)
+    engine = target.engine()
+    table = engine.qualified("jobs")
+    engine.run(
+        [
+            f"CREATE TABLE {table} (id BIGINT AUTO_INCREMENT PRIMARY KEY, status VARCHAR(8), "
+            "created_at DATETIME(6), INDEX (status, created_at))",
+            f"INSERT INTO {table} (status, created_at) SELECT 'done', NOW() FROM seq_1_to_200000",
+            f"INSERT INTO {table} (status, created_at) VALUES ('new', NOW()), ('new', NOW())",
+            f"ANALYZE TABLE {table}",
+        ]
+    )
+    resolved = resolve(
+        engine, "jobs", {}, {"state_column": "status", "pending": ["new"], "done": ["done"]}
+    )
+    reader = Reader(engine, resolved.profile, resolved.shape)
+
+    def reads() -> int:
+        rows = engine.query("SHOW SESSION STATUS LIKE 'Handler_read_next'")
+        return int(rows[0]["value"])
+
+    before = reads()
+    done, waiting = reader.count_state(("done",)), reader.count_state(("new",))
+    assert reads() - before < 1000
+    assert (waiting.rows, waiting.exact) == (2, True)
+    assert done.exact is False and done.rows is not None and done.rows > 10_000
+    engine.close()

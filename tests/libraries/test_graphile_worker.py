@@ -16,6 +16,8 @@ from tests.libraries.scenario import (
     check_qadmin,
     detected_library,
     pg_trouble,
+    qadmin_json,
+    state_rows,
     wait_until,
 )
 
@@ -53,6 +55,10 @@ def test_graphile_worker(
     ):
         wait_until("the lock to be older than 2 s", lambda: _locked_s(dsn, stuck) > 2.5)
         check_qadmin(conn, "_private_jobs", "graphile-worker", view, releasable=False)
+    # graphile-worker's documented view reads as the table does (locked and failed rows are
+    # not waiting).
+    seen = qadmin_json("size", "jobs", *conn)
+    assert seen["depth"] == view.waiting and state_rows(seen) == view.states
 
     # What qadmin's refusal points to: graphile-worker's own unlock, then a worker finishes it.
     node("unlock", own["locked_by"])

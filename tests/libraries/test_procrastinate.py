@@ -17,6 +17,8 @@ from tests.libraries.scenario import (
     check_qadmin,
     detected_library,
     pg_trouble,
+    qadmin,
+    qadmin_json,
     wait_until,
 )
 
@@ -70,6 +72,23 @@ def test_procrastinate(
         return own["stalled"] == [stuck]
 
     wait_until("procrastinate to see its job stalled", own_stalled)
+    # The killed worker beat a moment ago: under procrastinate's 30 s floor qadmin still
+    # calls it alive, whatever --stale-after says.
+    assert qadmin_json("claims", "procrastinate_jobs", "--dsn", dsn, "--stale-after", "1") == []
+    # Time passes, and procrastinate prunes the dead worker (as a new worker does at start):
+    # its job stays 'doing' with worker_id NULL, and is still a dead worker's claim.
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("UPDATE procrastinate_workers SET last_heartbeat = now() - interval '1 min'")
+        conn.execute("SELECT procrastinate_prune_stalled_workers_v1(10)")
+        [(worker,)] = conn.execute(
+            "SELECT worker_id FROM procrastinate_jobs WHERE id = %s", (stuck,)
+        ).fetchall()
+    assert worker is None
+    own.update(asyncio.run(_own_view(lib.app)))
+    assert own["stalled"] == [stuck]
+    # The claim's time is its 'started' event: the finding says how long.
+    checked = qadmin("check", "procrastinate_jobs", "--dsn", dsn, "--stale-after", "1")
+    assert f"procrastinate job {stuck} has been doing for " in checked.stdout, checked.stdout
     view = LibraryView(
         waiting=int(own["idle_todo"]),  # type: ignore[call-overload]
         states=_statuses(dsn),

@@ -84,17 +84,18 @@ def _profile_statements(engine: Engine) -> list[tuple[str, str]]:
     names.update(hb_table="workers", hb_worker="id", hb_job="worker_id", hb_beat="last_beat")
     age = engine.render_text(file.statements("age")[0], {"col": "claimed_at"})
     dead = engine.render_text(file.statements("dead_worker")[0], names)
+    gone = engine.render_text(file.statements("session_gone")[0], {"sess": "claimed_session"})
     words = {
         "filter": "([status] = :v0 OR [status] = :v1)",
         "columns": f"[id] AS id, [status] AS state, {age} AS claimed_for_s, NULL AS error",
         "assignments": "[status] = :release_state, [claimed_at] = NULL",
-        "stale": f"{age} >= :stale_s AND {dead}",
+        "stale": f"{age} >= :stale_s AND {dead} AND {gone}",
         "age": age,
         "state": "[status]",
     }
-    params = {**PARAMS, "v0": "new", "v1": "retry", "release_state": "new"}
+    params = {**PARAMS, "v0": "new", "v1": "retry", "release_state": "new", "beat_s": 30}
     out = []
-    for section in set(file.sections) - {"age", "dead_worker"}:
+    for section in set(file.sections) - {"age", "dead_worker", "session_gone"}:
         for statement in file.statements(section):
             sql = engine.bind(engine.render_text(statement, names, words), params)[0]
             out.append((f"profile:{section}", sql))

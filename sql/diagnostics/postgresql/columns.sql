@@ -6,6 +6,7 @@
 -- cost: catalog only; no lock on the table (pg_get_expr with relation 0 never opens the
 --       table, so it answers behind an ACCESS EXCLUSIVE lock; a generated column's
 --       expression, which names columns, is left out)
+-- enum_labels: an enum's labels in order (pg_enum), else NULL
 -- type_family: timestamp, date, integer, number, text, uuid, boolean, enum, json, other
 SELECT a.attname                                               AS column_name,
        pg_catalog.format_type(a.atttypid, a.atttypmod)         AS data_type,
@@ -24,7 +25,9 @@ SELECT a.attname                                               AS column_name,
        NOT a.attnotnull                                        AS nullable,
        CASE WHEN a.attgenerated = ''
             THEN pg_catalog.pg_get_expr(d.adbin, 0) END        AS column_default,
-       a.attnum                                                AS position
+       a.attnum                                                AS position,
+       (SELECT array_agg(e.enumlabel::text ORDER BY e.enumsortorder)
+          FROM pg_catalog.pg_enum AS e WHERE e.enumtypid = t.oid)  AS enum_labels
 FROM pg_catalog.pg_attribute AS a
 JOIN pg_catalog.pg_class AS c ON c.oid = a.attrelid
 JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace

@@ -7,6 +7,9 @@
 -- SQL Server has no row estimate here: a figure no index makes cheap is not read, and a note
 -- says which index would. Times: datetime2 columns are taken as UTC (qadmin's own are).
 
+-- session_gone (an expression) is requeue's guard that the claiming session (the
+-- profile's session column) no longer exists.
+
 -- name: age
 DATEDIFF_BIG(MILLISECOND, {col.bare}, SYSUTCDATETIME()) / 1000.0
 
@@ -37,7 +40,11 @@ SELECT max({order_col.bare}) AS high FROM {table}
 
 -- name: dead_worker
 NOT EXISTS (SELECT 1 FROM {hb_table} AS h WHERE h.{hb_worker.bare} = {table}.{hb_job.bare}
-            AND h.{hb_beat.bare} > DATEADD(SECOND, -:stale_s, SYSUTCDATETIME()))
+            AND h.{hb_beat.bare} > DATEADD(SECOND, -:beat_s, SYSUTCDATETIME()))
+
+-- name: session_gone
+({sess.bare} IS NULL OR CAST({sess.bare} AS nvarchar(20)) NOT IN
+ (SELECT CAST(session_id AS nvarchar(20)) FROM sys.dm_exec_sessions))
 
 -- name: state_values
 SELECT TOP (:limit) {state} AS state, count(*) AS n FROM {table} GROUP BY {state}

@@ -5,6 +5,8 @@
 -- Cost: every statement is bounded (LIMIT :limit) or runs only when an index fits it
 -- (qadmin.profiles.query checks TableShape.index_leading first), under the statement timeout.
 -- MariaDB and MySQL 8 share this file.
+-- session_gone (an expression) is requeue's guard that the claiming session (the
+-- profile's session column) no longer exists.
 
 -- name: age
 TIMESTAMPDIFF(MICROSECOND, {col.bare}, CURRENT_TIMESTAMP(6)) / 1000000
@@ -43,7 +45,11 @@ SELECT max({order_col.bare}) AS high FROM {table}
 
 -- name: dead_worker
 NOT EXISTS (SELECT 1 FROM {hb_table} AS h WHERE h.{hb_worker.bare} = {table}.{hb_job.bare}
-            AND h.{hb_beat.bare} > CURRENT_TIMESTAMP(6) - INTERVAL :stale_s SECOND)
+            AND h.{hb_beat.bare} > CURRENT_TIMESTAMP(6) - INTERVAL :beat_s SECOND)
+
+-- name: session_gone
+({sess.bare} IS NULL OR CAST({sess.bare} AS CHAR) NOT IN
+ (SELECT CAST(ID AS CHAR) FROM information_schema.PROCESSLIST))
 
 -- name: state_values
 SELECT {state} AS state, count(*) AS n FROM {table} GROUP BY {state} LIMIT :limit

@@ -4,6 +4,12 @@
 -- same names and fixed text (a state value is always a bound :vN parameter, never SQL).
 -- Cost: every statement is bounded (LIMIT :limit) or runs only when an index fits it
 -- (qadmin.profiles.query checks TableShape.index_leading first), under the statement timeout.
+-- Expression sections: instant reads a time column as an instant (a timestamp without time
+-- zone in the session's TimeZone, as now() - column reads it, never mislabelled UTC);
+-- claim_event_at is a claim's start kept as an event row (Profile.claim_event: the job's
+-- latest such event through the library's index on its job column, the type bound as
+-- :ev_type) and claim_event_age the seconds since it; session_gone is requeue's guard that
+-- the claiming session (the profile's session column) no longer exists.
 
 -- name: age
 extract(epoch FROM (now() - {col.bare}))::float8
@@ -14,12 +20,22 @@ SELECT count(*) AS n FROM (SELECT 1 AS one FROM {table} WHERE {filter} LIMIT :li
 -- name: estimate
 EXPLAIN (FORMAT JSON) SELECT 1 FROM {table} WHERE {filter}
 
+-- name: instant
+CAST({col.bare} AS timestamptz)
+
+-- name: claim_event_at
+(SELECT max(e.{ev_at.bare}) FROM {ev_table} AS e
+  WHERE e.{ev_job.bare} = {table}.{id_col.bare} AND e.{ev_type.bare} = :ev_type)
+
+-- name: claim_event_age
+extract(epoch FROM (now() - {at}))::float8
+
 -- name: oldest_min
-SELECT o.oldest_at, {age} AS age_s
+SELECT CAST(o.oldest_at AS timestamptz) AS oldest_at, {age} AS age_s
 FROM (SELECT min({time_col.bare}) AS oldest_at FROM {table} WHERE {filter}) AS o
 
 -- name: oldest_first
-SELECT o.oldest_at, {age} AS age_s
+SELECT CAST(o.oldest_at AS timestamptz) AS oldest_at, {age} AS age_s
 FROM (SELECT {time_col.bare} AS oldest_at FROM {table} WHERE {filter}
       ORDER BY {order_col.bare} LIMIT 1) AS o
 
@@ -38,7 +54,12 @@ SELECT max({order_col.bare}) AS high FROM {table}
 
 -- name: dead_worker
 NOT EXISTS (SELECT 1 FROM {hb_table} AS h WHERE h.{hb_worker.bare} = {table}.{hb_job.bare}
-            AND h.{hb_beat.bare} > now() - make_interval(secs => :stale_s))
+            AND h.{hb_beat.bare} > now() - make_interval(secs => :beat_s))
+
+-- name: session_gone
+-- The claiming session (the profile's session column) no longer exists: requeue's guard.
+({sess.bare} IS NULL OR CAST({sess.bare} AS text) NOT IN
+ (SELECT CAST(pid AS text) FROM pg_stat_activity))
 
 -- name: state_values
 SELECT {state} AS state, count(*) AS n FROM {table} GROUP BY {state} LIMIT :limit

@@ -5,10 +5,12 @@
 -- Cost: every statement is bounded (LIMIT :limit) or runs only when an index fits it
 -- (qadmin.profiles.query checks TableShape.index_leading first). SQLite has no row estimate:
 -- a figure no index makes cheap is not read, and a note says which index would.
--- Times are text ('YYYY-MM-DD HH:MM:SS', as CURRENT_TIMESTAMP writes) or ISO 8601.
+-- Times are text ('YYYY-MM-DD HH:MM:SS', as CURRENT_TIMESTAMP writes) or ISO 8601, or
+-- numbers: unix epoch seconds (INTEGER or REAL), never Julian day numbers.
 
 -- name: age
-(julianday('now') - julianday({col.bare})) * 86400.0
+(julianday('now') - CASE WHEN typeof({col.bare}) IN ('integer', 'real')
+ THEN julianday({col.bare}, 'unixepoch') ELSE julianday({col.bare}) END) * 86400.0
 
 -- name: count
 SELECT count(*) AS n FROM (SELECT 1 AS one FROM {table} WHERE {filter} LIMIT :limit) AS s
@@ -37,7 +39,9 @@ SELECT max({order_col.bare}) AS high FROM {table}
 
 -- name: dead_worker
 NOT EXISTS (SELECT 1 FROM {hb_table} AS h WHERE h.{hb_worker.bare} = {table}.{hb_job.bare}
-            AND julianday(h.{hb_beat.bare}) > julianday('now') - :stale_s / 86400.0)
+            AND CASE WHEN typeof(h.{hb_beat.bare}) IN ('integer', 'real')
+                THEN julianday(h.{hb_beat.bare}, 'unixepoch') ELSE julianday(h.{hb_beat.bare}) END
+                > julianday('now') - :beat_s / 86400.0)
 
 -- name: state_values
 SELECT {state} AS state, count(*) AS n FROM {table} GROUP BY {state} LIMIT :limit

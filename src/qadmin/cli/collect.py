@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from qadmin.cli.options import (
     profile_options,
 )
 from qadmin.engines import open_engine
+from qadmin.engines.base import Engine
 from qadmin.errors import MissingDependency, QadminError, UsageError
 from qadmin.ops import catalog, telemetry
 from qadmin.ops import collect as collect_ops
@@ -117,11 +119,13 @@ def collect(
             engine = open_engine(source.dsn, target.schema or source.schema, target.timeouts)
             try:
                 declared = config_mod.tables(conf)
-                specs = (
-                    [Resolved(from_spec(s, engine.schema), s) for s in catalog.all_queues(engine)]
-                    if all_queues
-                    else [resolve(engine, n, declared, profile) for n in names]
-                )
+                if all_queues:
+                    specs = [
+                        Resolved(from_spec(s, engine.schema), s) for s in catalog.all_queues(engine)
+                    ]
+                else:
+                    specs, bad = _resolve_each(engine, names, conf, declared, profile, label)
+                    failed += bad
                 records = []
                 for spec in specs:
                     snap = telemetry.snapshot(engine, spec, stale_after, True)
@@ -159,6 +163,30 @@ def collect(
     if len(sources) == 1 and codes:
         return codes[0]  # one connection: its own code (5 no such schema, 6 unreachable...)
     return 1 if failed else 0
+
+
+def _resolve_each(
+    engine: Engine,
+    names: Sequence[str],
+    conf: dict[str, Any],
+    declared: dict[str, dict[str, Any]],
+    given: dict[str, Any],
+    label: str,
+) -> tuple[list[Resolved], int]:
+    """Each NAME's profile; one that cannot be read (a column it lacks, a bad [tables.NAME])
+    is a note and counts as failed (exit 1), and the others are still collected."""
+    out: list[Resolved] = []
+    bad = 0
+    for name in names:
+        try:
+            config_mod.check_table_entry(conf, name)
+            out.append(resolve(engine, name, declared, given))
+        except MissingDependency:
+            raise
+        except QadminError as exc:
+            bad += 1
+            render.note(f"qadmin: error: {label}: {name}: {' '.join(str(exc).split())}")
+    return out, bad
 
 
 COMMANDS = [collect]

@@ -31,7 +31,7 @@ from qadmin.diagnostics.model import (
     Options,
 )
 from qadmin.engines.base import Engine
-from qadmin.errors import QadminError, UsageError, counted
+from qadmin.errors import EXIT_ERROR, QadminError, UsageError, counted
 from qadmin.ops import catalog
 from qadmin.ops import repair as repair_ops
 from qadmin.profiles.resolve import Resolved
@@ -46,6 +46,9 @@ def _section(name: str, index: int = 0) -> Table:
     section = registry.entry(name).sections[index]
     return (section.title, section.path, list(section.columns))
 
+
+# requeue refuses a shorter --stale-after: a claim taken a moment ago is not stale.
+REQUEUE_MIN_STALE_S = 1
 
 stale_option = click.option(
     "--stale-after",
@@ -207,6 +210,11 @@ def _claims_of(resolved: Resolved, command: str) -> None:
     """Refuse (exit 2, one line) a claims command on something that has no claims."""
     if resolved.spec is not None:
         resolved.spec.require("claims", command)
+    elif not resolved.profile.has_claims and resolved.profile.library:
+        raise UsageError(
+            f"{command}: {resolved.profile.name}: {resolved.profile.library} keeps no claims "
+            "in its table (what a worker has taken is not recorded there)"
+        )
     elif not resolved.profile.has_claims:
         raise UsageError(
             f"{command}: {resolved.profile.name} has no claims qadmin can see: give "
@@ -351,6 +359,9 @@ def claims(
     if not part.stale and part.claimed is not None:
         render.note(f"qadmin: no claim of {name} is older than {stale_after} s")
     render.rows(part.stale, _columns(resolved), fmt)
+    if part.claimed is None and part.notes:
+        # Not read (no index fits a big table): an empty list must not read as "no claims".
+        raise click.exceptions.Exit(EXIT_ERROR)
 
 
 def _columns(resolved: Resolved) -> list[str]:
@@ -382,6 +393,11 @@ def requeue(
     a consumer that was only slow may still finish and find its ack refused). A profiled
     table is released only as its profile says (state back, claim columns cleared), and only
     rows still claimed and still stale when the UPDATE runs."""
+    if stale_after < REQUEUE_MIN_STALE_S:
+        raise UsageError(
+            f"requeue: --stale-after {stale_after} s is below {REQUEUE_MIN_STALE_S} s: "
+            "every claim in progress would be released"
+        )
     engine, resolved = _resolve(target, name, profile)
     spec = resolved.spec
     _claims_of(resolved, "requeue")
@@ -389,16 +405,17 @@ def requeue(
         raise UsageError(f"requeue: {name}: {claims_part.why_no_release(resolved.profile)}")
     if dry_run:
         stale = _stale_claims(engine, resolved, stale_after).stale
-        if not stale:
+        shown = stale if spec is not None else claims_part.releasable(stale)
+        if not shown:
             render.note(f"qadmin: {name}: no claim is stale: nothing to requeue")
-        render.rows(stale, _columns(resolved), fmt)
+        render.rows(shown, _columns(resolved), fmt)
         return
     confirm("requeue stale claims of", name, yes)
     if spec is not None:
         released: list[Any] = claims_part.requeue(engine, spec, stale_after)
     else:
         ctx = run.context(engine, resolved, Options(stale_after_s=stale_after))
-        stale = claims_part.measure_profile(ctx).stale
+        stale = claims_part.releasable(claims_part.measure_profile(ctx).stale)
         released = claims_part.requeue_profile(ctx, [c["id"] for c in stale])
     if not released:  # a cron job's log says the run happened and found nothing
         render.note(f"qadmin: {name}: no claim is stale: nothing requeued")

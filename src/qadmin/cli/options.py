@@ -40,8 +40,9 @@ class Target:
         existing table (qadmin.profiles.resolve)."""
         from qadmin.profiles.resolve import resolve
 
-        tables = config_mod.tables(config_mod.load_config(self.config))
-        return resolve(engine, name, tables, given, **how)
+        conf = config_mod.load_config(self.config)
+        config_mod.check_table_entry(conf, name)
+        return resolve(engine, name, config_mod.tables(conf), given, **how)
 
     def engine(self, create: bool = False) -> Engine:
         """The engine; ``create``: this command may make a new SQLite file (``create``)."""

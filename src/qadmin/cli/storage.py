@@ -15,7 +15,7 @@ from qadmin.ops import catalog
 from qadmin.ops import convert as convert_ops
 from qadmin.ops import resize as resize_ops
 from qadmin.ops import watermark as watermark_ops
-from qadmin.profiles.model import Profile
+from qadmin.profiles.model import Profile, Value
 
 
 @click.command()
@@ -43,7 +43,11 @@ def watermark(
     if dry_run and action != "repair":
         raise UsageError("--dry-run applies to 'watermark QUEUE repair'")
     engine = target.engine()
-    spec = catalog.get(engine, name)
+    try:
+        spec = catalog.get(engine, name)
+    except NotFound:
+        _refuse_table(target, engine, name, "watermark")
+        raise
     if action == "show":
         result = watermark_ops.show(engine, spec)
     elif action == "advance":
@@ -54,6 +58,20 @@ def watermark(
         confirm("repair the watermark of", name, yes)
         result = dict(watermark_ops.repair(engine, spec), dry_run=False)
     render.document(result, fmt)
+
+
+def _refuse_table(target: Target, engine: Engine, name: str, command: str) -> None:
+    """A table qadmin did not create (a library's or a hand-built one) has no watermark:
+    say so in one line, exit 2, rather than "no queue"."""
+    try:
+        resolved = target.resolve(engine, name, {})
+    except NotFound:
+        return
+    profile = resolved.profile
+    what = f"a {profile.library} table" if profile.library else "a table qadmin did not create"
+    raise UsageError(
+        f"{command}: {profile.table} is {what}; watermarks are qadmin's fifo and claim queues' only"
+    )
 
 
 def show_plan(plan: dict[str, Any], fmt: str | None) -> None:
@@ -132,6 +150,12 @@ def resize(
     help="The --state-column value of waiting rows: only they move; the rest stay in the kept "
     "table.",
 )
+@click.option(
+    "--library",
+    metavar="NAME|none",
+    help="Read the table as this library's (or, with none, as a plain table), as the "
+    "read-only commands do.",
+)
 @click.option("--dry-run", is_flag=True, help="Show every step, the locks it takes, the SQL.")
 @click.option("--yes", "-y", is_flag=True, help="Do it without asking (needed off a TTY).")
 @connection_options
@@ -144,7 +168,8 @@ def convert(
     payload_columns: tuple[str, ...],
     time_column: str | None,
     state_column: str | None,
-    waiting: str | None,
+    waiting: Value | None,
+    library: str | None,
     dry_run: bool,
     yes: bool,
     target: Target,
@@ -154,12 +179,12 @@ def convert(
 
     Refused (exit 2, also by --dry-run) when it would break something: see docs/kinds.md."""
     engine = target.engine()
-    profile = _convert_profile(target, engine, name)
+    profile = _convert_profile(target, engine, name, library)
     if profile is not None:
         name = profile.table
         state_column = state_column or profile.state_column
         if waiting is None and profile.pending:
-            waiting = str(profile.pending[0])
+            waiting = profile.pending[0]
         time_column = time_column or profile.time_column
         id_column = id_column or profile.id_column
     src = convert_ops.source(
@@ -178,12 +203,14 @@ def convert(
     render.document(dict(result, dry_run=False), fmt)
 
 
-def _convert_profile(target: Target, engine: Engine, name: str) -> Profile | None:
+def _convert_profile(
+    target: Target, engine: Engine, name: str, library: str | None = None
+) -> Profile | None:
     """A declared [tables.NAME] or a library's table: convert moves only its waiting rows,
     so it takes the profile's state column and waiting value; a profile whose waiting rows
     are not one value of one column is refused (exit 2, one line)."""
     try:
-        resolved = target.resolve(engine, name, {})
+        resolved = target.resolve(engine, name, {"library": library} if library else {})
     except NotFound:
         return None  # convert's own path says what is missing
     profile = resolved.profile

@@ -108,8 +108,11 @@ class Emitter:
 
     def _plain(self, rows: list[dict[str, Any]]) -> None:
         """Columns as wide as their header or a typical value: a stream cannot realign."""
+        from qadmin.profiles.detect import libraries
+
         headers = ("time", "queue", "kind", *FIGURES)
-        widths = [27, 16, 8, *[max(len(h), 7) for h in FIGURES]]
+        kind = max(8, *(len(name) for name in libraries()))  # a library's name is the kind
+        widths = [27, 16, kind, *[max(len(h), 7) for h in FIGURES]]
         if not self.header_done:
             click.echo("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip())
             self.header_done = True

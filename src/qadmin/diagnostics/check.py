@@ -63,7 +63,7 @@ def evaluate(report: InspectReport) -> CheckResult:
             if given and metric.applies is not None and not metric.applies(report):
                 not_applicable.append(f"{metric.name} does not apply to {_what(report)}")
             elif given:
-                not_judged.append(f"{metric.name} not evaluable on {report.header.engine}")
+                not_judged.append(_not_evaluable(report, metric.name))
             continue
         if not given or limit is None:
             warn, crit = _fmt(metric.warn), _fmt(metric.crit)
@@ -107,6 +107,20 @@ def evaluate(report: InspectReport) -> CheckResult:
         problems,
         findings,
     )
+
+
+# The finding that says why a metric's figure was not read (a profiled table's missing index).
+_UNREAD = {"depth": "depth_unread", "stale_claims": "claims_unread", "oldest_age": "depth_unread"}
+
+
+def _not_evaluable(report: InspectReport, metric: str) -> str:
+    """Why a threshold given could not be judged: the finding saying which figure was not
+    read and which index would read it, else the engine having no such figure."""
+    code = _UNREAD.get(metric)
+    for finding in report.findings:
+        if finding.code == code:
+            return f"{metric} not evaluable: {finding.message}"
+    return f"{metric} not evaluable on {report.header.engine}"
 
 
 def _what(report: InspectReport) -> str:

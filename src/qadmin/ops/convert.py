@@ -41,6 +41,7 @@ from qadmin.ops.convert_sql import (
     staged_switch,
     too_big,
 )
+from qadmin.profiles.model import Value
 
 STEPS = {
     "gate": "replace the queue's push/pop with versions that wait for the switch and then call "
@@ -69,7 +70,7 @@ def source(
     payload_cols: tuple[str, ...] = (),
     time_col: str | None = None,
     state_col: str | None = None,
-    waiting: str | None = None,
+    waiting: Value | None = None,
 ) -> Source:
     """The qadmin queue called ``name``, else the hand-built table of that name; never one of
     qadmin's own tables (refused before anything else is asked of it)."""

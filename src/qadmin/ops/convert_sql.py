@@ -17,6 +17,9 @@ from qadmin.errors import NotFound, UnsupportedError, UsageError
 from qadmin.kinds import MAX_CAPACITY, Kind, QueueSpec
 from qadmin.names import validate_schema_name
 from qadmin.ops import catalog
+from qadmin.profiles.model import Value
+from qadmin.profiles.resolve import typed_values
+from qadmin.profiles.shape import read_shape
 
 BACKUP_SUFFIX = "_before_ring"
 # Names of a staged switch's objects while it is under way (convert_staged).
@@ -44,7 +47,7 @@ class Source:
     time_col: str | None = "enqueued_at"
     # Hand-built: only rows whose state_col equals waiting (a bound value) are messages.
     state_col: str | None = None
-    waiting: str | None = None
+    waiting: Value | None = None  # typed as the column holds it (True, 7, 'new')
     # A staged convert that switched but did not finish: only its clean-up is left.
     switched: bool = False
 
@@ -98,7 +101,7 @@ def source(
     payload_cols: tuple[str, ...] = (),
     time_col: str | None = None,
     state_col: str | None = None,
-    waiting: str | None = None,
+    waiting: Value | None = None,
 ) -> Source:
     """The qadmin queue called ``name``, else the hand-built table of that name."""
     validate_schema_name(name)
@@ -134,6 +137,8 @@ def source(
         raise UsageError("a hand-built table needs --payload-column (one or more)")
     if state_col is not None and state_col in (id_col, time_col, *payload_cols):
         raise UsageError(f"--state-column {state_col} is also the id, time or a payload column")
+    if state_col is not None and waiting is not None:
+        waiting = _typed_waiting(engine, table, state_col, waiting)
     return Source(
         table=name,
         managed=None,
@@ -143,6 +148,16 @@ def source(
         state_col=state_col,
         waiting=waiting,
     )
+
+
+def _typed_waiting(engine: Engine, table: str, state_col: str, waiting: Value) -> Value:
+    """--waiting as the state column holds it: a boolean column's ``true`` bound as text
+    would read as 0 on MariaDB (and match nothing on SQLite), moving the wrong rows."""
+    shape = read_shape(engine, table)
+    column = shape.column(state_col) if shape is not None else None
+    if column is None:
+        raise UsageError(f"--state-column {state_col}: no such column in {table}")
+    return typed_values((waiting,), column.family, column.labels)[0]
 
 
 def refusal(table: str, reasons: list[str]) -> str:

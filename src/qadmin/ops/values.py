@@ -19,9 +19,12 @@ def to_bytes(value: Any) -> bytes:
 
 
 def to_utc(value: Any) -> datetime | None:
-    """Engines store UTC: naive datetimes and SQLite's text are UTC by construction."""
+    """Engines store UTC: naive datetimes and SQLite's text are UTC by construction; a number
+    (a SQLite table keeping times as INTEGER or REAL) is unix epoch seconds."""
     if value is None:
         return None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return datetime.fromtimestamp(float(value), UTC)
     if isinstance(value, datetime):
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
     if isinstance(value, str):

@@ -13,7 +13,9 @@ session) or its recovery touches more than the row, it is None and the docs say 
 
 from __future__ import annotations
 
-from qadmin.profiles.model import Heartbeat, LibraryShape, Profile, Release
+import dataclasses
+
+from qadmin.profiles.model import ClaimEvent, Heartbeat, LibraryShape, Profile, Release
 
 POSTGRESQL = ("postgresql",)
 # MariaDB engines may name themselves "mariadb" or their base "mysql": both are listed.
@@ -69,6 +71,11 @@ PROCRASTINATE = _shape(
             worker_column="id",
             beat_column="last_heartbeat",
         ),
+        # The claim time: the job's latest 'started' event (procrastinate indexes job_id).
+        claim_event=ClaimEvent("procrastinate_events", "job_id", "type", "started", "at"),
+        # 3 x procrastinate's default update_heartbeat_interval (10 s); its own
+        # get_stalled_jobs defaults to 30 s as well.
+        heartbeat_floor_s=30.0,
         attempts_column="attempts",
         release=Release(state="todo", clear=("worker_id",)),
     ),
@@ -218,6 +225,26 @@ GRAPHILE_WORKER = _shape(
     ),
 )
 
+# graphile-worker's documented user-facing view graphile_worker.jobs (over _private_jobs and
+# _private_tasks): the same rows and states, read the same way (no index: counted bounded).
+GRAPHILE_WORKER_VIEW = _shape(
+    "graphile-worker",
+    ("jobs",),
+    (
+        "id",
+        "task_identifier",
+        "run_at",
+        "attempts",
+        "max_attempts",
+        "locked_at",
+        "locked_by",
+        "key",
+    ),
+    POSTGRESQL,
+    "live",
+    dataclasses.replace(GRAPHILE_WORKER.profile, name="jobs", table="jobs"),
+)
+
 # River (Go): river_job with the river_job_state enum. Its rescuer moves a 'running' job
 # stuck past RescueStuckJobsAfter back to 'retryable' (or discards it) by itself.
 RIVER = _shape(
@@ -321,6 +348,8 @@ SOLID_QUEUE_CLAIMED = _shape(
             worker_column="id",
             beat_column="last_heartbeat_at",
         ),
+        # Solid Queue's own process_alive_threshold (5 min; it beats every 60 s).
+        heartbeat_floor_s=300.0,
     ),
 )
 
@@ -509,6 +538,7 @@ SHAPES: tuple[LibraryShape, ...] = (
     DJANGO_Q2,
     PG_BOSS,
     GRAPHILE_WORKER,
+    GRAPHILE_WORKER_VIEW,
     RIVER,
     OBAN,
     SOLID_QUEUE_READY,

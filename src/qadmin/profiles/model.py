@@ -29,6 +29,18 @@ class Heartbeat:
 
 
 @dataclass(frozen=True)
+class ClaimEvent:
+    """A claim's start kept as an event row in another table (procrastinate's
+    ``procrastinate_events`` 'started'), for a library whose job row has no claim time."""
+
+    table: str  # the events table, in the queue table's schema
+    job_column: str  # the events table's column naming the job (indexed by the library)
+    type_column: str
+    type_value: str  # bound as a parameter
+    at_column: str  # the event's timestamp
+
+
+@dataclass(frozen=True)
 class Release:
     """How a stale claim is given back so another worker takes it: its state set back to a
     waiting value and the claim's columns cleared. A profile without one cannot be requeued
@@ -72,10 +84,16 @@ class Profile:
     session_column: str | None = None  # the claiming database session's id, when recorded
     worker_column: str | None = None  # the claiming worker's name or id, when recorded
     heartbeat: Heartbeat | None = None
+    claim_event: ClaimEvent | None = None  # where the claim time is, without a claimed_at column
     heartbeat_column: str | None = None  # a claim's last beat kept on its own row (pgqueuer)
+    # A worker is dead only when its last beat is older than max(--stale-after, this): a
+    # library's few-heartbeat-intervals floor, so a short --stale-after never calls a worker
+    # between two beats dead (qadmin.profiles.libraries says each library's figure).
+    heartbeat_floor_s: float = 0.0
     attempts_column: str | None = None
     error_column: str | None = None
     release: Release | None = None
+    no_release: str | None = None  # why requeue is refused when the user forbade it
 
     @property
     def has_states(self) -> bool:

@@ -96,6 +96,10 @@ def from_spec(spec: QueueSpec, schema: str | None = None) -> Profile:
 
 def _overlay(profile: Profile, fields: dict[str, Any], source: str) -> Profile:
     changes: dict[str, Any] = {}
+    if source == "options" and fields.get("state_column") not in (None, profile.state_column):
+        # Another state column: the declared or detected values belong to the old one, so
+        # only the values the command line gives are kept (and the release derived again).
+        changes.update(dict.fromkeys(VALUE_KEYS, ()), state_sql=None, release=None)
     for key, value in fields.items():
         if key in COLUMN_KEYS:
             changes[key] = value
@@ -108,7 +112,8 @@ def _release(profile: Profile, allowed: bool) -> Profile:
     """A declared claim can be given back when the profile says what waiting looks like:
     the first pending value (or, without states, a NULL claim time) and the claim columns."""
     if not allowed:
-        return dataclasses.replace(profile, release=None)
+        why = f"requeue = false in [tables.{profile.name}] forbids it"
+        return dataclasses.replace(profile, release=None, no_release=why)
     if profile.release is not None or profile.claimed_at_column is None:
         return profile
     if profile.library is not None:  # a library's profile says itself whether it can be
@@ -150,19 +155,38 @@ def _fit(shape: TableShape, key: str, column: str, dialect: str) -> str:
     return found.name
 
 
-def _typed(values: tuple[Value, ...], family: str | None) -> tuple[Value, ...]:
-    """Values typed on the command line, as the state column holds them (7 for an integer
-    column, true for a boolean one); a value that is not of that type is one line, exit 2."""
+def typed_values(
+    values: tuple[Value, ...], family: str | None, labels: tuple[str, ...] = ()
+) -> tuple[Value, ...]:
+    """Values as the state column holds them (7 for an integer column, true for a boolean
+    one, text for a text or enum one); a value the column cannot hold (a number on a boolean,
+    true on a text column, a word that is not one of an enum's labels) is one line, exit 2,
+    before any SQL runs."""
     out: list[Value] = []
     for value in values:
-        if isinstance(value, str) and family == "integer":
-            if not re.fullmatch(r"-?[0-9]+", value):
-                raise UsageError(f"state value {value[:40]!r} is not a number (the column is)")
-            value = int(value)
-        elif isinstance(value, str) and family == "boolean":
-            if value.lower() not in ("true", "false", "t", "f", "1", "0"):
-                raise UsageError(f"state value {value[:40]!r} is not true or false")
-            value = value.lower() in ("true", "t", "1")
+        shown = repr(value)[:40]
+        if family == "integer":
+            # kombu's visible on MariaDB: BOOL is TINYINT(1), so true is 1
+            numeric = isinstance(value, str) and re.fullmatch(r"-?[0-9]+", value)
+            if numeric or isinstance(value, bool):
+                value = int(value)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise UsageError(f"state value {shown} is not a number (the column is)")
+        elif family == "boolean":
+            if isinstance(value, str) and value.lower() in ("true", "false", "t", "f", "1", "0"):
+                value = value.lower() in ("true", "t", "1")
+            elif isinstance(value, int) and not isinstance(value, bool) and value in (0, 1):
+                value = bool(value)
+            if not isinstance(value, bool):
+                raise UsageError(f"state value {shown} is not true or false")
+        elif family in ("text", "enum"):
+            if isinstance(value, bool):
+                raise UsageError(f"state value {shown} is true/false; the column holds text")
+            value = str(value)
+            if labels and value not in labels:
+                raise UsageError(
+                    f"state value {shown} is not one of the enum's labels ({', '.join(labels)})"
+                )
         out.append(value)
     return tuple(out)
 
@@ -171,10 +195,13 @@ def check(profile: Profile, shape: TableShape, dialect: str) -> Profile:
     """The profile with every column checked against the catalog and spelled as it is there."""
     state = shape.column(profile.state_column) if profile.state_column else None
     family = state.family if state else None
-    typed: dict[str, Any] = {g: _typed(getattr(profile, g), family) for g in VALUE_KEYS}
+    labels = state.labels if state else ()
+    typed: dict[str, Any] = {
+        g: typed_values(getattr(profile, g), family, labels) for g in VALUE_KEYS
+    }
     profile = dataclasses.replace(profile, **typed)
     if profile.release is not None and isinstance(profile.release.state, str):
-        released = _typed((profile.release.state,), family)[0]
+        released = typed_values((profile.release.state,), family, labels)[0]
         profile = dataclasses.replace(profile, release=Release(released, profile.release.clear))
     changes: dict[str, Any] = {
         key: _fit(shape, key, getattr(profile, key), dialect)
@@ -255,8 +282,11 @@ def resolve(
                 raise UsageError(f"{name} is a qadmin queue: {keys} apply to other tables only")
             return Resolved(from_spec(spec, engine.schema), spec)
     entry = declared.get(name, {})
-    shape = _shape(engine, str(entry.get("table", name)))
     library = given.get("library", entry.get("library"))
+    if library not in (None, "none") and library not in detect.libraries():
+        known = ", ".join(detect.libraries())
+        raise UsageError(f"unknown library {library} (known: {known}, or none)")
+    shape = _shape(engine, str(entry.get("table", name)))
     notes: list[str] = []
     profile: Profile | None = None
     if library != "none":

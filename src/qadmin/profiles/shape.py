@@ -24,6 +24,7 @@ class Column:
     family: str  # timestamp, date, integer, number, text, uuid, boolean, enum, json, other
     nullable: bool
     default: str | None
+    labels: tuple[str, ...] = ()  # a PostgreSQL enum's labels: the only values it can hold
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,7 @@ def read_shape(engine: Engine, table: str, schema: str | None = None) -> TableSh
                 family=str(r["type_family"]),
                 nullable=_flag(r["nullable"]),
                 default=None if r["column_default"] is None else str(r["column_default"]),
+                labels=tuple(str(v) for v in r.get("enum_labels") or ()),
             )
             for r in cols
         ),

@@ -74,16 +74,33 @@ def _claim_filter(reader: query.Reader) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
+def _claim_time(reader: query.Reader) -> tuple[str | None, str | None]:
+    """SQL for a claim's start and its age in seconds: the claim-time column, else the
+    library's claim event (Profile.claim_event), else none."""
+    p = reader.profile
+    if p.claimed_at_column:
+        return reader.instant(p.claimed_at_column), reader.age(p.claimed_at_column)
+    event, key = p.claim_event, p.id_column or p.order_by
+    if event is None or key is None or not reader.has("claim_event_at"):
+        return None, None
+    names = {"table": p.table, "id_col": key, "ev_table": event.table}
+    names.update(ev_job=event.job_column, ev_type=event.type_column, ev_at=event.at_column)
+    at = reader.engine.render_text(reader.section_text("claim_event_at"), names)
+    age = reader.engine.render_text(reader.section_text("claim_event_age"), {}, {"at": at})
+    return at, age
+
+
 def _columns(reader: query.Reader) -> str:
     """The claims query's select list: each column the profile has, NULL for the others."""
     p = reader.profile
     key = p.id_column or p.order_by
     hb_key = p.heartbeat.job_column if p.heartbeat else None
+    claimed_at, claimed_for = _claim_time(reader)
     picks = {
         "id": reader.name(key) if key else None,
         "state": reader.state,
-        "claimed_at": reader.name(p.claimed_at_column) if p.claimed_at_column else None,
-        "claimed_for_s": reader.age(p.claimed_at_column) if p.claimed_at_column else None,
+        "claimed_at": claimed_at,
+        "claimed_for_s": claimed_for,
         "worker": reader.name(p.worker_column) if p.worker_column else None,
         "session": reader.name(p.session_column) if p.session_column else None,
         "heartbeat_age_s": reader.age(p.heartbeat_column) if p.heartbeat_column else None,
@@ -108,7 +125,7 @@ def _beats(reader: query.Reader) -> dict[str, float | None] | None:
     return {str(r["worker"]): sql.seconds(r["beat_age_s"]) for r in rows}
 
 
-def _alive(age: float | None, stale_after_s: int) -> bool | None:
+def _alive(age: float | None, stale_after_s: float) -> bool | None:
     return None if age is None else age < stale_after_s
 
 
@@ -131,6 +148,8 @@ def measure_profile(ctx: Context) -> Claims:
         hint = reader.index_hint(None if reader.state else profile.claimed_at_column)
         return Claims(stale_after_s=stale_after, notes=[f"claims not read: {hint}"])
     where, params = found
+    if profile.claim_event is not None:
+        params["ev_type"] = profile.claim_event.type_value
     rows = reader.run(
         "claims",
         {"filter": where, "columns": _columns(reader)},
@@ -165,6 +184,17 @@ def _is_stale(item: dict[str, Any], stale_after: int) -> bool:
     return age is not None and age >= stale_after
 
 
+def releasable(stale: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The stale claims requeue may give back: never one whose session or worker still
+    lives, however long it has held the row (a long claim of a live session is a finding)."""
+    return [c for c in stale if c["session_alive"] is not True and c["worker_alive"] is not True]
+
+
+def _beat_limit(profile: Profile, stale_after: int) -> float:
+    """How old a worker's last beat must be for it to be dead (see Profile.heartbeat_floor_s)."""
+    return max(float(stale_after), profile.heartbeat_floor_s)
+
+
 def _claim_row(
     row: dict[str, Any],
     profile: Profile,
@@ -173,15 +203,19 @@ def _claim_row(
 ) -> dict[str, Any]:
     """One claimed row as claims prints it: the contract's keys, and qadmin's own names for
     the same facts (processing_started_at, claimed_by, claimed_session)."""
+    limit = _beat_limit(profile, stale_after)
     heartbeat = sql.seconds(row.get("heartbeat_age_s"))
-    worker_alive = _alive(heartbeat, stale_after) if profile.heartbeat_column else None
-    if beats is not None and row.get("heartbeat_key") is not None:
-        heartbeat = beats.get(str(row["heartbeat_key"]))
-        worker_alive = False if heartbeat is None else heartbeat < stale_after
+    worker_alive = _alive(heartbeat, limit) if profile.heartbeat_column else None
+    if beats is not None:
+        # A worker key that is NULL or names no worker row is a dead worker's claim: the
+        # library pruned the row (procrastinate's ON DELETE SET NULL) and the job stayed.
+        key = row.get("heartbeat_key")
+        heartbeat = None if key is None else beats.get(str(key))
+        worker_alive = heartbeat is not None and heartbeat < limit
     error = row.get("error")
     return {
         "id": row["id"],
-        "state": None if row.get("state") is None else str(row["state"]),
+        "state": query.state_text(row.get("state")),
         "processing_started_at": iso(row["claimed_at"]) if row.get("claimed_at") else None,
         "claimed_for_s": sql.seconds(row.get("claimed_for_s")),
         "worker": row.get("worker"),
@@ -215,12 +249,14 @@ def requeue_profile(ctx: Context, ids: list[Any]) -> list[Any]:
             raise UsageError(f"requeue: {ctx.table}: {why_no_release(profile)}")
         sets.insert(0, f"{reader.name(profile.state_column)} = :release_state")
         params["release_state"] = release.state
+    stale_s = ctx.options.stale_after_s
+    beat_s = _beat_limit(profile, stale_s)
     done = []
     for row_id in ids:
         rows = reader.run(
             "release",
             {"filter": where, "assignments": ", ".join(sets), "stale": stale},
-            {**params, "id": row_id, "stale_s": ctx.options.stale_after_s},
+            {**params, "id": row_id, "stale_s": stale_s, "beat_s": beat_s},
             {"id_col": key},
             write=True,
         )
@@ -231,20 +267,30 @@ def requeue_profile(ctx: Context, ids: list[Any]) -> list[Any]:
 
 def _still_stale(reader: query.Reader) -> str | None:
     """SQL that is true while a claim is stale, by the server's clock, judged as the listing
-    judged it: no heartbeat of its worker newer than :stale_s (a workers table, or a beat on
-    its own row), else its claim time older than that."""
+    judged it: no heartbeat of its worker newer than :beat_s (a workers table, or a beat on
+    its own row), else its claim time older than :stale_s; and, where the profile records
+    the claiming session, that session is gone (so a race cannot release a live one)."""
     profile = reader.profile
-    column = profile.heartbeat_column or profile.claimed_at_column
     beat = profile.heartbeat
-    if beat is None:
-        return None if column is None else f"{reader.age(column)} >= :stale_s"
-    names = {"table": profile.table, "hb_table": beat.table, "hb_worker": beat.worker_column}
-    names.update(hb_job=beat.job_column, hb_beat=beat.beat_column)
-    text = reader.section_text("dead_worker")
-    return reader.engine.render_text(text, names)
+    if beat is not None:
+        names = {"table": profile.table, "hb_table": beat.table, "hb_worker": beat.worker_column}
+        names.update(hb_job=beat.job_column, hb_beat=beat.beat_column)
+        stale = reader.engine.render_text(reader.section_text("dead_worker"), names)
+    elif profile.heartbeat_column is not None:
+        stale = f"{reader.age(profile.heartbeat_column)} >= :beat_s"
+    elif profile.claimed_at_column is not None:
+        stale = f"{reader.age(profile.claimed_at_column)} >= :stale_s"
+    else:
+        return None
+    if profile.session_column is not None and reader.has("session_gone"):
+        gone = reader.section_text("session_gone")
+        stale += " AND " + reader.engine.render_text(gone, {"sess": profile.session_column})
+    return stale
 
 
 def why_no_release(profile: Profile | None) -> str:
+    if profile is not None and profile.no_release:
+        return profile.no_release
     if profile is None or not profile.has_claims:
         return "this table has no claims qadmin can see (no claimed state or claim-time column)"
     if profile.library:
@@ -266,7 +312,7 @@ def _phrase(profile: Profile, row: dict[str, Any]) -> str:
     doing = row.get("state") or "claimed"
     age = row.get("claimed_for_s")
     text = profile.label(row.get("id")) + f" has been {doing}"
-    text += f" for {sql.duration(age)}" if age is not None else ""
+    text += f" for {sql.duration(age)}" if age is not None else " since an unknown time"
     beat = row.get("heartbeat_age_s")
     if beat is not None:
         text += f"; its worker's last heartbeat is {sql.duration(beat)} old"
@@ -274,11 +320,18 @@ def _phrase(profile: Profile, row: dict[str, Any]) -> str:
         text += "; its worker has no heartbeat left"
     if row.get("session_alive") is False:
         text += "; its session is gone"
+    elif row.get("session_alive") is True:
+        text += f"; session {row.get('claimed_session')} is still alive (not requeued)"
     return text
 
 
 def rule(report: InspectReport) -> list[Finding]:
     part: Claims | None = report.part("claims")
+    if part is not None and part.claimed is None and _has_claims(report) and part.notes:
+        # Claims the profile promises that could not be read are never a silent OK.
+        why = "; ".join(part.notes).removeprefix("claims not read: ")
+        fix = why.removesuffix(" would make it cheap")
+        return [Finding(WARNING, "claims_unread", f"claims not read: {why}", f"create {fix}")]
     limit = report.limit("stale_claims")
     threshold = limit.warn if limit.warn is not None else limit.crit
     if part is None or not part.stale or (threshold is not None and len(part.stale) < threshold):

@@ -7,6 +7,7 @@ an index that fits, else the planner's estimate, saying which (qadmin.profiles.q
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -150,7 +151,12 @@ def _other_states(reader: query.Reader) -> list[dict[str, Any]]:
     known = [v for group in query.GROUPS for v in getattr(profile, group)]
     rows = reader.run("state_values", {"state": reader.state or ""}, {"limit": OTHER_STATES_SHOWN})
     return [
-        {"state": str(r["state"]), "group": "other", "rows": int(r["n"]), "exact": True}
+        {
+            "state": query.state_text(r["state"]),
+            "group": "other",
+            "rows": int(r["n"]),
+            "exact": True,
+        }
         for r in rows
         if r["state"] not in known
     ]
@@ -180,7 +186,12 @@ def profiled(ctx: Context) -> Size:
                 count = reader.count_state((value,))
                 counts.append(count)
                 states.append(
-                    {"state": str(value), "group": group, "rows": count.rows, "exact": count.exact}
+                    {
+                        "state": query.state_text(value),
+                        "group": group,
+                        "rows": count.rows,
+                        "exact": count.exact,
+                    }
                 )
             totals[group] = _total(counts) if counts else query.Count(None, False)
         depth = totals["pending"]
@@ -189,7 +200,7 @@ def profiled(ctx: Context) -> Size:
     oldest, age, note = _oldest(reader)
     if note:
         notes.append(note)
-    when = to_utc(oldest) if not isinstance(oldest, int | float) else None
+    when = to_utc(oldest)
     return Size(
         depth.rows,
         depth.exact,
@@ -212,6 +223,11 @@ def collect(ctx: Context) -> Size:
 
 def rule(report: InspectReport) -> list[Finding]:
     part: Size | None = report.part("size")
+    profile = report.profile
+    if part is not None and part.depth is None and profile and profile.source != "qadmin":
+        # A figure the profile promises that could not be read is never a silent OK.
+        why = "; ".join(part.notes) or "no cheap way to count the waiting rows"
+        return [Finding(WARNING, "depth_unread", f"depth not read: {why}", _index_fix(why))]
     if part is None or part.ring_fill is None:
         return []
     limit = report.limit("ring_fill")
@@ -229,6 +245,12 @@ def rule(report: InspectReport) -> list[Finding]:
             f"add consumers, or resize the ring (qadmin resize {report.queue} --capacity N)",
         )
     ]
+
+
+def _index_fix(why: str) -> str:
+    """The fix for a figure not read: the index the note names, made by the DBA."""
+    found = re.search(r"an index on \S+ \([^)]*\)", why)
+    return f"create {found.group(0)}" if found else "see the notes"
 
 
 def _size(report: InspectReport) -> Size | None:
