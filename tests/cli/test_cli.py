@@ -212,7 +212,7 @@ def test_every_changing_command_needs_yes_off_a_tty_and_changes_nothing_without_
         ["resize", "r", "--capacity", "8"],
         ["repair", "r"],
         ["watermark", "w", "repair"],
-        ["requeue", "c", "--stale-after", "0"],
+        ["requeue", "c", "--stale-after", "1"],
         ["convert", "f", "--to", "ring", "--capacity", "8"],
         ["purge", "f"],
         ["drop", "f"],
