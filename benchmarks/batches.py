@@ -22,17 +22,15 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
-from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
+
+from places import place
 
 from qadmin.engines import Engine, Timeouts, open_engine
 from qadmin.errors import QueueEmpty, QueueFull
 from qadmin.ops import messages, queues
 
-PG = "postgresql://postgres@127.0.0.1:5432/test"
-MY = "mysql://root@127.0.0.1:3306"
 KINDS = [
     ("heap", None),
     ("fifo", None),
@@ -43,38 +41,12 @@ KINDS = [
 ]
 
 
-def _place(engine: str) -> tuple[str, str | None, Callable[[], None]]:
-    """A fresh schema (PostgreSQL) or database (MariaDB), and how to drop it."""
-    name = "bench_" + uuid.uuid4().hex[:8]
-    if engine == "postgresql":
-        import psycopg
-
-        with psycopg.connect(PG, autocommit=True) as conn:
-            conn.execute(f"CREATE SCHEMA {name}")
-
-        def drop() -> None:
-            with psycopg.connect(PG, autocommit=True) as conn:
-                conn.execute(f"DROP SCHEMA {name} CASCADE")
-
-        return PG, name, drop
-    import pymysql
-
-    admin = pymysql.connect(host="127.0.0.1", user="root", autocommit=True)
-    admin.cursor().execute(f"CREATE DATABASE {name}")
-
-    def drop_db() -> None:
-        admin.cursor().execute(f"DROP DATABASE {name}")
-        admin.close()
-
-    return f"{MY}/{name}", None, drop_db
-
-
 def _open(dsn: str, schema: str | None) -> Engine:
     return open_engine(dsn, schema, Timeouts(lock_ms=30_000, statement_ms=600_000))
 
 
 def commit_floor(engine_name: str, seconds: float) -> float:
-    dsn, schema, drop = _place(engine_name)
+    dsn, schema, drop = place(engine_name)
     try:
         engine = _open(dsn, schema)
         table = engine.qualified("floor_t")
@@ -93,7 +65,7 @@ def commit_floor(engine_name: str, seconds: float) -> float:
 
 
 def kind_batches(engine_name: str, kind: str, capacity: int | None, batch: int, seconds: float):
-    dsn, schema, drop = _place(engine_name)
+    dsn, schema, drop = place(engine_name)
     try:
         engine = _open(dsn, schema)
         spec = queues.create(engine, queues.make_spec("bq", kind, capacity, False))
@@ -115,7 +87,7 @@ def kind_batches(engine_name: str, kind: str, capacity: int | None, batch: int, 
 
 def push_lines(engine_name: str, lines: int) -> tuple[float, float]:
     """Seconds for ``qadmin push --lines`` of ``lines`` lines, and for one INSERT ... SELECT."""
-    dsn, schema, drop = _place(engine_name)
+    dsn, schema, drop = place(engine_name)
     try:
         engine = _open(dsn, schema)
         queues.create(engine, queues.make_spec("lq", "fifo", None, False))

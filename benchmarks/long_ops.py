@@ -17,39 +17,12 @@ from __future__ import annotations
 
 import argparse
 import time
-import uuid
 from collections.abc import Callable
+
+from places import place
 
 from qadmin.engines import Engine, Timeouts, open_engine
 from qadmin.ops import catalog, convert, queues, resize
-
-PG = "postgresql://postgres@127.0.0.1:5432/test"
-MY = "mysql://root@127.0.0.1:3306"
-
-
-def _place(engine: str) -> tuple[str, str | None, Callable[[], None]]:
-    name = "bench_" + uuid.uuid4().hex[:8]
-    if engine == "postgresql":
-        import psycopg
-
-        with psycopg.connect(PG, autocommit=True) as conn:
-            conn.execute(f"CREATE SCHEMA {name}")
-
-        def drop() -> None:
-            with psycopg.connect(PG, autocommit=True) as conn:
-                conn.execute(f"DROP SCHEMA {name} CASCADE")
-
-        return PG, name, drop
-    import pymysql
-
-    admin = pymysql.connect(host="127.0.0.1", user="root", autocommit=True)
-    admin.cursor().execute(f"CREATE DATABASE {name}")
-
-    def drop_db() -> None:
-        admin.cursor().execute(f"DROP DATABASE {name}")
-        admin.close()
-
-    return f"{MY}/{name}", None, drop_db
 
 
 def _open(dsn: str, schema: str | None) -> Engine:
@@ -63,7 +36,7 @@ def _timed(work: Callable[[], object]) -> float:
 
 
 def ring_create(engine_name: str, slots: int) -> tuple[float, float]:
-    dsn, schema, drop = _place(engine_name)
+    dsn, schema, drop = place(engine_name)
     try:
         engine = _open(dsn, schema)
         spec = queues.make_spec("big_ring", "ring", slots, False)
@@ -95,7 +68,7 @@ def ring_create(engine_name: str, slots: int) -> tuple[float, float]:
 
 
 def convert_and_resize(engine_name: str, count: int) -> tuple[float, float]:
-    dsn, schema, drop = _place(engine_name)
+    dsn, schema, drop = place(engine_name)
     try:
         engine = _open(dsn, schema)
         queues.create(engine, queues.make_spec("backlog", "fifo", None, False))

@@ -16,46 +16,14 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
-import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable
-from pathlib import Path
+
+from places import PG, place
 
 from qadmin.engines import open_engine
 from qadmin.ops import catalog, messages, queues
-
-PG = "postgresql://postgres@127.0.0.1:5432/test"
-MY = "mysql://root@127.0.0.1:3306"
-
-
-def _place(engine: str) -> tuple[str, str | None, Callable[[], None]]:
-    name = "bench_" + uuid.uuid4().hex[:8]
-    if engine == "sqlite":
-        path = Path(tempfile.mkdtemp()) / "wake.db"
-        return f"sqlite:///{path}", None, lambda: path.unlink(missing_ok=True)
-    if engine == "postgresql":
-        import psycopg
-
-        with psycopg.connect(PG, autocommit=True) as conn:
-            conn.execute(f"CREATE SCHEMA {name}")
-
-        def drop() -> None:
-            with psycopg.connect(PG, autocommit=True) as conn:
-                conn.execute(f"DROP SCHEMA {name} CASCADE")
-
-        return PG, name, drop
-    import pymysql
-
-    admin = pymysql.connect(host="127.0.0.1", user="root", autocommit=True)
-    admin.cursor().execute(f"CREATE DATABASE {name}")
-
-    def drop_db() -> None:
-        admin.cursor().execute(f"DROP DATABASE {name}")
-        admin.close()
-
-    return f"{MY}/{name}", None, drop_db
 
 
 def _summary(label: str, samples: list[float]) -> str:
@@ -64,7 +32,7 @@ def _summary(label: str, samples: list[float]) -> str:
 
 
 def qadmin_wakeups(engine_name: str, trials: int) -> list[float]:
-    dsn, schema, drop = _place(engine_name)
+    dsn, schema, drop = place(engine_name)
     try:
         pusher = open_engine(dsn, schema)
         queues.create(pusher, queues.make_spec("wq", "fifo", None, False))

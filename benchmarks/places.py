@@ -1,0 +1,43 @@
+"""Where a benchmark runs: a fresh PostgreSQL schema, MariaDB database or SQLite file of its
+own on the test servers, and how to drop it afterwards (batches, long_ops and wakeup)."""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+PG = "postgresql://postgres@127.0.0.1:5432/test"
+MY = "mysql://root@127.0.0.1:3306"
+
+Place = tuple[str, str | None, Callable[[], None]]
+
+
+def place(engine: str) -> Place:
+    """(DSN, schema, drop) of a place nothing else uses."""
+    name = "bench_" + uuid.uuid4().hex[:8]
+    if engine == "sqlite":
+        path = Path(tempfile.mkdtemp()) / f"{name}.db"
+        return f"sqlite:///{path}", None, lambda: path.unlink(missing_ok=True)
+    if engine == "postgresql":
+        import psycopg
+
+        with psycopg.connect(PG, autocommit=True) as conn:
+            conn.execute(f"CREATE SCHEMA {name}")
+
+        def drop_schema() -> None:
+            with psycopg.connect(PG, autocommit=True) as conn:
+                conn.execute(f"DROP SCHEMA {name} CASCADE")
+
+        return PG, name, drop_schema
+    import pymysql
+
+    admin = pymysql.connect(host="127.0.0.1", user="root", autocommit=True)
+    admin.cursor().execute(f"CREATE DATABASE {name}")
+
+    def drop_database() -> None:
+        admin.cursor().execute(f"DROP DATABASE {name}")
+        admin.close()
+
+    return f"{MY}/{name}", None, drop_database
