@@ -77,7 +77,8 @@ def test_docs_cite_nothing_outside_the_repository(page):
 
 
 def test_ci_runs_the_readme_test_command():
-    block = README.read_text().split("## Quick start: the two commands", 1)[1].split("```sh\n", 1)[1]
+    section = README.read_text().split("## Quick start: the two commands", 1)[1]
+    block = section.split("```sh\n", 1)[1]
     block = block.split("```", 1)[0]
     commands = [line for line in block.splitlines() if line and not line.startswith("#")]
     assert commands[-1] == "./scripts/test"
