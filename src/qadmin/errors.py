@@ -18,6 +18,7 @@ EXIT_CONNECTION = 6
 EXIT_PERMISSION = 7
 EXIT_LOCK_TIMEOUT = 8
 EXIT_MISSING = 9
+EXIT_INCOMPLETE = 10
 # Ctrl-C: 128 + SIGINT, as a shell reports a process the signal ended.
 EXIT_INTERRUPTED = 130
 
@@ -92,6 +93,11 @@ class LockTimeout(QadminError):
     exit_code = EXIT_LOCK_TIMEOUT
 
 
+class StatementTimeout(LockTimeout):
+    """The statement timeout fired: the statement ran too long, no lock was in the way (the
+    same exit code as a lock timeout; said apart so no one is blamed for holding a lock)."""
+
+
 class Deadlock(LockTimeout):
     """The server chose this transaction as a deadlock victim and rolled it back whole."""
 
@@ -101,6 +107,13 @@ class MissingDependency(QadminError):
     to install."""
 
     exit_code = EXIT_MISSING
+
+
+class Incomplete(QadminError):
+    """maintain ran what it could, yet left work undone: an action refused because its lock
+    blocks the queue, or a VACUUM whose dead rows a snapshot keeps (its status names it)."""
+
+    exit_code = EXIT_INCOMPLETE
 
 
 class Interrupted(QadminError):

@@ -63,6 +63,9 @@ class KindSpec:
     # Every dequeue deletes a row, so the server's delete counter is a dequeue rate (claims are
     # deleted on ack only; a capped queue deletes what it overwrites).
     deletes_are_dequeues: bool = True
+    # A fail that records the queue's ``max_attempts``-th attempt moves the message to
+    # ``<queue>_dead`` (with its error history); dead and redrive read and empty that table.
+    dead_letters: bool = _can("a dead-letter table")
     # Columns shown beside id, payload and enqueued_at when messages are listed.
     columns: tuple[str, ...] = ()
     # Objects beside the table: placeholder -> suffix of the object name. Routines exist only
@@ -96,6 +99,14 @@ KINDS: dict[Kind, KindSpec] = {
         claims=True,
         deletes_are_dequeues=False,
         columns=("attempts",),
+        dead_letters=True,
+        # MySQL/MariaDB: ack and fail taking the fencing attempt (procedures have no defaults).
+        objects={
+            "dead": "_dead",
+            "dead_idx": "_dead_idx",
+            "ack_fenced": "_ack_fenced",
+            "fail_fenced": "_fail_fenced",
+        },
     ),
     Kind.RING: KindSpec(
         "ring",
@@ -129,19 +140,39 @@ def said(kinds: list[Kind], joiner: str = "and") -> str:
 
 # A dequeue that takes a message whose id is a multiple of this tries to advance the watermark.
 WATERMARK_EVERY = 100
+# A claim message's error history keeps its first error and its latest ones, this many in all,
+# so a message retried forever (no max_attempts) does not grow without bound.
+ERRORS_KEPT = 100
+# A claim message's error text is kept to this many characters, then "... (truncated, N chars)":
+# the fail routines cut it (a MariaDB TEXT parameter refuses 64 KiB and more, which left the
+# message claimed for ever) and qadmin cuts it before binding (SQLite has no routines).
+ERROR_CHARS = 4000
 MAX_CAPACITY = 10_000_000
 
 # Routines beside every kind's table, on engines that have them.
-ROUTINES = {"push": "_push", "pop": "_pop", "ack": "_ack", "fail": "_fail"}
+ROUTINES = {
+    "push": "_push",
+    "push_many": "_push_many",
+    "pop": "_pop",
+    "ack": "_ack",
+    "fail": "_fail",
+}
 
 
 # Bulk load's staging table (and its key index) and the idempotency keys it recorded.
 DATA_OBJECTS = {"stage": "_stage", "stage_idx": "_stage_idx", "loaded": "_loaded"}
-WATERMARK_OBJECTS = {"wm": "_wm", "wm_advance": "_wm_advance"}
+WATERMARK_OBJECTS = {"wm": "_wm", "wm_seq": "_wm_seq", "wm_advance": "_wm_advance"}
 INDEXES = {"pop_idx": "_pop_idx", "claimed_idx": "_claimed_idx", "slot_idx": "_slot_pk"}
 # Names a convert to a ring uses beside the ring's own: the retired table, and a staged
 # (MariaDB) switch's gate, slot table and routines (ops/convert_sql.py).
-CONVERT_SUFFIXES = ("_before_ring", "__gate", "__ring", "__ring_push", "__ring_pop")
+CONVERT_SUFFIXES = (
+    "_before_ring",
+    "__gate",
+    "__ring",
+    "__ring_push",
+    "__ring_push_many",
+    "__ring_pop",
+)
 
 
 def derived_names(name: str, kind: Kind) -> set[str]:
@@ -201,12 +232,29 @@ class QueueSpec:
         return bool(self.options.get("watermark"))
 
     @property
+    def max_attempts(self) -> int | None:
+        """The attempt whose failure moves a message to the dead table (None: never). The
+        fail routine reads it from the catalog entry on every call."""
+        value = self.options.get("max_attempts")
+        return None if value is None else int(value)
+
+    @property
+    def dead_table(self) -> bool:
+        """Whether the queue has its dead-letter table (``dead_table`` in its catalog options):
+        a claim queue made by a qadmin from before dead letters has none, nor an ``errors``
+        column, and keeps its own fail routine, which never moves a message."""
+        return self.info.dead_letters and bool(self.options.get("dead_table"))
+
+    @property
     def overlays(self) -> tuple[str, ...]:
         """Templates laid over the kind's own: their sections replace the kind's sections of
         the same name, except ``create`` and ``drop``, which they extend."""
+        layers: tuple[str, ...] = ()
+        if self.info.dead_letters and not self.dead_table:
+            layers = (f"{self.template}_before_dead",)
         if self.watermark:
-            return ("watermark", f"watermark_{self.template}")
-        return ()
+            layers += ("watermark", f"watermark_{self.template}")
+        return layers
 
     def keywords(self) -> dict[str, str]:
         """Fixed SQL fragments a template may take, chosen from constants here, never user text."""
@@ -214,6 +262,8 @@ class QueueSpec:
             "order_by": self.info.order_by,
             "strict": "TRUE" if self.strict else "FALSE",
             "wm_every": str(WATERMARK_EVERY),
+            "errors_kept": str(ERRORS_KEPT),
+            "error_chars": str(ERROR_CHARS),
         }
 
     def sort_rows(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -150,6 +150,7 @@ def test_list_and_inspect(db):
             "capacity": 8,
             "strict": False,
             "watermark": False,
+            "max_attempts": None,
             "created_at": listed[0]["created_at"],
             "state": "ready",
         }
@@ -214,6 +215,7 @@ def test_every_changing_command_needs_yes_off_a_tty_and_changes_nothing_without_
         ["watermark", "w", "repair"],
         ["requeue", "c", "--stale-after", "1"],
         ["convert", "f", "--to", "ring", "--capacity", "8"],
+        ["maintain", "f"],
         ["purge", "f"],
         ["drop", "f"],
         ["archive", "f", "--to", str(tmp_path / "arch"), "--older-than", "0s"],

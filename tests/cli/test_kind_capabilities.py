@@ -43,6 +43,10 @@ def cases(tmp: Path) -> list[Case]:
         Case(("ack", Q, "1"), "claims", ok=(0, 5), says="ack"),
         Case(("fail", Q, "2", "--error", "boom"), "claims", ok=(0, 5), says="fail"),
         Case(("claims", Q), "claims", says="claims"),
+        Case(("alter", Q, "--max-attempts", "2"), "dead_letters", says="alter --max-attempts"),
+        Case(("dead", Q), "dead_letters", says="dead"),
+        Case(("redrive", Q, "--all", "--dry-run"), "dead_letters", says="redrive"),
+        Case(("redrive", Q, "--id", "1", "--yes"), "dead_letters", ok=(5,), says="redrive"),
         Case(("requeue", Q, "--dry-run"), "claims", says="requeue"),
         Case(("requeue", Q, "--yes"), "claims", says="requeue"),
         Case(("repair", Q, "--dry-run"), "ring", says="repair"),
@@ -120,11 +124,17 @@ def test_every_command_on_every_kind_works_or_is_refused_in_one_line(kind, tmp_p
 
 @pytest.mark.parametrize("kind", list(Kind))
 @pytest.mark.parametrize(
-    "option,needs", [("--strict", "allows_strict"), ("--watermark", "allows_watermark")]
+    "option,value,needs",
+    [
+        ("--strict", None, "allows_strict"),
+        ("--watermark", None, "allows_watermark"),
+        ("--max-attempts", "3", "dead_letters"),
+    ],
 )
-def test_create_options_follow_the_kind_registry(kind, option, needs, tmp_path):
+def test_create_options_follow_the_kind_registry(kind, option, value, needs, tmp_path):
     db = ["--dsn", f"sqlite:///{tmp_path / 'q.db'}"]
-    result = CliRunner().invoke(cli, [*_create_args(kind), option, "--format", "json", *db])
+    given = [option] if value is None else [option, value]
+    result = CliRunner().invoke(cli, [*_create_args(kind), *given, "--format", "json", *db])
     if getattr(KINDS[kind], needs):
         assert result.exit_code == 0, result.stderr
         assert json.loads(result.stdout)

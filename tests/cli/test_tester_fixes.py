@@ -327,7 +327,8 @@ def test_a_printed_requeue_fix_runs_as_printed(tmp_path):
     command = shlex.split(named.split(", then ")[0].rsplit(" --dry-run", 1)[0])
     assert command[:5] == ["qadmin", "--config", str(config), "-c", "loc"]
     released = run(*command[1:], "--yes", "--format", "json")
-    assert released.exit_code == 0 and json.loads(released.stdout) == [{"id": 1}]
+    assert released.exit_code == 0
+    assert json.loads(released.stdout) == [{"id": 1, "outcome": "requeued"}]
 
 
 def test_reports_refuse_csv_rather_than_print_something_else(db):

@@ -205,3 +205,25 @@ def test_postgresql_read_timeout_outlasts_the_statement_timeout(pg_schema):
         engine.query("SELECT pg_sleep(2.5) AS s")
     assert engine.query("SELECT 1 AS one") == [{"one": 1}]
     engine.close()
+
+
+def test_postgresql_keeps_the_users_own_session_options(pg_schema, monkeypatch):
+    """A DSN's options= (or PGOPTIONS) reach the session beside qadmin's timeouts: a library
+    installed in its own schema needs its search_path for its types and functions."""
+    from qadmin.engines import Timeouts, open_engine
+
+    timeouts = Timeouts(lock_ms=1000, statement_ms=2000)
+    dsn = "postgresql://postgres@127.0.0.1:5432/test?options=-csearch_path%3Dlib_schema"
+    engine = open_engine(dsn, pg_schema, timeouts)
+    got = engine.query(
+        "SELECT current_setting('search_path') AS p, current_setting('lock_timeout') AS l"
+    )
+    assert got == [{"p": "lib_schema", "l": "1s"}]
+    engine.close()
+    monkeypatch.setenv("PGOPTIONS", "-c search_path=from_env -c lock_timeout=9s")
+    engine = open_engine("postgresql://postgres@127.0.0.1:5432/test", pg_schema, timeouts)
+    got = engine.query(
+        "SELECT current_setting('search_path') AS p, current_setting('lock_timeout') AS l"
+    )
+    assert got == [{"p": "from_env", "l": "1s"}]  # qadmin's timeout still wins
+    engine.close()

@@ -123,6 +123,16 @@ def stale_claim(target: Target, engine: Engine) -> Iterator[str]:
 
 
 @contextmanager
+def dead_letters(target: Target, engine: Engine) -> Iterator[str]:
+    """A message that failed its last allowed attempt (--max-attempts 1): in the dead table."""
+    spec = _queue(engine, "mx_dead", "claim", max_attempts=1)
+    messages.push(engine, spec, [b"poison", b"fine"])
+    [popped] = messages.pop(engine, spec, worker="w")
+    assert messages.fail(engine, spec, popped["id"], "boom", retry=True)["dead"] is True
+    yield spec.name
+
+
+@contextmanager
 def ring_push_hole(target: Target, engine: Engine) -> Iterator[str]:
     """A pusher killed after taking its number: pops stop at the missing message."""
     spec = _queue(engine, "ring_q", "ring", capacity=4)
@@ -160,7 +170,11 @@ def watermark_stranded(target: Target, engine: Engine) -> Iterator[str]:
     """The watermark set above committed messages: two are below it and never served."""
     spec = _queue(engine, "mx_wm", "fifo", watermark=True)
     ids = [m["id"] for m in messages.push(engine, spec, [b"w1", b"w2", b"w3"])]
-    engine.run([f"UPDATE {engine.qualified(spec.name + '_wm')} SET wm = {int(ids[-1])}"])
+    statements = [f"UPDATE {engine.qualified(spec.name + '_wm')} SET wm = {int(ids[-1])}"]
+    if engine.dialect == "postgresql":  # and the copy its dequeues read
+        seq = engine.quote_literal(engine.qualified(spec.name + "_wm_seq"))
+        statements.append(f"SELECT setval({seq}, {int(ids[-1])})")
+    engine.run(statements)
     assert wm_ops.show(engine, spec)["stranded"] == 2
     yield spec.name
 
@@ -181,8 +195,9 @@ def backlog_growing(target: Target, engine: Engine) -> Iterator[str]:
     thread = threading.Thread(target=produce, daemon=True)
     thread.start()
     try:
-        depth = _template(engine, spec, "depth")["depth"]
-        assert until(lambda: _template(engine, spec, "depth")["depth"] > depth)
+        walk = {"lo": 0, "limit": 100_001}  # every row: a small queue
+        depth = _template(engine, spec, "depth", **walk)["depth"]
+        assert until(lambda: _template(engine, spec, "depth", **walk)["depth"] > depth)
         yield spec.name
     finally:
         stop.set()

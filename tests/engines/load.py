@@ -155,7 +155,10 @@ def run(
     """Run the clients to the end; ``during`` (an admin operation) runs in this process once
     messages are flowing, while producers and consumers keep going. ``reload_stale``: clients
     reload the queue when its SQL no longer fits its table (SQLite after a convert)."""
-    ctx = mp.get_context("spawn")
+    # Fresh processes without pytest's open connections, forked from a server that imported
+    # qadmin once (spawn paid the interpreter start and imports for each of the 8 clients).
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload(["tests.engines.load"])
     done = ctx.Event()
     prod_files = [workdir / f"prod-{p}.json" for p in range(producers)]
     cons_files = [workdir / f"cons-{c}.json" for c in range(consumers)]

@@ -117,6 +117,14 @@ MATRIX: list[Row] = [
         tail_min=1,
     ),
     Row(
+        "dead letters",
+        "dead_letters",
+        1,
+        "dead",
+        {"postgresql": fs.dead_letters, "mariadb": fs.dead_letters, "sqlite": fs.dead_letters},
+        tail_min=1,
+    ),
+    Row(
         "ring push hole",
         "ring_push_hole",
         2,

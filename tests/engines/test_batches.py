@@ -7,18 +7,23 @@ boundary so the chunking itself is under test.
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
+import threading
 import time
+from datetime import UTC, datetime, timedelta
 
 import psycopg
+import pymysql
 import pytest
 
 from qadmin.engines import open_engine
 from qadmin.errors import QueueEmpty, QueueFull
-from qadmin.ops import messages, queues
-from tests.conftest import PG_ADMIN, make_target
+from qadmin.ops import catalog, messages, queues
+from qadmin.ops import convert as convert_ops
+from tests.conftest import MY_HOST, PG_ADMIN, make_target
 from tests.engines import load
 
 BATCH = messages.PUSH_CHUNK * 2 + 500
@@ -94,7 +99,7 @@ def test_a_capped_batch_reports_each_message_it_overwrote(engine):
         for kind, capacity, strict in (
             ("fifo", None, False),
             ("fifo", None, True),
-            ("ring", 4 * BATCH, False),
+            ("ring", 1_000, False),
             ("claim", None, False),
         )
     ],
@@ -102,14 +107,15 @@ def test_a_capped_batch_reports_each_message_it_overwrote(engine):
 def test_concurrent_batch_producers_and_consumers_exactly_once(
     label, kind, capacity, strict, request, tmp_path
 ):
-    """2 producers pushing batches that span chunks, 2 consumers popping 25 at a time. A
-    consumer's order is not checked here: a batch that took lower ids may commit after one that
-    took higher ids (the single-session tests check the order)."""
+    """2 producers pushing batches of 300 (push_many), 2 consumers popping 25 at a time (one pop
+    call each); the ring is small enough that batches meet a full ring. A consumer's order is
+    not checked here: a batch that took lower ids may commit after one that took higher ids
+    (the single-session tests check the order)."""
     target = make_target(label, request, tmp_path)
     engine = target.engine()
     queues.create(engine, queues.make_spec("bload", kind, capacity, strict))
     engine.close()
-    each = 2 * BATCH
+    each = 1_200
     outcome = load.run(
         target.dsn,
         target.engine_schema,
@@ -118,7 +124,7 @@ def test_concurrent_batch_producers_and_consumers_exactly_once(
         consumers=2,
         messages_each=each,
         workdir=tmp_path,
-        push_batch=BATCH,
+        push_batch=300,
     )
     assert (outcome.pushed, outcome.popped) == (2 * each, 2 * each)
     assert (outcome.lost, outcome.duplicated, outcome.unexpected) == (0, 0, 0)
@@ -180,4 +186,198 @@ def test_pop_wait_returns_a_message_pushed_by_another_process(label, request, tm
             waiter.kill()
     assert (waiter.returncode, out) == (0, b"wake up"), err
     assert time.monotonic() - started < limit_s / 2
+    engine.close()
+
+
+def test_batches_go_through_the_push_many_routine(engine):
+    """A queue made now records push_many where the engine has routines, and push --lines
+    calls it."""
+    for kind, capacity in (("fifo", None), ("pending", None), ("ring", 10), ("capped", 10)):
+        spec = queues.create(engine, queues.make_spec(f"pm_{kind}", kind, capacity, False))
+        has = messages.push_many_section(engine, spec) is not None
+        assert has == engine.HAS_ROUTINES, kind
+
+
+def test_a_ring_batch_takes_what_as_many_single_pushes_would(engine):
+    """A ring with 4 messages and 6 free slots: a batch of 10 and 10 single pushes both put
+    in the first 6, with the same numbers, and refuse the rest."""
+    outcome = {}
+    for mode in ("batch", "single"):
+        spec = queues.create(engine, queues.make_spec(f"r_{mode}", "ring", 10, False))
+        messages.push(engine, spec, _lines(6))
+        messages.pop(engine, spec, 2)
+        sent = [f"n-{n}".encode() for n in range(10)]
+        pushed: list[dict] = []
+        if mode == "batch":
+            with pytest.raises(QueueFull) as full:
+                messages.push(engine, spec, sent)
+            pushed = full.value.pushed
+        else:
+            for one in sent:
+                try:
+                    pushed += messages.push(engine, spec, [one])
+                except QueueFull:
+                    break
+        got = [(r["id"], r["payload"]) for r in _drain(engine, spec)]
+        outcome[mode] = ([r["id"] for r in pushed], got)
+    assert outcome["batch"] == outcome["single"]
+    assert len(outcome["batch"][0]) == 6
+
+
+def test_a_pending_batch_keeps_its_due_time(engine):
+    spec = queues.create(engine, queues.make_spec("pd", "pending", None, False))
+    later = datetime.now(UTC) + timedelta(hours=1)
+    messages.push(engine, spec, _lines(3), due=later)
+    with pytest.raises(QueueEmpty):
+        messages.pop(engine, spec, 10)
+    messages.push(engine, spec, _lines(2))
+    assert [r["payload"] for r in messages.pop(engine, spec, 10)] == _lines(2)
+
+
+@pytest.mark.parametrize("label", ["postgresql", "mariadb"])
+def test_push_many_during_and_after_a_convert_lands_once_in_the_ring(label, request, tmp_path):
+    """A producer pushes batches through the fifo's push_many while the fifo becomes a ring:
+    the convert swaps push_many with push and pop, so every batch, before, during and after the
+    switch, is there exactly once, in order, and later batches take the ring's numbers."""
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    queues.create(engine, queues.make_spec("cq", "fifo", None, False))
+    pushed: list[tuple[int, bytes]] = []
+    errors: list[BaseException] = []
+    stop = threading.Event()
+    converted = threading.Event()
+
+    def produce() -> None:
+        eng = target.engine()
+        spec = catalog.get(eng, "cq")  # the fifo's, kept: its push_many call is the same
+        n = 0
+        try:
+            while not stop.is_set():
+                if n >= 10_000 and not converted.is_set():  # the backlog must fit the ring
+                    time.sleep(0.01)
+                    continue
+                chunk = [f"t-{n + i}".encode() for i in range(50)]
+                rows = messages.push(eng, spec, chunk)
+                pushed.extend((r["id"], p) for r, p in zip(rows, chunk, strict=True))
+                n += 50
+        except BaseException as exc:  # reported by the test, not lost in the thread
+            errors.append(exc)
+        finally:
+            eng.close()
+
+    def wait_for(count: int) -> None:
+        deadline = time.monotonic() + 120
+        while len(pushed) < count and not errors and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=produce)
+    thread.start()
+    try:
+        wait_for(200)
+        result = convert_ops.convert(engine, convert_ops.source(engine, "cq"), 20_000)
+        converted.set()
+        wait_for(len(pushed) + 200)
+    finally:
+        stop.set()
+        thread.join(timeout=120)
+    assert not errors, errors
+    ring = catalog.get(engine, "cq")
+    assert ring.kind.value == "ring" and messages.push_many_section(engine, ring) is not None
+    assert pushed[-1][0] >= result["next_id"], "the last batches took the ring's numbers"
+    assert [r[0] for r in pushed] == sorted(r[0] for r in pushed)
+    got = [(r["id"], r["payload"]) for r in _drain(engine, ring)]
+    assert got == pushed
+    engine.close()
+
+
+def _without_push_many(engine, spec) -> None:
+    """Make ``spec`` look like a queue created before push_many: no routine, no record."""
+    name = spec.objects()["push_many"]
+    obj = next(o for o in catalog.owned(engine, spec) if o[1] == name)
+    engine.run(catalog.drop_statements(engine, [obj]))
+    catalog.disown(engine, spec, obj)
+
+
+@pytest.mark.parametrize("label", ["postgresql", "mariadb"])
+@pytest.mark.parametrize("kind", ["fifo", "ring"])
+def test_a_queue_made_before_push_many_still_takes_batches(label, kind, request, tmp_path):
+    engine = make_target(label, request, tmp_path).engine()
+    capacity = 100 if kind == "ring" else None
+    spec = queues.create(engine, queues.make_spec("oldq", kind, capacity, False))
+    _without_push_many(engine, spec)
+    assert messages.push_many_section(engine, spec) is None
+    # A fifo's older path goes in chunks too (push_batch); a ring's is one push at a time.
+    sent = _lines(messages.PUSH_CHUNK + 10 if kind == "fifo" else 60)
+    ids = [r["id"] for r in messages.push(engine, spec, sent)]
+    assert ids == sorted(set(ids)) and len(ids) == len(sent)
+    assert [r["payload"] for r in _drain(engine, spec)] == sent
+    engine.close()
+
+
+def test_an_application_calls_push_many_itself_on_postgresql(request, tmp_path):
+    """In autocommit, in its own REPEATABLE READ transaction (a fifo batch is part of it and
+    goes with a rollback), and a ring's, refused outside READ COMMITTED (a rolled-back number
+    would be a hole) and taking only what fits in autocommit."""
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    fifo = queues.create(engine, queues.make_spec("q", "fifo", None, False))
+    ring = queues.create(engine, queues.make_spec("r", "ring", 8, False))
+    with psycopg.connect(PG_ADMIN, autocommit=True) as app:
+        app.execute(f"SET search_path TO {target.schema}")
+        rows = app.execute("SELECT id FROM q_push_many(%s)", [[b"a", b"b", b"c"]]).fetchall()
+        assert len(rows) == 3 and [r[0] for r in rows] == sorted(r[0] for r in rows)
+        app.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        app.execute("SELECT * FROM q_push_many(%s)", [[b"gone"]])
+        app.execute("ROLLBACK")
+        app.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        with pytest.raises(psycopg.errors.InvalidTransactionState, match="READ COMMITTED"):
+            app.execute("SELECT * FROM r_push_many(%s)", [[b"x"]])
+        app.execute("ROLLBACK")
+        rows = app.execute("SELECT id FROM r_push_many(%s)", [_lines(10)]).fetchall()
+        assert len(rows) == 8
+    assert [r["payload"] for r in _drain(engine, fifo)] == [b"a", b"b", b"c"]
+    assert [r["payload"] for r in _drain(engine, ring)] == _lines(8)
+    engine.close()
+
+
+def _result_sets(conn, sql: str, *args: object) -> list[list[tuple]]:
+    """Every result set a CALL returns, with its rows."""
+    sets: list[list[tuple]] = []
+    with conn.cursor() as cur:
+        cur.execute(sql, args)
+        while True:
+            if cur.description:
+                sets.append(list(cur.fetchall()))
+            if not cur.nextset():
+                return sets
+
+
+def _b64(payloads: list[bytes]) -> str:
+    return json.dumps([base64.b64encode(p).decode("ascii") for p in payloads])
+
+
+@pytest.mark.parametrize("label", ["mariadb", "mysql8"])
+def test_an_application_calls_push_many_itself_on_mysql(label, request, tmp_path):
+    """One result set for the whole batch; in the caller's transaction it goes with a
+    rollback; a ring's runs in a transaction of its own for an autocommit caller at
+    REPEATABLE READ, and is refused inside a REPEATABLE READ transaction."""
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    fifo = queues.create(engine, queues.make_spec("q", "fifo", None, False))
+    ring = queues.create(engine, queues.make_spec("r", "ring", 8, False))
+    app = pymysql.connect(host=MY_HOST, user="root", database=target.schema, autocommit=True)
+    with app.cursor() as cur:
+        cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+    sets = _result_sets(app, "CALL q_push_many(%s)", _b64([b"a", b"b", b"c"]))
+    assert len(sets) == 1 and len(sets[0]) == 3
+    app.begin()
+    _result_sets(app, "CALL q_push_many(%s)", _b64([b"gone"]))
+    with pytest.raises(pymysql.err.OperationalError, match="READ COMMITTED"):
+        _result_sets(app, "CALL r_push_many(%s)", _b64([b"x"]))
+    app.rollback()
+    sets = _result_sets(app, "CALL r_push_many(%s)", _b64(_lines(10)))
+    assert len(sets) == 1 and len(sets[0]) == 8
+    app.close()
+    assert [r["payload"] for r in _drain(engine, fifo)] == [b"a", b"b", b"c"]
+    assert [r["payload"] for r in _drain(engine, ring)] == _lines(8)
     engine.close()

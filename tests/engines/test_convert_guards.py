@@ -233,7 +233,8 @@ from qadmin.ops import convert
 engine = open_engine(sys.argv[1], None, Timeouts())
 def step(name):
     print(name, flush=True)
-    time.sleep(0.5)
+    if name == sys.argv[2]:
+        time.sleep(600)  # until the test's SIGKILL
 src = convert.source(engine, 'kombu_message', payload_cols=('payload',), state_col='visible',
                      waiting='1')
 convert.convert(engine, src, 64, on_step=step)
@@ -262,7 +263,9 @@ def test_kombu_like_convert_killed_after_the_rename_resumes_with_its_filter(
         ]
     )
     proc = subprocess.Popen(
-        [sys.executable, "-c", KILLABLE_KOMBU, target.dsn], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", KILLABLE_KOMBU, target.dsn, victim],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     while (line := proc.stdout.readline().strip()) != victim:
         assert line, f"convert ended before step {victim}"
@@ -300,7 +303,7 @@ def test_interrupted_convert_refused_on_rerun_puts_the_queue_back(request, tmp_p
     messages.push(engine, spec, [b"a", b"b"])
     before = _schema_objects(engine, "conv_q")
     proc = subprocess.Popen(
-        [sys.executable, "-c", KILLABLE, target.dsn, "-"], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", KILLABLE, target.dsn, "-", "lock"], stdout=subprocess.PIPE, text=True
     )
     while (line := proc.stdout.readline().strip()) != "lock":
         assert line, "convert ended before it gated the queue"

@@ -202,8 +202,8 @@ def test_killed_consumer_claim_is_stale_and_requeue_releases_it(label, request, 
     if label != "sqlite":
         assert stale[0]["session_alive"] is False
     assert any(f["code"] == "stale_claims" for f in diag.inspect(engine, spec, 0)["findings"])
-    assert claims.requeue(engine, spec, 3600) == [], "fresh claims are not released"
-    assert claims.requeue(engine, spec, 0) == [stale[0]["id"]]
+    assert claims.requeue(engine, spec, 3600).requeued == [], "fresh claims are not released"
+    assert claims.requeue(engine, spec, 0).requeued == [stale[0]["id"]]
     second = messages.pop(engine, spec, worker="second")
     assert second[0]["payload"] == b"job" and second[0]["attempts"] == 2
     engine.close()

@@ -223,7 +223,7 @@ def test_a_hand_built_table_through_a_declared_profile(label, request, tmp_path)
         [dry] = _json("requeue", "jobs", "--stale-after", "1", "--dry-run", *conn)
         assert dry["id"] == stuck
         released = _json("requeue", "jobs", "--stale-after", "1", "--yes", *conn)
-        assert released == [{"id": stuck}]
+        assert released == [{"id": stuck, "outcome": "requeued"}]
     finally:
         holder.release()
     after = _json("size", "jobs", *conn)
@@ -546,7 +546,8 @@ def test_a_claim_whose_session_lives_is_never_requeued(label, request, tmp_path)
         assert [
             c["id"] for c in _json("requeue", "held", "--stale-after", "5m", "--dry-run", *opts)
         ] == [2]
-        assert _json("requeue", "held", "--stale-after", "5m", "--yes", *opts) == [{"id": 2}]
+        released = _json("requeue", "held", "--stale-after", "5m", "--yes", *opts)
+        assert released == [{"id": 2, "outcome": "requeued"}]
         refused = _cli("requeue", "held", "--stale-after", "0", "--yes", *opts)
         assert refused.exit_code == 2 and "below 1 s" in refused.stderr
         # A race: the row listed stale while its session lives is still refused by the UPDATE.

@@ -24,6 +24,7 @@ QUEUES = {
 READS = [
     ["inspect", "{q}"],
     ["inspect", "{q}", "--deep"],
+    ["explain", "{q}"],
     ["size", "{q}"],
     ["ghosts", "{q}"],
     ["fragmentation", "{q}"],

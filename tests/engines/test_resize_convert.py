@@ -141,6 +141,8 @@ STAGED_STEPS = [
     "cleanup",
 ]
 
+# argv: DSN, schema or '-', the step to be killed at: the convert reports each step and stops
+# at that one until the test's SIGKILL lands there (the steps before it run at full speed).
 KILLABLE = """
 import sys, time
 from qadmin.engines import Timeouts, open_engine
@@ -148,7 +150,8 @@ from qadmin.ops import convert
 engine = open_engine(sys.argv[1], None if sys.argv[2] == '-' else sys.argv[2], Timeouts())
 def step(name):
     print(name, flush=True)
-    time.sleep(0.5)
+    if name == sys.argv[3]:
+        time.sleep(600)
 convert.convert(engine, convert.source(engine, 'conv_q'), 1000, on_step=step)
 print('done', flush=True)
 """
@@ -188,7 +191,7 @@ def test_convert_keeps_backlog_ids_and_order(label, request, tmp_path):
     spec = catalog.get(engine, "conv_q")
     assert (spec.kind.value, spec.capacity) == ("ring", 64)
     new = messages.push(engine, spec, [b"after"])
-    assert new[0]["id"] == backlog[-1][0] + 1
+    assert new[0]["id"] == result["next_id"]
     assert _drain(engine, "conv_q") == [*backlog, (new[0]["id"], b"after")]
 
 
@@ -198,7 +201,7 @@ def test_convert_never_reuses_an_id_the_queue_handed_out(label, request, tmp_pat
     AUTO_INCREMENT counter, so a consumer that remembers ids never sees one twice."""
     engine = make_target(label, request, tmp_path).engine()
     spec = queues.create(engine, queues.make_spec("conv_q", "fifo", None, False))
-    last = messages.push(engine, spec, [b"x"] * 10)[-1]["id"]
+    last = max(messages.push(engine, spec, [b"x"])[-1]["id"] for _ in range(10))
     messages.pop(engine, spec, count=10)
     result = convert_ops.convert(engine, convert_ops.source(engine, "conv_q"), 8)
     assert result["next_id"] == last + 1
@@ -270,7 +273,7 @@ def test_convert_killed_at_each_step_then_run_again_loses_nothing(label, request
         steps = (["gate"] if label == "postgresql" else []) + ONE_TRANSACTION_STEPS
     for victim in steps:
         proc = subprocess.Popen(
-            [sys.executable, "-c", KILLABLE, target.dsn, target.engine_schema or "-"],
+            [sys.executable, "-c", KILLABLE, target.dsn, target.engine_schema or "-", victim],
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -306,7 +309,7 @@ def test_an_interrupted_convert_refused_on_rerun_puts_the_queue_back(request, tm
     backlog = _fifo_with_backlog(engine, 20)
     before = _schema_objects(engine, "conv_q")
     proc = subprocess.Popen(
-        [sys.executable, "-c", KILLABLE, target.dsn, "-"], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", KILLABLE, target.dsn, "-", "lock"], stdout=subprocess.PIPE, text=True
     )
     while (line := proc.stdout.readline().strip()) != "lock":
         assert line, "convert ended before it gated the queue"
@@ -405,7 +408,9 @@ def test_hand_built_convert_killed_then_run_again_keeps_every_row(victim, reques
     engine.run([f"CREATE TABLE {table} (job_id BIGINT AUTO_INCREMENT PRIMARY KEY, body TEXT)"])
     engine.run([f"INSERT INTO {table} (body) VALUES ('a'), ('b'), ('c'), ('d')"])
     proc = subprocess.Popen(
-        [sys.executable, "-c", KILLABLE_TABLE, target.dsn, "-"], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", KILLABLE_TABLE, target.dsn, "-", victim],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     while (line := proc.stdout.readline().strip()) != victim:
         assert line, f"convert ended before step {victim}"
@@ -431,6 +436,7 @@ RING_OBJECTS = {
     "conv_q_push_seq",
     "conv_q_pop",
     "conv_q_push",
+    "conv_q_push_many",
 }
 
 

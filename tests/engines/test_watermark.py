@@ -38,7 +38,12 @@ def _drain(engine, spec) -> list[bytes]:
 
 
 def _set_wm(engine, spec, value: int) -> None:
-    engine.run([f"UPDATE {engine.qualified(spec.name + '_wm')} SET wm = {int(value)}"])
+    """A watermark set by hand: the row, and on PostgreSQL the copy the dequeues read."""
+    statements = [f"UPDATE {engine.qualified(spec.name + '_wm')} SET wm = {int(value)}"]
+    if engine.dialect == "postgresql":
+        seq = engine.quote_literal(engine.qualified(spec.name + "_wm_seq"))
+        statements.append(f"SELECT setval({seq}, {int(value)})")
+    engine.run(statements)
 
 
 @pytest.mark.parametrize("kind", ["fifo", "claim"])
@@ -239,7 +244,7 @@ def test_an_ordinary_role_advances_the_watermark_on_postgresql(request, tmp_path
             f'CREATE ROLE "{role}" LOGIN NOSUPERUSER',
             f'GRANT USAGE ON SCHEMA {schema} TO "{role}"',
             f'GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO "{role}"',
-            f'GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA {schema} TO "{role}"',
+            f'GRANT USAGE, SELECT, UPDATE ON ALL SEQUENCES IN SCHEMA {schema} TO "{role}"',
         ]
     )
     request.addfinalizer(lambda: engine.run([f'DROP OWNED BY "{role}"', f'DROP ROLE "{role}"']))
@@ -358,3 +363,148 @@ def test_an_open_write_in_another_database_holds_a_mariadb_watermark(
         writer.close()
     monkeypatch.setattr(wm_ops, "SETTLE_S", 10.0)
     assert wm_ops.advance(engine, spec)["reached"]
+
+
+class _RolledBack(Exception):
+    """Raised inside a transaction to roll it back."""
+
+
+def _pop_then_roll_back(engine, spec, counts: list[int]) -> list[int]:
+    """Pops of ``counts`` messages in one transaction that is then rolled back: their ids."""
+    taken: list[int] = []
+    with pytest.raises(_RolledBack), engine.transaction() as execute:
+        for count in counts:
+            taken += [
+                int(r["id"]) for r in execute(engine.section(spec, "pop")[0], {"count": count})
+            ]
+        raise _RolledBack
+    return taken
+
+
+def test_pops_rolled_back_after_moving_the_watermark_strand_nothing_on_postgresql(
+    request, tmp_path
+):
+    """The dequeues read a copy of the watermark that is not transactional. A transaction that
+    pops several times moves the watermark past its own pops; rolled back, they are served."""
+    _, engine, spec = _queue("postgresql", request, tmp_path)
+    payloads = [f"r{i}".encode() for i in range(5 * WATERMARK_EVERY)]
+    messages.push(engine, spec, payloads)
+    taken = _pop_then_roll_back(engine, spec, [150, 150, 150])
+    assert len(taken) == 450
+    assert wm_ops.show(engine, spec)["stranded"] == 0
+    assert _drain(engine, spec) == payloads
+
+
+def test_a_late_row_popped_and_rolled_back_is_served_again_on_postgresql(request, tmp_path):
+    """A producer's late row is below the recorded candidate. One pop takes it and advances the
+    watermark to that candidate, then rolls back: the copy the dequeues read stayed at the row."""
+    target, engine, spec = _queue("postgresql", request, tmp_path)
+    held = target.engine()
+    with held.transaction() as execute:
+        slow_id = int(execute(held.section(spec, "push")[0], {"payload": b"slow"})[0]["id"])
+        others = [f"o{i}".encode() for i in range(2 * WATERMARK_EVERY)]
+        messages.push(engine, spec, others)
+        assert _drain(engine, spec) == others  # the candidate is recorded above slow_id
+    assert wm_ops.show(engine, spec)["candidate"] > slow_id
+    after = [f"a{i}".encode() for i in range(WATERMARK_EVERY)]
+    messages.push(engine, spec, after)
+    taken = _pop_then_roll_back(engine, spec, [1 + WATERMARK_EVERY])
+    assert taken[0] == slow_id
+    assert _drain(engine, spec) == [b"slow", *after]
+    assert wm_ops.show(engine, spec)["stranded"] == 0
+
+
+@pytest.mark.parametrize("kind", ["fifo", "claim"])
+def test_concurrent_pops_rolled_back_or_killed_lose_nothing_on_postgresql(kind, request, tmp_path):
+    """Producers push while consumers pop in transactions that commit, roll back, or whose
+    session is terminated before the commit: every message is received exactly once."""
+    import random
+
+    from qadmin.errors import QadminError
+
+    target, engine, spec = _queue("postgresql", request, tmp_path, kind)
+    per_producer = 3 * WATERMARK_EVERY
+    received: list[bytes] = []
+    undone: list[str] = []  # the transactions that took messages and did not commit
+    lock = threading.Lock()
+    producing = threading.Event()
+
+    def produce(p: int) -> None:
+        mine = target.engine()
+        for start in range(0, per_producer, 10):
+            messages.push(mine, spec, [f"p{p}-{n}".encode() for n in range(start, start + 10)])
+        mine.close()
+
+    def consume(seed: int) -> None:
+        rng = random.Random(seed)
+        mine = target.engine()
+        while True:
+            fate = rng.choice(["commit", "commit", "rollback", "kill"])
+            got: list[dict] = []
+            try:
+                with mine.transaction() as execute:
+                    pid = execute("SELECT pg_backend_pid() AS pid")[0]["pid"]
+                    params = {"count": rng.randint(1, 2 * WATERMARK_EVERY)}
+                    if kind == "claim":
+                        params["worker"] = f"w{seed}"
+                    for _ in range(2):  # the second pop's transaction has written already
+                        got += execute(mine.section(spec, "pop")[0], params)
+                    if kind == "claim":
+                        for m in got:
+                            execute(mine.section(spec, "ack")[0], {"id": m["id"]})
+                    if fate == "rollback":
+                        raise _RolledBack
+                    if fate == "kill":
+                        engine.query("SELECT pg_terminate_backend(:pid, 5000)", {"pid": pid})
+            except _RolledBack:
+                undone.extend(["rollback"] if got else [])
+                continue
+            except QadminError:
+                assert fate == "kill"
+                undone.extend(["kill"] if got else [])
+                mine = target.engine()
+                continue
+            assert fate != "kill"
+            with lock:
+                received.extend(m["payload"] for m in got)
+            if not got and not producing.is_set():
+                return
+
+    producers = [threading.Thread(target=produce, args=(p,)) for p in range(2)]
+    consumers = [threading.Thread(target=consume, args=(c,)) for c in range(3)]
+    producing.set()
+    for t in producers + consumers:
+        t.start()
+    for t in producers:
+        t.join()
+    producing.clear()
+    for t in consumers:
+        t.join()
+    received.extend(_drain(engine, spec))
+    expected = [f"p{p}-{n}".encode() for p in range(2) for n in range(per_producer)]
+    assert sorted(received) == sorted(expected)
+    assert wm_ops.show(engine, spec)["stranded"] == 0
+    assert {"rollback", "kill"} <= set(undone)
+
+
+def test_a_watermarked_fifo_converts_to_a_ring_and_leaves_no_copy_behind_on_postgresql(
+    request, tmp_path
+):
+    from qadmin.ops import catalog
+    from qadmin.ops import convert as convert_ops
+
+    _, engine, spec = _queue("postgresql", request, tmp_path)
+    payloads = [f"c{i}".encode() for i in range(3 * WATERMARK_EVERY)]
+    messages.push(engine, spec, payloads)
+    assert len(_drain_some(engine, spec, WATERMARK_EVERY + 50)) == WATERMARK_EVERY + 50
+    convert_ops.convert(engine, convert_ops.source(engine, spec.name), 1000)
+    ring = catalog.get(engine, spec.name)
+    assert ring.kind.value == "ring"
+    assert _drain(engine, ring) == payloads[WATERMARK_EVERY + 50 :]
+    assert not engine.table_exists(spec.name + "_wm")
+    seq = engine.qualified(spec.name + "_wm_seq")
+    assert engine.query("SELECT to_regclass(:s) IS NULL AS gone", {"s": seq}) == [{"gone": True}]
+
+
+def _drain_some(engine, spec, count: int) -> list[bytes]:
+    return [m["payload"] for m in messages.pop(engine, spec, count=count)]

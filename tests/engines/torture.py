@@ -234,7 +234,8 @@ class Run:
         self.pids = self.dir / "server_ids"
         self.stop_file = self.dir / "stop"
         self.audit = Audit(kind=kind, engine=label)
-        self.ctx = mp.get_context("spawn")
+        self.ctx = mp.get_context("forkserver")  # as load.py: clients start without imports
+        self.ctx.set_forkserver_preload(["tests.engines.torture"])
         self.consumers: list[Any] = []
         self.requeued: set[int] = set()
         self._stop = threading.Event()

@@ -37,6 +37,7 @@ COMMANDS = [
     "ack",
     "fail",
     "inspect",
+    "explain",
     "size",
     "ghosts",
     "fragmentation",

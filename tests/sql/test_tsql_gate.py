@@ -12,12 +12,15 @@ from tests.sql.tsql_gate import problems
 
 PARAMS = {
     "payload": b"x",
+    "batch": '["78"]',
     "count": 1,
     "due_at": None,
     "worker": "w",
     "id": 1,
+    "lo": 1,
     "error": "e",
     "retry": False,
+    "attempt": 1,
     "name": "q",
     "kind": "fifo",
     "capacity": None,
@@ -33,6 +36,7 @@ PARAMS = {
     "object_type": "table",
     "position": 0,
     "prefix": "q!_%",
+    "preview": 64,
 }
 
 
@@ -73,6 +77,10 @@ def every_statement() -> list[tuple[str, str]]:
     for path in sorted(diagnostics.glob("*.sql")):
         for statement in sqlfiles.load(f"diagnostics/mssql/{path.name}").sections.values():
             out.extend((f"diagnostics:{path.stem}", engine.bind(s, PARAMS)[0]) for s in statement)
+    maintenance = sqlfiles.load("maintenance/mssql.sql")
+    names = {"table": "orders_q", "index": "orders_q_pkey"}
+    for section, statements in maintenance.sections.items():
+        out.extend((f"maintenance:{section}", engine.render_text(s, names)) for s in statements)
     return out
 
 
@@ -81,6 +89,7 @@ def _profile_statements(engine: Engine) -> list[tuple[str, str]]:
     keywords built from them (a state filter, a select list, a release's SET and re-check)."""
     file = sqlfiles.load("queues/mssql/profile.sql")
     names = {"table": "jobs", "time_col": "created_at", "order_col": "id", "id_col": "id"}
+    names["head_idx"] = "jobs_head"
     names.update(hb_table="workers", hb_worker="id", hb_job="worker_id", hb_beat="last_beat")
     age = engine.render_text(file.statements("age")[0], {"col": "claimed_at"})
     dead = engine.render_text(file.statements("dead_worker")[0], names)
@@ -92,6 +101,9 @@ def _profile_statements(engine: Engine) -> list[tuple[str, str]]:
         "stale": f"{age} >= :stale_s AND {dead} AND {gone}",
         "age": age,
         "state": "[status]",
+        "order": "[priority] DESC, [id]",
+        "keys": "[priority] DESC, [id]",
+        "where": " WHERE [status] = N'new'",
     }
     params = {**PARAMS, "v0": "new", "v1": "retry", "release_state": "new", "beat_s": 30}
     out = []

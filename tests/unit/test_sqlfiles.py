@@ -41,6 +41,7 @@ def test_every_queue_file_is_used():
             "data.sql",
         }
         | {f"watermark_{spec.template}.sql" for spec in KINDS.values() if spec.allows_watermark}
+        | {f"{spec.template}_before_dead.sql" for spec in KINDS.values() if spec.dead_letters}
     )
     for path in (ROOT / "queues").rglob("*.sql"):
         assert path.name in used, f"{path} is not referenced by qadmin"
@@ -146,3 +147,20 @@ def test_data_sql_pages_archives_and_loads_every_kind_that_takes_it(dialect):
         operations += [] if spec.load_pushes else ["load"]
         for op in operations:
             assert data.has(f"{op}_{spec.template}") or data.has(f"{op}_rows"), (op, spec)
+
+
+def test_every_maintenance_file_and_section_is_used():
+    """sql/maintenance/<engine>.sql: one per engine maintain plans for, each section read or
+    run by qadmin.ops.maintain (a section nothing names would be dead SQL)."""
+    import inspect
+    import re
+
+    from qadmin.ops import maintain
+
+    source = inspect.getsource(maintain)
+    named = set(re.findall(r'(?:_sql|_read)\(\s*engine,\s*"([a-z_]+)"', source))
+    files = sorted((ROOT / "maintenance").glob("*.sql"))
+    assert {p.stem for p in files} == set(maintain.PLANNERS)
+    for path in files:
+        sections = set(sqlfiles.load(f"maintenance/{path.name}").sections)
+        assert sections <= named, f"{path}: {sections - named} not used"

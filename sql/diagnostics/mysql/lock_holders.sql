@@ -2,7 +2,8 @@
 --          its lock: the other sessions connected to the queue's database that are not
 --          themselves waiting, longest-running first (LOCK TABLES and metadata locks are not
 --          listed anywhere without performance_schema, so this is a guess, and said to be)
--- params: :schema (the table cannot be matched: the lock views are missing)
+-- params: :schema (neither the table nor its dead table, :table and :dead, can be matched: the
+--         lock views are missing)
 -- min version: MySQL 8.0 / MariaDB 10.6
 -- privilege: PROCESS to see other users' sessions (without it, only the role's own)
 -- cost: PROCESSLIST once; takes no lock

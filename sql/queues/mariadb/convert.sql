@@ -12,7 +12,7 @@
 -- 1. prepare: create the ring beside the queue (slot table under {staged_table}, routines under
 --    {staged_push} / {staged_pop}; overflow, parked list, control row and sequences under their
 --    final names, unused until the switch).
--- 2. gate: for a qadmin queue, replace the queue's push/pop (CREATE OR REPLACE,
+-- 2. gate: for a qadmin queue, replace the queue's push/push_many/pop (CREATE OR REPLACE,
 --    atomic) with versions that first read the gate row with a share lock held to the end of
 --    the caller's transaction, then call the ring's routine if the switch has happened, else do
 --    the naive INSERT / DELETE on the queue's table (or on {backup} after an interrupted switch).
@@ -38,7 +38,8 @@ WHERE TABLE_SCHEMA = {table.schema_lit}
 UNION ALL
 SELECT ROUTINE_NAME FROM information_schema.ROUTINES
 WHERE ROUTINE_SCHEMA = {table.schema_lit}
-  AND ROUTINE_NAME IN ({staged_push.bare_lit}, {staged_pop.bare_lit})
+  AND ROUTINE_NAME IN ({staged_push.bare_lit}, {staged_push_many.bare_lit},
+                       {staged_pop.bare_lit})
 
 -- name: gate_table
 -- Made first, for a hand-built table too: its existence marks a convert under way.
@@ -80,6 +81,44 @@ BEGIN
 END
 
 -- name: gate
+-- push_many as push above: a queue made before push_many gets one here (the ring's replaces
+-- it at the finish). Until the switch, each message goes in on its own, with its result set.
+CREATE OR REPLACE PROCEDURE {push_many}(IN p_batch LONGTEXT)
+BEGIN
+    DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
+    DECLARE v_switched TINYINT;
+    {txn_declare()};
+    {txn_handler()};
+    {txn_begin()};
+    SELECT switched INTO v_switched FROM {gate} WHERE one = 1 LOCK IN SHARE MODE;
+    IF v_switched = 1 THEN
+        SET @qadmin_fresh = v_own;
+        CALL {staged_push_many}(p_batch);
+        SET @qadmin_fresh = NULL;
+    ELSEIF EXISTS (SELECT 1 FROM information_schema.TABLES
+                   WHERE TABLE_SCHEMA = {table.schema_lit} AND TABLE_NAME = {backup.bare_lit}) THEN
+        FOR j IN (SELECT FROM_BASE64(t.p) AS p
+                  FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (n FOR ORDINALITY,
+                                                         p LONGTEXT PATH '$')) AS t
+                  ORDER BY t.n)
+        DO
+            INSERT INTO {backup} (enqueued_at, payload) VALUES (v_at, j.p);
+            SELECT LAST_INSERT_ID() AS id, v_at AS enqueued_at;
+        END FOR;
+    ELSE
+        FOR j IN (SELECT FROM_BASE64(t.p) AS p
+                  FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (n FOR ORDINALITY,
+                                                         p LONGTEXT PATH '$')) AS t
+                  ORDER BY t.n)
+        DO
+            INSERT INTO {src} (enqueued_at, payload) VALUES (v_at, j.p);
+            SELECT LAST_INSERT_ID() AS id, v_at AS enqueued_at;
+        END FOR;
+    END IF;
+    {txn_end()};
+END
+
+-- name: gate
 -- Until the switch, pop deletes from the head without SKIP LOCKED (one statement, RETURNING):
 -- consumers wait for each other for the few seconds the gate is in place instead of skipping.
 CREATE OR REPLACE PROCEDURE {pop}(IN p_count INT)
@@ -115,6 +154,9 @@ UPDATE {gate} SET switched = 1 WHERE one = 1
 
 -- name: drop_staged
 DROP PROCEDURE IF EXISTS {staged_push}
+
+-- name: drop_staged
+DROP PROCEDURE IF EXISTS {staged_push_many}
 
 -- name: drop_staged
 DROP PROCEDURE IF EXISTS {staged_pop}

@@ -86,13 +86,23 @@ DELETE FROM {table};
 SELECT @@ROWCOUNT AS purged;
 
 -- name: depth
-SELECT count_big(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}
-
--- name: oldest
-SELECT TOP (1) enqueued_at AS oldest_enqueued_at
-FROM {table} WITH (READPAST, READCOMMITTEDLOCK)
-ORDER BY id
+-- At most :limit rows from id :lo up, in id order through the primary key: a walk whose cost
+-- the caller bounds (diagnostics/entries/size.py picks :lo: the watermark, the bottom when
+-- few dead entries can lie on the way, else a window below the id high-water mark).
+SELECT count_big(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
+FROM (SELECT TOP (:limit) t.enqueued_at FROM {table} AS t WITH (READPAST, READCOMMITTEDLOCK)
+      WHERE t.id >= :lo ORDER BY t.id) AS w
 
 -- name: counters
 SELECT COALESCE(CAST(last_used_value AS bigint) + 1, CAST(start_value AS bigint)) AS enqueued_total
 FROM sys.sequences WHERE object_id = OBJECT_ID({seq.lit})
+
+-- name: head
+-- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one
+-- message, taking no row lock.
+SELECT TOP (1) id FROM {table} WITH (READPAST) ORDER BY id
+
+-- name: head_index
+-- The index that makes the head a seek in dequeue order (explain's fix when the plan sorts
+-- or scans); create makes it (or the primary key serves).
+CREATE INDEX {pop_idx.bare} ON {table} (id) WITH (ONLINE = ON)

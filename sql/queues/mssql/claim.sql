@@ -1,6 +1,11 @@
 -- Claim queue on SQL Server (article 002): an ordered CTE with READPAST, UPDLOCK picks the
 -- first unclaimed row and UPDATE ... OUTPUT sets processing_started_at and returns it, in one
 -- statement (test and set). ack deletes, fail records the error. claimed_session is @@SPID.
+-- Dead letters: fail appends each attempt's error to errors (a JSON array of objects with
+-- attempt, error and at); the fail that records attempt max_attempts (read from the catalog
+-- entry's options on every call) moves the message to the queue's _dead table in the same
+-- transaction. Redrive moves it back as a new delivery: a new id at the tail (so no attempt
+-- token of the old id can match it), attempts reset, enqueued_at and errors kept.
 
 -- name: create
 CREATE TABLE {table} (
@@ -12,8 +17,23 @@ CREATE TABLE {table} (
     attempts              int NOT NULL DEFAULT 0,
     last_error            nvarchar(max) NULL,
     failed_at             datetime2(6) NULL,
+    errors                nvarchar(max) NULL,
     payload               varbinary(max) NOT NULL
 )
+
+-- name: create
+CREATE TABLE {dead} (
+    id          bigint NOT NULL PRIMARY KEY CLUSTERED,
+    enqueued_at datetime2(6) NOT NULL,
+    attempts    int NOT NULL,
+    last_error  nvarchar(max) NULL,
+    errors      nvarchar(max) NULL,
+    died_at     datetime2(6) NOT NULL DEFAULT SYSUTCDATETIME(),
+    payload     varbinary(max) NOT NULL
+)
+
+-- name: create
+CREATE INDEX {dead_idx.bare} ON {dead} (died_at)
 
 -- name: create
 CREATE INDEX {pop_idx.bare} ON {table} (id) WHERE processing_started_at IS NULL
@@ -53,29 +73,88 @@ BEGIN
 END
 
 -- name: create
-CREATE PROCEDURE {ack} @id bigint
+-- Fencing: @attempt is the attempt number pop returned (NULL = unfenced); ack and fail act
+-- only while the row's attempts still equal it, so a consumer whose claim went stale and was
+-- requeued and claimed again cannot ack or fail the new claim.
+CREATE PROCEDURE {ack} @id bigint, @attempt int = NULL
 AS
 BEGIN
     SET NOCOUNT ON;
     DELETE FROM {table}
     OUTPUT deleted.id
-    WHERE id = @id AND processing_started_at IS NOT NULL;
+    WHERE id = @id AND processing_started_at IS NOT NULL
+      AND (@attempt IS NULL OR attempts = @attempt);
 END
 
 -- name: create
-CREATE PROCEDURE {fail} @id bigint, @error nvarchar(max), @retry bit = 0
+CREATE PROCEDURE {fail} @id bigint, @error nvarchar(max), @retry bit = 0, @attempt int = NULL
 AS
 BEGIN
     SET NOCOUNT ON;
+    SET XACT_ABORT ON;
+    DECLARE @failed TABLE (id bigint NOT NULL, attempts int NOT NULL);
+    DECLARE @max int;
+    DECLARE @dead bit = 0;
+    -- Cut to {error_chars} characters, then "... (truncated, N chars)" (kinds.ERROR_CHARS).
+    IF LEN(@error) > {error_chars}
+        SET @error = CONCAT(LEFT(@error, {error_chars}), N'... (truncated, ', LEN(@error), N' chars)');
+    BEGIN TRANSACTION;
     UPDATE {table}
     SET last_error = @error,
         failed_at = SYSUTCDATETIME(),
+        -- The first error and the latest: element 1 goes once {errors_kept} are kept.
+        errors = JSON_MODIFY(
+            CASE WHEN (SELECT COUNT(*) FROM OPENJSON(errors)) >= {errors_kept}
+                 THEN CONCAT(N'[', (SELECT STRING_AGG(e.value, N',')
+                                      WITHIN GROUP (ORDER BY CAST(e.[key] AS int))
+                                    FROM OPENJSON(errors) AS e WHERE e.[key] <> N'1'), N']')
+                 ELSE COALESCE(errors, N'[]') END,
+            'append $', JSON_QUERY(
+            (SELECT attempts AS [attempt], @error AS [error], SYSUTCDATETIME() AS [at]
+             FOR JSON PATH, WITHOUT_ARRAY_WRAPPER))),
         processing_started_at = CASE WHEN @retry = 1 THEN NULL ELSE processing_started_at END,
         claimed_by = CASE WHEN @retry = 1 THEN NULL ELSE claimed_by END,
         claimed_session = CASE WHEN @retry = 1 THEN NULL ELSE claimed_session END
-    OUTPUT inserted.id, inserted.attempts
-    WHERE id = @id AND processing_started_at IS NOT NULL;
+    OUTPUT inserted.id, inserted.attempts INTO @failed (id, attempts)
+    WHERE id = @id AND processing_started_at IS NOT NULL
+      AND (@attempt IS NULL OR attempts = @attempt);
+    IF EXISTS (SELECT 1 FROM @failed)
+    BEGIN
+        SELECT @max = TRY_CAST(JSON_VALUE(options, '$.max_attempts') AS int)
+        FROM {catalog} WHERE name = {table.bare_lit};
+        IF (SELECT attempts FROM @failed) >= @max
+        BEGIN
+            DELETE FROM {table}
+            OUTPUT deleted.id, deleted.enqueued_at, deleted.attempts, deleted.last_error,
+                   deleted.errors, SYSUTCDATETIME(), deleted.payload
+            INTO {dead} (id, enqueued_at, attempts, last_error, errors, died_at, payload)
+            WHERE id = @id;
+            SET @dead = 1;
+        END
+    END
+    COMMIT TRANSACTION;
+    SELECT id, attempts, @dead AS dead FROM @failed;
 END
+
+-- name: create
+-- Many messages in one statement (push --lines, --file; applications too): @batch is a JSON
+-- array of hex-encoded payloads, inserted in array order (so ids ascend in that
+-- order) and returned as one result set, ordered by id.
+CREATE PROCEDURE {push_many} @batch nvarchar(max)
+AS
+BEGIN
+    SET NOCOUNT ON;
+    DECLARE @added TABLE (id bigint, enqueued_at datetime2(6));
+    INSERT INTO {table} (payload)
+    OUTPUT inserted.id, inserted.enqueued_at INTO @added
+    SELECT CONVERT(varbinary(max), j.[value], 2)
+    FROM OPENJSON(@batch) AS j
+    ORDER BY CAST(j.[key] AS int);
+    SELECT * FROM @added ORDER BY id;
+END
+
+-- name: drop
+DROP PROCEDURE IF EXISTS {push_many}
 
 -- name: drop
 DROP PROCEDURE IF EXISTS {fail}
@@ -90,10 +169,16 @@ DROP PROCEDURE IF EXISTS {pop}
 DROP PROCEDURE IF EXISTS {push}
 
 -- name: drop
+DROP TABLE IF EXISTS {dead}
+
+-- name: drop
 DROP TABLE IF EXISTS {table}
 
 -- name: push
 EXEC {push} @payload = :payload
+
+-- name: push_many
+EXEC {push_many} @batch = :batch
 
 -- name: pop
 EXEC {pop} @count = :count, @worker = :worker
@@ -103,6 +188,12 @@ EXEC {ack} @id = :id
 
 -- name: fail
 EXEC {fail} @id = :id, @error = :error, @retry = :retry
+
+-- name: ack_fenced
+EXEC {ack} @id = :id, @attempt = :attempt
+
+-- name: fail_fenced
+EXEC {fail} @id = :id, @error = :error, @retry = :retry, @attempt = :attempt
 
 -- name: peek
 SELECT TOP (:count) id, enqueued_at, processing_started_at, claimed_by, attempts, last_error,
@@ -115,7 +206,12 @@ DELETE FROM {table};
 SELECT @@ROWCOUNT AS purged;
 
 -- name: depth
-SELECT count_big(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}
+-- At most :limit rows from id :lo up, in id order through the primary key: a walk whose cost
+-- the caller bounds (diagnostics/entries/size.py picks :lo: the watermark, the bottom when
+-- few dead entries can lie on the way, else a window below the id high-water mark).
+SELECT count_big(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
+FROM (SELECT TOP (:limit) t.enqueued_at FROM {table} AS t WITH (READPAST, READCOMMITTEDLOCK)
+      WHERE t.id >= :lo ORDER BY t.id) AS w
 
 -- name: claims
 SELECT TOP (:limit) id, processing_started_at, claimed_by,
@@ -127,15 +223,77 @@ WHERE processing_started_at IS NOT NULL
 ORDER BY processing_started_at
 
 -- name: requeue
+-- A stale claim at its last allowed attempt (max_attempts) is a message that killed its
+-- consumer every time (it never reached fail): it moves to the dead table with an error entry
+-- saying so, instead of being released forever; the rest are released (one transaction).
+DECLARE @cutoff datetime2 = DATEADD(SECOND, -:stale_s, SYSUTCDATETIME());
+DECLARE @max int = (SELECT TRY_CAST(JSON_VALUE(options, '$.max_attempts') AS int)
+                    FROM {catalog} WHERE name = {table.bare_lit});
+UPDATE {table}
+SET last_error = CONCAT(N'claim went stale after attempt ', attempts, N' (consumer lost)'),
+    failed_at = SYSUTCDATETIME(),
+    errors = JSON_MODIFY(
+        CASE WHEN (SELECT COUNT(*) FROM OPENJSON(errors)) >= {errors_kept}
+             THEN CONCAT(N'[', (SELECT STRING_AGG(e.value, N',')
+                                  WITHIN GROUP (ORDER BY CAST(e.[key] AS int))
+                                FROM OPENJSON(errors) AS e WHERE e.[key] <> N'1'), N']')
+             ELSE COALESCE(errors, N'[]') END,
+        'append $', JSON_QUERY(
+        (SELECT attempts AS [attempt],
+                CONCAT(N'claim went stale after attempt ', attempts, N' (consumer lost)')
+                    AS [error],
+                SYSUTCDATETIME() AS [at]
+         FOR JSON PATH, WITHOUT_ARRAY_WRAPPER)))
+WHERE processing_started_at < @cutoff AND attempts >= @max;
+DELETE FROM {table}
+OUTPUT deleted.id, deleted.enqueued_at, deleted.attempts, deleted.last_error,
+       deleted.errors, SYSUTCDATETIME(), deleted.payload
+INTO {dead} (id, enqueued_at, attempts, last_error, errors, died_at, payload)
+OUTPUT deleted.id, CAST(1 AS bit) AS dead
+WHERE processing_started_at < @cutoff AND attempts >= @max;
 UPDATE {table}
 SET processing_started_at = NULL, claimed_by = NULL, claimed_session = NULL
-OUTPUT inserted.id
-WHERE processing_started_at < DATEADD(SECOND, -:stale_s, SYSUTCDATETIME())
-
--- name: oldest
-SELECT TOP (1) enqueued_at AS oldest_enqueued_at
-FROM {table} WITH (READPAST, READCOMMITTEDLOCK)
-ORDER BY id
+OUTPUT inserted.id, CAST(0 AS bit) AS dead
+WHERE processing_started_at < @cutoff;
 
 -- name: counters
 SELECT CAST(IDENT_CURRENT({table.lit}) AS bigint) AS enqueued_total
+
+-- name: dead_depth
+-- Bounded like inspect's other counts: at most :limit rows are counted.
+SELECT (SELECT count_big(*) FROM (SELECT TOP (:limit) id FROM {dead}
+                                  WITH (READPAST, READCOMMITTEDLOCK)) AS s) AS dead,
+       (SELECT TOP (1) DATEDIFF_BIG(MILLISECOND, died_at, SYSUTCDATETIME()) / 1000.0
+          FROM {dead} WITH (READPAST, READCOMMITTEDLOCK) ORDER BY died_at) AS oldest_dead_s
+
+-- name: dead_list
+SELECT TOP (:count) id, enqueued_at, attempts, died_at, errors,
+       SUBSTRING(payload, 1, :preview) AS payload
+FROM {dead} WITH (READPAST, READCOMMITTEDLOCK)
+ORDER BY died_at, id
+
+-- name: redrive_ids
+SELECT TOP (:limit) id FROM {dead} WITH (UPDLOCK, ROWLOCK) ORDER BY id
+
+-- name: redrive_id
+SELECT id FROM {dead} WITH (UPDLOCK, ROWLOCK) WHERE id = :id
+
+-- name: redrive_one
+INSERT INTO {table} (enqueued_at, attempts, last_error, errors, payload)
+OUTPUT inserted.id AS new_id
+SELECT enqueued_at, 0, last_error, errors, payload FROM {dead} WHERE id = :id
+
+-- name: redrive_one
+DELETE FROM {dead} WHERE id = :id
+
+-- name: head
+-- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one
+-- message, taking no row lock.
+SELECT TOP (1) id FROM {table} WITH (READPAST)
+WHERE processing_started_at IS NULL
+ORDER BY id
+
+-- name: head_index
+-- The index that makes the head a seek in dequeue order (explain's fix when the plan sorts
+-- or scans); create makes it (or the primary key serves).
+CREATE INDEX {pop_idx.bare} ON {table} (id) WHERE processing_started_at IS NULL WITH (ONLINE = ON)

@@ -37,6 +37,26 @@ BEGIN
     OUTPUT deleted.id, deleted.enqueued_at, deleted.due_at, deleted.payload;
 END
 
+-- name: create
+-- Many messages in one statement (push --lines, --file; applications too): @batch is a JSON
+-- array of hex-encoded payloads, all due at @due_at (now when NULL), inserted in array order
+-- (so ids ascend in that order) and returned as one result set, ordered by id.
+CREATE PROCEDURE {push_many} @batch nvarchar(max), @due_at datetime2(6) = NULL
+AS
+BEGIN
+    SET NOCOUNT ON;
+    DECLARE @added TABLE (id bigint, enqueued_at datetime2(6), due_at datetime2(6));
+    INSERT INTO {table} (due_at, payload)
+    OUTPUT inserted.id, inserted.enqueued_at, inserted.due_at INTO @added
+    SELECT COALESCE(@due_at, SYSUTCDATETIME()), CONVERT(varbinary(max), j.[value], 2)
+    FROM OPENJSON(@batch) AS j
+    ORDER BY CAST(j.[key] AS int);
+    SELECT * FROM @added ORDER BY id;
+END
+
+-- name: drop
+DROP PROCEDURE IF EXISTS {push_many}
+
 -- name: drop
 DROP PROCEDURE IF EXISTS {pop}
 
@@ -48,6 +68,9 @@ DROP TABLE IF EXISTS {table}
 
 -- name: push
 EXEC {push} @payload = :payload, @due_at = :due_at
+
+-- name: push_many
+EXEC {push_many} @batch = :batch, @due_at = :due_at
 
 -- name: pop
 EXEC {pop} @count = :count
@@ -62,12 +85,12 @@ DELETE FROM {table};
 SELECT @@ROWCOUNT AS purged;
 
 -- name: depth
-SELECT count_big(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}
-
--- name: oldest
-SELECT TOP (1) enqueued_at AS oldest_enqueued_at
-FROM {table} WITH (READPAST, READCOMMITTEDLOCK)
-ORDER BY id
+-- At most :limit rows from id :lo up, in id order through the primary key: a walk whose cost
+-- the caller bounds (diagnostics/entries/size.py picks :lo: the watermark, the bottom when
+-- few dead entries can lie on the way, else a window below the id high-water mark).
+SELECT count_big(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
+FROM (SELECT TOP (:limit) t.enqueued_at FROM {table} AS t WITH (READPAST, READCOMMITTEDLOCK)
+      WHERE t.id >= :lo ORDER BY t.id) AS w
 
 -- name: due
 SELECT count(*) AS due FROM (
@@ -76,3 +99,15 @@ SELECT count(*) AS due FROM (
 
 -- name: counters
 SELECT CAST(IDENT_CURRENT({table.lit}) AS bigint) AS enqueued_total
+
+-- name: head
+-- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one
+-- message, taking no row lock.
+SELECT TOP (1) id FROM {table} WITH (READPAST)
+WHERE due_at <= SYSUTCDATETIME()
+ORDER BY due_at, id
+
+-- name: head_index
+-- The index that makes the head a seek in dequeue order (explain's fix when the plan sorts
+-- or scans); create makes it (or the primary key serves).
+CREATE INDEX {pop_idx.bare} ON {table} (due_at, id) WITH (ONLINE = ON)

@@ -48,3 +48,13 @@ NOT EXISTS (SELECT 1 FROM {hb_table} AS h WHERE h.{hb_worker.bare} = {table}.{hb
 
 -- name: state_values
 SELECT TOP (:limit) {state} AS state, count(*) AS n FROM {table} GROUP BY {state}
+
+-- name: head
+-- The dequeue's head as the library takes it, read-only (qadmin explain): the first waiting
+-- row ({filter}) in the library's order ({order}: checked columns, ASC/DESC), taking no row lock.
+SELECT TOP (1) {id_col.bare} FROM {table} WITH (READPAST) WHERE {filter} ORDER BY {order}
+
+-- name: head_index
+-- The index that makes that head a seek (explain's fix); {keys} the order's columns, {where}
+-- the waiting filter, printed.
+CREATE INDEX {head_idx.bare} ON {table} ({keys}){where} WITH (ONLINE = ON)

@@ -51,6 +51,43 @@ BEGIN
     {txn_end()};
 END
 
+-- name: create
+-- Many messages in one call (push --lines, --file; applications too): p_batch is a JSON array
+-- of base64 payloads, inserted in array order, returned as ONE result set (id, ...) in that
+-- order. Each message is its own INSERT: one INSERT ... SELECT would be faster, but InnoDB
+-- reserves AUTO_INCREMENT values for it in doubling steps and loses the unused ones at the end
+-- of the statement (up to the batch size per batch), which made the ids-issued enqueue rate
+-- overstate what was pushed; and under innodb_autoinc_lock_mode 2 (MySQL 8's default) its ids
+-- could interleave with other sessions'. Measured: 7.6 s against 6.9 s for 100,000 lines.
+CREATE PROCEDURE {push_many}(IN p_batch LONGTEXT)
+BEGIN
+    DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
+    DECLARE v_payload LONGTEXT;
+    DECLARE v_ids LONGTEXT DEFAULT '[';  -- the ids taken, closed at the end
+    DECLARE v_done INT DEFAULT 0;
+    DECLARE batch_rows CURSOR FOR
+        SELECT t.p FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (n FOR ORDINALITY,
+                                                      p LONGTEXT PATH '$')) AS t ORDER BY t.n;
+    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
+    OPEN batch_rows;
+    take: LOOP
+        FETCH batch_rows INTO v_payload;
+        IF v_done = 1 THEN
+            LEAVE take;
+        END IF;
+        INSERT INTO {table} (enqueued_at, payload) VALUES (v_at, FROM_BASE64(v_payload));
+        SET v_ids = CONCAT(v_ids, IF(v_ids = '[', '', ','), LAST_INSERT_ID());
+    END LOOP;
+    CLOSE batch_rows;
+    SELECT t.id, v_at AS enqueued_at
+    FROM JSON_TABLE(CONCAT(v_ids, ']'), '$[*]'
+                    COLUMNS (n FOR ORDINALITY, id BIGINT PATH '$')) AS t
+    ORDER BY t.n;
+END
+
+-- name: drop
+DROP PROCEDURE IF EXISTS {push_many}
+
 -- name: drop
 DROP PROCEDURE IF EXISTS {pop}
 
@@ -63,10 +100,13 @@ DROP TABLE IF EXISTS {table}
 -- name: push
 CALL {push}(:payload)
 
+-- name: push_many
+CALL {push_many}(:batch)
+
 -- name: push_batch
--- Many messages in one round trip (push --lines, --file) on MariaDB: an anonymous block calls
--- the push procedure for each element of one JSON array of base64 payloads, in array order, so
--- a batch takes the procedure's path (a convert's gate too); each call returns its result set.
+-- A queue created before push_many, many messages in one round trip on MariaDB: an anonymous
+-- block calls the push procedure for each element of one JSON array of base64 payloads, in
+-- array order (a convert's gate too); each call returns its result set.
 -- MySQL 8 has no anonymous blocks: there qadmin does not use this section (MysqlEngine) and
 -- pushes a batch one CALL at a time in one transaction.
 BEGIN NOT ATOMIC
@@ -90,11 +130,22 @@ SELECT count(*) AS purged FROM {table} FOR UPDATE
 DELETE FROM {table}
 
 -- name: depth
-SELECT count(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}
-
--- name: oldest
-SELECT enqueued_at AS oldest_enqueued_at FROM {table} ORDER BY id LIMIT 1
+-- At most :limit rows from id :lo up, in id order through the primary key: a walk whose cost
+-- the caller bounds (diagnostics/entries/size.py picks :lo: the watermark, the bottom when
+-- few dead entries can lie on the way, else a window below the id high-water mark).
+SELECT count(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
+FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo ORDER BY t.id LIMIT :limit) AS w
 
 -- name: counters
 SELECT AUTO_INCREMENT - 1 AS enqueued_total FROM information_schema.TABLES
 WHERE TABLE_SCHEMA = :schema AND TABLE_NAME = :table
+
+-- name: head
+-- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one
+-- message, taking no row lock.
+SELECT id FROM {table} {order_by} LIMIT 1
+
+-- name: head_index
+-- The index that makes the head a seek in dequeue order (explain's fix when the plan sorts
+-- or scans); create makes it (or the primary key serves).
+ALTER TABLE {table} ADD INDEX (id), ALGORITHM=INPLACE, LOCK=NONE

@@ -71,6 +71,71 @@ BEGIN
 END
 
 -- name: create
+-- Many messages in one call, returned as ONE result set (id, enqueued_at, overwritten_id) in
+-- array order: p_batch is a JSON array of base64 payloads, each placed as push places it, one
+-- after another in this one transaction (a batch larger than the capacity overwrites its own
+-- first messages, exactly as that many pushes do).
+CREATE PROCEDURE {push_many}(IN p_batch LONGTEXT)
+BEGIN
+    {txn_declare()};
+    DECLARE v_seq BIGINT;
+    DECLARE v_id BIGINT;
+    DECLARE v_old BIGINT;
+    DECLARE v_dup INT DEFAULT 0;
+    DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
+    DECLARE v_cap INT;
+    DECLARE v_payload LONGBLOB;
+    DECLARE v_out LONGTEXT DEFAULT '[';  -- [id, overwritten_id] pairs, closed at the end
+    DECLARE v_done INT DEFAULT 0;
+    DECLARE batch_rows CURSOR FOR
+        SELECT FROM_BASE64(t.p) FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (n FOR ORDINALITY,
+                                                       p LONGTEXT PATH '$')) AS t ORDER BY t.n;
+    {txn_handler()};
+    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
+    {txn_begin()};
+    SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;  -- the gate
+    OPEN batch_rows;
+    take: LOOP
+        FETCH batch_rows INTO v_payload;
+        IF v_done = 1 THEN
+            LEAVE take;
+        END IF;
+        BEGIN
+            DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_old = NULL;
+            DECLARE CONTINUE HANDLER FOR 1062 SET v_dup = 1;
+            {next_value(seq)};
+            SET v_id = v_seq;
+            place: LOOP
+                SET v_old = NULL, v_dup = 0;
+                SELECT id INTO v_old FROM {table} WHERE slot = MOD(v_id, v_cap) FOR UPDATE;
+                IF v_old IS NOT NULL AND v_old > v_id THEN
+                    SET v_old = v_id;  -- a newer push holds the slot: this one is dropped
+                    LEAVE place;
+                ELSEIF v_old IS NOT NULL THEN
+                    UPDATE {table} SET id = v_id, payload = v_payload, enqueued_at = v_at
+                    WHERE slot = MOD(v_id, v_cap);
+                    LEAVE place;
+                END IF;
+                INSERT INTO {table} (id, slot, enqueued_at, payload)
+                VALUES (v_id, MOD(v_id, v_cap), v_at, v_payload);
+                IF v_dup = 0 THEN
+                    LEAVE place;
+                END IF;
+            END LOOP;
+            SET v_out = CONCAT(v_out, IF(v_out = '[', '[', ',['), v_id, ',',
+                               COALESCE(v_old, 'null'), ']');
+        END;
+    END LOOP;
+    CLOSE batch_rows;
+    SELECT t.id, v_at AS enqueued_at, t.overwritten_id
+    FROM JSON_TABLE(CONCAT(v_out, ']'), '$[*]'
+                    COLUMNS (n FOR ORDINALITY, id BIGINT PATH '$[0]',
+                             overwritten_id BIGINT PATH '$[1]')) AS t
+    ORDER BY t.n;
+    {txn_end()};
+END
+
+-- name: create
 CREATE PROCEDURE {pop}(IN p_count INT)
 BEGIN
     {txn_declare()};
@@ -101,6 +166,9 @@ END
 DROP PROCEDURE IF EXISTS {pop}
 
 -- name: drop
+DROP PROCEDURE IF EXISTS {push_many}
+
+-- name: drop
 DROP PROCEDURE IF EXISTS {push}
 
 -- name: drop
@@ -115,6 +183,9 @@ DROP TABLE IF EXISTS {ctl}
 -- name: push
 CALL {push}(:payload)
 
+-- name: push_many
+CALL {push_many}(:batch)
+
 -- name: pop
 CALL {pop}(:count)
 
@@ -128,10 +199,11 @@ SELECT count(*) AS purged FROM {table} FOR UPDATE
 DELETE FROM {table}
 
 -- name: depth
-SELECT count(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}
-
--- name: oldest
-SELECT enqueued_at AS oldest_enqueued_at FROM {table} ORDER BY id LIMIT 1
+-- At most :limit rows from id :lo up, in id order through the primary key: a walk whose cost
+-- the caller bounds (diagnostics/entries/size.py picks :lo: the watermark, the bottom when
+-- few dead entries can lie on the way, else a window below the id high-water mark).
+SELECT count(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
+FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo ORDER BY t.id LIMIT :limit) AS w
 
 -- name: counters
 SELECT {next_expr(seq)} AS enqueued_total
@@ -157,3 +229,13 @@ UPDATE {table} SET slot = MOD(id, :capacity)
 
 -- name: resize_place
 UPDATE {ctl} SET capacity = :capacity WHERE one = 1
+
+-- name: head
+-- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one
+-- message, taking no row lock.
+SELECT id FROM {table} ORDER BY id LIMIT 1
+
+-- name: head_index
+-- The index that makes the head a seek in dequeue order (explain's fix when the plan sorts
+-- or scans); create makes it (or the primary key serves).
+ALTER TABLE {table} ADD INDEX (id), ALGORITHM=INPLACE, LOCK=NONE

@@ -53,3 +53,13 @@ NOT EXISTS (SELECT 1 FROM {hb_table} AS h WHERE h.{hb_worker.bare} = {table}.{hb
 
 -- name: state_values
 SELECT {state} AS state, count(*) AS n FROM {table} GROUP BY {state} LIMIT :limit
+
+-- name: head
+-- The dequeue's head as the library takes it, read-only (qadmin explain): the first waiting
+-- row ({filter}) in the library's order ({order}: checked columns, ASC/DESC), taking no row lock.
+SELECT {id_col.bare} FROM {table} WHERE {filter} ORDER BY {order} LIMIT 1
+
+-- name: head_index
+-- The index that makes that head a seek (explain's fix); {keys} the order's columns,
+-- {state_keys} the state column first, then them; {where} the waiting filter, printed.
+ALTER TABLE {table} ADD INDEX {head_idx.bare} ({state_keys}), ALGORITHM=INPLACE, LOCK=NONE

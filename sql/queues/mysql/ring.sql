@@ -92,6 +92,64 @@ BEGIN
 END
 
 -- name: create
+-- Many messages in one call, returned as ONE result set (id, enqueued_at) in array order:
+-- p_batch is a JSON array of base64 payloads, each pushed as push does it, one after another
+-- in this one transaction, stopping at the first the full ring refuses (no number is taken for
+-- it or the rest), exactly as that many pushes would.
+CREATE PROCEDURE {push_many}(IN p_batch LONGTEXT)
+BEGIN
+    {txn_declare()};
+    DECLARE v_next BIGINT;
+    DECLARE v_seq BIGINT;
+    DECLARE v_free INT;
+    DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
+    DECLARE v_cap INT;
+    DECLARE v_payload LONGBLOB;
+    DECLARE v_ids LONGTEXT DEFAULT '[';  -- the numbers taken, closed at the end
+    DECLARE v_done INT DEFAULT 0;
+    DECLARE batch_rows CURSOR FOR
+        SELECT FROM_BASE64(t.p) FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (n FOR ORDINALITY,
+                                                       p LONGTEXT PATH '$')) AS t ORDER BY t.n;
+    {txn_handler()};
+    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
+    {txn_begin()};
+    IF NOT {txn_fresh()} THEN
+        SIGNAL SQLSTATE '25000'
+            SET MESSAGE_TEXT = 'ring push runs only in autocommit or at READ COMMITTED';
+    END IF;
+    {stats_fresh};  -- MySQL 8: the ticket counters live, not from a day-old cache
+    SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;  -- the gate
+    OPEN batch_rows;
+    take: LOOP
+        FETCH batch_rows INTO v_payload;
+        IF v_done = 1 THEN
+            LEAVE take;
+        END IF;
+        SELECT {next_expr(push_seq)} INTO v_next;
+        SELECT COUNT(*) INTO v_free FROM {table}
+        WHERE slot = MOD(v_next, v_cap) AND (reference_count = 0 OR message_id >= v_next);
+        IF v_free = 0 THEN
+            LEAVE take;  -- full: this message and the rest are refused
+        END IF;
+        {next_value(push_seq)};
+        UPDATE {table}
+        SET message_id = v_seq, payload = v_payload, reference_count = 1, enqueued_at = v_at
+        WHERE slot = MOD(v_seq, v_cap) AND reference_count = 0;
+        IF ROW_COUNT() = 0 THEN
+            INSERT INTO {overflow} (message_id, enqueued_at, payload)
+            VALUES (v_seq, v_at, v_payload);
+        END IF;
+        SET v_ids = CONCAT(v_ids, IF(v_ids = '[', '', ','), v_seq);
+    END LOOP;
+    CLOSE batch_rows;
+    SELECT t.id, v_at AS enqueued_at
+    FROM JSON_TABLE(CONCAT(v_ids, ']'), '$[*]'
+                    COLUMNS (n FOR ORDINALITY, id BIGINT PATH '$')) AS t
+    ORDER BY t.n;
+    {txn_end()};
+END
+
+-- name: create
 CREATE PROCEDURE {pop}(IN p_count INT)
 BEGIN
     {txn_declare()};
@@ -176,6 +234,9 @@ END
 DROP PROCEDURE IF EXISTS {pop}
 
 -- name: drop
+DROP PROCEDURE IF EXISTS {push_many}
+
+-- name: drop
 DROP PROCEDURE IF EXISTS {push}
 
 -- name: drop
@@ -198,6 +259,9 @@ DROP TABLE IF EXISTS {ctl}
 
 -- name: push
 CALL {push}(:payload)
+
+-- name: push_many
+CALL {push_many}(:batch)
 
 -- name: pop
 CALL {pop}(:count)
@@ -448,3 +512,10 @@ JOIN {table} AS r ON r.slot = MOD(o.message_id, :capacity) AND r.message_id = o.
 
 -- name: resize_place
 UPDATE {ctl} SET capacity = :capacity WHERE one = 1
+
+-- name: head
+-- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one
+-- message, taking no row lock.
+SELECT message_id FROM {table}
+WHERE slot = MOD({next_expr(pop_seq)}, (SELECT c.capacity FROM {ctl} AS c WHERE c.one = 1))
+  AND message_id = {next_expr(pop_seq)}

@@ -94,6 +94,8 @@ DROP PROCEDURE IF EXISTS {wm_advance}
 DROP TABLE IF EXISTS {wm}
 
 -- name: wm_show
+-- Stranded rows are looked for in the 1,000 ids below the watermark only: below them lie the
+-- dead index entries a held snapshot keeps, which a walk to the bottom would read one by one.
 SELECT w.wm,
        w.candidate,
        TIMESTAMPDIFF(MICROSECOND, w.candidate_at,
@@ -101,10 +103,13 @@ SELECT w.wm,
        w.advanced_at,
        (SELECT min(t.id) FROM {table} AS t WHERE t.id >= w.wm) AS head_id,
        (SELECT count(*) FROM (SELECT 1 FROM {table} AS t, {wm} AS x
-                               WHERE t.id < x.wm LIMIT 10000) AS s) AS stranded,
-       (SELECT min(t.id) FROM {table} AS t WHERE t.id < w.wm) AS stranded_min_id,
+                               WHERE t.id BETWEEN x.wm - 1000 AND x.wm - 1
+                               LIMIT 10000) AS s) AS stranded,
+       (SELECT min(t.id) FROM {table} AS t WHERE t.id BETWEEN w.wm - 1000 AND w.wm - 1
+                                           ) AS stranded_min_id,
        (SELECT TIMESTAMPDIFF(MICROSECOND, t.enqueued_at, UTC_TIMESTAMP(6)) / 1e6
-          FROM {table} AS t WHERE t.id < w.wm ORDER BY t.id LIMIT 1) AS oldest_stranded_s
+          FROM {table} AS t WHERE t.id BETWEEN w.wm - 1000 AND w.wm - 1
+                            ORDER BY t.id LIMIT 1) AS oldest_stranded_s
 FROM {wm} AS w
 
 -- name: wm_advance
@@ -112,6 +117,10 @@ CALL {wm_advance}(:to, 0)
 
 -- name: wm_advance
 SELECT wm, candidate FROM {wm}
+
+-- name: wm_value
+-- Where dequeues start looking (size reads the depth and the oldest from here up).
+SELECT wm FROM {wm}
 
 -- name: wm_lock
 SELECT wm FROM {wm} WHERE one = 1 FOR UPDATE

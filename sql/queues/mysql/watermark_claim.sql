@@ -45,3 +45,10 @@ BEGIN
     END IF;
     {txn_end()};
 END
+
+-- name: head
+-- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one
+-- message, taking no row lock.
+SELECT id FROM {table}
+WHERE processing_started_at IS NULL AND id >= (SELECT wm FROM {wm} WHERE one = 1)
+ORDER BY id LIMIT 1

@@ -40,6 +40,21 @@ BEGIN
 END
 $$
 
+-- name: create
+-- Many messages in one statement (push --lines, --file; applications too): inserted in array
+-- order, so a fifo's ids ascend in input order; one notification for the batch.
+CREATE FUNCTION {push_many}(p_payloads bytea[])
+RETURNS TABLE (id bigint, enqueued_at timestamptz)
+LANGUAGE sql AS $$
+    SELECT pg_notify('qadmin_' || md5({table.lit}), '');
+    INSERT INTO {table} (payload)
+    SELECT u.p FROM unnest(p_payloads) WITH ORDINALITY AS u(p, n) ORDER BY u.n
+    RETURNING id, enqueued_at
+$$
+
+-- name: drop
+DROP FUNCTION IF EXISTS {push_many}(bytea[])
+
 -- name: drop
 DROP FUNCTION IF EXISTS {pop}(integer)
 
@@ -52,6 +67,9 @@ DROP TABLE IF EXISTS {table}
 -- name: push
 SELECT id, enqueued_at FROM {push}(:payload)
 
+-- name: push_many
+SELECT id, enqueued_at FROM {push_many}(CAST(:payloads AS bytea[])) ORDER BY id
+
 -- name: pop
 SELECT id, enqueued_at, payload FROM {pop}(:count)
 
@@ -62,10 +80,29 @@ SELECT id, enqueued_at, payload FROM {table} {order_by} LIMIT :count
 WITH gone AS (DELETE FROM {table} RETURNING 1) SELECT count(*) AS purged FROM gone
 
 -- name: depth
-SELECT count(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}
+-- At most :limit rows from id :lo up, in id order through the primary key: a walk whose cost
+-- the caller bounds (diagnostics/entries/size.py picks :lo: the watermark, the bottom when
+-- few dead entries can lie on the way, else a window below the id high-water mark). Only an
+-- ordered index scan stops at the limit: a bitmap scan and sort (what the planner picks for a
+-- never-analyzed or bloated table) would read every entry from :lo up first.
+SET LOCAL enable_bitmapscan = off
 
--- name: oldest
-SELECT enqueued_at AS oldest_enqueued_at FROM {table} ORDER BY id LIMIT 1
+-- name: depth
+SET LOCAL enable_seqscan = off
+
+-- name: depth
+SELECT count(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
+FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo ORDER BY t.id LIMIT :limit) AS w
 
 -- name: counters
 SELECT pg_sequence_last_value(pg_get_serial_sequence({table.lit}, 'id')) AS enqueued_total
+
+-- name: head
+-- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one
+-- message, taking no row lock.
+SELECT s.id FROM {table} AS s {order_by} LIMIT 1
+
+-- name: head_index
+-- The index that makes the head a seek in dequeue order (explain's fix when the plan sorts
+-- or scans); create makes it (or the primary key serves).
+CREATE INDEX CONCURRENTLY ON {table} (id)

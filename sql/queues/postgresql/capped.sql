@@ -76,6 +76,25 @@ LANGUAGE sql AS $$
     RETURNING q.id, q.enqueued_at, q.payload
 $$
 
+-- name: create
+-- Many messages in one statement: push for each element in array order, since each takes the
+-- lock of its own slot and may overwrite the one before it (a batch larger than the capacity
+-- overwrites its own first messages, exactly as that many pushes do).
+CREATE FUNCTION {push_many}(p_payloads bytea[])
+RETURNS TABLE (id bigint, enqueued_at timestamptz, overwritten_id bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_payload bytea;
+BEGIN
+    FOREACH v_payload IN ARRAY coalesce(p_payloads, ARRAY[]::bytea[]) LOOP
+        RETURN QUERY SELECT * FROM {push}(v_payload);
+    END LOOP;
+END
+$$
+
+-- name: drop
+DROP FUNCTION IF EXISTS {push_many}(bytea[])
+
 -- name: drop
 DROP FUNCTION IF EXISTS {pop}(integer)
 
@@ -94,6 +113,9 @@ DROP TABLE IF EXISTS {ctl}
 -- name: push
 SELECT id, enqueued_at, overwritten_id FROM {push}(:payload)
 
+-- name: push_many
+SELECT id, enqueued_at, overwritten_id FROM {push_many}(CAST(:payloads AS bytea[])) ORDER BY id
+
 -- name: pop
 SELECT id, enqueued_at, payload FROM {pop}(:count)
 
@@ -104,10 +126,19 @@ SELECT id, enqueued_at, payload FROM {table} ORDER BY id LIMIT :count
 WITH gone AS (DELETE FROM {table} RETURNING 1) SELECT count(*) AS purged FROM gone
 
 -- name: depth
-SELECT count(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}
+-- At most :limit rows from id :lo up, in id order through the primary key: a walk whose cost
+-- the caller bounds (diagnostics/entries/size.py picks :lo: the watermark, the bottom when
+-- few dead entries can lie on the way, else a window below the id high-water mark). Only an
+-- ordered index scan stops at the limit: a bitmap scan and sort (what the planner picks for a
+-- never-analyzed or bloated table) would read every entry from :lo up first.
+SET LOCAL enable_bitmapscan = off
 
--- name: oldest
-SELECT enqueued_at AS oldest_enqueued_at FROM {table} ORDER BY id LIMIT 1
+-- name: depth
+SET LOCAL enable_seqscan = off
+
+-- name: depth
+SELECT count(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
+FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo ORDER BY t.id LIMIT :limit) AS w
 
 -- name: counters
 SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END AS enqueued_total
@@ -134,3 +165,13 @@ UPDATE {table} SET slot = id % :capacity
 
 -- name: resize_place
 UPDATE {ctl} SET capacity = :capacity
+
+-- name: head
+-- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one
+-- message, taking no row lock.
+SELECT s.id FROM {table} AS s ORDER BY s.id LIMIT 1
+
+-- name: head_index
+-- The index that makes the head a seek in dequeue order (explain's fix when the plan sorts
+-- or scans); create makes it (or the primary key serves).
+CREATE INDEX CONCURRENTLY ON {table} (id)

@@ -2,6 +2,14 @@
 -- processing_started_at on rows chosen with FOR UPDATE SKIP LOCKED; ack deletes the message,
 -- fail records the error (and with retry releases the claim). claimed_session is the claiming
 -- backend's pid, so inspect can tell whether the consumer is still connected.
+-- Dead letters: fail appends each attempt's error to errors (a JSON array of objects with
+-- attempt, error and at); the fail that records attempt max_attempts (read from the catalog
+-- entry's options on every call) moves the message, errors and all, to the queue's _dead table
+-- in the same transaction. Redrive moves it back as a new delivery: a new id at the tail (so
+-- no attempt token of the old id can match it), attempts reset, enqueued_at and errors kept.
+-- Fencing: ack and fail take the attempt number pop returned (p_attempt; NULL = unfenced) and
+-- act only while the row's attempts still equal it, so a consumer whose claim went stale and
+-- was requeued and claimed again cannot ack or fail the new claim.
 
 -- name: create
 CREATE TABLE {table} (
@@ -13,8 +21,23 @@ CREATE TABLE {table} (
     attempts              integer NOT NULL DEFAULT 0,
     last_error            text,
     failed_at             timestamptz,
+    errors                jsonb,
     payload               bytea NOT NULL
 )
+
+-- name: create
+CREATE TABLE {dead} (
+    id          bigint PRIMARY KEY,
+    enqueued_at timestamptz NOT NULL,
+    attempts    integer NOT NULL,
+    last_error  text,
+    errors      jsonb,
+    died_at     timestamptz NOT NULL DEFAULT clock_timestamp(),
+    payload     bytea NOT NULL
+)
+
+-- name: create
+CREATE INDEX {dead_idx.bare} ON {dead} (died_at)
 
 -- name: create
 CREATE INDEX {pop_idx.bare} ON {table} (id) WHERE processing_started_at IS NULL
@@ -50,30 +73,84 @@ LANGUAGE sql AS $$
 $$
 
 -- name: create
-CREATE FUNCTION {ack}(p_id bigint)
+CREATE FUNCTION {ack}(p_id bigint, p_attempt integer DEFAULT NULL)
 RETURNS TABLE (id bigint)
 LANGUAGE sql AS $$
     DELETE FROM {table} AS q
     WHERE q.id = p_id AND q.processing_started_at IS NOT NULL
+      AND (p_attempt IS NULL OR q.attempts = p_attempt)
     RETURNING q.id
 $$
 
 -- name: create
-CREATE FUNCTION {fail}(p_id bigint, p_error text, p_retry boolean DEFAULT false)
-RETURNS TABLE (id bigint, attempts integer)
-LANGUAGE sql AS $$
+CREATE FUNCTION {fail}(
+    p_id bigint, p_error text, p_retry boolean DEFAULT false, p_attempt integer DEFAULT NULL)
+RETURNS TABLE (id bigint, attempts integer, dead boolean)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+    v_attempts integer;
+    v_max      integer;
+BEGIN
+    -- Cut to {error_chars} characters, then "... (truncated, N chars)" (kinds.ERROR_CHARS).
+    IF length(p_error) > {error_chars} THEN
+        p_error := left(p_error, {error_chars}) || '... (truncated, ' || length(p_error) || ' chars)';
+    END IF;
     UPDATE {table} AS q
     SET last_error = p_error,
         failed_at = clock_timestamp(),
+        -- The first error and the latest: element 1 goes once {errors_kept} are kept.
+        errors = CASE WHEN jsonb_array_length(coalesce(q.errors, '[]'::jsonb)) >= {errors_kept}
+                      THEN q.errors - 1 ELSE coalesce(q.errors, '[]'::jsonb) END
+                 || jsonb_build_array(jsonb_build_object(
+                        'attempt', q.attempts, 'error', p_error, 'at', clock_timestamp())),
         processing_started_at = CASE WHEN p_retry THEN NULL ELSE q.processing_started_at END,
         claimed_by = CASE WHEN p_retry THEN NULL ELSE q.claimed_by END,
         claimed_session = CASE WHEN p_retry THEN NULL ELSE q.claimed_session END
     WHERE q.id = p_id AND q.processing_started_at IS NOT NULL
-    RETURNING q.id, q.attempts
+      AND (p_attempt IS NULL OR q.attempts = p_attempt)
+    RETURNING q.attempts INTO v_attempts;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    SELECT (c.options::jsonb ->> 'max_attempts')::integer INTO v_max
+      FROM {catalog} AS c WHERE c.name = {table.bare_lit};
+    dead := coalesce(v_attempts >= v_max, false);
+    IF dead THEN
+        WITH gone AS (DELETE FROM {table} AS q WHERE q.id = p_id RETURNING q.*)
+        INSERT INTO {dead} (id, enqueued_at, attempts, last_error, errors, payload)
+        SELECT g.id, g.enqueued_at, g.attempts, g.last_error, g.errors, g.payload FROM gone AS g;
+    END IF;
+    id := p_id;
+    attempts := v_attempts;
+    RETURN NEXT;
+END
+$$
+
+-- name: create
+-- Many messages in one statement (push --lines, --file; applications too): inserted in array
+-- order, so a fifo's ids ascend in input order; one notification for the batch.
+CREATE FUNCTION {push_many}(p_payloads bytea[])
+RETURNS TABLE (id bigint, enqueued_at timestamptz)
+LANGUAGE sql AS $$
+    SELECT pg_notify('qadmin_' || md5({table.lit}), '');
+    INSERT INTO {table} (payload)
+    SELECT u.p FROM unnest(p_payloads) WITH ORDINALITY AS u(p, n) ORDER BY u.n
+    RETURNING id, enqueued_at
 $$
 
 -- name: drop
+DROP FUNCTION IF EXISTS {push_many}(bytea[])
+
+-- name: drop
+DROP FUNCTION IF EXISTS {fail}(bigint, text, boolean, integer)
+
+-- name: drop
+-- A queue created before fencing has these signatures.
 DROP FUNCTION IF EXISTS {fail}(bigint, text, boolean)
+
+-- name: drop
+DROP FUNCTION IF EXISTS {ack}(bigint, integer)
 
 -- name: drop
 DROP FUNCTION IF EXISTS {ack}(bigint)
@@ -87,8 +164,14 @@ DROP FUNCTION IF EXISTS {push}(bytea)
 -- name: drop
 DROP TABLE IF EXISTS {table}
 
+-- name: drop
+DROP TABLE IF EXISTS {dead}
+
 -- name: push
 SELECT id, enqueued_at FROM {push}(:payload)
+
+-- name: push_many
+SELECT id, enqueued_at FROM {push_many}(CAST(:payloads AS bytea[])) ORDER BY id
 
 -- name: pop
 SELECT id, enqueued_at, attempts, payload FROM {pop}(:count, :worker)
@@ -97,7 +180,13 @@ SELECT id, enqueued_at, attempts, payload FROM {pop}(:count, :worker)
 SELECT id FROM {ack}(:id)
 
 -- name: fail
-SELECT id, attempts FROM {fail}(:id, :error, :retry)
+SELECT id, attempts, dead FROM {fail}(:id, :error, :retry)
+
+-- name: ack_fenced
+SELECT id FROM {ack}(:id, :attempt)
+
+-- name: fail_fenced
+SELECT id, attempts, dead FROM {fail}(:id, :error, :retry, :attempt)
 
 -- name: peek
 SELECT id, enqueued_at, processing_started_at, claimed_by, attempts, last_error, payload
@@ -107,7 +196,19 @@ FROM {table} ORDER BY id LIMIT :count
 WITH gone AS (DELETE FROM {table} RETURNING 1) SELECT count(*) AS purged FROM gone
 
 -- name: depth
-SELECT count(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}
+-- At most :limit rows from id :lo up, in id order through the primary key: a walk whose cost
+-- the caller bounds (diagnostics/entries/size.py picks :lo: the watermark, the bottom when
+-- few dead entries can lie on the way, else a window below the id high-water mark). Only an
+-- ordered index scan stops at the limit: a bitmap scan and sort (what the planner picks for a
+-- never-analyzed or bloated table) would read every entry from :lo up first.
+SET LOCAL enable_bitmapscan = off
+
+-- name: depth
+SET LOCAL enable_seqscan = off
+
+-- name: depth
+SELECT count(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
+FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo ORDER BY t.id LIMIT :limit) AS w
 
 -- name: claims
 SELECT id, processing_started_at, claimed_by, claimed_session::text AS claimed_session, attempts,
@@ -119,13 +220,69 @@ ORDER BY processing_started_at
 LIMIT :limit
 
 -- name: requeue
+-- A stale claim at its last allowed attempt (max_attempts) is a message that killed its
+-- consumer every time (it never reached fail): it moves to the dead table with an error entry
+-- saying so, instead of being released forever. The rest are released; both in one
+-- transaction, each row reported with dead true or false.
+WITH gone AS (
+    DELETE FROM {table} AS q
+    WHERE q.processing_started_at < clock_timestamp() - make_interval(secs => :stale_s)
+      AND q.attempts >= (SELECT (c.options::jsonb ->> 'max_attempts')::integer
+                         FROM {catalog} AS c WHERE c.name = {table.bare_lit})
+    RETURNING q.*
+), moved AS (
+    INSERT INTO {dead} (id, enqueued_at, attempts, last_error, errors, payload)
+    SELECT g.id, g.enqueued_at, g.attempts, e.error,
+           CASE WHEN jsonb_array_length(coalesce(g.errors, '[]'::jsonb)) >= {errors_kept}
+                THEN g.errors - 1 ELSE coalesce(g.errors, '[]'::jsonb) END
+           || jsonb_build_array(jsonb_build_object(
+                  'attempt', g.attempts, 'error', e.error, 'at', clock_timestamp())),
+           g.payload
+    FROM gone AS g
+    CROSS JOIN LATERAL (SELECT 'claim went stale after attempt ' || g.attempts
+                               || ' (consumer lost)' AS error) AS e
+    RETURNING id
+)
+SELECT m.id, true AS dead FROM moved AS m
+
+-- name: requeue
 UPDATE {table} AS q
 SET processing_started_at = NULL, claimed_by = NULL, claimed_session = NULL
 WHERE q.processing_started_at < clock_timestamp() - make_interval(secs => :stale_s)
-RETURNING q.id
-
--- name: oldest
-SELECT enqueued_at AS oldest_enqueued_at FROM {table} ORDER BY id LIMIT 1
+RETURNING q.id, false AS dead
 
 -- name: counters
 SELECT pg_sequence_last_value(pg_get_serial_sequence({table.lit}, 'id')) AS enqueued_total
+
+-- name: dead_depth
+-- Bounded like inspect's other counts: at most :limit rows are counted.
+SELECT (SELECT count(*) FROM (SELECT 1 FROM {dead} LIMIT :limit) AS s) AS dead,
+       (SELECT extract(epoch FROM clock_timestamp() - d.died_at)::float8
+          FROM {dead} AS d ORDER BY d.died_at LIMIT 1) AS oldest_dead_s
+
+-- name: dead_list
+SELECT id, enqueued_at, attempts, died_at, errors::text AS errors,
+       substring(payload FROM 1 FOR :preview) AS payload
+FROM {dead} ORDER BY died_at, id LIMIT :count
+
+-- name: redrive_ids
+SELECT id FROM {dead} ORDER BY id LIMIT :limit FOR UPDATE
+
+-- name: redrive_id
+SELECT id FROM {dead} WHERE id = :id FOR UPDATE
+
+-- name: redrive_one
+WITH gone AS (DELETE FROM {dead} AS d WHERE d.id = :id RETURNING d.*)
+INSERT INTO {table} (enqueued_at, attempts, last_error, errors, payload)
+SELECT g.enqueued_at, 0, g.last_error, g.errors, g.payload FROM gone AS g
+RETURNING id AS new_id
+
+-- name: head
+-- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one
+-- message, taking no row lock.
+SELECT s.id FROM {table} AS s WHERE s.processing_started_at IS NULL ORDER BY s.id LIMIT 1
+
+-- name: head_index
+-- The index that makes the head a seek in dequeue order (explain's fix when the plan sorts
+-- or scans); create makes it (or the primary key serves).
+CREATE INDEX CONCURRENTLY {pop_idx.bare} ON {table} (id) WHERE processing_started_at IS NULL

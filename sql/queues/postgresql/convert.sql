@@ -10,9 +10,10 @@
 -- order, before the ring's sequences (which start above the highest id ever handed out).
 
 -- name: gate
--- A qadmin queue's push and pop are first replaced (in their own transaction) by versions that
--- wait for the table in a statement of their own and, once the convert has committed, call the
--- ring's routine of the same name instead: callers blocked by the switch never see an error.
+-- A qadmin queue's push, push_many and pop are first replaced (in their own transaction) by
+-- versions that wait for the table in a statement of their own and, once the convert has
+-- committed, call the ring's routine of the same name instead: callers blocked by the switch
+-- never see an error. A queue made before push_many gets one here; the ring's replaces it.
 CREATE OR REPLACE FUNCTION {push}(p_payload bytea)
 RETURNS TABLE (id bigint, enqueued_at timestamptz)
 LANGUAGE plpgsql AS $$
@@ -24,6 +25,23 @@ BEGIN
         RETURN;
     END IF;
     RETURN QUERY INSERT INTO {src} AS q (payload) VALUES (p_payload)
+                 RETURNING q.id, q.enqueued_at;
+END
+$$
+
+-- name: gate
+CREATE OR REPLACE FUNCTION {push_many}(p_payloads bytea[])
+RETURNS TABLE (id bigint, enqueued_at timestamptz)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+BEGIN
+    LOCK TABLE {src} IN ROW EXCLUSIVE MODE;
+    IF to_regclass({ctl.lit}) IS NOT NULL THEN
+        RETURN QUERY SELECT * FROM {push_many}(p_payloads);  -- converted: the ring's
+        RETURN;
+    END IF;
+    RETURN QUERY INSERT INTO {src} AS q (payload)
+                 SELECT u.p FROM unnest(p_payloads) WITH ORDINALITY AS u(p, n) ORDER BY u.n
                  RETURNING q.id, q.enqueued_at;
 END
 $$

@@ -36,6 +36,22 @@ LANGUAGE sql AS $$
     RETURNING q.id, q.enqueued_at, q.due_at, q.payload
 $$
 
+-- name: create
+-- Many messages in one statement: element i is due at p_due_at[i] (now when that is NULL or
+-- the array is), inserted in array order; one notification for the batch.
+CREATE FUNCTION {push_many}(p_payloads bytea[], p_due_at timestamptz[] DEFAULT NULL)
+RETURNS TABLE (id bigint, enqueued_at timestamptz, due_at timestamptz)
+LANGUAGE sql AS $$
+    SELECT pg_notify('qadmin_' || md5({table.lit}), '');
+    INSERT INTO {table} (due_at, payload)
+    SELECT coalesce(p_due_at[u.n], clock_timestamp()), u.p
+    FROM unnest(p_payloads) WITH ORDINALITY AS u(p, n) ORDER BY u.n
+    RETURNING id, enqueued_at, due_at
+$$
+
+-- name: drop
+DROP FUNCTION IF EXISTS {push_many}(bytea[], timestamptz[])
+
 -- name: drop
 DROP FUNCTION IF EXISTS {pop}(integer)
 
@@ -48,6 +64,10 @@ DROP TABLE IF EXISTS {table}
 -- name: push
 SELECT id, enqueued_at, due_at FROM {push}(:payload, :due_at)
 
+-- name: push_many
+SELECT id, enqueued_at, due_at
+FROM {push_many}(CAST(:payloads AS bytea[]), CAST(:due_ats AS timestamptz[])) ORDER BY id
+
 -- name: pop
 SELECT id, enqueued_at, due_at, payload FROM {pop}(:count)
 
@@ -58,10 +78,19 @@ SELECT id, enqueued_at, due_at, payload FROM {table} ORDER BY due_at, id LIMIT :
 WITH gone AS (DELETE FROM {table} RETURNING 1) SELECT count(*) AS purged FROM gone
 
 -- name: depth
-SELECT count(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}
+-- At most :limit rows from id :lo up, in id order through the primary key: a walk whose cost
+-- the caller bounds (diagnostics/entries/size.py picks :lo: the watermark, the bottom when
+-- few dead entries can lie on the way, else a window below the id high-water mark). Only an
+-- ordered index scan stops at the limit: a bitmap scan and sort (what the planner picks for a
+-- never-analyzed or bloated table) would read every entry from :lo up first.
+SET LOCAL enable_bitmapscan = off
 
--- name: oldest
-SELECT enqueued_at AS oldest_enqueued_at FROM {table} ORDER BY id LIMIT 1
+-- name: depth
+SET LOCAL enable_seqscan = off
+
+-- name: depth
+SELECT count(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
+FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo ORDER BY t.id LIMIT :limit) AS w
 
 -- name: due
 SELECT count(*) AS due FROM (
@@ -69,3 +98,14 @@ SELECT count(*) AS due FROM (
 
 -- name: counters
 SELECT pg_sequence_last_value(pg_get_serial_sequence({table.lit}, 'id')) AS enqueued_total
+
+-- name: head
+-- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one
+-- message, taking no row lock.
+SELECT s.id FROM {table} AS s WHERE s.due_at <= clock_timestamp()
+ORDER BY s.due_at, s.id LIMIT 1
+
+-- name: head_index
+-- The index that makes the head a seek in dequeue order (explain's fix when the plan sorts
+-- or scans); create makes it (or the primary key serves).
+CREATE INDEX CONCURRENTLY {pop_idx.bare} ON {table} (due_at, id)

@@ -100,6 +100,62 @@ END
 $$
 
 -- name: create
+-- Many messages in one statement, as that many pushes in a row would take them: the batch
+-- keeps the messages that fit before the first slot, in number order from the next, that is
+-- not free (a full ring refuses the rest and uses no number for them), takes their numbers in
+-- array order, then fills their slots in one UPDATE; a number whose slot a racing pusher's
+-- older message still holds goes to the overflow table, as in push. One notification.
+CREATE OR REPLACE FUNCTION {push_many}(p_payloads bytea[])
+RETURNS TABLE (id bigint, enqueued_at timestamptz)
+LANGUAGE plpgsql AS $$
+#variable_conflict use_column
+DECLARE
+    v_next bigint;
+    v_cap  integer;
+    v_want integer := coalesce(cardinality(p_payloads), 0);
+    v_fit  integer;
+BEGIN
+    IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'ring push runs only at READ COMMITTED, not %',
+            current_setting('transaction_isolation')
+            USING ERRCODE = 'invalid_transaction_state',
+                  HINT = 'call it in autocommit or a READ COMMITTED transaction';
+    END IF;
+    LOCK TABLE {ctl} IN ACCESS SHARE MODE;  -- the capacity gate, as in push
+    SELECT c.capacity INTO v_cap FROM {ctl} AS c;
+    SELECT CASE WHEN s.is_called THEN s.last_value + 1 ELSE s.last_value END
+      INTO v_next FROM {push_seq} AS s;
+    -- At most one lap: message next + capacity would find message next in its slot.
+    v_fit := least(v_want, v_cap);
+    SELECT coalesce(min(g.i), v_fit) INTO v_fit
+      FROM generate_series(0, v_fit - 1) AS g(i)
+      JOIN {table} AS r ON r.slot = (v_next + g.i) % v_cap
+     WHERE NOT (r.reference_count = 0 OR r.message_id >= v_next + g.i);
+    IF v_fit = 0 THEN
+        RETURN;  -- full: nothing written, no number taken
+    END IF;
+    RETURN QUERY
+    WITH taken AS MATERIALIZED (
+        SELECT nextval({push_seq.lit}) AS k, u.p
+        FROM unnest(p_payloads[1:v_fit]) WITH ORDINALITY AS u(p, n) ORDER BY u.n
+    ), placed AS (
+        UPDATE {table} AS r
+           SET message_id = t.k, payload = t.p, reference_count = 1,
+               enqueued_at = clock_timestamp()
+          FROM taken AS t
+         WHERE r.slot = t.k % v_cap AND r.reference_count = 0
+        RETURNING r.message_id
+    ), spilled AS (
+        INSERT INTO {overflow} (message_id, enqueued_at, payload)
+        SELECT t.k, clock_timestamp(), t.p FROM taken AS t
+        WHERE NOT EXISTS (SELECT 1 FROM placed AS d WHERE d.message_id = t.k)
+    )
+    SELECT t.k, clock_timestamp() FROM taken AS t ORDER BY t.k;
+    PERFORM pg_notify('qadmin_' || md5({table.lit}), '');  -- wakes "pop --wait" (see basic.sql)
+END
+$$
+
+-- name: create
 CREATE OR REPLACE FUNCTION {pop}(p_count integer DEFAULT 1)
 RETURNS TABLE (id bigint, enqueued_at timestamptz, payload bytea)
 LANGUAGE plpgsql AS $$
@@ -177,6 +233,9 @@ $$
 DROP FUNCTION IF EXISTS {pop}(integer)
 
 -- name: drop
+DROP FUNCTION IF EXISTS {push_many}(bytea[])
+
+-- name: drop
 DROP FUNCTION IF EXISTS {push}(bytea)
 
 -- name: drop
@@ -200,10 +259,14 @@ DROP TABLE IF EXISTS {ctl}
 -- name: push
 SELECT id, enqueued_at FROM {push}(:payload)
 
+-- name: push_many
+SELECT id, enqueued_at FROM {push_many}(CAST(:payloads AS bytea[])) ORDER BY id
+
 -- name: push_batch
--- Many messages in one statement (push --lines, --file): the push routine for each element in
--- array order, one after another (a recursive step per message). A full ring returns no row,
--- which ends the recursion: the batch stops at the first refusal, what went before stays in.
+-- A queue created before push_many: many messages in one statement (push --lines, --file),
+-- the push routine for each element in array order, one after another (a recursive step per
+-- message). A full ring returns no row, which ends the recursion: the batch stops at the first
+-- refusal, what went before stays in.
 WITH RECURSIVE pushed (n, id, enqueued_at) AS (
     SELECT 0::bigint, NULL::bigint, NULL::timestamptz
     UNION ALL
@@ -277,11 +340,10 @@ SELECT greatest(s.push_next - s.pop_next, 0) + (SELECT count(*) FROM {pending}) 
        least(coalesce((SELECT r.enqueued_at FROM {table} AS r
                         WHERE r.slot = s.pop_next % {capacity}
                           AND r.message_id = s.pop_next),
-                      (SELECT min(r.enqueued_at) FROM {table} AS r
+                      (SELECT min(r.enqueued_at)
+                         FROM generate_series(1, least({capacity}, 10000)) AS g
+                         JOIN {table} AS r ON r.slot = (s.pop_next + g) % {capacity}
                         WHERE s.pop_next < s.push_next
-                          AND r.slot IN (SELECT (s.pop_next + g) % {capacity}
-                                           FROM generate_series(1, least({capacity}, 10000))
-                                                AS g)
                           AND r.reference_count = 1 AND r.message_id > s.pop_next)),
              (SELECT min(o.enqueued_at) FROM {overflow} AS o),
              (SELECT min(r.enqueued_at)
@@ -309,10 +371,12 @@ WITH s AS (
            (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END
               FROM {pop_seq}) AS pop_next
 ), candidates AS (
-    SELECT r.slot, r.message_id, r.enqueued_at, r.xmax FROM {table} AS r, s
+    -- a join, not "slot IN (SELECT ... generate_series)": that IN refers to s, so it ran as a
+    -- subplan searched linearly for every slot row (8 s for a 10,000-slot ring)
+    SELECT r.slot, r.message_id, r.enqueued_at, r.xmax
+    FROM s CROSS JOIN generate_series(1, least({capacity}, 10000, s.pop_next)) AS g
+    JOIN {table} AS r ON r.slot = (s.pop_next - g) % {capacity}
     WHERE r.reference_count = 1
-      AND r.slot IN (SELECT (s.pop_next - g) % {capacity}
-                       FROM generate_series(1, least({capacity}, 10000, s.pop_next)) AS g)
       AND r.message_id >= s.pop_next - least({capacity}, 10000)
     UNION
     SELECT r.slot, r.message_id, r.enqueued_at, r.xmax FROM {table} AS r, s
@@ -346,12 +410,17 @@ SELECT s.push_next,
              AND NOT EXISTS (SELECT 1 FROM {overflow} AS o WHERE o.message_id = s.pop_next)
             THEN s.pop_next END AS missing_id,
        (SELECT extract(epoch FROM clock_timestamp() - min(r.enqueued_at))::float8
-          FROM {table} AS r
-         -- the slots of the next min(capacity, 10,000) numbers: a killed batch push leaves up
-         -- to 10,000 holes in a row (qadmin's batch limit)
-         WHERE r.slot IN (SELECT (s.pop_next + g) % {capacity}
-                            FROM generate_series(1, least({capacity}, 10000)) AS g)
-           AND r.reference_count = 1 AND r.message_id > s.pop_next) AS waiting_behind_age_s
+          -- the slots of the next min(capacity, 10,000) numbers: a killed batch push leaves up
+          -- to 10,000 holes in a row (qadmin's batch limit); read only while the next number
+          -- is missing (a one-time filter: no hole, no lookups), by primary-key lookups
+          FROM generate_series(1, least({capacity}, 10000)) AS g
+          JOIN {table} AS r ON r.slot = (s.pop_next + g) % {capacity}
+         WHERE r.reference_count = 1 AND r.message_id > s.pop_next
+           AND s.pop_next < s.push_next
+           AND NOT EXISTS (SELECT 1 FROM {table} AS n WHERE n.slot = s.pop_next % {capacity}
+                              AND n.message_id = s.pop_next)
+           AND NOT EXISTS (SELECT 1 FROM {overflow} AS o WHERE o.message_id = s.pop_next))
+           AS waiting_behind_age_s
 FROM s
 
 -- name: repair_orphans
@@ -456,3 +525,15 @@ DELETE FROM {overflow} AS o USING placed WHERE o.message_id = placed.message_id
 
 -- name: resize_place
 UPDATE {ctl} SET capacity = :capacity
+
+-- name: head
+-- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one
+-- message, taking no row lock.
+WITH nxt AS MATERIALIZED (
+    SELECT CASE WHEN s.is_called THEN s.last_value + 1 ELSE s.last_value END AS n,
+           (SELECT c.capacity FROM {ctl} AS c) AS capacity
+    FROM {pop_seq} AS s
+)
+SELECT r.message_id FROM {table} AS r
+WHERE r.slot = (SELECT nxt.n % nxt.capacity FROM nxt)
+  AND r.message_id = (SELECT nxt.n FROM nxt)

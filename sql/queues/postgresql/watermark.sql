@@ -20,6 +20,16 @@
 -- Rows below the watermark (a watermark set too high by hand, or an id taken with nextval on
 -- the identity sequence outside an INSERT) are "stranded": `qadmin watermark` counts them and
 -- `qadmin watermark QUEUE repair` lowers the watermark so they are served.
+--
+-- The dequeue does not read {wm}: under a held snapshot every advance leaves a row version
+-- that cannot be pruned, and the read walked them all. It reads {wm_seq}, a copy that MVCC
+-- does not version (one buffer, however old the snapshot). A sequence is not transactional,
+-- so the copy is only ever a value that stays safe if the caller rolls back: the advance
+-- publishes it when its transaction had written nothing before the call, and a dequeue
+-- passes the lowest id it took (p_taken) when its transaction had written nothing before
+-- the dequeue; a rolled-back dequeue's rows are then at or above the copy. Any other caller
+-- moves {wm} only, and the next such advance publishes it. Queues created before the copy
+-- existed keep their routines, which read {wm}.
 
 -- name: create
 CREATE TABLE {wm} (
@@ -35,7 +45,10 @@ CREATE TABLE {wm} (
 INSERT INTO {wm} (one, wm) VALUES (true, 0)
 
 -- name: create
-CREATE FUNCTION {wm_advance}(p_to bigint DEFAULT NULL)
+CREATE SEQUENCE {wm_seq} AS bigint MINVALUE 0 START WITH 0
+
+-- name: create
+CREATE FUNCTION {wm_advance}(p_to bigint DEFAULT NULL, p_taken bigint DEFAULT NULL)
 RETURNS TABLE (wm bigint, candidate bigint, moved boolean)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
@@ -43,6 +56,7 @@ DECLARE
     w      record;
     v_head bigint;
     v_new  bigint;
+    v_fresh boolean := txid_current_if_assigned() IS NULL;  -- nothing of ours to roll back
 BEGIN
     -- One advancer at a time; a dequeue that finds the row busy simply does not advance.
     SELECT x.wm, x.candidate, x.candidate_writers INTO w
@@ -84,32 +98,51 @@ BEGIN
                       AND l.mode = 'RowExclusiveLock'
                       AND l.pid IS DISTINCT FROM pg_backend_pid()),
                candidate_at = clock_timestamp();
+        w.candidate := v_head;
     END IF;
-    RETURN QUERY SELECT x.wm, x.candidate, x.wm > w.wm FROM {wm} AS x;
+    IF v_fresh OR p_taken IS NOT NULL THEN
+        PERFORM setval({wm_seq.lit}, least(v_new, p_taken));
+    END IF;
+    RETURN QUERY SELECT v_new, w.candidate, v_new > w.wm;  -- no second read of the row
 END
 $$
+
+-- name: drop
+DROP FUNCTION IF EXISTS {wm_advance}(bigint, bigint)
 
 -- name: drop
 DROP FUNCTION IF EXISTS {wm_advance}(bigint)
 
 -- name: drop
+DROP SEQUENCE IF EXISTS {wm_seq}
+
+-- name: drop
 DROP TABLE IF EXISTS {wm}
 
 -- name: wm_show
+-- Stranded rows are looked for in the 1,000 ids below the watermark only: below them lie the
+-- dead index entries a held snapshot keeps, which a walk to the bottom would read one by one.
 SELECT w.wm,
        w.candidate,
        extract(epoch FROM clock_timestamp() - w.candidate_at)::float8 AS candidate_age_s,
        w.advanced_at,
        (SELECT min(t.id) FROM {table} AS t WHERE t.id >= w.wm) AS head_id,
-       (SELECT count(*) FROM (SELECT 1 FROM {table} AS t WHERE t.id < w.wm LIMIT 10000) AS s)
+       (SELECT count(*) FROM (SELECT 1 FROM {table} AS t WHERE t.id BETWEEN w.wm - 1000 AND w.wm - 1
+                                                         LIMIT 10000) AS s)
            AS stranded,
-       (SELECT min(t.id) FROM {table} AS t WHERE t.id < w.wm) AS stranded_min_id,
+       (SELECT min(t.id) FROM {table} AS t WHERE t.id BETWEEN w.wm - 1000 AND w.wm - 1
+                                           ) AS stranded_min_id,
        (SELECT extract(epoch FROM clock_timestamp() - t.enqueued_at)::float8
-          FROM {table} AS t WHERE t.id < w.wm ORDER BY t.id LIMIT 1) AS oldest_stranded_s
+          FROM {table} AS t WHERE t.id BETWEEN w.wm - 1000 AND w.wm - 1
+                            ORDER BY t.id LIMIT 1) AS oldest_stranded_s
 FROM {wm} AS w
 
 -- name: wm_advance
 SELECT wm, candidate, moved FROM {wm_advance}(:to)
+
+-- name: wm_value
+-- Where dequeues start looking (size reads the depth and the oldest from here up).
+SELECT wm FROM {wm}
 
 -- name: wm_lock
 SELECT wm FROM {wm} FOR UPDATE
@@ -119,3 +152,7 @@ SELECT min(t.id) AS stranded_min_id FROM {table} AS t WHERE t.id < :wm
 
 -- name: wm_set
 UPDATE {wm} SET wm = :wm, candidate = NULL, candidate_at = NULL
+
+-- name: wm_set
+-- The dequeues' copy, lowered with it (a queue created before the copy existed has none).
+SELECT setval(to_regclass({wm_seq.lit}), :wm) WHERE to_regclass({wm_seq.lit}) IS NOT NULL

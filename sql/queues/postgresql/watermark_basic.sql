@@ -10,9 +10,11 @@ LANGUAGE plpgsql AS $$
 DECLARE
     v_wm   bigint;
     v_tick boolean := false;
+    v_low  bigint;  -- the lowest id taken, passed on when nothing else of ours can roll back
+    v_fresh boolean := txid_current_if_assigned() IS NULL;
     r      record;
 BEGIN
-    SELECT w.wm INTO v_wm FROM {wm} AS w;
+    SELECT s.last_value INTO v_wm FROM {wm_seq} AS s;
     FOR r IN
         DELETE FROM {table} AS q
         WHERE q.id IN (
@@ -23,9 +25,16 @@ BEGIN
         id := r.id; enqueued_at := r.enqueued_at; payload := r.payload;
         RETURN NEXT;
         v_tick := v_tick OR r.id % {wm_every} = 0;
+        v_low := least(v_low, r.id);
     END LOOP;
     IF v_tick THEN
-        PERFORM {wm_advance}(NULL);
+        PERFORM {wm_advance}(NULL, CASE WHEN v_fresh THEN v_low END);
     END IF;
 END
 $$
+
+-- name: head
+-- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one
+-- message, taking no row lock.
+SELECT s.id FROM {table} AS s WHERE s.id >= (SELECT w.wm FROM {wm} AS w)
+ORDER BY s.id LIMIT 1

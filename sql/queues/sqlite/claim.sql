@@ -1,6 +1,15 @@
 -- Claim queue on SQLite (article 002): pop sets processing_started_at (test and set) and
 -- returns the message; ack deletes it, fail records the error. A claim older than the stale
 -- timeout belongs to a consumer that died; requeue releases it.
+-- Dead letters: fail appends each attempt's error to errors (a JSON array of objects with
+-- attempt, error and at); the fail that records attempt max_attempts (read from the catalog
+-- entry's options on every call) moves the message to the queue's _dead table in the same
+-- transaction. Redrive moves it back as a new delivery: a new id at the tail (so no attempt
+-- token of the old id can match it), attempts reset, enqueued_at and errors kept.
+-- Fencing: ack_fenced and fail_fenced take :attempt, the attempt number pop returned, and act
+-- only while the row's attempts still equal it, so a consumer whose claim went stale and was
+-- requeued and claimed again cannot ack or fail the new claim (ack and fail keep their
+-- parameters for existing callers; fail_fenced differs from fail only in its UPDATE's WHERE).
 
 -- name: create
 CREATE TABLE {table} (
@@ -12,8 +21,23 @@ CREATE TABLE {table} (
     attempts              INTEGER NOT NULL DEFAULT 0,
     last_error            TEXT,
     failed_at             TEXT,
+    errors                TEXT,
     payload               BLOB NOT NULL
 )
+
+-- name: create
+CREATE TABLE {dead} (
+    id          INTEGER PRIMARY KEY,
+    enqueued_at TEXT NOT NULL,
+    attempts    INTEGER NOT NULL,
+    last_error  TEXT,
+    errors      TEXT,
+    died_at     TEXT NOT NULL DEFAULT (strftime('%Y-%m-%d %H:%M:%f', 'now')),
+    payload     BLOB NOT NULL
+)
+
+-- name: create
+CREATE INDEX {dead_idx.bare} ON {dead.bare} (died_at)
 
 -- name: create
 CREATE INDEX {pop_idx.bare} ON {table.bare} (id) WHERE processing_started_at IS NULL
@@ -21,6 +45,9 @@ CREATE INDEX {pop_idx.bare} ON {table.bare} (id) WHERE processing_started_at IS 
 -- name: create
 CREATE INDEX {claimed_idx.bare} ON {table.bare} (processing_started_at)
 WHERE processing_started_at IS NOT NULL
+
+-- name: drop
+DROP TABLE IF EXISTS {dead}
 
 -- name: drop
 DROP TABLE IF EXISTS {table}
@@ -40,14 +67,78 @@ RETURNING id, enqueued_at, attempts, payload
 -- name: ack
 DELETE FROM {table} WHERE id = :id AND processing_started_at IS NOT NULL RETURNING id
 
+-- name: ack_fenced
+DELETE FROM {table}
+WHERE id = :id AND processing_started_at IS NOT NULL AND attempts = :attempt
+RETURNING id
+
+-- name: fail
+-- One transaction even when run in autocommit: SAVEPOINT opens one there (and nests
+-- inside BEGIN IMMEDIATE, the contract); RELEASE commits it.
+SAVEPOINT qadmin_call
+
 -- name: fail
 UPDATE {table}
 SET last_error = :error,
     failed_at = strftime('%Y-%m-%d %H:%M:%f', 'now'),
+    -- The first error and the latest: element 1 goes once {errors_kept} are kept.
+    errors = json_insert(
+        CASE WHEN json_array_length(coalesce(errors, '[]')) >= {errors_kept}
+             THEN json_remove(errors, '$[1]') ELSE coalesce(errors, '[]') END,
+        '$[#]', json_object(
+            'attempt', attempts, 'error', :error, 'at', strftime('%Y-%m-%d %H:%M:%f', 'now'))),
     processing_started_at = CASE WHEN :retry THEN NULL ELSE processing_started_at END,
     claimed_by = CASE WHEN :retry THEN NULL ELSE claimed_by END
 WHERE id = :id AND processing_started_at IS NOT NULL
 RETURNING id, attempts
+
+-- name: fail
+-- changes(): the UPDATE above, so only the message this call failed can move.
+INSERT INTO {dead} (id, enqueued_at, attempts, last_error, errors, payload)
+SELECT id, enqueued_at, attempts, last_error, errors, payload FROM {table}
+WHERE id = :id AND changes() > 0
+  AND attempts >= (SELECT json_extract(c.options, '$.max_attempts') FROM {catalog} AS c
+                   WHERE c.name = {table.bare_lit})
+RETURNING 1 AS dead
+
+-- name: fail
+DELETE FROM {table} WHERE id = :id AND id IN (SELECT d.id FROM {dead} AS d WHERE d.id = :id)
+
+-- name: fail
+RELEASE qadmin_call
+
+-- name: fail_fenced
+SAVEPOINT qadmin_call
+
+-- name: fail_fenced
+UPDATE {table}
+SET last_error = :error,
+    failed_at = strftime('%Y-%m-%d %H:%M:%f', 'now'),
+    -- The first error and the latest: element 1 goes once {errors_kept} are kept.
+    errors = json_insert(
+        CASE WHEN json_array_length(coalesce(errors, '[]')) >= {errors_kept}
+             THEN json_remove(errors, '$[1]') ELSE coalesce(errors, '[]') END,
+        '$[#]', json_object(
+            'attempt', attempts, 'error', :error, 'at', strftime('%Y-%m-%d %H:%M:%f', 'now'))),
+    processing_started_at = CASE WHEN :retry THEN NULL ELSE processing_started_at END,
+    claimed_by = CASE WHEN :retry THEN NULL ELSE claimed_by END
+WHERE id = :id AND processing_started_at IS NOT NULL AND attempts = :attempt
+RETURNING id, attempts
+
+-- name: fail_fenced
+-- changes(): the UPDATE above, so only the message this call failed can move.
+INSERT INTO {dead} (id, enqueued_at, attempts, last_error, errors, payload)
+SELECT id, enqueued_at, attempts, last_error, errors, payload FROM {table}
+WHERE id = :id AND changes() > 0
+  AND attempts >= (SELECT json_extract(c.options, '$.max_attempts') FROM {catalog} AS c
+                   WHERE c.name = {table.bare_lit})
+RETURNING 1 AS dead
+
+-- name: fail_fenced
+DELETE FROM {table} WHERE id = :id AND id IN (SELECT d.id FROM {dead} AS d WHERE d.id = :id)
+
+-- name: fail_fenced
+RELEASE qadmin_call
 
 -- name: peek
 SELECT id, enqueued_at, processing_started_at, claimed_by, attempts, last_error, payload
@@ -60,7 +151,11 @@ SELECT count(*) AS purged FROM {table}
 DELETE FROM {table}
 
 -- name: depth
-SELECT count(*) AS depth, min(enqueued_at) AS oldest_enqueued_at FROM {table}
+-- At most :limit rows from id :lo up, in id order through the primary key: a walk whose cost
+-- the caller bounds (diagnostics/entries/size.py picks :lo: the watermark, the bottom when
+-- few dead entries can lie on the way, else a window below the id high-water mark).
+SELECT count(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
+FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo ORDER BY t.id LIMIT :limit) AS w
 
 -- name: claims
 SELECT id, processing_started_at, claimed_by, claimed_session, attempts, last_error,
@@ -71,14 +166,39 @@ ORDER BY processing_started_at
 LIMIT :limit
 
 -- name: requeue
+-- A stale claim at its last allowed attempt (max_attempts) is a message that killed its
+-- consumer every time (it never reached fail): it moves to the dead table with an error entry
+-- saying so, instead of being released forever; the rest are released (one transaction).
+INSERT INTO {dead} (id, enqueued_at, attempts, last_error, errors, payload)
+SELECT id, enqueued_at, attempts,
+       'claim went stale after attempt ' || attempts || ' (consumer lost)',
+       json_insert(
+           CASE WHEN json_array_length(coalesce(errors, '[]')) >= {errors_kept}
+                THEN json_remove(errors, '$[1]') ELSE coalesce(errors, '[]') END,
+           '$[#]', json_object(
+               'attempt', attempts,
+               'error', 'claim went stale after attempt ' || attempts || ' (consumer lost)',
+               'at', strftime('%Y-%m-%d %H:%M:%f', 'now'))),
+       payload
+FROM {table}
+WHERE processing_started_at
+      < strftime('%Y-%m-%d %H:%M:%f', 'now', '-' || :stale_s || ' seconds')
+  AND attempts >= (SELECT json_extract(c.options, '$.max_attempts') FROM {catalog} AS c
+                   WHERE c.name = {table.bare_lit})
+RETURNING id, 1 AS dead
+
+-- name: requeue
+-- The claimed rows just copied (a message is never in both tables otherwise).
+DELETE FROM {table}
+WHERE processing_started_at IS NOT NULL
+  AND EXISTS (SELECT 1 FROM {dead} AS d WHERE d.id = {table}.id)
+
+-- name: requeue
 UPDATE {table}
 SET processing_started_at = NULL, claimed_by = NULL, claimed_session = NULL
 WHERE processing_started_at
       < strftime('%Y-%m-%d %H:%M:%f', 'now', '-' || :stale_s || ' seconds')
-RETURNING id
-
--- name: oldest
-SELECT enqueued_at AS oldest_enqueued_at FROM {table} ORDER BY id LIMIT 1
+RETURNING id, 0 AS dead
 
 -- name: counters
 SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = :table), 0) AS enqueued_total
@@ -88,3 +208,37 @@ SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = :table), 0) AS enq
 -- (max(id) - min(id) in one SELECT would defeat the min/max optimisation and scan the table).
 SELECT coalesce((SELECT max(id) FROM {table}) - (SELECT min(id) FROM {table}) + 1, 0)
     AS estimated_rows
+
+-- name: dead_depth
+-- Bounded like inspect's other counts: at most :limit rows are counted.
+SELECT (SELECT count(*) FROM (SELECT 1 FROM {dead} LIMIT :limit)) AS dead,
+       (SELECT (julianday('now') - julianday(died_at)) * 86400.0
+          FROM {dead} ORDER BY died_at LIMIT 1) AS oldest_dead_s
+
+-- name: dead_list
+SELECT id, enqueued_at, attempts, died_at, errors, substr(payload, 1, :preview) AS payload
+FROM {dead} ORDER BY died_at, id LIMIT :count
+
+-- name: redrive_ids
+SELECT id FROM {dead} ORDER BY id LIMIT :limit
+
+-- name: redrive_id
+SELECT id FROM {dead} WHERE id = :id
+
+-- name: redrive_one
+INSERT INTO {table} (enqueued_at, attempts, last_error, errors, payload)
+SELECT enqueued_at, 0, last_error, errors, payload FROM {dead} WHERE id = :id
+RETURNING id AS new_id
+
+-- name: redrive_one
+DELETE FROM {dead} WHERE id = :id
+
+-- name: head
+-- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one
+-- message, taking no row lock.
+SELECT id FROM {table} WHERE processing_started_at IS NULL ORDER BY id LIMIT 1
+
+-- name: head_index
+-- The index that makes the head a seek in dequeue order (explain's fix when the plan sorts
+-- or scans); create makes it (or the primary key serves).
+CREATE INDEX {pop_idx} ON {table.bare} (id) WHERE processing_started_at IS NULL

@@ -187,3 +187,10 @@ DROP TABLE temp.qadmin_resize
 
 -- name: resize_place
 UPDATE {ctl} SET capacity = :capacity
+
+-- name: head
+-- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one
+-- message, taking no row lock.
+SELECT message_id FROM {table}
+WHERE slot = (SELECT c.pop_seq % c.capacity FROM {ctl} AS c)
+  AND message_id = (SELECT c.pop_seq FROM {ctl} AS c)

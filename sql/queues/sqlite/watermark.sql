@@ -20,16 +20,21 @@ INSERT INTO {wm} (one, wm) VALUES (1, 0)
 DROP TABLE IF EXISTS {wm}
 
 -- name: wm_show
+-- Stranded rows are looked for in the 1,000 ids below the watermark only: below them lie the
+-- dead index entries a held snapshot keeps, which a walk to the bottom would read one by one.
 SELECT w.wm,
        w.candidate,
        NULL AS candidate_age_s,
        w.advanced_at,
        (SELECT min(t.id) FROM {table} AS t WHERE t.id >= w.wm) AS head_id,
-       (SELECT count(*) FROM (SELECT 1 FROM {table} AS t WHERE t.id < w.wm LIMIT 10000))
+       (SELECT count(*) FROM (SELECT 1 FROM {table} AS t WHERE t.id BETWEEN w.wm - 1000 AND w.wm - 1
+                                                         LIMIT 10000))
            AS stranded,
-       (SELECT min(t.id) FROM {table} AS t WHERE t.id < w.wm) AS stranded_min_id,
+       (SELECT min(t.id) FROM {table} AS t WHERE t.id BETWEEN w.wm - 1000 AND w.wm - 1
+                                           ) AS stranded_min_id,
        (SELECT (julianday('now') - julianday(t.enqueued_at)) * 86400.0
-          FROM {table} AS t WHERE t.id < w.wm ORDER BY t.id LIMIT 1) AS oldest_stranded_s
+          FROM {table} AS t WHERE t.id BETWEEN w.wm - 1000 AND w.wm - 1
+                            ORDER BY t.id LIMIT 1) AS oldest_stranded_s
 FROM {wm} AS w
 
 -- name: wm_advance
@@ -38,6 +43,10 @@ SET wm = max(wm, min(coalesce(:to, coalesce((SELECT min(id) FROM {table} WHERE i
                      coalesce((SELECT min(id) FROM {table} WHERE id >= wm), wm))),
     advanced_at = strftime('%Y-%m-%d %H:%M:%f', 'now')
 RETURNING wm, candidate
+
+-- name: wm_value
+-- Where dequeues start looking (size reads the depth and the oldest from here up).
+SELECT wm FROM {wm}
 
 -- name: wm_lock
 SELECT wm FROM {wm}

@@ -22,3 +22,10 @@ UPDATE {wm} SET wm = coalesce((SELECT min(id) FROM {table} WHERE id >= wm), wm)
 
 -- name: pop
 RELEASE qadmin_call
+
+-- name: head
+-- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one
+-- message, taking no row lock.
+SELECT id FROM {table}
+WHERE processing_started_at IS NULL AND id >= (SELECT wm FROM {wm})
+ORDER BY id LIMIT 1

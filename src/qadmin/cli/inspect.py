@@ -18,6 +18,7 @@ from qadmin.cli.options import (
 )
 from qadmin.cli.thresholds import limits, threshold_options
 from qadmin.diagnostics import check as check_ops
+from qadmin.diagnostics import explain as explain_ops
 from qadmin.diagnostics import registry, run
 from qadmin.diagnostics.entries import claims as claims_part
 from qadmin.diagnostics.entries import fragmentation as fragmentation_part
@@ -65,8 +66,8 @@ deep_options = [
     click.option(
         "--deep",
         is_flag=True,
-        help="Also measure (pgstatindex, pgstattuple_approx, dbstat, SAMPLED stats): "
-        "reads the queue's pages.",
+        help="Also measure (pgstatindex, pgstattuple_approx, dbstat, SAMPLED stats) and "
+        "explain the dequeue: reads the queue's pages.",
     ),
     click.option(
         "--max-pages",
@@ -106,6 +107,9 @@ HIDDEN_ON_TERMINAL = (
     "kind",
     "status",
     "maintenance",
+    "explain.queue",
+    "explain.engine",
+    "explain.statistics",
 )
 
 
@@ -157,7 +161,8 @@ def _headline(data: dict[str, Any], verdict: check_ops.CheckResult) -> list[str]
         exact = "" if size.get("depth_exact") else " (estimate)"
         figures = [f"depth {render.figure(depth)}{exact}"]
     if size.get("oldest_age_s") is not None:
-        figures.append(f"oldest {render.figure(size['oldest_age_s'])} s")
+        at_least = "at least " if size.get("oldest_at_least") else ""
+        figures.append(f"oldest {at_least}{render.figure(size['oldest_age_s'])} s")
     rates = data.get("rates") or {}
     if rates.get("enqueue_per_s") is not None:
         into, out = (render.figure(rates.get(k)) for k in ("enqueue_per_s", "dequeue_per_s"))
@@ -406,20 +411,103 @@ def requeue(
     if dry_run:
         stale = _stale_claims(engine, resolved, stale_after).stale
         shown = stale if spec is not None else claims_part.releasable(stale)
+        columns = _columns(resolved)
+        if spec is not None:  # a stale claim at its last attempt goes to the dead table
+            shown = [{**c, "outcome": claims_part.outcome(spec, c.get("attempts"))} for c in shown]
+            columns = [*columns, "outcome"]
         if not shown:
             render.note(f"qadmin: {name}: no claim is stale: nothing to requeue")
-        render.rows(shown, _columns(resolved), fmt)
+        elif spec is not None:
+            _counts(name, shown, "would be ")
+        render.rows(shown, columns, fmt)
         return
     confirm("requeue stale claims of", name, yes)
     if spec is not None:
-        released: list[Any] = claims_part.requeue(engine, spec, stale_after)
+        done = claims_part.requeue(engine, spec, stale_after)
+        rows = [{"id": i, "outcome": "requeued"} for i in done.requeued]
+        rows += [{"id": i, "outcome": "dead"} for i in done.dead]
     else:
         ctx = run.context(engine, resolved, Options(stale_after_s=stale_after))
         stale = claims_part.releasable(claims_part.measure_profile(ctx).stale)
         released = claims_part.requeue_profile(ctx, [c["id"] for c in stale])
-    if not released:  # a cron job's log says the run happened and found nothing
+        rows = [{"id": i, "outcome": "requeued"} for i in released]
+    if not rows:  # a cron job's log says the run happened and found nothing
         render.note(f"qadmin: {name}: no claim is stale: nothing requeued")
-    render.rows([{"id": i} for i in released], ["id"], fmt)
+    else:
+        _counts(name, rows, "")
+    render.rows(rows, ["id", "outcome"], fmt)
+
+
+def _counts(name: str, rows: list[dict[str, Any]], verb: str) -> None:
+    """``q: 3 requeued, 1 dead``: a stale claim at max_attempts moves to the dead table."""
+    dead = sum(1 for r in rows if r["outcome"] == "dead")
+    render.note(f"qadmin: {name}: {len(rows) - dead} {verb}requeued, {dead} {verb}dead")
+
+
+PLAN: Table = (
+    "plan",
+    "nodes",
+    ["node", "relation", "index", "rows", "removed", "buffers", "detail"],
+)
+INVALID: Table = ("invalid indexes", "invalid_indexes", ["index_name", "index_bytes", "definition"])
+
+
+@click.command()
+@click.argument("name")
+@profile_options
+@connection_options
+@report_format_option
+def explain(name: str, profile: dict[str, Any], target: Target, fmt: str | None) -> None:
+    """Why is dequeue slow? The plan of NAME's dequeue (its head, read-only: no row lock):
+    seek or scan, the index, rows and pages read to reach the head, whether an index fits
+    the order, INVALID indexes, stale statistics; findings with their fix. PostgreSQL and
+    MariaDB run the head's SELECT (EXPLAIN ANALYZE, READ ONLY, under the timeouts) only when
+    the estimated plan reaches it through an index: a head that would scan or sort a big table
+    is shown as estimated, never run. A lock held on the table is waited for 1 s, then named."""
+    engine, resolved = _resolve(target, name, profile)
+    result = explain_ops.explain(run.context(engine, resolved, Options()))
+    data = result.to_json_dict()
+    for finding in data["findings"]:
+        finding["fix"] = target.runnable(finding["fix"])
+    data["notes"] = [{"note": n} for n in result.notes]
+    if render.resolve_format(fmt) != "json":
+        data.pop("plan")
+    kind = f"{resolved.spec.kind} queue" if resolved.spec else "table"
+    render.report(
+        data,
+        [FINDINGS, PLAN, INVALID, NOTES],
+        fmt,
+        title=f"qadmin explain {name}",
+        lead=[
+            f"qadmin explain {name}: {kind} in {engine.schema} on {engine.dialect}",
+            _plan_line(result),
+        ],
+        first=1,
+        hidden=["queue", "engine"],
+    )
+
+
+def _plan_line(result: explain_ops.Explain) -> str:
+    """The plan in one line: how the head is reached, at what cost, and the findings."""
+    how = result.access or ("no table read" if result.nodes else "plan not read")
+    if result.index:
+        how += f" on {result.index}"
+    if result.sorts:
+        how += ", then a sort"
+    walked = "rows walked" if result.access == "index walk" else "rows examined"
+    figures = [
+        f"{render.figure(value)} {unit}"
+        for value, unit in (
+            (result.rows_examined, walked if result.analyzed else "rows estimated"),
+            (result.buffers, "pages read"),
+            (result.execution_ms, "ms"),
+        )
+        if value is not None
+    ]
+    if not result.analyzed and result.estimated_cost is not None:
+        figures.append("estimated, not run")
+    found = counted(len(result.findings), "finding") if result.findings else "no findings"
+    return f"{how}" + (f" ({', '.join(figures)})" if figures else "") + f"; {found}"
 
 
 class PluginCommand(click.Command):
@@ -516,4 +604,15 @@ def _listed(value: Any) -> Any:
     return ", ".join(f"{v['id']} {v['action']}" if isinstance(v, dict) else str(v) for v in value)
 
 
-COMMANDS = [inspect, size, ghosts, fragmentation, locks, claims, requeue, repair, check]
+COMMANDS = [
+    inspect,
+    explain,
+    size,
+    ghosts,
+    fragmentation,
+    locks,
+    claims,
+    requeue,
+    repair,
+    check,
+]

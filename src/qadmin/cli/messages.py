@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from contextlib import nullcontext
 from datetime import UTC, datetime, timedelta
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import click
 
 from qadmin import render
 from qadmin.cli import progress
-from qadmin.cli.options import Duration, Target, connection_options, count_option, format_option
+from qadmin.cli.options import (
+    ATTEMPT,
+    MESSAGE_ID,
+    Duration,
+    Target,
+    connection_options,
+    count_option,
+    format_option,
+)
 from qadmin.errors import QueueEmpty, QueueFull, UsageError
 from qadmin.kinds import QueueSpec
 from qadmin.ops import catalog, messages
@@ -202,32 +211,54 @@ def peek(name: str, count: int, target: Target, fmt: str | None) -> None:
     render.rows(shown, columns, fmt)
 
 
+def attempt_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--attempt N``: the fencing token pop returned (its ``attempts``)."""
+    return click.option(
+        "--attempt",
+        type=ATTEMPT,
+        default=None,
+        help="The attempts value pop returned: act only if the message is still at it.",
+    )(func)
+
+
 @click.command()
 @click.argument("name")
-@click.argument("message_id", type=int)
+@click.argument("message_id", type=MESSAGE_ID)
+@attempt_option
 @connection_options
 @format_option
-def ack(name: str, message_id: int, target: Target, fmt: str | None) -> None:
+def ack(name: str, message_id: int, attempt: int | None, target: Target, fmt: str | None) -> None:
     """Claim queues: delete claimed message MESSAGE_ID after it was processed."""
     engine = target.engine()
-    done = messages.ack(engine, catalog.get(engine, name), message_id)
+    done = messages.ack(engine, catalog.get(engine, name), message_id, attempt)
     render.rows([done], ["id"], fmt)
 
 
 @click.command()
 @click.argument("name")
-@click.argument("message_id", type=int)
+@click.argument("message_id", type=MESSAGE_ID)
 @click.option("--error", "error_text", required=True, help="What went wrong (stored).")
 @click.option("--retry", is_flag=True, help="Release the claim so another consumer retries.")
+@attempt_option
 @connection_options
 @format_option
 def fail(
-    name: str, message_id: int, error_text: str, retry: bool, target: Target, fmt: str | None
+    name: str,
+    message_id: int,
+    error_text: str,
+    retry: bool,
+    attempt: int | None,
+    target: Target,
+    fmt: str | None,
 ) -> None:
     """Claim queues: record that processing MESSAGE_ID failed."""
+    try:
+        error_text.encode("utf-8")
+    except UnicodeEncodeError:  # bytes the shell passed that are not UTF-8: not guessed at
+        raise UsageError("fail: --error is not valid UTF-8 text") from None
     engine = target.engine()
-    done = messages.fail(engine, catalog.get(engine, name), message_id, error_text, retry)
-    render.rows([done], ["id", "attempts"], fmt)
+    done = messages.fail(engine, catalog.get(engine, name), message_id, error_text, retry, attempt)
+    render.rows([done], ["id", "attempts", "dead"], fmt)
 
 
 COMMANDS = [push, pop, peek, ack, fail]

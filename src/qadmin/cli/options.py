@@ -288,6 +288,12 @@ def report_format_option(func: F) -> F:
     )(func)
 
 
+# Message ids are a signed 64-bit column and attempts a signed 32-bit one, both from 1: a value
+# outside is refused as usage (exit 2) before any engine sees it.
+MESSAGE_ID = click.IntRange(1, 2**63 - 1)
+ATTEMPT = click.IntRange(1, 2**31 - 1)
+
+
 def count_option(default: int, help_text: str) -> Callable[[F], F]:
     """--count/-n for commands that take a number of messages."""
     return click.option(
@@ -376,4 +382,4 @@ def confirm(action: str, queue: str, yes: bool) -> None:
         err=True,
     )
     if typed != queue:
-        raise UsageError(f"{action} cancelled: the name typed did not match")
+        raise UsageError(f"{action} {queue} cancelled: the name typed did not match")

@@ -14,7 +14,16 @@ from qadmin.ops import catalog, queues
 
 # A ring this large takes seconds to fill with slot rows: show a bar (on a terminal).
 BAR_FROM = 100_000
-SPEC_COLUMNS = ["name", "kind", "capacity", "strict", "watermark", "created_at", "state"]
+SPEC_COLUMNS = [
+    "name",
+    "kind",
+    "capacity",
+    "strict",
+    "watermark",
+    "max_attempts",
+    "created_at",
+    "state",
+]
 
 
 def _spec_row(spec: QueueSpec) -> dict[str, object]:
@@ -24,6 +33,7 @@ def _spec_row(spec: QueueSpec) -> dict[str, object]:
         "capacity": spec.capacity,
         "strict": spec.strict,
         "watermark": spec.watermark,
+        "max_attempts": spec.max_attempts,
         "created_at": spec.created_at,
         "state": spec.state,
     }
@@ -48,6 +58,12 @@ def _spec_row(spec: QueueSpec) -> dict[str, object]:
     is_flag=True,
     help="fifo/claim: dequeue range-scans from a watermark, past dead rows (article 004).",
 )
+@click.option(
+    "--max-attempts",
+    type=int,
+    metavar="N",
+    help="claim: the Nth failed attempt moves the message to NAME_dead (see alter).",
+)
 @connection_options
 @format_option
 def create(
@@ -56,11 +72,12 @@ def create(
     capacity: int | None,
     strict: bool,
     watermark: bool,
+    max_attempts: int | None,
     target: Target,
     fmt: str | None,
 ) -> None:
     """Create queue NAME: its table, its routines and its catalog entry."""
-    spec = queues.make_spec(name, kind, capacity, strict, watermark)
+    spec = queues.make_spec(name, kind, capacity, strict, watermark, max_attempts)
     engine = target.engine(create=True)
     slots = spec.capacity or 0
     bar = progress.bar(f"creating {name}: {slots:,} slots") if slots >= BAR_FROM else nullcontext()
@@ -101,6 +118,7 @@ def _destructive(action: str) -> click.Command:
         spec = catalog.get(engine, name, creating=action == "drop")
         if dry_run:
             plan = plan_of(engine, spec)
+            _dead_note(plan)
             render.document(dict(plan.as_dict(), dry_run=True), fmt)
             if render.resolve_format(fmt) != "json":
                 for statement in plan.statements:
@@ -108,9 +126,27 @@ def _destructive(action: str) -> click.Command:
             return
         confirm(action, name, yes)
         done = run(engine, spec)
+        _dead_note(done)
         render.document(dict(done.as_dict(), dry_run=False), fmt)
 
     return command
+
+
+def _dead_note(plan: queues.Plan) -> None:
+    """Say what becomes of the dead messages: drop destroys them, purge leaves them."""
+    if plan.dead is None or not plan.dead.count:
+        return
+    one = plan.dead.count == 1 and plan.dead.exact
+    count = f"{plan.dead.count:,}{'' if plan.dead.exact else ' or more'} dead message" + (
+        "" if one else "s"
+    )
+    if plan.action == "drop":
+        render.note(f"qadmin: {plan.queue}: drop also destroys {count}")
+    else:
+        render.note(
+            f"qadmin: {plan.queue}: purge leaves {count} in {plan.queue}_dead "
+            "(redrive --all, then purge, empties both)"
+        )
 
 
 COMMANDS = [create, list_queues, _destructive("drop"), _destructive("purge")]

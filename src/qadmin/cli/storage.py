@@ -1,18 +1,34 @@
-"""Commands that change how a live queue is stored: watermark, resize, convert."""
+"""Commands that change how a live queue is stored: watermark, resize, convert, maintain."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
 
 from qadmin import render
 from qadmin.cli import progress
-from qadmin.cli.options import Target, confirm, connection_options, format_option
+from qadmin.cli.options import (
+    Millis,
+    Target,
+    confirm,
+    connection_options,
+    format_option,
+    report_format_option,
+)
 from qadmin.engines.base import Engine
-from qadmin.errors import NotFound, UsageError
+from qadmin.errors import (
+    Incomplete,
+    LockTimeout,
+    NotFound,
+    QadminError,
+    UsageError,
+    counted,
+)
 from qadmin.ops import catalog
 from qadmin.ops import convert as convert_ops
+from qadmin.ops import maintain as maintain_ops
 from qadmin.ops import resize as resize_ops
 from qadmin.ops import watermark as watermark_ops
 from qadmin.profiles.model import Profile, Value
@@ -228,4 +244,120 @@ def _convert_profile(
     return profile
 
 
-COMMANDS = [watermark, resize, convert]
+@click.command()
+@click.argument("name")
+@click.option("--dry-run", is_flag=True, help="Show the actions, their locks and the SQL.")
+@click.option("--yes", "-y", is_flag=True, help="Do it without asking (needed off a TTY).")
+@click.option(
+    "--allow-blocking",
+    is_flag=True,
+    help="Also run actions whose lock blocks the queue (SQLite VACUUM, a copying rebuild, "
+    "VACUUM's truncation).",
+)
+@click.option(
+    "--ddl-lock-timeout",
+    type=Millis(low=1, high=60_000),
+    metavar="MS",
+    help="Longest wait for each action's lock (default 1000, at most --lock-timeout: more is "
+    "refused); one not granted in time is skipped.",
+)
+@connection_options
+@report_format_option
+def maintain(
+    name: str,
+    dry_run: bool,
+    yes: bool,
+    allow_blocking: bool,
+    ddl_lock_timeout: int | None,
+    target: Target,
+    fmt: str | None,
+) -> None:
+    """Propose, and with --yes run, the online maintenance a queue's table needs, each
+    action's lock stated first (VACUUM, REINDEX CONCURRENTLY, an in-place rebuild...).
+
+    Exit 8 when an action was skipped because its lock was not granted in time; 10 when one
+    was refused as blocking, or a VACUUM kept dead rows a snapshot holds (named)."""
+    engine = target.engine()
+    lock_ms = engine.timeouts.lock_ms
+    if ddl_lock_timeout is not None and ddl_lock_timeout > lock_ms:
+        raise UsageError(
+            f"--ddl-lock-timeout {ddl_lock_timeout} ms is above --lock-timeout {lock_ms} ms: "
+            "raise --lock-timeout too, or wait less"
+        )
+    resolved = target.resolve(engine, name, {})
+    profile = resolved.profile
+    if profile.schema is not None:
+        engine.use_schema(profile.schema)
+    spec = resolved.spec
+    in_place = spec.template in ("claim", "ring") if spec else profile.has_claims
+    proposed = maintain_ops.plan(
+        engine, name, profile.table, updated_in_place=in_place, allow_blocking=allow_blocking
+    )
+    runnable = [a for a in proposed.actions if a.status == "proposed"]
+    if dry_run or not runnable:
+        _show_maintenance(proposed, fmt)
+        if not dry_run and proposed.incomplete:
+            _raise_incomplete(name, proposed)
+        return
+    maintain_ops.check_runnable(engine)
+    if not yes and sys.stdin.isatty():
+        click.echo(f"maintain {name} will run, in order:", err=True)
+        for action in runnable:
+            click.echo(f"  {action.action} {action.target}: {action.lock}", err=True)
+    confirm("maintain", name, yes)
+    done = maintain_ops.run(engine, proposed, min(ddl_lock_timeout or 1000, lock_ms), _starting)
+    _show_maintenance(done, fmt)
+    if done.failed:
+        raise QadminError(f"maintain {name}: {done.failed[0].action} {done.failed[0].status}")
+    if done.skipped:
+        raise LockTimeout(
+            f"maintain {name}: {counted(len(done.skipped), 'action')} skipped "
+            f"({'its status says' if len(done.skipped) == 1 else 'their statuses say'} why); "
+            "run it again later"
+        )
+    _raise_incomplete(name, done)
+
+
+def _starting(action: maintain_ops.Action) -> None:
+    """Each action's SQL and lock on stderr before it runs: a log shows what held what."""
+    code = (
+        "\n".join(x for x in s.splitlines() if not x.lstrip().startswith("--"))
+        for s in action.statements
+    )
+    sql = "; ".join(" ".join(c.split()) for c in code)
+    click.echo(f"running: {sql} ({action.lock})", err=True)
+
+
+def _raise_incomplete(name: str, plan: maintain_ops.Plan) -> None:
+    """Exit 10 when work was left undone without a failure: refused, or dead rows kept."""
+    if plan.incomplete:
+        first = plan.incomplete[0]
+        raise Incomplete(f"maintain {name}: {first.action} {first.status}")
+
+
+ACTION_COLUMNS = ["action", "target", "lock", "status", "seconds", "why"]
+
+
+def _show_maintenance(plan: maintain_ops.Plan, fmt: str | None) -> None:
+    """The plan (or what ran) through the one print path; a dry run adds its SQL, each
+    action's lock first."""
+    data = plan.as_dict()
+    shown = render.resolve_format(fmt)
+    word = "proposed" if plan.dry_run else "ran"
+    lead = [] if plan.actions else [f"maintain {plan.queue}: nothing to do"]
+    render.report(
+        data,
+        [(f"actions ({word})", "actions", ACTION_COLUMNS)],
+        fmt,
+        lead=lead,
+    )
+    if shown != "json" and plan.dry_run and plan.actions:
+        click.echo("")
+        click.echo("-- the SQL, in order, each statement alone (outside a transaction)")
+        for action in plan.actions:
+            click.echo(f"-- {action.action} {action.target}: {action.status}; lock: {action.lock}")
+            for statement in action.statements:
+                click.echo(statement.rstrip() + ";")
+
+
+COMMANDS = [watermark, resize, convert, maintain]

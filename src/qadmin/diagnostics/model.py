@@ -23,6 +23,9 @@ INFO, WARNING, CRITICAL = "info", "warning", "critical"
 # What each severity makes check exit with (the Nagios codes).
 SEVERITY_CODE = {INFO: 0, WARNING: 1, CRITICAL: 2}
 DEFAULT_STALE_AFTER_S = 300
+# How long one part waits for a lock before it is reported blocked (the connection's own
+# --lock-timeout caps it).
+PART_LOCK_MS = 1000
 DEFAULT_MAX_PAGES = 131_072  # 1 GiB of 8 KiB pages: --deep refuses larger tables
 
 
@@ -133,9 +136,12 @@ class BlockedPart:
     blocker: str
     session: str | None  # the blocking session's id, when known
     certain: bool = True  # False: a guess (MariaDB cannot list metadata-lock holders)
+    timed_out: bool = False  # the statement timeout fired: no lock, no one to blame
 
     @property
     def note(self) -> str:
+        if self.timed_out:
+            return f"{self.error} (the statement timeout: no lock was in the way)"
         return f"{self.error}; blocked by {self.blocker}"
 
 

@@ -146,8 +146,9 @@ def sections() -> tuple[Section, ...]:
     return tuple(s for d in entries() for s in d.sections)
 
 
-# Files read outside the entries: a table's primary key (convert), columns and indexes (profiles).
-SUPPORT_SQL = ("primary_key", "columns", "indexes")
+# Files read outside the entries: a table's primary key (convert), columns and indexes
+# (profiles), and explain's plan and SQLite statistics (qadmin.diagnostics.explain).
+SUPPORT_SQL = ("primary_key", "columns", "indexes", "explain", "statistics")
 
 
 def sql_files() -> set[str]:

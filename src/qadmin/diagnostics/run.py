@@ -11,6 +11,7 @@ from __future__ import annotations
 from qadmin.diagnostics import registry
 from qadmin.diagnostics.entries import locks
 from qadmin.diagnostics.model import (
+    PART_LOCK_MS,
     BlockedPart,
     Context,
     Header,
@@ -19,14 +20,10 @@ from qadmin.diagnostics.model import (
     Result,
 )
 from qadmin.engines.base import Engine
-from qadmin.errors import LockTimeout
+from qadmin.errors import LockTimeout, StatementTimeout
 from qadmin.kinds import QueueSpec
 from qadmin.profiles import query
 from qadmin.profiles.resolve import Resolved, from_spec
-
-# How long one part waits for a lock before it is reported blocked (the connection's own
-# --lock-timeout caps it).
-PART_LOCK_MS = 1000
 
 
 def _collect(
@@ -40,6 +37,8 @@ def _collect(
         try:
             with ctx.engine.lock_timeout(PART_LOCK_MS):
                 parts[entry.name] = entry.collect(ctx)
+        except StatementTimeout as exc:
+            blocked[entry.name] = BlockedPart(f"{entry.name} skipped: {exc}", "", None, True, True)
         except LockTimeout as exc:
             holders = getattr(parts.get("ghosts"), "holders", [])
             found = parts.get("locks")

@@ -28,6 +28,8 @@ from qadmin.errors import NotFound, QadminError, UnsupportedError, WrongKind
 from qadmin.kinds import KINDS, QueueSpec, said
 
 APP_NAME = "qadmin"
+# qadmin's catalog table, in the schema that holds the queues (ops/catalog.py).
+CATALOG_TABLE = "qadmin_queues"
 READ_MARGIN_S = 10
 
 # ``:name`` placeholders in qadmin's SQL files; ``::`` (a PostgreSQL cast) is not one.
@@ -234,8 +236,10 @@ class Engine(ABC):
         return sqltext.render(text, target, names, keywords)
 
     def render(self, statement: str, spec: QueueSpec) -> str:
-        """A queue template's statement: its names are the queue's objects."""
-        return self.render_text(statement, spec.objects(), self.keywords(spec))
+        """A queue template's statement: its names are the queue's objects, and ``{catalog}``
+        the catalog table (a claim queue's fail routine reads its max_attempts there)."""
+        names = {**spec.objects(), "catalog": CATALOG_TABLE}
+        return self.render_text(statement, names, self.keywords(spec))
 
     def bind(self, statement: str, params: Mapping[str, Any]) -> tuple[str, Any]:
         """Turn ``:name`` placeholders into the driver's style (pyformat by default)."""
@@ -320,6 +324,20 @@ class Engine(ABC):
             finally:
                 with suppress(Exception):  # a dead connection must not hide the first error
                     cursor.close()
+
+    def run_outside_transaction(self, statement: str) -> list[Row]:
+        """One statement with no transaction around it, committed by the server as it runs:
+        maintenance that refuses a transaction block (VACUUM, REINDEX ... CONCURRENTLY) and
+        DDL that commits on its own (MySQL)."""
+        with self.errors():
+            cursor = self.conn.cursor()
+            try:
+                cursor.execute(statement)
+                rows = self._results(cursor)
+            finally:
+                cursor.close()
+            self.conn.commit()
+        return rows
 
     def query(self, statement: str, params: Mapping[str, Any] | None = None) -> list[Row]:
         return self.run([statement], params, write=False)
@@ -459,13 +477,15 @@ class Engine(ABC):
     def lock_timeout(self, ms: int) -> Iterator[None]:
         """Statements inside wait at most ``ms`` (never more than the connection's limit) for
         a lock: a diagnostic part during a lock incident gives up quickly and says so, instead
-        of the whole inspect waiting and failing. The connection's limit is restored after."""
+        of the whole inspect waiting and failing. The limit before is restored after (an outer
+        part's, when nested: explain inside inspect --deep)."""
+        before = self.lock_ms
         self._apply_lock_timeout(max(1, min(ms, self.timeouts.lock_ms)))
         try:
             yield
         finally:
             if self._conn is not None:
-                self._apply_lock_timeout(self.timeouts.lock_ms)
+                self._apply_lock_timeout(before)
 
     # -- advice: what a DBA runs, in this engine's words (findings quote it) ------------------
 
@@ -521,7 +541,7 @@ class Engine(ABC):
     def catalog_sql(self, section: str, obj: str | None = None) -> list[str]:
         """A section of the catalog file: ``{catalog}`` is the queue table, ``{objects}`` the
         table of the objects qadmin created for each queue, ``{object}`` one of those."""
-        names = {"catalog": "qadmin_queues", "objects": "qadmin_objects"}
+        names = {"catalog": CATALOG_TABLE, "objects": "qadmin_objects"}
         if obj is not None:
             names["object"] = obj
         return [self.render_text(s, names) for s in self.catalog().statements(section)]

@@ -9,9 +9,10 @@ ODBC drivers disagree on the classes.
 
 from __future__ import annotations
 
+import json
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from qadmin import extras
@@ -26,6 +27,7 @@ from qadmin.errors import (
     NotFound,
     PermissionMissing,
     QadminError,
+    StatementTimeout,
 )
 from qadmin.kinds import QueueSpec
 
@@ -210,7 +212,9 @@ class MssqlEngine(Engine):
         if natives & _LOCK:
             return LockTimeout(f"mssql: lock wait exceeded {self.lock_ms} ms")
         if state == "HYT00" and self._conn is not None:
-            return LockTimeout(f"mssql: statement stopped after {self.timeouts.statement_ms} ms")
+            return StatementTimeout(
+                f"mssql: statement stopped after {self.timeouts.statement_ms} ms"
+            )
         if natives & _PERMISSION:
             return PermissionMissing(f"mssql: {_short(text)}")
         if natives & _MISSING:
@@ -235,6 +239,10 @@ class MssqlEngine(Engine):
         # The article's heap has no clustered index; the ordered kinds cluster on id.
         clustering = "CLUSTERED" if spec.info.order_by else "NONCLUSTERED"
         return {**super().keywords(spec), "clustering": clustering}
+
+    def batch_params(self, payloads: Sequence[bytes]) -> dict[str, Any]:
+        """push_many's @batch: a JSON array of hex strings (OPENJSON, then CONVERT style 2)."""
+        return {"batch": json.dumps([p.hex() for p in payloads])}
 
     def bind(self, statement: str, params: Mapping[str, Any]) -> tuple[str, Any]:
         """pyodbc takes ``?`` only: the named parameters become positional, in order."""

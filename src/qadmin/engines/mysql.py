@@ -30,6 +30,7 @@ from qadmin.errors import (
     NotFound,
     PermissionMissing,
     QadminError,
+    StatementTimeout,
     UsageError,
 )
 from qadmin.kinds import QueueSpec
@@ -169,7 +170,9 @@ class MysqlEngine(Engine):
         if code in _LOCK_TIMEOUT:
             return LockTimeout(f"mysql: lock wait exceeded {self.lock_ms} ms")
         if code in _STATEMENT_TIMEOUT:
-            return LockTimeout(f"mysql: statement stopped after {self.timeouts.statement_ms} ms")
+            return StatementTimeout(
+                f"mysql: statement stopped after {self.timeouts.statement_ms} ms"
+            )
         if code in _PERMISSION:
             return PermissionMissing(f"mysql: {text}")
         if code in _MISSING:

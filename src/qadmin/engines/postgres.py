@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import os
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -26,6 +27,7 @@ from qadmin.errors import (
     NotFound,
     PermissionMissing,
     QadminError,
+    StatementTimeout,
 )
 from qadmin.kinds import QueueSpec
 
@@ -69,10 +71,17 @@ class PostgresEngine(Engine):
     def _open(self) -> psycopg.Connection[Any]:
         d = self.dsn
         t = self.timeouts
+        # jit=off: qadmin's queries are short index and catalog reads, and a table bloated by
+        # dead rows inflates their cost estimates past jit_above_cost: the compile alone took
+        # 715 ms of a 716 ms watermark read behind 50,000 dead rows (benchmarks/dead_rows.py).
+        # The user's own options (the DSN's options=, else PGOPTIONS, which an explicit options
+        # keyword would silently replace) come first, e.g. a library's search_path; qadmin's
+        # timeouts follow, so they win where both set the same thing.
+        own = str(d.query.get("options") or os.environ.get("PGOPTIONS", "")).strip()
         options = (
-            f"-c lock_timeout={t.lock_ms} -c statement_timeout={t.statement_ms} "
-            f"-c idle_in_transaction_session_timeout={max(t.statement_ms, 60_000)}"
-        )
+            f"{own} -c lock_timeout={t.lock_ms} -c statement_timeout={t.statement_ms} "
+            f"-c idle_in_transaction_session_timeout={max(t.statement_ms, 60_000)} -c jit=off"
+        ).strip()
         # A dead peer or a cut network is noticed within about 25 s even while a statement
         # runs (the server's kernel answers keepalives while its backend works); a DSN's own
         # keepalive settings win. statement_timeout bounds a live server.
@@ -112,7 +121,7 @@ class PostgresEngine(Engine):
         if isinstance(exc, pgerr.LockNotAvailable):
             return LockTimeout(f"postgresql: lock wait exceeded {self.lock_ms} ms: {text}")
         if isinstance(exc, pgerr.QueryCanceled):
-            return LockTimeout(
+            return StatementTimeout(
                 f"postgresql: statement cancelled after {self.timeouts.statement_ms} ms: {text}"
             )
         if isinstance(exc, pgerr.InsufficientPrivilege):
@@ -135,6 +144,16 @@ class PostgresEngine(Engine):
                 )
             return ConnectionFailed(f"postgresql: cannot connect to {where}: {_first_line(text)}")
         return QadminError(f"postgresql: {text}")
+
+    def bind(self, statement: str, params: Mapping[str, Any]) -> tuple[str, Any]:
+        """As the base class, but a list of byte strings (a batch's payloads) goes in binary
+        format: text format escapes every element of a bytea array in Python, which cost about
+        as much as the database's work for the batch."""
+        sql, args = super().bind(statement, params)
+        for name, value in params.items():
+            if isinstance(value, list) and value and isinstance(value[0], bytes):
+                sql = sql.replace(f"%({name})s", f"%({name})b")
+        return sql, args
 
     def run_batch(
         self,
@@ -161,6 +180,17 @@ class PostgresEngine(Engine):
                 results.append([dict(zip(cols, r, strict=True)) for r in rows])
                 if not cursor.nextset():
                     return results
+
+    def run_outside_transaction(self, statement: str) -> list[Row]:
+        """In autocommit: psycopg otherwise opens a transaction block, which VACUUM and the
+        CONCURRENTLY forms refuse."""
+        conn = self.conn
+        conn.autocommit = True
+        try:
+            return super().run_outside_transaction(statement)
+        finally:
+            if not conn.closed:
+                conn.autocommit = False
 
     def _channel(self, spec: QueueSpec) -> str:
         """The queue's notification channel, as its push routines spell it:

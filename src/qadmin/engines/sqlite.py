@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from qadmin.engines.base import Engine
+from qadmin.engines.base import Engine, Row
 from qadmin.errors import (
     ConnectionFailed,
     LockTimeout,
@@ -95,6 +95,13 @@ class SqliteEngine(Engine):
     def _begin(self, cursor: Any, write: bool, snapshot: bool = False) -> None:
         # A deferred BEGIN reads one WAL snapshot from its first read to its end.
         cursor.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+
+    def run_outside_transaction(self, statement: str) -> list[Row]:
+        """Stepped to the end (sqlite3's executescript): PRAGMA incremental_vacuum frees one
+        page per step, and a cursor with no result columns is stepped once only."""
+        with self.errors():
+            self.conn.executescript(statement)
+        return []
 
     def _apply_lock_timeout(self, ms: int) -> None:
         """busy_timeout is SQLite's lock wait: a pragma on the connection, no transaction."""

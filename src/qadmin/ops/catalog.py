@@ -14,13 +14,12 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from qadmin.engines.base import Engine, Execute
+from qadmin.engines.base import CATALOG_TABLE, Engine, Execute
 from qadmin.errors import NotFound, UsageError
 from qadmin.kinds import Kind, QueueSpec, derived_names
 from qadmin.names import validate_queue_name
 from qadmin.ops.values import iso
 
-CATALOG_TABLE = "qadmin_queues"
 OBJECTS_TABLE = "qadmin_objects"
 # Bumped when the tables or routines qadmin creates change shape. 2: qadmin_objects.
 QADMIN_SCHEMA = 2
@@ -124,6 +123,11 @@ def record(engine: Engine, spec: QueueSpec) -> None:
 def mark_ready(engine: Engine, spec: QueueSpec) -> None:
     ready = dataclasses.replace(spec, state=READY)
     engine.run_catalog("set_options", {"name": spec.name, "options": _options(ready)})
+
+
+def set_options(engine: Engine, spec: QueueSpec) -> None:
+    """Rewrite the entry's options (e.g. max_attempts, which a claim queue's fail reads)."""
+    engine.run_catalog("set_options", {"name": spec.name, "options": _options(spec)})
 
 
 def forget(engine: Engine, name: str) -> None:

@@ -87,7 +87,7 @@ def _qadmin_routines(engine: Engine, sql: ConvertSql) -> set[str]:
     names = set(sql.staged.values()) | set(sql.ring.objects().values())
     for spec in catalog.all_queues(engine):
         names |= set(spec.objects().values())
-        names |= {spec.name + STAGED_SUFFIX + s for s in ("_push", "_pop")}
+        names |= {spec.name + STAGED_SUFFIX + s for s in ("_push", "_push_many", "_pop")}
     if sql.src.managed is not None:
         names |= set(sql.src.managed.objects().values())
     return names

@@ -208,7 +208,12 @@ class ConvertSql:
         self.backup = src.table + BACKUP_SUFFIX
         self.gate = src.table + GATE_SUFFIX
         staged = src.table + STAGED_SUFFIX
-        self.staged = {"table": staged, "push": staged + "_push", "pop": staged + "_pop"}
+        self.staged = {
+            "table": staged,
+            "push": staged + "_push",
+            "push_many": staged + "_push_many",
+            "pop": staged + "_pop",
+        }
         self.names = {
             **ring.objects(),
             "src": src.table,
@@ -217,6 +222,7 @@ class ConvertSql:
             "gate": self.gate,
             "staged_table": self.staged["table"],
             "staged_push": self.staged["push"],
+            "staged_push_many": self.staged["push_many"],
             "staged_pop": self.staged["pop"],
         }
         self.keywords = engine.keywords(ring)

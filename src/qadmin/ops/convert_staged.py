@@ -76,6 +76,18 @@ def _with_names(spec: QueueSpec, **names: str) -> Renamed:
     return Renamed(**fields, renamed=tuple(names.items()))
 
 
+def _code(statement: str) -> str:
+    """The statement without the comment lines before it (a routine's explanation)."""
+    lines = statement.lstrip().splitlines()
+    while lines and lines[0].lstrip().startswith("--"):
+        lines.pop(0)
+    return "\n".join(lines).lstrip()
+
+
+def _is_routine(statement: str) -> bool:
+    return _code(statement).startswith(_CREATE_ROUTINE)
+
+
 class _Staging:
     """The ring as it is built beside the queue, and the naive queue's leftovers after it."""
 
@@ -83,14 +95,16 @@ class _Staging:
         self.engine, self.src, self.ring, self.sql = engine, src, ring, sql
         staged = sql.staged
         self.tables = _with_names(ring, **staged)
-        self.routines = _with_names(ring, push=staged["push"], pop=staged["pop"])
+        self.routines = _with_names(
+            ring, push=staged["push"], push_many=staged["push_many"], pop=staged["pop"]
+        )
 
     def create(self) -> list[str]:
         """The ring's create section: tables under the staged slot table's name, routines under
         staged names but reading the final table names (they only run after the rename)."""
         out = []
         for raw in self.engine.template(self.ring).statements("create"):
-            spec = self.routines if raw.lstrip().startswith(_CREATE_ROUTINE) else self.tables
+            spec = self.routines if _is_routine(raw) else self.tables
             out.append(self.engine.render(raw, spec))
         return out
 
@@ -102,9 +116,10 @@ class _Staging:
         """``spec``'s push/pop (and helpers) as CREATE OR REPLACE: swapped atomically, so no
         caller ever finds the routine missing."""
         return [
-            "CREATE OR REPLACE PROCEDURE" + self.engine.render(raw, spec)[len(_CREATE_ROUTINE) :]
+            "CREATE OR REPLACE PROCEDURE"
+            + self.engine.render(_code(raw), spec)[len(_CREATE_ROUTINE) :]
             for raw in self.engine.template(spec).statements("create")
-            if raw.lstrip().startswith(_CREATE_ROUTINE)
+            if _is_routine(raw)
         ]
 
     def leftovers(self) -> list[str]:
@@ -116,6 +131,7 @@ class _Staging:
                 self.src.managed,
                 table=self.sql.backup,
                 push=self.sql.staged["push"],
+                push_many=self.sql.staged["push_many"],
                 pop=self.sql.staged["pop"],
             )
             out += self.engine.section(naive, "drop")
@@ -243,6 +259,8 @@ def convert(
             engine, staging, renamed=state == "renamed", step=step, progress=progress
         )
     step("finish")
+    # A queue made before push_many had none to carry its record: the ring's is its own.
+    catalog.own(engine, ring, ("procedure", ring.objects()["push_many"]))
     engine.run(staging.routines_of(ring))
     if src.managed is not None:
         time.sleep(GATE_GRACE_S)

@@ -17,7 +17,8 @@ from typing import Any, TypeVar
 
 from qadmin.engines.base import Engine
 from qadmin.errors import Deadlock, NotFound, QadminError, QueueEmpty, QueueFull, UsageError
-from qadmin.kinds import QueueSpec
+from qadmin.kinds import ERROR_CHARS, QueueSpec
+from qadmin.ops import catalog
 from qadmin.ops.values import message
 
 MAX_BATCH = 10_000
@@ -80,9 +81,14 @@ def push(
         if spec.info.due:
             one["due_at"] = engine.adapt_time(due) if due is not None else None
         params.append(one)
-    batch = engine.batch_section(spec) if len(params) > 1 else None
-    if batch is not None:
-        return _push_batches(engine, spec, batch, payloads, params[0].get("due_at"))
+    if len(params) > 1:
+        due_at = params[0].get("due_at")
+        many = push_many_section(engine, spec)
+        if many is not None:
+            return _push_batches(engine, spec, many, payloads, due_at)
+        batch = engine.batch_section(spec)
+        if batch is not None:
+            return _push_batches(engine, spec, batch, payloads, due_at)
     statements = engine.section(spec, "push")
     if not spec.info.ring:
         batches = _retrying(spec, lambda: engine.run_batch(statements, params))
@@ -105,6 +111,18 @@ def push(
     return pushed
 
 
+def push_many_section(engine: Engine, spec: QueueSpec) -> list[str] | None:
+    """The call of the queue's ``push_many`` routine (many messages in one statement), or None
+    for a queue created before it existed (its catalog records no such routine) or a kind that
+    has none on this server: a batch then takes the push routine's path."""
+    if not engine.template(spec).has("push_many"):
+        return None
+    name = spec.objects()["push_many"]
+    if not any(obj == name for _, obj in catalog.owned(engine, spec)):
+        return None
+    return engine.section(spec, "push_many")
+
+
 def _push_batches(
     engine: Engine,
     spec: QueueSpec,
@@ -112,15 +130,18 @@ def _push_batches(
     payloads: Sequence[bytes],
     due_at: Any,
 ) -> list[dict[str, Any]]:
-    """Push in chunks of ``PUSH_CHUNK``, each one statement and one transaction, in order. A
-    ring's chunk stops at the first message the full ring refuses: the chunks before it and
-    the messages of its own chunk before it are committed and reported."""
+    """Push in chunks of ``PUSH_CHUNK``, each one statement and one transaction, in order
+    (``push_many`` or, for an older queue, ``push_batch``). A ring's chunk stops at the first
+    message the full ring refuses: the chunks before it and the messages of its own chunk
+    before it are committed and reported."""
     pushed: list[dict[str, Any]] = []
     for start in range(0, len(payloads), PUSH_CHUNK):
         chunk = payloads[start : start + PUSH_CHUNK]
         params = engine.batch_params(chunk)
         if spec.info.due:
+            # One due time for the batch, or (push_many on PostgreSQL) one per message.
             params["due_at"] = due_at
+            params["due_ats"] = None if due_at is None else [due_at] * len(chunk)
         rows = _retrying(spec, partial(engine.run, statements, params))
         got = [message(r) for r in rows if r.get("id") is not None]
         pushed.extend(got)
@@ -176,12 +197,43 @@ def peek(engine: Engine, spec: QueueSpec, count: int = 10) -> list[dict[str, Any
     return [message(r) for r in rows]
 
 
-def ack(engine: Engine, spec: QueueSpec, message_id: int) -> dict[str, Any]:
-    """Delete a claimed message after successful processing."""
+def _fenced(section: str, attempt: int | None) -> str:
+    """``ack_fenced`` / ``fail_fenced`` when a fencing attempt is given: the routines (and
+    SQLite's statements) that take it, beside those existing callers use unchanged."""
+    return section if attempt is None else section + "_fenced"
+
+
+def _kept(engine: Engine, error: str) -> str:
+    """The error text as the fail routines keep it: ``ERROR_CHARS`` characters, then how long
+    it was. The routines cut it themselves (for applications too); SQLite has none, so its
+    statements get it cut here."""
+    if engine.HAS_ROUTINES or len(error) <= ERROR_CHARS:
+        return error
+    return f"{error[:ERROR_CHARS]}... (truncated, {len(error)} chars)"
+
+
+def _not_claimed(spec: QueueSpec, message_id: int, attempt: int | None) -> NotFound:
+    if attempt is None:
+        return NotFound(f"message {message_id} is not claimed in queue {spec.name}")
+    return NotFound(
+        f"message {message_id} is not claimed at attempt {attempt} in queue {spec.name} "
+        "(its claim went stale and it was requeued, claimed again, finished or died since; "
+        "a redriven message comes back under a new id)"
+    )
+
+
+def ack(
+    engine: Engine, spec: QueueSpec, message_id: int, attempt: int | None = None
+) -> dict[str, Any]:
+    """Delete a claimed message after successful processing. ``attempt`` (the fencing token
+    pop returned): only while the message is still at that attempt."""
     spec.require("claims", "ack")
-    rows = engine.run(engine.section(spec, "ack"), {"id": message_id})
+    rows = engine.run(
+        engine.section(spec, _fenced("ack", attempt)),
+        {"id": message_id, "attempt": attempt},
+    )
     if not rows:
-        raise NotFound(f"message {message_id} is not claimed in queue {spec.name}")
+        raise _not_claimed(spec, message_id, attempt)
     return message(rows[0])
 
 
@@ -191,16 +243,21 @@ def fail(
     message_id: int,
     error: str,
     retry: bool = False,
+    attempt: int | None = None,
 ) -> dict[str, Any]:
-    """Record a processing error; with ``retry`` the claim is released for another consumer."""
+    """Record a processing error; with ``retry`` the claim is released for another consumer.
+    ``dead``: this was the queue's max_attempts-th attempt and the message moved to its dead
+    table. ``attempt`` fences as for ack."""
     spec.require("claims", "fail")
     rows = engine.run(
-        engine.section(spec, "fail"),
-        {"id": message_id, "error": error, "retry": retry},
+        engine.section(spec, _fenced("fail", attempt)),
+        {"id": message_id, "error": _kept(engine, error), "retry": retry, "attempt": attempt},
     )
-    if not rows:
-        raise NotFound(f"message {message_id} is not claimed in queue {spec.name}")
-    return message(rows[0])
+    if not any(r.get("id") is not None for r in rows):
+        raise _not_claimed(spec, message_id, attempt)
+    done = _merge(rows)
+    done["dead"] = bool(done.get("dead"))
+    return done
 
 
 def _check_count(count: int) -> None:

@@ -11,7 +11,7 @@ from qadmin.engines.base import Engine
 from qadmin.errors import QadminError, UsageError
 from qadmin.kinds import KINDS, MAX_CAPACITY, Kind, QueueSpec, kinds_with, said
 from qadmin.names import validate_queue_name
-from qadmin.ops import catalog, resize
+from qadmin.ops import catalog, dead, resize
 
 
 @dataclass
@@ -23,19 +23,28 @@ class Plan:
     messages: int | None
     statements: list[str] = field(default_factory=list)
     messages_exact: bool = True
+    # A claim queue's dead table: what drop destroys with the queue, what purge leaves.
+    dead: dead.DeadDepth | None = None
 
     def as_dict(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "action": self.action,
             "queue": self.queue,
             "messages": self.messages,
             "messages_exact": self.messages_exact,
-            "statements": self.statements,
         }
+        if self.dead is not None:
+            out.update(dead=self.dead.count, dead_exact=self.dead.exact)
+        return {**out, "statements": self.statements}
 
 
 def make_spec(
-    name: str, kind: str, capacity: int | None, strict: bool, watermark: bool = False
+    name: str,
+    kind: str,
+    capacity: int | None,
+    strict: bool,
+    watermark: bool = False,
+    max_attempts: int | None = None,
 ) -> QueueSpec:
     """Check a create request before any SQL runs."""
     validate_queue_name(name)
@@ -54,7 +63,13 @@ def make_spec(
         raise UsageError(
             f"--watermark applies to {_kinds('allows_watermark')} queues, not --strict ones"
         )
-    options = {"watermark": True} if watermark else {}
+    options: dict[str, object] = {"watermark": True} if watermark else {}
+    if info.dead_letters:
+        options["dead_table"] = True
+    if max_attempts is not None:
+        if not info.dead_letters:
+            raise UsageError(f"--max-attempts applies to {_kinds('dead_letters')} queues, not {k}")
+        options["max_attempts"] = dead.check_max_attempts(max_attempts)
     return QueueSpec(name=name, kind=k, capacity=capacity, strict=strict, options=options)
 
 
@@ -127,7 +142,14 @@ def _plan(engine: Engine, spec: QueueSpec, action: str) -> Plan:
     if spec.state == catalog.CREATING:  # no queue to count yet
         return Plan(action, spec.name, None, statements, False)
     measured = size.measure(engine, spec)
-    return Plan(action, spec.name, measured.depth, statements, measured.depth_exact)
+    return Plan(
+        action, spec.name, measured.depth, statements, measured.depth_exact, _dead(engine, spec)
+    )
+
+
+def _dead(engine: Engine, spec: QueueSpec) -> dead.DeadDepth | None:
+    """The dead table's bounded count, for a claim queue that has one."""
+    return dead.depth(engine, spec) if spec.dead_table else None
 
 
 def drop_plan(engine: Engine, spec: QueueSpec) -> Plan:
@@ -153,4 +175,4 @@ def purge(engine: Engine, spec: QueueSpec) -> Plan:
     # A purge reports a count, or (a ring drained through its pop routine) the messages.
     counted = [int(r["purged"]) for r in rows if "purged" in r]
     purged = counted[0] if counted else sum(1 for r in rows if r.get("id") is not None)
-    return Plan("purge", spec.name, purged, [])
+    return Plan("purge", spec.name, purged, [], dead=_dead(engine, spec))

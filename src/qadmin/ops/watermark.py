@@ -113,7 +113,8 @@ def repair(engine: Engine, spec: QueueSpec) -> dict[str, Any]:
         rows = execute(engine.section(spec, "wm_stranded")[0], {"wm": wm})
         lowest = rows[0]["stranded_min_id"] if rows else None
         if lowest is not None:
-            execute(engine.section(spec, "wm_set")[0], {"wm": int(lowest)})
+            for statement in engine.section(spec, "wm_set"):  # the value and any copy of it
+                execute(statement, {"wm": int(lowest)})
     if lowest is not None:
         return {
             "queue": spec.name,

@@ -58,6 +58,8 @@ PROCRASTINATE = _shape(
         noun="job",
         id_column="id",
         order_by="id",
+        # procrastinate_fetch_job: the highest priority first, then the oldest id.
+        dequeue_order=("priority DESC", "id"),
         due_column="scheduled_at",
         state_column="status",
         pending=("todo",),

@@ -66,6 +66,10 @@ class Profile:
     noun: str = "message"  # "job" for job libraries: "procrastinate job 109 has been doing..."
     id_column: str | None = None  # how one row is named in findings and requeue output
     order_by: str | None = None  # the dequeue order's key (never a uuid or other random key)
+    # The library's own dequeue order, where it is more than ``order_by`` ascending: columns,
+    # each with an optional " DESC" (procrastinate: "priority DESC", "id"). Read by explain,
+    # which plans the library's dequeue; columns are checked against the catalog first.
+    dequeue_order: tuple[str, ...] = ()
     time_column: str | None = None  # enqueue time: the oldest waiting row's age
     due_column: str | None = None  # run-at time: waiting but not yet due rows
     state_column: str | None = None

@@ -59,10 +59,36 @@ def measure(engine: Engine, spec: QueueSpec, stale_after_s: int) -> Claims:
     )
 
 
-def requeue(engine: Engine, spec: QueueSpec, stale_after_s: int) -> list[int]:
-    """Release claims older than ``stale_after_s``: the messages are served again."""
+@dataclass(frozen=True)
+class Requeued:
+    """What a requeue did: the claims released, and the stale claims at their last allowed
+    attempt moved to the dead table instead (a message that kills its consumer every time
+    never calls fail, so releasing it would go on forever)."""
+
+    requeued: list[int]
+    dead: list[int]
+
+
+def requeue(engine: Engine, spec: QueueSpec, stale_after_s: int) -> Requeued:
+    """Release claims older than ``stale_after_s`` (the messages are served again), or move
+    those at max_attempts to the dead table, in one transaction."""
     rows = engine.run(engine.section(spec, "requeue"), {"stale_s": int(stale_after_s)})
-    return sorted(int(r["id"]) for r in rows if r.get("id") is not None)
+    outcome: dict[int, bool] = {}
+    for row in rows:  # MySQL/MariaDB: the locked rows first, then what happened to them
+        if row.get("id") is not None:
+            outcome[int(row["id"])] = bool(row.get("dead"))
+    return Requeued(
+        requeued=sorted(i for i, dead in outcome.items() if not dead),
+        dead=sorted(i for i, dead in outcome.items() if dead),
+    )
+
+
+def outcome(spec: QueueSpec, attempts: Any) -> str:
+    """What requeue does with a stale claim of a qadmin claim queue at ``attempts``."""
+    limit = spec.options.get("max_attempts")
+    if spec.dead_table and limit is not None and int(attempts or 0) >= int(limit):
+        return "dead"
+    return "requeued"
 
 
 def _claim_filter(reader: query.Reader) -> tuple[str, dict[str, Any]] | None:

@@ -3,12 +3,14 @@ behind. Queries never use one, every write still maintains it, and it stays unti
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from qadmin.diagnostics import sql
 from qadmin.diagnostics.model import WARNING, Context, Finding, InspectReport, Result
 from qadmin.diagnostics.registry import Diagnostic, Field, Section
+from qadmin.engines.base import Engine
 
 
 @dataclass
@@ -28,21 +30,35 @@ def rule(report: InspectReport) -> list[Finding]:
     part: InvalidIndexes | None = report.part("invalid_indexes")
     if part is None:
         return []
-    out = []
-    for row in part.indexes:
-        index = report.advice.qualified(str(row["index_name"]))
-        out.append(
-            Finding(
-                WARNING,
-                "invalid_index",
-                f"index {row['index_name']} is INVALID (a CREATE INDEX CONCURRENTLY failed or "
-                "was cancelled): queries never use it, yet every write maintains it",
-                f"DROP INDEX CONCURRENTLY {index}, then create it again "
-                f"({row['definition']}, with CONCURRENTLY); or REINDEX INDEX CONCURRENTLY "
-                f"{index}",
-            )
+    return [finding(row, report.advice) for row in part.indexes]
+
+
+# What an interrupted REINDEX CONCURRENTLY leaves: the new copy (_ccnew) or the old one (_ccold).
+_LEFTOVER = re.compile(r"_cc(new|old)[0-9]*$")
+
+
+def finding(row: dict[str, Any], advice: Engine) -> Finding:
+    """One INVALID index and its fix (inspect's rule; explain reports the same)."""
+    index = advice.qualified(str(row["index_name"]))
+    leftover = _LEFTOVER.search(str(row["index_name"]))
+    if leftover:
+        return Finding(
+            WARNING,
+            "invalid_index",
+            f"index {row['index_name']} is the INVALID {leftover.group(1)} copy an interrupted "
+            "REINDEX CONCURRENTLY left: queries never use it, yet every write maintains it",
+            f"DROP INDEX CONCURRENTLY {index}"
+            + (", then run the REINDEX CONCURRENTLY again" if leftover.group(1) == "new" else ""),
         )
-    return out
+    return Finding(
+        WARNING,
+        "invalid_index",
+        f"index {row['index_name']} is INVALID (a CREATE INDEX CONCURRENTLY failed or "
+        "was cancelled): queries never use it, yet every write maintains it",
+        f"DROP INDEX CONCURRENTLY {index}, then create it again "
+        f"({row['definition']}, with CONCURRENTLY); or REINDEX INDEX CONCURRENTLY "
+        f"{index}",
+    )
 
 
 ENTRY = Diagnostic(

@@ -17,6 +17,7 @@ from qadmin.diagnostics.model import (
     Result,
 )
 from qadmin.diagnostics.registry import Diagnostic, Field, Metric, Section
+from qadmin.engines.base import Engine
 
 
 @dataclass
@@ -60,7 +61,11 @@ def rule(report: InspectReport) -> list[Finding]:
         wait_s = float(wait.get("wait_s") or 0)
         critical = lock_wait.crit is not None and wait_s >= lock_wait.crit
         out.append(_lock_wait(wait, wait_s, CRITICAL if critical else WARNING, report))
-    out += [_part_blocked(name, blocked, report) for name, blocked in report.blocked.items()]
+    out += [
+        part_blocked(name, blocked, report.advice)
+        for name, blocked in report.blocked.items()
+        if not blocked.timed_out
+    ]
     pileup = waiters.crit if waiters.crit is not None else waiters.warn
     for root, queued in sorted(behind.items()):
         if pileup is not None and len(queued) >= pileup:
@@ -102,10 +107,11 @@ def _lock_wait(wait: dict[str, Any], wait_s: float, level: str, report: InspectR
     return Finding(level, "lock_wait", f"{head} {_holder(wait)}", _fix(wait, report))
 
 
-def _part_blocked(name: str, blocked: BlockedPart, report: InspectReport) -> Finding:
+def part_blocked(name: str, blocked: BlockedPart, advice: Engine) -> Finding:
+    """A part that gave up on its short lock timeout, the holder named, and how to end it."""
     fix = "find the session holding a lock on the queue table (qadmin locks)"
     if blocked.session is not None:
-        end = report.advice.end_session(blocked.session)
+        end = advice.end_session(blocked.session)
         fix = f"wait for it to finish, or end it: {end}" if blocked.certain else CONFIRM + end
     message = f"the {name} part was not read: it gave up waiting for a lock held by "
     return Finding(WARNING, "part_blocked", message + blocked.blocker, fix)
@@ -240,15 +246,19 @@ def blocker_of(
 ) -> tuple[str, str | None, bool]:
     """Who a part that timed out on its lock was most likely waiting for, read at once while
     the lock is still held, and whether that is certain: a holder of (or queued for) an
-    exclusive lock on the table, else the holder the lock waits seen wait for, else a session
-    in the queue's database, else (a guess across the server) the oldest open transaction."""
-    holders = sql.read(ctx.engine, "lock_holders", ctx.params).rows
+    exclusive lock on the table or its dead table, else the holder the lock waits seen wait
+    for, else a session in the queue's database, else (a guess across the server) the oldest
+    open transaction."""
+    spec = ctx.spec
+    dead = spec.objects()["dead"] if spec is not None and spec.dead_table else ctx.table
+    holders = sql.read(ctx.engine, "lock_holders", {**ctx.params, "dead": dead}).rows
     certain = [h for h in holders if h.get("certain") is None or h["certain"]]
     if certain:
         first = certain[0]
         held = "holds" if first.get("granted") else "waits for"
+        on = "the queue table" if first.get("relation", ctx.table) == ctx.table else dead
         text = (
-            f"session {first['holder']}, which {held} {first['mode']} on the queue table "
+            f"session {first['holder']}, which {held} {first['mode']} on {on} "
             f"({first.get('state') or 'state unknown'}: {first.get('query') or ''})"
         )
         return text, str(first["holder"]), True

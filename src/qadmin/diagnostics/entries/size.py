@@ -1,8 +1,13 @@
-"""Depth (the engine's estimate, made exact only when cheap), the oldest message, bytes on disk.
+"""Depth and the oldest message, each naming where it came from, and bytes on disk.
 
-Never scans a big queue: depth is counted only below ``EXACT_DEPTH_LIMIT`` estimated rows. A
-table read through a profile counts its waiting rows (and each state's) by bounded probes or
-an index that fits, else the planner's estimate, saying which (qadmin.profiles.query).
+Never scans the queue, and never walks the dead index entries a held snapshot keeps behind the
+head: a ring's depth comes from its sequences; a watermarked queue is counted from its
+watermark up; any other kind is counted from the bottom of its index only when the catalog says
+few dead entries can lie on the way (``DEAD_WALK_LIMIT``), else in windows below the id
+high-water mark, reported as a bounded probe ("at least" for the oldest). Every walk stops
+after ``EXACT_DEPTH_LIMIT`` + 1 rows. A table read through a profile counts its waiting rows
+(and each state's) by bounded probes or an index that fits, else the planner's estimate,
+saying which (qadmin.profiles.query).
 """
 
 from __future__ import annotations
@@ -29,6 +34,16 @@ from qadmin.ops.values import iso, to_utc
 from qadmin.profiles import query
 
 EXACT_DEPTH_LIMIT = 100_000
+# A walk from the bottom of the index is cheap when at most this many dead entries exist.
+DEAD_WALK_LIMIT = 10_000
+# The first window below the id high-water mark, doubled while at least PROBE_FULL of its ids
+# are waiting rows (the head lies further down; the rest are rolled-back ids and the like).
+PROBE_FIRST = 1_000
+PROBE_FULL = 0.9
+# An empty window widens only this far (the catalog saying the table holds rows): an empty
+# queue behind dead rows must not walk them window by window.
+PROBE_EMPTY_LIMIT = 16_000
+BOTTOM = -(2**63)  # below every id: a walk from the first index entry
 
 
 @dataclass
@@ -41,7 +56,9 @@ class Size(Result):
     due: int | None = None  # pending queues
     ring_fill: float | None = None  # rings
     note: str | None = None
-    depth_source: str | None = None  # where an estimate came from; None when counted
+    depth_source: str | None = None  # where depth came from (how it was counted, or estimated)
+    oldest_source: str | None = None  # where the oldest message was read
+    oldest_at_least: bool = False  # a bounded probe: older rows may lie below what it read
     # Profiles with states: one entry per state value, and the groups' totals.
     states: list[dict[str, Any]] | None = None
     claimed: int | None = None
@@ -53,6 +70,10 @@ class Size(Result):
         data = dict(self.facts)
         data.update(depth=self.depth, depth_exact=self.depth_exact, depth_source=self.depth_source)
         data.update(oldest_enqueued_at=self.oldest_enqueued_at, oldest_age_s=self.oldest_age_s)
+        if self.oldest_source is not None:
+            data["oldest_source"] = self.oldest_source
+        if self.oldest_at_least:  # only then: a healthy report stays one screen
+            data["oldest_at_least"] = True
         for key in ("due", "ring_fill", "note"):
             if getattr(self, key) is not None:
                 data[key] = getattr(self, key)
@@ -71,35 +92,132 @@ def _age(when: datetime | None) -> float | None:
     return round((datetime.now(UTC) - when).total_seconds(), 3) if when else None
 
 
+@dataclass
+class Head:
+    """What a walk found: the waiting rows, the oldest, and where each came from."""
+
+    depth: int
+    exact: bool
+    source: str
+    oldest: Any
+    oldest_source: str
+    at_least: bool = False
+
+
 def measure(engine: Engine, spec: QueueSpec) -> Size:
     """The size of a qadmin queue (also what tail, collect and the conformance harness read)."""
-    part = sql.read(engine, "size", {"schema": engine.schema, "table": spec.name})
+    params = {"schema": engine.schema, "table": spec.name}
+    part = sql.read(engine, "size", params)
     facts = part.first
     if facts.get("estimated_rows") is None:
         for row in sql.template_rows(engine, spec, "estimate"):
             facts.update(estimated_rows=row["estimated_rows"], estimate_source="id range")
-    estimate = facts.get("estimated_rows")
     facts = {
         k: (sql.as_int(v) if k.endswith(("_bytes", "_rows", "pages")) else v)
         for k, v in facts.items()
     }
-    exact = spec.kind is Kind.RING or estimate is None or int(estimate) < EXACT_DEPTH_LIMIT
-    oldest: Any = None
-    if exact:
+    notes: list[str] = []
+    if spec.kind is Kind.RING:
         row = engine.run(engine.section(spec, "depth"), write=False)[0]
-        depth = int(row["depth"])
-        oldest = row.get("oldest_enqueued_at")
+        head = Head(
+            int(row["depth"]),
+            True,
+            "ring sequences (pushed - popped, plus parked numbers)",
+            row.get("oldest_enqueued_at"),
+            "the slot of the next number to pop",
+        )
     else:
-        depth = int(estimate or 0)
-        rows = sql.template_rows(engine, spec, "oldest")
-        oldest = rows[0]["oldest_enqueued_at"] if rows else None
-    when = to_utc(oldest)
-    result = Size(depth, exact, iso(when), _age(when), facts, note=part.note)
+        head = _head(engine, spec, facts, params, notes)
+    when = to_utc(head.oldest)
+    result = Size(
+        head.depth,
+        head.exact,
+        iso(when),
+        _age(when),
+        facts,
+        note=part.note,
+        depth_source=head.source,
+        oldest_source=head.oldest_source,
+        oldest_at_least=head.at_least,
+        notes=notes,
+    )
     if spec.kind is Kind.PENDING:
         result.due = int(sql.template_rows(engine, spec, "due")[0]["due"])
     if spec.kind is Kind.RING and spec.capacity:
-        result.ring_fill = round(depth / spec.capacity, 4)
+        result.ring_fill = round(head.depth / spec.capacity, 4)
     return result
+
+
+def _walk(engine: Engine, spec: QueueSpec, lo: int) -> tuple[int, Any]:
+    """Rows from id ``lo`` up, at most one past the exact-count limit, and the oldest of them."""
+    params = {"lo": lo, "limit": EXACT_DEPTH_LIMIT + 1}
+    row = engine.run(engine.section(spec, "depth"), params, write=False)[0]
+    return int(row["depth"]), row["oldest_enqueued_at"]
+
+
+def _counted(n: int, oldest: Any, facts: dict[str, Any], how: str, where: str) -> Head:
+    """A walk that saw every waiting row: exact, unless it stopped at the limit."""
+    if n <= EXACT_DEPTH_LIMIT:
+        return Head(n, True, how, oldest, where)
+    estimate = max(int(facts.get("estimated_rows") or 0), n)
+    catalog = facts.get("estimate_source") or "catalog"
+    source = f"{catalog} (more than {EXACT_DEPTH_LIMIT:,} counted)"
+    return Head(estimate, False, source, oldest, where)
+
+
+def _head(
+    engine: Engine, spec: QueueSpec, facts: dict[str, Any], params: dict[str, Any], notes: list[str]
+) -> Head:
+    """Depth and oldest of a kind kept as rows, by the cheapest walk that skips dead entries."""
+    if spec.watermark:
+        wm = int(sql.template_rows(engine, spec, "wm_value")[0]["wm"])
+        n, oldest = _walk(engine, spec, wm)
+        where = "the first row at or above the watermark"
+        return _counted(n, oldest, facts, f"counted from the watermark (id >= {wm})", where)
+    bound = sql.read(engine, "dead_bound", params)
+    if bound.note and sql.available(engine, "dead_bound"):
+        notes.append(bound.note)
+    dead, dead_source = bound.first.get("dead_bound"), bound.first.get("dead_bound_source")
+    if dead is not None and int(dead) <= DEAD_WALK_LIMIT:
+        n, oldest = _walk(engine, spec, BOTTOM)
+        how = f"counted ({dead_source})"  # the walk meets at most that many dead entries
+        return _counted(n, oldest, facts, how, "the first row")
+    return _probe(engine, spec, facts, params, dead)
+
+
+def _probe(
+    engine: Engine, spec: QueueSpec, facts: dict[str, Any], params: dict[str, Any], dead: Any
+) -> Head:
+    """Windows below the id high-water mark, widened while they are mostly waiting rows: the
+    cost follows the waiting rows, not the dead entries below them, and the answer says it is
+    bounded (a row far below the window, a message stuck there, is not read)."""
+    rows = sql.template_rows(engine, spec, "counters", params)
+    top = int(rows[0]["enqueued_total"] or 0) if rows else 0
+    width = PROBE_FIRST
+    while True:
+        if top < width:
+            n, oldest = _walk(engine, spec, BOTTOM)
+            how = f"counted (fewer than {width:,} ids ever issued)"
+            return _counted(n, oldest, facts, how, "the first row")
+        lo = top - width + 1
+        n, oldest = _walk(engine, spec, lo)
+        # Mostly dead or empty below the waiting rows: the head is in the window. An empty
+        # window widens too, a little: the high-water mark can lie above the last row (InnoDB
+        # reserves AUTO_INCREMENT values ahead for a bulk insert; a lifo pops from the top).
+        if (0 < n < PROBE_FULL * width) or width > EXACT_DEPTH_LIMIT:
+            break
+        if n == 0 and (width >= PROBE_EMPTY_LIMIT or not facts.get("estimated_rows")):
+            break
+        width *= 2
+    behind = "dead entries below it not walked" if dead is None else f"{int(dead):,} dead entries"
+    window = f"the {width:,} ids below the id high-water mark {top} ({behind})"
+    if 0 < n < PROBE_FULL * width:  # the head is in the window: its count beats the catalog's
+        source, depth = f"bounded probe: counted in {window}", n
+    else:  # more than the limit wait, or none near the high-water mark (a lifo's)
+        depth = max(int(facts.get("estimated_rows") or 0), n)
+        source = f"{facts.get('estimate_source')} (a bounded probe counted {n:,} in {window})"
+    where = f"bounded probe: the oldest row in {window}; rows below it not read"
+    return Head(depth, False, source, oldest, where, at_least=oldest is not None)
 
 
 def _total(counts: list[query.Count]) -> query.Count:
@@ -270,7 +388,7 @@ def _oldest_age(part: Size | None) -> float | None:
 ENTRY = Diagnostic(
     name="size",
     order=10,
-    sql=("size",),
+    sql=("size", "dead_bound"),
     collect=collect,
     rule=rule,
     metrics=(

@@ -1,0 +1,10 @@
+-- answers: how many dead entries a walk of the queue's index from its first entry can meet at
+--          most: the table's dead tuples (a DELETE or UPDATE not yet vacuumed away, index
+--          entries included), so size knows whether that walk is cheap
+-- params: :schema, :table
+-- min version: PostgreSQL 13
+-- privilege: none (pg_stat_user_tables shows every table of the database)
+-- cost: one shared-memory statistics row; flushed by backends up to a second late
+SELECT s.n_dead_tup AS dead_bound, 'n_dead_tup ' || s.n_dead_tup AS dead_bound_source
+FROM pg_catalog.pg_stat_user_tables AS s
+WHERE s.schemaname = :schema AND s.relname = :table

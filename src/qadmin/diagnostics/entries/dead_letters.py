@@ -1,0 +1,101 @@
+"""Dead letters: messages of a claim queue that failed their last allowed attempt and sit in
+``<queue>_dead`` until someone looks (``qadmin dead``) and moves them back (``redrive``).
+Two index reads: a bounded count and the oldest death."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from qadmin.diagnostics.model import CRITICAL, WARNING, Context, Finding, InspectReport, Result
+from qadmin.diagnostics.registry import Diagnostic, Field, Metric
+from qadmin.errors import counted
+from qadmin.ops import dead
+
+
+@dataclass
+class DeadLetters(Result):
+    count: int
+    exact: bool
+    oldest_s: float | None
+    max_attempts: int | None
+
+
+def collect(ctx: Context) -> DeadLetters | None:
+    spec = ctx.spec
+    if spec is None or not spec.dead_table:
+        return None
+    depth = dead.depth(ctx.engine, spec)
+    return DeadLetters(depth.count, depth.exact, depth.oldest_s, spec.max_attempts)
+
+
+def rule(report: InspectReport) -> list[Finding]:
+    part: DeadLetters | None = report.part("dead")
+    limit = report.limit("dead")
+    first = limit.warn if limit.warn is not None else limit.crit
+    if part is None or not part.count or first is None or part.count < first:
+        return []
+    critical = limit.crit is not None and part.count >= limit.crit
+    queue = report.queue
+    more = "" if part.exact else " or more"
+    one = part.count == 1 and part.exact
+    verb = (
+        "failed its last allowed attempt and waits"
+        if one
+        else ("failed their last allowed attempt and wait")
+    )
+    return [
+        Finding(
+            CRITICAL if critical else WARNING,
+            "dead_letters",
+            f"{counted(part.count, 'message')}{more} {verb} in {queue}_dead "
+            f"(the first died {part.oldest_s} s ago)",
+            f"qadmin dead {queue} to see their errors; once the cause is fixed, "
+            f"qadmin redrive {queue} --all --dry-run, then qadmin redrive {queue} --all --yes",
+        )
+    ]
+
+
+def _count(report: InspectReport) -> int | None:
+    part: DeadLetters | None = report.part("dead")
+    return None if part is None else part.count
+
+
+def _oldest(report: InspectReport) -> float | None:
+    part: DeadLetters | None = report.part("dead")
+    return None if part is None else part.oldest_s
+
+
+ENTRY = Diagnostic(
+    name="dead",
+    order=25,
+    sql=(),
+    collect=collect,
+    rule=rule,
+    queue_only=True,
+    metrics=(
+        Metric(
+            "dead",
+            "",
+            "dead letters (claim queues with --max-attempts)",
+            lambda r: float(n) if (n := _count(r)) is not None else None,
+            warn=1,
+            applies=lambda r: r.part("dead") is not None,
+        ),
+    ),
+    fields=(
+        Field(
+            "dead",
+            "messages",
+            "messages in the dead table, counted up to 10,000 (claim queues)",
+            "int64",
+            _count,
+        ),
+        Field(
+            "oldest_dead_s",
+            "s",
+            "how long the first dead message has been in the dead table (claim queues)",
+            "float64",
+            _oldest,
+        ),
+    ),
+)

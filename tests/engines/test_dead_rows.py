@@ -1,0 +1,157 @@
+"""Behind dead rows that a held snapshot keeps from cleanup, ``size`` (and so inspect and
+check) still reports the right depth and oldest message, names where each came from, and on
+PostgreSQL reads a bounded number of buffers: the head is found from the watermark, or by a
+window below the id high-water mark, not by walking the dead index entries one by one.
+
+InnoDB skips delete-marked records inside one handler call (Handler_read_next does not see
+them), so on MariaDB the values and the sources are what is checked."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from qadmin.diagnostics.entries import size
+from qadmin.engines import Engine
+from qadmin.kinds import QueueSpec
+from qadmin.ops import messages, queues
+from qadmin.ops.values import iso, to_utc
+from tests.conftest import make_target
+
+DEAD = 10_000
+LIVE = 20
+
+
+def _hold(target: Any) -> Engine:
+    """Another session with a snapshot open: the rows deleted after it stay (dead, not gone)."""
+    holder = target.engine()
+    cursor = holder.conn.cursor()
+    if holder.name == "postgresql":
+        cursor.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        cursor.execute("SELECT 1")
+    else:
+        cursor.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+    return holder
+
+
+def _leave_dead(engine: Engine, spec: QueueSpec, n: int) -> None:
+    """n messages pushed and consumed (a claim queue's claimed, then acked)."""
+    table = engine.qualified(spec.name)
+    if engine.name == "postgresql":
+        source = f"SELECT convert_to(repeat('x', 300), 'UTF8') FROM generate_series(1, {n})"
+        columns, now = "payload", "clock_timestamp()"
+    else:
+        source = f"SELECT UTC_TIMESTAMP(6), REPEAT('x', 300) FROM seq_1_to_{n}"
+        columns, now = "enqueued_at, payload", "UTC_TIMESTAMP(6)"
+    engine.run([f"INSERT INTO {table} ({columns}) {source}"])
+    if spec.kind.value == "claim":
+        engine.run([f"UPDATE {table} SET processing_started_at = {now}"])
+    engine.run([f"DELETE FROM {table}"])
+
+
+def _buffers(engine: Engine, schema: str) -> int:
+    """Blocks read from the schema's tables and indexes, this backend's flushed first."""
+    engine.query("SELECT pg_stat_force_next_flush()")
+    rows = engine.query(
+        "SELECT coalesce(sum(coalesce(heap_blks_read, 0) + coalesce(heap_blks_hit, 0)"
+        " + coalesce(idx_blks_read, 0) + coalesce(idx_blks_hit, 0)), 0) AS b"
+        " FROM pg_statio_user_tables WHERE schemaname = :schema",
+        {"schema": schema},
+    )
+    return int(rows[0]["b"])
+
+
+def _behind_dead_rows(
+    label: str, kind: str, watermark: bool, request: Any, tmp_path: Any
+) -> tuple[size.Size, list[dict[str, Any]], int | None]:
+    """The queue's size behind DEAD dead rows with LIVE messages waiting, the pushed messages,
+    and (PostgreSQL) the buffers the measure read."""
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("dr_q", kind, None, False, watermark))
+    holder = _hold(target)
+    try:
+        _leave_dead(engine, spec, DEAD)
+        if engine.name == "postgresql":  # the dead-row count reaches the catalog now, not in 1 s
+            engine.query("SELECT pg_stat_force_next_flush()")
+        pushed = messages.push(engine, spec, [b"live%d" % i for i in range(LIVE)])
+        if watermark:
+            # where the dequeues' advance puts it (set by hand: on a shared MariaDB server any
+            # open writer elsewhere holds the advance back, docs/kinds.md#watermarks)
+            wm = engine.qualified(spec.name + "_wm")
+            engine.run([f"UPDATE {wm} SET wm = {int(pushed[0]['id'])}"])
+        schema = target.schema if engine.name == "postgresql" else None
+        before = _buffers(engine, schema) if schema else None
+        part = size.measure(engine, spec)
+        read = None if before is None or schema is None else _buffers(engine, schema) - before
+    finally:
+        holder.conn.rollback()
+        holder.close()
+    engine.close()
+    return part, pushed, read
+
+
+@pytest.mark.parametrize("kind, watermark", [("fifo", False), ("fifo", True), ("claim", False)])
+@pytest.mark.parametrize("label", ["postgresql", "mariadb"])
+def test_size_behind_dead_rows_reads_the_head_not_the_dead(
+    label, kind, watermark, request, tmp_path, monkeypatch
+):
+    # the catalog's dead-row count (10,000) is over the limit: no walk from the bottom
+    monkeypatch.setattr(size, "DEAD_WALK_LIMIT", 1000)
+    part, pushed, read = _behind_dead_rows(label, kind, watermark, request, tmp_path)
+    assert part.depth == LIVE
+    assert part.oldest_enqueued_at == iso(to_utc(pushed[0]["enqueued_at"]))
+    if watermark:
+        assert part.depth_exact and not part.oldest_at_least
+        assert part.depth_source == f"counted from the watermark (id >= {pushed[0]['id']})"
+        assert part.oldest_source == "the first row at or above the watermark"
+    else:
+        assert not part.depth_exact and part.oldest_at_least
+        assert part.depth_source and part.depth_source.startswith("bounded probe: counted in")
+        assert part.oldest_source and "rows below it not read" in part.oldest_source
+    data = part.to_json_dict()
+    assert data["oldest_source"] == part.oldest_source
+    assert data.get("oldest_at_least", False) is part.oldest_at_least
+    if read is not None:
+        # an index scan reads a buffer per heap page change: the probe's first window (1,000
+        # ids; a claim's two versions of each lie on different pages) or the watermark's few,
+        # where the walk from the bottom visits every dead row's page
+        assert read < 2500, read
+
+
+def test_postgres_size_counts_from_the_bottom_when_the_catalog_bounds_the_dead_rows(
+    request, tmp_path
+):
+    """10,000 dead rows are within DEAD_WALK_LIMIT: the walk from the first entry is bounded
+    by them, so depth is exact and says how it was bounded."""
+    part, pushed, read = _behind_dead_rows("postgresql", "fifo", False, request, tmp_path)
+    assert (part.depth, part.depth_exact, part.oldest_at_least) == (LIVE, True, False)
+    assert part.oldest_enqueued_at == iso(to_utc(pushed[0]["enqueued_at"]))
+    assert part.depth_source == f"counted (n_dead_tup {DEAD})"
+    # the price the bound allows: every dead row's heap page (~430 of 300-byte rows)
+    assert read is not None and read > 400
+
+
+def test_postgres_size_of_an_empty_queue_behind_dead_rows_stays_bounded(
+    request, tmp_path, monkeypatch
+):
+    """No message waits: the probe's first window is empty and the catalog says the table
+    holds no live rows, so it stops there instead of widening through the dead rows."""
+    monkeypatch.setattr(size, "DEAD_WALK_LIMIT", 1000)
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("dr_e", "fifo", None, False, False))
+    holder = _hold(target)
+    try:
+        _leave_dead(engine, spec, DEAD)
+        engine.query("SELECT pg_stat_force_next_flush()")
+        before = _buffers(engine, target.schema)
+        part = size.measure(engine, spec)
+        read = _buffers(engine, target.schema) - before
+    finally:
+        holder.conn.rollback()
+        holder.close()
+    engine.close()
+    assert (part.depth, part.depth_exact, part.oldest_age_s) == (0, False, None)
+    assert read < 150, read

@@ -1,0 +1,423 @@
+"""maintain on a bloated queue, for real: --dry-run proposes and changes nothing; --yes runs
+while a producer and a consumer keep going (every id popped exactly once, neither held up for
+long); a leftover invalid index is dropped concurrently; a lock held elsewhere makes the DDL
+step skip after the short lock wait instead of hanging."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+import psycopg
+import pymysql
+import pytest
+from click.testing import CliRunner
+
+from qadmin.cli import cli
+from qadmin.errors import EXIT_ERROR, EXIT_INCOMPLETE, EXIT_LOCK_TIMEOUT, EXIT_USAGE, QueueEmpty
+from qadmin.kinds import QueueSpec
+from qadmin.ops import messages, queues
+from tests.conftest import MY_HOST, Target, make_target
+
+# The longest a single push or pop may take while maintain runs: the DDL lock wait (1 s, the
+# default) plus a margin for a shared 2-core machine.
+SLOW_CALL_S = 3.0
+
+
+class Traffic:
+    """A producer and a consumer, each on its own connection, pushing and popping small
+    batches until stopped; every id pushed and popped is kept, with the slowest call."""
+
+    def __init__(self, target: Target, spec: QueueSpec) -> None:
+        self.target, self.spec = target, spec
+        self.pushed: list[int] = []
+        self.popped: list[int] = []
+        self.slowest = 0.0
+        self.pids: list[int] = []  # PostgreSQL: the backends of the producer and consumer
+        self.errors: list[BaseException] = []
+        self._stop = threading.Event()
+        self._threads = [threading.Thread(target=self._loop, args=(w,)) for w in ("push", "pop")]
+
+    def __enter__(self) -> Traffic:
+        for thread in self._threads:
+            thread.start()
+        time.sleep(0.3)  # both are under way before maintain starts
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join(30)
+
+    def _loop(self, what: str) -> None:
+        engine = self.target.engine()
+        if self.target.label == "postgresql":
+            self.pids.append(int(engine.query("SELECT pg_backend_pid() AS pid")[0]["pid"]))
+        try:
+            while not self._stop.is_set():
+                start = time.monotonic()
+                if what == "push":
+                    rows = messages.push(engine, self.spec, [b"t" * 100] * 10)
+                    self.pushed.extend(int(r["id"]) for r in rows)
+                else:
+                    rows = _pop(engine, self.spec, 10)
+                    self.popped.extend(int(r["id"]) for r in rows)
+                self.slowest = max(self.slowest, time.monotonic() - start)
+                time.sleep(0.005)
+        except BaseException as exc:  # reported by check()
+            self.errors.append(exc)
+        finally:
+            engine.close()
+
+    def check(self, engine: Any) -> None:
+        """Nothing lost, nothing twice, nobody held up for long."""
+        assert not self.errors, self.errors
+        while rest := _pop(engine, self.spec, 1000):
+            self.popped.extend(int(r["id"]) for r in rest)
+        assert len(self.pushed) > 20
+        assert sorted(self.popped) == sorted(self.pushed)
+        assert self.slowest < SLOW_CALL_S, self.slowest
+
+
+def _pop(engine: Any, spec: QueueSpec, count: int) -> list[dict[str, Any]]:
+    try:
+        return messages.pop(engine, spec, count)
+    except QueueEmpty:
+        return []
+
+
+def _churn(engine: Any, spec: QueueSpec, rows: int, payload: bytes) -> None:
+    for _ in range(0, rows, 1000):
+        messages.push(engine, spec, [payload] * 1000)
+    while _pop(engine, spec, 1000):
+        pass
+
+
+def _maintain(target: Target, name: str, *args: str) -> Any:
+    return CliRunner().invoke(cli, ["maintain", name, *args, *target.cli_args()])
+
+
+def _actions(result: Any) -> dict[str, str]:
+    return {a["action"]: a["status"] for a in json.loads(result.stdout)["actions"]}
+
+
+def _until(check: Any, timeout_s: float = 10.0) -> Any:
+    deadline = time.monotonic() + timeout_s
+    while not (got := check()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return got
+
+
+def test_postgres_vacuum_names_the_snapshot_that_keeps_its_dead_rows(pg_own_database):
+    """In a database of its own (no other session's snapshot counts for its tables): the bloat
+    is made while a snapshot is held. While it stays open the dry run names it, and the VACUUM
+    that runs anyway says it kept the rows and who holds them (exit 10); once it ends, the
+    next maintain removes them, under traffic, each action's lock on stderr before it runs."""
+    target = Target("postgresql", pg_own_database, "public")
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("mq", "fifo", None, False))
+    messages.push(engine, spec, [b"same", b"same"])
+    with psycopg.connect(pg_own_database, autocommit=True) as admin:
+        admin.execute("ALTER TABLE mq SET (autovacuum_enabled = false)")  # no race with it
+        with pytest.raises(psycopg.errors.UniqueViolation):
+            admin.execute("CREATE UNIQUE INDEX CONCURRENTLY mq_payload_ccnew ON mq (payload)")
+    holder = psycopg.connect(pg_own_database)
+    holder.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+    held_at = time.monotonic()
+    pid = holder.execute("SELECT pg_backend_pid()").fetchone()[0]  # a snapshot, no table lock
+    _churn(engine, spec, 12_000, b"p" * 100)
+    engine.close()  # a backend flushes its counters as it exits
+    time.sleep(max(0.0, 1.2 - (time.monotonic() - held_at)))  # named from 1 s old
+
+    def dead_rows() -> int:
+        with psycopg.connect(pg_own_database) as conn:
+            row = conn.execute("SELECT n_dead_tup FROM pg_stat_user_tables WHERE relname = 'mq'")
+            return int(row.fetchone()[0])
+
+    assert _until(lambda: dead_rows() >= 12_000)
+    planned = json.loads(_maintain(target, "mq", "--dry-run", "--format", "json").stdout)
+    assert {a["action"]: a["status"] for a in planned["actions"]} == {
+        "drop_invalid": "proposed",
+        "autovacuum": "proposed",
+        "vacuum": "proposed",
+    }
+    vacuum = next(a for a in planned["actions"] if a["action"] == "vacuum")
+    assert f"VACUUM would remove little: pid {pid} (postgres, idle in transaction" in vacuum["why"]
+    sql = _maintain(target, "mq", "--dry-run", "--format", "plain").stdout
+    assert 'DROP INDEX CONCURRENTLY IF EXISTS "public"."mq_payload_ccnew";' in sql
+    assert 'VACUUM (ANALYZE, TRUNCATE false) "public"."mq";' in sql
+    assert "lock: SHARE UPDATE EXCLUSIVE" in sql
+    told = _maintain(target, "mq", "--dry-run", "--allow-blocking", "--format", "plain").stdout
+    assert 'VACUUM (ANALYZE) "public"."mq";' in told  # the truncation kept, and said so:
+    assert "then ACCESS EXCLUSIVE to cut empty pages off the end of the file" in told
+    assert _maintain(target, "mq").exit_code == EXIT_USAGE  # no --yes off a terminal
+    assert dead_rows() >= 12_000  # the dry run and the refusal changed nothing
+
+    ran = _maintain(target, "mq", "--yes", "--format", "json")
+    assert ran.exit_code == EXIT_INCOMPLETE, ran.output
+    statuses = _actions(ran)
+    assert statuses["drop_invalid"] == statuses["autovacuum"] == "done"
+    assert re.fullmatch(
+        rf"done, [0-9,]+ dead rows kept: held by pid {pid} \(postgres, idle in transaction .*",
+        statuses["vacuum"],
+    )
+    assert "vacuum done, " in ran.stderr.splitlines()[-1]
+    said = ran.stderr.splitlines()
+    assert said[0].startswith('running: DROP INDEX CONCURRENTLY IF EXISTS "public"')
+    assert said[1].startswith('running: ALTER TABLE "public"."mq" SET (autovacuum_vacuum_scale')
+    assert said[2] == (
+        'running: VACUUM (ANALYZE, TRUNCATE false) "public"."mq" (SHARE UPDATE EXCLUSIVE on '
+        "the table: does not block reads or writes (pushes, pops))"
+    )
+    holder.close()
+
+    engine = target.engine()
+    with Traffic(target, spec) as traffic:
+        ran = _maintain(target, "mq", "--yes", "--format", "json")
+    traffic.check(engine)
+    # The traffic's own snapshots may hold the horizon (their xmin is the oldest transaction
+    # running anywhere on the server): then the status names one of them, or, when that
+    # short transaction has ended before the look-up, says so; exit 10 either way.
+    status = _actions(ran)["vacuum"]
+    if status != "done":
+        assert ran.exit_code == EXIT_INCOMPLETE, ran.output
+        held = re.fullmatch(r"done, [0-9,]+ dead rows kept: held by pid ([0-9]+) .*", status)
+        ended = "held by a snapshot that ended before qadmin could name it" in status
+        assert ended or (held and int(held[1]) in traffic.pids), status
+    assert _actions(_maintain(target, "mq", "--yes", "--format", "json")) == {"vacuum": "done"}
+    with psycopg.connect(pg_own_database) as conn:
+        indexes = conn.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'mq'")
+        assert [r[0] for r in indexes] == ["mq_pkey"]
+        row = conn.execute(
+            "SELECT c.reloptions, s.last_vacuum FROM pg_class c "
+            "JOIN pg_stat_user_tables s ON s.relid = c.oid WHERE c.relname = 'mq'"
+        ).fetchone()
+    assert "autovacuum_vacuum_scale_factor=0" in row[0] and row[1] is not None
+    with psycopg.connect(pg_own_database, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pgstattuple")
+        counted = conn.execute("SELECT dead_tuple_count FROM pgstattuple('mq')").fetchone()[0]
+    assert counted < 2000  # counted, not the statistics' estimate: the churned rows are gone
+    engine.close()
+
+
+def test_postgres_ddl_is_skipped_not_queued_behind_a_held_lock(request, tmp_path):
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("cq", "claim", None, False))
+    planned = _maintain(target, "cq", "--dry-run", "--format", "json")
+    fillfactor = next(
+        a for a in json.loads(planned.stdout)["actions"] if a["action"] == "fillfactor"
+    )
+    assert fillfactor["note"] == "applies to pages written from now on, not to existing ones"
+    table = f'"{target.schema}".cq'
+    with psycopg.connect(target.dsn) as holder:
+        holder.execute(f"LOCK TABLE {table} IN SHARE UPDATE EXCLUSIVE MODE")
+        start = time.monotonic()
+        ran = _maintain(target, "cq", "--yes", "--ddl-lock-timeout", "300ms", "--format", "json")
+        assert time.monotonic() - start < 10
+        assert ran.exit_code == EXIT_LOCK_TIMEOUT, ran.output
+        assert _actions(ran)["fillfactor"] == "skipped: lock not granted in 300 ms"
+        assert messages.push(engine, spec, [b"still flowing"])  # the queue never waited
+        holder.rollback()
+    with psycopg.connect(target.dsn) as conn:
+        options = conn.execute(f"SELECT reloptions FROM pg_class WHERE oid = '{table}'::regclass")
+        assert options.fetchone()[0] is None
+    engine.close()
+
+
+def test_mariadb_rebuild_runs_in_place_under_traffic_and_skips_behind_a_held_lock(
+    request, tmp_path
+):
+    target = make_target("mariadb", request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("mq", "fifo", None, False))
+    _churn(engine, spec, 6000, b"m" * 1000)
+
+    def proposed() -> dict[str, str] | None:
+        actions = _actions(_maintain(target, "mq", "--dry-run", "--format", "json"))
+        return actions if "rebuild" in actions else None  # InnoDB's statistics catch up
+
+    assert _until(proposed) == {"rebuild": "proposed", "analyze": "proposed"}
+    sql = _maintain(target, "mq", "--dry-run", "--format", "plain").stdout
+    assert f"ALTER TABLE `{target.schema}`.`mq` FORCE, ALGORITHM=INPLACE, LOCK=NONE;" in sql
+    holder = pymysql.connect(host=MY_HOST, user="root", database=target.schema)
+    with holder, holder.cursor() as cur:
+        cur.execute("BEGIN")
+        cur.execute("SELECT COUNT(*) FROM mq")  # its metadata lock stays until it ends
+        ran = _maintain(target, "mq", "--yes", "--format", "json")
+        assert ran.exit_code == EXIT_LOCK_TIMEOUT, ran.output
+        assert _actions(ran) == {
+            "rebuild": "skipped: lock not granted in 1000 ms",
+            "analyze": "skipped: it follows the rebuild, skipped",
+        }
+        holder.rollback()
+    with Traffic(target, spec) as traffic:
+        ran = _maintain(target, "mq", "--yes", "--format", "json")
+    traffic.check(engine)
+    assert ran.exit_code == 0, ran.output
+    assert _actions(ran) == {"rebuild": "done", "analyze": "done"}
+    size = engine.diagnostic("size", {"schema": target.schema, "table": "mq"})[0]
+    assert int(size["table_bytes"]) < 1024 * 1024
+    engine.close()
+
+
+def test_mariadb_refuses_a_copying_rebuild_of_a_fulltext_table(request, tmp_path):
+    """A hand-built table (no qadmin queue) with a FULLTEXT index cannot be rebuilt online:
+    the rebuild is refused with the reason, and --allow-blocking runs OPTIMIZE instead."""
+    target = make_target("mariadb", request, tmp_path)
+    engine = target.engine()
+    engine.run(
+        [
+            "CREATE TABLE jobs (id BIGINT AUTO_INCREMENT PRIMARY KEY, body TEXT, "
+            "FULLTEXT (body)) ENGINE=InnoDB",
+            "INSERT INTO jobs (body) SELECT REPEAT('b', 2000) FROM "
+            "(SELECT seq FROM seq_1_to_3000) AS s",
+            "DELETE FROM jobs",
+        ]
+    )
+
+    def refused() -> str | None:
+        actions = _actions(_maintain(target, "jobs", "--dry-run", "--format", "json"))
+        return actions.get("optimize")
+
+    status = _until(refused)
+    assert status == "refused: its lock blocks the queue (--allow-blocking runs it)"
+    plan = json.loads(_maintain(target, "jobs", "--dry-run", "--format", "json").stdout)
+    assert "FULLTEXT" in plan["actions"][0]["why"]
+    ran = _maintain(target, "jobs", "--yes", "--allow-blocking", "--format", "json")
+    assert ran.exit_code == 0, ran.output
+    assert _actions(ran)["optimize"] == "done"
+    engine.close()
+
+
+def test_sqlite_refuses_vacuum_unless_told_and_goes_incremental(request, tmp_path):
+    target = make_target("sqlite", request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("sq", "fifo", None, False))
+    _churn(engine, spec, 3000, b"s" * 900)
+    planned = _maintain(target, "sq", "--dry-run", "--format", "json")
+    assert _actions(planned) == {
+        "vacuum": "refused: its lock blocks the queue (--allow-blocking runs it)",
+        "optimize": "proposed",
+    }
+    with Traffic(target, spec) as traffic:
+        ran = _maintain(target, "sq", "--yes", "--format", "json")
+    traffic.check(engine)
+    assert ran.exit_code == EXIT_INCOMPLETE and _actions(ran)["optimize"] == "done"
+    assert ran.stderr.splitlines() == [
+        "running: PRAGMA optimize (the database's write lock while it runs ANALYZE on the "
+        "tables that need it (usually none: milliseconds))",
+        "qadmin: error: maintain sq: vacuum refused: its lock blocks the queue "
+        "(--allow-blocking runs it)",
+    ]
+
+    def free_pages() -> int:
+        return int(engine.query("SELECT freelist_count AS f FROM pragma_freelist_count()")[0]["f"])
+
+    assert free_pages() > 500  # the refused VACUUM did not run
+    ran = _maintain(target, "sq", "--yes", "--allow-blocking", "--format", "json")
+    assert ran.exit_code == 0 and _actions(ran)["vacuum"] == "done" and free_pages() == 0
+    _churn(engine, spec, 3000, b"s" * 900)
+    with Traffic(target, spec) as traffic:
+        ran = _maintain(target, "sq", "--yes", "--format", "json")
+    traffic.check(engine)
+    assert _actions(ran) == {"incremental_vacuum": "done", "optimize": "done"}
+    assert free_pages() == 0
+    engine.close()
+
+
+def test_maintain_refuses_a_ddl_lock_wait_above_the_lock_timeout(request, tmp_path):
+    target = make_target("sqlite", request, tmp_path)
+    queues.create(target.engine(), queues.make_spec("sq", "fifo", None, False))
+    args = ("--yes", "--lock-timeout", "500", "--format", "json")
+    refused = _maintain(target, "sq", *args, "--ddl-lock-timeout", "2s")
+    assert refused.exit_code == EXIT_USAGE and refused.stdout == ""
+    assert refused.stderr == (
+        "qadmin: error: --ddl-lock-timeout 2000 ms is above --lock-timeout 500 ms: raise "
+        "--lock-timeout too, or wait less\n"
+    )
+    assert _maintain(target, "sq", *args).exit_code == 0  # the default wait fits under it
+
+
+def test_maintain_lists_the_actions_and_their_locks_before_asking_on_a_terminal(request, tmp_path):
+    """On a terminal the confirmation shows what would run and the lock each takes; a
+    name typed wrong runs nothing."""
+    target = make_target("sqlite", request, tmp_path)
+    queues.create(target.engine(), queues.make_spec("sq", "fifo", None, False))
+    main, tty = os.openpty()
+    os.write(main, b"wrong\n")
+    with open(tty, "rb") as stdin:
+        asked = subprocess.run(
+            [sys.executable, "-m", "qadmin", "maintain", "sq", *target.cli_args()],
+            stdin=stdin,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    os.close(main)
+    assert asked.returncode == EXIT_USAGE and asked.stdout == ""
+    assert asked.stderr.splitlines()[:2] == [
+        "maintain sq will run, in order:",
+        "  optimize database: the database's write lock while it runs ANALYZE on the tables "
+        "that need it (usually none: milliseconds)",
+    ]
+    assert "Type its name to confirm" in asked.stderr and "running:" not in asked.stderr
+
+
+def test_maintain_names_a_missing_queue(request, tmp_path):
+    target = make_target("sqlite", request, tmp_path)
+    queues.create(target.engine(), queues.make_spec("other", "fifo", None, False))
+    result = _maintain(target, "nope", "--dry-run")
+    assert result.exit_code == 5 and "nope" in result.stderr
+
+
+def test_postgres_reindex_concurrently_and_the_leftover_of_a_failed_one(pg_own_database):
+    """A bloated primary key is rebuilt with REINDEX CONCURRENTLY; when an open transaction
+    holds the table the rebuild gives up at the lock wait, its INVALID _ccnew copy stays (its
+    drop, tried in the same run, waits for the same transaction): the reindex failed, saying
+    so, and the next run drops it and rebuilds."""
+    target = Target("postgresql", pg_own_database, "public")
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("rq", "fifo", None, False))
+    engine.close()
+    with psycopg.connect(pg_own_database, autocommit=True) as admin:
+        # 50,000 messages through the queue in two statements (the routines one by one would
+        # take the test's time): the primary key keeps their pages
+        admin.execute("INSERT INTO rq (payload) SELECT 'r' FROM generate_series(1, 50000)")
+        admin.execute("DELETE FROM rq")
+        admin.execute("VACUUM ANALYZE rq")  # as autovacuum would: the estimate needs statistics
+    planned = json.loads(_maintain(target, "rq", "--dry-run", "--format", "json").stdout)
+    reindex = next(a for a in planned["actions"] if a["action"] == "reindex")
+    assert reindex["target"] == "rq_pkey" and "bloat" in reindex["why"]
+    with psycopg.connect(pg_own_database) as holder:
+        holder.execute("INSERT INTO rq (payload) VALUES ('held')")  # ROW EXCLUSIVE, kept open
+        ran = _maintain(target, "rq", "--yes", "--ddl-lock-timeout", "300", "--format", "json")
+        assert ran.exit_code == EXIT_ERROR, ran.output  # it changed the table: not "skipped"
+        assert _actions(ran)["reindex"] == (
+            "failed: left invalid index rq_pkey_ccnew (skipped: lock not granted in 300 ms); "
+            "the next maintain drops it"
+        )
+        holder.rollback()
+    leftover = json.loads(_maintain(target, "rq", "--dry-run", "--format", "json").stdout)
+    assert [a["target"] for a in leftover["actions"] if a["action"] == "drop_invalid"] == [
+        "rq_pkey_ccnew"
+    ]
+    with Traffic(target, spec) as traffic:
+        ran = _maintain(target, "rq", "--yes", "--format", "json")
+    engine = target.engine()
+    traffic.check(engine)
+    assert ran.exit_code == 0, ran.output
+    assert _actions(ran)["drop_invalid"] == "done" and _actions(ran)["reindex"] == "done"
+    with psycopg.connect(pg_own_database) as conn:
+        rows = conn.execute(
+            "SELECT c.relname, c.relpages FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+            "WHERE i.indrelid = 'rq'::regclass"
+        ).fetchall()
+    assert [r[0] for r in rows] == ["rq_pkey"] and rows[0][1] < 100
+    engine.close()
