@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import socket
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from datetime import datetime
@@ -35,6 +36,11 @@ _POLL_MAX_S = 0.1
 # pop --wait where the pushes notify (PostgreSQL): a re-poll this often all the same, the safety
 # net for a queue created before its push routine notified and for a missed notification.
 _REPOLL_S = 1.0
+# Whether a queue has push_many, per engine session: a batch loop must not pay two catalog reads
+# per chunk. Keyed by what a create or a convert changes (kind, creation time, overlays).
+_PUSH_MANY: weakref.WeakKeyDictionary[Engine, dict[tuple[Any, ...], list[str] | None]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def default_worker() -> str:
@@ -115,6 +121,14 @@ def push_many_section(engine: Engine, spec: QueueSpec) -> list[str] | None:
     """The call of the queue's ``push_many`` routine (many messages in one statement), or None
     for a queue created before it existed (its catalog records no such routine) or a kind that
     has none on this server: a batch then takes the push routine's path."""
+    known = _PUSH_MANY.setdefault(engine, {})
+    key = (spec.name, spec.kind, spec.created_at, spec.overlays)
+    if key not in known:
+        known[key] = _push_many_call(engine, spec)
+    return known[key]
+
+
+def _push_many_call(engine: Engine, spec: QueueSpec) -> list[str] | None:
     if not engine.template(spec).has("push_many"):
         return None
     name = spec.objects()["push_many"]
