@@ -358,9 +358,10 @@ def _b64(payloads: list[bytes]) -> str:
 
 @pytest.mark.parametrize("label", ["mariadb", "mysql8"])
 def test_an_application_calls_push_many_itself_on_mysql(label, request, tmp_path):
-    """One result set for the whole batch; in the caller's transaction it goes with a
-    rollback; a ring's runs in a transaction of its own for an autocommit caller at
-    REPEATABLE READ, and is refused inside a REPEATABLE READ transaction."""
+    """One result set for the whole batch, all or nothing for an autocommit caller too; in the
+    caller's transaction it goes with a rollback; a ring's runs in a transaction of its own for
+    an autocommit caller at REPEATABLE READ, and is refused inside a REPEATABLE READ
+    transaction."""
     target = make_target(label, request, tmp_path)
     engine = target.engine()
     fifo = queues.create(engine, queues.make_spec("q", "fifo", None, False))
@@ -370,6 +371,8 @@ def test_an_application_calls_push_many_itself_on_mysql(label, request, tmp_path
         cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")
     sets = _result_sets(app, "CALL q_push_many(%s)", _b64([b"a", b"b", b"c"]))
     assert len(sets) == 1 and len(sets[0]) == 3
+    with pytest.raises(pymysql.err.MySQLError):  # the third is not base64: all or nothing
+        _result_sets(app, "CALL q_push_many(%s)", json.dumps(["YQ==", "Yg==", "!!"]))
     app.begin()
     _result_sets(app, "CALL q_push_many(%s)", _b64([b"gone"]))
     with pytest.raises(pymysql.err.OperationalError, match="READ COMMITTED"):

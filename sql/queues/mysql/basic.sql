@@ -65,10 +65,13 @@ BEGIN
     DECLARE v_payload LONGTEXT;
     DECLARE v_ids LONGTEXT DEFAULT '[';  -- the ids taken, closed at the end
     DECLARE v_done INT DEFAULT 0;
+    {txn_declare()};
     DECLARE batch_rows CURSOR FOR
         SELECT t.p FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (n FOR ORDINALITY,
                                                       p LONGTEXT PATH '$')) AS t ORDER BY t.n;
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
+    {txn_handler()};
+    {txn_begin()};  -- all or nothing for an autocommit caller too
     OPEN batch_rows;
     take: LOOP
         FETCH batch_rows INTO v_payload;
@@ -83,6 +86,7 @@ BEGIN
     FROM JSON_TABLE(CONCAT(v_ids, ']'), '$[*]'
                     COLUMNS (n FOR ORDINALITY, id BIGINT PATH '$')) AS t
     ORDER BY t.n;
+    {txn_end()};
 END
 
 -- name: drop
