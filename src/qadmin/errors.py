@@ -38,6 +38,11 @@ class QadminError(Exception):
 
     exit_code = EXIT_ERROR
 
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)
+        # What a push had committed when this stopped it (its earlier chunks): shown first.
+        self.pushed: list[dict[str, Any]] = []
+
 
 class UsageError(QadminError):
     """Bad input from the user: caught before any SQL is sent."""

@@ -384,3 +384,76 @@ def test_an_application_calls_push_many_itself_on_mysql(label, request, tmp_path
     assert [r["payload"] for r in _drain(engine, fifo)] == [b"a", b"b", b"c"]
     assert [r["payload"] for r in _drain(engine, ring)] == _lines(8)
     engine.close()
+
+
+RACE_S = 6.0
+
+
+def _app_calls(label: str, schema: str):
+    """An application's own connection and its ring calls: push_many of a batch, pop(25)."""
+    if label == "postgresql":
+        conn = psycopg.connect(PG_ADMIN, autocommit=True)
+        conn.execute(f"SET search_path TO {schema}")
+
+        def push(batch: list[bytes]) -> list[int]:
+            return [r[0] for r in conn.execute("SELECT id FROM r_push_many(%s)", [batch])]
+
+        def pop() -> list[int]:
+            return [r[0] for r in conn.execute("SELECT id FROM r_pop(25)")]
+
+        return conn, push, pop
+    conn = pymysql.connect(host=MY_HOST, user="root", database=schema, autocommit=True)
+
+    def push_my(batch: list[bytes]) -> list[int]:
+        return [
+            r[0] for rows in _result_sets(conn, "CALL r_push_many(%s)", _b64(batch)) for r in rows
+        ]
+
+    def pop_my() -> list[int]:
+        return [r[0] for rows in _result_sets(conn, "CALL r_pop(25)") for r in rows]
+
+    return conn, push_my, pop_my
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("capacity", [5, 50])
+@pytest.mark.parametrize("label", ["postgresql", "mariadb"])
+def test_racing_batches_on_a_small_ring_never_deadlock(label, capacity, request, tmp_path):
+    """Applications' own calls: 2 connections push_many 300 messages at a time and 2 pop 25,
+    in autocommit, on a ring far smaller than a batch, so racing batches' numbers interleave
+    and lap it. No call fails (a deadlock rolled back a slot write after its number was
+    taken: an orphan or a hole that stalled the ring), and every number pushed is popped
+    exactly once."""
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    queues.create(engine, queues.make_spec("r", "ring", capacity, False))
+    pushed: list[int] = []
+    popped: list[int] = []
+    errors: list[str] = []
+    stop = time.monotonic() + RACE_S
+
+    def work(pushing: bool) -> None:
+        conn, push, pop = _app_calls(label, target.schema)
+        batch = _lines(300)
+        try:
+            while time.monotonic() < stop:
+                got = push(batch) if pushing else pop()
+                (pushed if pushing else popped).extend(got)
+        except Exception as exc:  # any failure is the finding: name it
+            errors.append(f"{'push' if pushing else 'pop'}: {exc}")
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=work, args=(p,)) for p in (True, True, False, False)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    conn, _, pop = _app_calls(label, target.schema)
+    while got := pop():
+        popped.extend(got)
+    conn.close()
+    assert len(pushed) > 10 * capacity, "the ring went round many times"
+    assert sorted(popped) == sorted(pushed), "every message popped exactly once"
+    engine.close()

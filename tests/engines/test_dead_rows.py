@@ -11,7 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from qadmin.cli import cli
 from qadmin.diagnostics.entries import size
 from qadmin.engines import Engine
 from qadmin.kinds import QueueSpec
@@ -21,6 +23,9 @@ from tests.conftest import make_target
 
 DEAD = 10_000
 LIVE = 20
+# What the probe's first window (1,000 ids) reads on PostgreSQL, well under the walk of DEAD
+# dead rows from the bottom (every dead row's heap page, over 400).
+WINDOW_BUFFERS = 250
 
 
 def _hold(target: Any) -> Engine:
@@ -35,16 +40,25 @@ def _hold(target: Any) -> Engine:
     return holder
 
 
-def _leave_dead(engine: Engine, spec: QueueSpec, n: int) -> None:
-    """n messages pushed and consumed (a claim queue's claimed, then acked)."""
+def _insert_sql(engine: Engine, spec: QueueSpec, n: int) -> str:
+    """n messages of 300 bytes in one statement."""
     table = engine.qualified(spec.name)
     if engine.name == "postgresql":
         source = f"SELECT convert_to(repeat('x', 300), 'UTF8') FROM generate_series(1, {n})"
-        columns, now = "payload", "clock_timestamp()"
-    else:
-        source = f"SELECT UTC_TIMESTAMP(6), REPEAT('x', 300) FROM seq_1_to_{n}"
-        columns, now = "enqueued_at, payload", "UTC_TIMESTAMP(6)"
-    engine.run([f"INSERT INTO {table} ({columns}) {source}"])
+        return f"INSERT INTO {table} (payload) {source}"
+    source = f"SELECT UTC_TIMESTAMP(6), REPEAT('x', 300) FROM seq_1_to_{n}"
+    return f"INSERT INTO {table} (enqueued_at, payload) {source}"
+
+
+def _insert(engine: Engine, spec: QueueSpec, n: int) -> None:
+    engine.run([_insert_sql(engine, spec, n)])
+
+
+def _leave_dead(engine: Engine, spec: QueueSpec, n: int) -> None:
+    """n messages pushed and consumed (a claim queue's claimed, then acked)."""
+    table = engine.qualified(spec.name)
+    now = "clock_timestamp()" if engine.name == "postgresql" else "UTC_TIMESTAMP(6)"
+    _insert(engine, spec, n)
     if spec.kind.value == "claim":
         engine.run([f"UPDATE {table} SET processing_started_at = {now}"])
     engine.run([f"DELETE FROM {table}"])
@@ -155,3 +169,108 @@ def test_postgres_size_of_an_empty_queue_behind_dead_rows_stays_bounded(
     engine.close()
     assert (part.depth, part.depth_exact, part.oldest_age_s) == (0, False, None)
     assert read < 150, read
+
+
+def _measure(engine: Engine, spec: QueueSpec, schema: str | None) -> tuple[size.Size, int | None]:
+    """The size, and (PostgreSQL) the buffers reading it took."""
+    if engine.name == "postgresql":
+        engine.query("SELECT pg_stat_force_next_flush()")
+    before = _buffers(engine, schema) if schema else None
+    part = size.measure(engine, spec)
+    return part, (None if before is None or schema is None else _buffers(engine, schema) - before)
+
+
+@pytest.mark.parametrize("label", ["postgresql", "mariadb"])
+def test_rows_below_the_probe_window_are_not_missed(label, request, tmp_path, monkeypatch):
+    """3,000 waiting rows, then 3,000 ids rolled back, then 300 rows: the probe's window holds
+    the 300 and an empty run below them, which looks like the bottom of the queue. The
+    catalog counts 3,300: that is the depth, and check judges it."""
+    monkeypatch.setattr(size, "DEAD_WALK_LIMIT", 1000)  # PostgreSQL probes too
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("gap_q", "fifo", None, False))
+    _insert(engine, spec, 3000)
+    with pytest.raises(RuntimeError), engine.transaction() as execute:
+        execute(_insert_sql(engine, spec, 3000))
+        raise RuntimeError("rolled back")
+    _insert(engine, spec, 300)
+    schema = target.schema if label == "postgresql" else None
+    part, _ = _measure(engine, spec, schema)
+    engine.close()
+    assert part.depth is not None and part.depth >= 3000, part.depth_source
+    assert not part.depth_exact and part.oldest_at_least
+    assert part.depth_source and "a bounded probe counted only 300" in part.depth_source
+    dsn = ["--dsn", target.dsn] + (["--schema", target.schema] if schema else [])
+    result = CliRunner().invoke(cli, ["check", "gap_q", "--crit-depth", "2000", *dsn])
+    assert result.exit_code == 2, result.output  # CRITICAL: 3,300 wait, not 300
+
+
+@pytest.mark.parametrize("label", ["postgresql", "mariadb"])
+def test_a_watermark_far_behind_is_a_floor_not_a_walk(label, request, tmp_path, monkeypatch):
+    """An open writer holds the watermark back while the dead rows above it grow: size
+    probes below the high-water mark instead of walking them from the watermark up."""
+    monkeypatch.setattr(size, "DEAD_WALK_LIMIT", 1000)
+    monkeypatch.setattr(size, "EXACT_DEPTH_LIMIT", 1000)
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("lag_q", "fifo", None, False, True))
+    holder = _hold(target)
+    try:
+        _leave_dead(engine, spec, DEAD)
+        pushed = messages.push(engine, spec, [b"live%d" % i for i in range(LIVE)])
+        engine.run([f"UPDATE {engine.qualified(spec.name + '_wm')} SET wm = 1"])
+        part, read = _measure(engine, spec, target.schema if label == "postgresql" else None)
+    finally:
+        holder.conn.rollback()
+        holder.close()
+    engine.close()
+    assert (part.depth, part.depth_exact, part.oldest_at_least) == (LIVE, False, True)
+    assert part.oldest_enqueued_at == iso(to_utc(pushed[0]["enqueued_at"]))
+    assert part.depth_source and "the watermark 1 lags behind" in part.depth_source
+    if read is not None:  # the 1,000-id window, not the 10,000 dead rows above the watermark
+        assert read < WINDOW_BUFFERS, read
+
+
+def test_postgres_size_does_not_count_a_big_clean_queue(request, tmp_path):
+    """12,000 rows and no dead ones: the catalog's live count is the depth, said so, and only
+    the first row is read (for the oldest)."""
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("big_q", "fifo", None, False))
+    _insert(engine, spec, 12_000)
+    part, read = _measure(engine, spec, target.schema)
+    engine.close()
+    assert (part.depth, part.depth_exact, part.oldest_at_least) == (12_000, False, False)
+    assert part.depth_source == "pg_stat_user_tables.n_live_tup (more than 10,000: not counted)"
+    assert part.oldest_source == "the first row" and part.oldest_enqueued_at is not None
+    assert read is not None and read < 20, read
+
+
+def test_postgres_size_does_not_trust_statistics_reset_after_the_dead_rows(
+    request, tmp_path, monkeypatch
+):
+    """Reset statistics count no dead rows: the ids issued since they began say they missed
+    the queue's history, so size probes instead of walking the 10,000 dead entries."""
+    monkeypatch.setattr(size, "DEAD_WALK_LIMIT", 1000)
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("reset_q", "fifo", None, False))
+    holder = _hold(target)
+    try:
+        _leave_dead(engine, spec, DEAD)
+        messages.push(engine, spec, [b"live%d" % i for i in range(LIVE)])
+        engine.query("SELECT pg_stat_force_next_flush()")  # the counts reach the server first
+        engine.query(
+            "SELECT pg_stat_reset_single_table_counters(CAST(:t AS regclass))",
+            {"t": f"{target.schema}.{spec.name}"},
+        )
+        part, read = _measure(engine, spec, target.schema)
+    finally:
+        holder.conn.rollback()
+        holder.close()
+    engine.close()
+    assert (part.depth, part.depth_exact) == (LIVE, False), part.notes
+    assert any(f"statistics saw 0 of the {DEAD + LIVE:,} ids issued" in n for n in part.notes), (
+        part.notes
+    )
+    assert read is not None and read < WINDOW_BUFFERS, read

@@ -13,10 +13,11 @@ import time
 import psycopg
 import pytest
 
+from qadmin.diagnostics import sql
 from qadmin.diagnostics.entries import ring as ring_part
 from qadmin.diagnostics.entries import size
 from qadmin.errors import QueueEmpty, QueueFull
-from qadmin.ops import messages, queues
+from qadmin.ops import catalog, messages, queues
 from tests.conftest import Target, make_target
 from tests.engines import diag
 from tests.engines.private_pg import quiet_pg  # noqa: F401 - a fixture
@@ -47,6 +48,24 @@ def _lock_slot(target, slot: int):
     cursor = engine.conn.cursor()
     cursor.execute(f"SELECT slot FROM {engine.qualified('ring_q')} WHERE slot = {slot} FOR UPDATE")
     cursor.fetchall()
+    return engine
+
+
+def _block_push(target):
+    """Hold what the next push needs, so a pusher blocks right after taking its number: its
+    slot (a push never waits on a slot: it goes to the overflow table) and, in the overflow
+    table, an uncommitted row with its number (the push's insert waits on that key)."""
+    engine = target.engine()
+    spec = catalog.get(engine, "ring_q")
+    number = int(sql.template_rows(engine, spec, "counters")[0]["enqueued_total"])
+    now = "clock_timestamp()" if engine.name == "postgresql" else "UTC_TIMESTAMP(6)"
+    cursor = engine.conn.cursor()
+    table, overflow = engine.qualified("ring_q"), engine.qualified("ring_q_overflow")
+    cursor.execute(f"SELECT slot FROM {table} WHERE slot = {number % 4} FOR UPDATE")
+    cursor.fetchall()
+    cursor.execute(
+        f"INSERT INTO {overflow} (message_id, enqueued_at, payload) VALUES ({number}, {now}, 'x')"
+    )
     return engine
 
 
@@ -98,7 +117,7 @@ def test_killed_pusher_leaves_a_missing_number_that_stops_pops(
     engine = target.engine()
     spec = queues.create(engine, queues.make_spec("ring_q", "ring", 4, False))
     first = _first(label)
-    _kill_blocked_client(target, "push", _lock_slot(target, first % 4))
+    _kill_blocked_client(target, "push", _block_push(target))
     messages.push(engine, spec, [b"x"])
     with pytest.raises(QueueEmpty):
         messages.pop(engine, spec)  # stuck at the number the dead pusher took
@@ -135,8 +154,7 @@ def test_repair_gets_both_stalls_moving_and_loses_nothing(label, request, tmp_pa
     assert json.loads(done.stdout)["park"] == [first]
     assert [m["payload"] for m in messages.pop(engine, spec)] == [b"a"]
     # now a pusher dies after taking its number: pops stop there until repair skips it
-    locker = _lock_slot(target, (first + 4) % 4)
-    _kill_blocked_client(target, "push", locker)
+    _kill_blocked_client(target, "push", _block_push(target))
     messages.push(engine, spec, [b"e"])
     with pytest.raises(QueueEmpty):
         messages.pop(engine, spec)
@@ -232,7 +250,7 @@ def test_purge_empties_a_ring_stopped_at_a_missing_number(label, request, tmp_pa
     target = make_target(label, request, tmp_path)
     engine = target.engine()
     spec = queues.create(engine, queues.make_spec("ring_q", "ring", 4, False))
-    _kill_blocked_client(target, "push", _lock_slot(target, _first(label) % 4))
+    _kill_blocked_client(target, "push", _block_push(target))
     messages.push(engine, spec, [b"x", b"y"])
     # The dry run's count is pushes minus pops (cheap), so it includes the missing number.
     assert queues.purge_plan(engine, spec).messages == 3
@@ -255,7 +273,7 @@ def test_check_reports_a_push_hole_as_critical_with_no_threshold_of_its_own(requ
     target = make_target("postgresql", request, tmp_path)
     engine = target.engine()
     spec = queues.create(engine, queues.make_spec("ring_q", "ring", 4, False))
-    _kill_blocked_client(target, "push", _lock_slot(target, 0))
+    _kill_blocked_client(target, "push", _block_push(target))
     messages.push(engine, spec, [b"x"])
     time.sleep(1.2)
     runner = CliRunner()
@@ -300,7 +318,7 @@ def test_messages_behind_a_push_hole_give_the_oldest_age(label, request, tmp_pat
     target = make_target(label, request, tmp_path)
     engine = target.engine()
     spec = queues.create(engine, queues.make_spec("ring_q", "ring", 4, False))
-    _kill_blocked_client(target, "push", _lock_slot(target, _first(label) % 4))
+    _kill_blocked_client(target, "push", _block_push(target))
     messages.push(engine, spec, [b"x", b"y"])
     time.sleep(1.2)
     code, checked = _cli_json(target, "check", "ring_q", "--warn-oldest-age", "1s", "--sample", "0")

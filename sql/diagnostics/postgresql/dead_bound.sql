@@ -1,10 +1,13 @@
 -- answers: how many dead entries a walk of the queue's index from its first entry can meet at
 --          most: the table's dead tuples (a DELETE or UPDATE not yet vacuumed away, index
---          entries included), so size knows whether that walk is cheap
+--          entries included), so size knows whether that walk is cheap; and how many rows the
+--          statistics saw inserted (rolled back or not), so that a count begun after most of
+--          the queue's ids were issued (statistics reset, a restore) is not trusted
 -- params: :schema, :table
 -- min version: PostgreSQL 13
 -- privilege: none (pg_stat_user_tables shows every table of the database)
 -- cost: one shared-memory statistics row; flushed by backends up to a second late
-SELECT s.n_dead_tup AS dead_bound, 'n_dead_tup ' || s.n_dead_tup AS dead_bound_source
+SELECT s.n_dead_tup AS dead_bound, 'n_dead_tup ' || s.n_dead_tup AS dead_bound_source,
+       s.n_tup_ins AS ids_seen
 FROM pg_catalog.pg_stat_user_tables AS s
 WHERE s.schemaname = :schema AND s.relname = :table

@@ -11,6 +11,9 @@
 -- * pop takes a number only after seeing message "next" present: an empty ring returns nothing
 --   and uses no number. A number whose message has not arrived is parked in the pending table
 --   and served first by later pops, so it is never skipped and no later message is lost.
+-- * Neither waits on a slot another transaction holds (READPAST): a push puts its message in the
+--   overflow table instead, a pop parks its number. A number is taken before the write and a
+--   deadlock would roll the write back but not the number; with no waits on slots, none forms.
 -- Sequences are NO CACHE: the article uses CACHE 100000 for speed, but a restart then loses the
 -- cached numbers, and a lost push number is a hole every popper stops at.
 
@@ -63,7 +66,7 @@ BEGIN
         RETURN;
     BEGIN TRANSACTION;
     SET @seq = NEXT VALUE FOR {push_seq};
-    UPDATE {table} WITH (ROWLOCK)
+    UPDATE {table} WITH (ROWLOCK, READPAST)
     SET message_id = @seq, payload = @payload, reference_count = 1, enqueued_at = @at
     WHERE slot = @seq % {capacity} AND reference_count = 0;
     IF @@ROWCOUNT = 0
@@ -112,7 +115,7 @@ BEGIN
                 BREAK;
             SET @seq = NEXT VALUE FOR {pop_seq};
         END;
-        UPDATE {table} WITH (ROWLOCK)
+        UPDATE {table} WITH (ROWLOCK, READPAST)
         SET reference_count = 0, message_id = NULL, payload = NULL, enqueued_at = NULL
         OUTPUT deleted.message_id, deleted.enqueued_at, deleted.payload
         INTO @out (id, enqueued_at, payload)
@@ -120,7 +123,7 @@ BEGIN
         SET @n = @@ROWCOUNT;
         IF @n = 0
         BEGIN
-            DELETE FROM {overflow}
+            DELETE FROM {overflow} WITH (ROWLOCK, READPAST)
             OUTPUT deleted.message_id, deleted.enqueued_at, deleted.payload
             INTO @out (id, enqueued_at, payload)
             WHERE message_id = @seq;

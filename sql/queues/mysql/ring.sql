@@ -11,6 +11,11 @@
 -- * pop takes a number only after seeing message "next" present: an empty ring returns nothing
 --   and uses no number. A number whose message has not arrived is parked in the pending table
 --   and served first by later pops: it is never skipped, so no later message is lost.
+-- * A push never waits on a row lock: it locks k's slot only if no other transaction holds it
+--   (SKIP LOCKED), else message k goes to the overflow table. A pop locks a slot only after a
+--   plain read shows its own message there (InnoDB's locking read waits on a held row whatever
+--   it holds), so it waits only on a pusher's passing lock. A deadlock would roll back a write
+--   but not the number taken before it: with no cycle of waits, none forms.
 -- * The capacity lives in {ctl}; push and pop read it with a share lock on its row, which
 --   resize holds exclusively while it moves messages to their new slots.
 -- Results come back one result set per message, in the caller's transaction (an autocommit
@@ -60,6 +65,7 @@ BEGIN
     DECLARE v_next BIGINT;
     DECLARE v_seq BIGINT;
     DECLARE v_free INT;
+    DECLARE v_slot INT DEFAULT NULL;
     DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
     DECLARE v_cap INT;
     {txn_handler()};
@@ -79,10 +85,13 @@ BEGIN
     WHERE slot = MOD(v_next, v_cap) AND (reference_count = 0 OR message_id >= v_next);
     IF v_free = 1 THEN
         {next_value(push_seq)};
-        UPDATE {table}
-        SET message_id = v_seq, payload = p_payload, reference_count = 1, enqueued_at = v_at
-        WHERE slot = MOD(v_seq, v_cap) AND reference_count = 0;
-        IF ROW_COUNT() = 0 THEN
+        SELECT slot INTO v_slot FROM {table}
+        WHERE slot = MOD(v_seq, v_cap) AND reference_count = 0 FOR UPDATE SKIP LOCKED;
+        IF v_slot IS NOT NULL THEN
+            UPDATE {table}
+            SET message_id = v_seq, payload = p_payload, reference_count = 1, enqueued_at = v_at
+            WHERE slot = v_slot;
+        ELSE
             INSERT INTO {overflow} (message_id, enqueued_at, payload)
             VALUES (v_seq, v_at, p_payload);
         END IF;
@@ -102,6 +111,7 @@ BEGIN
     DECLARE v_next BIGINT;
     DECLARE v_seq BIGINT;
     DECLARE v_free INT;
+    DECLARE v_slot INT DEFAULT NULL;
     DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
     DECLARE v_cap INT;
     DECLARE v_payload LONGBLOB;
@@ -132,10 +142,15 @@ BEGIN
             LEAVE take;  -- full: this message and the rest are refused
         END IF;
         {next_value(push_seq)};
-        UPDATE {table}
-        SET message_id = v_seq, payload = v_payload, reference_count = 1, enqueued_at = v_at
-        WHERE slot = MOD(v_seq, v_cap) AND reference_count = 0;
-        IF ROW_COUNT() = 0 THEN
+        SET v_slot = NULL;
+        SELECT slot INTO v_slot FROM {table}
+        WHERE slot = MOD(v_seq, v_cap) AND reference_count = 0 FOR UPDATE SKIP LOCKED;
+        SET v_done = 0;  -- no free slot is not the end of the batch
+        IF v_slot IS NOT NULL THEN
+            UPDATE {table}
+            SET message_id = v_seq, payload = v_payload, reference_count = 1, enqueued_at = v_at
+            WHERE slot = v_slot;
+        ELSE
             INSERT INTO {overflow} (message_id, enqueued_at, payload)
             VALUES (v_seq, v_at, v_payload);
         END IF;
@@ -200,8 +215,13 @@ BEGIN
             END IF;
             {next_value(pop_seq)};
         END IF;
-        SELECT enqueued_at, payload INTO v_at, v_data FROM {table}
-        WHERE slot = MOD(v_seq, v_cap) AND message_id = v_seq FOR UPDATE;
+        -- A plain read first: the locking read would wait on the slot whatever it holds.
+        SELECT COUNT(*) INTO v_present FROM {table}
+        WHERE slot = MOD(v_seq, v_cap) AND message_id = v_seq;
+        IF v_present = 1 THEN
+            SELECT enqueued_at, payload INTO v_at, v_data FROM {table}
+            WHERE slot = MOD(v_seq, v_cap) AND message_id = v_seq FOR UPDATE;
+        END IF;
         IF v_at IS NOT NULL THEN
             UPDATE {table}
             SET reference_count = 0, message_id = NULL, payload = NULL, enqueued_at = NULL

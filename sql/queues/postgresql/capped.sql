@@ -35,6 +35,7 @@ DECLARE
     v_slot integer;
     v_old  bigint;
     v_cap  integer;
+    v_at   timestamptz := clock_timestamp();  -- stored and returned: one reading of the clock
 BEGIN
     -- The capacity gate (see ring.sql): resize holds {ctl} exclusively while it moves slots.
     LOCK TABLE {ctl} IN ACCESS SHARE MODE;
@@ -46,19 +47,20 @@ BEGIN
         SELECT c.id INTO v_old FROM {table} AS c WHERE c.slot = v_slot FOR UPDATE;
         IF FOUND THEN
             IF v_old > v_id THEN
-                RETURN QUERY SELECT v_id, clock_timestamp(), v_id;
+                RETURN QUERY SELECT v_id, v_at, v_id;
                 RETURN;
             END IF;
             UPDATE {table} AS c
-            SET id = v_id, payload = p_payload, enqueued_at = clock_timestamp()
+            SET id = v_id, payload = p_payload, enqueued_at = v_at
             WHERE c.slot = v_slot;
-            RETURN QUERY SELECT v_id, clock_timestamp(), v_old;
+            RETURN QUERY SELECT v_id, v_at, v_old;
             RETURN;
         END IF;
-        INSERT INTO {table} (id, slot, payload) VALUES (v_id, v_slot, p_payload)
+        INSERT INTO {table} (id, slot, payload, enqueued_at)
+        VALUES (v_id, v_slot, p_payload, v_at)
         ON CONFLICT (slot) DO NOTHING;
         IF FOUND THEN
-            RETURN QUERY SELECT v_id, clock_timestamp(), NULL::bigint;
+            RETURN QUERY SELECT v_id, v_at, NULL::bigint;
             RETURN;
         END IF;
         -- Another push filled the empty slot between our look and our insert: look again.

@@ -8,6 +8,11 @@
 --   it and committed): a full ring refuses the push and no number is used. If a racing pusher got past
 --   the same check and k's slot is still occupied by k - capacity (push k+N must never
 --   overwrite push k), message k goes to the overflow table instead: no number is abandoned.
+-- * A push never waits on a row lock: it locks k's slot only if no other transaction holds it
+--   (SKIP LOCKED), else message k goes to the overflow table. A number is taken before the
+--   slot is written and a deadlock would roll the write back but not the number: with pushers
+--   that never wait, and pops that wait only on a slot holding their own message (which only
+--   a pusher's passing lock can hold), no cycle of waits can form.
 -- * pop takes k = nextval(pop_seq) only after seeing message "next" present (slot or
 --   overflow): an empty ring returns nothing and uses no number. If a racing popper leaves it a
 --   number whose message has not arrived, that number is parked in the pending table and
@@ -65,6 +70,7 @@ DECLARE
     v_next bigint;
     v_seq  bigint;
     v_cap  integer;
+    v_at   timestamptz;
 BEGIN
     -- A serialization failure (REPEATABLE READ, SERIALIZABLE) rolls back after the number is
     -- taken, and no rollback returns a sequence number: refuse those levels up front.
@@ -86,16 +92,17 @@ BEGIN
         RETURN;  -- full: nothing written, no number taken
     END IF;
     v_seq := nextval({push_seq.lit});
+    v_at := clock_timestamp();
     UPDATE {table} AS r
-       SET message_id = v_seq, payload = p_payload, reference_count = 1,
-           enqueued_at = clock_timestamp()
-     WHERE r.slot = v_seq % v_cap AND r.reference_count = 0;
+       SET message_id = v_seq, payload = p_payload, reference_count = 1, enqueued_at = v_at
+     WHERE r.slot = (SELECT f.slot FROM {table} AS f
+                      WHERE f.slot = v_seq % v_cap AND f.reference_count = 0
+                        FOR UPDATE SKIP LOCKED);  -- never waits: see the invariants
     IF NOT FOUND THEN
-        INSERT INTO {overflow} (message_id, enqueued_at, payload)
-        VALUES (v_seq, clock_timestamp(), p_payload);
+        INSERT INTO {overflow} (message_id, enqueued_at, payload) VALUES (v_seq, v_at, p_payload);
     END IF;
     PERFORM pg_notify('qadmin_' || md5({table.lit}), '');  -- wakes "pop --wait" (see basic.sql)
-    RETURN QUERY SELECT v_seq, clock_timestamp();
+    RETURN QUERY SELECT v_seq, v_at;
 END
 $$
 
@@ -103,8 +110,10 @@ $$
 -- Many messages in one statement, as that many pushes in a row would take them: the batch
 -- keeps the messages that fit before the first slot, in number order from the next, that is
 -- not free (a full ring refuses the rest and uses no number for them), takes their numbers in
--- array order, then fills their slots in one UPDATE; a number whose slot a racing pusher's
--- older message still holds goes to the overflow table, as in push. One notification.
+-- array order, then fills their slots in one UPDATE. A number whose slot is not free, or is
+-- held by another transaction (SKIP LOCKED: a push never waits), or is the slot of a lower
+-- number of the same batch (racing pushers' numbers interleave, so a batch can lap a small
+-- ring), goes to the overflow table, as in push. One notification; one enqueued_at.
 CREATE OR REPLACE FUNCTION {push_many}(p_payloads bytea[])
 RETURNS TABLE (id bigint, enqueued_at timestamptz)
 LANGUAGE plpgsql AS $$
@@ -114,6 +123,7 @@ DECLARE
     v_cap  integer;
     v_want integer := coalesce(cardinality(p_payloads), 0);
     v_fit  integer;
+    v_at   timestamptz;
 BEGIN
     IF current_setting('transaction_isolation') <> 'read committed' THEN
         RAISE EXCEPTION 'ring push runs only at READ COMMITTED, not %',
@@ -134,23 +144,30 @@ BEGIN
     IF v_fit = 0 THEN
         RETURN;  -- full: nothing written, no number taken
     END IF;
+    v_at := clock_timestamp();
     RETURN QUERY
     WITH taken AS MATERIALIZED (
         SELECT nextval({push_seq.lit}) AS k, u.p
         FROM unnest(p_payloads[1:v_fit]) WITH ORDINALITY AS u(p, n) ORDER BY u.n
+    ), firsts AS MATERIALIZED (
+        SELECT DISTINCT ON (t.k % v_cap) t.k, t.p FROM taken AS t ORDER BY t.k % v_cap, t.k
+    ), free AS MATERIALIZED (
+        SELECT r.slot FROM {table} AS r
+         WHERE r.slot IN (SELECT f.k % v_cap FROM firsts AS f) AND r.reference_count = 0
+         ORDER BY r.slot
+           FOR UPDATE SKIP LOCKED
     ), placed AS (
         UPDATE {table} AS r
-           SET message_id = t.k, payload = t.p, reference_count = 1,
-               enqueued_at = clock_timestamp()
-          FROM taken AS t
-         WHERE r.slot = t.k % v_cap AND r.reference_count = 0
+           SET message_id = f.k, payload = f.p, reference_count = 1, enqueued_at = v_at
+          FROM firsts AS f JOIN free AS x ON x.slot = f.k % v_cap
+         WHERE r.slot = x.slot
         RETURNING r.message_id
     ), spilled AS (
         INSERT INTO {overflow} (message_id, enqueued_at, payload)
-        SELECT t.k, clock_timestamp(), t.p FROM taken AS t
+        SELECT t.k, v_at, t.p FROM taken AS t
         WHERE NOT EXISTS (SELECT 1 FROM placed AS d WHERE d.message_id = t.k)
     )
-    SELECT t.k, clock_timestamp() FROM taken AS t ORDER BY t.k;
+    SELECT t.k, v_at FROM taken AS t ORDER BY t.k;
     PERFORM pg_notify('qadmin_' || md5({table.lit}), '');  -- wakes "pop --wait" (see basic.sql)
 END
 $$

@@ -21,7 +21,7 @@ from qadmin.cli.options import (
     count_option,
     format_option,
 )
-from qadmin.errors import QueueEmpty, QueueFull, UsageError
+from qadmin.errors import QadminError, QueueEmpty, QueueFull, UsageError
 from qadmin.kinds import QueueSpec
 from qadmin.ops import catalog, messages
 
@@ -143,8 +143,9 @@ def push(
     try:
         with bar:
             pushed = messages.push(engine, spec, payloads, when)
-    except QueueFull as full:
-        render.rows(full.pushed, columns, fmt)
+    except QadminError as stopped:  # a full ring, or an error after earlier chunks went in
+        if stopped.pushed or isinstance(stopped, QueueFull):
+            render.rows(stopped.pushed, columns, fmt)
         raise
     render.rows(pushed, columns, fmt)
 

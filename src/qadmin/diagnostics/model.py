@@ -2,7 +2,8 @@
 
 Parts and rules work on these objects; JSON (and the tables render prints) is made only at
 the edge, by ``to_json_dict``, which also turns NaN and infinities (never valid JSON) into
-null.
+null, and a time the catalog gave (PostgreSQL's last_analyzed) into the one form every output
+uses, ISO 8601 UTC with a Z.
 """
 
 from __future__ import annotations
@@ -10,8 +11,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
+
+from qadmin.ops.values import iso
 
 if TYPE_CHECKING:
     from qadmin.engines.base import Engine
@@ -31,9 +35,11 @@ DEFAULT_MAX_PAGES = 131_072  # 1 GiB of 8 KiB pages: --deep refuses larger table
 
 def json_safe(value: Any) -> Any:
     """Plain JSON values: NaN and infinities become null, MySQL's DECIMAL figures become
-    numbers (not strings), containers are walked."""
+    numbers (not strings), times ISO 8601 UTC with a Z, containers are walked."""
     if isinstance(value, Decimal):
         value = float(value)
+    if isinstance(value, datetime):
+        return iso(value)
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, Mapping):

@@ -360,6 +360,16 @@ class Engine(ABC):
         """The payloads of one ``push_batch`` as the section binds them."""
         return {"payloads": list(payloads)}
 
+    def push_limits(self) -> tuple[int, int | None]:
+        """Bytes one batch statement carries at most (a chunk ends before it would pass them),
+        and the most one message may take in a statement of its own: None where the server
+        sets no limit a message could reach (a message over the batch budget goes alone)."""
+        return 64 * 2**20, None
+
+    def wire_bytes(self, payload: bytes, batch: bool) -> int:
+        """What a payload takes in a push statement: in a batch's parameter, or alone."""
+        return len(payload)
+
     def listen(self, spec: QueueSpec) -> bool:
         """Ask to be woken by the queue's pushes; False where the engine cannot (poll instead)."""
         return False

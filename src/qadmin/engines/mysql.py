@@ -43,6 +43,9 @@ _STATEMENT_TIMEOUT = {1969, 3024}
 _PERMISSION = {1044, 1142, 1143, 1227, 1370}
 _MISSING = {1049, 1146, 1305}
 _DIALECTS = ("mysql", "mariadb")
+_TOO_LARGE = {1153, 1301}  # a packet, or a function's result, over max_allowed_packet
+_STATEMENT_ROOM = 64 * 1024  # the CALL around a push's payloads, and the protocol's header
+_ESCAPED = (b"\\", b"'", b'"', b"\0", b"\n", b"\r", b"\x1a")
 
 
 class MysqlEngine(Engine):
@@ -69,6 +72,7 @@ class MysqlEngine(Engine):
         self._is_mariadb: bool | None = None
         # Which timeout a "timed out" read hit: the connect timeout while opening.
         self._opening = False
+        self._packet: int | None = None  # max_allowed_packet, read at the first push
 
     def default_user(self) -> str:
         return "root"
@@ -175,6 +179,8 @@ class MysqlEngine(Engine):
             )
         if code in _PERMISSION:
             return PermissionMissing(f"mysql: {text}")
+        if code in _TOO_LARGE:
+            return UsageError(f"mysql: {text} (the server's max_allowed_packet is too small)")
         if code in _MISSING:
             return NotFound(f"mysql: {text}")
         return QadminError(f"mysql: {text}")
@@ -187,6 +193,21 @@ class MysqlEngine(Engine):
     def batch_params(self, payloads: Sequence[bytes]) -> dict[str, Any]:
         """One JSON array of base64 payloads: JSON_TABLE turns it into rows in one statement."""
         return {"batch": json.dumps([base64.b64encode(p).decode("ascii") for p in payloads])}
+
+    def push_limits(self) -> tuple[int, int | None]:
+        """The server's max_allowed_packet, less room for the statement around the payloads:
+        a statement over it is refused and the connection dropped (error 1153)."""
+        if self._packet is None:
+            self._packet = int(self.query("SELECT @@max_allowed_packet AS p")[0]["p"])
+        room = self._packet - _STATEMENT_ROOM
+        return room, room
+
+    def wire_bytes(self, payload: bytes, batch: bool) -> int:
+        """Base64 in a JSON string for a batch; alone, PyMySQL's escaped literal (a backslash
+        before each of seven byte values)."""
+        if batch:
+            return 4 * ((len(payload) + 2) // 3) + 3
+        return len(payload) + sum(payload.count(c) for c in _ESCAPED)
 
     def server_version(self) -> str:
         row = self.query(self.engine_sql("server_version"))[0]

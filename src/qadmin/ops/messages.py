@@ -95,6 +95,10 @@ def push(
         batch = engine.batch_section(spec)
         if batch is not None:
             return _push_batches(engine, spec, batch, payloads, due_at)
+    _, alone = engine.push_limits()
+    for n, payload in enumerate(payloads, 1):
+        if alone is not None and engine.wire_bytes(payload, batch=False) > alone:
+            raise _too_large(engine, n, payload, alone)
     statements = engine.section(spec, "push")
     if not spec.info.ring:
         batches = _retrying(spec, lambda: engine.run_batch(statements, params))
@@ -149,14 +153,19 @@ def _push_batches(
     message the full ring refuses: the chunks before it and the messages of its own chunk
     before it are committed and reported."""
     pushed: list[dict[str, Any]] = []
-    for start in range(0, len(payloads), PUSH_CHUNK):
-        chunk = payloads[start : start + PUSH_CHUNK]
+    for chunk in _chunks(engine, payloads):
         params = engine.batch_params(chunk)
         if spec.info.due:
             # One due time for the batch, or (push_many on PostgreSQL) one per message.
             params["due_at"] = due_at
             params["due_ats"] = None if due_at is None else [due_at] * len(chunk)
-        rows = _retrying(spec, partial(engine.run, statements, params))
+        try:
+            rows = _retrying(spec, partial(engine.run, statements, params))
+        except QadminError as exc:
+            if pushed:  # the chunks before this one are committed: say so, and show them
+                exc.args = (f"{exc}; pushed {len(pushed):,} of {len(payloads):,} before it",)
+                exc.pushed = pushed
+            raise
         got = [message(r) for r in rows if r.get("id") is not None]
         pushed.extend(got)
         if len(got) < len(chunk):
@@ -166,6 +175,34 @@ def _push_batches(
                 pushed,
             )
     return pushed
+
+
+def _chunks(engine: Engine, payloads: Sequence[bytes]) -> list[Sequence[bytes]]:
+    """The batch in order, in chunks of at most ``PUSH_CHUNK`` messages and the engine's byte
+    budget per statement: a message over the budget goes alone, or, where the server would
+    refuse it, the whole push is refused before anything is sent."""
+    budget, alone = engine.push_limits()
+    chunks: list[Sequence[bytes]] = []
+    start, used = 0, 0
+    for n, payload in enumerate(payloads):
+        need = engine.wire_bytes(payload, batch=True)
+        if need > budget and alone is not None:
+            raise _too_large(engine, n + 1, payload, budget)
+        if n > start and (n - start == PUSH_CHUNK or used + need > budget):
+            chunks.append(payloads[start:n])
+            start, used = n, 0
+        used += need
+    if start < len(payloads):
+        chunks.append(payloads[start:])
+    return chunks
+
+
+def _too_large(engine: Engine, n: int, payload: bytes, limit: int) -> UsageError:
+    return UsageError(
+        f"message {n:,} ({len(payload):,} bytes) is too large for this {engine.name} server: "
+        f"it would take more than the {limit:,} bytes a statement may carry "
+        "(raise max_allowed_packet); nothing pushed"
+    )
 
 
 def pop(

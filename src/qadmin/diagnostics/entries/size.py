@@ -2,13 +2,14 @@
 
 Never scans the queue, and never walks the dead index entries a held snapshot keeps behind the
 head: a ring's depth comes from its sequences; a watermarked queue is counted from its
-watermark up; any other kind is counted from the bottom of its index only when the catalog says
-few dead entries can lie on the way (``DEAD_WALK_LIMIT``), else in windows below the id
-high-water mark, reported as a bounded probe ("at least" for the oldest). Every walk stops
-after ``EXACT_DEPTH_LIMIT`` + 1 rows. A table read through a profile counts its waiting rows
-(and each state's) by bounded probes or an index that fits, else the planner's estimate,
-saying which (qadmin.profiles.query).
-"""
+watermark up (probed below the id high-water mark when the watermark lags far behind); any
+other kind is walked from the bottom of its index only when the catalog says few dead entries
+can lie on the way (``DEAD_WALK_LIMIT``) and few rows wait, else probed in windows below the id
+high-water mark ("at least" for the oldest), the catalog's estimate standing in when it sees
+many more rows than the window. No walk counts more than ``EXACT_DEPTH_LIMIT`` + 1 rows, and a
+queue the catalog puts above that is not counted. A table read through a profile counts its
+waiting rows (and each state's) by bounded probes or an index that fits, else the planner's
+estimate, saying which (qadmin.profiles.query)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,9 @@ from qadmin.kinds import Kind, QueueSpec
 from qadmin.ops.values import iso, to_utc
 from qadmin.profiles import query
 
-EXACT_DEPTH_LIMIT = 100_000
+# A depth is counted only up to this many rows (about 100 buffers on PostgreSQL); a queue the
+# catalog puts above it is not counted at all: its estimate is the depth, said so.
+EXACT_DEPTH_LIMIT = 10_000
 # A walk from the bottom of the index is cheap when at most this many dead entries exist.
 DEAD_WALK_LIMIT = 10_000
 # The first window below the id high-water mark, doubled while at least PROBE_FULL of its ids
@@ -43,6 +46,10 @@ PROBE_FULL = 0.9
 # An empty window widens only this far (the catalog saying the table holds rows): an empty
 # queue behind dead rows must not walk them window by window.
 PROBE_EMPTY_LIMIT = 16_000
+# A probe's count stands unless the catalog's estimate is twice it and this many rows more:
+# rows below the window (past a run of rolled-back ids, a lifo's popped top, a pending
+# queue's later due times) that the probe cannot see, and the estimate can.
+ESTIMATE_SLACK = 1_000
 BOTTOM = -(2**63)  # below every id: a walk from the first index entry
 
 
@@ -148,74 +155,130 @@ def measure(engine: Engine, spec: QueueSpec) -> Size:
     return result
 
 
-def _walk(engine: Engine, spec: QueueSpec, lo: int) -> tuple[int, Any]:
-    """Rows from id ``lo`` up, at most one past the exact-count limit, and the oldest of them."""
-    params = {"lo": lo, "limit": EXACT_DEPTH_LIMIT + 1}
-    row = engine.run(engine.section(spec, "depth"), params, write=False)[0]
+def _walk(
+    engine: Engine, spec: QueueSpec, lo: int, limit: int = EXACT_DEPTH_LIMIT + 1
+) -> tuple[int, Any]:
+    """Rows from id ``lo`` up, at most ``limit``, and the oldest of them."""
+    row = engine.run(engine.section(spec, "depth"), {"lo": lo, "limit": limit}, write=False)[0]
     return int(row["depth"]), row["oldest_enqueued_at"]
+
+
+def _estimate(facts: dict[str, Any]) -> int | None:
+    value = facts.get("estimated_rows")
+    return None if value is None else max(int(value), 0)
 
 
 def _counted(n: int, oldest: Any, facts: dict[str, Any], how: str, where: str) -> Head:
     """A walk that saw every waiting row: exact, unless it stopped at the limit."""
     if n <= EXACT_DEPTH_LIMIT:
         return Head(n, True, how, oldest, where)
-    estimate = max(int(facts.get("estimated_rows") or 0), n)
+    estimate = max(_estimate(facts) or 0, n)
     catalog = facts.get("estimate_source") or "catalog"
     source = f"{catalog} (more than {EXACT_DEPTH_LIMIT:,} counted)"
     return Head(estimate, False, source, oldest, where)
+
+
+def _top(engine: Engine, spec: QueueSpec, params: dict[str, Any]) -> int:
+    """The id high-water mark: every id the queue has issued is at most this."""
+    rows = sql.template_rows(engine, spec, "counters", params)
+    return int(rows[0]["enqueued_total"] or 0) if rows else 0
 
 
 def _head(
     engine: Engine, spec: QueueSpec, facts: dict[str, Any], params: dict[str, Any], notes: list[str]
 ) -> Head:
     """Depth and oldest of a kind kept as rows, by the cheapest walk that skips dead entries."""
+    top = _top(engine, spec, params)
     if spec.watermark:
         wm = int(sql.template_rows(engine, spec, "wm_value")[0]["wm"])
-        n, oldest = _walk(engine, spec, wm)
-        where = "the first row at or above the watermark"
-        return _counted(n, oldest, facts, f"counted from the watermark (id >= {wm})", where)
+        if (
+            top - wm < DEAD_WALK_LIMIT + EXACT_DEPTH_LIMIT
+        ):  # each entry on the way is one of those ids
+            n, oldest = _walk(engine, spec, wm)
+            where = "the first row at or above the watermark"
+            return _counted(n, oldest, facts, f"counted from the watermark (id >= {wm})", where)
+        # The watermark lags far behind the high-water mark (an open writer holds its advance
+        # back): the rows above it may be dead entries, so probe below the high-water mark.
+        return _probe(engine, spec, facts, top, None, floor=wm)
     bound = sql.read(engine, "dead_bound", params)
     if bound.note and sql.available(engine, "dead_bound"):
         notes.append(bound.note)
-    dead, dead_source = bound.first.get("dead_bound"), bound.first.get("dead_bound_source")
-    if dead is not None and int(dead) <= DEAD_WALK_LIMIT:
-        n, oldest = _walk(engine, spec, BOTTOM)
-        how = f"counted ({dead_source})"  # the walk meets at most that many dead entries
-        return _counted(n, oldest, facts, how, "the first row")
-    return _probe(engine, spec, facts, params, dead)
+    first = bound.first
+    dead, dead_source = first.get("dead_bound"), first.get("dead_bound_source")
+    seen = first.get("ids_seen")
+    if seen is not None and top - int(seen) > DEAD_WALK_LIMIT:
+        # The statistics began after most of the queue's history (a reset, a restore): their
+        # dead-row count says nothing of the entries left before.
+        notes.append(
+            f"statistics saw {int(seen):,} of the {top:,} ids issued (reset since?): the dead "
+            "row count is not trusted, the depth is probed"
+        )
+        dead = None
+    if dead is None or int(dead) > DEAD_WALK_LIMIT:
+        return _probe(engine, spec, facts, top, dead)
+    estimate = _estimate(facts)
+    if estimate is not None and estimate > EXACT_DEPTH_LIMIT:
+        _, oldest = _walk(engine, spec, BOTTOM, 1)
+        catalog = facts.get("estimate_source") or "catalog"
+        source = f"{catalog} (more than {EXACT_DEPTH_LIMIT:,}: not counted)"
+        return Head(estimate, False, source, oldest, "the first row")
+    n, oldest = _walk(engine, spec, BOTTOM)
+    how = f"counted ({dead_source})"  # the walk meets at most that many dead entries
+    return _counted(n, oldest, facts, how, "the first row")
 
 
 def _probe(
-    engine: Engine, spec: QueueSpec, facts: dict[str, Any], params: dict[str, Any], dead: Any
+    engine: Engine,
+    spec: QueueSpec,
+    facts: dict[str, Any],
+    top: int,
+    dead: Any,
+    floor: int | None = None,
 ) -> Head:
     """Windows below the id high-water mark, widened while they are mostly waiting rows: the
     cost follows the waiting rows, not the dead entries below them, and the answer says it is
-    bounded (a row far below the window, a message stuck there, is not read)."""
-    rows = sql.template_rows(engine, spec, "counters", params)
-    top = int(rows[0]["enqueued_total"] or 0) if rows else 0
+    bounded (a row far below the window, a message stuck there, is not read). A watermark is
+    a floor: no waiting row lies below it, so a window that reaches it is a full count."""
+    estimate = _estimate(facts)
     width = PROBE_FIRST
     while True:
+        lo = top - width + 1
+        if floor is not None and lo <= floor:
+            n, oldest = _walk(engine, spec, floor)
+            how = f"counted from the watermark (id >= {floor})"
+            return _counted(n, oldest, facts, how, "the first row at or above the watermark")
         if top < width:
             n, oldest = _walk(engine, spec, BOTTOM)
             how = f"counted (fewer than {width:,} ids ever issued)"
             return _counted(n, oldest, facts, how, "the first row")
-        lo = top - width + 1
         n, oldest = _walk(engine, spec, lo)
         # Mostly dead or empty below the waiting rows: the head is in the window. An empty
         # window widens too, a little: the high-water mark can lie above the last row (InnoDB
         # reserves AUTO_INCREMENT values ahead for a bulk insert; a lifo pops from the top).
         if (0 < n < PROBE_FULL * width) or width > EXACT_DEPTH_LIMIT:
             break
-        if n == 0 and (width >= PROBE_EMPTY_LIMIT or not facts.get("estimated_rows")):
+        if n == 0 and (width >= PROBE_EMPTY_LIMIT or not estimate):
             break
         width *= 2
-    behind = "dead entries below it not walked" if dead is None else f"{int(dead):,} dead entries"
+    if floor is not None:
+        behind = f"the watermark {floor} lags behind: rows below the window not read"
+    elif dead is None:
+        behind = "dead entries below it not walked"
+    else:
+        behind = f"{int(dead):,} dead entries"
     window = f"the {width:,} ids below the id high-water mark {top} ({behind})"
-    if 0 < n < PROBE_FULL * width:  # the head is in the window: its count beats the catalog's
+    catalog = facts.get("estimate_source") or "catalog"
+    unseen = estimate is not None and estimate > 2 * n and estimate - n > ESTIMATE_SLACK
+    if 0 < n < PROBE_FULL * width and not unseen:
+        # the head is in the window: its count beats the catalog's
         source, depth = f"bounded probe: counted in {window}", n
+    elif 0 < n < PROBE_FULL * width:
+        # the catalog counts many more rows than the window holds: they lie below it
+        source = f"{catalog}; a bounded probe counted only {n:,} in {window}"
+        depth = max(estimate or 0, n)
     else:  # more than the limit wait, or none near the high-water mark (a lifo's)
-        depth = max(int(facts.get("estimated_rows") or 0), n)
-        source = f"{facts.get('estimate_source')} (a bounded probe counted {n:,} in {window})"
+        depth = max(estimate or 0, n)
+        source = f"{catalog} (a bounded probe counted {n:,} in {window})"
     where = f"bounded probe: the oldest row in {window}; rows below it not read"
     return Head(depth, False, source, oldest, where, at_least=oldest is not None)
 
