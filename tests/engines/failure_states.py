@@ -23,7 +23,7 @@ from qadmin.ops import watermark as wm_ops
 from tests.conftest import Target
 from tests.engines.holding import finish, hold_pop
 from tests.engines.incidents import connect, execute, pileup, session_id, until, waiting_sessions
-from tests.engines.test_ring_holes import _kill_blocked_client, _lock_slot
+from tests.engines.test_ring_holes import _block_push, _kill_blocked_client, _lock_slot
 
 Creator = Callable[[Target, Engine], AbstractContextManager[str]]
 HELD_S = 1.2  # past the 1 s thresholds the matrix passes (--warn-snapshot-age 1s, ...)
@@ -136,7 +136,7 @@ def dead_letters(target: Target, engine: Engine) -> Iterator[str]:
 def ring_push_hole(target: Target, engine: Engine) -> Iterator[str]:
     """A pusher killed after taking its number: pops stop at the missing message."""
     spec = _queue(engine, "ring_q", "ring", capacity=4)
-    _kill_blocked_client(target, "push", _lock_slot(target, 0))  # number 0, slot 0
+    _kill_blocked_client(target, "push", _block_push(target))  # number 0, slot 0
     messages.push(engine, spec, [b"behind"])
     time.sleep(HELD_S)  # the message behind the hole waits past --crit-ring-stall 1s
     assert _template(engine, spec, "ring_state")["missing_id"] == 0

@@ -252,6 +252,7 @@ def test_postgres_role_without_monitoring_privileges_gets_notes_not_errors(reque
         )
         assert result.exit_code == 0, result.stderr
         assert "partial view: pg_read_all_stats" in result.stdout
+        assert "needs SELECT or USAGE on the queue's id sequence" in result.stdout
     finally:
         holder.rollback()
         holder.close()

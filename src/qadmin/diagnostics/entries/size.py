@@ -30,6 +30,7 @@ from qadmin.diagnostics.model import (
 )
 from qadmin.diagnostics.registry import Diagnostic, Field, Metric, kind_has
 from qadmin.engines.base import Engine
+from qadmin.errors import PermissionMissing
 from qadmin.kinds import Kind, QueueSpec
 from qadmin.ops.values import iso, to_utc
 from qadmin.profiles import query
@@ -178,9 +179,17 @@ def _counted(n: int, oldest: Any, facts: dict[str, Any], how: str, where: str) -
     return Head(estimate, False, source, oldest, where)
 
 
-def _top(engine: Engine, spec: QueueSpec, params: dict[str, Any]) -> int:
-    """The id high-water mark: every id the queue has issued is at most this."""
-    rows = sql.template_rows(engine, spec, "counters", params)
+def _top(engine: Engine, spec: QueueSpec, params: dict[str, Any], notes: list[str]) -> int | None:
+    """The id high-water mark: every id the queue has issued is at most this. None when the
+    role may not read it (PostgreSQL: SELECT or USAGE on the id sequence), said in a note."""
+    try:
+        rows = sql.template_rows(engine, spec, "counters", params)
+    except PermissionMissing as exc:
+        notes.append(
+            f"id high-water mark unavailable ({exc}): needs SELECT or USAGE on the queue's id "
+            "sequence; the depth is not probed below it"
+        )
+        return None
     return int(rows[0]["enqueued_total"] or 0) if rows else 0
 
 
@@ -188,12 +197,11 @@ def _head(
     engine: Engine, spec: QueueSpec, facts: dict[str, Any], params: dict[str, Any], notes: list[str]
 ) -> Head:
     """Depth and oldest of a kind kept as rows, by the cheapest walk that skips dead entries."""
-    top = _top(engine, spec, params)
+    top = _top(engine, spec, params, notes)
     if spec.watermark:
         wm = int(sql.template_rows(engine, spec, "wm_value")[0]["wm"])
-        if (
-            top - wm < DEAD_WALK_LIMIT + EXACT_DEPTH_LIMIT
-        ):  # each entry on the way is one of those ids
+        # each entry on the way is one of those ids
+        if top is None or top - wm < DEAD_WALK_LIMIT + EXACT_DEPTH_LIMIT:
             n, oldest = _walk(engine, spec, wm)
             where = "the first row at or above the watermark"
             return _counted(n, oldest, facts, f"counted from the watermark (id >= {wm})", where)
@@ -206,7 +214,7 @@ def _head(
     first = bound.first
     dead, dead_source = first.get("dead_bound"), first.get("dead_bound_source")
     seen = first.get("ids_seen")
-    if seen is not None and top - int(seen) > DEAD_WALK_LIMIT:
+    if top is not None and seen is not None and top - int(seen) > DEAD_WALK_LIMIT:
         # The statistics began after most of the queue's history (a reset, a restore): their
         # dead-row count says nothing of the entries left before.
         notes.append(
@@ -215,6 +223,10 @@ def _head(
         )
         dead = None
     if dead is None or int(dead) > DEAD_WALK_LIMIT:
+        if top is None:  # nothing to probe below, and a walk would meet the dead entries
+            catalog = facts.get("estimate_source") or "catalog"
+            source = f"{catalog} (no id high-water mark to probe below; dead entries not walked)"
+            return Head(_estimate(facts) or 0, False, source, None, "not read")
         return _probe(engine, spec, facts, top, dead)
     estimate = _estimate(facts)
     if estimate is not None and estimate > EXACT_DEPTH_LIMIT:
