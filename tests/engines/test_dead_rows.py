@@ -180,29 +180,36 @@ def _measure(engine: Engine, spec: QueueSpec, schema: str | None) -> tuple[size.
     return part, (None if before is None or schema is None else _buffers(engine, schema) - before)
 
 
+@pytest.mark.parametrize("below,gap,above", [(3000, 3000, 300), (4999, 20_000, 5000)])
 @pytest.mark.parametrize("label", ["postgresql", "mariadb"])
-def test_rows_below_the_probe_window_are_not_missed(label, request, tmp_path, monkeypatch):
-    """3,000 waiting rows, then 3,000 ids rolled back, then 300 rows: the probe's window holds
-    the 300 and an empty run below them, which looks like the bottom of the queue. The
-    catalog counts 3,300: that is the depth, and check judges it."""
+def test_rows_below_the_probe_window_are_not_missed(
+    label, below, gap, above, request, tmp_path, monkeypatch
+):
+    """Rows waiting, then a run of rolled-back ids, then more rows: the probe's first window
+    holds the top rows and an empty run below them, which looks like the bottom of the queue.
+    The catalog counts more: the window widens past the run (here 20,000 ids, wider than any
+    window an empty probe takes) and counts them all, and check judges that depth."""
     monkeypatch.setattr(size, "DEAD_WALK_LIMIT", 1000)  # PostgreSQL probes too
     target = make_target(label, request, tmp_path)
     engine = target.engine()
     spec = queues.create(engine, queues.make_spec("gap_q", "fifo", None, False))
-    _insert(engine, spec, 3000)
+    _insert(engine, spec, below)
     with pytest.raises(RuntimeError), engine.transaction() as execute:
-        execute(_insert_sql(engine, spec, 3000))
+        execute(_insert_sql(engine, spec, gap))
         raise RuntimeError("rolled back")
-    _insert(engine, spec, 300)
+    _insert(engine, spec, above)
+    if label == "mariadb":  # InnoDB recounts its estimate in the background: not waited for
+        engine.run([f"ANALYZE TABLE {engine.qualified(spec.name)}"])
     schema = target.schema if label == "postgresql" else None
     part, _ = _measure(engine, spec, schema)
     engine.close()
-    assert part.depth is not None and part.depth >= 3000, part.depth_source
-    assert not part.depth_exact and part.oldest_at_least
-    assert part.depth_source and "a bounded probe counted only 300" in part.depth_source
+    assert part.depth == below + above, part.depth_source
+    source = part.depth_source or ""
+    assert "counted" in source and "estimate" not in source, source
     dsn = ["--dsn", target.dsn] + (["--schema", target.schema] if schema else [])
-    result = CliRunner().invoke(cli, ["check", "gap_q", "--crit-depth", "2000", *dsn])
-    assert result.exit_code == 2, result.output  # CRITICAL: 3,300 wait, not 300
+    crit = str(below + above - 1000)
+    result = CliRunner().invoke(cli, ["check", "gap_q", "--crit-depth", crit, *dsn])
+    assert result.exit_code == 2, result.output  # CRITICAL: all of them wait, not the top
 
 
 @pytest.mark.parametrize("label", ["postgresql", "mariadb"])
@@ -274,3 +281,16 @@ def test_postgres_size_does_not_trust_statistics_reset_after_the_dead_rows(
         part.notes
     )
     assert read is not None and read < WINDOW_BUFFERS, read
+
+
+def test_sqlite_counts_a_queue_whose_id_range_is_wide(request, tmp_path):
+    """SQLite's estimate is the id range, an upper bound: two rows 15,002 ids apart are two
+    messages, counted (its walks meet no dead entries), not 15,002 estimated."""
+    target = make_target("sqlite", request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("wide_q", "fifo", None, False))
+    messages.push(engine, spec, [b"m"] * 15_002)
+    engine.run([f"DELETE FROM {engine.qualified(spec.name)} WHERE id > 1 AND id < 15002"])
+    part = size.measure(engine, spec)
+    engine.close()
+    assert (part.depth, part.depth_exact) == (2, True), part.depth_source

@@ -47,10 +47,14 @@ PROBE_FULL = 0.9
 # An empty window widens only this far (the catalog saying the table holds rows): an empty
 # queue behind dead rows must not walk them window by window.
 PROBE_EMPTY_LIMIT = 16_000
-# A probe's count stands unless the catalog's estimate is twice it and this many rows more:
-# rows below the window (past a run of rolled-back ids, a lifo's popped top, a pending
-# queue's later due times) that the probe cannot see, and the estimate can.
+# The catalog counting more rows than a window holds (by ESTIMATE_NOISE rows and a tenth)
+# means rows lie below it (past a run of rolled-back ids, a lifo's popped top, a pending
+# queue's later due times): the window widens on, up to PROBE_UNSEEN_LIMIT ids. Its count then
+# stands unless the estimate is still twice it and ESTIMATE_SLACK more (the rows lie further
+# down, or the estimate is stale).
+ESTIMATE_NOISE = 100
 ESTIMATE_SLACK = 1_000
+PROBE_UNSEEN_LIMIT = 64_000
 BOTTOM = -(2**63)  # below every id: a walk from the first index entry
 
 
@@ -229,7 +233,8 @@ def _head(
             return Head(_estimate(facts) or 0, False, source, None, "not read")
         return _probe(engine, spec, facts, top, dead)
     estimate = _estimate(facts)
-    if estimate is not None and estimate > EXACT_DEPTH_LIMIT:
+    # SQLite's id range is only an upper bound (and its walks meet no dead entries): counted.
+    if estimate is not None and estimate > EXACT_DEPTH_LIMIT and not _upper_bound(facts):
         _, oldest = _walk(engine, spec, BOTTOM, 1)
         catalog = facts.get("estimate_source") or "catalog"
         source = f"{catalog} (more than {EXACT_DEPTH_LIMIT:,}: not counted)"
@@ -237,6 +242,10 @@ def _head(
     n, oldest = _walk(engine, spec, BOTTOM)
     how = f"counted ({dead_source})"  # the walk meets at most that many dead entries
     return _counted(n, oldest, facts, how, "the first row")
+
+
+def _upper_bound(facts: dict[str, Any]) -> bool:
+    return facts.get("estimate_source") == "id range"
 
 
 def _probe(
@@ -264,10 +273,14 @@ def _probe(
             how = f"counted (fewer than {width:,} ids ever issued)"
             return _counted(n, oldest, facts, how, "the first row")
         n, oldest = _walk(engine, spec, lo)
-        # Mostly dead or empty below the waiting rows: the head is in the window. An empty
-        # window widens too, a little: the high-water mark can lie above the last row (InnoDB
-        # reserves AUTO_INCREMENT values ahead for a bulk insert; a lifo pops from the top).
-        if (0 < n < PROBE_FULL * width) or width > EXACT_DEPTH_LIMIT:
+        if n > EXACT_DEPTH_LIMIT or width >= PROBE_UNSEEN_LIMIT:
+            break
+        # Mostly dead or empty below the waiting rows: the head is in the window, unless the
+        # catalog counts many more rows. An empty window widens too, a little: the high-water
+        # mark can lie above the last row (InnoDB reserves AUTO_INCREMENT values ahead for a
+        # bulk insert; a lifo pops from the top).
+        more = estimate is not None and estimate - n > max(ESTIMATE_NOISE, n // 10)
+        if 0 < n < PROBE_FULL * width and not more:
             break
         if n == 0 and (width >= PROBE_EMPTY_LIMIT or not estimate):
             break
