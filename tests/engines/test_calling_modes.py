@@ -133,3 +133,43 @@ def test_a_sqlite_statement_set_run_in_autocommit_is_one_transaction(kind, tmp_p
     for conn in (app, other):
         conn.close()
     engine.close()
+
+
+def test_a_postgres_ring_refuses_a_null_payload_before_taking_a_number(request, tmp_path):
+    """Every other kind's payload column is NOT NULL; a ring slot's is not (a free slot), so
+    its push and push_many refuse NULL themselves, and no number is used (no hole)."""
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    queues.create(engine, queues.make_spec("r", "ring", 8, False))
+    with psycopg.connect(PG_ADMIN, autocommit=True) as app:
+        app.execute(f"SET search_path TO {target.schema}")
+        for call in (
+            "SELECT * FROM r_push(NULL)",
+            "SELECT * FROM r_push_many(ARRAY['\\x61'::bytea, NULL])",
+        ):
+            with pytest.raises(psycopg.errors.NotNullViolation, match="NULL"):
+                app.execute(call)
+        app.execute("SELECT * FROM r_push('\\x62'::bytea)")
+        assert [(r[0], bytes(r[2])) for r in app.execute("SELECT * FROM r_pop(5)")] == [
+            (0, b"b")
+        ]  # number 0: none was used
+    engine.close()
+
+
+@pytest.mark.parametrize("label", ["mariadb", "mysql8"])
+@pytest.mark.parametrize("batch", ['["YQ==", null]', '["YQ==", "!!not base64"]'])
+def test_a_mysql_ring_refuses_a_null_or_bad_payload_before_taking_a_number(
+    label, batch, request, tmp_path
+):
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    queues.create(engine, queues.make_spec("r", "ring", 8, False))
+    app = _my_app(target.schema or "", "READ COMMITTED", autocommit=True)
+    with pytest.raises(pymysql.err.MySQLError, match="NULL"):
+        _my_call(app, "CALL r_push(%s)", None)
+    with pytest.raises(pymysql.err.MySQLError, match="NULL or not base64"):
+        _my_call(app, "CALL r_push_many(%s)", batch)
+    _my_call(app, "CALL r_push(%s)", b"b")
+    assert [bytes(r[-1]) for r in _my_call(app, "CALL r_pop(%s)", 5)] == [b"b"]
+    app.close()
+    engine.close()

@@ -59,6 +59,9 @@ BEGIN
     DECLARE @next bigint;
     DECLARE @seq bigint;
     DECLARE @at datetime2(6) = SYSUTCDATETIME();
+    -- A slot's payload column allows NULL (a free slot): refuse one before a number is taken.
+    IF @payload IS NULL
+        THROW 51000, 'ring push: the payload is NULL', 1;
     SELECT @next = COALESCE(CAST(last_used_value AS bigint) + 1, CAST(start_value AS bigint))
     FROM sys.sequences WHERE object_id = OBJECT_ID({push_seq.lit});
     IF NOT EXISTS (SELECT 1 FROM {table} WHERE slot = @next % {capacity}

@@ -76,6 +76,10 @@ BEGIN
         SIGNAL SQLSTATE '25000'
             SET MESSAGE_TEXT = 'ring push runs only in autocommit or at READ COMMITTED';
     END IF;
+    -- A slot's payload column allows NULL (a free slot): refuse one, before a number is taken.
+    IF p_payload IS NULL THEN
+        SIGNAL SQLSTATE '23000' SET MESSAGE_TEXT = 'ring push: the payload is NULL';
+    END IF;
     {stats_fresh};  -- MySQL 8: the ticket counters live, not from a day-old cache
     -- The capacity gate: resize holds this row exclusively while it moves the slots.
     SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;
@@ -126,6 +130,13 @@ BEGIN
     IF NOT {txn_fresh()} THEN
         SIGNAL SQLSTATE '25000'
             SET MESSAGE_TEXT = 'ring push runs only in autocommit or at READ COMMITTED';
+    END IF;
+    -- A JSON null or bad base64 decodes to NULL: the whole batch is refused before any
+    -- number is taken (a caller's own transaction would keep the numbers taken before it).
+    IF EXISTS (SELECT 1 FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (p LONGTEXT PATH '$')) AS t
+               WHERE FROM_BASE64(t.p) IS NULL) THEN
+        SIGNAL SQLSTATE '23000'
+            SET MESSAGE_TEXT = 'ring push_many: a payload is NULL or not base64';
     END IF;
     {stats_fresh};  -- MySQL 8: the ticket counters live, not from a day-old cache
     SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;  -- the gate

@@ -80,6 +80,11 @@ BEGIN
             USING ERRCODE = 'invalid_transaction_state',
                   HINT = 'call it in autocommit or a READ COMMITTED transaction';
     END IF;
+    -- A slot's payload column allows NULL (a free slot): refuse one here, as every other
+    -- kind's NOT NULL column does, before a number is taken.
+    IF p_payload IS NULL THEN
+        RAISE EXCEPTION 'ring push: the payload is NULL' USING ERRCODE = 'not_null_violation';
+    END IF;
     -- The capacity gate: resize holds {ctl} exclusively while it moves the slots, and the
     -- capacity is read in a statement after the lock is granted, so it is never stale.
     LOCK TABLE {ctl} IN ACCESS SHARE MODE;
@@ -130,6 +135,10 @@ BEGIN
             current_setting('transaction_isolation')
             USING ERRCODE = 'invalid_transaction_state',
                   HINT = 'call it in autocommit or a READ COMMITTED transaction';
+    END IF;
+    IF array_position(p_payloads, NULL) IS NOT NULL THEN  -- as in push, before any number
+        RAISE EXCEPTION 'ring push_many: payload % is NULL', array_position(p_payloads, NULL)
+            USING ERRCODE = 'not_null_violation';
     END IF;
     LOCK TABLE {ctl} IN ACCESS SHARE MODE;  -- the capacity gate, as in push
     SELECT c.capacity INTO v_cap FROM {ctl} AS c;

@@ -369,14 +369,18 @@ class Number(click.ParamType):  # type: ignore[type-arg]
         return number
 
 
-def confirm(action: str, queue: str, yes: bool) -> None:
-    """Destructive commands: --yes, or a terminal where the user types the queue name."""
+def confirm(action: str, queue: str, yes: bool, to: str = "") -> None:
+    """Destructive commands: --yes, or a terminal where the user types the queue name. ``to``
+    ends the action's phrase after the name ("to a ring")."""
     if yes:
         return
+    after = f" {to}" if to else ""
     if not sys.stdin.isatty():
-        raise UsageError(f"refusing to {action} {queue} without --yes (stdin is not a terminal)")
+        raise UsageError(
+            f"refusing to {action} {queue}{after} without --yes (stdin is not a terminal)"
+        )
     typed = click.prompt(
-        f"This will {action} queue {queue}. Type its name to confirm",
+        f"This will {action} queue {queue}{after}. Type its name to confirm",
         default="",
         show_default=False,
         err=True,

@@ -213,7 +213,7 @@ def convert(
         if refusal:
             raise UsageError(refusal)
         return
-    confirm(f"convert to a {to}", name, yes)
+    confirm("convert", name, yes, to=f"to a {to}")
     with progress.bar(f"converting {name}") as update:
         result = convert_ops.convert(engine, src, capacity, progress=update)
     render.document(dict(result, dry_run=False), fmt)
