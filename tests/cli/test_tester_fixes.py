@@ -349,3 +349,12 @@ def test_the_measured_fragmentation_keys_appear_with_deep_as_documented(db):
     deep = json.loads(run(*inspect, "--deep").stdout)["fragmentation"]
     assert "indexes_measured" not in cheap and "table_measured" not in cheap
     assert {"indexes_measured", "table_measured"} <= set(deep)
+
+
+@pytest.mark.parametrize("capacity", ["0", "-1", "100000000000000000000"])
+def test_convert_refuses_a_bad_capacity_before_asking_for_yes(capacity, db):
+    """Issue 17's tester: the missing --yes was reported first, the real mistake only after."""
+    result = run("convert", "q", "--to", "ring", "--capacity", capacity, *db)
+    assert result.exit_code == 2
+    line = one_line(result)
+    assert "--capacity" in line and "--yes" not in line

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import psycopg
 import pytest
 from click.testing import CliRunner
 
@@ -19,7 +20,7 @@ from qadmin.engines import Engine
 from qadmin.kinds import QueueSpec
 from qadmin.ops import messages, queues
 from qadmin.ops.values import iso, to_utc
-from tests.conftest import make_target
+from tests.conftest import PG_ADMIN, make_target
 
 DEAD = 10_000
 LIVE = 20
@@ -294,3 +295,43 @@ def test_sqlite_counts_a_queue_whose_id_range_is_wide(request, tmp_path):
     part = size.measure(engine, spec)
     engine.close()
     assert (part.depth, part.depth_exact) == (2, True), part.depth_source
+
+
+def test_postgres_size_after_a_statistics_reset_estimates_from_the_last_analyze(request, tmp_path):
+    """A lifo whose top was popped, then its counters reset (a crash drops them too): the
+    live-row count reads 0, the rows the last ANALYZE counted do not, and the probe widens
+    down to them instead of reporting an empty queue."""
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("reset_lifo", "lifo", None, False))
+    _insert(engine, spec, 40_000)
+    table = engine.qualified(spec.name)
+    engine.run([f"DELETE FROM {table} WHERE id > 3000"])  # the pops, from the top
+    engine.close()  # a session's counters reach the statistics when it ends, before the reset
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        admin.execute(f"VACUUM ANALYZE {table}")
+        admin.execute(f"SELECT pg_stat_reset_single_table_counters('{table}'::regclass)")
+    engine = target.engine()
+    part, _ = _measure(engine, spec, target.schema)
+    engine.close()
+    assert part.depth == 3000, part.depth_source
+    assert part.oldest_enqueued_at is not None
+    assert any("reset since?" in note for note in part.notes)
+
+
+@pytest.mark.parametrize("label", ["postgresql", "mariadb"])
+def test_an_empty_probe_window_widens_to_the_rows_the_catalog_counts(label, request, tmp_path):
+    """A lifo after many pops: no waiting row lies in the 16,000 ids below the high-water mark,
+    but the catalog counts 7,000: the window widens on (to 64,000 ids) and counts them, with
+    the oldest message's age for check."""
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("deep_lifo", "lifo", None, False))
+    _insert(engine, spec, 40_000)
+    table = engine.qualified(spec.name)
+    engine.run([f"DELETE FROM {table} WHERE id > 7000"])
+    engine.run([f"ANALYZE {'TABLE ' if label == 'mariadb' else ''}{table}"])
+    part, _ = _measure(engine, spec, target.schema if label == "postgresql" else None)
+    engine.close()
+    assert part.depth == 7000, (part.depth_source, part.facts)
+    assert part.oldest_enqueued_at is not None, part.oldest_source

@@ -29,8 +29,8 @@ def _target(label, request, tmp_path):
     return make_target(label, request, tmp_path)
 
 
-def _make(engine, name, kind, strict=False):
-    return queues.create(engine, queues.make_spec(name, kind, None, strict))
+def _make(engine, name, kind, strict=False, capacity=None):
+    return queues.create(engine, queues.make_spec(name, kind, capacity, strict))
 
 
 def _session_id(engine) -> str:
@@ -230,12 +230,21 @@ def test_check_returns_each_nagios_code(tmp_path):
     assert '"status": "UNKNOWN"' in missing.stdout
 
 
-def test_postgres_role_without_monitoring_privileges_gets_notes_not_errors(request, tmp_path):
+@pytest.mark.parametrize(
+    "kind,note",
+    [
+        ("fifo", "needs SELECT or USAGE on the queue's id sequence"),
+        ("ring", "needs SELECT or USAGE on the ring's sequences"),
+    ],
+)
+def test_postgres_role_without_monitoring_privileges_gets_notes_not_errors(
+    kind, note, request, tmp_path
+):
     import psycopg
 
     target = _target("postgresql", request, tmp_path)
     engine = target.engine()
-    spec = _make(engine, "priv_q", "fifo")
+    spec = _make(engine, "priv_q", kind, capacity=8 if kind == "ring" else None)
     messages.push(engine, spec, [b"a"])
     role = "qt_role_" + uuid.uuid4().hex[:8]
     with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
@@ -252,7 +261,7 @@ def test_postgres_role_without_monitoring_privileges_gets_notes_not_errors(reque
         )
         assert result.exit_code == 0, result.stderr
         assert "partial view: pg_read_all_stats" in result.stdout
-        assert "needs SELECT or USAGE on the queue's id sequence" in result.stdout
+        assert note in result.stdout
     finally:
         holder.rollback()
         holder.close()

@@ -2,12 +2,17 @@
 --          most: the table's dead tuples (a DELETE or UPDATE not yet vacuumed away, index
 --          entries included), so size knows whether that walk is cheap; and how many rows the
 --          statistics saw inserted (rolled back or not), so that a count begun after most of
---          the queue's ids were issued (statistics reset, a restore) is not trusted
+--          the queue's ids were issued (statistics reset, a restore) is not trusted, and the
+--          rows the last VACUUM / ANALYZE counted, the estimate left after such a reset
 -- params: :schema, :table
 -- min version: PostgreSQL 13
 -- privilege: none (pg_stat_user_tables shows every table of the database)
 -- cost: one shared-memory statistics row; flushed by backends up to a second late
 SELECT s.n_dead_tup AS dead_bound, 'n_dead_tup ' || s.n_dead_tup AS dead_bound_source,
-       s.n_tup_ins AS ids_seen
+       s.n_tup_ins AS ids_seen,
+       -- the live rows as the last VACUUM / ANALYZE counted them (-1: never): what size
+       -- estimates from when a reset has emptied the counters above
+       c.reltuples::bigint AS analyzed_rows
 FROM pg_catalog.pg_stat_user_tables AS s
+JOIN pg_catalog.pg_class AS c ON c.oid = s.relid
 WHERE s.schemaname = :schema AND s.relname = :table

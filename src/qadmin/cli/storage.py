@@ -31,6 +31,7 @@ from qadmin.ops import convert as convert_ops
 from qadmin.ops import maintain as maintain_ops
 from qadmin.ops import resize as resize_ops
 from qadmin.ops import watermark as watermark_ops
+from qadmin.ops.convert_sql import ring_spec
 from qadmin.profiles.model import Profile, Value
 
 
@@ -213,6 +214,7 @@ def convert(
         if refusal:
             raise UsageError(refusal)
         return
+    ring_spec(src, capacity)  # a bad --capacity is refused before the question
     confirm("convert", name, yes, to=f"to a {to}")
     with progress.bar(f"converting {name}") as update:
         result = convert_ops.convert(engine, src, capacity, progress=update)

@@ -120,6 +120,9 @@ def _not_evaluable(report: InspectReport, metric: str) -> str:
     for finding in report.findings:
         if finding.code == code:
             return f"{metric} not evaluable: {finding.message}"
+    size = report.part("size")
+    if metric == "oldest_age" and size is not None and size.oldest_source:
+        return f"{metric} not evaluable: {size.oldest_source}"  # where it was looked for
     return f"{metric} not evaluable on {report.header.engine}"
 
 

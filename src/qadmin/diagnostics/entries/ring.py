@@ -21,6 +21,7 @@ from qadmin.diagnostics.model import (
 )
 from qadmin.diagnostics.registry import Diagnostic, Field, Metric, kind_has
 from qadmin.engines.base import Engine
+from qadmin.errors import PermissionMissing
 from qadmin.kinds import Kind, QueueSpec
 
 
@@ -55,9 +56,14 @@ class Ring(Result):
 
 
 def measure(engine: Engine, spec: QueueSpec) -> Ring | None:
+    """None for another kind, or when the role may not read the sequences (size's note says
+    so and names the privilege)."""
     if spec.kind is not Kind.RING:
         return None
-    row = dict(sql.template_rows(engine, spec, "ring_state")[0])
+    try:
+        row = dict(sql.template_rows(engine, spec, "ring_state")[0])
+    except PermissionMissing:
+        return None
     for key in ("oldest_parked_s", "orphan_age_s", "waiting_behind_age_s"):
         if row.get(key) is not None:
             row[key] = round(float(row[key]), 3)

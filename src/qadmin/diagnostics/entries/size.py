@@ -49,9 +49,10 @@ PROBE_FULL = 0.9
 PROBE_EMPTY_LIMIT = 16_000
 # The catalog counting more rows than a window holds (by ESTIMATE_NOISE rows and a tenth)
 # means rows lie below it (past a run of rolled-back ids, a lifo's popped top, a pending
-# queue's later due times): the window widens on, up to PROBE_UNSEEN_LIMIT ids. Its count then
-# stands unless the estimate is still twice it and ESTIMATE_SLACK more (the rows lie further
-# down, or the estimate is stale).
+# queue's later due times): the window widens on, empty or not, up to PROBE_UNSEEN_LIMIT ids.
+# Its count then stands unless the estimate is still above it by ESTIMATE_SLACK rows and half
+# the count (the rows lie further down, or the estimate is stale): then the estimate is the
+# depth. The half keeps InnoDB's sampled estimates, often a fifth off, from replacing a count.
 ESTIMATE_NOISE = 100
 ESTIMATE_SLACK = 1_000
 PROBE_UNSEEN_LIMIT = 64_000
@@ -108,7 +109,7 @@ def _age(when: datetime | None) -> float | None:
 class Head:
     """What a walk found: the waiting rows, the oldest, and where each came from."""
 
-    depth: int
+    depth: int | None  # None: not readable (a note says why)
     exact: bool
     source: str
     oldest: Any
@@ -130,14 +131,7 @@ def measure(engine: Engine, spec: QueueSpec) -> Size:
     }
     notes: list[str] = []
     if spec.kind is Kind.RING:
-        row = engine.run(engine.section(spec, "depth"), write=False)[0]
-        head = Head(
-            int(row["depth"]),
-            True,
-            "ring sequences (pushed - popped, plus parked numbers)",
-            row.get("oldest_enqueued_at"),
-            "the slot of the next number to pop",
-        )
+        head = _ring_head(engine, spec, notes)
     else:
         head = _head(engine, spec, facts, params, notes)
     when = to_utc(head.oldest)
@@ -155,9 +149,27 @@ def measure(engine: Engine, spec: QueueSpec) -> Size:
     )
     if spec.kind is Kind.PENDING:
         result.due = int(sql.template_rows(engine, spec, "due")[0]["due"])
-    if spec.kind is Kind.RING and spec.capacity:
+    if spec.kind is Kind.RING and spec.capacity and head.depth is not None:
         result.ring_fill = round(head.depth / spec.capacity, 4)
     return result
+
+
+def _ring_head(engine: Engine, spec: QueueSpec, notes: list[str]) -> Head:
+    """A ring's depth from its sequences; none when the role may not read them."""
+    try:
+        row = engine.run(engine.section(spec, "depth"), write=False)[0]
+    except PermissionMissing as exc:
+        notes.append(
+            f"depth and holes unavailable ({exc}): needs SELECT or USAGE on the ring's sequences"
+        )
+        return Head(None, False, "ring sequences (not readable)", None, "not read")
+    return Head(
+        int(row["depth"]),
+        True,
+        "ring sequences (pushed - popped, plus parked numbers)",
+        row.get("oldest_enqueued_at"),
+        "the slot of the next number to pop",
+    )
 
 
 def _walk(
@@ -226,6 +238,10 @@ def _head(
             "row count is not trusted, the depth is probed"
         )
         dead = None
+        analyzed = first.get("analyzed_rows")
+        if analyzed is not None and int(analyzed) >= 0:  # the reset emptied n_live_tup too
+            source = "pg_class.reltuples (the last VACUUM / ANALYZE; statistics reset since)"
+            facts = {**facts, "estimated_rows": int(analyzed), "estimate_source": source}
     if dead is None or int(dead) > DEAD_WALK_LIMIT:
         if top is None:  # nothing to probe below, and a walk would meet the dead entries
             catalog = facts.get("estimate_source") or "catalog"
@@ -268,9 +284,9 @@ def _probe(
             n, oldest = _walk(engine, spec, floor)
             how = f"counted from the watermark (id >= {floor})"
             return _counted(n, oldest, facts, how, "the first row at or above the watermark")
-        if top < width:
+        if top < 2 * width:  # fewer ids lie below the window than in it: walk them all
             n, oldest = _walk(engine, spec, BOTTOM)
-            how = f"counted (fewer than {width:,} ids ever issued)"
+            how = f"counted (fewer than {2 * width:,} ids ever issued)"
             return _counted(n, oldest, facts, how, "the first row")
         n, oldest = _walk(engine, spec, lo)
         if n > EXACT_DEPTH_LIMIT or width >= PROBE_UNSEEN_LIMIT:
@@ -282,7 +298,7 @@ def _probe(
         more = estimate is not None and estimate - n > max(ESTIMATE_NOISE, n // 10)
         if 0 < n < PROBE_FULL * width and not more:
             break
-        if n == 0 and (width >= PROBE_EMPTY_LIMIT or not estimate):
+        if n == 0 and not more and (width >= PROBE_EMPTY_LIMIT or not estimate):
             break
         width *= 2
     if floor is not None:
@@ -293,7 +309,7 @@ def _probe(
         behind = f"{int(dead):,} dead entries"
     window = f"the {width:,} ids below the id high-water mark {top} ({behind})"
     catalog = facts.get("estimate_source") or "catalog"
-    unseen = estimate is not None and estimate > 2 * n and estimate - n > ESTIMATE_SLACK
+    unseen = estimate is not None and estimate - n > max(ESTIMATE_SLACK, n // 2)
     if 0 < n < PROBE_FULL * width and not unseen:
         # the head is in the window: its count beats the catalog's
         source, depth = f"bounded probe: counted in {window}", n
@@ -304,7 +320,10 @@ def _probe(
     else:  # more than the limit wait, or none near the high-water mark (a lifo's)
         depth = max(estimate or 0, n)
         source = f"{catalog} (a bounded probe counted {n:,} in {window})"
-    where = f"bounded probe: the oldest row in {window}; rows below it not read"
+    if oldest is None:
+        where = f"bounded probe: no row in {window}; rows below it not read"
+    else:
+        where = f"bounded probe: the oldest row in {window}; rows below it not read"
     return Head(depth, False, source, oldest, where, at_least=oldest is not None)
 
 
