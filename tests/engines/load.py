@@ -41,15 +41,19 @@ def produce(
     out: str,
     push_batch: int | None = None,
     reload_stale: bool = False,
+    stop: Any = None,
 ) -> None:
+    """``count`` messages, and more until ``stop`` is set (an admin operation has ended): the
+    operation meets traffic however fast this machine pushes."""
     engine = _engine(dsn, schema)
     spec = catalog.get(engine, queue)
     batch = push_batch or (1 if spec.kind is Kind.RING else PUSH_BATCH)
     records: list[dict[str, Any]] = []
     refused = 0
     i = 0
-    while i < count:
-        chunk = [f"p{producer}-{n}".encode() for n in range(i, min(i + batch, count))]
+    while i < count or (stop is not None and not stop.is_set()):
+        size = min(batch, count - i) if i < count else batch
+        chunk = [f"p{producer}-{n}".encode() for n in range(i, i + size)]
         try:
             pushed = messages.push(engine, spec, chunk)
         except QueueFull as full:
@@ -153,13 +157,17 @@ def run(
     reload_stale: bool = False,
 ) -> Outcome:
     """Run the clients to the end; ``during`` (an admin operation) runs in this process once
-    messages are flowing, while producers and consumers keep going. ``reload_stale``: clients
+    messages are flowing, while producers and consumers keep going (producers push at least
+    ``messages_each`` each, and on until ``during`` has ended). ``reload_stale``: clients
     reload the queue when its SQL no longer fits its table (SQLite after a convert)."""
     # Fresh processes without pytest's open connections, forked from a server that imported
     # qadmin once (spawn paid the interpreter start and imports for each of the 8 clients).
     ctx = mp.get_context("forkserver")
     ctx.set_forkserver_preload(["tests.engines.load"])
     done = ctx.Event()
+    stop = ctx.Event()  # producers go on past messages_each until ``during`` has ended
+    if during is None:
+        stop.set()
     prod_files = [workdir / f"prod-{p}.json" for p in range(producers)]
     cons_files = [workdir / f"cons-{c}.json" for c in range(consumers)]
     cons = [
@@ -169,7 +177,7 @@ def run(
     prods = [
         ctx.Process(
             target=produce,
-            args=(dsn, schema, queue, p, messages_each, str(f), push_batch, reload_stale),
+            args=(dsn, schema, queue, p, messages_each, str(f), push_batch, reload_stale, stop),
         )
         for p, f in enumerate(prod_files)
     ]
@@ -178,8 +186,11 @@ def run(
     overlapped = None
     if during is not None:
         time.sleep(1.0)
-        during()
-        overlapped = any(p.is_alive() for p in prods)
+        try:
+            during()
+        finally:
+            overlapped = any(p.is_alive() for p in prods)
+            stop.set()
     for proc in prods:
         proc.join(timeout=600)
     done.set()
