@@ -262,6 +262,13 @@ def test_postgres_role_without_monitoring_privileges_gets_notes_not_errors(
         assert result.exit_code == 0, result.stderr
         assert "partial view: pg_read_all_stats" in result.stdout
         assert note in result.stdout
+        check = CliRunner().invoke(
+            cli, ["check", "priv_q", "--dsn", dsn, "--schema", target.schema]
+        )
+        if kind == "ring":  # a depth it may not read is a warning, never a silent OK
+            assert check.exit_code == 1 and "depth_unread" in check.stdout, check.stdout
+        else:
+            assert check.exit_code in {0, 1, 2}, check.stdout
     finally:
         holder.rollback()
         holder.close()

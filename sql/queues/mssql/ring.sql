@@ -188,6 +188,11 @@ ORDER BY id
 -- name: purge
 EXEC {pop} @count = 2000000000
 
+-- name: readable
+-- Whether the role may read the slot table at all (size asks when the sequences are refused
+-- to it: a reader without sequence privileges gets a note, a stranger the error). Reads no row.
+SELECT TOP (0) 1 AS readable FROM {table}
+
 -- name: depth
 SELECT
     (SELECT COALESCE(CAST(last_used_value AS bigint) + 1, CAST(start_value AS bigint))

@@ -342,6 +342,11 @@ EXECUTE qadmin_catch_up
 -- name: purge
 DEALLOCATE PREPARE qadmin_catch_up
 
+-- name: readable
+-- Whether the role may read the slot table at all (size asks when the sequences are refused
+-- to it: a reader without sequence privileges gets a note, a stranger the error). Reads no row.
+SELECT 1 AS readable FROM {table} LIMIT 0
+
 -- name: depth
 -- What pops will deliver: every number pushers took that poppers have not (its message is in
 -- a slot or, after a resize, in the overflow table), plus every parked number (a converted

@@ -352,6 +352,11 @@ SELECT setval({pop_seq.lit},
                  FROM {push_seq}),
               false)
 
+-- name: readable
+-- Whether the role may read the slot table at all (size asks when the sequences are refused
+-- to it: a reader without sequence privileges gets a note, a stranger the error). Reads no row.
+SELECT 1 AS readable FROM {table} LIMIT 0
+
 -- name: depth
 -- The oldest message waiting: the next number's slot; when that number is missing (a killed
 -- pusher's hole), the slots of the numbers behind it (min(capacity, 10,000) primary-key

@@ -159,6 +159,7 @@ def _ring_head(engine: Engine, spec: QueueSpec, notes: list[str]) -> Head:
     try:
         row = engine.run(engine.section(spec, "depth"), write=False)[0]
     except PermissionMissing as exc:
+        sql.template_rows(engine, spec, "readable")  # a role refused the slots too: the error
         notes.append(
             f"depth and holes unavailable ({exc}): needs SELECT or USAGE on the ring's sequences"
         )
@@ -448,11 +449,11 @@ def collect(ctx: Context) -> Size:
 
 def rule(report: InspectReport) -> list[Finding]:
     part: Size | None = report.part("size")
-    profile = report.profile
-    if part is not None and part.depth is None and profile and profile.source != "qadmin":
-        # A figure the profile promises that could not be read is never a silent OK.
+    if part is not None and part.depth is None:
+        # A depth that could not be read (an index a profile needs, a privilege) is never a
+        # silent OK.
         why = "; ".join(part.notes) or "no cheap way to count the waiting rows"
-        return [Finding(WARNING, "depth_unread", f"depth not read: {why}", _index_fix(why))]
+        return [Finding(WARNING, "depth_unread", f"depth not read: {why}", _fix(why))]
     if part is None or part.ring_fill is None:
         return []
     limit = report.limit("ring_fill")
@@ -472,10 +473,15 @@ def rule(report: InspectReport) -> list[Finding]:
     ]
 
 
-def _index_fix(why: str) -> str:
-    """The fix for a figure not read: the index the note names, made by the DBA."""
+def _fix(why: str) -> str:
+    """The fix for a figure not read: the index the note names, made by the DBA, or the
+    privilege it names, granted to the role."""
     found = re.search(r"an index on \S+ \([^)]*\)", why)
-    return f"create {found.group(0)}" if found else "see the notes"
+    if found:
+        return f"create {found.group(0)}"
+    if "needs SELECT or USAGE" in why:
+        return "GRANT SELECT ON the sequences named TO this role, or run as a role that has it"
+    return "see the notes"
 
 
 def _size(report: InspectReport) -> Size | None:
