@@ -23,6 +23,7 @@ from qadmin.ops import catalog, messages
 
 PUSH_BATCH = 100
 POP_BATCH = 25
+TRICKLE_S = 0.005
 # SQLite has no routines: after a convert, a client holding the fifo's SQL fails on the ring's
 # table (and nothing is written), reloads the queue from the catalog and tries again.
 STALE = "no such column"
@@ -44,7 +45,9 @@ def produce(
     stop: Any = None,
 ) -> None:
     """``count`` messages, and more until ``stop`` is set (an admin operation has ended): the
-    operation meets traffic however fast this machine pushes."""
+    operation meets traffic however fast this machine pushes. Past ``count`` one message goes
+    in every few milliseconds, a trickle the consumers outpace: a flood would grow the backlog
+    past what a shrink or convert accepts, on a machine whose consumers lag."""
     engine = _engine(dsn, schema)
     spec = catalog.get(engine, queue)
     batch = push_batch or (1 if spec.kind is Kind.RING else PUSH_BATCH)
@@ -52,7 +55,9 @@ def produce(
     refused = 0
     i = 0
     while i < count or (stop is not None and not stop.is_set()):
-        size = min(batch, count - i) if i < count else batch
+        size = min(batch, count - i) if i < count else 1
+        if i >= count:
+            time.sleep(TRICKLE_S)
         chunk = [f"p{producer}-{n}".encode() for n in range(i, i + size)]
         try:
             pushed = messages.push(engine, spec, chunk)
