@@ -173,3 +173,23 @@ def test_a_mysql_ring_refuses_a_null_or_bad_payload_before_taking_a_number(
     assert [bytes(r[-1]) for r in _my_call(app, "CALL r_pop(%s)", 5)] == [b"b"]
     app.close()
     engine.close()
+
+
+@pytest.mark.parametrize("label", ["mariadb", "mysql8"])
+@pytest.mark.parametrize("kind", ["fifo", "capped", "claim", "pending", "ring"])
+def test_a_mysql_push_many_refuses_a_batch_that_is_not_a_json_array(label, kind, request, tmp_path):
+    """An application's JSON object, scalar or broken text is refused, not read as an empty
+    batch (JSON_TABLE finds no rows in it: the caller would be told nothing was pushed)."""
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    capacity = 8 if kind in ("capped", "ring") else None
+    spec = queues.create(engine, queues.make_spec("q", kind, capacity, False))
+    app = _my_app(target.schema or "", "READ COMMITTED", autocommit=True)
+    call = "CALL q_push_many(%s, NULL)" if kind == "pending" else "CALL q_push_many(%s)"
+    for batch in ('{"a": "YQ=="}', "true", "not json", None):
+        with pytest.raises(pymysql.err.MySQLError, match="not a JSON array"):
+            _my_call(app, call, batch)
+    assert len(_my_call(app, call, '["YQ==", "Yg=="]')) == 2
+    assert [m["payload"] for m in messages.peek(engine, spec, 5)] == [b"a", b"b"]
+    app.close()
+    engine.close()

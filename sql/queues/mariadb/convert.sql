@@ -89,6 +89,7 @@ BEGIN
     DECLARE v_switched TINYINT;
     {txn_declare()};
     {txn_handler()};
+    {batch_guard()};
     {txn_begin()};
     SELECT switched INTO v_switched FROM {gate} WHERE one = 1 LOCK IN SHARE MODE;
     IF v_switched = 1 THEN

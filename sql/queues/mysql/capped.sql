@@ -92,6 +92,7 @@ BEGIN
                                                        p LONGTEXT PATH '$')) AS t ORDER BY t.n;
     {txn_handler()};
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
+    {batch_guard()};
     {txn_begin()};
     SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;  -- the gate
     OPEN batch_rows;

@@ -169,6 +169,7 @@ BEGIN
                                                       p LONGTEXT PATH '$')) AS t ORDER BY t.n;
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
     {txn_handler()};
+    {batch_guard()};
     {txn_begin()};  -- all or nothing for an autocommit caller too
     OPEN batch_rows;
     take: LOOP

@@ -86,3 +86,12 @@ IF @@autocommit = 1 THEN
 IF v_own = 1 THEN
         COMMIT;
     END IF
+
+-- name: batch_guard
+-- push_many's batch must be a JSON array: JSON_TABLE reads an object, a scalar or a null as
+-- no rows, and the caller would be told nothing was pushed instead of being refused.
+IF p_batch IS NULL OR JSON_VALID(p_batch) = 0 THEN
+        SIGNAL SQLSTATE '22032' SET MESSAGE_TEXT = 'push_many: the batch is not a JSON array';
+    ELSEIF JSON_TYPE(p_batch) <> 'ARRAY' THEN
+        SIGNAL SQLSTATE '22032' SET MESSAGE_TEXT = 'push_many: the batch is not a JSON array';
+    END IF

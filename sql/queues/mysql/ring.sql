@@ -126,6 +126,7 @@ BEGIN
                                                        p LONGTEXT PATH '$')) AS t ORDER BY t.n;
     {txn_handler()};
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
+    {batch_guard()};
     {txn_begin()};
     IF NOT {txn_fresh()} THEN
         SIGNAL SQLSTATE '25000'
