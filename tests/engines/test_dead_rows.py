@@ -8,6 +8,7 @@ them), so on MariaDB the values and the sources are what is checked."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import psycopg
@@ -16,7 +17,7 @@ from click.testing import CliRunner
 
 from qadmin.cli import cli
 from qadmin.diagnostics.entries import size
-from qadmin.engines import Engine
+from qadmin.engines import Engine, open_engine
 from qadmin.kinds import QueueSpec
 from qadmin.ops import messages, queues
 from qadmin.ops.values import iso, to_utc
@@ -335,3 +336,63 @@ def test_an_empty_probe_window_widens_to_the_rows_the_catalog_counts(label, requ
     engine.close()
     assert part.depth == 7000, (part.depth_source, part.facts)
     assert part.oldest_enqueued_at is not None, part.oldest_source
+
+
+def test_postgres_size_of_a_queue_just_drained_is_zero_not_the_lagging_estimate(request, tmp_path):
+    """A consumer's burst drains 12,000 messages; its session's counters reach the catalog up
+    to 10 s later (it flushed under a second before), so n_live_tup still says 12,000. The
+    first-row read finds no row: the depth is 0, counted, not the estimate (a cron check
+    called the empty queue CRITICAL). Whether the counters lag or not, 0 is the answer."""
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("drained_q", "fifo", None, False))
+    _insert(engine, spec, 12_000)
+    engine.close()  # the inserts reach the catalog when the session ends
+    consumer = psycopg.connect(PG_ADMIN, autocommit=True)
+    table = f'"{target.schema}"."{spec.name}"'
+    consumer.execute(f"DELETE FROM {table} WHERE id = (SELECT min(id) FROM {table})")
+    consumer.execute(f"DELETE FROM {table}")  # within a second of that flush: held back
+    engine = target.engine()
+    part, _ = _measure(engine, spec, target.schema)
+    engine.close()
+    consumer.close()
+    assert (part.depth, part.depth_exact, part.oldest_enqueued_at) == (0, True, None), (
+        part.depth_source
+    )
+
+
+def test_postgres_size_for_a_role_without_the_sequence_after_a_reset_does_not_walk(
+    request, tmp_path
+):
+    """Reset counters count no dead rows, and a role that may not read the id sequence cannot
+    see that they missed the queue's history: counters that saw nothing of a big heap are not
+    trusted, and the dead entries are not walked (the depth is unknown, said so)."""
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("reset_ro", "fifo", None, False))
+    role = "qt_role_" + uuid.uuid4().hex[:8]
+    holder = _hold(target)
+    try:
+        _leave_dead(engine, spec, DEAD)
+        messages.push(engine, spec, [b"live%d" % i for i in range(LIVE)])
+        engine.close()  # the counts reach the catalog, then the reset empties them
+        with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+            admin.execute(
+                "SELECT pg_stat_reset_single_table_counters(CAST(%s AS regclass))",
+                (f"{target.schema}.{spec.name}",),
+            )
+            admin.execute(f'CREATE ROLE "{role}" LOGIN')
+            admin.execute(f'GRANT USAGE ON SCHEMA "{target.schema}" TO "{role}"')
+            admin.execute(f'GRANT SELECT ON ALL TABLES IN SCHEMA "{target.schema}" TO "{role}"')
+        reader = open_engine(PG_ADMIN.replace("postgres@", f"{role}@"), target.schema)
+        part = size.measure(reader, spec)
+        reader.close()
+    finally:
+        holder.conn.rollback()
+        holder.close()
+        with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+            admin.execute(f'DROP OWNED BY "{role}"')
+            admin.execute(f'DROP ROLE IF EXISTS "{role}"')
+    assert (part.depth, part.depth_exact) == (None, False), part.depth_source
+    assert part.depth_source is not None and "dead entries not walked" in part.depth_source
+    assert any("statistics have seen nothing" in note for note in part.notes), part.notes

@@ -3,16 +3,23 @@
 --          entries included), so size knows whether that walk is cheap; and how many rows the
 --          statistics saw inserted (rolled back or not), so that a count begun after most of
 --          the queue's ids were issued (statistics reset, a restore) is not trusted, and the
---          rows the last VACUUM / ANALYZE counted, the estimate left after such a reset
+--          rows the last VACUUM / ANALYZE counted, the estimate left after such a reset;
+--          whether the counters are blank (nothing seen since a reset) on a heap of some
+--          size, which a role that may not read the id sequence cannot check against it
 -- params: :schema, :table
 -- min version: PostgreSQL 13
 -- privilege: none (pg_stat_user_tables shows every table of the database)
--- cost: one shared-memory statistics row; flushed by backends up to a second late
+-- cost: one shared-memory statistics row (flushed by backends up to a second late) and the
+--       heap's file size
 SELECT s.n_dead_tup AS dead_bound, 'n_dead_tup ' || s.n_dead_tup AS dead_bound_source,
        s.n_tup_ins AS ids_seen,
        -- the live rows as the last VACUUM / ANALYZE counted them (-1: never): what size
        -- estimates from when a reset has emptied the counters above
-       c.reltuples::bigint AS analyzed_rows
+       c.reltuples::bigint AS analyzed_rows,
+       (s.n_tup_ins + s.n_tup_upd + s.n_tup_del = 0
+        AND coalesce(s.last_vacuum, s.last_autovacuum, s.last_analyze, s.last_autoanalyze)
+            IS NULL) AS counters_blank,
+       pg_catalog.pg_relation_size(c.oid) / current_setting('block_size')::bigint AS heap_pages
 FROM pg_catalog.pg_stat_user_tables AS s
 JOIN pg_catalog.pg_class AS c ON c.oid = s.relid
 WHERE s.schemaname = :schema AND s.relname = :table

@@ -56,6 +56,9 @@ PROBE_EMPTY_LIMIT = 16_000
 ESTIMATE_NOISE = 100
 ESTIMATE_SLACK = 1_000
 PROBE_UNSEEN_LIMIT = 64_000
+# A heap this small is cheap to walk whatever dead entries it holds (about as many pages as
+# DEAD_WALK_LIMIT entries fill).
+SMALL_HEAP_PAGES = 128
 BOTTOM = -(2**63)  # below every id: a walk from the first index entry
 
 
@@ -231,6 +234,7 @@ def _head(
     first = bound.first
     dead, dead_source = first.get("dead_bound"), first.get("dead_bound_source")
     seen = first.get("ids_seen")
+    pages = int(first.get("heap_pages") or 0)
     if top is not None and seen is not None and top - int(seen) > DEAD_WALK_LIMIT:
         # The statistics began after most of the queue's history (a reset, a restore): their
         # dead-row count says nothing of the entries left before.
@@ -238,27 +242,44 @@ def _head(
             f"statistics saw {int(seen):,} of the {top:,} ids issued (reset since?): the dead "
             "row count is not trusted, the depth is probed"
         )
-        dead = None
-        analyzed = first.get("analyzed_rows")
-        if analyzed is not None and int(analyzed) >= 0:  # the reset emptied n_live_tup too
-            source = "pg_class.reltuples (the last VACUUM / ANALYZE; statistics reset since)"
-            facts = {**facts, "estimated_rows": int(analyzed), "estimate_source": source}
+        dead, facts = None, _analyzed(facts, first)
+    elif top is None and first.get("counters_blank") and pages > SMALL_HEAP_PAGES:
+        # The same without the sequence to compare with: counters that saw nothing of a heap
+        # this size began after its rows were written.
+        notes.append(
+            f"statistics have seen nothing of this {pages:,}-page table (reset since?) and "
+            "there is no id high-water mark: the dead entries it may hold are not walked"
+        )
+        dead, facts = None, _analyzed(facts, first)
     if dead is None or int(dead) > DEAD_WALK_LIMIT:
         if top is None:  # nothing to probe below, and a walk would meet the dead entries
             catalog = facts.get("estimate_source") or "catalog"
             source = f"{catalog} (no id high-water mark to probe below; dead entries not walked)"
-            return Head(_estimate(facts) or 0, False, source, None, "not read")
+            return Head(_estimate(facts), False, source, None, "not read")
         return _probe(engine, spec, facts, top, dead)
     estimate = _estimate(facts)
     # SQLite's id range is only an upper bound (and its walks meet no dead entries): counted.
     if estimate is not None and estimate > EXACT_DEPTH_LIMIT and not _upper_bound(facts):
-        _, oldest = _walk(engine, spec, BOTTOM, 1)
+        n, oldest = _walk(engine, spec, BOTTOM, 1)
+        if n == 0:  # the estimate lags a drain (statistics reach the catalog seconds late)
+            how = f"counted: no row waits (the catalog's {estimate:,} is stale)"
+            return Head(0, True, how, None, "the first row")
         catalog = facts.get("estimate_source") or "catalog"
         source = f"{catalog} (more than {EXACT_DEPTH_LIMIT:,}: not counted)"
         return Head(estimate, False, source, oldest, "the first row")
     n, oldest = _walk(engine, spec, BOTTOM)
     how = f"counted ({dead_source})"  # the walk meets at most that many dead entries
     return _counted(n, oldest, facts, how, "the first row")
+
+
+def _analyzed(facts: dict[str, Any], bound: dict[str, Any]) -> dict[str, Any]:
+    """After a statistics reset n_live_tup is 0 too: the last VACUUM / ANALYZE's count stands,
+    and a table never vacuumed or analyzed has no estimate at all."""
+    analyzed = bound.get("analyzed_rows")
+    if analyzed is None or int(analyzed) < 0:
+        return {**facts, "estimated_rows": None, "estimate_source": "no estimate"}
+    source = "pg_class.reltuples (the last VACUUM / ANALYZE; statistics reset since)"
+    return {**facts, "estimated_rows": int(analyzed), "estimate_source": source}
 
 
 def _upper_bound(facts: dict[str, Any]) -> bool:
