@@ -16,10 +16,12 @@ import statistics
 import time
 import uuid
 
-from qadmin.engines import Engine, open_engine
-from qadmin.ops import diagnose, queues
+from places import PG
 
-PG = "postgresql://postgres@127.0.0.1:5432/test"
+from qadmin.diagnostics import run as diagnose
+from qadmin.engines import Engine, open_engine
+from qadmin.ops import queues
+
 MY = "mysql://root@127.0.0.1:3306/"
 
 
@@ -60,9 +62,10 @@ def measure(engine: Engine, rows: int, fill, runs: int) -> float:
         report = diagnose.inspect(engine, spec)
         times.append(time.perf_counter() - started)
     queues.drop(engine, spec)
+    part = report.part("size")
     print(
         f"    {rows:>9,} rows: median {statistics.median(times) * 1000:7.1f} ms "
-        f"(depth {report['size']['depth']:,}, exact={report['size']['depth_exact']})"
+        f"(depth {part.depth:,}, exact={part.depth_exact})"
     )
     return statistics.median(times)
 

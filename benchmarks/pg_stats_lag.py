@@ -16,8 +16,7 @@ import time
 import uuid
 
 import psycopg
-
-DSN = "postgresql://postgres@127.0.0.1/test"
+from places import PG as DSN
 
 
 def deleted(observer: psycopg.Connection, table: str) -> int:

@@ -3,12 +3,14 @@ own on the test servers, and how to drop it afterwards (batches, long_ops and wa
 
 from __future__ import annotations
 
+import os
 import tempfile
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-PG = "postgresql://postgres@127.0.0.1:5432/test"
+# The PostgreSQL database the benchmarks make their own schemas in (each drops its own).
+PG = os.environ.get("QADMIN_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/test")
 MY = "mysql://root@127.0.0.1:3306"
 
 Place = tuple[str, str | None, Callable[[], None]]

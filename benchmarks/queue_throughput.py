@@ -26,11 +26,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from places import PG
+
 from qadmin.engines import Engine, Timeouts, open_engine
 from qadmin.errors import LockTimeout, QueueEmpty, QueueFull
 from qadmin.ops import catalog, messages, queues
 
-PG = "postgresql://postgres@127.0.0.1:5432/test"
 MY = "mysql://root@127.0.0.1:3306/test"
 BATCH = 50
 RING_CAPACITY = 10_000

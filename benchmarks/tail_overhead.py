@@ -20,6 +20,8 @@ import time
 import uuid
 from pathlib import Path
 
+from places import PG
+
 from qadmin.engines import Engine, open_engine
 from qadmin.ops import queues, telemetry
 
@@ -69,10 +71,10 @@ def main() -> None:
     import pymysql
 
     name = "qb_" + uuid.uuid4().hex[:8]
-    with psycopg.connect("postgresql://postgres@127.0.0.1/test", autocommit=True) as admin:
+    with psycopg.connect(PG, autocommit=True) as admin:
         admin.execute(f'CREATE SCHEMA "{name}"')
         try:
-            engine = open_engine("postgresql://postgres@127.0.0.1/test", name)
+            engine = open_engine(PG, name)
             pid = int(engine.query("SELECT pg_backend_pid() AS p")[0]["p"])
             measure("PostgreSQL", engine, args.rows, args.samples, pid)
             engine.close()
