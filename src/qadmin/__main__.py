@@ -1,5 +1,5 @@
 """``python -m qadmin``, the same as the ``qadmin`` script."""
 
-from qadmin.cli import main
+from qadmin.launch import main
 
 main()

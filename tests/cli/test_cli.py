@@ -105,7 +105,7 @@ def test_claim_cycle_through_the_cli(db):
 
 def test_push_from_stdin_lines_file_and_raw_pop_is_binary_safe(db, tmp_path):
     run("create", "b", "--kind", "fifo", *db)
-    assert run("push", "b", "--lines", *db, input="one\ntwo\n").exit_code == 0
+    assert run("push", "b", "--lines", *db, input="one\r\ntwo\r\n").exit_code == 0  # CRLF
     blob = bytes(range(256)) * 4
     (tmp_path / "blob.bin").write_bytes(blob)
     assert run("push", "b", "--file", str(tmp_path / "blob.bin"), *db).exit_code == 0

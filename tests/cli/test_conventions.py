@@ -287,6 +287,24 @@ def test_sigint_to_a_waiting_pop_exits_130(tmp_path):
     assert child.returncode == 130 and err == b"qadmin: interrupted\n"
 
 
+def test_sigint_while_the_cli_is_still_importing_exits_130_in_one_line(tmp_path):
+    """The script's first import (click, rich, every command) takes a few hundred ms: Ctrl-C
+    there is the same line as later. A child whose import of qadmin.cli is interrupted, as a
+    SIGINT arriving then would interrupt it."""
+    code = (
+        "import sys\n"
+        "class Interrupt:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'qadmin.cli':\n"
+        "            raise KeyboardInterrupt\n"
+        "sys.meta_path.insert(0, Interrupt())\n"
+        "from qadmin.launch import main\n"
+        "main()\n"
+    )
+    child = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert child.returncode == 130 and child.stderr == b"qadmin: interrupted\n", child.stderr
+
+
 # -- 7. dry-run plans in every format ------------------------------------------------------
 
 

@@ -69,8 +69,9 @@ def _payloads(
         if sys.stdin.isatty() and not file:
             raise UsageError("nothing to push: give a MESSAGE, --file F, or pipe into stdin")
         data = _read(sys.stdin.buffer)
-    if lines:  # blank (whitespace-only) lines are not messages
-        return [line for line in data.split(b"\n") if line and not line.isspace()]
+    if lines:  # blank (whitespace-only) lines are not messages; CRLF ends a line too
+        split = (line.removesuffix(b"\r") for line in data.split(b"\n"))
+        return [line for line in split if line and not line.isspace()]
     if (not data or data.isspace()) and not allow_empty:
         # `push q </dev/null` in a script whose producer died: nothing to send, not a message.
         what = "empty" if not data else "blank (whitespace only)"

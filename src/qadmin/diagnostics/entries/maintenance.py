@@ -56,13 +56,13 @@ def _stale(facts: dict[str, Any]) -> str | None:
     seen = max(int(facts.get("inserted_rows") or 0), int(facts.get("live_rows") or 0))
     never = facts.get("reltuples") is not None and float(facts["reltuples"]) < 0
     if never and seen >= STATS_MIN_ROWS:
-        return f"never analyzed (reltuples -1) though {seen} rows were inserted"
+        return f"never analyzed: reltuples -1 though {seen} rows were inserted"
     inserted = int(facts.get("next_id") or 1) - 1
     if "stats_present" in facts and inserted >= STATS_MIN_ROWS:
         if not facts["stats_present"]:
             return f"no persistent statistics row though {inserted} rows were inserted"
         if int(facts.get("stats_rows") or 0) == 0:
-            return f"persistent statistics count 0 rows though {inserted} rows were inserted"
+            return f"its persistent statistics count 0 rows though {inserted} were inserted"
     return None
 
 
@@ -77,7 +77,7 @@ def rule(report: InspectReport) -> list[Finding]:
             Finding(
                 WARNING,
                 "stale_statistics",
-                f"the queue table's statistics were {why}: size estimates and index bloat "
+                f"the queue table's statistics are missing ({why}): size estimates and index bloat "
                 "figures are not meaningful",
                 advice.analyze_advice(report.queue),
             )
