@@ -461,3 +461,30 @@ def test_inspect_on_a_terminal_reads_like_a_status_tool(label, request, tmp_path
     assert "None" not in healthy.output
     deep = CliRunner().invoke(cli, [*args, "--warn-depth", "1", "--crit-depth", "5"])
     assert deep.output.splitlines()[1].startswith("WARNING: depth 2 >= 1"), deep.output
+
+
+def test_postgres_role_that_may_not_read_the_catalog_is_told_the_grant(request, tmp_path):
+    """The server says only "permission denied for table qadmin_queues": the line adds the
+    privilege and the table's full name, exit 7."""
+    import psycopg
+
+    target = _target("postgresql", request, tmp_path)
+    engine = target.engine()
+    _make(engine, "cat_q", "fifo")
+    role = "qt_role_" + uuid.uuid4().hex[:8]
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        admin.execute(f'CREATE ROLE "{role}" LOGIN')
+        admin.execute(f'GRANT USAGE ON SCHEMA "{target.schema}" TO "{role}"')
+    try:
+        dsn = PG_ADMIN.replace("postgres@", f"{role}@")
+        for argv in (["inspect", "cat_q"], ["list"]):
+            result = CliRunner().invoke(cli, [*argv, "--dsn", dsn, "--schema", target.schema])
+            assert result.exit_code == 7, result.stderr
+            assert result.stderr.count("\n") == 1
+            wanted = f'needs SELECT on "{target.schema}"."qadmin_queues"'
+            assert wanted in result.stderr, result.stderr
+    finally:
+        with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+            admin.execute(f'DROP OWNED BY "{role}"')
+            admin.execute(f'DROP ROLE "{role}"')
+        engine.close()

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from qadmin.engines.base import CATALOG_TABLE, Engine, Execute
-from qadmin.errors import NotFound, UsageError
+from qadmin.errors import NotFound, PermissionMissing, UsageError
 from qadmin.kinds import Kind, QueueSpec, derived_names
 from qadmin.names import validate_queue_name
 from qadmin.ops.values import iso
@@ -140,8 +140,19 @@ def find(engine: Engine, name: str) -> QueueSpec | None:
     validate_queue_name(name)
     if not engine.table_exists(CATALOG_TABLE):
         return None
-    rows = engine.run_catalog("get", {"name": name}, write=False)
+    rows = _read(engine, "get", {"name": name})
     return _spec(rows[0]) if rows else None
+
+
+def _read(engine: Engine, section: str, params: dict[str, Any] | None = None) -> list[Any]:
+    """A catalog read; a role refused it is told the grant (the server names only the table)."""
+    try:
+        return engine.run_catalog(section, params, write=False)
+    except PermissionMissing as exc:
+        table = engine.qualified(CATALOG_TABLE)
+        raise PermissionMissing(
+            f"{exc}: reading qadmin's catalog needs SELECT on {table}", privilege="SELECT"
+        ) from None
 
 
 def get(engine: Engine, name: str, *, creating: bool = False) -> QueueSpec:
@@ -163,7 +174,7 @@ def all_queues(engine: Engine, *, creating: bool = False) -> list[QueueSpec]:
     if not engine.table_exists(CATALOG_TABLE):
         engine.require_schema()
         return []
-    specs = [_spec(r) for r in engine.run_catalog("list", write=False)]
+    specs = [_spec(r) for r in _read(engine, "list")]
     return [s for s in specs if creating or s.state != CREATING]
 
 
