@@ -68,6 +68,11 @@ class QueueFull(QadminError):
         self.pushed = pushed or []
 
 
+class StaleStatement(QadminError):
+    """SQLite: a statement built for the table as it was (no such column or table): a convert
+    or resize rewrote it after the queue was read. Nothing was written; read it again."""
+
+
 class NotFound(QadminError):
     exit_code = EXIT_NOT_FOUND
 

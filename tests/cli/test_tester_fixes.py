@@ -358,3 +358,41 @@ def test_convert_refuses_a_bad_capacity_before_asking_for_yes(capacity, db):
     assert result.exit_code == 2
     line = one_line(result)
     assert "--capacity" in line and "--yes" not in line
+
+
+@pytest.mark.parametrize("command", ["pop", "peek", "push"])
+def test_a_sqlite_command_that_meets_a_convert_reads_the_queue_again(command, tmp_path):
+    """SQLite has no routines: a pop that read the catalog just before a convert rewrote the
+    table met "no such column: id", exit 1. The statement fails whole, so the command reads
+    the queue again and runs once more, on the ring (the convert made here, between the two,
+    from another connection, as a cron convert would)."""
+    from qadmin.cli import messages as commands
+    from qadmin.engines import open_engine
+    from qadmin.ops import catalog, convert, messages, queues
+
+    dsn = f"sqlite:///{tmp_path / 'q.db'}"
+    admin = open_engine(dsn)
+    queues.create(admin, queues.make_spec("cq", "fifo", None, False))
+    messages.push(admin, catalog.get(admin, "cq"), [b"a", b"b"])
+    client = open_engine(dsn)
+    kinds = []
+
+    def op(spec):
+        kinds.append(spec.kind.value)
+        if len(kinds) == 1:  # the catalog was read: now the convert
+            convert.convert(admin, convert.source(admin, "cq"), 8)
+        if command == "push":
+            return messages.push(client, spec, [b"c"])
+        if command == "peek":
+            return messages.peek(client, spec, 5)
+        return messages.pop(client, spec, 5)
+
+    got = commands._on_queue(client, "cq", op)
+    assert kinds == ["fifo", "ring"]
+    if command == "push":
+        got = messages.pop(admin, catalog.get(admin, "cq"), 5)
+        assert [m["payload"] for m in got] == [b"a", b"b", b"c"]
+    else:
+        assert [m["payload"] for m in got] == [b"a", b"b"]
+    client.close()
+    admin.close()

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 from contextlib import nullcontext
 from datetime import UTC, datetime, timedelta
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 import click
 
@@ -21,7 +22,8 @@ from qadmin.cli.options import (
     count_option,
     format_option,
 )
-from qadmin.errors import QadminError, QueueEmpty, QueueFull, UsageError
+from qadmin.engines import Engine
+from qadmin.errors import QadminError, QueueEmpty, QueueFull, StaleStatement, UsageError
 from qadmin.kinds import QueueSpec
 from qadmin.ops import catalog, messages
 
@@ -30,6 +32,21 @@ MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 BAR_FROM = 10_000
 # What peek shows of a message's claim, on kinds with claims.
 CLAIM_STATE = ("processing_started_at", "claimed_by", "attempts", "last_error")
+
+
+T = TypeVar("T")
+
+
+def _on_queue(engine: Engine, name: str, op: Callable[[QueueSpec], T]) -> T:
+    """``op`` on the queue as the catalog has it. SQLite has no routines: a convert or resize
+    that rewrote the table after the catalog was read fails the statement whole, so the queue
+    is read again and ``op`` runs once more (a push whose earlier chunks went in is not)."""
+    try:
+        return op(catalog.get(engine, name))
+    except StaleStatement as stale:
+        if stale.pushed:
+            raise
+    return op(catalog.get(engine, name))
 
 
 def _read(stream: BinaryIO) -> bytes:
@@ -129,26 +146,35 @@ def push(
     if not payloads:
         raise UsageError("nothing to push: the input has no lines")
     engine = target.engine()
-    spec = catalog.get(engine, name)
+    used: list[QueueSpec] = []
+
+    def push_to(spec: QueueSpec) -> list[dict[str, Any]]:
+        used.append(spec)
+        # One transaction cannot report how far it got: a large push shows a running bar.
+        bar = (
+            progress.bar(f"pushing {len(payloads):,} messages")
+            if len(payloads) >= BAR_FROM
+            else nullcontext()
+        )
+        with bar:
+            return messages.push(engine, spec, payloads, when)
+
+    try:
+        pushed = _on_queue(engine, name, push_to)
+    except QadminError as stopped:  # a full ring, or an error after earlier chunks went in
+        if used and (stopped.pushed or isinstance(stopped, QueueFull)):
+            render.rows(stopped.pushed, _pushed_columns(used[-1]), fmt)
+        raise
+    render.rows(pushed, _pushed_columns(used[-1]), fmt)
+
+
+def _pushed_columns(spec: QueueSpec) -> list[str]:
     columns = ["id", "enqueued_at"]
     if spec.info.due:
         columns.append("due_at")
     if spec.info.overwrites:
         columns.append("overwritten_id")
-    # One transaction cannot report how far it got: a large push shows a running bar instead.
-    bar = (
-        progress.bar(f"pushing {len(payloads):,} messages")
-        if len(payloads) >= BAR_FROM
-        else nullcontext()
-    )
-    try:
-        with bar:
-            pushed = messages.push(engine, spec, payloads, when)
-    except QadminError as stopped:  # a full ring, or an error after earlier chunks went in
-        if stopped.pushed or isinstance(stopped, QueueFull):
-            render.rows(stopped.pushed, columns, fmt)
-        raise
-    render.rows(pushed, columns, fmt)
+    return columns
 
 
 @click.command()
@@ -183,13 +209,21 @@ def pop(
     if raw and count != 1:
         raise UsageError("--raw writes one payload; use it with --count 1")
     engine = target.engine()
-    spec = catalog.get(engine, name)
+    deadline = time.monotonic() + wait_s
+    used: list[QueueSpec] = []
+
+    def pop_from(spec: QueueSpec) -> list[dict[str, Any]]:
+        used.append(spec)
+        left = max(deadline - time.monotonic(), 0.0) if wait_s else 0.0
+        return messages.pop(engine, spec, count, left, worker)
+
     try:
-        popped = messages.pop(engine, spec, count, wait_s, worker)
+        popped = _on_queue(engine, name, pop_from)
     except QueueEmpty:
         if not raw:
-            render.rows([], _columns(spec), fmt)
+            render.rows([], _columns(used[-1]), fmt)
         raise
+    spec = used[-1]
     if raw:
         sys.stdout.buffer.write(popped[0]["payload"])
         sys.stdout.buffer.flush()
@@ -205,8 +239,14 @@ def pop(
 def peek(name: str, count: int, target: Target, fmt: str | None) -> None:
     """Show the next messages of queue NAME without taking them."""
     engine = target.engine()
-    spec = catalog.get(engine, name)
-    shown = messages.peek(engine, spec, count)
+    used: list[QueueSpec] = []
+
+    def peek_at(spec: QueueSpec) -> list[dict[str, Any]]:
+        used.append(spec)
+        return messages.peek(engine, spec, count)
+
+    shown = _on_queue(engine, name, peek_at)
+    spec = used[-1]
     columns = _columns(spec)
     if spec.info.claims:
         columns = ["id", "enqueued_at", *CLAIM_STATE, "payload"]

@@ -20,6 +20,7 @@ from qadmin.errors import (
     LockTimeout,
     PermissionMissing,
     QadminError,
+    StaleStatement,
     UsageError,
 )
 
@@ -66,6 +67,8 @@ class SqliteEngine(Engine):
                 return ConnectionFailed(f"sqlite: cannot open {self.dsn.path}: {text}")
             if "readonly" in lowered or "read-only" in lowered:
                 return PermissionMissing(f"sqlite: {text}", privilege="write access to the file")
+            if "no such column" in lowered or "no such table" in lowered:
+                return StaleStatement(f"sqlite: {text}")
         if isinstance(exc, sqlite3.DatabaseError) and "not a database" in text.lower():
             return ConnectionFailed(f"sqlite: {self.dsn.path} is not a SQLite database file")
         return QadminError(f"sqlite: {text}")
