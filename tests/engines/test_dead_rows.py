@@ -396,3 +396,28 @@ def test_postgres_size_for_a_role_without_the_sequence_after_a_reset_does_not_wa
     assert (part.depth, part.depth_exact) == (None, False), part.depth_source
     assert part.depth_source is not None and "dead entries not walked" in part.depth_source
     assert any("statistics have seen nothing" in note for note in part.notes), part.notes
+
+
+def test_postgres_a_fill_the_catalog_has_not_seen_is_at_least_the_walk_limit(request, tmp_path):
+    """30,001 pushed in one session, its counters held back (flushed under a second before):
+    the probe's walk stops at 10,001, which is a floor, not a count (it read as "counted in
+    the 16,000 ids", and check said OK at --warn-depth 20000). Whether the counters lag or
+    not, check never calls that queue OK."""
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("fill_q", "fifo", None, False))
+    engine.close()
+    producer = open_engine(target.dsn, target.engine_schema)
+    messages.push(producer, spec, [b"first"])  # a new session's first write is flushed
+    messages.push(producer, spec, [b"m"] * 30_000)  # within a second of it: held back
+    part = size.measure(target.engine(), spec)
+    check = CliRunner().invoke(
+        cli, ["check", "fill_q", "--warn-depth", "20000", *target.cli_args()]
+    )
+    producer.close()
+    assert part.depth is not None and part.depth >= 10_001
+    if part.depth < 20_000:  # the counters lagged: a floor, said so, and not judged
+        assert part.depth_at_least and part.depth_source.startswith("at least"), part.depth_source
+        assert check.exit_code == 3 and "depth not evaluable: at least" in check.stdout
+    else:
+        assert check.exit_code == 1, check.stdout

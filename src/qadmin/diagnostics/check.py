@@ -69,12 +69,16 @@ def evaluate(report: InspectReport) -> CheckResult:
             warn, crit = _fmt(metric.warn), _fmt(metric.crit)
             other_perf.append(f"{metric.name}={_fmt(value)}{metric.unit};{warn};{crit};0")
             continue
-        judged += 1
         level = OK
         if limit.crit is not None and value >= limit.crit:
             level = CRITICAL
         elif limit.warn is not None and value >= limit.warn:
             level = WARNING
+        if level == OK and metric.floor is not None and metric.floor(report):
+            # at least this much, under the threshold: the rest may lie past what was read
+            not_judged.append(f"{metric.name} not evaluable: at least {_fmt(value)}")
+            continue
+        judged += 1
         if level != OK:
             bound = limit.crit if level == CRITICAL else limit.warn
             problems.append(

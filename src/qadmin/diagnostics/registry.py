@@ -40,6 +40,8 @@ class Metric:
     # a queue it does not apply to is noted, never UNKNOWN: one monitoring template can then
     # serve every queue.
     applies: Callable[[InspectReport], bool] | None = None
+    # Whether the figure is only a floor ("at least"): a threshold above it is not judged.
+    floor: Callable[[InspectReport], bool] | None = None
 
     @property
     def duration(self) -> bool:

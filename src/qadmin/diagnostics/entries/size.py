@@ -75,6 +75,7 @@ class Size(Result):
     depth_source: str | None = None  # where depth came from (how it was counted, or estimated)
     oldest_source: str | None = None  # where the oldest message was read
     oldest_at_least: bool = False  # a bounded probe: older rows may lie below what it read
+    depth_at_least: bool = False  # a probe stopped counting, and no estimate is higher
     # Profiles with states: one entry per state value, and the groups' totals.
     states: list[dict[str, Any]] | None = None
     claimed: int | None = None
@@ -90,6 +91,8 @@ class Size(Result):
             data["oldest_source"] = self.oldest_source
         if self.oldest_at_least:  # only then: a healthy report stays one screen
             data["oldest_at_least"] = True
+        if self.depth_at_least:
+            data["depth_at_least"] = True
         for key in ("due", "ring_fill", "note"):
             if getattr(self, key) is not None:
                 data[key] = getattr(self, key)
@@ -118,6 +121,7 @@ class Head:
     oldest: Any
     oldest_source: str
     at_least: bool = False
+    depth_at_least: bool = False
 
 
 def measure(engine: Engine, spec: QueueSpec) -> Size:
@@ -148,6 +152,7 @@ def measure(engine: Engine, spec: QueueSpec) -> Size:
         depth_source=head.source,
         oldest_source=head.oldest_source,
         oldest_at_least=head.at_least,
+        depth_at_least=head.depth_at_least,
         notes=notes,
     )
     if spec.kind is Kind.PENDING:
@@ -193,7 +198,10 @@ def _counted(n: int, oldest: Any, facts: dict[str, Any], how: str, where: str) -
     """A walk that saw every waiting row: exact, unless it stopped at the limit."""
     if n <= EXACT_DEPTH_LIMIT:
         return Head(n, True, how, oldest, where)
-    estimate = max(_estimate(facts) or 0, n)
+    estimate = _estimate(facts)
+    if estimate is None or estimate <= n:  # the catalog lags a fill, or has no estimate
+        source = f"at least: more than {EXACT_DEPTH_LIMIT:,} counted, the catalog knows no more"
+        return Head(n, False, source, oldest, where, depth_at_least=True)
     catalog = facts.get("estimate_source") or "catalog"
     source = f"{catalog} (more than {EXACT_DEPTH_LIMIT:,} counted)"
     return Head(estimate, False, source, oldest, where)
@@ -332,13 +340,18 @@ def _probe(
     window = f"the {width:,} ids below the id high-water mark {top} ({behind})"
     catalog = facts.get("estimate_source") or "catalog"
     unseen = estimate is not None and estimate - n > max(ESTIMATE_SLACK, n // 2)
-    if 0 < n < PROBE_FULL * width and not unseen:
+    stopped = n > EXACT_DEPTH_LIMIT  # the walk's limit, not the window's rows
+    floor = stopped and (estimate is None or estimate <= n)
+    if 0 < n < PROBE_FULL * width and not unseen and not stopped:
         # the head is in the window: its count beats the catalog's
         source, depth = f"bounded probe: counted in {window}", n
-    elif 0 < n < PROBE_FULL * width:
+    elif 0 < n < PROBE_FULL * width and not stopped:
         # the catalog counts many more rows than the window holds: they lie below it
         source = f"{catalog}; a bounded probe counted only {n:,} in {window}"
         depth = max(estimate or 0, n)
+    elif floor:  # more than the limit wait, and the catalog knows no more (it lags a fill)
+        source = f"at least: a bounded probe stopped counting at {n:,} in {window}"
+        depth = n
     else:  # more than the limit wait, or none near the high-water mark (a lifo's)
         depth = max(estimate or 0, n)
         source = f"{catalog} (a bounded probe counted {n:,} in {window})"
@@ -346,7 +359,7 @@ def _probe(
         where = f"bounded probe: no row in {window}; rows below it not read"
     else:
         where = f"bounded probe: the oldest row in {window}; rows below it not read"
-    return Head(depth, False, source, oldest, where, at_least=oldest is not None)
+    return Head(depth, False, source, oldest, where, oldest is not None, floor)
 
 
 def _total(counts: list[query.Count]) -> query.Count:
@@ -531,6 +544,7 @@ ENTRY = Diagnostic(
             "",
             "messages in the queue",
             lambda r: float(p.depth) if (p := _size(r)) and p.depth is not None else None,
+            floor=lambda r: bool((p := _size(r)) and p.depth_at_least),
         ),
         Metric(
             "oldest_age",
