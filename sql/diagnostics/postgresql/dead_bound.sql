@@ -4,8 +4,9 @@
 --          statistics saw inserted (rolled back or not), so that a count begun after most of
 --          the queue's ids were issued (statistics reset, a restore) is not trusted, and the
 --          rows the last VACUUM / ANALYZE counted, the estimate left after such a reset;
---          whether the counters are blank (nothing seen since a reset) on a heap of some
---          size, which a role that may not read the id sequence cannot check against it
+--          whether the counters saw fewer writes than the heap has pages and no VACUUM or
+--          ANALYZE (a reset since the rows were written), which a role that may not read the
+--          id sequence cannot check against the ids issued
 -- params: :schema, :table
 -- min version: PostgreSQL 13
 -- privilege: none (pg_stat_user_tables shows every table of the database)
@@ -16,9 +17,10 @@ SELECT s.n_dead_tup AS dead_bound, 'n_dead_tup ' || s.n_dead_tup AS dead_bound_s
        -- the live rows as the last VACUUM / ANALYZE counted them (-1: never): what size
        -- estimates from when a reset has emptied the counters above
        c.reltuples::bigint AS analyzed_rows,
-       (s.n_tup_ins + s.n_tup_upd + s.n_tup_del = 0
+       (s.n_tup_ins + s.n_tup_upd + s.n_tup_del
+            < pg_catalog.pg_relation_size(c.oid) / current_setting('block_size')::bigint
         AND coalesce(s.last_vacuum, s.last_autovacuum, s.last_analyze, s.last_autoanalyze)
-            IS NULL) AS counters_blank,
+            IS NULL) AS counters_short,
        pg_catalog.pg_relation_size(c.oid) / current_setting('block_size')::bigint AS heap_pages
 FROM pg_catalog.pg_stat_user_tables AS s
 JOIN pg_catalog.pg_class AS c ON c.oid = s.relid

@@ -251,12 +251,13 @@ def _head(
             "row count is not trusted, the depth is probed"
         )
         dead, facts = None, _analyzed(facts, first)
-    elif top is None and first.get("counters_blank") and pages > SMALL_HEAP_PAGES:
-        # The same without the sequence to compare with: counters that saw nothing of a heap
-        # this size began after its rows were written.
+    elif top is None and first.get("counters_short") and pages > SMALL_HEAP_PAGES:
+        # The same without the sequence to compare with: counters that saw fewer writes than
+        # the heap has pages (and no VACUUM since) began after most of its rows were written.
         notes.append(
-            f"statistics have seen nothing of this {pages:,}-page table (reset since?) and "
-            "there is no id high-water mark: the dead entries it may hold are not walked"
+            f"statistics have seen fewer writes than this {pages:,}-page table has pages "
+            "(reset since?) and there is no id high-water mark: the dead entries it may hold "
+            "are not walked"
         )
         dead, facts = None, _analyzed(facts, first)
     if dead is None or int(dead) > DEAD_WALK_LIMIT:
