@@ -189,6 +189,9 @@ def test_a_mysql_push_many_refuses_a_batch_that_is_not_a_json_array(label, kind,
     for batch in ('{"a": "YQ=="}', "true", "not json", None):
         with pytest.raises(pymysql.err.MySQLError, match="not a JSON array"):
             _my_call(app, call, batch)
+    for batch in ('["YQ==", true]', '["YQ==", 1234]', '["YQ==", ["YQ=="]]'):
+        with pytest.raises(pymysql.err.MySQLError, match="not a base64 string"):
+            _my_call(app, call, batch)
     assert len(_my_call(app, call, '["YQ==", "Yg=="]')) == 2
     assert [m["payload"] for m in messages.peek(engine, spec, 5)] == [b"a", b"b"]
     app.close()

@@ -88,10 +88,16 @@ IF v_own = 1 THEN
     END IF
 
 -- name: batch_guard
--- push_many's batch must be a JSON array: JSON_TABLE reads an object, a scalar or a null as
--- no rows, and the caller would be told nothing was pushed instead of being refused.
+-- push_many's batch must be a JSON array of strings: JSON_TABLE reads an object, a scalar or a
+-- null as no rows (the caller would be told nothing was pushed instead of being refused), and
+-- a number or true as text that FROM_BASE64 turns into garbage bytes. A null element is left
+-- to the kind's own refusal (23000), as before.
 IF p_batch IS NULL OR JSON_VALID(p_batch) = 0 THEN
         SIGNAL SQLSTATE '22032' SET MESSAGE_TEXT = 'push_many: the batch is not a JSON array';
     ELSEIF JSON_TYPE(p_batch) <> 'ARRAY' THEN
         SIGNAL SQLSTATE '22032' SET MESSAGE_TEXT = 'push_many: the batch is not a JSON array';
+    ELSEIF EXISTS (SELECT 1 FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (j JSON PATH '$')) AS e
+                   WHERE JSON_TYPE(e.j) NOT IN ('STRING', 'NULL')) THEN
+        SIGNAL SQLSTATE '22032'
+            SET MESSAGE_TEXT = 'push_many: an element is not a base64 string';
     END IF
