@@ -142,6 +142,8 @@ def main() -> None:
     parser.add_argument("--engines", default="postgresql,mariadb")
     args = parser.parse_args()
     parts = args.part.split(",")
+    if unknown := set(parts) - {"floor", "kinds", "lines"}:
+        parser.error(f"unknown --part {', '.join(sorted(unknown))}: choose from floor,kinds,lines")
     print(f"load average at start: {Path('/proc/loadavg').read_text().split()[:3]}")
     for engine in args.engines.split(","):
         floor = None

@@ -13,11 +13,15 @@ from pathlib import Path
 PG = os.environ.get("QADMIN_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/test")
 MY = "mysql://root@127.0.0.1:3306"
 
+ENGINES = ("postgresql", "mariadb", "sqlite")
+
 Place = tuple[str, str | None, Callable[[], None]]
 
 
 def place(engine: str) -> Place:
     """(DSN, schema, drop) of a place nothing else uses."""
+    if engine not in ENGINES:  # a typo must not run MariaDB under another engine's name
+        raise SystemExit(f"unknown engine {engine!r}: choose from {', '.join(ENGINES)}")
     name = "bench_" + uuid.uuid4().hex[:8]
     if engine == "sqlite":
         path = Path(tempfile.mkdtemp()) / f"{name}.db"
