@@ -40,6 +40,9 @@ from qadmin.profiles import query
 EXACT_DEPTH_LIMIT = 10_000
 # A walk from the bottom of the index is cheap when at most this many dead entries exist.
 DEAD_WALK_LIMIT = 10_000
+# A queue the catalog puts above EXACT_DEPTH_LIMIT is walked only this far (for the oldest):
+# fewer rows than this mean the estimate lags a drain, and they are the depth.
+STALE_CHECK = 100
 # The first window below the id high-water mark, doubled while at least PROBE_FULL of its ids
 # are waiting rows (the head lies further down; the rest are rolled-back ids and the like).
 PROBE_FIRST = 1_000
@@ -269,10 +272,10 @@ def _head(
     estimate = _estimate(facts)
     # SQLite's id range is only an upper bound (and its walks meet no dead entries): counted.
     if estimate is not None and estimate > EXACT_DEPTH_LIMIT and not _upper_bound(facts):
-        n, oldest = _walk(engine, spec, BOTTOM, 1)
-        if n == 0:  # the estimate lags a drain (statistics reach the catalog seconds late)
-            how = f"counted: no row waits (the catalog's {estimate:,} is stale)"
-            return Head(0, True, how, None, "the first row")
+        n, oldest = _walk(engine, spec, BOTTOM, STALE_CHECK + 1)
+        if n <= STALE_CHECK:  # the estimate lags a drain (counters reach the catalog late)
+            how = f"counted: {n:,} waiting (the catalog's {estimate:,} is stale)"
+            return Head(n, True, how, oldest, "the first row")
         catalog = facts.get("estimate_source") or "catalog"
         source = f"{catalog} (more than {EXACT_DEPTH_LIMIT:,}: not counted)"
         return Head(estimate, False, source, oldest, "the first row")
