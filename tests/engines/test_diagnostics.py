@@ -267,6 +267,11 @@ def test_postgres_role_without_monitoring_privileges_gets_notes_not_errors(
         )
         if kind == "ring":  # a depth it may not read is a warning, never a silent OK
             assert check.exit_code == 1 and "depth_unread" in check.stdout, check.stdout
+            fixes = json.loads(result.stdout)["findings"]
+            fix = next(f["fix"] for f in fixes if f["code"] == "depth_unread")
+            assert (
+                fix == f'GRANT SELECT ON ALL SEQUENCES IN SCHEMA "{target.schema}" TO <this role>'
+            )
         else:
             assert check.exit_code in {0, 1, 2}, check.stdout
     finally:

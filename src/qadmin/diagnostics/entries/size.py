@@ -491,7 +491,8 @@ def rule(report: InspectReport) -> list[Finding]:
         # A depth that could not be read (an index a profile needs, a privilege) is never a
         # silent OK.
         why = "; ".join(part.notes) or "no cheap way to count the waiting rows"
-        return [Finding(WARNING, "depth_unread", f"depth not read: {why}", _fix(why))]
+        fix = _fix(why, report.header.schema)
+        return [Finding(WARNING, "depth_unread", f"depth not read: {why}", fix)]
     if part is None or part.ring_fill is None:
         return []
     limit = report.limit("ring_fill")
@@ -511,14 +512,16 @@ def rule(report: InspectReport) -> list[Finding]:
     ]
 
 
-def _fix(why: str) -> str:
+def _fix(why: str, schema: str) -> str:
     """The fix for a figure not read: the index the note names, made by the DBA, or the
-    privilege it names, granted to the role."""
+    privilege it names, granted to the role (as a statement to run: SELECT on a sequence
+    reads its position and nothing else)."""
     found = re.search(r"an index on \S+ \([^)]*\)", why)
     if found:
         return f"create {found.group(0)}"
     if "needs SELECT or USAGE" in why:
-        return "GRANT SELECT ON the sequences named TO this role, or run as a role that has it"
+        quoted = '"' + schema.replace('"', '""') + '"'
+        return f"GRANT SELECT ON ALL SEQUENCES IN SCHEMA {quoted} TO <this role>"
     return "see the notes"
 
 
