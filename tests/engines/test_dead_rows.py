@@ -8,7 +8,9 @@ them), so on MariaDB the values and the sources are what is checked."""
 
 from __future__ import annotations
 
+import time
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
@@ -428,3 +430,61 @@ def test_postgres_a_fill_the_catalog_has_not_seen_is_at_least_the_walk_limit(req
         assert check.exit_code == 3 and "depth not evaluable: at least" in check.stdout
     else:
         assert check.exit_code == 1, check.stdout
+
+
+def test_postgres_a_reset_estimate_of_0_and_an_empty_window_are_not_an_empty_queue(
+    request, tmp_path
+):
+    """5,000 messages due in 2099 below 20,000 popped ids, counters reset, and the last
+    ANALYZE counted 0 rows: the probe finds none in its window and nothing trusted says
+    more lie below. That is "at least 0", never an empty queue: check judged depth 0 and
+    oldest age 0 s as OK. Now neither figure is judged."""
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("later_q", "pending", None, False))
+    table = engine.qualified(spec.name)
+    engine.close()
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        admin.execute(f"VACUUM ANALYZE {table}")  # while empty: reltuples 0
+    engine = target.engine()
+    messages.push(engine, spec, [b"later"] * 5_000, datetime(2099, 1, 1, tzinfo=UTC))
+    now = "SELECT 'now'::bytea, clock_timestamp() FROM generate_series(1, 20000)"
+    engine.run([f"INSERT INTO {table} (payload, due_at) {now}"])
+    engine.run([f"DELETE FROM {table} WHERE payload <> 'later'::bytea"])  # the pops
+    engine.close()
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        admin.execute("SELECT pg_stat_reset_single_table_counters(%s::regclass)", (table,))
+    engine = target.engine()
+    part = size.measure(engine, spec)
+    engine.close()
+    assert part.depth_at_least or (part.depth or 0) >= 5_000, part.depth_source
+    args = ["check", "later_q", "--crit-depth", "1000", "--crit-oldest-age", "1s"]
+    check = CliRunner().invoke(cli, [*args, *target.cli_args()])
+    assert check.exit_code != 0 and "QADMIN OK" not in check.stdout, check.stdout
+
+
+def test_mariadb_an_oldest_read_above_rows_the_catalog_counts_below_is_not_judged_ok(
+    request, tmp_path
+):
+    """5,000 messages, then a rolled-back insert of 150,000 ids, then 500: the probe's window
+    holds the 500 new ones and the catalog counts 5,000 more below. Their oldest is a floor
+    (the true oldest is older): check said OK at --crit-oldest-age 1s with the true oldest
+    2 s old."""
+    target = make_target("mariadb", request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("old_q", "fifo", None, False))
+    _insert(engine, spec, 5_000)
+    time.sleep(2)
+    with pytest.raises(RuntimeError), engine.transaction() as execute:
+        execute(_insert_sql(engine, spec, 150_000))
+        raise RuntimeError("rolled back")
+    _insert(engine, spec, 500)
+    engine.run([f"ANALYZE TABLE {engine.qualified(spec.name)}"])  # the estimate, not waited for
+    part = size.measure(engine, spec)
+    engine.close()
+    assert part.rows_below and part.oldest_at_least, part.depth_source
+    check = CliRunner().invoke(
+        cli, ["check", "old_q", "--crit-oldest-age", "1s", *target.cli_args()]
+    )
+    assert check.exit_code != 0, check.stdout
+    assert "oldest_age not evaluable" in check.stdout or "oldest_age" in check.stdout.split("|")[0]

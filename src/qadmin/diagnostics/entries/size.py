@@ -79,6 +79,7 @@ class Size(Result):
     oldest_source: str | None = None  # where the oldest message was read
     oldest_at_least: bool = False  # a bounded probe: older rows may lie below what it read
     depth_at_least: bool = False  # a probe stopped counting, and no estimate is higher
+    rows_below: bool = False  # the oldest read is a floor: waiting rows lie below the probe
     # Profiles with states: one entry per state value, and the groups' totals.
     states: list[dict[str, Any]] | None = None
     claimed: int | None = None
@@ -96,6 +97,8 @@ class Size(Result):
             data["oldest_at_least"] = True
         if self.depth_at_least:
             data["depth_at_least"] = True
+        if self.rows_below:
+            data["rows_below_window"] = True
         for key in ("due", "ring_fill", "note"):
             if getattr(self, key) is not None:
                 data[key] = getattr(self, key)
@@ -125,6 +128,7 @@ class Head:
     oldest_source: str
     at_least: bool = False
     depth_at_least: bool = False
+    rows_below: bool = False
 
 
 def measure(engine: Engine, spec: QueueSpec) -> Size:
@@ -156,6 +160,7 @@ def measure(engine: Engine, spec: QueueSpec) -> Size:
         oldest_source=head.oldest_source,
         oldest_at_least=head.at_least,
         depth_at_least=head.depth_at_least,
+        rows_below=head.rows_below,
         notes=notes,
     )
     if spec.kind is Kind.PENDING:
@@ -246,6 +251,7 @@ def _head(
     dead, dead_source = first.get("dead_bound"), first.get("dead_bound_source")
     seen = first.get("ids_seen")
     pages = int(first.get("heap_pages") or 0)
+    reset = False  # the counters began after the rows were written: no estimate is trusted
     if top is not None and seen is not None and top - int(seen) > DEAD_WALK_LIMIT:
         # The statistics began after most of the queue's history (a reset, a restore): their
         # dead-row count says nothing of the entries left before.
@@ -253,7 +259,7 @@ def _head(
             f"statistics saw {int(seen):,} of the {top:,} ids issued (reset since?): the dead "
             "row count is not trusted, the depth is probed"
         )
-        dead, facts = None, _analyzed(facts, first)
+        dead, facts, reset = None, _analyzed(facts, first), True
     elif top is None and first.get("counters_short") and pages > SMALL_HEAP_PAGES:
         # The same without the sequence to compare with: counters that saw fewer writes than
         # the heap has pages (and no VACUUM since) began after most of its rows were written.
@@ -262,13 +268,15 @@ def _head(
             "(reset since?) and there is no id high-water mark: the dead entries it may hold "
             "are not walked"
         )
-        dead, facts = None, _analyzed(facts, first)
+        dead, facts, reset = None, _analyzed(facts, first), True
     if dead is None or int(dead) > DEAD_WALK_LIMIT:
         if top is None:  # nothing to probe below, and a walk would meet the dead entries
             catalog = facts.get("estimate_source") or "catalog"
             source = f"{catalog} (no id high-water mark to probe below; dead entries not walked)"
-            return Head(_estimate(facts), False, source, None, "not read")
-        return _probe(engine, spec, facts, top, dead)
+            # an ANALYZE's 0 from before a reset proves nothing: unknown, not empty
+            estimate = _estimate(facts) if _estimate(facts) or not reset else None
+            return Head(estimate, False, source, None, "not read")
+        return _probe(engine, spec, facts, top, dead, reset=reset)
     estimate = _estimate(facts)
     # SQLite's id range is only an upper bound (and its walks meet no dead entries): counted.
     if estimate is not None and estimate > EXACT_DEPTH_LIMIT and not _upper_bound(facts):
@@ -305,6 +313,7 @@ def _probe(
     top: int,
     dead: Any,
     floor: int | None = None,
+    reset: bool = False,
 ) -> Head:
     """Windows below the id high-water mark, widened while they are mostly waiting rows: the
     cost follows the waiting rows, not the dead entries below them, and the answer says it is
@@ -345,7 +354,9 @@ def _probe(
     catalog = facts.get("estimate_source") or "catalog"
     unseen = estimate is not None and estimate - n > max(ESTIMATE_SLACK, n // 2)
     stopped = n > EXACT_DEPTH_LIMIT  # the walk's limit, not the window's rows
-    floor = stopped and (estimate is None or estimate <= n)
+    # no row in the window, and only a reset's estimate (of 0, or none) says none lie below
+    unsure = reset and n == 0 and not estimate
+    at_least = (stopped and (estimate is None or estimate <= n)) or unsure
     if 0 < n < PROBE_FULL * width and not unseen and not stopped:
         # the head is in the window: its count beats the catalog's
         source, depth = f"bounded probe: counted in {window}", n
@@ -353,7 +364,10 @@ def _probe(
         # the catalog counts many more rows than the window holds: they lie below it
         source = f"{catalog}; a bounded probe counted only {n:,} in {window}"
         depth = max(estimate or 0, n)
-    elif floor:  # more than the limit wait, and the catalog knows no more (it lags a fill)
+    elif at_least and unsure:
+        source = f"at least: a bounded probe found no row in {window}, and no trusted estimate"
+        depth = n
+    elif at_least:  # more than the limit wait, and the catalog knows no more (it lags a fill)
         source = f"at least: a bounded probe stopped counting at {n:,} in {window}"
         depth = n
     else:  # more than the limit wait, or none near the high-water mark (a lifo's)
@@ -363,7 +377,10 @@ def _probe(
         where = f"bounded probe: no row in {window}; rows below it not read"
     else:
         where = f"bounded probe: the oldest row in {window}; rows below it not read"
-    return Head(depth, False, source, oldest, where, oldest is not None, floor)
+    # rows lie below the window (the catalog counts them, or the walk stopped at its limit):
+    # the oldest read is not the oldest
+    below = stopped or (0 < n < PROBE_FULL * width and unseen)
+    return Head(depth, False, source, oldest, where, oldest is not None, at_least, below)
 
 
 def _total(counts: list[query.Count]) -> query.Count:
@@ -534,7 +551,7 @@ def _oldest_age(part: Size | None) -> float | None:
     """0 for an empty queue; unknown (never 0) when messages wait but none could be dated."""
     if part is None:
         return None
-    if part.oldest_age_s is None and part.depth == 0:
+    if part.oldest_age_s is None and part.depth == 0 and not part.depth_at_least:
         return 0.0
     return part.oldest_age_s
 
@@ -558,6 +575,7 @@ ENTRY = Diagnostic(
             "s",
             "age of the oldest message in seconds",
             lambda r: _oldest_age(_size(r)),
+            floor=lambda r: bool((p := _size(r)) and p.rows_below),
         ),
         Metric(
             "ring_fill",
