@@ -10,18 +10,19 @@
 -- params: :schema, :table
 -- min version: PostgreSQL 13
 -- privilege: none (pg_stat_user_tables shows every table of the database)
--- cost: one shared-memory statistics row (flushed by backends up to a second late) and the
---       heap's file size
+-- cost: one shared-memory statistics row (flushed by backends up to a second late) and one
+--       pg_class row (relpages: the heap's pages at the last VACUUM / ANALYZE)
 SELECT s.n_dead_tup AS dead_bound, 'n_dead_tup ' || s.n_dead_tup AS dead_bound_source,
        s.n_tup_ins AS ids_seen,
        -- the live rows as the last VACUUM / ANALYZE counted them (-1: never): what size
        -- estimates from when a reset has emptied the counters above
        c.reltuples::bigint AS analyzed_rows,
-       (s.n_tup_ins + s.n_tup_upd + s.n_tup_del
-            < pg_catalog.pg_relation_size(c.oid) / current_setting('block_size')::bigint
+       -- relpages, not pg_relation_size: that opens the table, which waits behind an ACCESS
+       -- EXCLUSIVE lock (a diagnostic must answer behind a waiting ALTER)
+       (s.n_tup_ins + s.n_tup_upd + s.n_tup_del < c.relpages
         AND coalesce(s.last_vacuum, s.last_autovacuum, s.last_analyze, s.last_autoanalyze)
             IS NULL) AS counters_short,
-       pg_catalog.pg_relation_size(c.oid) / current_setting('block_size')::bigint AS heap_pages
+       c.relpages AS heap_pages
 FROM pg_catalog.pg_stat_user_tables AS s
 JOIN pg_catalog.pg_class AS c ON c.oid = s.relid
 WHERE s.schemaname = :schema AND s.relname = :table
