@@ -365,6 +365,52 @@ def test_an_open_write_in_another_database_holds_a_mariadb_watermark(
     assert wm_ops.advance(engine, spec)["reached"]
 
 
+@pytest.mark.parametrize("label", ["mariadb", "mysql8"])
+def test_a_monitor_polling_innodb_trx_does_not_hide_an_open_writer(
+    label, request, tmp_path, monkeypatch
+):
+    """INNODB_TRX is a cache refilled only after 0.1 s without readers: a monitor polling it
+    every 20 ms freezes it from before the writer began. The advance must not read that as
+    "no writer" (it did: CI saw the watermark pass an open writer); it waits instead."""
+    import time
+
+    import pymysql
+
+    from tests.conftest import UNRELATED_DB
+
+    monkeypatch.setattr(wm_ops, "SETTLE_S", 1.0)
+    _, engine, spec = _queue(label, request, tmp_path)
+    stop = threading.Event()
+
+    def poll() -> None:
+        monitor = pymysql.connect(host="127.0.0.1", user="root", password="", autocommit=True)
+        with monitor.cursor() as cur:
+            while not stop.is_set():
+                cur.execute("SELECT count(*) FROM information_schema.INNODB_TRX")
+                time.sleep(0.02)
+        monitor.close()
+
+    poller = threading.Thread(target=poll)
+    poller.start()
+    time.sleep(0.3)  # the cache is now held as it was, before the writer
+    writer = pymysql.connect(host="127.0.0.1", user="root", password="", database=UNRELATED_DB)
+    try:
+        with writer.cursor() as cur:
+            cur.execute("INSERT INTO held (at) VALUES (NOW(6))")
+        messages.push(engine, spec, [f"w{i}".encode() for i in range(WATERMARK_EVERY)])
+        _drain(engine, spec)
+        messages.push(engine, spec, [b"late"])
+        assert not wm_ops.advance(engine, spec)["reached"]
+    finally:
+        writer.rollback()
+        writer.close()
+        stop.set()
+        poller.join()
+    monkeypatch.setattr(wm_ops, "SETTLE_S", 10.0)
+    assert wm_ops.advance(engine, spec)["reached"]  # the monitor gone, the cache is refilled
+    assert _drain(engine, spec) == [b"late"]
+
+
 class _RolledBack(Exception):
     """Raised inside a transaction to roll it back."""
 

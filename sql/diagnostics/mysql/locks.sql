@@ -9,6 +9,8 @@
 -- cost: reads data_lock_waits first and joins data_locks by its key only: a scan of all of
 --       data_locks holds InnoDB's lock-system mutex (MySQL bug #111082); metadata_locks is
 --       filtered to the queue table. No metadata lock is taken on the queue table.
+-- caveat: INNODB_TRX (the waiting and blocking transactions' details) is a cache refilled only
+--         after 0.1 s without readers; under a monitor polling it faster it can lag
 -- UNVERIFIED: the metadata-lock half has not run against a MySQL 8 server (none here; the
 --       MariaDB flavour has its own file). A metadata-lock blocker is a session holding a
 --       GRANTED lock on the table while not waiting itself: the root of the queue, as the
