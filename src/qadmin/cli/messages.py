@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from contextlib import nullcontext
 from datetime import UTC, datetime, timedelta
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, BinaryIO
 
 import click
 
@@ -22,8 +22,7 @@ from qadmin.cli.options import (
     count_option,
     format_option,
 )
-from qadmin.engines import Engine
-from qadmin.errors import QadminError, QueueEmpty, QueueFull, StaleStatement, UsageError
+from qadmin.errors import QadminError, QueueEmpty, QueueFull, UsageError
 from qadmin.kinds import QueueSpec
 from qadmin.ops import catalog, messages
 
@@ -32,21 +31,6 @@ MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 BAR_FROM = 10_000
 # What peek shows of a message's claim, on kinds with claims.
 CLAIM_STATE = ("processing_started_at", "claimed_by", "attempts", "last_error")
-
-
-T = TypeVar("T")
-
-
-def _on_queue(engine: Engine, name: str, op: Callable[[QueueSpec], T]) -> T:
-    """``op`` on the queue as the catalog has it. SQLite has no routines: a convert or resize
-    that rewrote the table after the catalog was read fails the statement whole, so the queue
-    is read again and ``op`` runs once more (a push whose earlier chunks went in is not)."""
-    try:
-        return op(catalog.get(engine, name))
-    except StaleStatement as stale:
-        if stale.pushed:
-            raise
-    return op(catalog.get(engine, name))
 
 
 def _read(stream: BinaryIO) -> bytes:
@@ -160,7 +144,7 @@ def push(
             return messages.push(engine, spec, payloads, when)
 
     try:
-        pushed = _on_queue(engine, name, push_to)
+        pushed = messages.on_queue(engine, name, push_to)
     except QadminError as stopped:  # a full ring, or an error after earlier chunks went in
         if used and (stopped.pushed or isinstance(stopped, QueueFull)):
             render.rows(stopped.pushed, _pushed_columns(used[-1]), fmt)
@@ -218,7 +202,7 @@ def pop(
         return messages.pop(engine, spec, count, left, worker)
 
     try:
-        popped = _on_queue(engine, name, pop_from)
+        popped = messages.on_queue(engine, name, pop_from)
     except QueueEmpty:
         if not raw:
             render.rows([], _columns(used[-1]), fmt)
@@ -245,7 +229,7 @@ def peek(name: str, count: int, target: Target, fmt: str | None) -> None:
         used.append(spec)
         return messages.peek(engine, spec, count)
 
-    shown = _on_queue(engine, name, peek_at)
+    shown = messages.on_queue(engine, name, peek_at)
     spec = used[-1]
     columns = _columns(spec)
     if spec.info.claims:

@@ -17,7 +17,15 @@ from functools import partial
 from typing import Any, TypeVar
 
 from qadmin.engines.base import Engine
-from qadmin.errors import Deadlock, NotFound, QadminError, QueueEmpty, QueueFull, UsageError
+from qadmin.errors import (
+    Deadlock,
+    NotFound,
+    QadminError,
+    QueueEmpty,
+    QueueFull,
+    StaleStatement,
+    UsageError,
+)
 from qadmin.kinds import ERROR_CHARS, QueueSpec
 from qadmin.ops import catalog
 from qadmin.ops.values import message
@@ -41,6 +49,18 @@ _REPOLL_S = 1.0
 _PUSH_MANY: weakref.WeakKeyDictionary[Engine, dict[tuple[Any, ...], list[str] | None]] = (
     weakref.WeakKeyDictionary()
 )
+
+
+def on_queue(engine: Engine, name: str, op: Callable[[QueueSpec], T]) -> T:
+    """``op`` on the queue as the catalog has it. SQLite has no routines: a convert or resize
+    that rewrote the table after the catalog was read fails the statement whole, so the queue
+    is read again and ``op`` runs once more (a push whose earlier chunks went in is not)."""
+    try:
+        return op(catalog.get(engine, name))
+    except StaleStatement as stale:
+        if stale.pushed:
+            raise
+    return op(catalog.get(engine, name))
 
 
 def default_worker() -> str:
