@@ -366,7 +366,6 @@ def test_a_sqlite_command_that_meets_a_convert_reads_the_queue_again(command, tm
     table met "no such column: id", exit 1. The statement fails whole, so the command reads
     the queue again and runs once more, on the ring (the convert made here, between the two,
     from another connection, as a cron convert would)."""
-    from qadmin.cli import messages as commands
     from qadmin.engines import open_engine
     from qadmin.ops import catalog, convert, messages, queues
 
@@ -387,7 +386,7 @@ def test_a_sqlite_command_that_meets_a_convert_reads_the_queue_again(command, tm
             return messages.peek(client, spec, 5)
         return messages.pop(client, spec, 5)
 
-    got = commands._on_queue(client, "cq", op)
+    got = messages.on_queue(client, "cq", op)
     assert kinds == ["fifo", "ring"]
     if command == "push":
         got = messages.pop(admin, catalog.get(admin, "cq"), 5)
