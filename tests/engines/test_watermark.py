@@ -5,6 +5,9 @@ fixes a watermark set too high (stranded rows served) or too low (raised) while 
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -163,7 +166,6 @@ def test_inspect_names_a_watermark_held_back_by_an_open_producer(
 ):
     """A producer's transaction left open keeps the watermark behind while the queue moves on:
     once that has lasted (60 s in production, shortened here), inspect says so and what to do."""
-    import time
 
     from qadmin.diagnostics.entries import watermark
     from tests.engines import diag
@@ -308,7 +310,6 @@ def test_a_repeatable_read_caller_does_not_move_the_watermark_past_a_late_row_on
 def test_an_insert_waiting_with_its_id_taken_holds_the_watermark(label, request, tmp_path):
     """InnoDB hands out the AUTO_INCREMENT value before the INSERT waits for a lock: such a
     producer has modified no rows yet, but its statement is running and it still counts."""
-    import time
 
     import pymysql
 
@@ -338,48 +339,11 @@ def test_an_insert_waiting_with_its_id_taken_holds_the_watermark(label, request,
     assert wm_ops.show(engine, spec)["stranded"] == 0
 
 
-@pytest.mark.parametrize("label", ["mariadb", "mysql8"])
-def test_an_open_write_in_another_database_holds_a_mariadb_watermark(
-    label, request, tmp_path, monkeypatch
-):
-    """INNODB_TRX does not say which tables a transaction wrote: an open writer anywhere on the
-    server counts (docs/kinds.md, Watermarks), until it ends."""
+@contextmanager
+def _innodb_trx_polled(every_s: float | None) -> Iterator[None]:
+    """A monitor reading INNODB_TRX every ``every_s`` (None: no monitor) while the block runs."""
     import pymysql
 
-    from tests.conftest import UNRELATED_DB
-
-    monkeypatch.setattr(wm_ops, "SETTLE_S", 1.0)
-    _, engine, spec = _queue(label, request, tmp_path)
-    writer = pymysql.connect(host="127.0.0.1", user="root", password="", database=UNRELATED_DB)
-    try:
-        with writer.cursor() as cur:
-            cur.execute("INSERT INTO held (at) VALUES (NOW(6))")
-        messages.push(engine, spec, [f"w{i}".encode() for i in range(WATERMARK_EVERY)])
-        _drain(engine, spec)
-        messages.push(engine, spec, [b"late"])
-        assert not wm_ops.advance(engine, spec)["reached"]
-    finally:
-        writer.rollback()
-        writer.close()
-    monkeypatch.setattr(wm_ops, "SETTLE_S", 10.0)
-    assert wm_ops.advance(engine, spec)["reached"]
-
-
-@pytest.mark.parametrize("label", ["mariadb", "mysql8"])
-def test_a_monitor_polling_innodb_trx_does_not_hide_an_open_writer(
-    label, request, tmp_path, monkeypatch
-):
-    """INNODB_TRX is a cache refilled only after 0.1 s without readers: a monitor polling it
-    every 20 ms freezes it from before the writer began. The advance must not read that as
-    "no writer" (it did: CI saw the watermark pass an open writer); it waits instead."""
-    import time
-
-    import pymysql
-
-    from tests.conftest import UNRELATED_DB
-
-    monkeypatch.setattr(wm_ops, "SETTLE_S", 1.0)
-    _, engine, spec = _queue(label, request, tmp_path)
     stop = threading.Event()
 
     def poll() -> None:
@@ -387,27 +351,51 @@ def test_a_monitor_polling_innodb_trx_does_not_hide_an_open_writer(
         with monitor.cursor() as cur:
             while not stop.is_set():
                 cur.execute("SELECT count(*) FROM information_schema.INNODB_TRX")
-                time.sleep(0.02)
+                stop.wait(every_s)
         monitor.close()
 
     poller = threading.Thread(target=poll)
-    poller.start()
-    time.sleep(0.3)  # the cache is now held as it was, before the writer
-    writer = pymysql.connect(host="127.0.0.1", user="root", password="", database=UNRELATED_DB)
+    if every_s is not None:
+        poller.start()
+        time.sleep(0.3)  # the cache is now held as it was, before what the block does
     try:
-        with writer.cursor() as cur:
-            cur.execute("INSERT INTO held (at) VALUES (NOW(6))")
-        messages.push(engine, spec, [f"w{i}".encode() for i in range(WATERMARK_EVERY)])
-        _drain(engine, spec)
-        messages.push(engine, spec, [b"late"])
-        assert not wm_ops.advance(engine, spec)["reached"]
+        yield
     finally:
-        writer.rollback()
-        writer.close()
         stop.set()
-        poller.join()
+        if every_s is not None:
+            poller.join()
+
+
+@pytest.mark.parametrize("monitor_s", [None, 0.02], ids=["quiet", "polled"])
+@pytest.mark.parametrize("label", ["mariadb", "mysql8"])
+def test_an_open_write_in_another_database_holds_a_mariadb_watermark(
+    label, monitor_s, request, tmp_path, monkeypatch
+):
+    """INNODB_TRX does not say which tables a transaction wrote: an open writer anywhere on the
+    server counts (docs/kinds.md, Watermarks), until it ends. It is also a cache refilled only
+    after 0.1 s without readers: a monitor polling it every 20 ms freezes it from before the
+    writer began, and that must not read as "no writer" (CI saw the watermark pass an open
+    writer); the watermark waits instead, and moves once the monitor is gone."""
+    import pymysql
+
+    from tests.conftest import UNRELATED_DB
+
+    monkeypatch.setattr(wm_ops, "SETTLE_S", 1.0)
+    _, engine, spec = _queue(label, request, tmp_path)
+    with _innodb_trx_polled(monitor_s):
+        writer = pymysql.connect(host="127.0.0.1", user="root", password="", database=UNRELATED_DB)
+        try:
+            with writer.cursor() as cur:
+                cur.execute("INSERT INTO held (at) VALUES (NOW(6))")
+            messages.push(engine, spec, [f"w{i}".encode() for i in range(WATERMARK_EVERY)])
+            _drain(engine, spec)
+            messages.push(engine, spec, [b"late"])
+            assert not wm_ops.advance(engine, spec)["reached"]
+        finally:
+            writer.rollback()
+            writer.close()
     monkeypatch.setattr(wm_ops, "SETTLE_S", 10.0)
-    assert wm_ops.advance(engine, spec)["reached"]  # the monitor gone, the cache is refilled
+    assert wm_ops.advance(engine, spec)["reached"]
     assert _drain(engine, spec) == [b"late"]
 
 
