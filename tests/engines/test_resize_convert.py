@@ -352,23 +352,24 @@ RESUMING = {
 }
 
 
-def _hold_table_open(target, seconds: float) -> threading.Thread:
+def _hold_table_open(target, seconds: float) -> tuple[threading.Thread, threading.Event]:
     """Another client's transaction that has read the queue's table: MariaDB keeps its
-    metadata lock to the end, so the switch's RENAME waits for it."""
+    metadata lock to the end, so the switch's RENAME waits for it. It ends after ``seconds``,
+    or when the returned event is set."""
     holder = target.engine()
-    opened = threading.Event()
+    opened, release = threading.Event(), threading.Event()
 
     def hold() -> None:
         with holder.transaction() as execute:
             execute(f"SELECT count(*) AS n FROM {holder.qualified('conv_q')}")
             opened.set()
-            time.sleep(seconds)
+            release.wait(seconds)
         holder.close()
 
     thread = threading.Thread(target=hold)
     thread.start()
     opened.wait(10)
-    return thread
+    return thread, release
 
 
 def test_convert_waits_out_an_open_transaction_or_gives_up_cleanly(request, tmp_path):
@@ -378,7 +379,7 @@ def test_convert_waits_out_an_open_transaction_or_gives_up_cleanly(request, tmp_
     target = make_target("mariadb", request, tmp_path)
     backlog = _fifo_with_backlog(target.engine(), 10)
     impatient = open_engine(target.dsn, None, Timeouts(lock_ms=1_000))
-    holder = _hold_table_open(target, 15)
+    holder, release = _hold_table_open(target, 60)  # open until every try has given up
     with pytest.raises(LockTimeout, match="open transactions held it") as refused:
         convert_ops.convert(impatient, convert_ops.source(impatient, "conv_q"), 64)
     assert "\n" not in str(refused.value)
@@ -386,8 +387,9 @@ def test_convert_waits_out_an_open_transaction_or_gives_up_cleanly(request, tmp_
     spec = catalog.get(engine, "conv_q")
     assert spec.kind.value == "fifo"
     late = messages.push(engine, spec, [b"late"])[0]["id"]
+    release.set()
     holder.join()
-    holder = _hold_table_open(target, 2.5)
+    holder, _ = _hold_table_open(target, 2.5)
     result = convert_ops.convert(impatient, convert_ops.source(impatient, "conv_q"), 64)
     holder.join()
     assert result["messages"] == len(backlog) + 1
