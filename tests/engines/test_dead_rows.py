@@ -320,6 +320,9 @@ def test_postgres_size_after_a_statistics_reset_estimates_from_the_last_analyze(
     assert part.depth == 3000, part.depth_source
     assert part.oldest_enqueued_at is not None
     assert any("reset since?" in note for note in part.notes)
+    # the facts shown name the estimate used, not the reset's live count of 0
+    assert part.facts["estimated_rows"] == 3000
+    assert part.facts["estimate_source"].startswith("pg_class.reltuples"), part.facts
 
 
 @pytest.mark.parametrize("label", ["postgresql", "mariadb"])

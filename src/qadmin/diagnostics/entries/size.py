@@ -232,7 +232,8 @@ def _top(engine: Engine, spec: QueueSpec, params: dict[str, Any], notes: list[st
 def _head(
     engine: Engine, spec: QueueSpec, facts: dict[str, Any], params: dict[str, Any], notes: list[str]
 ) -> Head:
-    """Depth and oldest of a kind kept as rows, by the cheapest walk that skips dead entries."""
+    """Depth and oldest of a kind kept as rows, by the cheapest walk that skips dead entries.
+    After a statistics reset ``facts`` is updated in place to the estimate used instead."""
     top = _top(engine, spec, params, notes)
     if spec.watermark:
         wm = int(sql.template_rows(engine, spec, "wm_value")[0]["wm"])
@@ -259,7 +260,8 @@ def _head(
             f"statistics saw {int(seen):,} of the {top:,} ids issued (reset since?): the dead "
             "row count is not trusted, the depth is probed"
         )
-        dead, facts, reset = None, _analyzed(facts, first), True
+        dead, reset = None, True
+        facts.update(_analyzed(facts, first))  # what the report shows is what was used
     elif top is None and first.get("counters_short") and pages > SMALL_HEAP_PAGES:
         # The same without the sequence to compare with: counters that saw fewer writes than
         # the heap has pages (and no VACUUM since) began after most of its rows were written.
@@ -268,7 +270,8 @@ def _head(
             "(reset since?) and there is no id high-water mark: the dead entries it may hold "
             "are not walked"
         )
-        dead, facts, reset = None, _analyzed(facts, first), True
+        dead, reset = None, True
+        facts.update(_analyzed(facts, first))  # what the report shows is what was used
     if dead is None or int(dead) > DEAD_WALK_LIMIT:
         if top is None:  # nothing to probe below, and a walk would meet the dead entries
             catalog = facts.get("estimate_source") or "catalog"
