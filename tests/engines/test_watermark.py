@@ -553,3 +553,107 @@ def test_a_watermarked_fifo_converts_to_a_ring_and_leaves_no_copy_behind_on_post
 
 def _drain_some(engine, spec, count: int) -> list[bytes]:
     return [m["payload"] for m in messages.pop(engine, spec, count=count)]
+
+
+def _tick(engine, spec, count: int = WATERMARK_EVERY) -> None:
+    """Pops that take ``count`` ids, the last a multiple of WATERMARK_EVERY: one advance."""
+    messages.pop(engine, spec, count=count)
+
+
+@pytest.mark.parametrize("label", ["mariadb", "mysql8"])
+def test_a_busy_queue_s_own_ticks_do_not_freeze_its_watermark(label, request, tmp_path):
+    """Every pop of 100 ticks; 20 ms apart, the ticks' own reads kept INNODB_TRX from being
+    refilled, so the watermark stood still while the ids went 3,000 further. Phase 2 reads it
+    at most every 0.2 s per queue, so the watermark follows the head."""
+    _, engine, spec = _queue(label, request, tmp_path)
+    messages.push(engine, spec, [b"m"] * (30 * WATERMARK_EVERY))
+    seen = set()
+    for _ in range(30):
+        _tick(engine, spec)
+        seen.add(wm_ops.show(engine, spec)["watermark"])
+        time.sleep(0.02)
+    assert len(seen) >= 3, seen  # it moved, again and again
+    assert max(seen) >= 10 * WATERMARK_EVERY, seen
+
+
+@pytest.mark.parametrize("label", ["mariadb", "mysql8"])
+def test_a_repeatable_read_transaction_in_a_read_committed_session_does_not_move_it(
+    label, request, tmp_path
+):
+    """SET TRANSACTION ISOLATION LEVEL REPEATABLE READ leaves the session variable at READ
+    COMMITTED; the pop's phase 2 trusted the variable and read the head from the transaction's
+    old snapshot (a tester stranded a message that way). The level is read from INNODB_TRX
+    now: such a pop only records why it did not move the watermark."""
+    import pymysql
+
+    target, engine, spec = _queue(label, request, tmp_path)
+    messages.push(engine, spec, [b"m"] * (3 * WATERMARK_EVERY))
+    _tick(engine, spec)  # phase 1: a candidate
+    before = wm_ops.show(engine, spec)["watermark"]
+    time.sleep(0.3)
+    caller = pymysql.connect(host="127.0.0.1", user="root", password="", database=target.schema)
+    try:
+        with caller.cursor() as cur:
+            cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+            cur.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            cur.execute("START TRANSACTION")
+            cur.execute(f"SELECT count(*) FROM `{spec.name}`")  # the snapshot
+            cur.execute(f"CALL `{spec.name}_pop`(%s)", (WATERMARK_EVERY,))
+            while cur.nextset():
+                pass
+        caller.commit()
+    finally:
+        caller.close()
+    state = wm_ops.show(engine, spec)
+    assert state["watermark"] == before, state
+    assert "REPEATABLE READ" in (state["held_by"] or ""), state
+    time.sleep(0.3)
+    _tick(engine, spec)  # an autocommit pop moves it
+    assert wm_ops.show(engine, spec)["watermark"] > before
+
+
+def test_a_definer_without_process_is_named_as_what_holds_the_watermark(
+    request, tmp_path, monkeypatch
+):
+    """Without PROCESS the routine cannot read INNODB_TRX: the watermark never moves (safe),
+    and `watermark` and `check` said "ok" / blamed an open transaction that did not exist."""
+    import json
+    import uuid
+
+    import pymysql
+    from click.testing import CliRunner
+
+    from qadmin.cli import cli
+    from qadmin.diagnostics.entries import watermark as wm_entry
+    from qadmin.engines import open_engine
+
+    target = make_target("mariadb", request, tmp_path)
+    user = "qt_np_" + uuid.uuid4().hex[:8]
+    admin = pymysql.connect(host="127.0.0.1", user="root", password="", autocommit=True)
+    with admin.cursor() as cur:
+        cur.execute(f"CREATE USER '{user}'@'%' IDENTIFIED BY 'pw-{user}'")
+        cur.execute(f"GRANT ALL ON `{target.schema}`.* TO '{user}'@'%'")
+    dsn = f"mysql://{user}:pw-{user}@127.0.0.1:3306/{target.schema}"
+    try:
+        engine = open_engine(dsn)
+        spec = queues.create(engine, queues.make_spec("np_q", "fifo", None, False, watermark=True))
+        messages.push(engine, spec, [b"m"] * (20 * WATERMARK_EVERY))
+        for _ in range(14):
+            _tick(engine, spec)
+            time.sleep(0.25)
+        state = wm_ops.show(engine, spec)
+        engine.close()
+        assert state["watermark"] <= WATERMARK_EVERY + 1, state
+        assert "PROCESS" in (state["held_by"] or ""), state
+        monkeypatch.setattr(wm_entry, "WATERMARK_STUCK_S", 0.5)
+        check = CliRunner().invoke(cli, ["check", "np_q", "--dsn", dsn, "--format", "json"])
+        found = {f["code"]: f for f in json.loads(check.stdout)["findings"]}
+        assert "definer needs PROCESS" in found["watermark_lagging"]["message"], found
+        shown = CliRunner().invoke(cli, ["inspect", "np_q", "--dsn", dsn, "--format", "json"])
+        found = {f["code"]: f for f in json.loads(shown.stdout)["findings"]}
+        assert found["watermark_lagging"]["fix"].startswith("GRANT PROCESS"), found
+        assert f"pw-{user}" not in check.stdout + check.stderr
+    finally:
+        with admin.cursor() as cur:
+            cur.execute(f"DROP USER '{user}'@'%'")
+        admin.close()

@@ -16,17 +16,23 @@
 -- A transaction that only read, holds a snapshot, or locked rows with a locking read has taken
 -- no id and does not hold the watermark back; an open writer of any table on the server does.
 -- Phase 2 also reads the head, so it runs only from a fresh view: the routine's own
--- transaction (an autocommit caller), or a READ COMMITTED one; a pop tells it whether its
--- transaction is one (p_fresh). A REPEATABLE READ snapshot could miss a row that committed late.
--- INNODB_TRX is a cache, refilled only when nobody has read it for 0.1 s: under a monitor (or
--- busy pops) polling it faster it stays as it was, and a producer that started since is not in
--- it (measured on MariaDB 10.11: a writer unseen for 3 s under a 20 ms poller). So phase 2
--- reads it through a prepared statement that carries a fresh token and counts only when the
--- cache shows this very statement as this session's query, i.e. was filled during it; a stale
--- cache counts as busy (the watermark waits; it is never wrong).
+-- transaction (an autocommit caller), or a READ COMMITTED one. A REPEATABLE READ snapshot
+-- could miss a row that committed late. A pop tells it whether its transaction is its own
+-- (p_fresh); a caller's transaction is judged by its own isolation level as INNODB_TRX shows
+-- it, not by the session variable, which a SET TRANSACTION for this transaction leaves as it
+-- was (a REPEATABLE READ transaction in a READ COMMITTED session had stranded a row).
+-- INNODB_TRX is a cache, refilled only when nobody has read it for 0.1 s: under a monitor
+-- polling it faster it stays as it was, and a producer that started since is not in it
+-- (measured on MariaDB 10.11: a writer unseen for 3 s under a 20 ms poller). So phase 2 reads
+-- it through a prepared statement that carries a fresh token, and trusts it only when it shows
+-- that statement as this session's query, i.e. it was refilled during it; else it waits. The
+-- queue's own pops would keep it frozen too (a tick every few ms under load), so phase 2
+-- reads it at most every 0.2 s per queue (probed_at). Why the last phase 2 did not move the
+-- watermark is kept in held_by, for `qadmin watermark` and `check`. The prepared statement is
+-- named qadmin_wm_probe and the session variables it uses start with @qadmin_wm_.
 -- Privilege: reading INNODB_TRX needs PROCESS. The routine runs with its definer's rights,
 -- so the account that creates the queue needs PROCESS; without it the watermark never moves
--- (and `qadmin watermark` says so), it is never wrong.
+-- (held_by says so), it is never wrong.
 
 -- name: create
 CREATE TABLE {wm} (
@@ -34,7 +40,9 @@ CREATE TABLE {wm} (
     wm           BIGINT NOT NULL,
     candidate    BIGINT NULL,
     candidate_at DATETIME(6) NULL,
-    advanced_at  DATETIME(6) NULL
+    advanced_at  DATETIME(6) NULL,
+    probed_at    DATETIME(6) NULL,
+    held_by      VARCHAR(200) NULL
 ) ENGINE=InnoDB
 
 -- name: create
@@ -49,42 +57,59 @@ BEGIN
     DECLARE v_new BIGINT;
     DECLARE v_cand BIGINT;
     DECLARE v_cand_at DATETIME(6);
+    DECLARE v_probed_at DATETIME(6);
+    DECLARE v_probed INT DEFAULT 0;
     DECLARE v_head BIGINT;
-    DECLARE v_busy INT DEFAULT 1;
+    DECLARE v_held VARCHAR(200);
     {txn_handler()};
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_locked = 0;
     {txn_begin()};
     -- One advancer at a time; a dequeue that finds the row busy simply does not advance.
-    SELECT wm, candidate, candidate_at INTO v_wm, v_cand, v_cand_at
+    SELECT wm, candidate, candidate_at, probed_at INTO v_wm, v_cand, v_cand_at, v_probed_at
       FROM {wm} WHERE one = 1 FOR UPDATE SKIP LOCKED;
     IF v_locked = 1 THEN
         SET v_new = v_wm;
-        -- Phase 2 reads the head, so only from a fresh view (p_fresh: the calling pop's own
-        -- transaction): a REPEATABLE READ snapshot could miss a row committed late.
-        IF v_cand IS NOT NULL AND (p_fresh = 1 OR {txn_fresh()}) THEN
+        IF v_cand IS NOT NULL AND (v_probed_at IS NULL
+                                   OR v_probed_at < UTC_TIMESTAMP(6) - INTERVAL 200000 MICROSECOND) THEN
+            SET v_probed = 1;
             BEGIN
-                DECLARE CONTINUE HANDLER FOR SQLEXCEPTION SET v_busy = 1;
-                SET @qadmin_wm_cand_at = v_cand_at, @qadmin_wm_busy = 1, @qadmin_wm_fresh = 0;
+                DECLARE CONTINUE HANDLER FOR 1227
+                    SET v_held = 'INNODB_TRX unreadable: the queue''s definer needs PROCESS';
+                DECLARE CONTINUE HANDLER FOR SQLEXCEPTION
+                    SET v_held = COALESCE(v_held, 'INNODB_TRX could not be read');
+                SET @qadmin_wm_cand_at = v_cand_at, @qadmin_wm_busy = NULL,
+                    @qadmin_wm_fresh = NULL, @qadmin_wm_iso = NULL;
                 SET @qadmin_wm_probe = CONCAT(
                     'SELECT COALESCE(SUM(trx_mysql_thread_id = CONNECTION_ID()',
                     ' AND LOCATE(''', UUID(), ''', trx_query) > 0), 0),',
+                    ' MAX(IF(trx_mysql_thread_id = CONNECTION_ID(), trx_isolation_level, NULL)),',
                     ' COALESCE(SUM(trx_mysql_thread_id <> CONNECTION_ID()',
                     ' AND trx_started <= ?',
                     ' AND (trx_rows_modified > 0 OR trx_tables_in_use > 0)), 0)',
-                    ' INTO @qadmin_wm_fresh, @qadmin_wm_busy',
+                    ' INTO @qadmin_wm_fresh, @qadmin_wm_iso, @qadmin_wm_busy',
                     ' FROM information_schema.INNODB_TRX');
                 PREPARE qadmin_wm_probe FROM @qadmin_wm_probe;
                 EXECUTE qadmin_wm_probe USING @qadmin_wm_cand_at;
                 DEALLOCATE PREPARE qadmin_wm_probe;
-                SET v_busy = IF(@qadmin_wm_fresh > 0, @qadmin_wm_busy, 1);
             END;
-            SET @qadmin_wm_probe = NULL, @qadmin_wm_cand_at = NULL,
-                @qadmin_wm_busy = NULL, @qadmin_wm_fresh = NULL;
-            IF v_busy = 0 THEN
+            IF v_held IS NULL AND COALESCE(@qadmin_wm_fresh, 0) = 0 THEN
+                SET v_held = 'INNODB_TRX not refilled: other sessions read it less than 0.1 s apart';
+            ELSEIF v_held IS NULL AND NOT (p_fresh = 1 OR v_own = 1
+                    OR COALESCE(@qadmin_fresh, 0) = 1
+                    OR @qadmin_wm_iso IN ('READ COMMITTED', 'READ UNCOMMITTED')) THEN
+                SET v_held = 'the dequeuing transaction is REPEATABLE READ: its snapshot could miss a row';
+            ELSEIF v_held IS NULL AND @qadmin_wm_busy > 0 THEN
+                SET v_held = 'a transaction that has written is open since the candidate was taken';
+            END IF;
+            SET @qadmin_wm_probe = NULL, @qadmin_wm_cand_at = NULL, @qadmin_wm_busy = NULL,
+                @qadmin_wm_fresh = NULL, @qadmin_wm_iso = NULL;
+            IF v_held IS NULL THEN
                 SELECT min(id) INTO v_head FROM {table} WHERE id >= v_wm;
                 SET v_new = GREATEST(v_wm, LEAST(v_cand, COALESCE(v_head, v_cand),
                                                  COALESCE(p_to, v_cand)));
                 SET v_cand = NULL;
+            ELSE
+                UPDATE {wm} SET probed_at = UTC_TIMESTAMP(6), held_by = v_held WHERE one = 1;
             END IF;
         END IF;
         IF v_cand IS NULL THEN
@@ -97,7 +122,9 @@ BEGIN
                SET advanced_at = IF(v_new > wm, UTC_TIMESTAMP(6), advanced_at),
                    wm = v_new,
                    candidate = COALESCE(v_head, v_new),
-                   candidate_at = CONVERT_TZ(UTC_TIMESTAMP(6), '+00:00', 'SYSTEM')
+                   candidate_at = CONVERT_TZ(UTC_TIMESTAMP(6), '+00:00', 'SYSTEM'),
+                   probed_at = IF(v_probed = 1, UTC_TIMESTAMP(6), probed_at),
+                   held_by = NULL
              WHERE one = 1;
         END IF;
     END IF;
@@ -119,11 +146,9 @@ SELECT wm INTO @qadmin_wm FROM {wm}
 -- name: wm_show
 -- Stranded rows are looked for in the 1,000 ids below the watermark only: below them lie the
 -- dead index entries a held snapshot keeps, which a walk to the bottom would read one by one.
-SELECT w.wm,
-       w.candidate,
+SELECT w.*,  -- held_by and probed_at only where the queue was made with them
        TIMESTAMPDIFF(MICROSECOND, w.candidate_at,
                      CONVERT_TZ(UTC_TIMESTAMP(6), '+00:00', 'SYSTEM')) / 1e6 AS candidate_age_s,
-       w.advanced_at,
        (SELECT min(t.id) FROM {table} AS t WHERE t.id >= @qadmin_wm) AS head_id,
        (SELECT count(*) FROM {table} AS t WHERE t.id BETWEEN @qadmin_wm - 1000 AND @qadmin_wm - 1)
            AS stranded,

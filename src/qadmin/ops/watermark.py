@@ -46,6 +46,8 @@ def show(engine: Engine, spec: QueueSpec) -> dict[str, Any]:
         "candidate": _int(row["candidate"]),
         "candidate_age_s": _seconds(row["candidate_age_s"]),
         "advanced_at": iso(row["advanced_at"]),
+        # why the last try did not move it (MySQL / MariaDB queues made since it is recorded)
+        "held_by": row.get("held_by") if row["candidate"] is not None else None,
         "stranded": stranded,
         "stranded_min_id": _int(row["stranded_min_id"]),
         "oldest_stranded_s": _seconds(row["oldest_stranded_s"]),
@@ -69,7 +71,10 @@ def advance(engine: Engine, spec: QueueSpec, to: int | None = None) -> dict[str,
     """
     _watermarked(spec)
     before = show(engine, spec)
-    goal = before["head_id"] if to is None else min(to, before["head_id"] or to)
+    # nothing waits: no row to reach (the watermark cannot pass the next id anyway)
+    goal = (
+        before["head_id"] if to is None or before["head_id"] is None else min(to, before["head_id"])
+    )
     statements = engine.section(spec, "wm_advance")
     deadline = time.monotonic() + SETTLE_S
     while True:

@@ -15,6 +15,21 @@ from qadmin.ops import watermark
 # A watermark this many ids behind the head, with a candidate this old, is being held back.
 WATERMARK_LAG_IDS = 10 * WATERMARK_EVERY
 WATERMARK_STUCK_S = 60.0
+# What to do about each reason the MySQL / MariaDB advance records (held_by in watermark.sql),
+# by a word of the reason; any other (or none recorded): an open transaction holds it.
+HELD_BY_FIX = {
+    "PROCESS": "GRANT PROCESS ON *.* TO the account that created the queue",
+    "refilled": "find what polls information_schema.INNODB_TRX more often than every 0.1 s (a "
+    "monitor) and slow it down",
+    "REPEATABLE READ": "dequeue in autocommit or at READ COMMITTED",
+}
+OPEN_WRITER_FIX = "find the open transaction (qadmin ghosts / locks) and end it"
+
+
+def _fix_for(held_by: str | None) -> str:
+    return next(
+        (fix for word, fix in HELD_BY_FIX.items() if word in (held_by or "")), OPEN_WRITER_FIX
+    )
 
 
 @dataclass
@@ -57,14 +72,14 @@ def rule(report: InspectReport) -> list[Finding]:
         ]
     age = wm.get("candidate_age_s")
     if wm["lag_ids"] and wm["lag_ids"] > WATERMARK_LAG_IDS and age and age > WATERMARK_STUCK_S:
+        held_by = wm.get("held_by") or "a transaction open since then holds it back"
         return [
             Finding(
                 WARNING,
                 "watermark_lagging",
                 f"the watermark is {wm['lag_ids']} ids behind the head and has not moved for "
-                f"{age:.0f} s: a transaction open since then holds it back, so dequeues walk "
-                "the dead rows in between",
-                "find the open transaction (qadmin ghosts / locks) and end it",
+                f"{age:.0f} s: {held_by}, so dequeues walk the dead rows in between",
+                _fix_for(wm.get("held_by")),
             )
         ]
     return []
