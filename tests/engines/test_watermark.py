@@ -657,3 +657,13 @@ def test_a_definer_without_process_is_named_as_what_holds_the_watermark(
         with admin.cursor() as cur:
             cur.execute(f"DROP USER '{user}'@'%'")
         admin.close()
+
+
+@pytest.mark.parametrize("label", LABELS)
+def test_advance_to_an_id_on_an_empty_queue_has_nothing_to_reach(label, request, tmp_path):
+    """With nothing waiting there is no row to reach: `advance --to N` had waited out its
+    10 s and said "not reached", where a plain advance said reached at once."""
+    _, engine, spec = _queue(label, request, tmp_path)
+    messages.push(engine, spec, [b"m"] * 5)
+    _drain(engine, spec)
+    assert wm_ops.advance(engine, spec, to=99_999_999_999)["reached"]
