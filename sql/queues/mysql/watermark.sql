@@ -97,7 +97,8 @@ BEGIN
             ELSEIF v_held IS NULL AND NOT (p_fresh = 1 OR v_own = 1
                     OR COALESCE(@qadmin_fresh, 0) = 1
                     OR @qadmin_wm_iso IN ('READ COMMITTED', 'READ UNCOMMITTED')) THEN
-                SET v_held = 'the dequeuing transaction is REPEATABLE READ: its snapshot could miss a row';
+                SET v_held = CONCAT('the dequeuing transaction is ', @qadmin_wm_iso,
+                                    ': its snapshot could miss a row');
             ELSEIF v_held IS NULL AND @qadmin_wm_busy > 0 THEN
                 SET v_held = 'a transaction that has written is open since the candidate was taken';
             END IF;
