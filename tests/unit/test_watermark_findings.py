@@ -1,0 +1,43 @@
+"""The watermark_lagging finding names what the MySQL / MariaDB advance recorded as holding the
+watermark (held_by), with the fix for that cause, and an open transaction when nothing was
+recorded (PostgreSQL, SQLite, queues made before held_by existed)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from qadmin.diagnostics.entries import watermark
+from qadmin.diagnostics.model import Header, InspectReport, Options
+from qadmin.dsn import parse
+from qadmin.engines.mysql import MysqlEngine
+
+
+def _lagging(held_by: str | None) -> list[Any]:
+    state = {"watermark": 1, "head_id": 5_001, "lag_ids": 5_000, "candidate": 101}
+    state |= {"candidate_age_s": 120.0, "held_by": held_by, "stranded": 0}
+    report = InspectReport(
+        Header("q", "db", "mysql", "mariadb", "10.11", "fifo"),
+        {"watermark": watermark.Watermark(state)},
+        Options(),
+        MysqlEngine(parse("mysql://root@localhost/db")),
+    )
+    return watermark.rule(report)
+
+
+@pytest.mark.parametrize(
+    ("held_by", "fix"),
+    [
+        ("INNODB_TRX unreadable: the queue's definer needs PROCESS", "GRANT PROCESS"),
+        ("INNODB_TRX not refilled: other sessions read it less than 0.1 s apart", "find what"),
+        ("the dequeuing transaction is SERIALIZABLE: its snapshot could miss a row", "dequeue"),
+        ("a transaction that has written is open since the candidate was taken", "find the open"),
+        (None, "find the open"),
+    ],
+)
+def test_the_lagging_watermark_names_its_cause_and_its_fix(held_by, fix):
+    (finding,) = _lagging(held_by)
+    assert finding.code == "watermark_lagging"
+    assert (held_by or "a transaction open since then") in finding.message
+    assert finding.fix.startswith(fix), finding.fix
