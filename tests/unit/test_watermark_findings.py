@@ -31,8 +31,16 @@ def _lagging(held_by: str | None) -> list[Any]:
     [
         ("INNODB_TRX unreadable: the queue's definer needs PROCESS", "GRANT PROCESS"),
         ("INNODB_TRX not refilled: other sessions read it less than 0.1 s apart", "find what"),
-        ("the dequeuing transaction is SERIALIZABLE: its snapshot could miss a row", "dequeue"),
-        ("a transaction that has written is open since the candidate was taken", "find the open"),
+        (
+            "the dequeuing transaction is SERIALIZABLE: only autocommit and READ COMMITTED "
+            "dequeues move it",
+            "dequeue",
+        ),
+        (
+            "a read-write transaction that has written or is inside a statement is open since "
+            "the candidate was taken",
+            "find the open",
+        ),
         (None, "find the open"),
     ],
 )

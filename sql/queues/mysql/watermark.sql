@@ -14,10 +14,14 @@
 -- producers among them) or is inside a statement that uses tables (trx_tables_in_use > 0: an
 -- INSERT between taking its AUTO_INCREMENT value and writing its row, or waiting for a lock).
 -- A transaction that only read, holds a snapshot, or locked rows with a locking read has taken
--- no id and does not hold the watermark back; an open writer of any table on the server does.
+-- no id and does not hold the watermark back; an open writer of any table on the server does,
+-- and so does a read-write transaction while it runs any statement (a long SELECT in a
+-- transaction not declared READ ONLY). A read-only one (an autocommit SELECT, START
+-- TRANSACTION READ ONLY: trx_is_read_only = 1) cannot take an id and never counts.
 -- Phase 2 also reads the head, so it runs only from a fresh view: the routine's own
 -- transaction (an autocommit caller), or a READ COMMITTED one. A REPEATABLE READ snapshot
--- could miss a row that committed late. A pop tells it whether its transaction is its own
+-- could miss a row that committed late; READ UNCOMMITTED sees a pop's delete before it commits
+-- and would pass the row that pop then rolls back; SERIALIZABLE reads would wait on locks. A pop tells it whether its transaction is its own
 -- (p_fresh); a caller's transaction is judged by its own isolation level as INNODB_TRX shows
 -- it, not by the session variable, which a SET TRANSACTION for this transaction leaves as it
 -- was (a REPEATABLE READ transaction in a READ COMMITTED session had stranded a row).
@@ -84,7 +88,7 @@ BEGIN
                     ' AND LOCATE(''', UUID(), ''', trx_query) > 0), 0),',
                     ' MAX(IF(trx_mysql_thread_id = CONNECTION_ID(), trx_isolation_level, NULL)),',
                     ' COALESCE(SUM(trx_mysql_thread_id <> CONNECTION_ID()',
-                    ' AND trx_started <= ?',
+                    ' AND trx_started <= ? AND trx_is_read_only = 0',
                     ' AND (trx_rows_modified > 0 OR trx_tables_in_use > 0)), 0)',
                     ' INTO @qadmin_wm_fresh, @qadmin_wm_iso, @qadmin_wm_busy',
                     ' FROM information_schema.INNODB_TRX');
@@ -96,11 +100,11 @@ BEGIN
                 SET v_held = 'INNODB_TRX not refilled: other sessions read it less than 0.1 s apart';
             ELSEIF v_held IS NULL AND NOT (p_fresh = 1 OR v_own = 1
                     OR COALESCE(@qadmin_fresh, 0) = 1
-                    OR @qadmin_wm_iso IN ('READ COMMITTED', 'READ UNCOMMITTED')) THEN
+                    OR @qadmin_wm_iso = 'READ COMMITTED') THEN
                 SET v_held = CONCAT('the dequeuing transaction is ', @qadmin_wm_iso,
-                                    ': its snapshot could miss a row');
+                                    ': only autocommit and READ COMMITTED dequeues move it');
             ELSEIF v_held IS NULL AND @qadmin_wm_busy > 0 THEN
-                SET v_held = 'a transaction that has written is open since the candidate was taken';
+                SET v_held = 'a read-write transaction that has written or is inside a statement is open since the candidate was taken';
             END IF;
             SET @qadmin_wm_probe = NULL, @qadmin_wm_cand_at = NULL, @qadmin_wm_busy = NULL,
                 @qadmin_wm_fresh = NULL, @qadmin_wm_iso = NULL;
@@ -165,6 +169,12 @@ CALL {wm_advance}(:to, 0)
 
 -- name: wm_advance
 SELECT wm, candidate FROM {wm}
+
+-- name: wm_readable
+-- What phase 2 reads, as the account that creates the queue (the routine's definer) reads it:
+-- refused without PROCESS, and then the watermark never moves. A count, not LIMIT 0: a read
+-- that needs no rows is answered without the privilege check.
+SELECT count(*) AS open_transactions FROM information_schema.INNODB_TRX
 
 -- name: wm_value
 -- Where dequeues start looking (size reads the depth and the oldest from here up).

@@ -38,9 +38,15 @@ SELECT w.wm,
 FROM {wm} AS w
 
 -- name: wm_advance
+-- To the head, or past every id issued when the queue is empty (AUTOINCREMENT's high-water
+-- mark in sqlite_sequence: no id below it is handed out again).
 UPDATE {wm}
-SET wm = max(wm, min(coalesce(:to, coalesce((SELECT min(id) FROM {table} WHERE id >= wm), wm)),
-                     coalesce((SELECT min(id) FROM {table} WHERE id >= wm), wm))),
+SET wm = max(wm, min(coalesce(:to, coalesce((SELECT min(id) FROM {table} WHERE id >= wm),
+                                            (SELECT seq + 1 FROM sqlite_sequence
+                                              WHERE name = {table.bare_lit}), wm)),
+                     coalesce((SELECT min(id) FROM {table} WHERE id >= wm),
+                              (SELECT seq + 1 FROM sqlite_sequence
+                                WHERE name = {table.bare_lit}), wm))),
     advanced_at = strftime('%Y-%m-%d %H:%M:%f', 'now')
 RETURNING wm, candidate
 

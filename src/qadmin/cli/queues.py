@@ -11,6 +11,7 @@ from qadmin.cli import progress
 from qadmin.cli.options import Target, confirm, connection_options, format_option
 from qadmin.kinds import Kind, QueueSpec
 from qadmin.ops import catalog, queues
+from qadmin.ops import watermark as watermark_ops
 
 # A ring this large takes seconds to fill with slot rows: show a bar (on a terminal).
 BAR_FROM = 100_000
@@ -84,6 +85,9 @@ def create(
     with bar as update:
         created = queues.create(engine, spec, update)
     render.document(_spec_row(created), fmt)
+    stuck = watermark_ops.unmovable(engine, created)
+    if stuck:
+        render.note(f"qadmin: warning: {stuck}")
 
 
 @click.command(name="list")

@@ -40,7 +40,13 @@ from qadmin.profiles.model import Profile, Value
 @click.argument(
     "action", type=click.Choice(["show", "advance", "repair"]), default="show", required=False
 )
-@click.option("--to", "to", type=click.IntRange(min=0), metavar="ID", help="advance: stop at ID.")
+@click.option(
+    "--to",
+    "to",
+    type=click.IntRange(min=0, max=2**63 - 1),
+    metavar="ID",
+    help="advance: stop at ID.",
+)
 @click.option("--dry-run", is_flag=True, help="repair: show what it would do.")
 @click.option("--yes", "-y", is_flag=True, help="repair: do it without asking (needed off a TTY).")
 @connection_options

@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from qadmin.engines.base import Engine
-from qadmin.errors import WrongKind
+from qadmin.errors import PermissionMissing, WrongKind
 from qadmin.kinds import QueueSpec, kinds_with, said
 from qadmin.ops.values import iso
 
@@ -55,6 +55,22 @@ def show(engine: Engine, spec: QueueSpec) -> dict[str, Any]:
     }
 
 
+def unmovable(engine: Engine, spec: QueueSpec) -> str | None:
+    """Why the dequeues of a queue just created can never move its watermark, if they cannot:
+    on MySQL / MariaDB the routine reads INNODB_TRX with its definer's (this account's) rights."""
+    if not spec.watermark or not engine.template(spec).has("wm_readable"):
+        return None
+    try:
+        engine.run(engine.section(spec, "wm_readable"), write=False)
+    except PermissionMissing:
+        return (
+            f"the watermark of {spec.name} will never move (safe, but its dequeues will walk "
+            "every dead row): the account that created it needs PROCESS to read "
+            "information_schema.INNODB_TRX (GRANT PROCESS ON *.* TO it)"
+        )
+    return None
+
+
 def _int(value: Any) -> int | None:
     return None if value is None else int(value)
 
@@ -71,15 +87,16 @@ def advance(engine: Engine, spec: QueueSpec, to: int | None = None) -> dict[str,
     """
     _watermarked(spec)
     before = show(engine, spec)
-    # nothing waits: no row to reach (the watermark cannot pass the next id anyway)
-    goal = (
-        before["head_id"] if to is None or before["head_id"] is None else min(to, before["head_id"])
-    )
+    goal = before["head_id"] if to is None else min(to, before["head_id"] or to)
     statements = engine.section(spec, "wm_advance")
     deadline = time.monotonic() + SETTLE_S
     while True:
         engine.run(statements, {"to": to})
         now = show(engine, spec)
+        if before["head_id"] is None and now["head_id"] is None:
+            # nothing waits: the goal is the next id, the candidate the first run recorded
+            nxt = now["candidate"]
+            goal = None if nxt is None else nxt if to is None else min(to, nxt)
         if goal is None or now["watermark"] >= goal or time.monotonic() > deadline:
             break
         time.sleep(_POLL_S)

@@ -21,7 +21,7 @@ HELD_BY_FIX = {
     "PROCESS": "GRANT PROCESS ON *.* TO the account that created the queue",
     "refilled": "find what polls information_schema.INNODB_TRX more often than every 0.1 s (a "
     "monitor) and slow it down",
-    "snapshot": "dequeue in autocommit or at READ COMMITTED",
+    "dequeues move it": "dequeue in autocommit or at READ COMMITTED",
 }
 OPEN_WRITER_FIX = "find the open transaction (qadmin ghosts / locks) and end it"
 
