@@ -196,3 +196,21 @@ def test_a_mysql_push_many_refuses_a_batch_that_is_not_a_json_array(label, kind,
     assert [m["payload"] for m in messages.peek(engine, spec, 5)] == [b"a", b"b"]
     app.close()
     engine.close()
+
+
+@pytest.mark.parametrize("label", ["mariadb", "mysql8"])
+def test_a_failed_routine_leaves_no_fresh_flag_in_the_session(label, request, tmp_path):
+    """A convert's gate tells the ring routine it calls that its own transaction is READ
+    COMMITTED with @qadmin_fresh, reset after the call; a call that failed skipped the reset,
+    and the flag then let the session's next REPEATABLE READ ring push past its guard. Every
+    routine's error handler clears it."""
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    queues.create(engine, queues.make_spec("r", "ring", 8, False))
+    app = _my_app(target.schema or "", "READ COMMITTED", autocommit=True)
+    _my_call(app, "SET @qadmin_fresh = 1")  # as a gate sets it before calling the ring's push
+    with pytest.raises(pymysql.err.MySQLError, match="NULL"):
+        _my_call(app, "CALL r_push(%s)", None)
+    assert _my_call(app, "SELECT @qadmin_fresh") == [(None,)]
+    app.close()
+    engine.close()

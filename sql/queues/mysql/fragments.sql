@@ -59,6 +59,7 @@ DECLARE EXIT HANDLER FOR SQLEXCEPTION
         IF v_own = 1 THEN
             ROLLBACK;
         END IF;
+        SET @qadmin_fresh = NULL;  -- a gate's flag for the routine it called (convert.sql)
         RESIGNAL;
     END
 
@@ -81,12 +82,6 @@ IF @@autocommit = 1 THEN
 -- transaction, or a caller's at READ COMMITTED (@qadmin_fresh: a routine of qadmin's that
 -- started its own and calls this one). A REPEATABLE READ caller reads from its snapshot.
 (v_own = 1 OR {isolation_var} = 'READ-COMMITTED' OR COALESCE(@qadmin_fresh, 0) = 1)
-
--- name: txn_own
--- True when this transaction is the routine's own (or a calling routine of qadmin's own): its
--- reads see every commit up to its start. A caller's transaction is judged by its isolation
--- level where that matters (watermark.sql reads it from INNODB_TRX).
-(v_own = 1 OR COALESCE(@qadmin_fresh, 0) = 1)
 
 -- name: txn_end
 IF v_own = 1 THEN

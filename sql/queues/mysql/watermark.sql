@@ -18,13 +18,14 @@
 -- and so does a read-write transaction while it runs any statement (a long SELECT in a
 -- transaction not declared READ ONLY). A read-only one (an autocommit SELECT, START
 -- TRANSACTION READ ONLY: trx_is_read_only = 1) cannot take an id and never counts.
--- Phase 2 also reads the head, so it runs only from a fresh view: the routine's own
--- transaction (an autocommit caller), or a READ COMMITTED one. A REPEATABLE READ snapshot
--- could miss a row that committed late; READ UNCOMMITTED sees a pop's delete before it commits
--- and would pass the row that pop then rolls back; SERIALIZABLE reads would wait on locks. A pop tells it whether its transaction is its own
--- (p_fresh); a caller's transaction is judged by its own isolation level as INNODB_TRX shows
--- it, not by the session variable, which a SET TRANSACTION for this transaction leaves as it
--- was (a REPEATABLE READ transaction in a READ COMMITTED session had stranded a row).
+-- Phase 2 also reads the head, so it moves the watermark only from a READ COMMITTED
+-- transaction: the routine's own (an autocommit caller; qadmin's routines start theirs at
+-- READ COMMITTED) or a caller's. REPEATABLE READ could miss a row that committed late; READ
+-- UNCOMMITTED sees a pop's delete before it commits and would pass the row that pop then rolls
+-- back; SERIALIZABLE reads would wait on locks. The level is the transaction's own, as
+-- INNODB_TRX shows it, not the session variable, which a SET TRANSACTION for one transaction
+-- leaves as it was (a REPEATABLE READ transaction in a READ COMMITTED session had stranded a
+-- row), nor a session variable a caller could set.
 -- INNODB_TRX is a cache, refilled only when nobody has read it for 0.1 s: under a monitor
 -- polling it faster it stays as it was, and a producer that started since is not in it
 -- (measured on MariaDB 10.11: a writer unseen for 3 s under a 20 ms poller). So phase 2 reads
@@ -53,7 +54,7 @@ CREATE TABLE {wm} (
 INSERT INTO {wm} (one, wm) VALUES (1, 0)
 
 -- name: create
-CREATE PROCEDURE {wm_advance}(IN p_to BIGINT, IN p_fresh INT)
+CREATE PROCEDURE {wm_advance}(IN p_to BIGINT)
 BEGIN
     {txn_declare()};
     DECLARE v_locked INT DEFAULT 1;
@@ -98,9 +99,7 @@ BEGIN
             END;
             IF v_held IS NULL AND COALESCE(@qadmin_wm_fresh, 0) = 0 THEN
                 SET v_held = 'INNODB_TRX not refilled: other sessions read it less than 0.1 s apart';
-            ELSEIF v_held IS NULL AND NOT (p_fresh = 1 OR v_own = 1
-                    OR COALESCE(@qadmin_fresh, 0) = 1
-                    OR @qadmin_wm_iso = 'READ COMMITTED') THEN
+            ELSEIF v_held IS NULL AND NOT @qadmin_wm_iso <=> 'READ COMMITTED' THEN
                 SET v_held = CONCAT('the dequeuing transaction is ', @qadmin_wm_iso,
                                     ': only autocommit and READ COMMITTED dequeues move it');
             ELSEIF v_held IS NULL AND @qadmin_wm_busy > 0 THEN
@@ -165,7 +164,7 @@ SELECT w.*,  -- held_by and probed_at only where the queue was made with them
 FROM {wm} AS w
 
 -- name: wm_advance
-CALL {wm_advance}(:to, 0)
+CALL {wm_advance}(:to)
 
 -- name: wm_advance
 SELECT wm, candidate FROM {wm}

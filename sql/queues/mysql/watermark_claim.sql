@@ -41,7 +41,7 @@ BEGIN
     END LOOP;
     CLOSE next_rows;
     IF v_tick = 1 THEN
-        CALL {wm_advance}(NULL, {txn_own()});
+        CALL {wm_advance}(NULL);
     END IF;
     {txn_end()};
 END

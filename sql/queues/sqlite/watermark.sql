@@ -23,7 +23,9 @@ DROP TABLE IF EXISTS {wm}
 -- Stranded rows are looked for in the 1,000 ids below the watermark only: below them lie the
 -- dead index entries a held snapshot keeps, which a walk to the bottom would read one by one.
 SELECT w.wm,
-       w.candidate,
+       -- where the next advance moves it when nothing waits: past every id issued
+       coalesce((SELECT seq + 1 FROM sqlite_sequence WHERE name = {table.bare_lit}), w.wm)
+           AS candidate,
        NULL AS candidate_age_s,
        w.advanced_at,
        (SELECT min(t.id) FROM {table} AS t WHERE t.id >= w.wm) AS head_id,

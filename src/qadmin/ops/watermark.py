@@ -94,10 +94,12 @@ def advance(engine: Engine, spec: QueueSpec, to: int | None = None) -> dict[str,
         engine.run(statements, {"to": to})
         now = show(engine, spec)
         if before["head_id"] is None and now["head_id"] is None:
-            # nothing waits: the goal is the next id, the candidate the first run recorded
+            # nothing waits: the goal is the next id, the candidate a run recorded (none yet
+            # while another session holds the watermark row: not reached)
             nxt = now["candidate"]
             goal = None if nxt is None else nxt if to is None else min(to, nxt)
-        if goal is None or now["watermark"] >= goal or time.monotonic() > deadline:
+        reached = goal is not None and now["watermark"] >= goal
+        if reached or time.monotonic() > deadline:
             break
         time.sleep(_POLL_S)
     return {
@@ -106,7 +108,7 @@ def advance(engine: Engine, spec: QueueSpec, to: int | None = None) -> dict[str,
         "from": before["watermark"],
         "to": now["watermark"],
         "goal": goal,
-        "reached": goal is None or now["watermark"] >= goal,
+        "reached": reached,
     }
 
 
