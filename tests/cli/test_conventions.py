@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
@@ -269,6 +270,15 @@ def test_ctrl_c_exits_130_saying_interrupted(db, monkeypatch):
     assert result.stderr == "qadmin: interrupted\n"
 
 
+def _has_open(pid: int, path: Path) -> bool:
+    """Whether process ``pid`` has ``path`` open (a descriptor may close while it is read)."""
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with suppress(FileNotFoundError):
+            if str(path) in os.readlink(fd):
+                return True
+    return False
+
+
 def test_sigint_to_a_waiting_pop_exits_130(tmp_path):
     path = tmp_path / "q.db"
     run("create", "q", "--kind", "fifo", "--dsn", f"sqlite:///{path}")
@@ -278,8 +288,7 @@ def test_sigint_to_a_waiting_pop_exits_130(tmp_path):
         stderr=subprocess.PIPE,
     )
     deadline = time.monotonic() + 60
-    fds = Path(f"/proc/{child.pid}/fd")
-    while not any(str(path) in os.readlink(f) for f in fds.iterdir() if f.is_symlink()):
+    while not _has_open(child.pid, path):
         assert child.poll() is None and time.monotonic() < deadline
         time.sleep(0.02)  # until it has opened the database: past start-up, in the command
     child.send_signal(signal.SIGINT)
