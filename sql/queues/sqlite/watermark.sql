@@ -41,14 +41,15 @@ FROM {wm} AS w
 
 -- name: wm_advance
 -- To the head, or past every id issued when the queue is empty (AUTOINCREMENT's high-water
--- mark in sqlite_sequence: no id below it is handed out again).
+-- mark in sqlite_sequence: no id below it is handed out again); never past :to, never back.
+WITH head AS (
+    SELECT coalesce((SELECT min(t.id) FROM {table} AS t WHERE t.id >= w.wm),
+                    (SELECT seq + 1 FROM sqlite_sequence WHERE name = {table.bare_lit}),
+                    w.wm) AS id
+    FROM {wm} AS w
+)
 UPDATE {wm}
-SET wm = max(wm, min(coalesce(:to, coalesce((SELECT min(id) FROM {table} WHERE id >= wm),
-                                            (SELECT seq + 1 FROM sqlite_sequence
-                                              WHERE name = {table.bare_lit}), wm)),
-                     coalesce((SELECT min(id) FROM {table} WHERE id >= wm),
-                              (SELECT seq + 1 FROM sqlite_sequence
-                                WHERE name = {table.bare_lit}), wm))),
+SET wm = max(wm, min(coalesce(:to, (SELECT id FROM head)), (SELECT id FROM head))),
     advanced_at = strftime('%Y-%m-%d %H:%M:%f', 'now')
 RETURNING wm, candidate
 

@@ -93,10 +93,10 @@ def advance(engine: Engine, spec: QueueSpec, to: int | None = None) -> dict[str,
     while True:
         engine.run(statements, {"to": to})
         now = show(engine, spec)
-        if before["head_id"] is None and now["head_id"] is None:
-            # nothing waits: the goal is the next id, the candidate a run recorded (none yet
-            # while another session holds the watermark row: not reached)
-            nxt = now["candidate"]
+        if before["head_id"] is None:
+            # nothing waited: the goal is a row pushed since, else the next id, the candidate
+            # a run recorded (none yet while another session holds the row: not reached)
+            nxt = now["candidate"] if now["head_id"] is None else now["head_id"]
             goal = None if nxt is None else nxt if to is None else min(to, nxt)
         reached = goal is not None and now["watermark"] >= goal
         if reached or time.monotonic() > deadline:
