@@ -1,4 +1,5 @@
-"""The wheel carries the SQL and completion files that live at the top of the repository."""
+"""The wheel carries the SQL and completion files that live at the top of the repository, and
+the repository carries nothing it ignores."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -36,3 +39,17 @@ def test_wheel_contains_every_sql_file_and_the_completions(tmp_path):
         assert f"qadmin/completions/qadmin.{shell}" in names
     # Spark's quiet log configuration travels inside the package
     assert "qadmin/pipeline/log4j2.properties" in names
+
+
+def test_no_tracked_file_lies_under_an_ignored_path():
+    """Vendored packages (.cache/npm's node_modules) and build output stay out of git."""
+    if not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--ignored", "--exclude-standard"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert listed == []
