@@ -102,6 +102,14 @@ class Reader:
         """SQL for the seconds since the time in ``column``, by the server's clock."""
         return self._timed("age", column)
 
+    def dead_worker(self, names: dict[str, str]) -> str:
+        """SQL true while a claim's worker has no heartbeat newer than :beat_s."""
+        unit = self.profile.time_unit
+        if unit is None:
+            return self.engine.render_text(self.section_text("dead_worker"), names)
+        text = self.section_text("dead_worker_epoch")
+        return self.engine.render_text(text, names, {"scale": str(TIME_UNITS[unit])})
+
     def due(self, column: str) -> str:
         """SQL true when the time in ``column`` has come (an index on it still fits)."""
         return self._timed("due", column)
@@ -201,6 +209,10 @@ class Reader:
         return self.engine.run(statements, params, write=write)
 
     # -- what is cheap -----------------------------------------------------------------------
+
+    def adopt(self, parent: Reader) -> None:
+        """Take what ``parent`` (the same table) already learned of its size."""
+        self._small, self._estimate = parent._small, parent._estimate
 
     @property
     def small(self) -> bool:
