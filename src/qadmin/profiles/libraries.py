@@ -339,6 +339,7 @@ SOLID_QUEUE_READY = _shape(
         order_by="id",
         time_column="created_at",
         queue_column="queue_name",
+        naive_utc=True,  # Rails writes UTC into its timestamp-without-time-zone columns
     ),
 )
 SOLID_QUEUE_CLAIMED = _shape(
@@ -361,6 +362,7 @@ SOLID_QUEUE_CLAIMED = _shape(
         pending=("ready",),
         claimed=("claimed",),
         claimed_at_column="created_at",
+        naive_utc=True,
         worker_column="process_id",
         heartbeat=Heartbeat(
             table="solid_queue_processes",
@@ -401,6 +403,7 @@ GOOD_JOB = _shape(
             " ELSE 'queued' END"
         ),
         queue_column="queue_name",
+        naive_utc=True,
         pending=("queued",),
         scheduled=("scheduled",),
         claimed=("running",),
@@ -469,6 +472,7 @@ DELAYED_JOB = _shape(
         time_column="created_at",
         due_column="run_at",
         queue_column="queue",
+        naive_utc=True,
         state_sql=(
             "CASE WHEN {failed_at.bare} IS NOT NULL THEN 'failed'"
             " WHEN {locked_at.bare} IS NOT NULL THEN 'locked'"
@@ -503,6 +507,7 @@ def _hangfire_job(names: dict[str, str], dialects: tuple[str, ...]) -> LibrarySh
             id_column=names["id"],
             order_by=names["id"],
             time_column=names["createdat"],
+            naive_utc=True,  # Hangfire writes DateTime.UtcNow
             state_column=names["statename"],
             pending=("Enqueued", "Scheduled", "Awaiting"),
             claimed=("Processing",),
@@ -530,6 +535,7 @@ def _hangfire_queue(names: dict[str, str], dialects: tuple[str, ...]) -> Library
             id_column=names["jobid"],
             order_by=names["id"],
             queue_column=names["queue"],
+            naive_utc=True,
             state_sql=f"CASE WHEN {{{names['fetchedat']}.bare}} IS NULL THEN 'enqueued'"
             " ELSE 'fetched' END",
             pending=("enqueued",),
