@@ -131,6 +131,18 @@ class Profile:
     def has_claims(self) -> bool:
         return bool(self.claimed) or self.claimed_at_column is not None
 
+    @property
+    def shown(self) -> str:
+        """The queue as output names it: ``oban_jobs[mailers]`` for one named queue."""
+        return f"{self.name}[{self.queue}]" if self.queue is not None else self.name
+
+    def command(self, verb: str) -> str:
+        """A qadmin command on this queue, as a fix prints it (``--queue`` quoted)."""
+        import shlex
+
+        text = f"qadmin {verb} {self.name}"
+        return text + f" --queue {shlex.quote(self.queue)}" if self.queue is not None else text
+
     def label(self, row_id: object) -> str:
         """How a finding names one row: ``procrastinate job 109``, ``message 17``."""
         who = f"{self.library} {self.noun}" if self.library else self.noun

@@ -383,7 +383,7 @@ def rule(report: InspectReport) -> list[Finding]:
             f" (and {more} more claims older than {part.stale_after_s} s)" if more else ""
         )
         fix = (
-            requeue_fix(report.queue, part.stale_after_s)
+            requeue_fix(report.command("requeue"), part.stale_after_s)
             if profile.release is not None
             else why_no_release(profile)
         )
@@ -395,7 +395,7 @@ def rule(report: InspectReport) -> list[Finding]:
             severity,
             "stale_claims",
             f"{counted(len(part.stale), 'claim')} older than {part.stale_after_s} s{detail}",
-            requeue_fix(report.queue, part.stale_after_s),
+            requeue_fix(report.command("requeue"), part.stale_after_s),
         )
     ]
 
@@ -412,17 +412,18 @@ def _undated(report: InspectReport, part: Claims | None) -> list[Finding]:
         "tell a stuck one from a running one"
     )
     fix = (
-        f"qadmin claims {report.queue} lists them; declare the claim time (claimed_at_column) "
+        f"{report.command('claims')} lists them; declare the claim time (claimed_at_column) "
         "or the workers' heartbeat table in [tables.NAME] so their age can be read"
     )
     if profile.library is not None:
-        fix = f"qadmin claims {report.queue} lists them; check {profile.library}'s consumers"
+        fix = f"{report.command('claims')} lists them; check {profile.library}'s consumers"
     return [Finding(WARNING, "claims_unread", message, fix)]
 
 
-def requeue_fix(queue: str, stale_after_s: int | None) -> str:
-    """The command as it runs off a terminal (--yes), with the look first."""
-    command = f"qadmin requeue {queue} --stale-after {stale_after_s}"
+def requeue_fix(requeue: str, stale_after_s: int | None) -> str:
+    """The command (``qadmin requeue NAME``) as it runs off a terminal (--yes), with the look
+    first."""
+    command = f"{requeue} --stale-after {stale_after_s}"
     return f"{command} --dry-run to see them, then {command} --yes"
 
 
