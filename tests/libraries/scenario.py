@@ -57,6 +57,14 @@ def stale_entry(claims: dict[str, Any], row_id: object) -> dict[str, Any]:
     pytest.fail(f"{row_id} is not among the stale claims: {claims['stale']}")
 
 
+def queue_entry(report: dict[str, Any], queue: str) -> dict[str, Any]:
+    """inspect's entry for one named queue (its JSON ``queues`` list)."""
+    for entry in report.get("queues") or report["size"].get("queues") or []:
+        if entry["queue"] == queue:
+            return dict(entry)
+    pytest.fail(f"no named queue {queue} in inspect's report: {report.get('queues')}")
+
+
 def state_rows(size: dict[str, Any]) -> dict[str, int]:
     """``size.states`` as {state: rows}, for comparing with the library's own counts."""
     return {str(s["state"]): int(s["rows"]) for s in size["states"] if s["rows"]}
