@@ -27,3 +27,11 @@ SET TRANSACTION ISOLATION LEVEL REPEATABLE READ
 
 -- name: snapshot_read
 START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY
+
+-- name: naive_utc
+-- A library that writes naive UTC DATETIMEs: CURRENT_TIMESTAMP in UTC, so ages are right
+-- whatever the session's time_zone (TIMESTAMP columns are converted to it, also right).
+SET SESSION time_zone = '+00:00'
+
+-- name: naive_session
+SET SESSION time_zone = DEFAULT

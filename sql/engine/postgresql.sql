@@ -35,3 +35,11 @@ SET LOCAL idle_in_transaction_session_timeout = 0
 -- name: import_snapshot
 SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY;
 SET TRANSACTION SNAPSHOT {snapshot.bare_lit}
+
+-- name: naive_utc
+-- A library that writes naive UTC timestamps (Oban): read them as UTC, whatever the role's or
+-- server's TimeZone (timestamptz columns are instants and unaffected).
+SET TIME ZONE 'UTC'
+
+-- name: naive_session
+SET TIME ZONE DEFAULT

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from qadmin import statewhen
 from qadmin.dsn import mask
 from qadmin.errors import UsageError
 
@@ -142,9 +143,22 @@ COLUMN_KEYS = (
     "attempts_column",
     "error_column",
     "id_column",
+    "queue_column",
 )
-VALUE_KEYS = ("pending", "claimed", "done", "failed")
-TABLE_KEYS = ("table", "library", "requeue", *COLUMN_KEYS, *VALUE_KEYS)
+VALUE_KEYS = ("pending", "scheduled", "retrying", "claimed", "done", "failed")
+TIME_UNITS = ("s", "ms", "us", "ns")
+HEARTBEAT_KEYS = ("table", "worker_key", "beat_column")
+TABLE_KEYS = (
+    "table",
+    "library",
+    "requeue",
+    "time_unit",
+    "naive_timezone",
+    "states",
+    "heartbeat",
+    *COLUMN_KEYS,
+    *VALUE_KEYS,
+)
 
 
 def _check_table(file: Path, name: str, entry: dict[str, Any]) -> None:
@@ -160,8 +174,33 @@ def _check_table(file: Path, name: str, entry: dict[str, Any]) -> None:
         elif key == "requeue":
             if not isinstance(value, bool):
                 raise UsageError(f"{where}: requeue must be true or false")
+        elif key == "time_unit":
+            if value not in TIME_UNITS:
+                raise UsageError(
+                    f"{where}: time_unit must be one of {', '.join(TIME_UNITS)} "
+                    "(numeric epoch time columns)"
+                )
+        elif key == "naive_timezone":
+            if value not in ("UTC", "session"):
+                raise UsageError(f'{where}: naive_timezone must be "UTC" or "session"')
+        elif key == "states":
+            statewhen.parse_states(value, where)
+        elif key == "heartbeat":
+            _check_heartbeat(where, value)
         elif not isinstance(value, str) or not value:
             raise UsageError(f"{where}: {key} must be a non-empty string")
+
+
+def _check_heartbeat(where: str, value: object) -> None:
+    if not isinstance(value, dict):
+        raise UsageError(f"{where}: heartbeat must be a table (table, worker_key, beat_column)")
+    for key in HEARTBEAT_KEYS:
+        if not isinstance(value.get(key), str) or not value[key]:
+            raise UsageError(f"{where}: heartbeat.{key} must be a non-empty string")
+    extra = sorted(set(value) - set(HEARTBEAT_KEYS))
+    if extra:
+        known = ", ".join(HEARTBEAT_KEYS)
+        raise UsageError(f"{where}: heartbeat: unknown key {extra[0]!r} (known: {known})")
 
 
 def tables(config: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -306,7 +306,11 @@ def _plans(engine: Any, resolved: Any) -> str:
     where, params = reader.where(resolved.profile.pending)
     texts = []
     for section, names in (("count", {}), ("oldest_min", {"time_col": "created_at"})):
-        words = {"filter": where, "age": reader.age("oldest_at")}
+        words = {
+            "filter": where,
+            "age": reader.age("oldest_at"),
+            "instant": reader.instant("oldest_at"),
+        }
         statement = engine.render_text(
             reader._file().statements(section)[0], {"table": "jobs", **names}, words
         )

@@ -163,7 +163,7 @@ GOOD_JOB = Case(
         "('00000000-0000-0000-0000-000000000006', {ago}, {now}, {ago}, {ago}, {now}, 'boom', "
         "NULL, NULL)",
     ),
-    depth=3,
+    depth=2,  # the job scheduled for later waits, but is not due: counted as scheduled
     states={"queued": 2, "scheduled": 1, "running": 1, "succeeded": 1, "discarded": 1},
     stale=("00000000-0000-0000-0000-000000000004",),
 )

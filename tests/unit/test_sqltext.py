@@ -170,8 +170,9 @@ def test_every_shipped_statement_renders_offline(dsn, schema):
     names = {"table": "t", "time_col": "at", "order_col": "id", "id_col": "id", "col": "at"}
     names.update(hb_table="w", hb_worker="id", hb_job="worker", hb_beat="beat", sess="sess")
     names.update(ev_table="e", ev_job="job", ev_type="type", ev_at="at", head_idx="t_head")
+    names.update(queue_col="queue")
     keys = ("filter", "columns", "assignments", "stale", "age", "state", "at", "order", "keys")
-    words = dict.fromkeys((*keys, "state_keys", "where"), "1")
+    words = dict.fromkeys((*keys, "state_keys", "where", "instant", "scale"), "1")
     for section in profile.sections:
         assert all(engine.render_text(s, names, words) for s in profile.statements(section))
     src = Source(table="q", managed=QueueSpec("q", Kind.FIFO))

@@ -17,13 +17,8 @@ DATEDIFF_BIG(MILLISECOND, {col.bare}, SYSUTCDATETIME()) / 1000.0
 SELECT count(*) AS n FROM (SELECT TOP (:limit) 1 AS one FROM {table} WHERE {filter}) AS s
 
 -- name: oldest_min
-SELECT o.oldest_at, {age} AS age_s
+SELECT {instant} AS oldest_at, {age} AS age_s
 FROM (SELECT min({time_col.bare}) AS oldest_at FROM {table} WHERE {filter}) AS o
-
--- name: oldest_first
-SELECT o.oldest_at, {age} AS age_s
-FROM (SELECT TOP (1) {time_col.bare} AS oldest_at FROM {table} WHERE {filter}
-      ORDER BY {order_col.bare}) AS o
 
 -- name: claims
 SELECT TOP (:limit) {columns} FROM {table} WHERE {filter}
@@ -58,3 +53,23 @@ SELECT TOP (1) {id_col.bare} FROM {table} WITH (READPAST) WHERE {filter} ORDER B
 -- The index that makes that head a seek (explain's fix); {keys} the order's columns, {where}
 -- the waiting filter, printed.
 CREATE INDEX {head_idx.bare} ON {table} ({keys}){where} WITH (ONLINE = ON)
+
+-- name: due
+{col.bare} <= SYSUTCDATETIME()
+
+-- name: due_epoch
+{col.bare} <= DATEDIFF_BIG(MILLISECOND, '19700101', SYSUTCDATETIME()) / 1000.0 * {scale}
+
+-- name: age_epoch
+(DATEDIFF_BIG(MILLISECOND, '19700101', SYSUTCDATETIME()) / 1000.0 - {col.bare} / {scale}.0)
+
+-- name: dead_worker_epoch
+NOT EXISTS (SELECT 1 FROM {hb_table} AS h WHERE h.{hb_worker.bare} = {table}.{hb_job.bare}
+            AND h.{hb_beat.bare} >
+                (DATEDIFF_BIG(MILLISECOND, '19700101', SYSUTCDATETIME()) / 1000.0 - :beat_s) * {scale})
+
+-- name: queue_names
+-- The named queues of a table that holds several: bounded, run only on a small table or
+-- through an index leading with the queue column.
+SELECT DISTINCT TOP (:limit) {queue_col.bare} AS queue FROM {table}
+WHERE {queue_col.bare} IS NOT NULL ORDER BY 1

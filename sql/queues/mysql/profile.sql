@@ -18,13 +18,8 @@ SELECT count(*) AS n FROM (SELECT 1 AS one FROM {table} WHERE {filter} LIMIT :li
 EXPLAIN SELECT 1 FROM {table} WHERE {filter}
 
 -- name: oldest_min
-SELECT o.oldest_at, {age} AS age_s
+SELECT {instant} AS oldest_at, {age} AS age_s
 FROM (SELECT min({time_col.bare}) AS oldest_at FROM {table} WHERE {filter}) AS o
-
--- name: oldest_first
-SELECT o.oldest_at, {age} AS age_s
-FROM (SELECT {time_col.bare} AS oldest_at FROM {table} WHERE {filter}
-      ORDER BY {order_col.bare} LIMIT 1) AS o
 
 -- name: claims
 SELECT {columns} FROM {table} WHERE {filter} LIMIT :limit
@@ -63,3 +58,22 @@ SELECT {id_col.bare} FROM {table} WHERE {filter} ORDER BY {order} LIMIT 1
 -- The index that makes that head a seek (explain's fix); {keys} the order's columns,
 -- {state_keys} the state column first, then them; {where} the waiting filter, printed.
 ALTER TABLE {table} ADD INDEX {head_idx.bare} ({state_keys}), ALGORITHM=INPLACE, LOCK=NONE
+
+-- name: due
+{col.bare} <= CURRENT_TIMESTAMP(6)
+
+-- name: due_epoch
+{col.bare} <= UNIX_TIMESTAMP(CURRENT_TIMESTAMP(6)) * {scale}
+
+-- name: age_epoch
+(UNIX_TIMESTAMP(CURRENT_TIMESTAMP(6)) - {col.bare} / {scale}.0)
+
+-- name: dead_worker_epoch
+NOT EXISTS (SELECT 1 FROM {hb_table} AS h WHERE h.{hb_worker.bare} = {table}.{hb_job.bare}
+            AND h.{hb_beat.bare} > (UNIX_TIMESTAMP(CURRENT_TIMESTAMP(6)) - :beat_s) * {scale})
+
+-- name: queue_names
+-- The named queues of a table that holds several: bounded, run only on a small table or
+-- through an index leading with the queue column (InnoDB reads it by a loose index scan).
+SELECT DISTINCT {queue_col.bare} AS queue FROM {table} WHERE {queue_col.bare} IS NOT NULL
+ORDER BY 1 LIMIT :limit

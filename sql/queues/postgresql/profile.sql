@@ -20,6 +20,11 @@ SELECT count(*) AS n FROM (SELECT 1 AS one FROM {table} WHERE {filter} LIMIT :li
 -- name: estimate
 EXPLAIN (FORMAT JSON) SELECT 1 FROM {table} WHERE {filter}
 
+-- name: estimate_unindexed
+-- The same estimate stands without an index on the filter's columns: pg_stats holds each
+-- column's common values (MariaDB's and MySQL's EXPLAIN would give the table's row count).
+EXPLAIN (FORMAT JSON) SELECT 1 FROM {table} WHERE {filter}
+
 -- name: instant
 CAST({col.bare} AS timestamptz)
 
@@ -31,13 +36,8 @@ CAST({col.bare} AS timestamptz)
 extract(epoch FROM (now() - {at}))::float8
 
 -- name: oldest_min
-SELECT CAST(o.oldest_at AS timestamptz) AS oldest_at, {age} AS age_s
+SELECT {instant} AS oldest_at, {age} AS age_s
 FROM (SELECT min({time_col.bare}) AS oldest_at FROM {table} WHERE {filter}) AS o
-
--- name: oldest_first
-SELECT CAST(o.oldest_at AS timestamptz) AS oldest_at, {age} AS age_s
-FROM (SELECT {time_col.bare} AS oldest_at FROM {table} WHERE {filter}
-      ORDER BY {order_col.bare} LIMIT 1) AS o
 
 -- name: claims
 SELECT {columns} FROM {table} WHERE {filter} LIMIT :limit
@@ -73,3 +73,37 @@ SELECT {id_col.bare} FROM {table} WHERE {filter} ORDER BY {order} LIMIT 1
 -- The index that makes that head a seek (explain's fix); {keys} the order's columns,
 -- {state_keys} the state column first, then them; {where} the waiting filter, printed.
 CREATE INDEX CONCURRENTLY {head_idx.bare} ON {table} ({keys}){where}
+
+-- name: due
+{col.bare} <= now()
+
+-- name: due_epoch
+{col.bare} <= extract(epoch FROM now()) * {scale}
+
+-- name: age_epoch
+(extract(epoch FROM now()) - {col.bare} / {scale}.0)::float8
+
+-- name: dead_worker_epoch
+NOT EXISTS (SELECT 1 FROM {hb_table} AS h WHERE h.{hb_worker.bare} = {table}.{hb_job.bare}
+            AND h.{hb_beat.bare} > (extract(epoch FROM now()) - :beat_s) * {scale})
+
+-- name: queue_names
+-- The named queues of a table that holds several: bounded, run only on a small table or
+-- through an index leading with the queue column (a loose index scan, one probe per queue).
+WITH RECURSIVE q AS (
+    (SELECT {queue_col.bare} AS queue FROM {table} WHERE {queue_col.bare} IS NOT NULL
+      ORDER BY {queue_col.bare} LIMIT 1)
+    UNION ALL
+    SELECT (SELECT t.{queue_col.bare} FROM {table} AS t WHERE t.{queue_col.bare} > q.queue
+             ORDER BY t.{queue_col.bare} LIMIT 1)
+    FROM q WHERE q.queue IS NOT NULL
+)
+SELECT queue FROM q WHERE queue IS NOT NULL LIMIT :limit
+
+-- name: queue_names_estimated
+-- A big table without such an index: the planner's most common values of the queue column
+-- (pg_stats; a queue rarer than the statistics' sample may be missing, and the output says so).
+SELECT CAST(v AS text) AS queue
+FROM pg_stats AS s, unnest(s.most_common_vals::text::text[]) AS v
+WHERE s.schemaname = :schema AND s.tablename = :table_name AND s.attname = :column
+LIMIT :limit

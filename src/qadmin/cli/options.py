@@ -217,13 +217,28 @@ _PROFILE_COLUMNS = (
     ("attempts_column", "how many times the row was tried"),
     ("error_column", "the last error"),
     ("id_column", "how a row is named in findings and requeue (default: the primary key)"),
+    ("queue_column", "the column naming each row's queue, in a table holding several"),
 )
 _PROFILE_VALUES = (
-    ("pending", "a waiting state value (repeat for more): depth counts these rows"),
+    ("pending", "a waiting state value (repeat for more): depth counts these rows when due"),
+    ("scheduled", "a state waiting for a set time (repeat for more)"),
+    ("retrying", "a state waiting for a retry (repeat for more)"),
     ("claimed", "a claimed state value (repeat for more)"),
     ("done", "a finished-and-kept state value (repeat for more)"),
     ("failed", "a failed-and-kept state value (repeat for more)"),
 )
+
+
+class QueueValue(click.ParamType):  # type: ignore[type-arg]
+    """A named queue as a library stores it: any text, bound as a parameter, never SQL."""
+
+    name = "queue"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        text = str(value)
+        if not text or len(text) > 256 or "\x00" in text:
+            self.fail("a queue name is 1 to 256 characters, without NUL", param, ctx)
+        return text
 
 
 def profile_options(func: F) -> F:
@@ -243,6 +258,10 @@ def profile_options(func: F) -> F:
         library = kwargs.pop("library")
         if library is not None:
             given["library"] = library
+        for key in ("queue", "time_unit"):
+            value = kwargs.pop(key)
+            if value is not None:
+                given[key] = value
         kwargs["profile"] = given
         return func(*args, **kwargs)
 
@@ -259,6 +278,19 @@ def profile_options(func: F) -> F:
             "--library",
             metavar="NAME|none",
             help="Read the table as this library's (none: no library detection).",
+        ),
+        click.option(
+            "--queue",
+            "queue",
+            metavar="NAME",
+            type=QueueValue(),
+            help="One named queue of a table that holds several (a library's queue name).",
+        ),
+        click.option(
+            "--time-unit",
+            "time_unit",
+            type=click.Choice(["s", "ms", "us", "ns"]),
+            help="Profile: the time columns hold numeric epochs in this unit.",
         ),
     ]
     for option in reversed(options):

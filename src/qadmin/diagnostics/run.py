@@ -83,6 +83,8 @@ def context(engine: Engine, resolved: Resolved, options: Options) -> Context:
     if spec is not None:
         return Context(engine, spec.name, spec, options, profile)
     assert resolved.shape is not None, "a table qadmin did not create has its shape"
+    if profile.naive_utc:
+        engine.read_naive_times_as_utc(True)
     reader = query.Reader(engine, profile, resolved.shape)
     return Context(engine, profile.table, None, options, profile, reader)
 

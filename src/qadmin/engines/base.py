@@ -533,6 +533,15 @@ class Engine(ABC):
         """One of the engine's own queries, from ``sql/engine/<engine>.sql``."""
         return sqlfiles.load(f"engine/{self.name}.sql").statements(section)[0]
 
+    def read_naive_times_as_utc(self, utc: bool) -> None:
+        """Read naive timestamps as UTC (a library that always writes UTC) or, by default, in
+        the session's time zone. An engine whose ``sql/engine`` file has no such section
+        (SQLite, SQL Server: qadmin reads naive times as UTC there) needs nothing."""
+        file = sqlfiles.load(f"engine/{self.name}.sql")
+        section = "naive_utc" if utc else "naive_session"
+        if file.has(section):
+            self.run_outside_transaction(file.statements(section)[0])
+
     def table_exists(self, name: str) -> bool:
         """Whether a table of this name exists in the schema (a cheap catalog lookup)."""
         rows = self.query(self.engine_sql("table_exists"), {"schema": self.schema, "name": name})

@@ -30,12 +30,19 @@ def detect(shape: TableShape, dialect: str, library: str | None = None) -> Profi
         if library is not None and candidate.library != library:
             continue
         if matches(shape, candidate, dialect, forced=library is not None):
+            profile = candidate.profile
+            # A queue-name column some of the library's versions lack (Delayed::Job's queue):
+            # the table then holds one queue.
+            queue_column = profile.queue_column
+            if queue_column is not None and shape.column(queue_column) is None:
+                queue_column = None
             return dataclasses.replace(
-                candidate.profile,
+                profile,
                 name=shape.table,
                 table=shape.table,
                 schema=shape.schema,
                 source="detected",
+                queue_column=queue_column,
             )
     return None
 

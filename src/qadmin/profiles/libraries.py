@@ -61,6 +61,7 @@ PROCRASTINATE = _shape(
         # procrastinate_fetch_job: the highest priority first, then the oldest id.
         dequeue_order=("priority DESC", "id"),
         due_column="scheduled_at",
+        queue_column="queue_name",
         state_column="status",
         pending=("todo",),
         claimed=("doing",),
@@ -181,8 +182,12 @@ PG_BOSS = _shape(
         order_by="created_on",
         time_column="created_on",
         due_column="start_after",
+        queue_column="name",
         state_column="state",
-        pending=("created", "retry"),
+        # A 'retry' job is fetched again once its start_after passes (pg-boss's fetch takes
+        # every state before 'active'): waiting for a retry until then.
+        pending=("created",),
+        retrying=("retry",),
         claimed=("active",),
         done=("completed", "cancelled"),
         failed=("failed",),
@@ -244,7 +249,9 @@ GRAPHILE_WORKER_VIEW = _shape(
     ),
     POSTGRESQL,
     "live",
-    dataclasses.replace(GRAPHILE_WORKER.profile, name="jobs", table="jobs"),
+    dataclasses.replace(
+        GRAPHILE_WORKER.profile, name="jobs", table="jobs", queue_column="queue_name"
+    ),
 )
 
 # River (Go): river_job with the river_job_state enum. Its rescuer moves a 'running' job
@@ -264,8 +271,13 @@ RIVER = _shape(
         order_by="id",
         time_column="created_at",
         due_column="scheduled_at",
+        queue_column="queue",
         state_column="state",
-        pending=("available", "retryable", "scheduled", "pending"),
+        pending=("available",),
+        # River's scheduler makes these 'available' once their scheduled_at passes ('pending'
+        # waits for an outside action and counts as scheduled).
+        scheduled=("scheduled", "pending"),
+        retrying=("retryable",),
         claimed=("running",),
         done=("completed", "cancelled"),
         failed=("discarded",),
@@ -302,8 +314,13 @@ OBAN = _shape(
         dequeue_order=("priority", "scheduled_at", "id"),
         time_column="inserted_at",
         due_column="scheduled_at",
+        queue_column="queue",
+        # Oban writes UTC into timestamp-without-time-zone columns.
+        naive_utc=True,
         state_column="state",
-        pending=("available", "scheduled", "retryable"),
+        pending=("available",),
+        scheduled=("scheduled",),
+        retrying=("retryable",),
         claimed=("executing",),
         done=("completed", "cancelled"),
         failed=("discarded",),
@@ -347,8 +364,10 @@ CHANCY = _shape(
         dequeue_order=("priority DESC", "id"),
         time_column="created_at",
         due_column="scheduled_at",
+        queue_column="queue",
         state_column="state",
-        pending=("pending", "retrying"),
+        pending=("pending",),
+        retrying=("retrying",),
         claimed=("running",),
         done=("succeeded",),
         failed=("failed",),
@@ -403,6 +422,7 @@ DRAMATIQ_PG = _shape(
         id_column="message_id",
         order_by="mtime",
         time_column="mtime",
+        queue_column="queue_name",
         state_column="state",
         pending=("queued",),
         claimed=("consumed",),
@@ -432,6 +452,7 @@ SOLID_QUEUE_READY = _shape(
         id_column="job_id",
         order_by="id",
         time_column="created_at",
+        queue_column="queue_name",
     ),
 )
 SOLID_QUEUE_CLAIMED = _shape(
@@ -493,7 +514,9 @@ GOOD_JOB = _shape(
             " WHEN {scheduled_at.bare} > CURRENT_TIMESTAMP THEN 'scheduled'"
             " ELSE 'queued' END"
         ),
-        pending=("queued", "scheduled"),
+        queue_column="queue_name",
+        pending=("queued",),
+        scheduled=("scheduled",),
         claimed=("running",),
         done=("succeeded",),
         failed=("discarded",),
@@ -527,6 +550,7 @@ QUE = _shape(
         id_column="id",
         order_by="id",
         due_column="run_at",
+        queue_column="queue",
         state_sql=(
             "CASE WHEN {finished_at.bare} IS NOT NULL THEN 'finished'"
             " WHEN {expired_at.bare} IS NOT NULL THEN 'expired'"
@@ -558,6 +582,7 @@ DELAYED_JOB = _shape(
         order_by="id",
         time_column="created_at",
         due_column="run_at",
+        queue_column="queue",
         state_sql=(
             "CASE WHEN {failed_at.bare} IS NOT NULL THEN 'failed'"
             " WHEN {locked_at.bare} IS NOT NULL THEN 'locked'"
@@ -618,6 +643,7 @@ def _hangfire_queue(names: dict[str, str], dialects: tuple[str, ...]) -> Library
             noun="job",
             id_column=names["jobid"],
             order_by=names["id"],
+            queue_column=names["queue"],
             state_sql=f"CASE WHEN {{{names['fetchedat']}.bare}} IS NULL THEN 'enqueued'"
             " ELSE 'fetched' END",
             pending=("enqueued",),
@@ -634,6 +660,7 @@ _HANGFIRE_PG = {
     "statename": "statename",
     "jobid": "jobid",
     "fetchedat": "fetchedat",
+    "queue": "queue",
 }
 _HANGFIRE_MSSQL = {
     "table": "Job",
@@ -642,6 +669,7 @@ _HANGFIRE_MSSQL = {
     "statename": "StateName",
     "jobid": "JobId",
     "fetchedat": "FetchedAt",
+    "queue": "Queue",
 }
 
 SHAPES: tuple[LibraryShape, ...] = (

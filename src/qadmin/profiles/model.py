@@ -15,6 +15,9 @@ from dataclasses import dataclass
 # as an int), or a boolean (kombu's ``visible``). Bound as a parameter, never formatted.
 Value = str | int | bool
 
+# Numeric epoch time columns: the unit and how many of it make a second.
+TIME_UNITS = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
+
 
 @dataclass(frozen=True)
 class Heartbeat:
@@ -77,13 +80,29 @@ class Profile:
     dequeue_order: tuple[str, ...] = ()
     time_column: str | None = None  # enqueue time: the oldest waiting row's age
     due_column: str | None = None  # run-at time: waiting but not yet due rows
+    # A table holding several named queues (procrastinate's queue_name, Oban's queue): the
+    # column, and the one queue a command was asked about (--queue NAME; None: all of them).
+    queue_column: str | None = None
+    queue: str | None = None
+    # How the time columns hold time: None, timestamps (naive ones in the session's time zone
+    # unless ``naive_utc``: a library that always writes UTC, so ages are right whatever the
+    # session's TimeZone); or numeric epochs in one of TIME_UNITS.
+    time_unit: str | None = None
+    naive_utc: bool = False
     state_column: str | None = None
     # A library whose state is derived from several columns (GoodJob's finished_at and error,
     # Delayed::Job's locked_at and failed_at) gives the state as a CASE expression instead of
     # a column: a fixed template from qadmin's own registry (``{column.bare}`` placeholders,
     # rendered by qadmin.sqltext), never text from a user. Its values are the groups' values.
     state_sql: str | None = None
-    pending: tuple[Value, ...] = ()  # waiting values: depth counts these rows
+    # A declared table's states from which columns are NULL (qadmin.statewhen): (group,
+    # ((column, is_null), ...)) in the order tried; the groups' values are the group names.
+    state_when: tuple[tuple[str, tuple[tuple[str, bool], ...]], ...] = ()
+    pending: tuple[Value, ...] = ()  # waiting values: depth counts these rows (when due)
+    # Waiting for a set time (Oban's 'scheduled') or for a retry (Oban's 'retryable'): counted
+    # apart while not due; once due (the due column passed) they are waiting like ``pending``.
+    scheduled: tuple[Value, ...] = ()
+    retrying: tuple[Value, ...] = ()
     claimed: tuple[Value, ...] = ()  # taken by a worker, not finished
     done: tuple[Value, ...] = ()  # finished and kept
     failed: tuple[Value, ...] = ()  # failed and kept
@@ -112,7 +131,12 @@ class Profile:
 
     @property
     def has_states(self) -> bool:
-        return self.state_column is not None or self.state_sql is not None
+        return self.state_column is not None or self.state_sql is not None or bool(self.state_when)
+
+    @property
+    def waiting(self) -> tuple[Value, ...]:
+        """Every state that waits for a worker, due or not."""
+        return (*self.pending, *self.scheduled, *self.retrying)
 
     @property
     def has_claims(self) -> bool:

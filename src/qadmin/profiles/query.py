@@ -14,13 +14,16 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 from qadmin import sqlfiles
 from qadmin.diagnostics import sql
 from qadmin.engines.base import Engine
-from qadmin.errors import UnsupportedError
-from qadmin.profiles.model import Profile, Value
+from qadmin.errors import UnsupportedError, UsageError
+from qadmin.ops.values import to_utc
+from qadmin.profiles.model import TIME_UNITS, Profile, Value
 from qadmin.profiles.shape import TableShape
 
 # A count stops here: above it the figure is "at least this many" or an estimate.
@@ -31,7 +34,8 @@ COUNT_LIMIT = 100_001
 SMALL_STATE = 10_000
 CLAIMS_SHOWN = 1000
 HEARTBEATS_READ = 10_000
-GROUPS = ("pending", "claimed", "done", "failed")
+GROUPS = ("pending", "scheduled", "retrying", "claimed", "done", "failed")
+QUEUES_SHOWN = 200
 _KEY = re.compile(r"[a-z_][a-z0-9_]*")
 
 
@@ -84,24 +88,69 @@ class Reader:
     def name(self, column: str) -> str:
         return self.engine.render_text("{c.bare}", {"c": column})
 
+    def _timed(self, section: str, column: str) -> str:
+        """A time section for ``column``: its ``_epoch`` form (scaled by the profile's unit)
+        when the profile's times are numeric epochs."""
+        unit = self.profile.time_unit
+        keywords = {}
+        if unit is not None:
+            section, keywords = f"{section}_epoch", {"scale": str(TIME_UNITS[unit])}
+        text = self._file().statements(section)[0]
+        return self.engine.render_text(text, {"col": column}, keywords)
+
     def age(self, column: str) -> str:
-        """SQL for the seconds since the timestamp in ``column``, by the server's clock."""
-        return self.engine.render_text(self._file().statements("age")[0], {"col": column})
+        """SQL for the seconds since the time in ``column``, by the server's clock."""
+        return self._timed("age", column)
+
+    def due(self, column: str) -> str:
+        """SQL true when the time in ``column`` has come (an index on it still fits)."""
+        return self._timed("due", column)
 
     def instant(self, column: str) -> str:
         """SQL for ``column`` as an instant (PostgreSQL reads a naive timestamp in the
-        session's TimeZone); the column itself where the engine has no such section."""
-        if not self.has("instant"):
+        session's TimeZone); the column itself where the engine has no such section, or
+        where it holds epoch numbers (``when`` converts those)."""
+        if self.profile.time_unit is not None or not self.has("instant"):
             return self.name(column)
         return self.engine.render_text(self._file().statements("instant")[0], {"col": column})
 
+    def when(self, value: object, column: str | None) -> datetime | None:
+        """A time read back as a UTC instant; one line (exit 2) for a value that is not one
+        (an epoch in another unit than the profile says, a year past 9999)."""
+        unit = self.profile.time_unit
+        try:
+            if unit is not None and isinstance(value, int | float | Decimal):
+                return datetime.fromtimestamp(float(value) / TIME_UNITS[unit], UTC)
+            return to_utc(value)
+        except (OverflowError, OSError, ValueError, TypeError):
+            shown = repr(value)[:40]
+            hint = (
+                f"not an epoch in {unit}"
+                if unit
+                else "not a time (numbers are read as epoch seconds: give --time-unit ms, us "
+                "or ns, or time_unit in [tables.NAME])"
+            )
+            where = f"{self.profile.table}.{column or 'time'}"
+            raise UsageError(f"{where}: {shown} is {hint}") from None
+
     @property
     def state(self) -> str | None:
-        """The state as SQL: the column, or the registry's CASE template over the columns."""
+        """The state as SQL: the column, the registry's CASE template over the columns, or
+        a declared table's NULL-ness conditions (qadmin.statewhen) with quoted names."""
         if self.profile.state_column is not None:
             return self.name(self.profile.state_column)
         if self.profile.state_sql is not None:
             return self.template(self.profile.state_sql)
+        if self.profile.state_when:
+            arms = [
+                "WHEN "
+                + " AND ".join(
+                    f"{self.name(c)} IS {'' if null else 'NOT '}NULL" for c, null in terms
+                )
+                + f" THEN '{group}'"
+                for group, terms in self.profile.state_when
+            ]
+            return "CASE " + " ".join(arms) + " ELSE 'other' END"
         return None
 
     def template(self, text: str) -> str:
@@ -109,13 +158,36 @@ class Reader:
         names = {c.name: c.name for c in self.shape.columns if _KEY.fullmatch(c.name)}
         return self.engine.render_text(text, names)
 
-    def where(self, values: tuple[Value, ...]) -> tuple[str, dict[str, Any]]:
-        """``state = :v0 OR state = :v1 ...`` with the values bound ("1 = 1": every row)."""
+    def where(
+        self,
+        values: tuple[Value, ...],
+        due: bool | None = None,
+        *,
+        whole: bool = False,
+        extra: str | None = None,
+    ) -> tuple[str, dict[str, Any]]:
+        """``state = :v0 OR state = :v1 ...`` with the values bound, in the named queue asked
+        about (unless ``whole``), due or not due (``due``; NULL is due), and ``extra`` (fixed
+        SQL of qadmin's) ("1 = 1": every row)."""
+        parts: list[str] = []
+        params: dict[str, Any] = {}
         state = self.state
-        if state is None or not values:
-            return "1 = 1", {}
-        params = {f"v{i}": v for i, v in enumerate(values)}
-        return "(" + " OR ".join(f"{state} = :{k}" for k in params) + ")", params
+        if state is not None and values:
+            params = {f"v{i}": v for i, v in enumerate(values)}
+            parts.append("(" + " OR ".join(f"{state} = :{k}" for k in params) + ")")
+        profile = self.profile
+        if not whole and profile.queue is not None and profile.queue_column is not None:
+            parts.append(f"{self.name(profile.queue_column)} = :queue_name")
+            params["queue_name"] = profile.queue
+        if due is not None and profile.due_column is not None:
+            column = profile.due_column
+            if due:
+                parts.append(f"({self.name(column)} IS NULL OR {self.due(column)})")
+            else:
+                parts.append(f"NOT ({self.due(column)})")
+        if extra:
+            parts.append(extra)
+        return " AND ".join(parts) or "1 = 1", params
 
     def run(
         self,
@@ -144,39 +216,62 @@ class Reader:
             facts = sql.read(self.engine, "size", params).first
             self._estimate = sql.as_int(facts.get("estimated_rows"))
             big = self._estimate is not None and self._estimate >= COUNT_LIMIT
-            self._small = not big and self.count(()).exact
+            self._small = not big and self.count((), whole=True).exact
         return self._small
 
-    def count_rows(self) -> Count:
-        """Every row: counted on a small table, else the catalog's estimate."""
+    def count_rows(self, due: bool | None = None) -> Count:
+        """Every row (of the queue asked about, due or not): counted on a small table, else
+        the catalog's or the planner's estimate."""
         if self.small:
-            return self.count(())
-        return Count(self._estimate, False, "catalog row estimate (every row waits)")
+            return self.count((), due)
+        filtered = due is not None or self.profile.queue is not None
+        if not filtered:
+            return Count(self._estimate, False, "catalog row estimate (every row waits)")
+        estimate = self.estimate((), due, unindexed=True)
+        if estimate is not None:
+            return Count(estimate, False, "planner estimate")
+        return Count(None, False, f"not counted: {self.index_hint(self.profile.queue_column)}")
 
     @property
     def state_indexed(self) -> bool:
         column = self.profile.state_column
         return column is not None and self.shape.index_leading(column) is not None
 
-    def count(self, values: tuple[Value, ...]) -> Count:
+    def count(
+        self,
+        values: tuple[Value, ...],
+        due: bool | None = None,
+        *,
+        whole: bool = False,
+        extra: str | None = None,
+    ) -> Count:
         """Rows with one of ``values`` (every row for ()), counted up to COUNT_LIMIT."""
-        where, params = self.where(values)
+        where, params = self.where(values, due, whole=whole, extra=extra)
         rows = self.run("count", {"filter": where}, {**params, "limit": COUNT_LIMIT})
         n = int(rows[0]["n"])
         if n < COUNT_LIMIT:
             return Count(n, True)
-        estimate = self.estimate(values)
+        estimate = self.estimate(values, due, extra=extra)
         if estimate is not None and estimate > n:
             return Count(estimate, False, f"more than {n - 1} counted; planner estimate")
         return Count(n, False, f"at least {n} (count stopped there)")
 
-    def estimate(self, values: tuple[Value, ...]) -> int | None:
+    def estimate(
+        self,
+        values: tuple[Value, ...],
+        due: bool | None = None,
+        *,
+        extra: str | None = None,
+        unindexed: bool = False,
+    ) -> int | None:
         """The planner's row estimate for ``values`` (PostgreSQL's from pg_stats, MariaDB's
-        and MySQL's from the index statistics); None where the engine has none."""
-        if not self.has("estimate"):
+        and MySQL's from the index statistics); None where the engine has none, or, for a
+        filter no index fits (``unindexed``), none worth reading."""
+        section = "estimate_unindexed" if unindexed else "estimate"
+        if not self.has(section):
             return None
-        where, params = self.where(values)
-        rows = self.run("estimate", {"filter": where}, params)
+        where, params = self.where(values, due, extra=extra)
+        rows = self.run(section, {"filter": where}, params)
         if not rows:
             return None
         first = rows[0]
@@ -187,23 +282,53 @@ class Reader:
             plan = json.loads(plan)
         return int(plan[0]["Plan"]["Plan Rows"])
 
-    def count_state(self, values: tuple[Value, ...]) -> Count:
+    def count_state(
+        self, values: tuple[Value, ...], due: bool | None = None, *, extra: str | None = None
+    ) -> Count:
         """A state's rows within the cost rules (see the module's docstring)."""
         if self.small:
-            return self.count(values)
+            return self.count(values, due, extra=extra)
         if self.state_indexed:
             # A majority state (the kept done/failed rows) would be read through the index,
             # or by a sequential scan the planner prefers: its estimate is the figure. Only
             # a state the estimate calls small is counted, through the index.
-            estimate = self.estimate(values)
+            estimate = self.estimate(values, due, extra=extra)
             if estimate is not None and estimate >= SMALL_STATE:
                 return Count(estimate, False, "planner estimate (too many rows to count)")
-            return self.count(values)
-        if self.engine.base_dialect == "postgresql":
-            estimate = self.estimate(values)
-            if estimate is not None:
-                return Count(estimate, False, "planner estimate (pg_stats), no index on the state")
+            return self.count(values, due, extra=extra)
+        estimate = self.estimate(values, due, extra=extra, unindexed=True)
+        if estimate is not None:
+            return Count(estimate, False, "planner estimate (pg_stats), no index on the state")
         return Count(None, False, f"not counted: {self.index_hint()}")
+
+    def queue_names(self) -> tuple[list[str], str | None]:
+        """The named queues of a table that holds several, and how they were read (None:
+        all of them, read exactly); ([], why) when no cheap read finds them."""
+        column = self.profile.queue_column
+        if column is None:
+            return [], None
+        names = {"queue_col": column}
+        limit = {"limit": QUEUES_SHOWN + 1}
+        if self.small or self.shape.index_leading(column) is not None:
+            rows = self.run("queue_names", {}, limit, names)
+            found = [str(r["queue"]) for r in rows]
+            if len(found) > QUEUES_SHOWN:
+                return found[:QUEUES_SHOWN], f"the first {QUEUES_SHOWN} named queues"
+            return found, None
+        if self.has("queue_names_estimated"):
+            params = {
+                **limit,
+                "schema": self.shape.schema,
+                "table_name": self.shape.table,
+                "column": column,
+            }
+            rows = self.run("queue_names_estimated", {}, params)
+            if rows:
+                return (
+                    [str(r["queue"]) for r in rows][:QUEUES_SHOWN],
+                    "named queues from the planner's statistics (a rare one may be missing)",
+                )
+        return [], f"named queues not read: {self.index_hint(column)}"
 
     def index_hint(self, *extra: str | None) -> str:
         columns = [c for c in (self.profile.state_column, *extra) if c]

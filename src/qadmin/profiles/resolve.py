@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from qadmin import statewhen
 from qadmin.config import COLUMN_KEYS, VALUE_KEYS
 from qadmin.engines.base import Engine
 from qadmin.errors import InvalidName, NotFound, UsageError
@@ -21,7 +22,7 @@ from qadmin.kinds import Kind, QueueSpec
 from qadmin.names import validate_queue_name
 from qadmin.ops import catalog
 from qadmin.profiles import detect
-from qadmin.profiles.model import Profile, Release, Value
+from qadmin.profiles.model import Heartbeat, Profile, Release, Value
 from qadmin.profiles.shape import ORDER_FAMILIES, TIME_FAMILIES, TableShape, read_shape
 
 MAX_IDENTIFIER = 128
@@ -96,15 +97,39 @@ def from_spec(spec: QueueSpec, schema: str | None = None) -> Profile:
 
 def _overlay(profile: Profile, fields: dict[str, Any], source: str) -> Profile:
     changes: dict[str, Any] = {}
-    if source == "options" and fields.get("state_column") not in (None, profile.state_column):
-        # Another state column: the declared or detected values belong to the old one, so
-        # only the values the command line gives are kept (and the release derived again).
-        changes.update(dict.fromkeys(VALUE_KEYS, ()), state_sql=None, release=None)
+    new_state = fields.get("state_column") not in (None, profile.state_column)
+    if new_state or "states" in fields:
+        # Another state: the declared or detected values belong to the old one, so only the
+        # values given with it are kept (and the release derived again).
+        changes.update(dict.fromkeys(VALUE_KEYS, ()), state_sql=None, state_when=(), release=None)
+        if "states" in fields:
+            changes["state_column"] = None
     for key, value in fields.items():
         if key in COLUMN_KEYS:
             changes[key] = value
         elif key in VALUE_KEYS:
             changes[key] = tuple(value)
+        elif key == "time_unit":
+            changes["time_unit"] = value
+        elif key == "naive_timezone":
+            changes["naive_utc"] = value == "UTC"
+        elif key == "queue":
+            changes["queue"] = value
+        elif key == "states":
+            when = statewhen.parse_states(value, f"[tables.{profile.name}]")
+            changes["state_when"] = when
+            changes.update({group: (group,) for group, _ in when})
+    if "heartbeat" in fields:
+        worker = changes.get("worker_column", profile.worker_column)
+        if worker is None:
+            raise UsageError(
+                f"[tables.{profile.name}] heartbeat needs worker_column: the column naming "
+                "the claiming worker"
+            )
+        beat = fields["heartbeat"]
+        changes["heartbeat"] = Heartbeat(
+            beat["table"], worker, beat["worker_key"], beat["beat_column"]
+        )
     return dataclasses.replace(profile, source=source, **changes) if changes else profile
 
 
@@ -131,7 +156,9 @@ def _release(profile: Profile, allowed: bool) -> Profile:
     return dataclasses.replace(profile, release=Release(state, clear))
 
 
-def _fit(shape: TableShape, key: str, column: str, dialect: str) -> str:
+def _fit(
+    shape: TableShape, key: str, column: str, dialect: str, time_unit: str | None = None
+) -> str:
     """The column as the catalog spells it, or one line saying why it cannot serve."""
     found = shape.column(column)
     where = f"{shape.schema}.{shape.table}"
@@ -139,13 +166,18 @@ def _fit(shape: TableShape, key: str, column: str, dialect: str) -> str:
         raise UsageError(f"{key.replace('_', '-')}: no column {column!r} in {where}")
     family = found.family
     # SQLite has no timestamp type: dates are kept as text or numbers by convention.
-    times = (*TIME_FAMILIES, "text", "number", "integer") if dialect == "sqlite" else TIME_FAMILIES
+    times: tuple[str, ...] = (
+        (*TIME_FAMILIES, "text", "number", "integer") if dialect == "sqlite" else TIME_FAMILIES
+    )
+    if time_unit is not None:
+        times = ("integer", "number")
     if key in ("time_column", "due_column", "claimed_at_column", "heartbeat_column") and (
         family not in times
     ):
+        kind = f"an epoch in {time_unit}" if time_unit else "a timestamp"
         raise UsageError(
             f"{key.replace('_', '-')}: column {found.name} of {where} is "
-            f"{found.data_type}, not a timestamp"
+            f"{found.data_type}, not {kind}"
         )
     if key == "order_by" and family not in ORDER_FAMILIES:
         why = _NO_ORDER.get(family, f"{found.data_type} is not an enqueue order")
@@ -204,10 +236,20 @@ def check(profile: Profile, shape: TableShape, dialect: str) -> Profile:
         released = typed_values((profile.release.state,), family, labels)[0]
         profile = dataclasses.replace(profile, release=Release(released, profile.release.clear))
     changes: dict[str, Any] = {
-        key: _fit(shape, key, getattr(profile, key), dialect)
+        key: _fit(shape, key, getattr(profile, key), dialect, profile.time_unit)
         for key in COLUMN_KEYS
         if getattr(profile, key) is not None
     }
+    if profile.state_when:
+        changes["state_when"] = tuple(
+            (group, tuple((_fit(shape, "states", c, dialect), null) for c, null in terms))
+            for group, terms in profile.state_when
+        )
+    if profile.queue is not None and profile.queue_column is None:
+        raise UsageError(
+            f"{profile.name} keeps one queue (no queue-name column): --queue applies to tables "
+            "that hold several (give --queue-column COLUMN)"
+        )
     given = [g for g in VALUE_KEYS if getattr(profile, g)]
     if given and not profile.has_states:
         raise UsageError(f"{profile.name}: --{given[0]} needs a state column (--state-column COL)")

@@ -82,6 +82,9 @@ class Size(Result):
     rows_below: bool = False  # the oldest read is a floor: waiting rows lie below the probe
     # Profiles with states: one entry per state value, and the groups' totals.
     states: list[dict[str, Any]] | None = None
+    # Tables with a due column: waiting rows not due yet, apart from depth.
+    scheduled: query.Count | None = None
+    retrying: query.Count | None = None
     claimed: int | None = None
     done: int | None = None
     failed: int | None = None
@@ -102,6 +105,11 @@ class Size(Result):
         for key in ("due", "ring_fill", "note"):
             if getattr(self, key) is not None:
                 data[key] = getattr(self, key)
+        for key in ("scheduled", "retrying"):
+            count = getattr(self, key)
+            if count is not None:
+                data[key] = count.rows
+                data[f"{key}_exact"] = count.exact
         if self.states is not None:
             data.update(states=self.states, claimed=self.claimed, done=self.done)
             data.update(failed=self.failed)
@@ -395,32 +403,59 @@ def _total(counts: list[query.Count]) -> query.Count:
     return query.Count(total, all(c.exact for c in counts), "; ".join(sources) or None)
 
 
-def _oldest(reader: query.Reader) -> tuple[Any, float | None, str | None]:
-    """The oldest waiting row's time and age, when an index (or the table's size) makes it
-    cheap; else a note naming the index that would."""
+def _oldest(reader: query.Reader) -> tuple[Any, float | None, list[str], bool]:
+    """The oldest DUE waiting row's time and age (since its due time; its enqueue time when
+    it has none), as the minimum of that column (never the first row by key, never
+    negative), when an index (or the table's size) makes it cheap; else a note naming the
+    index that would. The last item says the figure is a floor (rows it could not date)."""
     profile = reader.profile
-    time_col = profile.time_column
-    if time_col is None:
-        return None, None, "give --time-column COLUMN for the oldest waiting row's age"
-    shape, names = reader.shape, {"time_col": time_col}
-    where, params = reader.where(profile.pending)
-    keywords = {"filter": where, "age": reader.age("oldest_at")}
-    if reader.state is not None:
-        if not (reader.small or reader.state_indexed):
-            return None, None, f"oldest waiting row not read: {reader.index_hint(time_col)}"
-        rows = reader.run("oldest_min", keywords, params, names)
-    elif profile.order_by and (reader.small or shape.index_leading(profile.order_by)):
-        rows = reader.run(
-            "oldest_first", keywords, params, {**names, "order_col": profile.order_by}
-        )
-    elif reader.small or shape.index_leading(time_col):
-        rows = reader.run("oldest_min", keywords, params, names)
+    due_col, time_col = profile.due_column, profile.time_column
+    if due_col is None and time_col is None:
+        return None, None, ["give --time-column COLUMN for the oldest waiting row's age"], False
+    values = profile.waiting if due_col else profile.pending
+    reads: list[tuple[str, str | None]] = []  # (column, extra filter)
+    if due_col is not None:
+        reads.append((due_col, f"{reader.name(due_col)} IS NOT NULL"))
+        if time_col is not None:
+            reads.append((time_col, f"{reader.name(due_col)} IS NULL"))
     else:
-        hint = f"an index on {profile.table} ({time_col}) would make it cheap"
-        return None, None, f"oldest row not read: {hint}"
-    if not rows or rows[0]["oldest_at"] is None:
-        return None, None, None
-    return rows[0]["oldest_at"], sql.seconds(rows[0]["age_s"]), None
+        reads.append((time_col or "", None))
+    found: list[tuple[Any, float | None]] = []
+    notes: list[str] = []
+    for column, extra in reads:
+        where, params = reader.where(values, True if due_col else None, extra=extra)
+        keywords = {
+            "filter": where,
+            "age": reader.age("oldest_at"),
+            "instant": reader.instant("oldest_at"),
+        }
+        names = {"time_col": column}
+        if reader.state is not None:
+            if not (reader.small or reader.state_indexed):
+                why = reader.index_hint(column)
+                return None, None, [f"oldest waiting row not read: {why}"], False
+        elif not (reader.small or reader.shape.index_leading(column)):
+            hint = f"an index on {profile.table} ({column}) would make it cheap"
+            return None, None, [f"oldest row not read: {hint}"], False
+        rows = reader.run("oldest_min", keywords, params, names)
+        if rows and rows[0]["oldest_at"] is not None:
+            found.append((reader.when(rows[0]["oldest_at"], column), sql.seconds(rows[0]["age_s"])))
+    floor = False
+    if due_col is not None and time_col is None:
+        undated, params = reader.where(values, True, extra=f"{reader.name(due_col)} IS NULL")
+        rows = reader.run("count", {"filter": undated}, {**params, "limit": 1})
+        if rows and int(rows[0]["n"]):
+            floor = True
+            notes.append(
+                f"due rows with no {due_col} have no enqueue time: the oldest age is a floor"
+            )
+    if not found:
+        return None, None, notes, floor
+    when, age = max(found, key=lambda f: f[1] if f[1] is not None else -1.0)
+    if age is not None and age < 0:
+        notes.append(f"{profile.table}'s oldest waiting time lies in the future: age shown as 0")
+        age = 0.0
+    return when, age, notes, floor
 
 
 OTHER_STATES_SHOWN = 50
@@ -446,9 +481,30 @@ def _other_states(reader: query.Reader) -> list[dict[str, Any]]:
     ]
 
 
+def _not_due(reader: query.Reader) -> tuple[query.Count | None, query.Count | None]:
+    """Waiting rows that are not due yet: (scheduled, retrying). Retrying: a retry state,
+    or, where the profile names none, a waiting row already attempted (attempts > 0)."""
+    profile = reader.profile
+    if profile.due_column is None:
+        scheduled = reader.count_state(profile.scheduled) if profile.scheduled else None
+        retrying = reader.count_state(profile.retrying) if profile.retrying else None
+        return scheduled, retrying
+    later = (*profile.pending, *profile.scheduled)
+    if profile.retrying:
+        return reader.count_state(later, False), reader.count_state(profile.retrying, False)
+    if profile.attempts_column is not None:
+        tries = reader.name(profile.attempts_column)
+        return (
+            reader.count_state(later, False, extra=f"({tries} IS NULL OR {tries} = 0)"),
+            reader.count_state(later, False, extra=f"{tries} > 0"),
+        )
+    return reader.count_state(later, False), None
+
+
 def profiled(ctx: Context) -> Size:
-    """A table read through its profile: waiting rows, each state's rows, the oldest waiting
-    row, all within the cost rules (qadmin.profiles.query)."""
+    """A table read through its profile: waiting rows that are due, each state's rows, the
+    not-due ones apart, the oldest due waiting row, all within the cost rules
+    (qadmin.profiles.query)."""
     reader = ctx.reader
     assert reader is not None, "a table qadmin did not create is read through its profile"
     profile = reader.profile
@@ -460,8 +516,12 @@ def profiled(ctx: Context) -> Size:
     notes: list[str] = []
     states: list[dict[str, Any]] | None = None
     totals: dict[str, query.Count] = {}
+    scheduled = retrying = None
     if reader.state is None:
-        depth = reader.count_rows()
+        due = True if profile.due_column else None
+        depth = reader.count_rows(due)
+        if profile.due_column:
+            scheduled = reader.count_rows(False)
     else:
         states = []
         for group in query.GROUPS:
@@ -478,22 +538,27 @@ def profiled(ctx: Context) -> Size:
                     }
                 )
             totals[group] = _total(counts) if counts else query.Count(None, False)
-        depth = totals["pending"]
+        if profile.due_column is not None:
+            depth = reader.count_state(profile.waiting, True)
+        else:
+            depth = totals["pending"]
+        scheduled, retrying = _not_due(reader)
         notes += sorted({c.source for c in totals.values() if c.rows is None and c.source})
         states += _other_states(reader)
-    oldest, age, note = _oldest(reader)
-    if note:
-        notes.append(note)
-    when = to_utc(oldest)
+    oldest, age, oldest_notes, floor = _oldest(reader)
+    notes += oldest_notes
     return Size(
         depth.rows,
         depth.exact,
-        iso(when),
+        iso(oldest),
         age,
         facts,
         note=part.note,
         depth_source=depth.source,
+        oldest_at_least=floor,
         states=states,
+        scheduled=scheduled,
+        retrying=retrying,
         claimed=totals["claimed"].rows if totals else None,
         done=totals["done"].rows if totals else None,
         failed=totals["failed"].rows if totals else None,
