@@ -57,12 +57,28 @@ def stale_entry(claims: dict[str, Any], row_id: object) -> dict[str, Any]:
     pytest.fail(f"{row_id} is not among the stale claims: {claims['stale']}")
 
 
-def queue_entry(report: dict[str, Any], queue: str) -> dict[str, Any]:
-    """inspect's entry for one named queue (its JSON ``queues`` list)."""
-    for entry in report.get("queues") or report["size"].get("queues") or []:
-        if entry["queue"] == queue:
-            return dict(entry)
-    pytest.fail(f"no named queue {queue} in inspect's report: {report.get('queues')}")
+def queue_entry(report: dict[str, Any], queue: str, *args: str) -> dict[str, Any]:
+    """One named queue's figures: inspect's entry for it (its JSON ``queues`` list) where the
+    report has one, else ``inspect --queue`` read into the same keys (``args``: the table and
+    connection options)."""
+    listed = report.get("queues")
+    if listed:
+        for entry in listed:
+            if entry["queue"] == queue:
+                return dict(entry)
+        pytest.fail(f"no named queue {queue} in inspect's report: {listed}")
+    one = qadmin_json("inspect", *args, "--queue", queue)
+    size, claims = one["size"], one["claims"]
+    return {
+        "queue": queue,
+        "depth": size["depth"],
+        "scheduled": size.get("scheduled"),
+        "retrying": size.get("retrying"),
+        "running": size["claimed"],
+        "stale": len(claims["stale"]),
+        "failed": size["failed"],
+        "oldest_age_s": size["oldest_age_s"],
+    }
 
 
 def state_rows(size: dict[str, Any]) -> dict[str, int]:

@@ -98,14 +98,14 @@ def test_chancy(
         assert size["retrying"] == 1
         assert 0 <= size["oldest_age_s"] < 600
         for queue in ("orders", "mailers"):
-            entry = queue_entry(report, queue)
+            entry = queue_entry(report, queue, "chancy_jobs", *conn_args)
             assert entry["depth"] == due[queue]
             assert entry["scheduled"] == 1
             assert entry["retrying"] == counts[queue].get("retrying", 0)
             assert entry["running"] == counts[queue]["running"]
             assert entry["failed"] == counts[queue].get("failed", 0)
-        assert queue_entry(report, "orders")["stale"] == 1
-        assert queue_entry(report, "mailers")["stale"] == 0
+        assert queue_entry(report, "orders", "chancy_jobs", *conn_args)["stale"] == 1
+        assert queue_entry(report, "mailers", "chancy_jobs", *conn_args)["stale"] == 0
 
         claims = report["claims"]
         entry = stale_entry(claims, stuck)
@@ -113,7 +113,7 @@ def test_chancy(
         assert [str(c["id"]) for c in claims["stale"]] == [stuck]
         assert claims["claimed"] == 2
         for queue, depth, stale in (("orders", 2, [stuck]), ("mailers", 2, [])):
-            sized = qadmin_json("size", "chancy_jobs", *conn_args, "--queue", queue)
+            sized = qadmin_json("size", "chancy_jobs", "--dsn", dsn, "--queue", queue)
             assert sized["depth"] == depth
             listed = qadmin_json("claims", "chancy_jobs", *conn_args, "--queue", queue)
             assert [str(c["id"]) for c in listed] == stale

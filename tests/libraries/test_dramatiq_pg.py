@@ -124,7 +124,7 @@ def test_dramatiq_pg(
             "mailers.DQ": (0, 1, 0, 0),
         }
         for queue, (depth, claimed, stale, failed) in expected.items():
-            entry = queue_entry(report, queue)
+            entry = queue_entry(report, queue, "queue", *conn_args)
             assert entry["depth"] == depth, entry
             assert entry["running"] == claimed, entry
             assert entry["stale"] == stale, entry

@@ -122,7 +122,7 @@ def test_oban(
         assert size["retrying"] == 1
         assert 0 <= size["oldest_age_s"] < 600
         for queue in ("orders", "mailers"):
-            entry = queue_entry(report, queue)
+            entry = queue_entry(report, queue, "oban_jobs", *conn_args)
             mine = counts[queue]
             assert entry["depth"] == mine["available"]
             assert entry["scheduled"] == mine["scheduled"]
@@ -130,8 +130,8 @@ def test_oban(
             assert entry["running"] == mine["executing"]
             assert entry["failed"] == mine.get("discarded", 0)
             assert 0 <= entry["oldest_age_s"] < 600
-        assert queue_entry(report, "orders")["stale"] == 1
-        assert queue_entry(report, "mailers")["stale"] == 0
+        assert queue_entry(report, "orders", "oban_jobs", *conn_args)["stale"] == 1
+        assert queue_entry(report, "mailers", "oban_jobs", *conn_args)["stale"] == 0
 
         # Only the dead worker's job is stale; the live worker's long job is not.
         claims = report["claims"]
@@ -141,7 +141,7 @@ def test_oban(
         assert [str(c["id"]) for c in claims["stale"]] == [str(stuck)]
         assert claims["claimed"] == 2
         for queue, depth, stale in (("orders", 2, [stuck]), ("mailers", 2, [])):
-            sized = qadmin_json("size", "oban_jobs", *conn_args, "--queue", queue)
+            sized = qadmin_json("size", "oban_jobs", "--dsn", dsn, "--queue", queue)
             assert sized["depth"] == depth
             listed = qadmin_json("claims", "oban_jobs", *conn_args, "--queue", queue)
             assert [int(c["id"]) for c in listed] == stale
