@@ -103,6 +103,8 @@ PGQUEUER = _shape(
         order_by="id",
         time_column="created",
         due_column="execute_after",
+        # pgqueuer's named queues are its entrypoints (queue_size counts per entrypoint).
+        queue_column="entrypoint",
         state_column="status",
         pending=("queued",),
         claimed=("picked",),
