@@ -73,7 +73,8 @@ NOT EXISTS (SELECT 1 FROM {hb_table} AS h WHERE h.{hb_worker.bare} = {table}.{hb
             AND h.{hb_beat.bare} > (UNIX_TIMESTAMP(CURRENT_TIMESTAMP(6)) - :beat_s) * {scale})
 
 -- name: queue_names
--- The named queues of a table that holds several: bounded, run only on a small table or
--- through an index leading with the queue column (InnoDB reads it by a loose index scan).
-SELECT DISTINCT {queue_col.bare} AS queue FROM {table} WHERE {queue_col.bare} IS NOT NULL
-ORDER BY 1 LIMIT :limit
+-- The named queues of a table that holds several ({filter}: one state, or every row):
+-- bounded, run only on a small table or through an index leading with the queue column (or
+-- with the state column, then it) (InnoDB reads it by a loose index scan).
+SELECT DISTINCT {queue_col.bare} AS queue FROM {table}
+WHERE {filter} AND {queue_col.bare} IS NOT NULL ORDER BY 1 LIMIT :limit

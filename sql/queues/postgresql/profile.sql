@@ -88,13 +88,15 @@ NOT EXISTS (SELECT 1 FROM {hb_table} AS h WHERE h.{hb_worker.bare} = {table}.{hb
             AND h.{hb_beat.bare} > (extract(epoch FROM now()) - :beat_s) * {scale})
 
 -- name: queue_names
--- The named queues of a table that holds several: bounded, run only on a small table or
--- through an index leading with the queue column (a loose index scan, one probe per queue).
+-- The named queues of a table that holds several ({filter}: one state, or every row): bounded,
+-- run only on a small table or through an index leading with the queue column (or with the
+-- state column, then it): a loose index scan, one probe per queue.
 WITH RECURSIVE q AS (
-    (SELECT {queue_col.bare} AS queue FROM {table} WHERE {queue_col.bare} IS NOT NULL
-      ORDER BY {queue_col.bare} LIMIT 1)
+    (SELECT {queue_col.bare} AS queue FROM {table}
+      WHERE {filter} AND {queue_col.bare} IS NOT NULL ORDER BY {queue_col.bare} LIMIT 1)
     UNION ALL
-    SELECT (SELECT t.{queue_col.bare} FROM {table} AS t WHERE t.{queue_col.bare} > q.queue
+    SELECT (SELECT t.{queue_col.bare} FROM {table} AS t
+             WHERE {filter} AND t.{queue_col.bare} > q.queue
              ORDER BY t.{queue_col.bare} LIMIT 1)
     FROM q WHERE q.queue IS NOT NULL
 )

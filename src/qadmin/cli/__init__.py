@@ -178,6 +178,7 @@ def _register() -> None:
         messages,
         pipeline,
         queues,
+        status,
         storage,
         tail,
     )
@@ -187,6 +188,7 @@ def _register() -> None:
         messages,
         dead,
         inspect,
+        status,
         storage,
         tail,
         collect,

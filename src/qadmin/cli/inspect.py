@@ -361,11 +361,17 @@ def claims(
     part = _stale_claims(engine, resolved, stale_after)
     for note in part.notes:
         render.note(f"qadmin: {note}")
-    if not part.stale and part.claimed is not None:
+    if not part.stale and not part.undated and part.claimed is not None:
         render.note(f"qadmin: no claim of {name} is older than {stale_after} s")
-    render.rows(part.stale, _columns(resolved), fmt)
-    if part.claimed is None and part.notes:
-        # Not read (no index fits a big table): an empty list must not read as "no claims".
+    if part.undated:
+        render.note(
+            f"qadmin: {len(part.undated)} claims of {name} have no claim time and no worker "
+            "heartbeat: their age is unknown (listed with claimed_for_s empty)"
+        )
+    render.rows([*part.stale, *part.undated], _columns(resolved), fmt)
+    if (part.claimed is None and part.notes) or part.undated:
+        # Not read (no index fits a big table), or not datable: an empty or short list must
+        # not read as "no stale claims".
         raise click.exceptions.Exit(EXIT_ERROR)
 
 

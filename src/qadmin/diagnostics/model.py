@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -44,6 +44,8 @@ def json_safe(value: Any) -> Any:
         return None
     if isinstance(value, Mapping):
         return {str(k): json_safe(v) for k, v in value.items()}
+    if is_dataclass(value) and not isinstance(value, type):  # a typed row
+        return {f.name: json_safe(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, list | tuple):
         return [json_safe(v) for v in value]
     return value

@@ -95,14 +95,21 @@ def inspect(engine: Engine, spec: QueueSpec, options: Options | None = None) -> 
 
 
 def inspect_resolved(
-    engine: Engine, resolved: Resolved, options: Options | None = None
+    engine: Engine,
+    resolved: Resolved,
+    options: Options | None = None,
+    only: tuple[str, ...] | None = None,
 ) -> InspectReport:
-    """Every part of a queue or a profiled table, and the findings over them. A table qadmin
-    did not create is read through its profile; the parts that need qadmin's catalog (ring
-    fill, due counts, rates from its sequences) are left out, and said so."""
+    """Every part of a queue or a profiled table (or the parts named in ``only``), and the
+    findings over them. A table qadmin did not create is read through its profile; the parts
+    that need qadmin's catalog (ring fill, due counts, rates from its sequences) are left
+    out, and said so."""
     options = options or Options()
     ctx = context(engine, resolved, options)
-    parts, blocked = _collect(ctx, registry.entries())
+    entries = registry.entries()
+    if only is not None:
+        entries = tuple(e for e in entries if e.name in only)
+    parts, blocked = _collect(ctx, entries)
     profile, spec = resolved.profile, resolved.spec
     header = _header(engine, profile.name if spec is None else spec.name, spec)
     if spec is not None:

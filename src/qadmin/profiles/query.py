@@ -32,6 +32,9 @@ COUNT_LIMIT = 100_001
 # this: its estimate can be 2x off (InnoDB's index dives), and counting a majority state
 # would read ~COUNT_LIMIT index entries or scan the table.
 SMALL_STATE = 10_000
+# A state with fewer rows than this (by the planner) is walked through its index to count the
+# rows of it that are due: its due count is exact, where the planner's would be a guess.
+DUE_SCAN_LIMIT = 50_000
 CLAIMS_SHOWN = 1000
 HEARTBEATS_READ = 10_000
 GROUPS = ("pending", "scheduled", "retrying", "claimed", "done", "failed")
@@ -56,6 +59,15 @@ class Count:
     rows: int | None
     exact: bool
     source: str | None = None  # None: counted
+
+
+def total(counts: list[Count]) -> Count:
+    """The sum of some counts: unknown if one is, exact only if all are."""
+    if any(c.rows is None for c in counts):
+        return Count(None, False, next(c.source for c in counts if c.rows is None))
+    sources = sorted({c.source for c in counts if c.source})
+    rows = sum(c.rows or 0 for c in counts)
+    return Count(rows, all(c.exact for c in counts), "; ".join(sources) or None)
 
 
 @dataclass
@@ -101,6 +113,14 @@ class Reader:
     def age(self, column: str) -> str:
         """SQL for the seconds since the time in ``column``, by the server's clock."""
         return self._timed("age", column)
+
+    def dead_worker(self, names: dict[str, str]) -> str:
+        """SQL true while a claim's worker has no heartbeat newer than :beat_s."""
+        unit = self.profile.time_unit
+        if unit is None:
+            return self.engine.render_text(self.section_text("dead_worker"), names)
+        text = self.section_text("dead_worker_epoch")
+        return self.engine.render_text(text, names, {"scale": str(TIME_UNITS[unit])})
 
     def due(self, column: str) -> str:
         """SQL true when the time in ``column`` has come (an index on it still fits)."""
@@ -206,6 +226,10 @@ class Reader:
 
     # -- what is cheap -----------------------------------------------------------------------
 
+    def adopt(self, parent: Reader) -> None:
+        """Take what ``parent`` (the same table) already learned of its size."""
+        self._small, self._estimate = parent._small, parent._estimate
+
     @property
     def small(self) -> bool:
         """Fewer rows than COUNT_LIMIT in all: anything may be counted. The catalog's row
@@ -301,23 +325,50 @@ class Reader:
             return Count(estimate, False, "planner estimate (pg_stats), no index on the state")
         return Count(None, False, f"not counted: {self.index_hint()}")
 
+    def count_due(self, values: tuple[Value, ...], due: bool, *, extra: str | None = None) -> Count:
+        """Rows of these states that are due (or not). A planner misjudges the due range
+        (it multiplies the state's and the time's selectivities: 20,000 jobs scheduled for
+        tomorrow read as 19,000 due), so on a big table each state is counted through its
+        index while the state alone is small enough to walk, else estimated, and said so."""
+        if self.small or not self.state_indexed or not values:
+            return self.count_state(values, due, extra=extra)
+        counts = []
+        for value in values:
+            alone = self.estimate((value,))
+            if alone is not None and alone < DUE_SCAN_LIMIT:
+                counts.append(self.count((value,), due, extra=extra))
+                continue
+            guess = self.estimate((value,), due, extra=extra)
+            source = "planner estimate (too many rows of the state to walk)"
+            counts.append(Count(guess, False, source))
+        return total(counts)
+
     def queue_names(self) -> tuple[list[str], str | None]:
         """The named queues of a table that holds several, and how they were read (None:
         all of them, read exactly); ([], why) when no cheap read finds them."""
         column = self.profile.queue_column
         if column is None:
             return [], None
-        names = {"queue_col": column}
-        limit = {"limit": QUEUES_SHOWN + 1}
         if self.small or self.shape.index_leading(column) is not None:
-            rows = self.run("queue_names", {}, limit, names)
-            found = [str(r["queue"]) for r in rows]
-            if len(found) > QUEUES_SHOWN:
-                return found[:QUEUES_SHOWN], f"the first {QUEUES_SHOWN} named queues"
-            return found, None
+            return self._names("1 = 1", {})
+        state = self.profile.state_column
+        if state is not None and self.shape.index_leading(state, column) is not None:
+            # The library's (state, queue, ...) index: the queues holding a job that waits,
+            # runs or failed, one loose scan per state value.
+            found: list[str] = []
+            live = (*self.profile.waiting, *self.profile.claimed, *self.profile.failed)
+            for value in live:
+                where, params = self.where((value,), whole=True)
+                names, more = self._names(where, params)
+                found += [n for n in names if n not in found]
+                if more:
+                    return found[:QUEUES_SHOWN], more
+            return sorted(found)[
+                :QUEUES_SHOWN
+            ], "named queues holding a waiting, running or failed job"
         if self.has("queue_names_estimated"):
             params = {
-                **limit,
+                "limit": QUEUES_SHOWN + 1,
                 "schema": self.shape.schema,
                 "table_name": self.shape.table,
                 "column": column,
@@ -329,6 +380,15 @@ class Reader:
                     "named queues from the planner's statistics (a rare one may be missing)",
                 )
         return [], f"named queues not read: {self.index_hint(column)}"
+
+    def _names(self, where: str, params: dict[str, Any]) -> tuple[list[str], str | None]:
+        column = self.profile.queue_column or ""
+        limit = {**params, "limit": QUEUES_SHOWN + 1}
+        rows = self.run("queue_names", {"filter": where}, limit, {"queue_col": column})
+        found = [str(r["queue"]) for r in rows]
+        if len(found) > QUEUES_SHOWN:
+            return found[:QUEUES_SHOWN], f"the first {QUEUES_SHOWN} named queues"
+        return found, None
 
     def index_hint(self, *extra: str | None) -> str:
         columns = [c for c in (self.profile.state_column, *extra) if c]

@@ -33,6 +33,9 @@ class Claims(Result):
     stale: list[dict[str, Any]] = field(default_factory=list)
     stale_after_s: int | None = None
     notes: list[str] = field(default_factory=list)
+    # Claims whose age and worker are both unknown (no claim time, no heartbeat): a stuck one
+    # cannot be told from a running one, so they are listed, never read as "none stale".
+    undated: list[dict[str, Any]] = field(default_factory=list)
 
 
 def measure(engine: Engine, spec: QueueSpec, stale_after_s: int) -> Claims:
@@ -194,13 +197,19 @@ def measure_profile(ctx: Context) -> Claims:
     beats = _beats(reader)
     sessions = sql.read(ctx.engine, "sessions") if profile.session_column else None
     alive = {str(r["session"]) for r in sessions.rows} if sessions else set()
-    stale = []
+    stale, undated = [], []
     for row in rows:
         item = _claim_row(dict(row), profile, beats, stale_after)
+        if item["claimed_at"] is not None:
+            item["processing_started_at"] = iso(reader.when(item.pop("claimed_at"), "claim"))
+        else:
+            item.pop("claimed_at")
         known = sessions is not None and bool(sessions.rows) and row["session"] is not None
         item["session_alive"] = str(row["session"]) in alive if known else None
         if _is_stale(item, stale_after):
             stale.append(item)
+        elif all(item[k] is None for k in ("claimed_for_s", "worker_alive", "session_alive")):
+            undated.append(item)
     notes = [sessions.note] if sessions and sessions.note else []
     return Claims(
         claimed=len(rows),
@@ -208,6 +217,7 @@ def measure_profile(ctx: Context) -> Claims:
         stale=sorted(stale, key=lambda r: -(r["claimed_for_s"] or 0)),
         stale_after_s=stale_after,
         notes=notes,
+        undated=undated,
     )
 
 
@@ -254,7 +264,8 @@ def _claim_row(
     return {
         "id": row["id"],
         "state": query.state_text(row.get("state")),
-        "processing_started_at": iso(row["claimed_at"]) if row.get("claimed_at") else None,
+        "claimed_at": row.get("claimed_at"),
+        "processing_started_at": None,
         "claimed_for_s": sql.seconds(row.get("claimed_for_s")),
         "worker": row.get("worker"),
         "claimed_by": row.get("worker"),
@@ -315,7 +326,7 @@ def _still_stale(reader: query.Reader) -> str | None:
     if beat is not None:
         names = {"table": profile.table, "hb_table": beat.table, "hb_worker": beat.worker_column}
         names.update(hb_job=beat.job_column, hb_beat=beat.beat_column)
-        stale = reader.engine.render_text(reader.section_text("dead_worker"), names)
+        stale = reader.dead_worker(names)
     elif profile.heartbeat_column is not None:
         stale = f"{reader.age(profile.heartbeat_column)} >= :beat_s"
     elif profile.claim_alive_sql is not None:
@@ -376,10 +387,11 @@ def rule(report: InspectReport) -> list[Finding]:
         why = "; ".join(part.notes).removeprefix("claims not read: ")
         fix = why.removesuffix(" would make it cheap")
         return [Finding(WARNING, "claims_unread", f"claims not read: {why}", f"create {fix}")]
+    found = _undated(report, part)
     limit = report.limit("stale_claims")
     threshold = limit.warn if limit.warn is not None else limit.crit
     if part is None or not part.stale or (threshold is not None and len(part.stale) < threshold):
-        return []
+        return found
     severity = "critical" if limit.crit is not None and len(part.stale) >= limit.crit else WARNING
     profile = report.profile
     if profile is not None and profile.source != "qadmin":
@@ -393,7 +405,7 @@ def rule(report: InspectReport) -> list[Finding]:
             if profile.release is not None
             else why_no_release(profile)
         )
-        return [Finding(severity, "stale_claims", message, fix)]
+        return [Finding(severity, "stale_claims", message, fix), *found]
     gone = sum(1 for c in part.stale if c.get("session_alive") is False)
     detail = f" ({gone} from sessions that no longer exist)" if gone else ""
     return [
@@ -404,6 +416,26 @@ def rule(report: InspectReport) -> list[Finding]:
             requeue_fix(report.queue, part.stale_after_s),
         )
     ]
+
+
+def _undated(report: InspectReport, part: Claims | None) -> list[Finding]:
+    """Claims no figure can age: never a silent OK (persist-queue's unacked rows, saq's
+    active jobs: a killed consumer's rows look like a running one's)."""
+    if part is None or not part.undated or report.profile is None:
+        return []
+    profile = report.profile
+    n = len(part.undated)
+    message = (
+        f"{counted(n, 'claim')} with no claim time and no worker heartbeat: qadmin cannot "
+        "tell a stuck one from a running one"
+    )
+    fix = (
+        f"qadmin claims {report.queue} lists them; declare the claim time (claimed_at_column) "
+        "or the workers' heartbeat table in [tables.NAME] so their age can be read"
+    )
+    if profile.library is not None:
+        fix = f"qadmin claims {report.queue} lists them; check {profile.library}'s consumers"
+    return [Finding(WARNING, "claims_unread", message, fix)]
 
 
 def requeue_fix(queue: str, stale_after_s: int | None) -> str:

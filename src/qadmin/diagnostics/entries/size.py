@@ -394,15 +394,6 @@ def _probe(
     return Head(depth, False, source, oldest, where, oldest is not None, at_least, below)
 
 
-def _total(counts: list[query.Count]) -> query.Count:
-    """The sum of some counts: unknown if one is, exact only if all are."""
-    if any(c.rows is None for c in counts):
-        return query.Count(None, False, next(c.source for c in counts if c.rows is None))
-    sources = sorted({c.source for c in counts if c.source})
-    total = sum(c.rows or 0 for c in counts)
-    return query.Count(total, all(c.exact for c in counts), "; ".join(sources) or None)
-
-
 def _oldest(reader: query.Reader) -> tuple[Any, float | None, list[str], bool]:
     """The oldest DUE waiting row's time and age (since its due time; its enqueue time when
     it has none), as the minimum of that column (never the first row by key, never
@@ -491,14 +482,14 @@ def _not_due(reader: query.Reader) -> tuple[query.Count | None, query.Count | No
         return scheduled, retrying
     later = (*profile.pending, *profile.scheduled)
     if profile.retrying:
-        return reader.count_state(later, False), reader.count_state(profile.retrying, False)
+        return reader.count_due(later, False), reader.count_due(profile.retrying, False)
     if profile.attempts_column is not None:
         tries = reader.name(profile.attempts_column)
         return (
-            reader.count_state(later, False, extra=f"({tries} IS NULL OR {tries} = 0)"),
-            reader.count_state(later, False, extra=f"{tries} > 0"),
+            reader.count_due(later, False, extra=f"({tries} IS NULL OR {tries} = 0)"),
+            reader.count_due(later, False, extra=f"{tries} > 0"),
         )
-    return reader.count_state(later, False), None
+    return reader.count_due(later, False), None
 
 
 def profiled(ctx: Context) -> Size:
@@ -537,9 +528,9 @@ def profiled(ctx: Context) -> Size:
                         "exact": count.exact,
                     }
                 )
-            totals[group] = _total(counts) if counts else query.Count(None, False)
+            totals[group] = query.total(counts) if counts else query.Count(None, False)
         if profile.due_column is not None:
-            depth = reader.count_state(profile.waiting, True)
+            depth = reader.count_due(profile.waiting, True)
         else:
             depth = totals["pending"]
         scheduled, retrying = _not_due(reader)

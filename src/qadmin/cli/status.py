@@ -1,0 +1,128 @@
+"""``qadmin status``: every queue on the server, one line each, worst first."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from qadmin import config as config_mod
+from qadmin import render
+from qadmin.cli.inspect import stale_option
+from qadmin.cli.options import Target, connection_options, format_option
+from qadmin.cli.thresholds import limits, threshold_options
+
+COLUMNS = ["queue", "what", "depth", "oldest", "running", "stale", "dead", "status", "worst"]
+JSON_COLUMNS = [
+    "name",
+    "schema",
+    "table",
+    "queue",
+    "what",
+    "depth",
+    "depth_exact",
+    "scheduled",
+    "oldest_age_s",
+    "running",
+    "stale",
+    "dead",
+    "status",
+    "worst",
+    "error",
+    "read_ms",
+]
+
+
+def _depth(line: Any) -> str:
+    """Exact as counted; ``~`` an estimate or a floor (status reads no more than that)."""
+    if line.depth is None:
+        return "?"
+    return str(line.depth) if line.depth_exact else f"~{line.depth}"
+
+
+def _age(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    if seconds < 120:
+        return f"{seconds:.0f}s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f}m"
+    if seconds < 172800:
+        return f"{seconds / 3600:.1f}h"
+    return f"{seconds / 86400:.0f}d"
+
+
+def _text(line: Any) -> dict[str, Any]:
+    return {
+        "queue": line.name,
+        "what": line.what,
+        "depth": _depth(line),
+        "oldest": _age(line.oldest_age_s),
+        "running": line.running,
+        "stale": line.stale,
+        "dead": line.dead,
+        "status": line.status,
+        "worst": line.worst or "",
+    }
+
+
+def _table(lines: list[Any]) -> None:
+    """A terminal table that fits 80 columns: figures never cut, names folded, the worst
+    finding cut with an ellipsis (inspect QUEUE shows it whole)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    for column in COLUMNS:
+        if column == "queue":
+            table.add_column(column, overflow="fold", min_width=12, ratio=2)
+        elif column == "worst":
+            table.add_column(column, overflow="ellipsis", no_wrap=True, ratio=3)
+        else:
+            table.add_column(column, no_wrap=True, justify="right" if column != "what" else "left")
+    for line in lines:
+        cells = _text(line)
+        table.add_row(*[render.figure(cells[c]) if cells[c] is not None else "" for c in COLUMNS])
+    Console(highlight=False).print(table)
+
+
+@click.command()
+@stale_option
+@threshold_options
+@connection_options
+@format_option
+def status(stale_after: int, target: Target, fmt: str | None, **given: Any) -> int:
+    """Every queue on the server, one line each, worst first.
+
+    qadmin's own queues in every schema this role may read, each named queue of every
+    job-queue library table found, and every [tables.NAME] of the config: depth (waiting and
+    due; ~ an estimate or a floor), the oldest due message's age, running and stale claims,
+    dead or failed, and the worst finding. Cheap reads only (catalog estimates, bounded
+    counts, index probes), each under the statement timeout: a queue that cannot be read is
+    a line saying why. Exit code as check's: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN."""
+    from qadmin.diagnostics.model import Options
+    from qadmin.ops import status as status_ops
+
+    options = Options(stale_after, 0.0, limits=limits(given))
+    engine = target.engine()
+    declared = config_mod.tables(config_mod.load_config(target.config))
+    found = status_ops.gather(engine, declared, options)
+    for note in found.notes:
+        render.note(f"qadmin: {note}")
+    if not found.lines:
+        render.note("qadmin: no queues found (qadmin's catalogs, library tables, [tables.NAME])")
+    fmt = render.resolve_format(fmt)
+    if fmt == "table":
+        _table(found.lines)
+    elif fmt == "json":
+        render.rows([_fields(line) for line in found.lines], JSON_COLUMNS, fmt)
+    else:
+        render.rows([_text(line) for line in found.lines], COLUMNS, fmt)
+    return found.code
+
+
+def _fields(line: Any) -> dict[str, Any]:
+    return {c: getattr(line, c) for c in JSON_COLUMNS}
+
+
+COMMANDS = [status]

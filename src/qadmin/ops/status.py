@@ -1,0 +1,246 @@
+"""The whole server on one screen: every queue qadmin can find, one line each, worst first.
+
+Found from the catalog alone: qadmin's own queues in every schema this role may read (each
+schema's ``qadmin_queues``), each named queue of every job-queue library table (told from its
+name and columns, named queues read as inspect reads them), and every ``[tables.NAME]`` of the
+config. Each line is judged from the cheap parts only (size, claims, dead letters, a ring's
+state: catalog estimates, bounded counts and index probes), under the connection's statement
+timeout, so one slow or locked queue is a line saying why, never a stalled screen.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from qadmin.diagnostics import check as check_mod
+from qadmin.diagnostics import run, sql
+from qadmin.diagnostics.model import InspectReport, Options
+from qadmin.engines.base import CATALOG_TABLE, Engine
+from qadmin.errors import NotFound, QadminError
+from qadmin.ops import catalog
+from qadmin.profiles import detect, query
+from qadmin.profiles.libraries import SHAPES
+from qadmin.profiles.resolve import Resolved, check, from_spec, resolve
+from qadmin.profiles.shape import read_shape
+
+# What a status line reads: nothing that samples, walks dead rows or plans a query.
+PARTS = ("size", "claims", "dead", "ring", "watermark")
+
+
+@dataclass
+class StatusLine:
+    """One queue. ``depth_exact`` False: an estimate or a floor; ``error``: why it was not
+    read (the line is then UNKNOWN)."""
+
+    name: str  # as status shows it: schema.table, and [queue] for a named queue
+    schema: str
+    table: str
+    queue: str | None  # the named queue (other commands: TABLE --queue QUEUE)
+    what: str  # a qadmin kind, a library, or "declared"
+    depth: int | None = None
+    depth_exact: bool = False
+    scheduled: int | None = None
+    oldest_age_s: float | None = None
+    running: int | None = None
+    stale: int | None = None
+    dead: int | None = None
+    status: str = "UNKNOWN"
+    code: int = check_mod.UNKNOWN
+    worst: str | None = None  # the worst finding or threshold crossed
+    error: str | None = None
+    read_ms: int = 0
+
+
+@dataclass
+class Status:
+    lines: list[StatusLine] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    elapsed_s: float = 0.0
+
+    @property
+    def code(self) -> int:
+        """The exit code: the worst line's, as check's (UNKNOWN ranks below CRITICAL)."""
+        codes = [line.code for line in self.lines]
+        if check_mod.CRITICAL in codes:
+            return check_mod.CRITICAL
+        return max(codes, default=check_mod.OK)
+
+
+@dataclass(frozen=True)
+class _Item:
+    name: str
+    schema: str
+    table: str
+    queue: str | None
+    what: str
+    resolved: Resolved
+
+
+def _library_tables() -> str:
+    names = {t for shape in SHAPES for t in shape.tables}
+    return ",".join(sorted({CATALOG_TABLE, *names}))
+
+
+def _found(engine: Engine) -> tuple[list[tuple[str, str]], list[str]]:
+    part = sql.read(engine, "queue_tables", {"names": _library_tables()})
+    rows = [(str(r["schema_name"]), str(r["table_name"])) for r in part.rows]
+    return rows, [part.note] if part.note else []
+
+
+def _own(engine: Engine, schema: str) -> Iterator[_Item]:
+    engine.use_schema(schema)
+    for spec in catalog.all_queues(engine):
+        yield _Item(
+            f"{schema}.{spec.name}",
+            schema,
+            spec.name,
+            None,
+            spec.kind.value,
+            Resolved(from_spec(spec, schema), spec),
+        )
+
+
+def _library(engine: Engine, schema: str, table: str, notes: list[str]) -> Iterator[_Item]:
+    shape = read_shape(engine, table, schema)
+    if shape is None:
+        return
+    found = detect.detect(shape, engine.dialect)
+    if found is None:
+        return
+    resolved = Resolved(check(found, shape, engine.dialect), None, shape)
+    yield from _named(engine, f"{schema}.{table}", found.library or "library", resolved, notes)
+
+
+def _named(
+    engine: Engine, label: str, what: str, resolved: Resolved, notes: list[str]
+) -> Iterator[_Item]:
+    """One item per named queue of a table that holds several, else the table."""
+    profile, shape = resolved.profile, resolved.shape
+    assert shape is not None, "a table qadmin did not create has its shape"
+    if profile.queue_column is None or profile.queue is not None:
+        yield _Item(label, shape.schema, shape.table, profile.queue, what, resolved)
+        return
+    engine.use_schema(shape.schema)
+    names, source = query.Reader(engine, profile, shape).queue_names()
+    if source:
+        notes.append(f"{label}: {source}")
+    if not names:
+        yield _Item(label, shape.schema, shape.table, None, what, resolved)
+    for name in names:
+        named = dataclasses.replace(resolved, profile=dataclasses.replace(profile, queue=name))
+        yield _Item(f"{label}[{name}]", shape.schema, shape.table, name, what, named)
+
+
+def _declared(
+    engine: Engine, declared: dict[str, dict[str, Any]], home: str, notes: list[str]
+) -> Iterator[_Item | StatusLine]:
+    for name in sorted(declared):
+        engine.use_schema(home)
+        try:
+            resolved = resolve(engine, name, declared, {}, table_only=True)
+            yield from _named(engine, name, "declared", resolved, notes)
+        except QadminError as exc:
+            yield StatusLine(name, home, name, None, "declared", error=str(exc))
+
+
+def _line(engine: Engine, item: _Item, options: Options) -> StatusLine | None:
+    """The item judged; None for a queue found by the catalog that is gone since (dropped
+    while status ran); a declared table that is missing stays a line saying so."""
+    line = StatusLine(item.name, item.schema, item.table, item.queue, item.what)
+    started = time.monotonic()
+    try:
+        engine.use_schema(item.schema)
+        engine.read_naive_times_as_utc(item.resolved.profile.naive_utc)
+        report = run.inspect_resolved(engine, item.resolved, options, PARTS)
+        _fill(line, report)
+    except NotFound as exc:
+        if item.what != "declared":
+            return None
+        line.error = str(exc)
+    except QadminError as exc:
+        line.error = str(exc)
+        line.worst = f"not read: {exc}"
+    line.read_ms = round((time.monotonic() - started) * 1000)
+    return line
+
+
+def _fill(line: StatusLine, report: InspectReport) -> None:
+    size = report.part("size")
+    if size is not None:
+        line.depth, line.depth_exact = size.depth, size.depth_exact
+        line.oldest_age_s = size.oldest_age_s
+        line.scheduled = size.scheduled.rows if size.scheduled is not None else None
+        line.dead = size.failed
+    claims = report.part("claims")
+    if claims is not None and claims.claimed is not None:
+        line.running, line.stale = claims.claimed, len(claims.stale)
+    dead = report.part("dead")
+    if dead is not None:
+        line.dead = dead.count
+    verdict = check_mod.evaluate(report)
+    line.status, line.code = verdict.status, verdict.code
+    if verdict.problems:
+        line.worst = _worst(report, verdict)
+    for blocked in report.blocked.values():
+        line.worst = line.worst or blocked.error
+
+
+def _worst(report: InspectReport, verdict: check_mod.CheckResult) -> str:
+    """The most severe finding (its code and message), else the first threshold crossed."""
+    rank = {"critical": 0, "warning": 1}
+    findings = sorted(report.findings, key=lambda f: rank.get(f.severity, 2))
+    if findings and findings[0].severity in rank:
+        return f"{findings[0].code}: {findings[0].message}"
+    return verdict.problems[0]
+
+
+def gather(
+    engine: Engine, declared: dict[str, dict[str, Any]], options: Options | None = None
+) -> Status:
+    """Every queue found, judged; lines worst first, then by name."""
+    started = time.monotonic()
+    options = options or Options(sample_s=0)
+    home = engine.schema
+    status = Status()
+    tables, status.notes = _found(engine)
+    items: list[_Item] = []
+    seen: set[tuple[str, str]] = set()
+    for entry in _declared(engine, declared, home, status.notes):
+        if isinstance(entry, StatusLine):
+            status.lines.append(entry)
+        else:
+            items.append(entry)
+            seen.add((entry.schema, entry.table))
+    for schema, table in tables:
+        try:
+            if table == CATALOG_TABLE:
+                items.extend(_own(engine, schema))
+            elif (schema, table) not in seen:
+                items.extend(_library(engine, schema, table, status.notes))
+        except NotFound:
+            continue  # dropped since the catalog listed it: not a queue any more
+        except QadminError as exc:
+            status.lines.append(
+                StatusLine(f"{schema}.{table}", schema, table, None, "?", error=str(exc))
+            )
+    for item in items:
+        judged = _line(engine, item, options)
+        if judged is not None:
+            status.lines.append(judged)
+    for line in status.lines:
+        if line.error is not None:
+            line.worst = line.worst or f"not read: {line.error}"
+    order = {
+        check_mod.CRITICAL: 0,
+        check_mod.WARNING: 1,
+        check_mod.UNKNOWN: 2,
+        check_mod.OK: 3,
+    }
+    status.lines.sort(key=lambda line: (order[line.code], line.name))
+    engine.use_schema(home)
+    status.elapsed_s = round(time.monotonic() - started, 3)
+    return status
