@@ -58,15 +58,25 @@ def stale_entry(claims: dict[str, Any], row_id: object) -> dict[str, Any]:
 
 
 def queue_entry(report: dict[str, Any], queue: str, *args: str) -> dict[str, Any]:
-    """One named queue's figures: inspect's entry for it (its JSON ``queues`` list) where the
-    report has one, else ``inspect --queue`` read into the same keys (``args``: the table and
-    connection options)."""
-    listed = report.get("queues")
+    """One named queue's figures: inspect's line for it (its JSON ``named_queues.queues``), and
+    the same figures from ``inspect --queue`` (``args``: the table and connection options),
+    which must agree with it."""
+    listed = (report.get("named_queues") or {}).get("queues")
     if listed:
-        for entry in listed:
-            if entry["queue"] == queue:
-                return dict(entry)
-        pytest.fail(f"no named queue {queue} in inspect's report: {listed}")
+        lines = {str(entry["queue"]): dict(entry) for entry in listed}
+        if queue not in lines:
+            pytest.fail(f"no named queue {queue} in inspect's report: {listed}")
+        line = lines[queue]
+        alone = _queue_alone(queue, *args)
+        for key, value in alone.items():
+            if key != "oldest_age_s":
+                assert line[key] == value, (key, line, alone)
+        return line
+    return _queue_alone(queue, *args)
+
+
+def _queue_alone(queue: str, *args: str) -> dict[str, Any]:
+    """One named queue's figures from ``inspect --queue``."""
     one = qadmin_json("inspect", *args, "--queue", queue)
     size, claims = one["size"], one["claims"]
     return {
