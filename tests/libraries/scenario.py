@@ -91,6 +91,14 @@ def _queue_alone(queue: str, *args: str) -> dict[str, Any]:
     }
 
 
+def status_lines(dsn: str, table: str, *args: str) -> dict[str, dict[str, Any]]:
+    """``qadmin status``'s lines for ``table``'s named queues in this database, by queue."""
+    result = qadmin("status", "--dsn", dsn, *args, "--format", "json")
+    assert result.exit_code in (0, 1, 2), (result.exit_code, result.stdout, result.stderr)
+    lines = json.loads(result.stdout)
+    return {str(line["queue"]): line for line in lines if line["table"] == table}
+
+
 def state_rows(size: dict[str, Any]) -> dict[str, int]:
     """``size.states`` as {state: rows}, for comparing with the library's own counts."""
     return {str(s["state"]): int(s["rows"]) for s in size["states"] if s["rows"]}

@@ -20,6 +20,7 @@ from tests.libraries.scenario import (
     qadmin_json,
     queue_entry,
     stale_entry,
+    status_lines,
     wait_until,
 )
 
@@ -104,6 +105,14 @@ def test_chancy(
             assert entry["retrying"] == counts[queue].get("retrying", 0)
             assert entry["running"] == counts[queue]["running"]
             assert entry["failed"] == counts[queue].get("failed", 0)
+        lines = status_lines(dsn, "chancy_jobs", "--stale-after", STALE_AFTER)
+        assert sorted(lines) == ["mailers", "orders"]
+        for queue in ("orders", "mailers"):
+            assert lines[queue]["what"] == "chancy"
+            assert lines[queue]["depth"] == due[queue]
+            assert lines[queue]["scheduled"] == 1
+            assert lines[queue]["running"] == counts[queue]["running"]
+        assert (lines["orders"]["stale"], lines["mailers"]["stale"]) == (1, 0)
         assert queue_entry(report, "orders", "chancy_jobs", *conn_args)["stale"] == 1
         assert queue_entry(report, "mailers", "chancy_jobs", *conn_args)["stale"] == 0
 

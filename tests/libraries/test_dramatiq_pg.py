@@ -22,6 +22,7 @@ from tests.libraries.scenario import (
     qadmin_json,
     queue_entry,
     stale_entry,
+    status_lines,
     wait_until,
 )
 
@@ -129,6 +130,13 @@ def test_dramatiq_pg(
             assert entry["running"] == claimed, entry
             assert entry["stale"] == stale, entry
             assert entry["failed"] == failed, entry
+
+        lines = status_lines(dsn, "queue", "--stale-after", STALE_AFTER)
+        assert sorted(lines) == sorted(expected)
+        for queue, (depth, claimed, stale, _failed) in expected.items():
+            line = lines[queue]
+            assert line["what"] == "dramatiq-pg", line
+            assert (line["depth"], line["running"], line["stale"]) == (depth, claimed, stale)
 
         # Only the dead consumer's messages are stale: the live one holds its locks.
         claims = report["claims"]

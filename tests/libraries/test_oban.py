@@ -23,6 +23,7 @@ from tests.libraries.scenario import (
     qadmin_json,
     queue_entry,
     stale_entry,
+    status_lines,
     wait_until,
 )
 
@@ -130,6 +131,15 @@ def test_oban(
             assert entry["running"] == mine["executing"]
             assert entry["failed"] == mine.get("discarded", 0)
             assert 0 <= entry["oldest_age_s"] < 600
+        # qadmin status: one line per named queue, the same figures.
+        lines = status_lines(dsn, "oban_jobs", "--stale-after", STALE_AFTER)
+        assert sorted(lines) == ["mailers", "orders"]
+        for queue in ("orders", "mailers"):
+            assert lines[queue]["what"] == "oban"
+            assert lines[queue]["depth"] == counts[queue]["available"]
+            assert lines[queue]["scheduled"] == counts[queue]["scheduled"]
+            assert lines[queue]["running"] == counts[queue]["executing"]
+        assert (lines["orders"]["stale"], lines["mailers"]["stale"]) == (1, 0)
         assert queue_entry(report, "orders", "oban_jobs", *conn_args)["stale"] == 1
         assert queue_entry(report, "mailers", "oban_jobs", *conn_args)["stale"] == 0
 
