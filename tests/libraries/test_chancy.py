@@ -129,6 +129,7 @@ def test_chancy(
         checked = qadmin("check", "chancy_jobs", *conn_args)
         assert checked.exit_code == 1, checked.stdout
         assert f"chancy job {stuck} has been running" in checked.stdout, checked.stdout
+        assert "its worker's last heartbeat is 3 min old" in checked.stdout, checked.stdout
         assert running not in checked.stdout
         # chancy's Recovery plugin gives stalled jobs back itself: requeue refuses.
         dry = qadmin("requeue", "chancy_jobs", *conn_args, "--dry-run")

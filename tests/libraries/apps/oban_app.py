@@ -67,8 +67,9 @@ async def _pool() -> Any:
 async def setup() -> None:
     pool = await _pool()
     try:
-        async with Oban(pool=pool) as oban:
-            await oban._query.install()
+        oban = Oban(pool=pool)
+        await oban._query.install()  # before it starts: its stager reads oban_jobs
+        async with oban:
             later = timedelta(hours=1)
             for n in range(3):
                 await oban.enqueue(Ok.new({"n": n}))
