@@ -193,3 +193,165 @@ def test_a_named_queue_on_a_table_that_holds_one_is_refused(jobs: Target, tmp_pa
     plain.write_text(PROFILE.replace('queue_column = "queue"\n', ""))
     result = qadmin(jobs, plain, "size", "jobs", "--queue", "orders")
     assert result.exit_code == 2 and "--queue applies to tables that hold several" in result.stderr
+
+
+# A table with no state column, as several Python libraries keep one: a job waits while
+# dequeued_at is NULL, is done once finished_at is set, failed once failed_at is; its
+# worker beats in a workers table. Times are integer epochs in milliseconds.
+TASKS = {
+    "sqlite": (
+        "CREATE TABLE workers (name TEXT PRIMARY KEY, last_seen INTEGER NOT NULL)",
+        "CREATE TABLE tasks (id INTEGER PRIMARY KEY, queue TEXT NOT NULL, "
+        "enqueued INTEGER NOT NULL, dequeued_at INTEGER, finished_at INTEGER, "
+        "failed_at INTEGER, worker TEXT)",
+    ),
+    "postgresql": (
+        "CREATE TABLE {s}workers (name text PRIMARY KEY, last_seen bigint NOT NULL)",
+        "CREATE TABLE {s}tasks (id bigserial PRIMARY KEY, queue text NOT NULL, "
+        "enqueued bigint NOT NULL, dequeued_at bigint, finished_at bigint, "
+        "failed_at bigint, worker text)",
+    ),
+    "mysql": (
+        "CREATE TABLE workers (name VARCHAR(64) PRIMARY KEY, last_seen BIGINT NOT NULL)",
+        "CREATE TABLE tasks (id BIGINT AUTO_INCREMENT PRIMARY KEY, queue VARCHAR(64) NOT NULL, "
+        "enqueued BIGINT NOT NULL, dequeued_at BIGINT, finished_at BIGINT, "
+        "failed_at BIGINT, worker VARCHAR(64))",
+    ),
+}
+
+TASKS_PROFILE = """
+[tables.tasks]
+queue_column = "queue"
+time_column = "enqueued"
+claimed_at_column = "dequeued_at"
+worker_column = "worker"
+time_unit = "ms"
+
+[tables.tasks.states]
+failed = "failed_at IS NOT NULL"
+done = "finished_at IS NOT NULL"
+claimed = "dequeued_at IS NOT NULL"
+pending = "dequeued_at IS NULL"
+
+[tables.tasks.heartbeat]
+table = "workers"
+worker_key = "name"
+beat_column = "last_seen"
+"""
+
+
+def _ms(delta_s: float) -> int:
+    return int((datetime.now(UTC).timestamp() + delta_s) * 1000)
+
+
+@pytest.fixture(params=LIVE)
+def tasks(request: pytest.FixtureRequest, tmp_path: Path) -> Target:
+    from tests.conftest import make_target
+
+    target = make_target(request.param, request, tmp_path)
+    prefix = f'"{target.schema}".' if target.label == "postgresql" else ""
+    ddl = [d.format(s=prefix) for d in TASKS[_family(target)]]
+    rows = [
+        ("a", _ms(-90), None, None, None, None),
+        ("a", _ms(-30), None, None, None, None),
+        ("a", _ms(-600), _ms(-500), None, None, "alive"),  # its worker beats
+        ("a", _ms(-600), _ms(-500), None, None, "dead"),  # its worker stopped an hour ago
+        ("b", _ms(-5000), _ms(-4000), _ms(-3000), None, "alive"),
+        ("b", _ms(-5000), _ms(-4000), None, _ms(-3000), "alive"),
+        ("b", _ms(-10), None, None, None, None),
+    ]
+    values = ", ".join(
+        "(" + ", ".join("NULL" if v is None else repr(v) for v in row) + ")" for row in rows
+    )
+    _sql(
+        target,
+        [
+            *ddl,
+            f"INSERT INTO {prefix}workers (name, last_seen) VALUES "
+            f"('alive', {_ms(-1)}), ('dead', {_ms(-3600)})",
+            f"INSERT INTO {prefix}tasks (queue, enqueued, dequeued_at, finished_at, failed_at, "
+            f"worker) VALUES {values}",
+        ],
+    )
+    return target
+
+
+@pytest.fixture
+def tasks_config(tmp_path: Path) -> Path:
+    path = tmp_path / "tasks.toml"
+    path.write_text(TASKS_PROFILE)
+    return path
+
+
+def test_states_from_null_columns_epochs_and_a_workers_table(
+    tasks: Target, tasks_config: Path
+) -> None:
+    a = as_json(tasks, tasks_config, "size", "tasks", "--queue", "a")
+    assert (a["depth"], a["claimed"], a["done"], a["failed"]) == (2, 2, 0, 0)
+    assert 85 <= a["oldest_age_s"] < 300, a  # epoch ms read as ms
+    b = as_json(tasks, tasks_config, "size", "tasks", "--queue", "b")
+    assert (b["depth"], b["claimed"], b["done"], b["failed"]) == (1, 0, 1, 1)
+    claims = as_json(tasks, tasks_config, "claims", "tasks", "--queue", "a", "--stale-after", "1m")
+    assert [c["claimed_by"] for c in claims] == ["dead"]  # the beating worker's job is not stale
+    assert 480 <= claims[0]["claimed_for_s"] < 900
+
+
+def test_a_bad_states_condition_is_one_line(tasks: Target, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(TASKS_PROFILE.replace("failed_at IS NOT NULL", "failed_at = 1; DROP TABLE x"))
+    result = qadmin(tasks, bad, "size", "tasks")
+    assert result.exit_code == 2, result.output
+    assert "write COLUMN IS [NOT] NULL" in result.stderr and len(result.stderr.splitlines()) == 1
+    missing = tmp_path / "missing.toml"
+    missing.write_text(TASKS_PROFILE.replace("finished_at IS NOT NULL", "nosuch IS NOT NULL"))
+    result = qadmin(tasks, missing, "size", "tasks")
+    assert result.exit_code == 2 and "no column 'nosuch'" in result.stderr, result.output
+
+
+def test_claims_without_a_claim_time_are_never_an_empty_ok(tasks: Target, tmp_path: Path) -> None:
+    """A claimed state but no claim time and no heartbeat (persist-queue's unacked rows)."""
+    undated = tmp_path / "undated.toml"
+    text = TASKS_PROFILE.split("[tables.tasks.heartbeat]")[0]
+    undated.write_text(text.replace('claimed_at_column = "dequeued_at"\n', ""))
+    listed = qadmin(tasks, undated, "claims", "tasks", "--queue", "a", "--format", "json")
+    assert listed.exit_code == 1, listed.output
+    assert len(json.loads(listed.stdout)) == 2 and "age is unknown" in listed.stderr
+    checked = qadmin(tasks, undated, "check", "tasks", "--queue", "a")
+    assert checked.exit_code == 1 and "claims_unread" in checked.stdout, checked.output
+
+
+def test_epoch_times_in_another_unit_are_one_line(tasks: Target, tmp_path: Path) -> None:
+    """Epoch milliseconds read as seconds: a year past 9999, one line, never a traceback."""
+    wrong = tmp_path / "wrong.toml"
+    wrong.write_text(TASKS_PROFILE.replace('time_unit = "ms"', 'time_unit = "s"'))
+    result = qadmin(tasks, wrong, "size", "tasks", "--queue", "a")
+    assert result.exit_code == 2, result.output
+    assert "is not an epoch in s" in result.stderr and len(result.stderr.splitlines()) == 1
+    checked = qadmin(tasks, wrong, "check", "tasks", "--queue", "a")
+    assert checked.exit_code == 3 and checked.stdout.startswith("QADMIN UNKNOWN"), checked.output
+
+
+def test_naive_utc_times_are_read_as_utc_whatever_the_session_zone(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Oban writes UTC into timestamp-without-time-zone columns: a session in Tokyo must
+    not age its jobs by nine hours."""
+    from tests.conftest import make_target
+
+    target = make_target("postgresql", request, tmp_path)
+    table = f'"{target.schema}".naive'
+    _sql(
+        target,
+        [
+            f"CREATE TABLE {table} (id bigserial PRIMARY KEY, at timestamp NOT NULL)",
+            f"INSERT INTO {table} (at) VALUES (timezone('UTC', now()) - interval '20 minutes')",
+        ],
+    )
+    path = tmp_path / "naive.toml"
+    path.write_text('[tables.naive]\ntime_column = "at"\nnaive_timezone = "UTC"\n')
+    monkeypatch.setenv("PGOPTIONS", "-c TimeZone=Asia/Tokyo")
+    size = as_json(target, path, "size", "naive")
+    assert 1190 <= size["oldest_age_s"] < 1500, size
+    path.write_text('[tables.naive]\ntime_column = "at"\n')
+    session = as_json(target, path, "size", "naive")
+    assert session["oldest_age_s"] > 9 * 3600  # read in the session's zone: 9 h too old
