@@ -76,6 +76,12 @@ def test_chancy(
             " WHERE worker_id = (SELECT taken_by FROM chancy_jobs WHERE id::text = %s)",
             (stuck,),
         )
+        # The jobs an hour ahead were enqueued an hour ago (as for a two-hour delay): the
+        # oldest waiting age is the oldest due job's, never theirs.
+        conn.execute(
+            "UPDATE chancy_jobs SET created_at = created_at - interval '1 hour'"
+            " WHERE state = 'pending' AND scheduled_at > now()"
+        )
     own = asyncio.run(lib.own_view())
     assert own["stuck"] == [stuck]
     counts, due = own["counts"], own["due"]
@@ -105,6 +111,7 @@ def test_chancy(
             assert entry["retrying"] == counts[queue].get("retrying", 0)
             assert entry["running"] == counts[queue]["running"]
             assert entry["failed"] == counts[queue].get("failed", 0)
+            assert 0 <= entry["oldest_age_s"] < 600
         lines = status_lines(dsn, "chancy_jobs", "--stale-after", STALE_AFTER)
         assert sorted(lines) == ["mailers", "orders"]
         for queue in ("orders", "mailers"):
