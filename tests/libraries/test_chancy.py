@@ -6,6 +6,7 @@ plugin would give back (chancy_workers.last_seen)."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import psycopg
@@ -90,6 +91,12 @@ def test_chancy(
     assert due == {"orders": 2, "mailers": 2}
 
     assert detected_library(dsn, "chancy_jobs", "public") == "chancy"
+    # explain plans the library's dequeue (its waiting state, in its dequeue order).
+    planned = qadmin(
+        "explain", "chancy_jobs", "--dsn", dsn, "--queue", "orders", "--format", "json"
+    )
+    assert planned.exit_code in (0, 1), (planned.stdout, planned.stderr)
+    assert 'ORDER BY "priority" DESC, "id", "created_at"' in json.loads(planned.stdout)["statement"]
     with pg_trouble(
         dsn,
         "SELECT count(*) FROM chancy_jobs",

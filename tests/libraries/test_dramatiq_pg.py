@@ -105,6 +105,9 @@ def test_dramatiq_pg(
     assert states[("mailers", "queued")] == 2
 
     assert detected_library(dsn, "queue", "dramatiq") == "dramatiq-pg"
+    # explain plans the library's dequeue (its waiting state, in its dequeue order).
+    planned = qadmin("explain", "queue", "--dsn", dsn, "--schema", "dramatiq", "--format", "json")
+    assert planned.exit_code in (0, 1), (planned.stdout, planned.stderr)
     conn_args = ["--dsn", dsn, "--schema", "dramatiq", "--stale-after", STALE_AFTER]
     with pg_trouble(
         dsn,

@@ -113,6 +113,10 @@ def test_oban(
     assert counts["mailers"] == {"available": 2, "scheduled": 1, "executing": 1, "suspended": 1}
 
     assert detected_library(dsn, "oban_jobs", "public") == "oban"
+    # explain plans the library's dequeue (its waiting state, in its dequeue order).
+    planned = qadmin("explain", "oban_jobs", "--dsn", dsn, "--queue", "orders", "--format", "json")
+    assert planned.exit_code in (0, 1), (planned.stdout, planned.stderr)
+    assert 'ORDER BY "priority", "scheduled_at", "id"' in json.loads(planned.stdout)["statement"]
     with pg_trouble(
         dsn,
         "SELECT count(*) FROM oban_jobs",
