@@ -140,6 +140,13 @@ def test_chancy(
             assert sized["depth"] == depth
             listed = qadmin_json("claims", "chancy_jobs", *conn_args, "--queue", queue)
             assert [str(c["id"]) for c in listed] == stale
+        # tail's one sample per named queue carries the same depth.
+        depths = due
+        for queue in ("orders", "mailers"):
+            tail = ["tail", "chancy_jobs", "--dsn", dsn, "--queue", queue, "--count", "1"]
+            sample = qadmin(*tail, "--format", "json")
+            assert sample.exit_code == 0, sample.stderr
+            assert json.loads(sample.stdout.strip().splitlines()[0])["depth"] == depths[queue]
         checked = qadmin("check", "chancy_jobs", *conn_args)
         assert checked.exit_code == 1, checked.stdout
         assert f"chancy job {stuck} has been running" in checked.stdout, checked.stdout

@@ -6,6 +6,7 @@ rule for a dead consumer's message: a 'consumed' row whose advisory lock
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from types import SimpleNamespace
@@ -149,6 +150,14 @@ def test_dramatiq_pg(
         for queue, stale_ids in (("orders", [stuck]), ("mailers", [])):
             listed = qadmin_json("claims", "queue", *conn_args, "--queue", queue)
             assert [str(c["id"]) for c in listed] == stale_ids
+        # tail's one sample per named queue carries the same depth.
+        depths = {"orders": 2, "mailers": 2}
+        for queue in ("orders", "mailers"):
+            tail = ["tail", "queue", "--dsn", dsn, "--schema", "dramatiq", "--queue", queue]
+            tail += ["--count", "1"]
+            sample = qadmin(*tail, "--format", "json")
+            assert sample.exit_code == 0, sample.stderr
+            assert json.loads(sample.stdout.strip().splitlines()[0])["depth"] == depths[queue]
         checked = qadmin("check", "queue", *conn_args)
         assert checked.exit_code == 1, checked.stdout
         assert "no session holds its lock" in checked.stdout, checked.stdout

@@ -165,6 +165,13 @@ def test_oban(
             assert sized["depth"] == depth
             listed = qadmin_json("claims", "oban_jobs", *conn_args, "--queue", queue)
             assert [int(c["id"]) for c in listed] == stale
+        # tail's one sample per named queue carries the same depth.
+        depths = {q: counts[q]["available"] for q in ("orders", "mailers")}
+        for queue in ("orders", "mailers"):
+            tail = ["tail", "oban_jobs", "--dsn", dsn, "--queue", queue, "--count", "1"]
+            sample = qadmin(*tail, "--format", "json")
+            assert sample.exit_code == 0, sample.stderr
+            assert json.loads(sample.stdout.strip().splitlines()[0])["depth"] == depths[queue]
         checked = qadmin("check", "oban_jobs", *conn_args)
         assert checked.exit_code == 1, checked.stdout
         assert f"oban job {stuck} has been executing" in checked.stdout, checked.stdout
