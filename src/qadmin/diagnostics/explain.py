@@ -14,6 +14,7 @@ and whether the statistics are stale (``maintenance.sql``; SQLite's ``statistics
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Iterator
@@ -41,6 +42,7 @@ from qadmin.errors import (
     counted,
 )
 from qadmin.profiles.model import Value
+from qadmin.profiles.query import Reader
 from qadmin.sqlfiles import header_fields
 
 # Pages (PostgreSQL buffers, InnoDB pages accessed) read to return one head row past which
@@ -138,6 +140,15 @@ def _profiled_head(ctx: Context) -> Head:
     reader, engine = ctx.reader, ctx.engine
     assert reader is not None
     profile, shape = reader.profile, reader.shape
+    if profile.queue_column is not None and profile.queue is None:
+        # A library's dequeue always names its queue: plan the first named queue's (its
+        # (state, queue, ...) index fits; the table-wide head would ask for another index).
+        queues, _ = reader.queue_names()
+        if queues:
+            parent = reader
+            reader = Reader(engine, dataclasses.replace(profile, queue=queues[0]), shape)
+            reader.adopt(parent)
+            profile = reader.profile
     order: list[tuple[str, bool]] = []
     given = profile.dequeue_order
     if profile.order_by and profile.order_by not in (i.split()[0] for i in given):
@@ -159,6 +170,8 @@ def _profiled_head(ctx: Context) -> Head:
     where, params = reader.where(profile.pending)
     printed = _printed_filter(reader.state, profile.pending, engine.quote_literal)
     leading = [profile.state_column] if profile.state_column else []
+    if profile.queue is not None and profile.queue_column is not None:
+        leading.append(profile.queue_column)  # the queue's own rows, as the library's index
     state_keys = ", ".join(reader.name(c) for c in [*leading, *(c for c, _ in order)])
     words = {
         "filter": where,
