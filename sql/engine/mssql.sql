@@ -23,3 +23,10 @@ COMMIT TRANSACTION
 
 -- name: rollback
 IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION
+
+-- name: savepoint
+-- pop: a mark before each message, so what output did not deliver is rolled back alone.
+SAVE TRANSACTION {mark.bare}
+
+-- name: rollback_to_savepoint
+ROLLBACK TRANSACTION {mark.bare}

@@ -27,3 +27,10 @@ SET TRANSACTION ISOLATION LEVEL REPEATABLE READ
 
 -- name: snapshot_read
 START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY
+
+-- name: savepoint
+-- pop: a mark before each message, so what output did not deliver is rolled back alone.
+SAVEPOINT {mark.bare}
+
+-- name: rollback_to_savepoint
+ROLLBACK TO SAVEPOINT {mark.bare}

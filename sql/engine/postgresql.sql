@@ -35,3 +35,10 @@ SET LOCAL idle_in_transaction_session_timeout = 0
 -- name: import_snapshot
 SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY;
 SET TRANSACTION SNAPSHOT {snapshot.bare_lit}
+
+-- name: savepoint
+-- pop: a mark before each message, so what output did not deliver is rolled back alone.
+SAVEPOINT {mark.bare}
+
+-- name: rollback_to_savepoint
+ROLLBACK TO SAVEPOINT {mark.bare}

@@ -160,7 +160,8 @@ def cli(debug: bool, verbose: bool, **connection: Any) -> None:
 
     Exit codes: 0 ok, 1 error, 2 usage, 3 queue empty, 4 queue full, 5 not found,
     6 connection failed, 7 permission missing, 8 lock timeout, 9 optional dependency
-    missing, 10 incomplete (maintain: work left undone), 130 interrupted (Ctrl-C).
+    missing, 10 incomplete (maintain: work left undone), 11 output failed part way
+    (pop: what was not delivered stays queued), 130 interrupted (Ctrl-C).
     """
     if debug:
         # Read where the detail is produced (the Spark driver's log level, its Java stacks).

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Callable
 from contextlib import nullcontext
 from datetime import UTC, datetime, timedelta
@@ -12,7 +11,7 @@ from typing import Any, BinaryIO
 import click
 
 from qadmin import render
-from qadmin.cli import progress
+from qadmin.cli import output, progress
 from qadmin.cli.options import (
     ATTEMPT,
     MESSAGE_ID,
@@ -193,26 +192,43 @@ def pop(
     if raw and count != 1:
         raise UsageError("--raw writes one payload; use it with --count 1")
     engine = target.engine()
-    deadline = time.monotonic() + wait_s
     used: list[QueueSpec] = []
 
-    def pop_from(spec: QueueSpec) -> list[dict[str, Any]]:
+    def pop_from(spec: QueueSpec) -> tuple[list[dict[str, Any]], int]:
         used.append(spec)
-        left = max(deadline - time.monotonic(), 0.0) if wait_s else 0.0
-        return messages.pop(engine, spec, count, left, worker)
+        columns = _columns(spec)
+
+        def deliver(rows: list[dict[str, Any]]) -> int:
+            if raw:
+                return output.deliver("", [rows[0]["payload"]])
+            pieces = render.row_texts(rows, columns, fmt)
+            if pieces is None:  # the table format is drawn whole: all or nothing
+                return output.deliver_all(lambda: render.rows(rows, columns, fmt), len(rows))
+            return output.deliver(*pieces)
+
+        return messages.pop_delivering(engine, spec, count, deliver, wait_s, worker)
 
     try:
-        popped = messages.on_queue(engine, name, pop_from)
+        popped, delivered = messages.on_queue(engine, name, pop_from)
     except QueueEmpty:
         if not raw:
             render.rows([], _columns(used[-1]), fmt)
         raise
-    spec = used[-1]
-    if raw:
-        sys.stdout.buffer.write(popped[0]["payload"])
-        sys.stdout.buffer.flush()
-        return
-    render.rows(popped, _columns(spec), fmt)
+    if delivered < len(popped):
+        raise output.Undelivered(
+            f"output failed ({output.reason()}): delivered {delivered} of {len(popped)}; "
+            f"{_rest(used[-1], engine.HAS_ROUTINES)}"
+        )
+
+
+def _rest(spec: QueueSpec, numbered: bool) -> str:
+    """Where the undelivered messages are: rolled back into the queue (a ring's number is
+    not returned by a rollback: repair parks the message, then it is served again)."""
+    if spec.info.ring and numbered:
+        return f"the rest stay in the ring once 'qadmin repair {spec.name} --yes' parks them"
+    if spec.info.claims:
+        return "the rest stay in the queue (their claims released)"
+    return "the rest stay in the queue"
 
 
 @click.command()

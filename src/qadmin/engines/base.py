@@ -533,6 +533,11 @@ class Engine(ABC):
         """One of the engine's own queries, from ``sql/engine/<engine>.sql``."""
         return sqlfiles.load(f"engine/{self.name}.sql").statements(section)[0]
 
+    def mark_sql(self, mark: str, undo: bool = False) -> str:
+        """A savepoint named ``mark`` (a qadmin constant), or with ``undo`` the rollback to it."""
+        section = "rollback_to_savepoint" if undo else "savepoint"
+        return self.render_text(self.engine_sql(section), {"mark": mark})
+
     def table_exists(self, name: str) -> bool:
         """Whether a table of this name exists in the schema (a cheap catalog lookup)."""
         rows = self.query(self.engine_sql("table_exists"), {"schema": self.schema, "name": name})

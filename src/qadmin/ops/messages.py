@@ -269,6 +269,86 @@ def pop(
                 engine.unlisten(spec)
 
 
+def pop_delivering(
+    engine: Engine,
+    spec: QueueSpec,
+    count: int,
+    deliver: Callable[[list[dict[str, Any]]], int],
+    wait_s: float = 0.0,
+    worker: str | None = None,
+) -> tuple[list[dict[str, Any]], int]:
+    """Pop up to ``count`` messages in one transaction and hand them to ``deliver`` (which
+    writes them out and returns how many it delivered) before the commit: the messages it did
+    not deliver are rolled back and stay in the queue (claim queues: their claims are released).
+    Each message is popped behind a savepoint of its own, so only those are undone. A ring's
+    undone pop leaves its number behind: ``repair`` parks the message, which is then served
+    again. Returns (messages popped, messages delivered); QueueEmpty after ``wait_s``."""
+    _check_count(count)
+    params: dict[str, Any] = {"count": 1}
+    if spec.info.claims:
+        params["worker"] = worker or default_worker()
+    statements = engine.section(spec, "pop")
+    deadline = time.monotonic() + wait_s
+    listening = wait_s > 0 and engine.listen(spec)
+    delay = _POLL_START_S
+    handed = False
+
+    def attempt() -> tuple[list[dict[str, Any]], int] | None:
+        nonlocal handed
+        with engine.transaction() as execute:
+            rows: list[dict[str, Any]] = []
+            marks: list[str] = []
+            for n in range(count):
+                mark = f"qadmin_pop_{n}"
+                execute(engine.mark_sql(mark))
+                got = [
+                    message(r)
+                    for statement in statements
+                    for r in execute(statement, params)
+                    if r.get("id") is not None
+                ]
+                if not got:
+                    break
+                rows.extend(got)
+                marks.extend([mark] * len(got))
+            if not rows:
+                return None
+            handed = True  # from here a retry would deliver twice
+            delivered = deliver(rows)
+            if delivered < len(rows):
+                execute(engine.mark_sql(marks[delivered], undo=True))
+            return rows, delivered
+
+    def once() -> tuple[list[dict[str, Any]], int] | None:
+        # A deadlock victim runs again (as _retrying does), unless it had handed messages out.
+        for tries in range(1, DEADLOCK_RETRIES + 1):
+            try:
+                return attempt()
+            except Deadlock:
+                if handed or spec.info.ring or tries == DEADLOCK_RETRIES:
+                    raise
+                time.sleep(0.01 * tries)
+        raise AssertionError("unreachable")
+
+    try:
+        while True:
+            outcome = once()
+            if outcome is not None:
+                return outcome
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise QueueEmpty(f"queue {spec.name} is empty")
+            if listening:
+                engine.wait_for_push(spec, min(_REPOLL_S, remaining))
+            else:
+                time.sleep(min(delay, remaining))
+                delay = min(delay * 2, _POLL_MAX_S)
+    finally:
+        if listening:
+            with suppress(QadminError):  # a dead connection must not hide the first error
+                engine.unlisten(spec)
+
+
 def peek(engine: Engine, spec: QueueSpec, count: int = 10) -> list[dict[str, Any]]:
     _check_count(count)
     rows = engine.run(engine.section(spec, "peek"), {"count": count}, write=False)

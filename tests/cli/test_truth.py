@@ -1,0 +1,82 @@
+"""What qadmin says and does is true: output that fails part way, names, engines, messages.
+
+By process where a pipe or a signal is part of the story, on real databases.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import make_target
+
+
+def qadmin(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "qadmin", *args],
+        input=stdin or b"",
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def _through_head(lines: int, *args: str) -> tuple[bytes, bytes, int]:
+    """``qadmin ARGS | head -LINES``: what head printed, qadmin's stderr and its exit code."""
+    producer = subprocess.Popen(
+        [sys.executable, "-m", "qadmin", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+    )
+    assert producer.stdout is not None and producer.stderr is not None
+    head = subprocess.run(
+        ["head", f"-{lines}"], stdin=producer.stdout, capture_output=True, timeout=120, check=True
+    )
+    producer.stdout.close()
+    err = producer.stderr.read()
+    return head.stdout, err, producer.wait(timeout=120)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "claim"])
+@pytest.mark.parametrize("label", ["sqlite", "postgresql", "mariadb"])
+def test_pop_into_a_reader_that_stops_keeps_what_it_never_read(label, kind, request, tmp_path):
+    db = make_target(label, request, tmp_path).cli_args()
+    assert qadmin("create", "q", "--kind", kind, *db).returncode == 0
+    pushed = qadmin("push", "q", "--lines", *db, stdin=b"".join(b"m%d\n" % n for n in range(500)))
+    assert pushed.returncode == 0, pushed.stderr
+    # plain: a header line, then a line per message: head -3 reads the header and 2 messages
+    shown, err, code = _through_head(3, "pop", "q", "--count", "500", *db)
+    assert [line.split()[-1] for line in shown.splitlines()[1:]] == [b"m0", b"m1"]
+    assert code == 11, err
+    lines = err.decode().splitlines()
+    assert len(lines) == 1 and "delivered 2 of 500" in lines[0], lines
+    assert "the rest stay in the queue" in lines[0]
+    rest = qadmin("pop", "q", "--count", "1000", "--format", "json", *db)
+    assert rest.returncode == 0, rest.stderr
+    payloads = [r["payload"] for r in json.loads(rest.stdout)]
+    assert payloads == [f"m{n}" for n in range(2, 500)]
+
+
+def test_pop_to_a_full_disk_keeps_what_was_not_written(tmp_path):
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    db = ["--dsn", f"sqlite:///{tmp_path / 'q.db'}"]
+    assert qadmin("create", "q", "--kind", "fifo", *db).returncode == 0
+    assert qadmin("push", "q", "a", "b", "c", *db).returncode == 0
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "qadmin", "pop", "q", "--count", "3", *db],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            timeout=120,
+            check=False,
+        )
+    assert done.returncode == 11
+    assert done.stderr.decode().count("\n") == 1 and b"delivered 0 of 3" in done.stderr
+    rest = qadmin("pop", "q", "--count", "5", "--format", "json", *db)
+    assert [r["payload"] for r in json.loads(rest.stdout)] == ["a", "b", "c"]
