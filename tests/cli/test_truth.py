@@ -80,3 +80,65 @@ def test_pop_to_a_full_disk_keeps_what_was_not_written(tmp_path):
     assert done.stderr.decode().count("\n") == 1 and b"delivered 0 of 3" in done.stderr
     rest = qadmin("pop", "q", "--count", "5", "--format", "json", *db)
     assert [r["payload"] for r in json.loads(rest.stdout)] == ["a", "b", "c"]
+
+
+def test_inspect_of_schema_dot_table_prints_a_fix_that_runs(pg_schema):
+    import psycopg
+
+    from tests.conftest import PG_ADMIN
+
+    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+        conn.execute(
+            f'CREATE TABLE "{pg_schema}".jobs (id bigserial PRIMARY KEY, payload text, '
+            "enqueued_at timestamptz DEFAULT now()) WITH (autovacuum_enabled = false)"
+        )
+        conn.execute(
+            f'INSERT INTO "{pg_schema}".jobs (payload) '
+            "SELECT g::text FROM generate_series(1, 500) AS g"
+        )
+    # the inserting session has ended: its counts are in the statistics
+    report = qadmin("inspect", f"{pg_schema}.jobs", "--dsn", PG_ADMIN, "--format", "json")
+    assert report.returncode == 0, report.stderr
+    fixes = {f["code"]: f["fix"] for f in json.loads(report.stdout)["findings"]}
+    fix = fixes["stale_statistics"]
+    assert fix.startswith(f'ANALYZE "{pg_schema}"."jobs"'), fix
+    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+        conn.execute(fix.split(" (")[0])  # runs as printed
+
+
+def test_a_stale_claims_fix_on_a_declared_table_names_the_config(tmp_path):
+    import shlex
+    import sqlite3
+
+    file = tmp_path / "jobs.db"
+    with sqlite3.connect(file) as conn:
+        conn.execute(
+            "CREATE TABLE work (id INTEGER PRIMARY KEY, state TEXT, taken_at TEXT, payload TEXT)"
+        )
+        conn.execute("INSERT INTO work VALUES (1, 'running', '2020-01-01 00:00:00', 'x')")
+    config = tmp_path / "q.toml"
+    config.write_text(
+        f'[connections.loc]\ndsn = "sqlite:///{file}"\n\n'
+        '[tables.jobs]\ntable = "work"\nstate_column = "state"\npending = ["queued"]\n'
+        'claimed = ["running"]\nclaimed_at_column = "taken_at"\n'
+    )
+    report = qadmin(
+        "inspect",
+        "jobs",
+        "--config",
+        str(config),
+        "--dsn",
+        f"sqlite:///{file}",
+        "--stale-after",
+        "1",
+        "--format",
+        "json",
+    )
+    assert report.returncode == 0, report.stderr
+    fix = next(
+        f["fix"] for f in json.loads(report.stdout)["findings"] if f["code"] == "stale_claims"
+    )
+    command = shlex.split(fix.split(", then ")[0].rsplit(" --dry-run", 1)[0])
+    assert command[:3] == ["qadmin", "--config", str(config)], fix
+    dry = qadmin(*command[1:], "--dsn", f"sqlite:///{file}", "--dry-run")
+    assert dry.returncode == 0, dry.stderr

@@ -120,8 +120,9 @@ def show(report: InspectReport, fmt: str | None, target: Target | None = None) -
     verdict = check_ops.evaluate(report)
     data = report.to_json_dict()
     if target is not None:
+        declared = report.profile is not None and report.profile.source == "declared"
         for finding in data.get("findings") or []:
-            finding["fix"] = target.runnable(finding["fix"])
+            finding["fix"] = target.runnable(finding["fix"], declared)
     data["status"] = verdict.status
     data["not_covered"] = [{"note": n} for n in report.not_covered]
     data["notes"] = [{"note": n} for n in report.notes()]
@@ -467,8 +468,9 @@ def explain(name: str, profile: dict[str, Any], target: Target, fmt: str | None)
     engine, resolved = _resolve(target, name, profile)
     result = explain_ops.explain(run.context(engine, resolved, Options()))
     data = result.to_json_dict()
+    declared = resolved.profile.source == "declared"
     for finding in data["findings"]:
-        finding["fix"] = target.runnable(finding["fix"])
+        finding["fix"] = target.runnable(finding["fix"], declared)
     data["notes"] = [{"note": n} for n in result.notes]
     if render.resolve_format(fmt) != "json":
         data.pop("plan")

@@ -56,22 +56,27 @@ class Target:
         ctx.call_on_close(engine.close)
         return engine
 
-    def command(self) -> str:
+    def command(self, declared: bool = False) -> str:
         """``qadmin`` as a printed fix must be typed to reach this same place: ``-c NAME``
-        and ``--schema`` when given; a DSN is never printed (it may hold a password)."""
+        and ``--schema`` when given, and the config file when it names the connection or
+        (``declared``) the ``[tables.NAME]`` entry the fix acts on; a DSN is never printed (it
+        may hold a password)."""
         words = ["qadmin"]
-        if self.dsn is None and self.connection:
-            words += ["--config", self.config] if self.config else []
+        named = self.dsn is None and self.connection
+        if self.config and (named or declared):
+            words += ["--config", self.config]
+        if named and self.connection:
             words += ["-c", self.connection]
         if self.schema:
             words += ["--schema", self.schema]
         return " ".join(words)
 
-    def runnable(self, fix: str) -> str:
-        """A fix that is a qadmin command, made runnable as printed against this target."""
+    def runnable(self, fix: str, declared: bool = False) -> str:
+        """A fix that is a qadmin command, made runnable as printed against this target
+        (``declared``: on a table the config declares)."""
         if not fix.startswith("qadmin "):
             return fix
-        text = fix.replace("qadmin ", self.command() + " ")
+        text = fix.replace("qadmin ", self.command(declared) + " ")
         return text + " (add your --dsn)" if self.dsn else text
 
 

@@ -173,6 +173,12 @@ class InspectReport:
     def queue(self) -> str:
         return self.header.queue
 
+    @property
+    def table(self) -> str:
+        """The table's own name, as a fix names it (in the schema ``advice`` works in): not the
+        name the user gave, which may be ``schema.table`` or a config's ``[tables.NAME]``."""
+        return self.profile.table if self.profile is not None else self.header.queue
+
     def limit(self, metric: str) -> Limit:
         return self.options.limit(metric)
 
