@@ -142,3 +142,25 @@ def test_a_stale_claims_fix_on_a_declared_table_names_the_config(tmp_path):
     assert command[:3] == ["qadmin", "--config", str(config)], fix
     dry = qadmin(*command[1:], "--dsn", f"sqlite:///{file}", "--dry-run")
     assert dry.returncode == 0, dry.stderr
+
+
+@pytest.mark.parametrize("label", ["postgresql", "mariadb"])
+def test_a_missing_schema_or_database_is_named_by_every_command(label, request, tmp_path):
+    server = make_target(label, request, tmp_path)
+    missing = ["--dsn", server.dsn, "--schema", "truth_nonexist"]
+    word = "database" if label == "mariadb" else "schema"
+    for command in (
+        ["inspect", "orders_q"],
+        ["size", "orders_q"],
+        ["claims", "orders_q"],
+        ["pop", "orders_q"],
+        ["peek", "orders_q"],
+        ["inspect", "truth_nonexist.orders_q"],
+        ["list"],
+    ):
+        done = qadmin(*command, *missing)
+        assert done.returncode == 5, (command, done.stderr)
+        assert f"{word} truth_nonexist does not exist" in done.stderr.decode(), command
+    check = qadmin("check", "orders_q", *missing)
+    assert check.returncode == 3
+    assert check.stdout.startswith(b"QADMIN UNKNOWN") and b"does not exist" in check.stdout

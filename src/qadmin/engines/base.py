@@ -543,12 +543,14 @@ class Engine(ABC):
         rows = self.query(self.engine_sql("table_exists"), {"schema": self.schema, "name": name})
         return bool(rows)
 
-    def require_schema(self) -> None:
-        """NotFound when the schema (MySQL: database) does not exist, so a typo in --schema is
-        not answered with an empty list (nor, in create, an unclassified error)."""
-        if not self.query(self.engine_sql("schema_exists"), {"schema": self.schema}):
+    def require_schema(self, schema: str | None = None) -> None:
+        """NotFound when the schema (MySQL: database; default: the one in use) does not exist,
+        so a typo in --schema is not answered with an empty list, nor a name looked up there
+        with "no queue or table" (nor, in create, an unclassified error)."""
+        schema = schema or self.schema
+        if not self.query(self.engine_sql("schema_exists"), {"schema": schema}):
             word = "database" if self.base_dialect == "mysql" else "schema"
-            raise NotFound(f"{self.name}: {word} {self.schema} does not exist")
+            raise NotFound(f"{self.name}: {word} {schema} does not exist")
 
     def catalog(self) -> sqlfiles.SqlFile:
         return sqlfiles.load(f"queues/{self.base_dialect}/catalog.sql")
