@@ -164,3 +164,59 @@ def test_a_missing_schema_or_database_is_named_by_every_command(label, request, 
     check = qadmin("check", "orders_q", *missing)
     assert check.returncode == 3
     assert check.stdout.startswith(b"QADMIN UNKNOWN") and b"does not exist" in check.stdout
+
+
+def _count(target, table: str) -> int:
+    engine = target.engine()
+    try:
+        return int(engine.query(f"SELECT COUNT(*) AS n FROM {engine.qualified(table)}")[0]["n"])
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize(
+    ("label", "signame"),
+    [
+        ("postgresql", "SIGINT"),
+        ("postgresql", "SIGTERM"),
+        ("postgresql", "SIGHUP"),
+        ("mariadb", "SIGTERM"),
+        ("sqlite", "SIGINT"),
+    ],
+)
+def test_a_stopped_push_says_how_many_went_in(label, signame, request, tmp_path):
+    import signal
+    import time
+
+    target = make_target(label, request, tmp_path)
+    db = target.cli_args()
+    assert qadmin("create", "q", "--kind", "fifo", *db).returncode == 0
+    total = 400_000
+    lines = tmp_path / "lines.txt"
+    lines.write_bytes(b"".join(b"message %d\n" % n for n in range(total)))
+    with open(lines, "rb") as source:
+        pusher = subprocess.Popen(
+            [sys.executable, "-m", "qadmin", "push", "q", "--lines", *db],
+            stdin=source,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        give_up = time.monotonic() + 120
+        while _count(target, "q") == 0 and pusher.poll() is None:
+            assert time.monotonic() < give_up, "no chunk committed"
+            time.sleep(0.05)
+        pusher.send_signal(getattr(signal, signame))
+        _, err = pusher.communicate(timeout=120)
+    if pusher.returncode == 0:
+        pytest.skip("the push finished before the signal arrived")
+    number = getattr(signal, signame)
+    assert pusher.returncode == 128 + number, err
+    lines_said = err.decode().splitlines()
+    assert len(lines_said) == 1, lines_said
+    said = lines_said[0]
+    assert said.startswith("qadmin: interrupted"), said
+    if signame != "SIGINT":
+        assert f"({signame})" in said
+    pushed = int(said.split("pushed ")[1].split(" of ")[0].replace(",", ""))
+    assert f"of {total:,}" in said and 0 < pushed <= total
+    assert _count(target, "q") == pushed

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from qadmin import __version__, secrets
+from qadmin import __version__, interrupts, secrets
 from qadmin.cli.options import global_connection_options
 from qadmin.errors import (
     EXIT_EMPTY,
@@ -45,13 +45,15 @@ def _missing_dependency(exc: Exception, argv: list[str]) -> QadminError | None:
     return extras.from_import_error(exc, _command_word(argv))
 
 
-def _interrupted() -> int:
-    """Ctrl-C: one line that is not an error, exit 130 (a shell's code for SIGINT). On a
+def _interrupted(said: str | None = None) -> int:
+    """Ctrl-C, SIGTERM, SIGHUP: one line that is not an error (what a multi-step write had
+    done, when it says), exit 128 + the signal (130 for Ctrl-C, as a shell reports it). On a
     terminal a newline first, so the line does not follow the ``^C`` echo."""
     if sys.stderr.isatty():
         click.echo("", err=True)
-    _say("interrupted", EXIT_INTERRUPTED)
-    return EXIT_INTERRUPTED
+    how = interrupts.name()
+    _say(how if said in (None, "interrupted") else f"{how}: {said}", EXIT_INTERRUPTED)
+    return interrupts.exit_code(EXIT_INTERRUPTED)
 
 
 class QadminGroup(click.Group):
@@ -92,8 +94,10 @@ class QadminGroup(click.Group):
             code = EXIT_USAGE
         except click.exceptions.Exit as exc:
             code = exc.exit_code
-        except (click.exceptions.Abort, KeyboardInterrupt, Interrupted):
-            code = _interrupted()
+        except (click.exceptions.Abort, KeyboardInterrupt):
+            code = _interrupted(None)
+        except Interrupted as exc:
+            code = _interrupted(str(exc))
         except click.ClickException as exc:
             if isinstance(exc, click.UsageError) and _command_word(argv) == "check":
                 # A group-level option check also takes (qadmin --lock-timeout abc check q):
@@ -161,7 +165,8 @@ def cli(debug: bool, verbose: bool, **connection: Any) -> None:
     Exit codes: 0 ok, 1 error, 2 usage, 3 queue empty, 4 queue full, 5 not found,
     6 connection failed, 7 permission missing, 8 lock timeout, 9 optional dependency
     missing, 10 incomplete (maintain: work left undone), 11 output failed part way
-    (pop: what was not delivered stays queued), 130 interrupted (Ctrl-C).
+    (pop: what was not delivered stays queued), 130 interrupted (Ctrl-C; SIGHUP 129,
+    SIGTERM 143).
     """
     if debug:
         # Read where the detail is produced (the Spark driver's log level, its Java stacks).

@@ -21,7 +21,7 @@ from qadmin.cli.options import (
     count_option,
     format_option,
 )
-from qadmin.errors import QadminError, QueueEmpty, QueueFull, UsageError
+from qadmin.errors import Interrupted, QadminError, QueueEmpty, QueueFull, UsageError
 from qadmin.kinds import QueueSpec
 from qadmin.ops import catalog, messages
 
@@ -148,7 +148,13 @@ def push(
         if used and (stopped.pushed or isinstance(stopped, QueueFull)):
             render.rows(stopped.pushed, _pushed_columns(used[-1]), fmt)
         raise
-    render.rows(pushed, _pushed_columns(used[-1]), fmt)
+    try:
+        render.rows(pushed, _pushed_columns(used[-1]), fmt)
+    except KeyboardInterrupt:  # all went in: only the list of their ids was cut short
+        raise Interrupted(
+            f"pushed {len(pushed):,} of {len(payloads):,} (committed, all of them); "
+            "the list of their ids was cut short"
+        ) from None
 
 
 def _pushed_columns(spec: QueueSpec) -> list[str]:

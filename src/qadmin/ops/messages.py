@@ -10,15 +10,17 @@ import os
 import socket
 import time
 import weakref
-from collections.abc import Callable, Sequence
-from contextlib import suppress
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from datetime import datetime
 from functools import partial
 from typing import Any, TypeVar
 
+from qadmin import interrupts
 from qadmin.engines.base import Engine
 from qadmin.errors import (
     Deadlock,
+    Interrupted,
     NotFound,
     QadminError,
     QueueEmpty,
@@ -121,18 +123,24 @@ def push(
         if _over(engine, payload):
             raise _too_large(engine, n, payload, engine.push_limits()[1] or 0)
     statements = engine.section(spec, "push")
-    if not spec.info.ring:
-        batches = _retrying(spec, lambda: engine.run_batch(statements, params))
-        return [_merge(rows) for rows in batches]
-    # A ring batch is one transaction (one commit for the lot), stopping at the first message
-    # the full ring refuses; what went in before it is committed and reported.
     pushed: list[dict[str, Any]] = []
-    with engine.transaction() as execute:
-        for one in params:
-            rows = [row for statement in statements for row in execute(statement, one)]
-            if not any(r.get("id") is not None for r in rows):
-                break
-            pushed.append(_merge(rows))
+    # One transaction: a stop waits for its commit or rollback (see _push_batches).
+    with _stoppable([], len(params), len(params)) as held:
+        if not spec.info.ring:
+            batches = _retrying(spec, lambda: engine.run_batch(statements, params))
+            pushed = [_merge(rows) for rows in batches]
+        else:
+            # A ring batch is one transaction (one commit for the lot), stopping at the first
+            # message the full ring refuses; what went in before it is committed and reported.
+            with engine.transaction() as execute:
+                for one in params:
+                    rows = [row for statement in statements for row in execute(statement, one)]
+                    if not any(r.get("id") is not None for r in rows):
+                        break
+                    pushed.append(_merge(rows))
+    _stop_if(held, pushed, len(params))
+    if not spec.info.ring:
+        return pushed
     if len(pushed) < len(params):
         raise QueueFull(
             f"ring {spec.name} is full (capacity {spec.capacity}); "
@@ -180,15 +188,19 @@ def _push_batches(
             # One due time for the batch, or (push_many on PostgreSQL) one per message.
             params["due_at"] = due_at
             params["due_ats"] = None if due_at is None else [due_at] * len(chunk)
-        try:
-            rows = _retrying(spec, partial(engine.run, statements, params))
-        except QadminError as exc:
-            if pushed:  # the chunks before this one are committed: say so, and show them
-                exc.args = (f"{exc}; pushed {len(pushed):,} of {len(payloads):,} before it",)
-                exc.pushed = pushed
-            raise
-        got = [message(r) for r in rows if r.get("id") is not None]
-        pushed.extend(got)
+        # A stop (Ctrl-C, SIGTERM, SIGHUP) waits for the chunk's commit or rollback, so the
+        # line says exactly how many went in; a second one stops at once, the chunk in doubt.
+        with _stoppable(pushed, len(payloads), len(chunk)) as held:
+            try:
+                rows = _retrying(spec, partial(engine.run, statements, params))
+            except QadminError as exc:
+                if pushed:  # the chunks before this one are committed: say so, and show them
+                    exc.args = (f"{exc}; pushed {len(pushed):,} of {len(payloads):,} before it",)
+                    exc.pushed = pushed
+                raise
+            got = [message(r) for r in rows if r.get("id") is not None]
+            pushed.extend(got)
+        _stop_if(held, pushed, len(payloads))
         if len(got) < len(chunk):
             raise QueueFull(
                 f"ring {spec.name} is full (capacity {spec.capacity}); "
@@ -196,6 +208,33 @@ def _push_batches(
                 pushed,
             )
     return pushed
+
+
+@contextmanager
+def _stoppable(pushed: list[dict[str, Any]], total: int, flight: int) -> Iterator[interrupts.Held]:
+    """A push transaction that a stop (Ctrl-C, SIGTERM, SIGHUP) waits for; a second stop ends
+    it at once, and the line says the ``flight`` messages of it are in doubt."""
+    try:
+        with interrupts.deferred() as held:
+            yield held
+    except KeyboardInterrupt:
+        stop = Interrupted(
+            f"pushed {len(pushed):,} of {total:,} (committed), and the {flight:,} in flight "
+            "may or may not be in (stopped twice, maybe mid-commit): count the queue before "
+            "pushing the rest"
+        )
+        stop.pushed = pushed
+        raise stop from None
+
+
+def _stop_if(held: interrupts.Held, pushed: list[dict[str, Any]], total: int) -> None:
+    """After a push transaction a stop waited for: say exactly what went in."""
+    if held.signum is None:
+        return
+    rest = "the rest were not: push only those again" if len(pushed) < total else "all of them"
+    stop = Interrupted(f"pushed {len(pushed):,} of {total:,} (committed; {rest})")
+    stop.pushed = pushed
+    raise stop
 
 
 def _chunks(engine: Engine, payloads: Sequence[bytes]) -> list[Sequence[bytes]]:
