@@ -220,3 +220,48 @@ def test_a_stopped_push_says_how_many_went_in(label, signame, request, tmp_path)
     pushed = int(said.split("pushed ")[1].split(" of ")[0].replace(",", ""))
     assert f"of {total:,}" in said and 0 < pushed <= total
     assert _count(target, "q") == pushed
+
+
+def test_tail_at_80_columns_cuts_no_number_and_no_name(tmp_path):
+    import pty
+    import re
+
+    db = ["--dsn", f"sqlite:///{tmp_path / 'q.db'}"]
+    name = "orders_from_the_eu_warehouse_q"
+    assert qadmin("create", name, "--kind", "claim", *db).returncode == 0
+    data = b"".join(b"m%d\n" % n for n in range(123_457))
+    assert qadmin("push", name, "--lines", *db, stdin=data).returncode == 0
+    assert qadmin("pop", name, "--count", "321", *db).returncode == 0  # claimed: 321
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: qadmin on a terminal 80 columns wide
+        os.environ.update(COLUMNS="80", LINES="24", TERM="xterm")
+        os.execv(
+            sys.executable,
+            [
+                sys.executable,
+                "-m",
+                "qadmin",
+                "tail",
+                name,
+                "--count",
+                "2",
+                "--interval",
+                "0.2",
+                *db,
+            ],
+        )
+    out = b""
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, out
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.decode())
+    assert "…" not in text, text
+    assert "123457" in text and " 321 " in text, text
+    assert name in re.sub(r"\s+", "", text), text
