@@ -265,3 +265,76 @@ def test_tail_at_80_columns_cuts_no_number_and_no_name(tmp_path):
     assert "…" not in text, text
     assert "123457" in text and " 321 " in text, text
     assert name in re.sub(r"\s+", "", text), text
+
+
+def test_mariadb_is_named_mariadb_in_messages_and_reports(request, tmp_path):
+    server = make_target("mariadb", request, tmp_path)
+    db = server.cli_args()
+    ping = qadmin("ping", *db, "--format", "json")
+    assert ping.returncode == 0 and json.loads(ping.stdout)["engine"] == "mariadb"
+    assert qadmin("create", "q", "--kind", "fifo", *db).returncode == 0
+    inspect = qadmin("inspect", "q", *db, "--format", "json", "--sample", "0")
+    assert json.loads(inspect.stdout)["engine"] == "mariadb"
+    assert qadmin("inspect", "q", *db, "--format", "plain").stdout.startswith(
+        b"qadmin inspect q: fifo queue in " + server.schema.encode() + b" on mariadb"
+    )
+    explain = qadmin("explain", "q", *db, "--format", "json")
+    assert json.loads(explain.stdout)["engine"] == "mariadb"
+    host = server.dsn.split("@", 1)[1]
+    refused = qadmin("ping", "--dsn", f"mysql://truth_nobody:wrong@{host}")
+    assert refused.returncode == 6
+    assert refused.stderr.startswith(b"qadmin: error: mariadb: login failed"), refused.stderr
+    missing = qadmin("list", *db, "--schema", "truth_nonexist")
+    assert b"mariadb: database truth_nonexist does not exist" in missing.stderr
+
+
+def test_a_killed_mariadb_session_is_not_called_unreachable(request, tmp_path):
+    import pymysql
+
+    from tests.conftest import MY_HOST
+
+    server = make_target("mariadb", request, tmp_path)
+    engine = server.engine()
+    session = engine.query("SELECT CONNECTION_ID() AS c")[0]["c"]
+    admin = pymysql.connect(host=MY_HOST, user="root", password="", autocommit=True)
+    with admin, admin.cursor() as cur:
+        cur.execute(f"KILL {int(session)}")
+    from qadmin.errors import ConnectionFailed
+
+    with pytest.raises(ConnectionFailed) as lost:
+        engine.query("SELECT 1 AS x")
+    said = str(lost.value)
+    assert "cannot reach" not in said, said
+    assert said.startswith("mariadb: the server ended this session") and "killed" in said
+
+
+@pytest.mark.parametrize("label", ["postgresql", "mariadb"])
+def test_reads_during_a_lock_pileup_wait_a_second_and_name_the_holder(label, request, tmp_path):
+    server = make_target(label, request, tmp_path)
+    db = server.cli_args()
+    assert qadmin("create", "q", "--kind", "claim", *db).returncode == 0
+    assert qadmin("push", "q", "a", *db).returncode == 0
+    holder = server.engine()
+    conn = holder.conn
+    cur = conn.cursor()
+    if label == "postgresql":
+        cur.execute(f'LOCK TABLE "{server.schema}"."q" IN ACCESS EXCLUSIVE MODE')
+        cur.execute("SELECT pg_backend_pid()")
+    else:
+        cur.execute(f"LOCK TABLES `{server.schema}`.`q` WRITE")
+        cur.execute("SELECT CONNECTION_ID()")
+    session = str(cur.fetchone()[0])
+    try:
+        for command in (["size", "q"], ["claims", "q"], ["peek", "q"]):
+            done = qadmin(*command, *db, "--lock-timeout", "20s")
+            said = done.stderr.decode()
+            assert done.returncode == 8, (command, said)
+            assert said.count("\n") == 1, said
+            assert "1000 ms" in said or "1 s" in said or "1000ms" in said, said
+            assert f"blocked by session {session}" in said, (command, said)
+    finally:
+        if label == "postgresql":
+            conn.rollback()
+        else:
+            cur.execute("UNLOCK TABLES")
+        holder.close()

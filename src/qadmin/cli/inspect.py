@@ -285,7 +285,10 @@ def fragmentation(
 ) -> None:
     """Index size and bloat of queue NAME (estimated; measured with --deep)."""
     engine, resolved = _resolve(target, name, profile)
-    part = fragmentation_part.measure(engine, resolved.profile.table, deep, max_pages)
+    ctx = run.context(engine, resolved, Options())
+    part = run.bounded(
+        ctx, lambda: fragmentation_part.measure(engine, resolved.profile.table, deep, max_pages)
+    )
     data = dict(
         queue=name, fragmentation=part.to_json_dict(), notes=[{"note": n} for n in part.notes]
     )
@@ -301,10 +304,12 @@ def size(name: str, profile: dict[str, Any], target: Target, fmt: str | None) ->
     """Depth (estimate; exact when cheap), oldest message, bytes on disk; a profiled table's
     waiting rows and each state's rows."""
     engine, resolved = _resolve(target, name, profile)
-    if resolved.spec is not None:
-        part = size_part.measure(engine, resolved.spec)
+    ctx = run.context(engine, resolved, Options())
+    spec = resolved.spec
+    if spec is not None:
+        part = run.bounded(ctx, lambda: size_part.measure(engine, spec))
     else:
-        part = size_part.profiled(run.context(engine, resolved, Options()))
+        part = run.bounded(ctx, lambda: size_part.profiled(ctx))
     render.document(dict(queue=name, **part.to_json_dict()), fmt)
 
 
@@ -316,7 +321,8 @@ def size(name: str, profile: dict[str, Any], target: Target, fmt: str | None) ->
 def ghosts(name: str, profile: dict[str, Any], target: Target, fmt: str | None) -> None:
     """Dead / ghost records of queue NAME and the sessions that hold their cleanup back."""
     engine, resolved = _resolve(target, name, profile)
-    part = ghosts_part.collect(run.context(engine, resolved, Options()))
+    ctx = run.context(engine, resolved, Options())
+    part = run.bounded(ctx, lambda: ghosts_part.collect(ctx))
     data = dict(
         queue=name,
         **part.table,
@@ -335,7 +341,8 @@ def ghosts(name: str, profile: dict[str, Any], target: Target, fmt: str | None) 
 def locks(name: str, profile: dict[str, Any], target: Target, fmt: str | None) -> None:
     """Lock waits on queue NAME: waiter, blocker, lock, wait time."""
     engine, resolved = _resolve(target, name, profile)
-    part = locks_part.collect(run.context(engine, resolved, Options()))
+    ctx = run.context(engine, resolved, Options())
+    part = run.bounded(ctx, lambda: locks_part.collect(ctx))
     for note in part.notes:
         render.note(f"qadmin: {note}")
     render.rows(part.waits, _section("locks")[2], fmt)
@@ -343,8 +350,8 @@ def locks(name: str, profile: dict[str, Any], target: Target, fmt: str | None) -
 
 def _stale_claims(engine: Engine, resolved: Resolved, stale_after: int) -> claims_part.Claims:
     _claims_of(resolved, "claims")
-    options = Options(stale_after_s=stale_after)
-    return claims_part.collect(run.context(engine, resolved, options))
+    ctx = run.context(engine, resolved, Options(stale_after_s=stale_after))
+    return run.bounded(ctx, lambda: claims_part.collect(ctx))
 
 
 @click.command()
@@ -460,7 +467,7 @@ INVALID: Table = ("invalid indexes", "invalid_indexes", ["index_name", "index_by
 @report_format_option
 def explain(name: str, profile: dict[str, Any], target: Target, fmt: str | None) -> None:
     """Why is dequeue slow? The plan of NAME's dequeue (its head, read-only: no row lock):
-    seek or scan, the index, rows and pages read to reach the head, whether an index fits
+    seek or scan, the index, rows and page accesses to reach the head, whether an index fits
     the order, INVALID indexes, stale statistics; findings with their fix. PostgreSQL and
     MariaDB run the head's SELECT (EXPLAIN ANALYZE, READ ONLY, under the timeouts) only when
     the estimated plan reaches it through an index: a head that would scan or sort a big table
@@ -501,7 +508,7 @@ def _plan_line(result: explain_ops.Explain) -> str:
         f"{render.figure(value)} {unit}"
         for value, unit in (
             (result.rows_examined, walked if result.analyzed else "rows estimated"),
-            (result.buffers, "pages read"),
+            (result.buffers, "page accesses"),
             (result.execution_ms, "ms"),
         )
         if value is not None

@@ -21,9 +21,12 @@ from qadmin.cli.options import (
     count_option,
     format_option,
 )
+from qadmin.diagnostics import run
+from qadmin.diagnostics.model import Options
 from qadmin.errors import Interrupted, QadminError, QueueEmpty, QueueFull, UsageError
 from qadmin.kinds import QueueSpec
 from qadmin.ops import catalog, messages
+from qadmin.profiles.resolve import Resolved, from_spec
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 # A push this large takes seconds: show it runs (on a terminal).
@@ -249,7 +252,9 @@ def peek(name: str, count: int, target: Target, fmt: str | None) -> None:
 
     def peek_at(spec: QueueSpec) -> list[dict[str, Any]]:
         used.append(spec)
-        return messages.peek(engine, spec, count)
+        # A look, as inspect's parts: a lock is waited for 1 s, then its holder named.
+        ctx = run.context(engine, Resolved(from_spec(spec), spec), Options())
+        return run.bounded(ctx, lambda: messages.peek(engine, spec, count))
 
     shown = messages.on_queue(engine, name, peek_at)
     spec = used[-1]

@@ -114,6 +114,12 @@ class Engine(ABC):
         """The schema (PostgreSQL, SQL Server), database (MySQL) or ``main`` (SQLite) in use."""
 
     @property
+    def label(self) -> str:
+        """How messages and reports name this server: the engine's name, or the flavour an
+        engine that speaks to two kinds of server detected (``mariadb`` or ``mysql``)."""
+        return self.name
+
+    @property
     def conn(self) -> Any:
         if self._conn is None:
             with self.errors():
@@ -407,7 +413,7 @@ class Engine(ABC):
     def jdbc_url(self) -> str:
         """The JDBC URL for Spark: host, port and database only, never user or password."""
         if self.JDBC is None:
-            raise UnsupportedError(f"--engine spark has no JDBC path to {self.name}")
+            raise UnsupportedError(f"--engine spark has no JDBC path to {self.label}")
         d = self.dsn
         host, port = d.host or "localhost", d.port or self.JDBC.port
         return f"jdbc:{self.JDBC.scheme}://{host}:{port}/{d.database or ''}"
@@ -550,7 +556,7 @@ class Engine(ABC):
         schema = schema or self.schema
         if not self.query(self.engine_sql("schema_exists"), {"schema": schema}):
             word = "database" if self.base_dialect == "mysql" else "schema"
-            raise NotFound(f"{self.name}: {word} {schema} does not exist")
+            raise NotFound(f"{self.label}: {word} {schema} does not exist")
 
     def catalog(self) -> sqlfiles.SqlFile:
         return sqlfiles.load(f"queues/{self.base_dialect}/catalog.sql")

@@ -265,7 +265,7 @@ def _over(engine: Engine, payload: bytes) -> bool:
 
 def _too_large(engine: Engine, n: int, payload: bytes, limit: int) -> UsageError:
     return UsageError(
-        f"message {n:,} ({len(payload):,} bytes) is too large for this {engine.name} server: "
+        f"message {n:,} ({len(payload):,} bytes) is too large for this {engine.label} server: "
         f"it would take more than the {limit:,} bytes a statement may carry "
         "(raise max_allowed_packet); nothing pushed"
     )
