@@ -221,6 +221,9 @@ def report(
     if fmt == "json":
         click.echo(json.dumps(data, default=_json_default))
         return
+    if fmt == "csv":
+        _report_csv(data, sections)
+        return
     for line in lead:
         click.echo(line)
     for heading, key, columns in sections[:first]:
@@ -239,6 +242,26 @@ def report(
         document(flat, fmt, title=None if lead else title)
     for heading, key, columns in sections[first:]:
         _section(data, heading, key, columns, fmt)
+
+
+def _report_csv(
+    data: Mapping[str, Any], sections: Sequence[tuple[str, str, Sequence[str]]]
+) -> None:
+    """A report as one CSV table, long format: ``section,row,key,value``. The scalars first
+    (section ``summary``, dotted keys, row empty), then each section's rows by number from 1;
+    values as CSV writes them elsewhere (whole floats, yes/no)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["section", "row", "key", "value"])
+    for key, value in _flatten(data).items():
+        writer.writerow(["summary", "", key, _cell(value, exact=True)])
+    for _, key, columns in sections:
+        for n, row in enumerate(_lookup(data, key) or [], 1):
+            if not isinstance(row, Mapping):
+                continue
+            for column in columns:
+                writer.writerow([key, n, column, _cell(row.get(column), exact=True)])
+    click.echo(buf.getvalue(), nl=False)
 
 
 def _section(

@@ -338,3 +338,26 @@ def test_reads_during_a_lock_pileup_wait_a_second_and_name_the_holder(label, req
         else:
             cur.execute("UNLOCK TABLES")
         holder.close()
+
+
+def test_inspect_takes_csv_and_format_goes_before_the_command_too(tmp_path):
+    import csv
+    import io
+
+    db = ["--dsn", f"sqlite:///{tmp_path / 'q.db'}"]
+    assert qadmin("create", "q", "--kind", "claim", *db).returncode == 0
+    assert qadmin("push", "q", "a", "b", *db).returncode == 0
+    done = qadmin("inspect", "q", "--format", "csv", "--sample", "0", *db)
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.reader(io.StringIO(done.stdout.decode())))
+    assert rows[0] == ["section", "row", "key", "value"]
+    assert ["summary", "", "size.depth", "2"] in rows
+    assert all(len(r) == 4 for r in rows)
+    before = qadmin("--format", "json", "list", *db)
+    assert before.returncode == 0 and json.loads(before.stdout)[0]["name"] == "q"
+    after_wins = qadmin("--format", "json", "list", "--format", "csv", *db)
+    assert after_wins.stdout.startswith(b"name,kind,")
+    report = qadmin("--format", "csv", "inspect", "q", "--sample", "0", *db)
+    assert report.returncode == 0 and report.stdout.startswith(b"section,row,key,value\n")
+    plugin = qadmin("--format", "csv", "check", "q", *db)
+    assert plugin.returncode == 3 and plugin.stdout.startswith(b"QADMIN UNKNOWN - usage:")

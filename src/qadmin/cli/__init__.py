@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from qadmin import __version__, interrupts, secrets
-from qadmin.cli.options import global_connection_options
+from qadmin.cli.options import global_connection_options, global_format_option
 from qadmin.errors import (
     EXIT_EMPTY,
     EXIT_ERROR,
@@ -156,6 +156,7 @@ def _internal(exc: Exception, debug: bool, argv: list[str] | None = None) -> int
 @click.option("--debug", is_flag=True, help="Show tracebacks (secrets are still masked).")
 @click.option("-v", "--verbose", is_flag=True, help="Say which connection is used, on stderr.")
 @global_connection_options
+@global_format_option
 def cli(debug: bool, verbose: bool, **connection: Any) -> None:
     """Create, manage and diagnose message queues kept in database tables.
 

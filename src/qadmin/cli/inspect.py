@@ -13,6 +13,7 @@ from qadmin.cli.options import (
     confirm,
     connection_options,
     format_option,
+    plugin_format_option,
     profile_options,
     report_format_option,
 )
@@ -546,7 +547,7 @@ class PluginCommand(click.Command):
 @threshold_options
 @profile_options
 @connection_options
-@report_format_option
+@plugin_format_option
 def check(
     name: str,
     stale_after: int,

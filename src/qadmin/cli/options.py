@@ -271,25 +271,67 @@ def profile_options(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def _format_given_before(choices: list[str]) -> Callable[[click.Context, Any, Any], Any]:
+    """A command's --format, or the one typed before the command (``qadmin --format json
+    list``), as the connection options; one this command does not take is a usage error."""
+
+    def pick(ctx: click.Context, param: Any, value: Any) -> Any:
+        if value is not None:
+            return value
+        root = ctx.find_root()
+        before = root.params.get("fmt") if root is not ctx else None
+        if before is not None and before not in choices:
+            raise click.BadParameter(
+                f"{before!r} is not one of {', '.join(map(repr, choices))}.", ctx, param
+            )
+        return before
+
+    return pick
+
+
+def _format(choices: list[str], help_text: str) -> Callable[[F], F]:
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(choices),
+        default=None,
+        callback=_format_given_before(choices),
+        help=help_text,
+    )
+
+
 def format_option(func: F) -> F:
+    return _format(list(FORMATS), "Output format (default: table on a terminal, plain otherwise).")(
+        func
+    )
+
+
+def report_format_option(func: F) -> F:
+    """--format of a report (inspect, ghosts, explain, maintain, report...): csv is one
+    long table of ``section,row,key,value`` lines (docs/cli.md, Output formats)."""
+    return _format(
+        list(FORMATS),
+        "Output format (default: table on a terminal, plain otherwise; csv: one "
+        "section,row,key,value line per figure).",
+    )(func)
+
+
+def plugin_format_option(func: F) -> F:
+    """check's --format: its Nagios line, or json; a plugin's verdict has no CSV."""
+    return _format(
+        [f for f in FORMATS if f != "csv"],
+        "json: the verdict and the report as one document (default: the Nagios line).",
+    )(func)
+
+
+def global_format_option(func: F) -> F:
+    """--format on the ``qadmin`` group: each command reads it when not given after it."""
     return click.option(
         "--format",
         "fmt",
         type=click.Choice(FORMATS),
         default=None,
-        help="Output format (default: table on a terminal, plain otherwise).",
-    )(func)
-
-
-def report_format_option(func: F) -> F:
-    """--format of a report (inspect, check, report...): a headline and several sections are
-    no CSV table, so csv is refused rather than printed as something that is not CSV."""
-    return click.option(
-        "--format",
-        "fmt",
-        type=click.Choice([f for f in FORMATS if f != "csv"]),
-        default=None,
-        help="Output format (default: table on a terminal, plain otherwise; no csv).",
+        help="Output format, before or after the command (after wins).",
     )(func)
 
 
