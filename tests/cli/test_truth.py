@@ -361,3 +361,23 @@ def test_inspect_takes_csv_and_format_goes_before_the_command_too(tmp_path):
     assert report.returncode == 0 and report.stdout.startswith(b"section,row,key,value\n")
     plugin = qadmin("--format", "csv", "check", "q", *db)
     assert plugin.returncode == 3 and plugin.stdout.startswith(b"QADMIN UNKNOWN - usage:")
+
+
+def test_convert_of_a_quoted_table_name_says_why_it_cannot_be_a_ring(pg_schema):
+    import psycopg
+
+    from tests.conftest import PG_ADMIN
+
+    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+        conn.execute(
+            f'CREATE TABLE "{pg_schema}"."We;ird Tab" (id bigserial PRIMARY KEY, payload text)'
+        )
+    db = ["--dsn", PG_ADMIN, "--schema", pg_schema]
+    assert qadmin("size", '"We;ird Tab"', *db).returncode == 0
+    args = ["--to", "ring", "--capacity", "100", "--payload-column", "payload", "--dry-run"]
+    done = qadmin("convert", '"We;ird Tab"', *args, *db)
+    said = done.stderr.decode()
+    assert done.returncode == 2 and said.count("\n") == 1, said
+    assert "schema name" not in said and "cannot become a ring under that name" in said, said
+    qualified = qadmin("convert", f"{pg_schema}.jobs", *args, *db)
+    assert f"--schema {pg_schema} jobs" in qualified.stderr.decode()
