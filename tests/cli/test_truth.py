@@ -381,3 +381,34 @@ def test_convert_of_a_quoted_table_name_says_why_it_cannot_be_a_ring(pg_schema):
     assert "schema name" not in said and "cannot become a ring under that name" in said, said
     qualified = qadmin("convert", f"{pg_schema}.jobs", *args, *db)
     assert f"--schema {pg_schema} jobs" in qualified.stderr.decode()
+
+
+def test_a_stopped_mariadb_convert_says_running_it_again_resumes(request, tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from qadmin.cli import cli
+    from qadmin.ops import convert as convert_ops
+
+    db = make_target("mariadb", request, tmp_path).cli_args()
+    assert qadmin("create", "cv", "--kind", "fifo", *db).returncode == 0
+    assert qadmin("push", "cv", "a", "b", *db).returncode == 0
+    real = convert_ops.convert
+
+    def stopped_at_the_gate(*args, **kwargs):
+        def stop(step: str) -> None:
+            if step == "gate":
+                raise KeyboardInterrupt  # Ctrl-C as the step begins
+
+        return real(*args, **kwargs, on_step=stop)
+
+    monkeypatch.setattr(convert_ops, "convert", stopped_at_the_gate)
+    command = ["convert", "cv", "--to", "ring", "--capacity", "16", "--yes", *db]
+    stopped = CliRunner().invoke(cli, command)
+    assert stopped.exit_code == 130, stopped.output
+    assert stopped.stderr.count("\n") == 1, stopped.stderr
+    assert "running the same convert command again resumes it" in stopped.stderr
+    monkeypatch.setattr(convert_ops, "convert", real)
+    again = qadmin(*command)
+    assert again.returncode == 0, again.stderr
+    popped = qadmin("pop", "cv", "--count", "5", "--format", "json", *db)
+    assert [m["payload"] for m in json.loads(popped.stdout)] == ["a", "b"]
