@@ -412,3 +412,32 @@ def test_a_stopped_mariadb_convert_says_running_it_again_resumes(request, tmp_pa
     assert again.returncode == 0, again.stderr
     popped = qadmin("pop", "cv", "--count", "5", "--format", "json", *db)
     assert [m["payload"] for m in json.loads(popped.stdout)] == ["a", "b"]
+
+
+def test_a_stopped_archive_says_running_it_again_finishes(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from qadmin.cli import cli
+    from qadmin.pipeline import archive as archive_ops
+
+    db = ["--dsn", f"sqlite:///{tmp_path / 'q.db'}"]
+    assert qadmin("create", "q", "--kind", "fifo", *db).returncode == 0
+    assert qadmin("push", "q", "a", "b", "c", *db).returncode == 0
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt  # Ctrl-C once the file is written, before its deletes
+
+    monkeypatch.setattr(archive_ops, "delete", stopped)
+    folder = tmp_path / "arch"
+    command = ["archive", "q", "--to", str(folder), "--as", "jsonl", "--older-than", "1s"]
+    command += ["--yes", *db]
+    import time
+
+    time.sleep(1.2)  # the messages are now older than --older-than 1s
+    first = CliRunner().invoke(cli, command)
+    assert first.exit_code == 130 and first.stderr.count("\n") == 1, first.stderr
+    assert "running the same archive again" in first.stderr
+    monkeypatch.undo()
+    again = qadmin(*command, "--format", "json")
+    assert again.returncode == 0, again.stderr
+    assert qadmin("pop", "q", *db).returncode == 3  # all three deleted, once archived
