@@ -21,8 +21,13 @@ stopped_by: list[int] = []
 
 
 def _stop(signum: int, frame: FrameType | None) -> None:
+    if stopped_by:  # already stopping: a second signal must not break the way out
+        return
     stopped_by.append(signum)
     raise KeyboardInterrupt
+
+
+_installed: list[bool] = []
 
 
 def install() -> None:
@@ -30,6 +35,15 @@ def install() -> None:
     for sig in STOPS:
         if signal.getsignal(sig) in (signal.SIG_DFL, signal.default_int_handler):
             signal.signal(sig, _stop)
+    _installed.append(True)
+
+
+def settle() -> None:
+    """qadmin has said its line and is exiting: a further stop must not raise inside the
+    interpreter's shutdown (an "Exception ignored ... KeyboardInterrupt" traceback)."""
+    if _installed and threading.current_thread() is threading.main_thread():
+        for sig in STOPS:
+            signal.signal(sig, signal.SIG_IGN)
 
 
 def exit_code(default: int) -> int:
@@ -61,8 +75,8 @@ def deferred() -> Iterator[Held]:
         return
 
     def hold(signum: int, frame: FrameType | None) -> None:
-        if held.signum is not None:
-            _stop(signum, frame)
+        if held.signum is not None:  # a second stop: at once, the step in doubt
+            raise KeyboardInterrupt
         held.signum = signum
         stopped_by.append(signum)
 

@@ -30,6 +30,7 @@ EXIT_PLUGIN_UNKNOWN = 3
 
 
 def _say(message: str, code: int) -> None:
+    interrupts.settle()  # the line is being said: a second stop must not cut it short
     quiet = (EXIT_EMPTY, EXIT_FULL, EXIT_INTERRUPTED)
     prefix = "qadmin: " if code in quiet else "qadmin: error: "
     click.echo(secrets.scrub(prefix + " ".join(message.split())), err=True)
@@ -129,6 +130,7 @@ class QadminGroup(click.Group):
                 code = EXIT_USAGE
         except Exception as exc:
             code = _internal(exc, debug, argv)
+        interrupts.settle()
         sys.exit(code)
 
 
