@@ -477,3 +477,18 @@ def test_two_quick_stops_of_a_push_leave_one_line_and_no_traceback(request, tmp_
         assert pushed <= _count(target, "q") <= pushed + 2000
     else:
         assert _count(target, "q") == pushed
+
+
+def test_a_ring_popped_into_a_reader_that_stops_loses_nothing(pg_schema):
+    from tests.conftest import PG_ADMIN
+
+    db = ["--dsn", PG_ADMIN, "--schema", pg_schema]
+    assert qadmin("create", "r", "--kind", "ring", "--capacity", "1000", *db).returncode == 0
+    data = b"".join(b"m%d\n" % n for n in range(500))
+    assert qadmin("push", "r", "--lines", *db, stdin=data).returncode == 0
+    _, err, code = _through_head(3, "pop", "r", "--count", "500", *db)
+    assert code == 11 and b"delivered 2 of 500" in err and b"qadmin repair r --yes" in err, err
+    assert qadmin("repair", "r", "--yes", *db).returncode == 0
+    rest = qadmin("pop", "r", "--count", "1000", "--format", "json", *db)
+    payloads = [m["payload"] for m in json.loads(rest.stdout)]
+    assert sorted(payloads) == sorted(f"m{n}" for n in range(500))  # the 2 delivered again

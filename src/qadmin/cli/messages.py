@@ -203,7 +203,7 @@ def pop(
     engine = target.engine()
     used: list[QueueSpec] = []
 
-    def pop_from(spec: QueueSpec) -> tuple[list[dict[str, Any]], int]:
+    def pop_from(spec: QueueSpec) -> messages.Delivery:
         used.append(spec)
         columns = _columns(spec)
 
@@ -218,23 +218,28 @@ def pop(
         return messages.pop_delivering(engine, spec, count, deliver, wait_s, worker)
 
     try:
-        popped, delivered = messages.on_queue(engine, name, pop_from)
+        done = messages.on_queue(engine, name, pop_from)
     except QueueEmpty:
         if not raw:
             render.rows([], _columns(used[-1]), fmt)
         raise
-    if delivered < len(popped):
+    popped, delivered = len(done.rows), done.delivered
+    if delivered < popped:
         raise output.Undelivered(
-            f"output failed ({output.reason()}): delivered {delivered} of {len(popped)}; "
-            f"{_rest(used[-1], engine.HAS_ROUTINES)}"
+            f"output failed ({output.reason()}): delivered {delivered} of {popped}; "
+            f"{_rest(used[-1], engine.HAS_ROUTINES, done)}"
         )
 
 
-def _rest(spec: QueueSpec, numbered: bool) -> str:
-    """Where the undelivered messages are: rolled back into the queue (a ring's number is
-    not returned by a rollback: repair parks the message, then it is served again)."""
+def _rest(spec: QueueSpec, numbered: bool, done: messages.Delivery) -> str:
+    """Where the undelivered messages are. A ring's rolled-back pop leaves its numbers
+    behind (on engines with sequences): repair parks those messages, then they are served."""
+    back = f"all {len(done.rows)} stay, the {done.delivered} delivered too (served again)"
     if spec.info.ring and numbered:
-        return f"the rest stay in the ring once 'qadmin repair {spec.name} --yes' parks them"
+        what = "the rest" if done.exact else back
+        return f"{what} come back once 'qadmin repair {spec.name} --yes' parks them"
+    if not done.exact:
+        return f"{back}: the queue could not take back exactly the undelivered"
     if spec.info.claims:
         return "the rest stay in the queue (their claims released)"
     return "the rest stay in the queue"

@@ -12,6 +12,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from typing import Any, TypeVar
@@ -308,6 +309,17 @@ def pop(
                 engine.unlisten(spec)
 
 
+@dataclass(frozen=True)
+class Delivery:
+    """What a pop handed out: the messages popped, how many of them the output delivered, and
+    whether exactly those were taken (``exact``) or, failing that, the whole batch went back
+    (the delivered ones will be served again)."""
+
+    rows: list[dict[str, Any]]
+    delivered: int
+    exact: bool = True
+
+
 def pop_delivering(
     engine: Engine,
     spec: QueueSpec,
@@ -315,15 +327,17 @@ def pop_delivering(
     deliver: Callable[[list[dict[str, Any]]], int],
     wait_s: float = 0.0,
     worker: str | None = None,
-) -> tuple[list[dict[str, Any]], int]:
+) -> Delivery:
     """Pop up to ``count`` messages in one transaction and hand them to ``deliver`` (which
-    writes them out and returns how many it delivered) before the commit: the messages it did
-    not deliver are rolled back and stay in the queue (claim queues: their claims are released).
-    Each message is popped behind a savepoint of its own, so only those are undone. A ring's
-    undone pop leaves its number behind: ``repair`` parks the message, which is then served
-    again. Returns (messages popped, messages delivered); QueueEmpty after ``wait_s``."""
+    writes them out and returns how many it delivered) before the commit. All delivered:
+    commit. Fewer: the pop is rolled back to a savepoint taken before it, and the delivered
+    number is popped again in the same transaction; when that takes exactly the messages
+    delivered (the queue's order; no consumer took one in between) it commits them and the
+    rest stay in the queue (claim queues: unclaimed). Otherwise, and always for a ring (a
+    rolled-back ring pop leaves its numbers behind, for ``repair`` to park), the whole batch
+    stays, the delivered ones too. QueueEmpty after ``wait_s``."""
     _check_count(count)
-    params: dict[str, Any] = {"count": 1}
+    params: dict[str, Any] = {"count": count}
     if spec.info.claims:
         params["worker"] = worker or default_worker()
     statements = engine.section(spec, "pop")
@@ -331,34 +345,39 @@ def pop_delivering(
     listening = wait_s > 0 and engine.listen(spec)
     delay = _POLL_START_S
     handed = False
+    mark = "qadmin_pop"
 
-    def attempt() -> tuple[list[dict[str, Any]], int] | None:
+    def take(execute: Callable[..., list[dict[str, Any]]], n: int) -> list[dict[str, Any]]:
+        got = [
+            message(r)
+            for statement in statements
+            for r in execute(statement, {**params, "count": n})
+            if r.get("id") is not None
+        ]
+        return spec.sort_rows(got)
+
+    def attempt() -> Delivery | None:
         nonlocal handed
         with engine.transaction() as execute:
-            rows: list[dict[str, Any]] = []
-            marks: list[str] = []
-            for n in range(count):
-                mark = f"qadmin_pop_{n}"
-                execute(engine.mark_sql(mark))
-                got = [
-                    message(r)
-                    for statement in statements
-                    for r in execute(statement, params)
-                    if r.get("id") is not None
-                ]
-                if not got:
-                    break
-                rows.extend(got)
-                marks.extend([mark] * len(got))
+            execute(engine.mark_sql(mark))
+            rows = take(execute, count)
             if not rows:
                 return None
             handed = True  # from here a retry would deliver twice
             delivered = deliver(rows)
-            if delivered < len(rows):
-                execute(engine.mark_sql(marks[delivered], undo=True))
-            return rows, delivered
+            if delivered == len(rows):
+                return Delivery(rows, delivered)
+            execute(engine.mark_sql(mark, undo=True))
+            if delivered == 0:
+                return Delivery(rows, 0)
+            if not spec.info.ring:
+                again = take(execute, delivered)
+                if {r["id"] for r in again} == {r["id"] for r in rows[:delivered]}:
+                    return Delivery(rows, delivered)
+                execute(engine.mark_sql(mark, undo=True))
+            return Delivery(rows, delivered, exact=False)
 
-    def once() -> tuple[list[dict[str, Any]], int] | None:
+    def once() -> Delivery | None:
         # A deadlock victim runs again (as _retrying does), unless it had handed messages out.
         for tries in range(1, DEADLOCK_RETRIES + 1):
             try:
