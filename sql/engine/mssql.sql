@@ -25,7 +25,7 @@ COMMIT TRANSACTION
 IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION
 
 -- name: savepoint
--- pop: a mark before each message, so what output did not deliver is rolled back alone.
+-- pop: a mark before its batch, so a batch the output did not deliver is rolled back.
 SAVE TRANSACTION {mark.bare}
 
 -- name: rollback_to_savepoint

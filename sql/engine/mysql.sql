@@ -29,7 +29,7 @@ SET TRANSACTION ISOLATION LEVEL REPEATABLE READ
 START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY
 
 -- name: savepoint
--- pop: a mark before each message, so what output did not deliver is rolled back alone.
+-- pop: a mark before its batch, so a batch the output did not deliver is rolled back.
 SAVEPOINT {mark.bare}
 
 -- name: rollback_to_savepoint

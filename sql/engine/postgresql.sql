@@ -37,7 +37,7 @@ SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY;
 SET TRANSACTION SNAPSHOT {snapshot.bare_lit}
 
 -- name: savepoint
--- pop: a mark before each message, so what output did not deliver is rolled back alone.
+-- pop: a mark before its batch, so a batch the output did not deliver is rolled back.
 SAVEPOINT {mark.bare}
 
 -- name: rollback_to_savepoint

@@ -10,7 +10,7 @@ SELECT 1 AS x FROM sqlite_schema WHERE type = 'table' AND name = :name
 SELECT name AS column_name, lower(type) AS data_type FROM pragma_table_info(:name)
 
 -- name: savepoint
--- pop: a mark before each message, so what output did not deliver is rolled back alone.
+-- pop: a mark before its batch, so a batch the output did not deliver is rolled back.
 SAVEPOINT {mark.bare}
 
 -- name: rollback_to_savepoint
