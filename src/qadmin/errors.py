@@ -19,6 +19,8 @@ EXIT_PERMISSION = 7
 EXIT_LOCK_TIMEOUT = 8
 EXIT_MISSING = 9
 EXIT_INCOMPLETE = 10
+# Output failed part way (a closed pipe, a full disk): what was not delivered stays queued.
+EXIT_UNDELIVERED = 11
 # Ctrl-C: 128 + SIGINT, as a shell reports a process the signal ended.
 EXIT_INTERRUPTED = 130
 

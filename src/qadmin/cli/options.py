@@ -56,22 +56,27 @@ class Target:
         ctx.call_on_close(engine.close)
         return engine
 
-    def command(self) -> str:
+    def command(self, declared: bool = False) -> str:
         """``qadmin`` as a printed fix must be typed to reach this same place: ``-c NAME``
-        and ``--schema`` when given; a DSN is never printed (it may hold a password)."""
+        and ``--schema`` when given, and the config file when it names the connection or
+        (``declared``) the ``[tables.NAME]`` entry the fix acts on; a DSN is never printed (it
+        may hold a password)."""
         words = ["qadmin"]
-        if self.dsn is None and self.connection:
-            words += ["--config", self.config] if self.config else []
+        named = self.dsn is None and self.connection
+        if self.config and (named or declared):
+            words += ["--config", self.config]
+        if named and self.connection:
             words += ["-c", self.connection]
         if self.schema:
             words += ["--schema", self.schema]
         return " ".join(words)
 
-    def runnable(self, fix: str) -> str:
-        """A fix that is a qadmin command, made runnable as printed against this target."""
+    def runnable(self, fix: str, declared: bool = False) -> str:
+        """A fix that is a qadmin command, made runnable as printed against this target
+        (``declared``: on a table the config declares)."""
         if not fix.startswith("qadmin "):
             return fix
-        text = fix.replace("qadmin ", self.command() + " ")
+        text = fix.replace("qadmin ", self.command(declared) + " ")
         return text + " (add your --dsn)" if self.dsn else text
 
 
@@ -302,25 +307,67 @@ def profile_options(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def _format_given_before(choices: list[str]) -> Callable[[click.Context, Any, Any], Any]:
+    """A command's --format, or the one typed before the command (``qadmin --format json
+    list``), as the connection options; one this command does not take is a usage error."""
+
+    def pick(ctx: click.Context, param: Any, value: Any) -> Any:
+        if value is not None:
+            return value
+        root = ctx.find_root()
+        before = root.params.get("fmt") if root is not ctx else None
+        if before is not None and before not in choices:
+            raise click.BadParameter(
+                f"{before!r} is not one of {', '.join(map(repr, choices))}.", ctx, param
+            )
+        return before
+
+    return pick
+
+
+def _format(choices: list[str], help_text: str) -> Callable[[F], F]:
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(choices),
+        default=None,
+        callback=_format_given_before(choices),
+        help=help_text,
+    )
+
+
 def format_option(func: F) -> F:
+    return _format(list(FORMATS), "Output format (default: table on a terminal, plain otherwise).")(
+        func
+    )
+
+
+def report_format_option(func: F) -> F:
+    """--format of a report (inspect, ghosts, explain, maintain, report...): csv is one
+    long table of ``section,row,key,value`` lines (docs/cli.md, Output formats)."""
+    return _format(
+        list(FORMATS),
+        "Output format (default: table on a terminal, plain otherwise; csv: one "
+        "section,row,key,value line per figure).",
+    )(func)
+
+
+def plugin_format_option(func: F) -> F:
+    """check's --format: its Nagios line, or json; a plugin's verdict has no CSV."""
+    return _format(
+        [f for f in FORMATS if f != "csv"],
+        "json: the verdict and the report as one document (default: the Nagios line).",
+    )(func)
+
+
+def global_format_option(func: F) -> F:
+    """--format on the ``qadmin`` group: each command reads it when not given after it."""
     return click.option(
         "--format",
         "fmt",
         type=click.Choice(FORMATS),
         default=None,
-        help="Output format (default: table on a terminal, plain otherwise).",
-    )(func)
-
-
-def report_format_option(func: F) -> F:
-    """--format of a report (inspect, check, report...): a headline and several sections are
-    no CSV table, so csv is refused rather than printed as something that is not CSV."""
-    return click.option(
-        "--format",
-        "fmt",
-        type=click.Choice([f for f in FORMATS if f != "csv"]),
-        default=None,
-        help="Output format (default: table on a terminal, plain otherwise; no csv).",
+        help="Output format, before or after the command (after wins).",
     )(func)
 
 

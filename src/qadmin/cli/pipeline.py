@@ -26,7 +26,7 @@ from qadmin.cli.options import (
 )
 from qadmin.diagnostics.entries import size
 from qadmin.engines.base import Engine
-from qadmin.errors import UsageError
+from qadmin.errors import Interrupted, UsageError
 from qadmin.kinds import QueueSpec
 from qadmin.ops import catalog
 
@@ -275,8 +275,15 @@ def archive_command(
         render.document(plan, fmt)
         return
     confirm("archive messages of", name, yes)
-    with progress.bar(f"archiving {name}") as update:
-        result = archive_ops.archive(engine, spec, folder, as_format, selection, update)
+    try:
+        with progress.bar(f"archiving {name}") as update:
+            result = archive_ops.archive(engine, spec, folder, as_format, selection, update)
+    except KeyboardInterrupt:
+        raise Interrupted(
+            f"archive of {name} stopped part way: a file it finished writing has its messages "
+            f"still queued until they are deleted; running the same archive again into "
+            f"{folder} deletes them first, then goes on"
+        ) from None
     result["resumed"] = len(result["resumed"])
     render.document(dict(result, dry_run=False), fmt)
 

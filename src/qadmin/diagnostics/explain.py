@@ -211,7 +211,7 @@ def explain(ctx: Context) -> Explain:
     """The head's plan, its findings and their fixes."""
     engine = ctx.engine
     the_head = head(ctx)
-    result = Explain(ctx.table, engine.name, the_head.statement, analyzed=False)
+    result = Explain(ctx.table, engine.label, the_head.statement, analyzed=False)
     blocked: list[Finding] = []
     try:
         with engine.lock_timeout(PART_LOCK_MS):
@@ -537,9 +537,9 @@ def _findings(ctx: Context, the_head: Head, result: Explain) -> list[Finding]:
             Finding(
                 WARNING,
                 "dequeue_dead_entries",
-                f"reaching the head read {result.buffers} pages {returned}: dead entries in "
-                "front of the head (deleted or claimed rows cleanup has not removed yet) that "
-                "every dequeue walks",
+                f"reaching the head took {result.buffers} page accesses {returned}: dead "
+                "entries in front of the head (deleted or claimed rows cleanup has not removed "
+                "yet) that every dequeue walks",
                 f"qadmin ghosts {ctx.profile.name if ctx.profile else table} names who holds "
                 f"cleanup back; end it, then {engine.vacuum_advice(table)}",
             )

@@ -18,6 +18,7 @@ from qadmin.engines.base import Engine, Row
 from qadmin.errors import (
     ConnectionFailed,
     LockTimeout,
+    NotFound,
     PermissionMissing,
     QadminError,
     StaleStatement,
@@ -86,8 +87,10 @@ class SqliteEngine(Engine):
             raise UsageError("SQLite has a single schema, main; drop --schema")
         return "main"
 
-    def require_schema(self) -> None:
-        """main always exists (the schema property refuses any other)."""
+    def require_schema(self, schema: str | None = None) -> None:
+        """main always exists (the schema property refuses any other, as here)."""
+        if schema not in (None, "main"):
+            raise NotFound(f"sqlite: schema {schema} does not exist (SQLite has one, main)")
 
     def quote_ident(self, name: str) -> str:
         return '"' + name.replace('"', '""') + '"'

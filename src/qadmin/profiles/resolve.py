@@ -299,6 +299,7 @@ def _shape(engine: Engine, text: str) -> TableShape:
         shape = read_shape(engine, table.lower(), schema)
     if shape is None:
         where = schema or engine.schema
+        engine.require_schema(where)
         raise NotFound(f"no queue or table {text!r} in schema {where} (see 'qadmin list')")
     return shape
 
