@@ -71,7 +71,8 @@ def every_statement() -> list[tuple[str, str]]:
         for statement in engine.catalog_sql(section, "orders_q_push"):
             out.append((f"catalog:{section}", engine.bind(statement, PARAMS)[0]))
     for section, statements in sqlfiles.load("engine/mssql.sql").sections.items():
-        out.extend((f"engine:{section}", engine.bind(s, PARAMS)[0]) for s in statements)
+        rendered = (engine.render_text(s, {"mark": "qadmin_pop"}) for s in statements)
+        out.extend((f"engine:{section}", engine.bind(s, PARAMS)[0]) for s in rendered)
     out.extend(("session", s) for s in engine.session_statements())
     out.extend(_profile_statements(engine))
     diagnostics = sqlfiles.sql_root() / "diagnostics" / "mssql"
