@@ -1,0 +1,120 @@
+"""django-tasks' database backend (django-tasks-db), live on PostgreSQL, MariaDB and SQLite:
+its own enqueue (two named queues, tasks an hour ahead), its own db_worker (killed mid-task),
+and qadmin per named queue against the backend's own querysets (ready, running, failed).
+The backend keeps no heartbeat and recovers nothing itself: a killed worker's task stays
+RUNNING, stale by its started_at alone, and requeue refuses it."""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import MY_HOST
+from tests.libraries.conftest import Processes
+from tests.libraries.named import QueueView, app_json, check_named, my_trouble, sqlite_trouble
+from tests.libraries.scenario import (
+    LibraryView,
+    check_qadmin,
+    detected_library,
+    pg_trouble,
+    qadmin_json,
+    wait_until,
+)
+
+APP = "tests.libraries.apps.dtasks_app"
+TABLE = "django_tasks_database_dbtaskresult"
+
+
+def _views(own: dict[str, Any], stuck: bool) -> dict[str, QueueView]:
+    return {
+        queue: QueueView(
+            depth=v["ready"],
+            scheduled=v["scheduled"],
+            running=len(v["running"]),
+            stuck=tuple(v["running"]) if stuck else (),
+            failed=v["failed"],
+        )
+        for queue, v in own.items()
+    }
+
+
+@pytest.mark.parametrize("engine", ["postgresql", "mariadb", "sqlite"])
+def test_django_tasks(
+    engine: str,
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    processes: Processes,
+    block_file: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if engine == "postgresql":
+        dsn = request.getfixturevalue("pg_own_database")
+        schema: str | None = "public"
+    elif engine == "mariadb":
+        database = request.getfixturevalue("my_database")
+        dsn = f"mysql://root@{MY_HOST}:3306/{database}"
+        schema = None
+    else:
+        path = tmp_path / "tasks.db"
+        dsn, schema = f"sqlite:///{path}", None
+    monkeypatch.setenv("LIB_DSN", dsn)
+    monkeypatch.setenv("LIB_BLOCK", str(block_file))
+    conn = ["--dsn", dsn]
+
+    app_json(APP, "produce")
+    worker = processes.python(APP, "worker", "orders")
+    own: dict[str, Any] = {}
+
+    def worked() -> bool:
+        own.update(app_json(APP, "view"))
+        orders = own["orders"]
+        return bool(orders["successful"] == 3 and orders["failed"] == 1 and orders["running"])
+
+    wait_until("db_worker to run, fail and take the sleepy task", worked, timeout=60)
+    [running] = own["orders"]["running"]
+    # The live worker's task, an hour's grace: running, not stale (no heartbeat to read, so
+    # a claim is stale by its age alone: a live task older than --stale-after would be too).
+    check_named(conn, TABLE, _views(own, stuck=False), "1h")
+
+    processes.kill(worker)
+    own.update(app_json(APP, "view"))
+    assert own["orders"]["running"] == [running]  # nothing gives it back: RUNNING for good
+    views = _views(own, stuck=True)
+    assert views["orders"] == QueueView(depth=0, scheduled=2, running=1, stuck=(running,), failed=1)
+    assert views["emails"] == QueueView(depth=3, scheduled=1, running=0, stuck=(), failed=0)
+    wait_until(
+        "the killed worker's task to be older than 2 s",
+        lambda: len(qadmin_json("claims", TABLE, *conn, "--stale-after", "2s")) == 1,
+    )
+    check_named(conn, TABLE, views, "2s")
+
+    assert detected_library(dsn, TABLE, schema) == "django-tasks"
+    trouble: AbstractContextManager[None] = nullcontext()
+    if engine == "postgresql":
+        trouble = pg_trouble(
+            dsn,
+            f"SELECT count(*) FROM {TABLE}",
+            f"SELECT id FROM {TABLE} WHERE queue_name = 'emails' LIMIT 1 FOR UPDATE",
+        )
+    elif engine == "mariadb":
+        trouble = my_trouble(database, TABLE, "queue_name = 'emails'")
+    else:
+        trouble = sqlite_trouble(path, TABLE)
+    view = LibraryView(
+        waiting=sum(v.depth for v in views.values()),
+        states={
+            "READY": sum(v.depth for v in views.values()),
+            "SCHEDULED": sum(v.scheduled for v in views.values()),
+            "RUNNING": 1,
+            "SUCCESSFUL": 3,
+            "FAILED": 1,
+        },
+        stuck=running,
+        liveness=False,
+    )
+    with trouble:
+        report = check_qadmin(conn, TABLE, "django-tasks", view, releasable=False)
+    assert report["size"]["scheduled"] == 3
