@@ -1,10 +1,13 @@
 """huey's SQLite storage (SqliteHuey) for tests/libraries/test_huey.py: two huey instances
 named ``orders`` and ``emails`` (huey's named queues, the ``queue`` column) in the SQLite file
-LIB_DB; ``python -m`` this module with ``worker NAME`` runs huey's own consumer on one of them
-(one worker thread, a one-second scheduler)."""
+LIB_DB; ``python -m`` this module with ``produce`` (enqueue on both, some an hour ahead),
+``view`` (huey's own counts per instance, as JSON) or ``worker NAME`` (huey's own consumer on
+one of them: one worker thread, a one-second scheduler)."""
 
 from __future__ import annotations
 
+import datetime
+import json
 import os
 import sys
 import time
@@ -43,7 +46,47 @@ def _tasks(huey: SqliteHuey) -> dict[str, object]:
 TASKS = {name: _tasks(huey) for name, huey in HUEYS.items()}
 
 
-if __name__ == "__main__" and sys.argv[1] == "worker":
+def produce() -> None:
+    """orders: three tasks, two an hour ahead, one that fails into a retry an hour later,
+    then the one the consumer is killed in; emails (no consumer): three, one an hour ahead.
+    A scheduled task waits in ``task`` until a consumer reads its eta and moves it into
+    ``schedule``: the consumer takes them before the sleepy one blocks it."""
+    orders, emails = TASKS["orders"], TASKS["emails"]
+    for n in range(3):
+        orders["ok"](n)  # type: ignore[operator]
+    for _ in range(2):
+        orders["later"].schedule(delay=RETRY_DELAY_S)  # type: ignore[attr-defined]
+    orders["boom"]()  # type: ignore[operator]
+    orders["sleepy"]()  # type: ignore[operator]
+    for n in range(3):
+        emails["ok"](n)  # type: ignore[operator]
+    emails["later"].schedule(delay=RETRY_DELAY_S)  # type: ignore[attr-defined]
+
+
+def view() -> dict[str, dict[str, int]]:
+    """huey's own view per instance: pending_count() (its rows of ``task``), and its
+    scheduled() tasks split by whether their eta has come (huey's etas are naive UTC)."""
+    now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+    out = {}
+    for name, huey in HUEYS.items():
+        etas = [task.eta for task in huey.scheduled()]
+        out[name] = {
+            "pending": huey.pending_count(),
+            "scheduled_due": sum(1 for eta in etas if eta <= now),
+            "scheduled_later": sum(1 for eta in etas if eta > now),
+        }
+    return out
+
+
+if __name__ == "__main__" and sys.argv[1] == "produce":
+    from tests.libraries.apps import huey_app
+
+    huey_app.produce()
+elif __name__ == "__main__" and sys.argv[1] == "view":
+    from tests.libraries.apps import huey_app
+
+    print(json.dumps(huey_app.view()))
+elif __name__ == "__main__" and sys.argv[1] == "worker":
     # huey names a task by its module: the consumer takes the instances (and tasks) of this
     # module imported by its own name, as the producer did, not those of ``__main__``.
     from tests.libraries.apps import huey_app
