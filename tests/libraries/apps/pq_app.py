@@ -1,11 +1,13 @@
 """persist-queue's SQLite ack queues for tests/libraries/test_persist_queue.py: two named
 queues, ``orders`` and ``emails`` (tables ``ack_queue_orders``, ``ack_queue_emails``), in the
-directory LIB_DIR; ``python -m`` this module with ``worker NAME`` consumes one of them as a
-persist-queue consumer does: get, run, ack (ack_failed for a job that raises), blocking on
-``sleepy`` while LIB_BLOCK exists."""
+directory LIB_DIR; ``python -m`` this module with ``produce``, ``view`` (persist-queue's own
+counts per queue, as JSON), ``resume NAME`` (its own recovery: unacked items back to ready), or
+``worker NAME`` (consumes one queue as a persist-queue consumer does: get, run, ack, or
+ack_failed for a job that raises, blocking on ``sleepy`` while LIB_BLOCK exists)."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -35,5 +37,37 @@ def work(name: str) -> None:
             q.ack(item)
 
 
+def produce() -> None:
+    orders, emails = queue("orders"), queue("emails")
+    for item in ("ok-1", "ok-2", "ok-3", "boom", "sleepy"):
+        orders.put(item)
+    for item in ("later-1", "later-2", "later-3"):
+        emails.put(item)
+
+
+def view() -> dict[str, dict[str, object]]:
+    """persist-queue's own counts per queue (qsize: waiting; unack_count: taken, not acked),
+    and the unacked rows' ids (its own table read the way its resume_unack_tasks reads it)."""
+    out: dict[str, dict[str, object]] = {}
+    for name in QUEUES:
+        q = queue(name)
+        sql = f"SELECT _id FROM {q._table_name} WHERE status = 2 ORDER BY _id"  # AckStatus.unack
+        out[name] = {
+            "waiting": q.qsize(),
+            "ready": q.ready_count(),
+            "unack": q.unack_count(),
+            "unack_ids": [str(row[0]) for row in q._getter.execute(sql).fetchall()],
+            "acked": q.acked_count(),
+            "ack_failed": q.ack_failed_count(),
+        }
+    return out
+
+
 if __name__ == "__main__" and sys.argv[1] == "worker":
     work(sys.argv[2])
+elif __name__ == "__main__" and sys.argv[1] == "produce":
+    produce()
+elif __name__ == "__main__" and sys.argv[1] == "view":
+    print(json.dumps(view()))
+elif __name__ == "__main__" and sys.argv[1] == "resume":
+    queue(sys.argv[2]).resume_unack_tasks()
