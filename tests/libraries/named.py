@@ -29,7 +29,9 @@ class QueueView:
     depth: int
     scheduled: int
     running: int
-    stuck: tuple[str, ...]
+    # None: the library keeps no claim time qadmin can read (qadmin lists its claims with
+    # the age unknown, so a queue's stale figure is unknown too).
+    stuck: tuple[str, ...] | None
     failed: int
 
 
@@ -61,10 +63,11 @@ def check_named(
     ``named_queues`` and from ``size``/``claims --queue``, equal to the library's ``views``.
     ``running_known`` False: the library keeps no running job in the table (huey)."""
     report = qadmin_json("inspect", table, *conn, "--stale-after", stale_after)
-    lines = {q["queue"]: q for q in report["named_queues"]["queues"]}
-    assert set(lines) == {q for q, v in views.items() if _any(v)}, lines
+    lines = {str(q["queue"]): q for q in report["named_queues"]["queues"]}
+    assert set(lines) <= set(views), lines
     for name, view in views.items():
-        if not _any(view):
+        if name not in lines:  # no row of it in the table at all
+            assert not _any(view), (name, lines, view)
             continue
         line = lines[name]
         assert line["exact"] is True, line
@@ -73,12 +76,13 @@ def check_named(
         assert (line["failed"] or 0) == view.failed, (name, line, view)
         if running_known:
             assert line["running"] == view.running, (name, line, view)
-            assert line["stale"] == len(view.stuck), (name, line, view)
+            stale_n = None if view.stuck is None else len(view.stuck)
+            assert line["stale"] == stale_n, (name, line, view)
 
         size = qadmin_json("size", table, *conn, "--queue", name)
         assert size["depth"] == view.depth, (name, size, view)
         assert (size.get("scheduled") or 0) == view.scheduled, (name, size, view)
-        if running_known:
+        if running_known and view.stuck is not None:
             stale = qadmin_json(
                 "claims", table, *conn, "--queue", name, "--stale-after", stale_after
             )

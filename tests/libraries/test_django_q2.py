@@ -5,11 +5,13 @@ cluster's task is a claim qadmin sees but, by design, nothing it releases."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from tests.libraries.conftest import Processes
+from tests.libraries.named import QueueView, check_named
 from tests.libraries.scenario import (
     LibraryView,
     check_qadmin,
@@ -35,9 +37,10 @@ def test_django_q2(
     lib.setup()
     from django.core.management import call_command
     from django.db import connections
+    from django.utils import timezone
     from django_q.brokers import get_broker
     from django_q.models import Failure, Success
-    from django_q.tasks import async_task
+    from django_q.tasks import async_task, schedule
 
     call_command("migrate", "django_q", verbosity=0)
     for n in range(3):
@@ -46,6 +49,14 @@ def test_django_q2(
     async_task(f"{lib.__name__}.sleepy")
     for _ in range(3):
         async_task(f"{lib.__name__}.later", cluster="idle")
+    # django-q2's job for later: a one-off schedule, kept in django_q_schedule (not a queue
+    # table) until the cluster's scheduler enqueues it when due: no row of django_q_ormq.
+    schedule(
+        f"{lib.__name__}.later",
+        schedule_type="O",
+        next_run=timezone.now() + timedelta(hours=1),
+        cluster="idle",
+    )
     work, idle = get_broker("work"), get_broker("idle")
     try:
         cluster = processes.python(APP, "worker")
@@ -66,6 +77,14 @@ def test_django_q2(
             stuck=None,
         )
         assert view.waiting == 3
+        # Per named queue (the cluster key): a locked task is a lease with no claim time
+        # qadmin can read ("locked until" only), so it is listed with its age unknown.
+        views = {
+            "work": QueueView(work.queue_size(), 0, work.lock_size(), None, 0),
+            "idle": QueueView(idle.queue_size(), 0, idle.lock_size(), (), 0),
+        }
+        assert views["work"].running == 1
+        check_named(["--dsn", dsn], "django_q_ormq", views, "2s")
 
         assert detected_library(dsn, "django_q_ormq", "public") == "django-q2"
         with pg_trouble(

@@ -118,7 +118,9 @@ PGQUEUER = _shape(
 # kombu's SQLAlchemy transport (kombu.transport.sqlalchemy): ``visible`` true is waiting; a
 # delivered message is kept with visible false and never delivered again (the transport has
 # no acknowledgement in the table), so it is done, and a claim is invisible to the database.
-# Its ``timestamp`` is set only on delivery, so waiting rows have no enqueue time.
+# Its ``timestamp`` is set only on delivery, so waiting rows have no enqueue time. The named
+# queue is ``queue_id``, kombu_queue's id (the queue's name is kombu_queue.name): --queue takes
+# the id. No delayed delivery in the transport (a Celery eta waits in the worker's memory).
 KOMBU = _shape(
     "kombu",
     ("kombu_message",),
@@ -132,6 +134,7 @@ KOMBU = _shape(
         noun="message",
         id_column="id",
         order_by="id",
+        queue_column="queue_id",
         state_column="visible",
         pending=(True,),
         done=(False,),
@@ -157,6 +160,8 @@ DJANGO_Q2 = _shape(
         id_column="id",
         order_by="id",
         time_column="lock",
+        # The cluster's name (Q_CLUSTER name, or async_task's cluster=): the named queue.
+        queue_column="key",
         state_sql=("CASE WHEN {lock.bare} > CURRENT_TIMESTAMP THEN 'locked' ELSE 'available' END"),
         pending=("available",),
         claimed=("locked",),
