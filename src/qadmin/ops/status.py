@@ -111,39 +111,40 @@ def _library(engine: Engine, schema: str, table: str, notes: list[str]) -> Itera
     found = detect.detect(shape, engine.dialect)
     if found is None:
         return
-    profile = check(found, shape, engine.dialect)
-    resolved = Resolved(profile, None, shape)
-    label = f"{schema}.{table}"
-    what = profile.library or "library"
-    if profile.queue_column is None:
-        yield _Item(label, schema, table, None, what, resolved)
+    resolved = Resolved(check(found, shape, engine.dialect), None, shape)
+    yield from _named(engine, f"{schema}.{table}", found.library or "library", resolved, notes)
+
+
+def _named(
+    engine: Engine, label: str, what: str, resolved: Resolved, notes: list[str]
+) -> Iterator[_Item]:
+    """One item per named queue of a table that holds several, else the table."""
+    profile, shape = resolved.profile, resolved.shape
+    assert shape is not None, "a table qadmin did not create has its shape"
+    if profile.queue_column is None or profile.queue is not None:
+        yield _Item(label, shape.schema, shape.table, profile.queue, what, resolved)
         return
-    engine.use_schema(schema)
-    reader = query.Reader(engine, profile, shape)
-    names, source = reader.queue_names()
+    engine.use_schema(shape.schema)
+    names, source = query.Reader(engine, profile, shape).queue_names()
     if source:
         notes.append(f"{label}: {source}")
     if not names:
-        yield _Item(label, schema, table, None, what, resolved)
+        yield _Item(label, shape.schema, shape.table, None, what, resolved)
     for name in names:
-        named = dataclasses.replace(profile, queue=name)
-        yield _Item(f"{label}[{name}]", schema, table, name, what, Resolved(named, None, shape))
+        named = dataclasses.replace(resolved, profile=dataclasses.replace(profile, queue=name))
+        yield _Item(f"{label}[{name}]", shape.schema, shape.table, name, what, named)
 
 
 def _declared(
-    engine: Engine, declared: dict[str, dict[str, Any]], home: str
+    engine: Engine, declared: dict[str, dict[str, Any]], home: str, notes: list[str]
 ) -> Iterator[_Item | StatusLine]:
     for name in sorted(declared):
         engine.use_schema(home)
         try:
             resolved = resolve(engine, name, declared, {}, table_only=True)
+            yield from _named(engine, name, "declared", resolved, notes)
         except QadminError as exc:
             yield StatusLine(name, home, name, None, "declared", error=str(exc))
-            continue
-        shape = resolved.shape
-        schema = shape.schema if shape else home
-        table = shape.table if shape else name
-        yield _Item(name, schema, table, None, "declared", resolved)
 
 
 def _line(engine: Engine, item: _Item, options: Options) -> StatusLine | None:
@@ -208,7 +209,7 @@ def gather(
     tables, status.notes = _found(engine)
     items: list[_Item] = []
     seen: set[tuple[str, str]] = set()
-    for entry in _declared(engine, declared, home):
+    for entry in _declared(engine, declared, home, status.notes):
         if isinstance(entry, StatusLine):
             status.lines.append(entry)
         else:

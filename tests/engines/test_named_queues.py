@@ -1,0 +1,357 @@
+"""Named queues, due times, epochs and NULL-ness states, read as a DBA asks for them.
+
+One hand-built table holds two named queues (``orders``, ``mail``) as job-queue libraries keep
+them: jobs due now, jobs scheduled for later, a job waiting for its retry, a claimed job, a
+finished one. Declared in the config like a user would, it is read per named queue by size,
+inspect, check, claims and status on every live engine, and the figures are the rows' own:
+depth counts only waiting jobs that are due, the oldest age is the oldest due job's (since its
+due time), the not-due ones are counted apart.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from qadmin.cli import cli
+from tests.conftest import Target
+
+LIVE = ("sqlite", "postgresql", "mariadb", "mysql8")
+
+DDL = {
+    "sqlite": (
+        "CREATE TABLE {t} (id INTEGER PRIMARY KEY, queue TEXT NOT NULL, status TEXT NOT NULL, "
+        "run_at TIMESTAMP, created_at TIMESTAMP NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, "
+        "claimed_at TIMESTAMP, worker TEXT)"
+    ),
+    "postgresql": (
+        "CREATE TABLE {t} (id bigserial PRIMARY KEY, queue text NOT NULL, status text NOT NULL, "
+        "run_at timestamptz, created_at timestamptz NOT NULL, attempts int NOT NULL DEFAULT 0, "
+        "claimed_at timestamptz, worker text)"
+    ),
+    "mysql": (
+        "CREATE TABLE {t} (id BIGINT AUTO_INCREMENT PRIMARY KEY, queue VARCHAR(64) NOT NULL, "
+        "status VARCHAR(16) NOT NULL, run_at DATETIME(6) NULL, created_at DATETIME(6) NOT NULL, "
+        "attempts INT NOT NULL DEFAULT 0, claimed_at DATETIME(6) NULL, worker VARCHAR(64))"
+    ),
+}
+
+PROFILE = """
+[tables.jobs]
+state_column = "status"
+pending = ["new"]
+claimed = ["working"]
+done = ["done"]
+queue_column = "queue"
+due_column = "run_at"
+time_column = "created_at"
+attempts_column = "attempts"
+claimed_at_column = "claimed_at"
+worker_column = "worker"
+"""
+
+
+def qadmin(target: Target, config: Path, *args: str) -> Result:
+    return CliRunner().invoke(cli, [*args, *target.cli_args(), "--config", str(config)])
+
+
+def as_json(target: Target, config: Path, *args: str, codes: tuple[int, ...] = (0,)) -> Any:
+    result = qadmin(target, config, *args, "--format", "json")
+    assert result.exit_code in codes, (args, result.exit_code, result.output)
+    return json.loads(result.stdout)
+
+
+def _family(target: Target) -> str:
+    return "mysql" if target.label in ("mariadb", "mysql8") else target.label
+
+
+def _sql(target: Target, statements: list[str]) -> None:
+    """Statements on the target's own connection (times are UTC literals: the servers here
+    run in UTC, and MariaDB's DATETIME is read in the session's time zone)."""
+    engine = target.engine()
+    try:
+        for statement in statements:
+            engine.run([statement], None, write=True)
+    finally:
+        engine.close()
+
+
+def _table(target: Target) -> str:
+    return f'"{target.schema}".jobs' if target.label == "postgresql" else "jobs"
+
+
+def _at(delta_s: float) -> str:
+    """A UTC time ``delta_s`` from now, as every engine reads a literal."""
+    return (datetime.now(UTC) + timedelta(seconds=delta_s)).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _fill(target: Target) -> None:
+    rows = [
+        # queue, status, run_at, created_at, attempts, claimed_at, worker
+        ("orders", "new", _at(-600), _at(-7200), 0, None, None),
+        ("orders", "new", _at(-300), _at(-7200), 0, None, None),
+        ("orders", "new", _at(-60), _at(-7200), 0, None, None),
+        ("orders", "new", _at(3600), _at(-10800), 0, None, None),  # scheduled for later
+        ("orders", "new", _at(3600), _at(-10800), 0, None, None),
+        ("orders", "new", _at(1800), _at(-10800), 2, None, None),  # waiting for its retry
+        ("orders", "done", _at(-9000), _at(-9000), 1, None, None),
+        ("mail", "new", None, _at(-30), 0, None, None),  # no due time: due, aged from created
+        ("mail", "working", _at(-1200), _at(-1200), 1, _at(-1200), "w1"),
+    ]
+    values = []
+    for row in rows:
+        values.append(
+            "("
+            + ", ".join(
+                "NULL" if v is None else (str(v) if isinstance(v, int) else f"'{v}'") for v in row
+            )
+            + ")"
+        )
+    _sql(
+        target,
+        [
+            DDL[_family(target)].format(t=_table(target)),
+            f"INSERT INTO {_table(target)} "
+            "(queue, status, run_at, created_at, attempts, claimed_at, worker) "
+            "VALUES " + ", ".join(values),
+        ],
+    )
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    path = tmp_path / "qadmin.toml"
+    path.write_text(PROFILE)
+    return path
+
+
+@pytest.fixture(params=LIVE)
+def jobs(request: pytest.FixtureRequest, tmp_path: Path) -> Target:
+    from tests.conftest import make_target
+
+    target = make_target(request.param, request, tmp_path)
+    _fill(target)
+    return target
+
+
+def test_depth_is_due_waiting_jobs_of_the_named_queue(jobs: Target, config: Path) -> None:
+    orders = as_json(jobs, config, "size", "jobs", "--queue", "orders")
+    assert (orders["depth"], orders["depth_exact"]) == (3, True)
+    assert (orders["scheduled"], orders["retrying"]) == (2, 1)
+    # since the oldest due job's due time (10 min), not its enqueue time (2 h)
+    assert 590 <= orders["oldest_age_s"] < 900, orders
+    mail = as_json(jobs, config, "size", "jobs", "--queue", "mail")
+    assert (mail["depth"], mail["scheduled"], mail["retrying"], mail["claimed"]) == (1, 0, 0, 1)
+    assert 25 <= mail["oldest_age_s"] < 300  # no due time: aged from its enqueue time
+    whole = as_json(jobs, config, "size", "jobs")
+    assert (whole["depth"], whole["scheduled"], whole["retrying"]) == (4, 2, 1)
+    assert 590 <= whole["oldest_age_s"] < 900
+
+
+def test_inspect_lists_each_named_queue(jobs: Target, config: Path) -> None:
+    report = as_json(jobs, config, "inspect", "jobs", "--sample", "0", codes=(0,))
+    lines = {q["queue"]: q for q in report["named_queues"]["queues"]}
+    assert set(lines) == {"orders", "mail"}
+    assert (lines["orders"]["depth"], lines["orders"]["scheduled"]) == (3, 2)
+    assert (lines["orders"]["retrying"], lines["orders"]["running"]) == (1, 0)
+    assert (lines["mail"]["depth"], lines["mail"]["running"], lines["mail"]["stale"]) == (1, 1, 1)
+
+
+def test_check_and_claims_take_one_named_queue(jobs: Target, config: Path) -> None:
+    quiet = qadmin(jobs, config, "check", "jobs", "--queue", "orders", "--warn-depth", "4")
+    assert quiet.exit_code == 0, quiet.output  # 3 due: the 3 not due do not count
+    deep = qadmin(jobs, config, "check", "jobs", "--queue", "orders", "--warn-depth", "3")
+    assert deep.exit_code == 1 and "depth 3 >= 3" in deep.stdout, deep.output
+    stuck = qadmin(jobs, config, "check", "jobs", "--queue", "mail", "--stale-after", "5m")
+    assert stuck.exit_code == 1 and "stale_claims" in stuck.stdout, stuck.output
+    fine = qadmin(jobs, config, "check", "jobs", "--queue", "orders", "--stale-after", "5m")
+    assert fine.exit_code == 0, fine.output
+    claims = as_json(jobs, config, "claims", "jobs", "--queue", "mail", "--stale-after", "5m")
+    assert [c["claimed_by"] for c in claims] == ["w1"]
+    none = as_json(jobs, config, "claims", "jobs", "--queue", "orders", "--stale-after", "5m")
+    assert none == []
+
+
+def test_status_shows_every_named_queue_worst_first(jobs: Target, config: Path) -> None:
+    result = qadmin(jobs, config, "status", "--stale-after", "5m", "--format", "json")
+    if jobs.label == "sqlite":  # a file of its own: the server engines hold others' queues
+        assert result.exit_code == 1, result.output  # mail's stale claim: WARNING
+    lines = json.loads(result.stdout)
+    ours = [line for line in lines if line["table"] == "jobs" and line["what"] == "declared"]
+    assert [line["name"] for line in ours] == ["jobs[mail]", "jobs[orders]"]
+    assert ours[0]["status"] == "WARNING" and "stale" in ours[0]["worst"]
+    assert (ours[1]["depth"], ours[1]["depth_exact"], ours[1]["status"]) == (3, True, "OK")
+
+
+def test_a_named_queue_on_a_table_that_holds_one_is_refused(jobs: Target, tmp_path: Path) -> None:
+    plain = tmp_path / "plain.toml"
+    plain.write_text(PROFILE.replace('queue_column = "queue"\n', ""))
+    result = qadmin(jobs, plain, "size", "jobs", "--queue", "orders")
+    assert result.exit_code == 2 and "--queue applies to tables that hold several" in result.stderr
+
+
+# A table with no state column, as several Python libraries keep one: a job waits while
+# dequeued_at is NULL, is done once finished_at is set, failed once failed_at is; its
+# worker beats in a workers table. Times are integer epochs in milliseconds.
+TASKS = {
+    "sqlite": (
+        "CREATE TABLE workers (name TEXT PRIMARY KEY, last_seen INTEGER NOT NULL)",
+        "CREATE TABLE tasks (id INTEGER PRIMARY KEY, queue TEXT NOT NULL, "
+        "enqueued INTEGER NOT NULL, dequeued_at INTEGER, finished_at INTEGER, "
+        "failed_at INTEGER, worker TEXT)",
+    ),
+    "postgresql": (
+        "CREATE TABLE {s}workers (name text PRIMARY KEY, last_seen bigint NOT NULL)",
+        "CREATE TABLE {s}tasks (id bigserial PRIMARY KEY, queue text NOT NULL, "
+        "enqueued bigint NOT NULL, dequeued_at bigint, finished_at bigint, "
+        "failed_at bigint, worker text)",
+    ),
+    "mysql": (
+        "CREATE TABLE workers (name VARCHAR(64) PRIMARY KEY, last_seen BIGINT NOT NULL)",
+        "CREATE TABLE tasks (id BIGINT AUTO_INCREMENT PRIMARY KEY, queue VARCHAR(64) NOT NULL, "
+        "enqueued BIGINT NOT NULL, dequeued_at BIGINT, finished_at BIGINT, "
+        "failed_at BIGINT, worker VARCHAR(64))",
+    ),
+}
+
+TASKS_PROFILE = """
+[tables.tasks]
+queue_column = "queue"
+time_column = "enqueued"
+claimed_at_column = "dequeued_at"
+worker_column = "worker"
+time_unit = "ms"
+
+[tables.tasks.states]
+failed = "failed_at IS NOT NULL"
+done = "finished_at IS NOT NULL"
+claimed = "dequeued_at IS NOT NULL"
+pending = "dequeued_at IS NULL"
+
+[tables.tasks.heartbeat]
+table = "workers"
+worker_key = "name"
+beat_column = "last_seen"
+"""
+
+
+def _ms(delta_s: float) -> int:
+    return int((datetime.now(UTC).timestamp() + delta_s) * 1000)
+
+
+@pytest.fixture(params=LIVE)
+def tasks(request: pytest.FixtureRequest, tmp_path: Path) -> Target:
+    from tests.conftest import make_target
+
+    target = make_target(request.param, request, tmp_path)
+    prefix = f'"{target.schema}".' if target.label == "postgresql" else ""
+    ddl = [d.format(s=prefix) for d in TASKS[_family(target)]]
+    rows = [
+        ("a", _ms(-90), None, None, None, None),
+        ("a", _ms(-30), None, None, None, None),
+        ("a", _ms(-600), _ms(-500), None, None, "alive"),  # its worker beats
+        ("a", _ms(-600), _ms(-500), None, None, "dead"),  # its worker stopped an hour ago
+        ("b", _ms(-5000), _ms(-4000), _ms(-3000), None, "alive"),
+        ("b", _ms(-5000), _ms(-4000), None, _ms(-3000), "alive"),
+        ("b", _ms(-10), None, None, None, None),
+    ]
+    values = ", ".join(
+        "(" + ", ".join("NULL" if v is None else repr(v) for v in row) + ")" for row in rows
+    )
+    _sql(
+        target,
+        [
+            *ddl,
+            f"INSERT INTO {prefix}workers (name, last_seen) VALUES "
+            f"('alive', {_ms(-1)}), ('dead', {_ms(-3600)})",
+            f"INSERT INTO {prefix}tasks (queue, enqueued, dequeued_at, finished_at, failed_at, "
+            f"worker) VALUES {values}",
+        ],
+    )
+    return target
+
+
+@pytest.fixture
+def tasks_config(tmp_path: Path) -> Path:
+    path = tmp_path / "tasks.toml"
+    path.write_text(TASKS_PROFILE)
+    return path
+
+
+def test_states_from_null_columns_epochs_and_a_workers_table(
+    tasks: Target, tasks_config: Path
+) -> None:
+    a = as_json(tasks, tasks_config, "size", "tasks", "--queue", "a")
+    assert (a["depth"], a["claimed"], a["done"], a["failed"]) == (2, 2, 0, 0)
+    assert 85 <= a["oldest_age_s"] < 300, a  # epoch ms read as ms
+    b = as_json(tasks, tasks_config, "size", "tasks", "--queue", "b")
+    assert (b["depth"], b["claimed"], b["done"], b["failed"]) == (1, 0, 1, 1)
+    claims = as_json(tasks, tasks_config, "claims", "tasks", "--queue", "a", "--stale-after", "1m")
+    assert [c["claimed_by"] for c in claims] == ["dead"]  # the beating worker's job is not stale
+    assert 480 <= claims[0]["claimed_for_s"] < 900
+
+
+def test_a_bad_states_condition_is_one_line(tasks: Target, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(TASKS_PROFILE.replace("failed_at IS NOT NULL", "failed_at = 1; DROP TABLE x"))
+    result = qadmin(tasks, bad, "size", "tasks")
+    assert result.exit_code == 2, result.output
+    assert "write COLUMN IS [NOT] NULL" in result.stderr and len(result.stderr.splitlines()) == 1
+    missing = tmp_path / "missing.toml"
+    missing.write_text(TASKS_PROFILE.replace("finished_at IS NOT NULL", "nosuch IS NOT NULL"))
+    result = qadmin(tasks, missing, "size", "tasks")
+    assert result.exit_code == 2 and "no column 'nosuch'" in result.stderr, result.output
+
+
+def test_claims_without_a_claim_time_are_never_an_empty_ok(tasks: Target, tmp_path: Path) -> None:
+    """A claimed state but no claim time and no heartbeat (persist-queue's unacked rows)."""
+    undated = tmp_path / "undated.toml"
+    text = TASKS_PROFILE.split("[tables.tasks.heartbeat]")[0]
+    undated.write_text(text.replace('claimed_at_column = "dequeued_at"\n', ""))
+    listed = qadmin(tasks, undated, "claims", "tasks", "--queue", "a", "--format", "json")
+    assert listed.exit_code == 1, listed.output
+    assert len(json.loads(listed.stdout)) == 2 and "age is unknown" in listed.stderr
+    checked = qadmin(tasks, undated, "check", "tasks", "--queue", "a")
+    assert checked.exit_code == 1 and "claims_unread" in checked.stdout, checked.output
+
+
+def test_epoch_times_in_another_unit_are_one_line(tasks: Target, tmp_path: Path) -> None:
+    """Epoch milliseconds read as seconds: a year past 9999, one line, never a traceback."""
+    wrong = tmp_path / "wrong.toml"
+    wrong.write_text(TASKS_PROFILE.replace('time_unit = "ms"', 'time_unit = "s"'))
+    result = qadmin(tasks, wrong, "size", "tasks", "--queue", "a")
+    assert result.exit_code == 2, result.output
+    assert "is not an epoch in s" in result.stderr and len(result.stderr.splitlines()) == 1
+    checked = qadmin(tasks, wrong, "check", "tasks", "--queue", "a")
+    assert checked.exit_code == 3 and checked.stdout.startswith("QADMIN UNKNOWN"), checked.output
+
+
+def test_naive_utc_times_are_read_as_utc_whatever_the_session_zone(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Oban writes UTC into timestamp-without-time-zone columns: a session in Tokyo must
+    not age its jobs by nine hours."""
+    from tests.conftest import make_target
+
+    target = make_target("postgresql", request, tmp_path)
+    table = f'"{target.schema}".naive'
+    _sql(
+        target,
+        [
+            f"CREATE TABLE {table} (id bigserial PRIMARY KEY, at timestamp NOT NULL)",
+            f"INSERT INTO {table} (at) VALUES (timezone('UTC', now()) - interval '20 minutes')",
+        ],
+    )
+    path = tmp_path / "naive.toml"
+    path.write_text('[tables.naive]\ntime_column = "at"\nnaive_timezone = "UTC"\n')
+    monkeypatch.setenv("PGOPTIONS", "-c TimeZone=Asia/Tokyo")
+    size = as_json(target, path, "size", "naive")
+    assert 1190 <= size["oldest_age_s"] < 1500, size
+    path.write_text('[tables.naive]\ntime_column = "at"\n')
+    session = as_json(target, path, "size", "naive")
+    assert session["oldest_age_s"] > 9 * 3600  # read in the session's zone: 9 h too old
