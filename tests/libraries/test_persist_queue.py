@@ -108,3 +108,35 @@ def test_persist_queue(
     size = qadmin_json("size", "ack_queue_orders", *conn)
     assert size["depth"] == 1 and size["claimed"] == 0
     assert qadmin_json("claims", "ack_queue_orders", *conn, "--stale-after", "2s") == []
+
+
+def test_persist_queue_other_kinds(tmp_path: Path) -> None:
+    """FILOSQLiteAckQueue, UniqueAckQ and SQLiteQueue, through persist-queue's own API in
+    this process: each table recognised by its name prefix, depth and claims as its own
+    qsize and unack_count say (a SQLiteQueue get deletes the row: no claim)."""
+    from persistqueue import FILOSQLiteAckQueue, SQLiteQueue, UniqueAckQ
+
+    dsn = f"sqlite:///{tmp_path / 'data.db'}"
+    filo = FILOSQLiteAckQueue(str(tmp_path), name="jobs", multithreading=True, auto_resume=False)
+    unique = UniqueAckQ(str(tmp_path), name="jobs", multithreading=True, auto_resume=False)
+    plain = SQLiteQueue(str(tmp_path), name="jobs", multithreading=True)
+    for n in range(4):
+        filo.put(f"f{n}")
+        unique.put(f"u{n}")
+        plain.put(f"p{n}")
+    unique.put("u0")  # a duplicate: UniqueAckQ keeps one
+    assert filo.get() == "f3"  # newest first: taken, not acked
+    unique.get()
+    plain.get()
+    for table, q, unacked in (
+        ("ack_filo_queue_jobs", filo, 1),
+        ("ack_unique_queue_jobs", unique, 1),
+        ("queue_jobs", plain, 0),
+    ):
+        assert detected_library(dsn, table, None) == "persist-queue", table
+        size = qadmin_json("size", table, "--dsn", dsn)
+        assert size["depth"] == q.qsize() == 3, (table, size)
+        assert 0 <= size["oldest_age_s"] < 600
+        if unacked:
+            assert size["claimed"] == q.unack_count() == unacked
+            _unread(["--dsn", dsn], table, [str(min(q._unack_cache))])
