@@ -14,6 +14,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,17 @@ class QueueView:
     # the age unknown, so a queue's stale figure is unknown too).
     stuck: tuple[str, ...] | None
     failed: int
+    # The oldest due waiting job's enqueue time as the library stores it (an epoch in
+    # seconds, or an ISO 8601 text), or None: the library keeps none / nothing waits.
+    oldest: float | str | None = None
+
+
+def instant(value: float | str) -> datetime:
+    """A library's time (epoch seconds, or ISO 8601, naive meaning UTC) as a UTC instant."""
+    if isinstance(value, int | float):
+        return datetime.fromtimestamp(value, UTC)
+    parsed = datetime.fromisoformat(value)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def app_json(module: str, *args: str, env: dict[str, str] | None = None) -> Any:
@@ -82,6 +94,14 @@ def check_named(
         size = qadmin_json("size", table, *conn, "--queue", name)
         assert size["depth"] == view.depth, (name, size, view)
         assert (size.get("scheduled") or 0) == view.scheduled, (name, size, view)
+        # The oldest due job: the same row's time as the library's (to the microsecond).
+        if view.oldest is None:
+            assert size["oldest_enqueued_at"] is None, (name, size)
+            assert line["oldest_age_s"] is None, (name, line)
+        else:
+            seen = instant(size["oldest_enqueued_at"])
+            assert abs((seen - instant(view.oldest)).total_seconds()) < 1e-3, (name, size, view)
+            assert line["oldest_age_s"] is not None and line["oldest_age_s"] >= 0, line
         if running_known and view.stuck is not None:
             stale = qadmin_json(
                 "claims", table, *conn, "--queue", name, "--stale-after", stale_after

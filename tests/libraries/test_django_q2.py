@@ -39,7 +39,7 @@ def test_django_q2(
     from django.db import connections
     from django.utils import timezone
     from django_q.brokers import get_broker
-    from django_q.models import Failure, Success
+    from django_q.models import Failure, OrmQ, Success
     from django_q.tasks import async_task, schedule
 
     call_command("migrate", "django_q", verbosity=0)
@@ -79,9 +79,17 @@ def test_django_q2(
         assert view.waiting == 3
         # Per named queue (the cluster key): a locked task is a lease with no claim time
         # qadmin can read ("locked until" only), so it is listed with its age unknown.
+        # The oldest waiting task: the broker's own OrmQ rows whose lock has passed.
+        first = (
+            OrmQ.objects.filter(key="idle", lock__lte=timezone.now())
+            .order_by("lock")
+            .values_list("lock", flat=True)
+            .first()
+        )
+        assert first is not None
         views = {
             "work": QueueView(work.queue_size(), 0, work.lock_size(), None, 0),
-            "idle": QueueView(idle.queue_size(), 0, idle.lock_size(), (), 0),
+            "idle": QueueView(idle.queue_size(), 0, idle.lock_size(), (), 0, first.isoformat()),
         }
         assert views["work"].running == 1
         check_named(["--dsn", dsn], "django_q_ormq", views, "2s")

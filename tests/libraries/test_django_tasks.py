@@ -36,6 +36,7 @@ def _views(own: dict[str, Any], stuck: bool) -> dict[str, QueueView]:
             running=len(v["running"]),
             stuck=tuple(v["running"]) if stuck else (),
             failed=v["failed"],
+            oldest=v["oldest"],
         )
         for queue, v in own.items()
     }
@@ -83,8 +84,8 @@ def test_django_tasks(
     own.update(app_json(APP, "view"))
     assert own["orders"]["running"] == [running]  # nothing gives it back: RUNNING for good
     views = _views(own, stuck=True)
-    assert views["orders"] == QueueView(depth=0, scheduled=2, running=1, stuck=(running,), failed=1)
-    assert views["emails"] == QueueView(depth=3, scheduled=1, running=0, stuck=(), failed=0)
+    assert views["orders"] == QueueView(0, 2, 1, (running,), 1, oldest=None)
+    assert views["emails"] == QueueView(3, 1, 0, (), 0, oldest=own["emails"]["oldest"])
     wait_until(
         "the killed worker's task to be older than 2 s",
         lambda: len(qadmin_json("claims", TABLE, *conn, "--stale-after", "2s")) == 1,

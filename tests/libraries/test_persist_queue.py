@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.libraries.conftest import Processes
-from tests.libraries.named import app_json, sqlite_trouble
+from tests.libraries.named import app_json, instant, sqlite_trouble
 from tests.libraries.scenario import (
     LibraryView,
     check_qadmin,
@@ -88,8 +88,11 @@ def test_persist_queue(
         assert size["claimed"] == own[name]["unack"]
         assert size["done"] == own[name]["acked"]
         assert size["failed"] == own[name]["ack_failed"]
-        if own[name]["waiting"]:
-            assert 0 <= size["oldest_age_s"] < 600  # the put time, epoch seconds
+        if own[name]["waiting"]:  # the oldest waiting item's put time, epoch seconds
+            seen = instant(size["oldest_enqueued_at"])
+            assert abs((seen - instant(own[name]["oldest"])).total_seconds()) < 1e-3, size
+        else:
+            assert size["oldest_enqueued_at"] is None
     _unread(conn, "ack_queue_orders", [taken])
     assert qadmin_json("claims", "ack_queue_emails", *conn, "--stale-after", "2s") == []
 

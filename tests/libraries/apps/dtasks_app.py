@@ -120,7 +120,9 @@ def view() -> dict[str, object]:
                 [queue],
             )
             running = [str(row[0]) for row in cur.fetchall()]
+        first = tasks.ready().order_by("enqueued_at").values_list("enqueued_at", flat=True).first()
         out[queue] = {
+            "oldest": None if first is None else first.isoformat(),
             "ready": ready,
             "scheduled": tasks.filter(status="READY").count() - ready,
             "running": running,

@@ -52,7 +52,11 @@ def view() -> dict[str, dict[str, object]]:
     for name in QUEUES:
         q = queue(name)
         sql = f"SELECT _id FROM {q._table_name} WHERE status = 2 ORDER BY _id"  # AckStatus.unack
+        first = q._getter.execute(
+            f"SELECT min(timestamp) FROM {q._table_name} WHERE status < 2"  # waiting
+        ).fetchone()[0]
         out[name] = {
+            "oldest": first,
             "waiting": q.qsize(),
             "ready": q.ready_count(),
             "unack": q.unack_count(),
