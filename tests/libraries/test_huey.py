@@ -8,6 +8,7 @@ qadmin to find, as for huey itself."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,20 +34,30 @@ def test_huey(
     app_json(APP, "produce")
     before = app_json(APP, "view")
     # Not yet read by a consumer: every task, scheduled or not, waits in ``task``.
-    assert before["orders"] == {"pending": 7, "scheduled_due": 0, "scheduled_later": 0}
+    assert before["orders"]["pending"] == 8 and before["orders"]["scheduled_later"] == 0
     consumer = processes.python(APP, "worker", "orders")
-    own: dict[str, dict[str, int]] = {}
+    own: dict[str, dict[str, Any]] = {}
 
     def worked() -> bool:
         own.update(app_json(APP, "view"))
-        # Both 'later' tasks and the failed one's retry are in the schedule, the sleepy one
-        # taken: nothing of orders is left in ``task``.
-        return own["orders"] == {"pending": 0, "scheduled_due": 0, "scheduled_later": 3}
+        # Both 'later' tasks, the failed one's retry and the one due soon are in the
+        # schedule, the sleepy one taken: nothing of orders is left in ``task``.
+        return own["orders"] == {
+            "pending": 0,
+            "scheduled_due": 0,
+            "scheduled_later": 4,
+            "oldest_due": None,
+        }
 
     wait_until("huey's consumer to schedule, fail and take the sleepy task", worked, timeout=60)
     processes.kill(consumer)
-    own.update(app_json(APP, "view"))
-    assert own["emails"] == {"pending": 4, "scheduled_due": 0, "scheduled_later": 0}
+    # No scheduler now: the task due soon stays in the schedule once due, a due row there.
+    wait_until(
+        "the scheduled task to be due",
+        lambda: bool(own.update(app_json(APP, "view")) or own["orders"]["scheduled_due"] == 1),
+    )
+    assert own["orders"]["pending"] == 0 and own["orders"]["scheduled_later"] == 3
+    assert own["emails"]["pending"] == 4 and own["emails"]["scheduled_later"] == 0
 
     tasks = {
         q: QueueView(depth=v["pending"], scheduled=0, running=0, stuck=(), failed=0)
@@ -55,7 +66,12 @@ def test_huey(
     check_named(conn, "task", tasks, "2s", running_known=False)
     schedule = {
         q: QueueView(
-            depth=v["scheduled_due"], scheduled=v["scheduled_later"], running=0, stuck=(), failed=0
+            depth=v["scheduled_due"],
+            scheduled=v["scheduled_later"],
+            running=0,
+            stuck=(),
+            failed=0,
+            oldest=v["oldest_due"],  # the due row's age runs from its eta
         )
         for q, v in own.items()
     }

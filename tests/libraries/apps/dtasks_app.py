@@ -19,6 +19,7 @@ import django
 from django.conf import settings
 
 QUEUES = ["default", "orders", "emails"]
+SOON = datetime.timedelta(seconds=2)
 
 
 def _database(dsn: str) -> dict[str, Any]:
@@ -100,6 +101,8 @@ def produce() -> None:
     for n in range(3):
         ok.using(queue_name="emails").enqueue(n)
     later.using(queue_name="emails", run_after=hour).enqueue()
+    # Due in two seconds: scheduled until then, then waiting like any READY task.
+    later.using(queue_name="emails", run_after=timezone.now() + SOON).enqueue()
 
 
 def view() -> dict[str, object]:

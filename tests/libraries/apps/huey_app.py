@@ -20,6 +20,9 @@ emails = SqliteHuey("emails", filename=os.environ["LIB_DB"])
 HUEYS = {"orders": orders, "emails": emails}
 # A failed task is retried an hour later: huey puts it in its schedule with that eta.
 RETRY_DELAY_S = 3600
+# Long enough for the consumer to move it into the schedule before it is due (and before the
+# test kills the consumer), short enough to wait for.
+SOON_S = 15
 
 
 def _tasks(huey: SqliteHuey) -> dict[str, object]:
@@ -48,7 +51,8 @@ TASKS = {name: _tasks(huey) for name, huey in HUEYS.items()}
 
 def produce() -> None:
     """orders: three tasks, two an hour ahead, one that fails into a retry an hour later,
-    then the one the consumer is killed in; emails (no consumer): three, one an hour ahead.
+    one due in SOON_S, then the one the consumer is killed in; emails (no consumer): three,
+    one an hour ahead.
     A scheduled task waits in ``task`` until a consumer reads its eta and moves it into
     ``schedule``: the consumer takes them before the sleepy one blocks it."""
     orders, emails = TASKS["orders"], TASKS["emails"]
@@ -57,20 +61,26 @@ def produce() -> None:
     for _ in range(2):
         orders["later"].schedule(delay=RETRY_DELAY_S)  # type: ignore[attr-defined]
     orders["boom"]()  # type: ignore[operator]
+    # Due soon: in the schedule when the consumer is killed, and due there after (no
+    # scheduler left to move it into ``task``).
+    orders["ok"].schedule(args=(9,), delay=SOON_S)  # type: ignore[attr-defined]
     orders["sleepy"]()  # type: ignore[operator]
     for n in range(3):
         emails["ok"](n)  # type: ignore[operator]
     emails["later"].schedule(delay=RETRY_DELAY_S)  # type: ignore[attr-defined]
 
 
-def view() -> dict[str, dict[str, int]]:
-    """huey's own view per instance: pending_count() (its rows of ``task``), and its
-    scheduled() tasks split by whether their eta has come (huey's etas are naive UTC)."""
+def view() -> dict[str, dict[str, object]]:
+    """huey's own view per instance: pending_count() (its rows of ``task``), its scheduled()
+    tasks split by whether their eta has come, and the earliest eta that has (huey's etas
+    are naive UTC)."""
     now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
     out = {}
     for name, huey in HUEYS.items():
         etas = [task.eta for task in huey.scheduled()]
+        due = [eta for eta in etas if eta <= now]
         out[name] = {
+            "oldest_due": min(due).isoformat() if due else None,
             "pending": huey.pending_count(),
             "scheduled_due": sum(1 for eta in etas if eta <= now),
             "scheduled_later": sum(1 for eta in etas if eta > now),
