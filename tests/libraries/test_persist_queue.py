@@ -96,6 +96,15 @@ def test_persist_queue(
     _unread(conn, "ack_queue_orders", [taken])
     assert qadmin_json("claims", "ack_queue_emails", *conn, "--stale-after", "2s") == []
 
+    # status finds both queue tables by their name prefix: the unacked item running, how many
+    # are stale unknown (not 0), the queue's status a warning.
+    lines = {line["table"]: line for line in qadmin_json("status", *conn)}
+    assert set(lines) == {"ack_queue_orders", "ack_queue_emails"}
+    assert lines["ack_queue_orders"]["running"] == 1
+    assert lines["ack_queue_orders"]["stale"] is None
+    assert lines["ack_queue_orders"]["status"] == "WARNING"
+    assert lines["ack_queue_emails"]["depth"] == 3 and lines["ack_queue_emails"]["stale"] == 0
+
     emails = LibraryView(own["emails"]["waiting"], _states(own["emails"]), stuck=None)
     assert emails.waiting == 3
     with sqlite_trouble(path, "ack_queue_emails"):
