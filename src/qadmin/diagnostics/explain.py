@@ -157,7 +157,12 @@ def _profiled_head(ctx: Context) -> Head:
         )
     keys = ", ".join(reader.name(c) + (" DESC" if desc else "") for c, desc in order)
     where, params = reader.where(profile.pending)
+    # A state read against the clock (a run-at time still ahead: GoodJob's, django-tasks')
+    # cannot be an index predicate (PostgreSQL takes only immutable ones): no WHERE then.
+    clocked = "CURRENT_TIMESTAMP" in (profile.state_sql or "").upper()
     printed = _printed_filter(reader.state, profile.pending, engine.quote_literal)
+    if clocked:
+        printed = ""
     leading = [profile.state_column] if profile.state_column else []
     state_keys = ", ".join(reader.name(c) for c in [*leading, *(c for c, _ in order)])
     words = {
