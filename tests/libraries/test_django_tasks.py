@@ -72,7 +72,14 @@ def test_django_tasks(
     def worked() -> bool:
         own.update(app_json(APP, "view"))
         orders = own["orders"]
-        return bool(orders["successful"] == 3 and orders["failed"] == 1 and orders["running"])
+        # Its counts are read one query after another: wait for the settled state (the worker
+        # blocked in the sleepy task, nothing of orders ready), not a moment between two.
+        return bool(
+            orders["successful"] == 3
+            and orders["failed"] == 1
+            and len(orders["running"]) == 1
+            and orders["ready"] == 0
+        )
 
     wait_until("db_worker to run, fail and take the sleepy task", worked, timeout=60)
     [running] = own["orders"]["running"]

@@ -162,6 +162,8 @@ DJANGO_Q2 = _shape(
         time_column="lock",
         # The cluster's name (Q_CLUSTER name, or async_task's cluster=): the named queue.
         queue_column="key",
+        # Django writes UTC (USE_TZ) into MariaDB's and SQLite's naive datetime columns.
+        naive_utc=True,
         state_sql=("CASE WHEN {lock.bare} > CURRENT_TIMESTAMP THEN 'locked' ELSE 'available' END"),
         pending=("available",),
         claimed=("locked",),

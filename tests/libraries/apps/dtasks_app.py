@@ -12,46 +12,21 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlsplit
 
 import django
 from django.conf import settings
 
+from tests.libraries.apps.djdb import database
+
 QUEUES = ["default", "orders", "emails"]
 SOON = datetime.timedelta(seconds=2)
-
-
-def _database(dsn: str) -> dict[str, Any]:
-    url = urlsplit(dsn)
-    if url.scheme == "sqlite":
-        return {"ENGINE": "django.db.backends.sqlite3", "NAME": url.path[1:] or url.netloc}
-    if url.scheme == "mysql":
-        import pymysql
-
-        pymysql.install_as_MySQLdb()  # Django's MySQL backend on PyMySQL (no C client here)
-        return {
-            "ENGINE": "django.db.backends.mysql",
-            "NAME": url.path.lstrip("/"),
-            "USER": url.username or "root",
-            "PASSWORD": url.password or "",
-            "HOST": url.hostname,
-            "PORT": url.port or 3306,
-        }
-    return {
-        "ENGINE": "django.db.backends.postgresql",
-        "NAME": url.path.lstrip("/"),
-        "USER": url.username or "postgres",
-        "HOST": url.hostname,
-        "PORT": url.port or 5432,
-    }
 
 
 def setup() -> None:
     if settings.configured:
         return
     settings.configure(
-        DATABASES={"default": _database(os.environ["LIB_DSN"])},
+        DATABASES={"default": database(os.environ["LIB_DSN"])},
         INSTALLED_APPS=["django_tasks", "django_tasks_db"],
         USE_TZ=True,
         SECRET_KEY="qadmin-tests-only",
