@@ -11,6 +11,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
 from tests.conftest import MY_HOST
@@ -40,6 +41,9 @@ def test_django_q2(
     trouble: AbstractContextManager[None]
     if engine == "postgresql":
         dsn = request.getfixturevalue("pg_own_database")
+        # Every session (the library's, qadmin's) starts in Tokyo: times must not move.
+        with psycopg.connect(dsn, autocommit=True) as pg:
+            pg.execute(f"ALTER DATABASE \"{dsn.rsplit('/', 1)[1]}\" SET timezone = 'Asia/Tokyo'")
         schema: str | None = "public"
         trouble = pg_trouble(
             dsn,

@@ -10,6 +10,7 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
 from tests.conftest import MY_HOST
@@ -53,6 +54,9 @@ def test_django_tasks(
 ) -> None:
     if engine == "postgresql":
         dsn = request.getfixturevalue("pg_own_database")
+        # Every session (the library's, qadmin's) starts in Tokyo: times must not move.
+        with psycopg.connect(dsn, autocommit=True) as pg:
+            pg.execute(f"ALTER DATABASE \"{dsn.rsplit('/', 1)[1]}\" SET timezone = 'Asia/Tokyo'")
         schema: str | None = "public"
     elif engine == "mariadb":
         database = request.getfixturevalue("my_database")
@@ -107,8 +111,6 @@ def test_django_tasks(
     if engine == "postgresql":
         # explain's proposed head index can be created: its READY-or-SCHEDULED state reads
         # the clock, which an index predicate may not (PostgreSQL: immutable functions only).
-        import psycopg
-
         [fix] = [f["fix"] for f in qadmin_json("explain", TABLE, *conn)["findings"] if f["fix"]]
         with psycopg.connect(dsn, autocommit=True) as pg:
             pg.execute(fix)
