@@ -107,3 +107,48 @@ def node_modules() -> Path:
         )
         shutil.copy(lock, stamp)
     pytest.fail("npm ci installed pg-boss and graphile-worker, but node cannot load them")
+
+
+# Oban for Python (PyPI ``oban``) needs Python 3.12: where the test interpreter is older, its
+# app runs under a 3.12 virtualenv built once in .cache (outside git) with this requirement.
+OBAN_REQUIREMENT = "oban>=0.7,<0.8"  # pyproject.toml's test extra pins the same
+OBAN_VENV = REPO / ".cache" / "oban-py312"
+
+
+def _python312() -> str | None:
+    """A Python 3.12 or later that runs (pyenv's shims exist for versions not selected)."""
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    candidates = [str(p) for p in sorted(pyenv.glob("3.1[2-9]*/bin/python"))]
+    candidates += [found for name in ("python3.12", "python3.13") if (found := shutil.which(name))]
+    for candidate in candidates:
+        probe = [candidate, "-c", "import sys; assert sys.version_info >= (3, 12)"]
+        if subprocess.run(probe, capture_output=True).returncode == 0:
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="session")
+def oban_python() -> str:
+    """An interpreter that imports Oban for Python: this one on 3.12 or later (the test
+    extra installs it there), else .cache/oban-py312, built once from a Python 3.12."""
+    if sys.version_info >= (3, 12):
+        return sys.executable
+    python = OBAN_VENV / "bin" / "python"
+    stamp = OBAN_VENV / "installed-requirement.txt"
+    probe = [str(python), "-c", "import oban, psycopg"]
+    installed = stamp.exists() and stamp.read_text() == OBAN_REQUIREMENT
+    if installed and subprocess.run(probe, capture_output=True).returncode == 0:
+        return str(python)
+    base = _python312()
+    if base is None:
+        pytest.fail("Oban for Python needs a Python 3.12 or later (python3.12, or pyenv's)")
+    stamp.unlink(missing_ok=True)
+    subprocess.run([base, "-m", "venv", "--clear", str(OBAN_VENV)], check=True, timeout=300)
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", OBAN_REQUIREMENT, "psycopg[binary]"],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    stamp.write_text(OBAN_REQUIREMENT)
+    return str(python)

@@ -57,6 +57,48 @@ def stale_entry(claims: dict[str, Any], row_id: object) -> dict[str, Any]:
     pytest.fail(f"{row_id} is not among the stale claims: {claims['stale']}")
 
 
+def queue_entry(report: dict[str, Any], queue: str, *args: str) -> dict[str, Any]:
+    """One named queue's figures: inspect's line for it (its JSON ``named_queues.queues``), and
+    the same figures from ``inspect --queue`` (``args``: the table and connection options),
+    which must agree with it."""
+    listed = (report.get("named_queues") or {}).get("queues")
+    if listed:
+        lines = {str(entry["queue"]): dict(entry) for entry in listed}
+        if queue not in lines:
+            pytest.fail(f"no named queue {queue} in inspect's report: {listed}")
+        line = lines[queue]
+        alone = _queue_alone(queue, *args)
+        for key, value in alone.items():
+            if key != "oldest_age_s":
+                assert line[key] == value, (key, line, alone)
+        return line
+    return _queue_alone(queue, *args)
+
+
+def _queue_alone(queue: str, *args: str) -> dict[str, Any]:
+    """One named queue's figures from ``inspect --queue``."""
+    one = qadmin_json("inspect", *args, "--queue", queue)
+    size, claims = one["size"], one["claims"]
+    return {
+        "queue": queue,
+        "depth": size["depth"],
+        "scheduled": size.get("scheduled"),
+        "retrying": size.get("retrying"),
+        "running": size["claimed"],
+        "stale": len(claims["stale"]),
+        "failed": size["failed"],
+        "oldest_age_s": size["oldest_age_s"],
+    }
+
+
+def status_lines(dsn: str, table: str, *args: str) -> dict[str, dict[str, Any]]:
+    """``qadmin status``'s lines for ``table``'s named queues in this database, by queue."""
+    result = qadmin("status", "--dsn", dsn, *args, "--format", "json")
+    assert result.exit_code in (0, 1, 2), (result.exit_code, result.stdout, result.stderr)
+    lines = json.loads(result.stdout)
+    return {str(line["queue"]): line for line in lines if line["table"] == table}
+
+
 def state_rows(size: dict[str, Any]) -> dict[str, int]:
     """``size.states`` as {state: rows}, for comparing with the library's own counts."""
     return {str(s["state"]): int(s["rows"]) for s in size["states"] if s["rows"]}

@@ -17,6 +17,7 @@ from tests.libraries.scenario import (
     detected_library,
     pg_trouble,
     qadmin_json,
+    queue_entry,
     state_rows,
     wait_until,
 )
@@ -33,13 +34,17 @@ def test_graphile_worker(
 
     def settled() -> bool:
         own.update(node("view"))
-        return (own["locked"], own["failed"], own["waiting"]) == (1, 2, 3)
+        return (own["locked"], own["failed"], own["waiting"]) == (1, 2, 5)
 
     wait_until("graphile-worker to run, fail and lock the sleepy job", settled)
     processes.kill(worker)
     assert own["locked_ids"] == [str(stuck)]
+    queues = own["queues"]
+    # Waiting: 3 due on 'mailers', one ahead on each queue.
+    assert (queues["mailers"]["due"], queues["mailers"]["ahead"]) == (3, 1)
+    assert (queues["orders"]["due"], queues["orders"]["ahead"]) == (0, 1)
     view = LibraryView(
-        waiting=own["waiting"],
+        waiting=queues["mailers"]["due"] + queues["orders"]["due"],
         states={"waiting": own["waiting"], "locked": own["locked"], "failed": own["failed"]},
         stuck=stuck,
         liveness=False,  # locked_by names the worker; graphile-worker keeps no heartbeat
@@ -59,6 +64,18 @@ def test_graphile_worker(
     # not waiting).
     seen = qadmin_json("size", "jobs", *conn)
     assert seen["depth"] == view.waiting and state_rows(seen) == view.states
+    assert seen["scheduled"] == 2
+    # Per named queue: the view carries queue_name (the table only its job_queue_id).
+    stale_conn = [*conn, "--stale-after", "2s"]
+    report = qadmin_json("inspect", "jobs", *stale_conn)
+    for queue, stale in (("orders", 1), ("mailers", 0)):
+        mine = queues[queue]
+        entry = queue_entry(report, queue, "jobs", *stale_conn)
+        assert entry["depth"] == mine["due"], (entry, mine)
+        assert entry["scheduled"] == mine["ahead"], (entry, mine)
+        assert entry["running"] == mine["locked"], (entry, mine)
+        assert entry["failed"] == mine["failed"], (entry, mine)
+        assert entry["stale"] == stale, entry
 
     # What qadmin's refusal points to: graphile-worker's own unlock, then a worker finishes it.
     node("unlock", own["locked_by"])
@@ -67,7 +84,7 @@ def test_graphile_worker(
 
     def finished() -> bool:
         own.update(node("view"))
-        return (own["locked"], own["failed"], own["total"]) == (0, 2, 5)
+        return (own["locked"], own["failed"], own["total"]) == (0, 2, 7)
 
     wait_until("graphile-worker to run the unlocked job to completion", finished)
 

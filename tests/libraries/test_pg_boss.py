@@ -16,6 +16,8 @@ from tests.libraries.scenario import (
     check_qadmin,
     detected_library,
     pg_trouble,
+    qadmin_json,
+    queue_entry,
     wait_until,
 )
 
@@ -31,13 +33,18 @@ def test_pg_boss(
 
     def settled() -> bool:
         own.update(node("view", stuck))
-        return own["states"] == {"completed": 3, "failed": 2, "active": 1, "created": 3}
+        states = {"completed": 3, "failed": 2, "active": 1, "created": 5, "retry": 1}
+        return bool(own["states"] == states)
 
     wait_until("pg-boss's worker to complete, fail and start the sleepy job", settled)
     processes.kill(worker)
     assert own["stuck_state"] == "active"
-    view = LibraryView(waiting=own["waiting"], states=own["states"], stuck=stuck, liveness=False)
-    assert view.waiting == 3
+    queues = own["queues"]
+    # getQueueSize counts the job an hour ahead too; its fetch would take 3 now.
+    assert queues["idle"]["size"] == 4 and queues["idle"]["due"] == 3
+    view = LibraryView(
+        waiting=queues["idle"]["due"], states=own["states"], stuck=stuck, liveness=False
+    )
 
     assert detected_library(dsn, "job", "pgboss") == "pg-boss"
     conn = ["--dsn", dsn, "--schema", "pgboss"]
@@ -47,6 +54,20 @@ def test_pg_boss(
         "SELECT id FROM pgboss.job WHERE name = 'idle' LIMIT 1 FOR UPDATE",
     ):
         wait_until("the claim to be older than 2 s", lambda: _started_s(dsn, stuck) > 2.5)
+        stale_conn = [*conn, "--stale-after", "2s"]
+        report = qadmin_json("inspect", "job", *stale_conn)
+        assert report["size"]["scheduled"] == 2
+        assert report["size"]["retrying"] == 1
+        for queue, stale in (("work", 1), ("idle", 0)):
+            mine = queues[queue]
+            entry = queue_entry(report, queue, "job", *stale_conn)
+            assert entry["depth"] == mine["due"], (entry, mine)
+            assert entry["scheduled"] == mine["ahead"], (entry, mine)
+            assert entry["retrying"] == mine["retry"], (entry, mine)
+            assert entry["running"] == mine["active"], (entry, mine)
+            assert entry["failed"] == mine["failed"], (entry, mine)
+            assert entry["stale"] == stale, entry
+        assert (queues["work"]["ahead"], queues["work"]["retry"]) == (1, 1)
         check_qadmin(conn, "job", "pg-boss", view, releasable=False)
 
     # pg-boss's own recovery: its maintenance fails the expired job and retries it.

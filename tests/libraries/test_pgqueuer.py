@@ -17,6 +17,8 @@ from tests.libraries.scenario import (
     check_qadmin,
     detected_library,
     pg_trouble,
+    qadmin_json,
+    queue_entry,
     wait_until,
 )
 
@@ -40,7 +42,8 @@ def test_pgqueuer(
 
     def settled() -> bool:
         own.update(asyncio.run(lib.own_view()))
-        return own["counts"] == {"queued": 3, "picked": 1, "failed": 2}
+        # 3 'later' due, one 'later' and one 'ok' an hour ahead
+        return own["counts"] == {"queued": 5, "picked": 1, "failed": 2}
 
     wait_until("pgqueuer to finish, hold the failures and pick the sleepy job", settled)
     processes.kill(worker)
@@ -50,8 +53,26 @@ def test_pgqueuer(
         return len(own["stale"]) == 1
 
     wait_until("pgqueuer to call its job stale", stale)
-    view = LibraryView(waiting=own["later"], states=own["counts"], stuck=own["stale"][0])
+    # pgqueuer's queue_size counts its queued jobs per entrypoint (its named queues), those an
+    # hour ahead included: one on 'later' and one on 'ok' were enqueued so.
+    assert own["queued"] == {"later": 4, "ok": 1}
+    due = own["queued"]["later"] - 1
+    view = LibraryView(waiting=due, states=own["counts"], stuck=own["stale"][0])
     assert view.waiting == 3
+    conn = ["--dsn", dsn, "--stale-after", "2s"]
+    report = qadmin_json("inspect", "pgqueuer", *conn)
+    assert report["size"]["scheduled"] == 2
+    expected = {
+        # entrypoint: (depth, scheduled, running, stale, failed)
+        "later": (own["queued"]["later"] - 1, 1, 0, 0, 0),
+        "ok": (own["queued"]["ok"] - 1, 1, 0, 0, 0),
+        "sleepy": (0, 0, 1, 1, 0),
+        "boom": (0, 0, 0, 0, 2),
+    }
+    for queue, (depth, scheduled, running, stale, failed) in expected.items():
+        entry = queue_entry(report, queue, "pgqueuer", *conn)
+        got = (entry["depth"], entry["scheduled"], entry["running"], entry["stale"])
+        assert (*got, entry["failed"]) == (depth, scheduled, running, stale, failed), entry
 
     assert detected_library(dsn, "pgqueuer", "public") == "pgqueuer"
     with pg_trouble(
@@ -66,6 +87,6 @@ def test_pgqueuer(
 
     def finished() -> bool:
         own.update(asyncio.run(lib.own_view()))
-        return own["counts"] == {"queued": 3, "failed": 2}
+        return own["counts"] == {"queued": 5, "failed": 2}
 
     wait_until("a new pgqueuer worker to re-pick the stale job and finish it", finished)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from tests.libraries.scenario import (
     pg_trouble,
     qadmin,
     qadmin_json,
+    queue_entry,
     wait_until,
 )
 
@@ -50,9 +52,13 @@ def test_procrastinate(
             lib.ok.defer(n=n)
         lib.boom.defer()
         lib.boom.defer()
+        lib.retried.defer()
         stuck = lib.sleepy.defer()
         for _ in range(3):
             lib.later.defer()
+        # An hour ahead, on each named queue: scheduled, not waiting.
+        lib.ok.configure(schedule_in={"hours": 1}).defer(n=99)
+        lib.later.configure(schedule_in={"hours": 1}).defer()
 
     worker = processes.python(APP, "worker")
     wait_until(
@@ -61,6 +67,7 @@ def test_procrastinate(
             _statuses(dsn).get("succeeded") == 3
             and _statuses(dsn).get("failed") == 2
             and _statuses(dsn).get("doing") == 1
+            and _retried(dsn) == 1
         ),
     )
     processes.kill(worker)
@@ -103,9 +110,33 @@ def test_procrastinate(
         "SELECT count(*) FROM procrastinate_jobs",
         "SELECT id FROM procrastinate_jobs WHERE queue_name = 'idle' LIMIT 1 FOR UPDATE",
     ):
+        # Per named queue, qadmin against procrastinate's own jobs (list_jobs): due 'todo'
+        # jobs are depth; those ahead are scheduled, or retrying when attempted before.
+        conn = ["--dsn", dsn, "--stale-after", "1"]
+        report = qadmin_json("inspect", "procrastinate_jobs", *conn)
+        assert report["size"]["scheduled"] == 2
+        assert report["size"]["retrying"] == 1
+        for queue, stale in (("work", 1), ("idle", 0)):
+            entry = queue_entry(report, queue, "procrastinate_jobs", *conn)
+            mine = own["queues"][queue]  # type: ignore[index]
+            assert entry["depth"] == mine["due"], (queue, entry, mine)
+            assert entry["scheduled"] == mine["scheduled"], (queue, entry, mine)
+            assert entry["retrying"] == mine["retrying"], (queue, entry, mine)
+            assert entry["running"] == mine["doing"], (queue, entry, mine)
+            assert entry["failed"] == mine["failed"], (queue, entry, mine)
+            assert entry["stale"] == stale, (queue, entry)
+        assert own["queues"]["work"] == {  # type: ignore[index]
+            "due": 0,
+            "scheduled": 1,
+            "retrying": 1,
+            "doing": 1,
+            "failed": 2,
+        }
+        assert own["queues"]["idle"]["due"] == 3  # type: ignore[index]
         check_qadmin(["--dsn", dsn], "procrastinate_jobs", "procrastinate", view, releasable=True)
 
-    assert _statuses(dsn).get("todo") == 4  # the stalled job is waiting again
+    # The stalled job is waiting again (beside 3 idle, 2 an hour ahead and the retry).
+    assert _statuses(dsn).get("todo") == 7
     os.unlink(block_file)
     processes.python(APP, "worker")
     wait_until(
@@ -114,10 +145,36 @@ def test_procrastinate(
     )
 
 
+def _retried(dsn: str) -> int:
+    """How many times the 'retried' job has run (procrastinate's attempts)."""
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute(
+            "SELECT attempts FROM procrastinate_jobs WHERE task_name = 'retried'"
+        ).fetchall()
+    return int(rows[0][0]) if rows else 0
+
+
 async def _own_view(app: Any) -> dict[str, object]:
-    """procrastinate's own answers: its stalled jobs (by worker heartbeat, 2 s) and its
-    waiting count on the queue nobody works."""
+    """procrastinate's own answers: its stalled jobs (by worker heartbeat, 2 s), its due
+    'todo' count on the queue nobody works, and per named queue its jobs (list_jobs) read as
+    due now, scheduled ahead, retrying ahead (attempted before), doing and failed."""
     async with app.open_async():
         stalled = await app.job_manager.get_stalled_jobs(seconds_since_heartbeat=2)
-        queues = await app.job_manager.list_queues_async(queue="idle")
-    return {"stalled": [job.id for job in stalled], "idle_todo": queues[0]["todo"]}
+        per_queue: dict[str, dict[str, int]] = {}
+        now = datetime.now(tz=UTC)
+        for queue in ("work", "idle"):
+            jobs = list(await app.job_manager.list_jobs_async(queue=queue))
+            todo = [j for j in jobs if j.status == "todo"]
+            ahead = [j for j in todo if j.scheduled_at is not None and j.scheduled_at > now]
+            per_queue[queue] = {
+                "due": len(todo) - len(ahead),
+                "scheduled": sum(1 for j in ahead if not j.attempts),
+                "retrying": sum(1 for j in ahead if j.attempts),
+                "doing": sum(1 for j in jobs if j.status == "doing"),
+                "failed": sum(1 for j in jobs if j.status == "failed"),
+            }
+    return {
+        "stalled": [job.id for job in stalled],
+        "idle_todo": per_queue["idle"]["due"],
+        "queues": per_queue,
+    }

@@ -126,7 +126,7 @@ def _profile_option_names() -> set[str]:
     from qadmin.cli import options
 
     names = {key for key, _ in (*options._PROFILE_COLUMNS, *options._PROFILE_VALUES)}
-    return names | {"library"}
+    return names | set(options.PROFILE_EXTRA)
 
 
 def _finding_codes_in_source() -> set[str]:

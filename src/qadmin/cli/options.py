@@ -229,6 +229,10 @@ _PROFILE_VALUES = (
 )
 
 
+# The profile options that are not a profile key's column or values list.
+PROFILE_EXTRA = ("library", "queue", "time_unit")
+
+
 class QueueValue(click.ParamType):  # type: ignore[type-arg]
     """A named queue as a library stores it: any text, bound as a parameter, never SQL."""
 

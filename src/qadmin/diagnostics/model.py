@@ -173,7 +173,22 @@ class InspectReport:
 
     @property
     def queue(self) -> str:
+        """The queue as output names it (``oban_jobs[mailers]`` for one named queue)."""
         return self.header.queue
+
+    @property
+    def table(self) -> str:
+        """The table itself, for SQL advice (VACUUM, ANALYZE): never a NAME with a schema or
+        a named queue in it; the engine has been moved to its schema."""
+        return self.profile.table if self.profile is not None else self.header.queue
+
+    def command(self, verb: str) -> str:
+        """A qadmin command on this queue as a fix prints it (``--queue`` for a named one)."""
+        return (
+            self.profile.command(verb)
+            if self.profile is not None
+            else f"qadmin {verb} {self.queue}"
+        )
 
     def limit(self, metric: str) -> Limit:
         return self.options.limit(metric)

@@ -149,8 +149,9 @@ def sections() -> tuple[Section, ...]:
 
 
 # Files read outside the entries: a table's primary key (convert), columns and indexes
-# (profiles), and explain's plan and SQLite statistics (qadmin.diagnostics.explain).
-SUPPORT_SQL = ("primary_key", "columns", "indexes", "explain", "statistics")
+# (profiles), explain's plan and SQLite statistics (qadmin.diagnostics.explain), and the
+# tables status starts from (qadmin.ops.status).
+SUPPORT_SQL = ("primary_key", "columns", "indexes", "explain", "statistics", "queue_tables")
 
 
 def sql_files() -> set[str]:

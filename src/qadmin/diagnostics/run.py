@@ -58,7 +58,7 @@ def _header(engine: Engine, table: str, spec: QueueSpec | None) -> Header:
         schema=engine.schema,
         engine=engine.name,
         dialect=engine.dialect,
-        server_version=engine.server_version(),
+        server_version=engine.version_label(),
         kind=spec.kind.value if spec else None,
     )
     if spec is not None:
@@ -111,7 +111,7 @@ def inspect_resolved(
         entries = tuple(e for e in entries if e.name in only)
     parts, blocked = _collect(ctx, entries)
     profile, spec = resolved.profile, resolved.spec
-    header = _header(engine, profile.name if spec is None else spec.name, spec)
+    header = _header(engine, profile.shown if spec is None else spec.name, spec)
     if spec is not None:
         report = InspectReport(header, parts, options, engine, blocked=blocked, profile=profile)
         return _judge(report)

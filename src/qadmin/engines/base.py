@@ -92,6 +92,7 @@ class Engine(ABC):
         self.timeouts = timeouts or Timeouts()
         self._schema = schema
         self._conn: Any = None
+        self._version: str | None = None
         # The lock wait limit in force now: the connection's, or a diagnostic part's shorter one.
         self.lock_ms = self.timeouts.lock_ms
 
@@ -108,6 +109,13 @@ class Engine(ABC):
     @abstractmethod
     def server_version(self) -> str:
         """The server's own version string, as a DBA would recognise it."""
+
+    def version_label(self) -> str:
+        """``server_version()``, asked once per connection: a report's header names it, and
+        status makes a report per queue (ping asks the server each time: it times it)."""
+        if self._version is None:
+            self._version = self.server_version()
+        return self._version
 
     @abstractmethod
     def _default_schema(self) -> str:
@@ -126,6 +134,7 @@ class Engine(ABC):
                 self._conn.close()
             finally:
                 self._conn = None
+                self._version = None
 
     def sibling(self) -> Engine:
         """A second connection with the same DSN, schema and timeouts: for an operation that

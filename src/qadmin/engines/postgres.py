@@ -28,6 +28,7 @@ from qadmin.errors import (
     PermissionMissing,
     QadminError,
     StatementTimeout,
+    UsageError,
 )
 from qadmin.kinds import QueueSpec
 
@@ -134,6 +135,11 @@ class PostgresEngine(Engine):
             return ConnectionFailed(
                 f"postgresql: no answer from {where} within {self.timeouts.read_s} s"
             )
+        loading = isinstance(exc, psycopg.DataError) and not state
+        if state == "22008" or (loading and ("timestamp" in text or "date" in text)):
+            # A time the server cannot subtract (infinity) or the driver cannot load (past
+            # year 9999): the table's value, not qadmin's failure: one line, exit 2.
+            return UsageError(f"postgresql: a time value qadmin cannot read: {_first_line(text)}")
         if isinstance(exc, pgerr.AdminShutdown):
             return ConnectionFailed(f"postgresql: the server ended the session: {text}")
         if isinstance(exc, psycopg.OperationalError) and not state:

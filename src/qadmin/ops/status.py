@@ -71,7 +71,9 @@ class Status:
 
 
 @dataclass(frozen=True)
-class _Item:
+class Item:
+    """One queue status reads: how it is shown, where it is, and how it is read."""
+
     name: str
     schema: str
     table: str
@@ -98,10 +100,10 @@ def _found(engine: Engine) -> tuple[list[tuple[str, str]], list[str]]:
     return rows, [part.note] if part.note else []
 
 
-def _own(engine: Engine, schema: str) -> Iterator[_Item]:
+def _own(engine: Engine, schema: str) -> Iterator[Item]:
     engine.use_schema(schema)
     for spec in catalog.all_queues(engine):
-        yield _Item(
+        yield Item(
             f"{schema}.{spec.name}",
             schema,
             spec.name,
@@ -111,7 +113,7 @@ def _own(engine: Engine, schema: str) -> Iterator[_Item]:
         )
 
 
-def _library(engine: Engine, schema: str, table: str, notes: list[str]) -> Iterator[_Item]:
+def _library(engine: Engine, schema: str, table: str, notes: list[str]) -> Iterator[Item]:
     shape = read_shape(engine, table, schema)
     if shape is None:
         return
@@ -124,27 +126,27 @@ def _library(engine: Engine, schema: str, table: str, notes: list[str]) -> Itera
 
 def _named(
     engine: Engine, label: str, what: str, resolved: Resolved, notes: list[str]
-) -> Iterator[_Item]:
+) -> Iterator[Item]:
     """One item per named queue of a table that holds several, else the table."""
     profile, shape = resolved.profile, resolved.shape
     assert shape is not None, "a table qadmin did not create has its shape"
     if profile.queue_column is None or profile.queue is not None:
-        yield _Item(label, shape.schema, shape.table, profile.queue, what, resolved)
+        yield Item(label, shape.schema, shape.table, profile.queue, what, resolved)
         return
     engine.use_schema(shape.schema)
     names, source = query.Reader(engine, profile, shape).queue_names()
     if source:
         notes.append(f"{label}: {source}")
     if not names:
-        yield _Item(label, shape.schema, shape.table, None, what, resolved)
+        yield Item(label, shape.schema, shape.table, None, what, resolved)
     for name in names:
         named = dataclasses.replace(resolved, profile=dataclasses.replace(profile, queue=name))
-        yield _Item(f"{label}[{name}]", shape.schema, shape.table, name, what, named)
+        yield Item(f"{label}[{name}]", shape.schema, shape.table, name, what, named)
 
 
 def _declared(
     engine: Engine, declared: dict[str, dict[str, Any]], home: str, notes: list[str]
-) -> Iterator[_Item | StatusLine]:
+) -> Iterator[Item | StatusLine]:
     for name in sorted(declared):
         engine.use_schema(home)
         try:
@@ -154,7 +156,7 @@ def _declared(
             yield StatusLine(name, home, name, None, "declared", error=str(exc))
 
 
-def _line(engine: Engine, item: _Item, options: Options) -> StatusLine | None:
+def _line(engine: Engine, item: Item, options: Options) -> StatusLine | None:
     """The item judged; None for a queue found by the catalog that is gone since (dropped
     while status ran); a declared table that is missing stays a line saying so."""
     line = StatusLine(item.name, item.schema, item.table, item.queue, item.what)
@@ -208,6 +210,44 @@ def _worst(report: InspectReport, verdict: check_mod.CheckResult) -> str:
     return verdict.problems[0]
 
 
+@dataclass
+class Found:
+    """What status will read: the queues found, the lines already known (a declared table
+    that cannot be resolved), and notes."""
+
+    items: list[Item] = field(default_factory=list)
+    lines: list[StatusLine] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def find(engine: Engine, declared: dict[str, dict[str, Any]]) -> Found:
+    """Every queue on the server this role can see (see the module's docstring)."""
+    home = engine.schema
+    found = Found()
+    tables, found.notes = _found(engine)
+    seen: set[tuple[str, str]] = set()
+    for entry in _declared(engine, declared, home, found.notes):
+        if isinstance(entry, StatusLine):
+            found.lines.append(entry)
+        else:
+            found.items.append(entry)
+            seen.add((entry.schema, entry.table))
+    for schema, table in tables:
+        try:
+            if table == CATALOG_TABLE:
+                found.items.extend(_own(engine, schema))
+            elif (schema, table) not in seen:
+                found.items.extend(_library(engine, schema, table, found.notes))
+        except NotFound:
+            continue  # dropped since the catalog listed it: not a queue any more
+        except QadminError as exc:
+            found.lines.append(
+                StatusLine(f"{schema}.{table}", schema, table, None, "?", error=str(exc))
+            )
+    engine.use_schema(home)
+    return found
+
+
 def gather(
     engine: Engine, declared: dict[str, dict[str, Any]], options: Options | None = None
 ) -> Status:
@@ -215,29 +255,9 @@ def gather(
     started = time.monotonic()
     options = options or Options(sample_s=0)
     home = engine.schema
-    status = Status()
-    tables, status.notes = _found(engine)
-    items: list[_Item] = []
-    seen: set[tuple[str, str]] = set()
-    for entry in _declared(engine, declared, home, status.notes):
-        if isinstance(entry, StatusLine):
-            status.lines.append(entry)
-        else:
-            items.append(entry)
-            seen.add((entry.schema, entry.table))
-    for schema, table in tables:
-        try:
-            if table == CATALOG_TABLE:
-                items.extend(_own(engine, schema))
-            elif (schema, table) not in seen:
-                items.extend(_library(engine, schema, table, status.notes))
-        except NotFound:
-            continue  # dropped since the catalog listed it: not a queue any more
-        except QadminError as exc:
-            status.lines.append(
-                StatusLine(f"{schema}.{table}", schema, table, None, "?", error=str(exc))
-            )
-    for item in items:
+    found = find(engine, declared)
+    status = Status(list(found.lines), found.notes)
+    for item in found.items:
         judged = _line(engine, item, options)
         if judged is not None:
             status.lines.append(judged)

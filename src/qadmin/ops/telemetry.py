@@ -72,7 +72,7 @@ class Snapshot:
             "schema_version": SCHEMA_VERSION,
             "time": self.time,
             "engine": self.engine,
-            "queue": self.target.profile.name,
+            "queue": self.target.profile.shown,
             "kind": _kind(self.target),
         }
         for one in registry.fields():
@@ -119,7 +119,7 @@ def error_row(target: Resolved, error: str) -> dict[str, Any]:
     connection): the time, the queue and the error; every figure is null."""
     return {
         "time": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
-        "queue": target.profile.name,
+        "queue": target.profile.shown,
         "kind": _kind(target),
         "error": secrets.scrub(" ".join(error.split())),
     }

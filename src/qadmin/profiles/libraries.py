@@ -103,6 +103,8 @@ PGQUEUER = _shape(
         order_by="id",
         time_column="created",
         due_column="execute_after",
+        # pgqueuer's named queues are its entrypoints (queue_size counts per entrypoint).
+        queue_column="entrypoint",
         state_column="status",
         pending=("queued",),
         claimed=("picked",),
@@ -294,14 +296,22 @@ RIVER = _shape(
     ),
 )
 
-# Oban (Elixir): oban_jobs with the oban_job_state enum; its Lifeline plugin rescues orphaned
-# 'executing' jobs by itself. Its timestamps are UTC without a time zone.
+# Oban (Elixir, and Oban for Python, PyPI ``oban`` 0.7, which installs the same schema):
+# oban_jobs with the oban_job_state enum; its Lifeline plugin rescues orphaned 'executing'
+# jobs by itself (by age: rescue_after, 5 min in Python), so nothing to release. Its
+# timestamps are UTC without a time zone. 'scheduled' and 'retryable' jobs wait for
+# scheduled_at (its stager makes them 'available'); 'suspended' (Oban Pro's workflows: a job
+# held until others finish; installed by Oban for Python, never set by it) is neither
+# waiting nor claimed. A fetch sets attempted_by to [node, producer uuid]; each producer (one
+# per queue and node) beats in oban_producers.updated_at (Python's refresher: every 15 s,
+# rows older than 60 s pruned; Elixir Oban keeps the table only with Pro, and without it a
+# claim is judged by its age).
 OBAN = _shape(
     "oban",
     ("oban_jobs",),
     ("id", "state", "queue", "worker", "attempt", "max_attempts", "inserted_at", "scheduled_at"),
     POSTGRESQL,
-    "shape",
+    "live",
     Profile(
         name="oban_jobs",
         table="oban_jobs",
@@ -309,6 +319,8 @@ OBAN = _shape(
         noun="job",
         id_column="id",
         order_by="id",
+        # fetch_jobs.sql: per queue, priority, then scheduled_at, then id.
+        dequeue_order=("priority", "scheduled_at", "id"),
         time_column="inserted_at",
         due_column="scheduled_at",
         queue_column="queue",
@@ -322,8 +334,114 @@ OBAN = _shape(
         done=("completed", "cancelled"),
         failed=("discarded",),
         claimed_at_column="attempted_at",
+        worker_column="attempted_by",
+        heartbeat=Heartbeat(
+            table="oban_producers",
+            job_column="attempted_by",
+            worker_column="uuid",
+            beat_column="updated_at",
+            key_sql="{attempted_by.bare}[2]",
+        ),
+        # Oban for Python's refresher prunes producers silent for 60 s (it beats every 15 s).
+        heartbeat_floor_s=60.0,
         attempts_column="attempt",
         error_column="errors",
+    ),
+)
+
+# chancy 0.26 (PyPI ``chancy``, PostgreSQL; default table prefix ``chancy_``): chancy_jobs with
+# a text state; ids are uuid7, so the order is created_at. A job waits 'pending' (or
+# 'retrying', after a failure, for its Retry plugin's backoff) until scheduled_at; a worker
+# claims it as 'running' with taken_by = its worker_id and started_at, and beats in
+# chancy_workers.last_seen (every heartbeat_poll_interval, 30 s by default). Its Recovery
+# plugin gives back the jobs of a worker unseen for heartbeat_timeout (90 s), raising their
+# max_attempts as it does: more than a row's claim columns, so nothing for qadmin to release.
+CHANCY = _shape(
+    "chancy",
+    ("chancy_jobs",),
+    ("id", "queue", "func", "kwargs", "state", "taken_by", "scheduled_at", "max_attempts"),
+    POSTGRESQL,
+    "live",
+    Profile(
+        name="chancy_jobs",
+        table="chancy_jobs",
+        library="chancy",
+        noun="job",
+        id_column="id",
+        order_by="created_at",
+        # Worker.fetch_jobs: per queue, the highest priority first, then the id (uuid7).
+        # created_at (the order key here: never a uuid) is named last so that explain plans
+        # this order; after the unique id it never decides.
+        dequeue_order=("priority DESC", "id", "created_at"),
+        time_column="created_at",
+        due_column="scheduled_at",
+        queue_column="queue",
+        state_column="state",
+        pending=("pending",),
+        retrying=("retrying",),
+        claimed=("running",),
+        done=("succeeded",),
+        failed=("failed",),
+        claimed_at_column="started_at",
+        worker_column="taken_by",
+        heartbeat=Heartbeat(
+            table="chancy_workers",
+            job_column="taken_by",
+            worker_column="worker_id",
+            beat_column="last_seen",
+        ),
+        # chancy's heartbeat_timeout (90 s): its own Recovery plugin's limit.
+        heartbeat_floor_s=90.0,
+        attempts_column="attempts",
+        error_column="errors",
+    ),
+)
+
+# dramatiq-pg 0.12 (PyPI ``dramatiq-pg``, PostgreSQL): one table, dramatiq.queue (schema
+# ``dramatiq``, table ``queue``; both renamable), keyed by a uuid message_id; the named queue is
+# queue_name, and a message delayed by dramatiq waits in the queue ``<name>.DQ`` with its eta
+# inside the message (options.eta, epoch ms; no column), so there is no due column: the
+# ``.DQ`` queues are the scheduled ones. mtime is the enqueue time and is reset when a consumer
+# takes the message ('consumed'). The consumer's database session holds an advisory lock keyed
+# on the message (dramatiq_pg.broker.message_lock: a sha256 of queue_name || message_id,
+# shifted into a signed bigint) while it works it; a 'consumed' row nobody holds the lock of
+# is a dead consumer's, which dramatiq-pg's own consumers take again on their next scan, and
+# which its ``dramatiq-pg recover`` sets back to 'queued' (by age): the same UPDATE qadmin's
+# requeue does, for the rows whose lock is gone. A consumed row read as 'queued' by
+# dramatiq-pg's UTC-shifted default is written with ``NOW() AT TIME ZONE 'UTC'`` into a
+# timestamptz: right only for a session time zone of UTC.
+_DRAMATIQ_LOCK_HELD = (
+    "EXISTS (SELECT 1 FROM (SELECT ('x' || substr(encode(sha256(convert_to("
+    "{queue_name.bare} || {message_id.bare}::text, 'UTF8')), 'hex'), 25, 16))"
+    "::bit(64)::bigint # (1::bigint << 63) AS k) AS m"
+    " JOIN pg_locks AS l ON l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
+    " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+    " AND l.classid::bigint = (m.k >> 32) & 4294967295"
+    " AND l.objid::bigint = m.k & 4294967295)"
+)
+DRAMATIQ_PG = _shape(
+    "dramatiq-pg",
+    ("queue",),
+    ("message_id", "queue_name", "state", "mtime", "message", "result", "result_ttl"),
+    POSTGRESQL,
+    "live",
+    Profile(
+        name="queue",
+        table="queue",
+        library="dramatiq-pg",
+        noun="message",
+        id_column="message_id",
+        order_by="mtime",
+        time_column="mtime",
+        queue_column="queue_name",
+        state_column="state",
+        pending=("queued",),
+        claimed=("consumed",),
+        done=("done",),
+        failed=("rejected",),
+        claimed_at_column="mtime",
+        claim_alive_sql=_DRAMATIQ_LOCK_HELD,
+        release=Release(state="queued"),
     ),
 )
 
@@ -346,6 +464,7 @@ SOLID_QUEUE_READY = _shape(
         order_by="id",
         time_column="created_at",
         queue_column="queue_name",
+        naive_utc=True,  # Rails writes UTC into its timestamp-without-time-zone columns
     ),
 )
 SOLID_QUEUE_CLAIMED = _shape(
@@ -368,6 +487,7 @@ SOLID_QUEUE_CLAIMED = _shape(
         pending=("ready",),
         claimed=("claimed",),
         claimed_at_column="created_at",
+        naive_utc=True,
         worker_column="process_id",
         heartbeat=Heartbeat(
             table="solid_queue_processes",
@@ -408,6 +528,7 @@ GOOD_JOB = _shape(
             " ELSE 'queued' END"
         ),
         queue_column="queue_name",
+        naive_utc=True,
         pending=("queued",),
         scheduled=("scheduled",),
         claimed=("running",),
@@ -476,6 +597,7 @@ DELAYED_JOB = _shape(
         time_column="created_at",
         due_column="run_at",
         queue_column="queue",
+        naive_utc=True,
         state_sql=(
             "CASE WHEN {failed_at.bare} IS NOT NULL THEN 'failed'"
             " WHEN {locked_at.bare} IS NOT NULL THEN 'locked'"
@@ -510,6 +632,7 @@ def _hangfire_job(names: dict[str, str], dialects: tuple[str, ...]) -> LibrarySh
             id_column=names["id"],
             order_by=names["id"],
             time_column=names["createdat"],
+            naive_utc=True,  # Hangfire writes DateTime.UtcNow
             state_column=names["statename"],
             pending=("Enqueued", "Scheduled", "Awaiting"),
             claimed=("Processing",),
@@ -537,6 +660,7 @@ def _hangfire_queue(names: dict[str, str], dialects: tuple[str, ...]) -> Library
             id_column=names["jobid"],
             order_by=names["id"],
             queue_column=names["queue"],
+            naive_utc=True,
             state_sql=f"CASE WHEN {{{names['fetchedat']}.bare}} IS NULL THEN 'enqueued'"
             " ELSE 'fetched' END",
             pending=("enqueued",),
@@ -723,6 +847,8 @@ SHAPES: tuple[LibraryShape, ...] = (
     GRAPHILE_WORKER_VIEW,
     RIVER,
     OBAN,
+    CHANCY,
+    DRAMATIQ_PG,
     SOLID_QUEUE_READY,
     SOLID_QUEUE_CLAIMED,
     GOOD_JOB,

@@ -29,6 +29,11 @@ class Heartbeat:
     job_column: str  # the queue table's column naming the worker (its foreign key)
     worker_column: str  # the related table's key that ``job_column`` refers to
     beat_column: str  # the related table's last-heartbeat timestamp
+    # Where the worker's key is part of a column rather than the column itself (Oban's
+    # ``attempted_by[2]``, the producer's uuid after the node name): a fixed SQL template from
+    # qadmin's own registry over the queue table's columns (``{column.bare}`` placeholders),
+    # never text from a user. Keys are compared as text. ``job_column`` is the column it reads.
+    key_sql: str | None = None
 
 
 @dataclass(frozen=True)
@@ -113,6 +118,12 @@ class Profile:
     # library's few-heartbeat-intervals floor, so a short --stale-after never calls a worker
     # between two beats dead (qadmin.profiles.libraries says each library's figure).
     heartbeat_floor_s: float = 0.0
+    # A claim's liveness as a condition on its row, where the library keeps it in a lock, not
+    # a beat (dramatiq-pg: the consumer's session holds an advisory lock keyed on the message
+    # while it works it): a fixed SQL template from qadmin's own registry over the table's
+    # columns (``{column.bare}`` placeholders), never text from a user. True: the claim is
+    # alive, whatever its age; false: its worker is gone.
+    claim_alive_sql: str | None = None
     attempts_column: str | None = None
     error_column: str | None = None
     release: Release | None = None
@@ -130,6 +141,18 @@ class Profile:
     @property
     def has_claims(self) -> bool:
         return bool(self.claimed) or self.claimed_at_column is not None
+
+    @property
+    def shown(self) -> str:
+        """The queue as output names it: ``oban_jobs[mailers]`` for one named queue."""
+        return f"{self.name}[{self.queue}]" if self.queue is not None else self.name
+
+    def command(self, verb: str) -> str:
+        """A qadmin command on this queue, as a fix prints it (``--queue`` quoted)."""
+        import shlex
+
+        text = f"qadmin {verb} {self.name}"
+        return text + f" --queue {shlex.quote(self.queue)}" if self.queue is not None else text
 
     def label(self, row_id: object) -> str:
         """How a finding names one row: ``procrastinate job 109``, ``message 17``."""

@@ -160,8 +160,7 @@ class Reader:
         if self.profile.state_column is not None:
             return self.name(self.profile.state_column)
         if self.profile.state_sql is not None:
-            names = {c.name: c.name for c in self.shape.columns if _KEY.fullmatch(c.name)}
-            return self.engine.render_text(self.profile.state_sql, names)
+            return self.template(self.profile.state_sql)
         if self.profile.state_when:
             arms = [
                 "WHEN "
@@ -173,6 +172,11 @@ class Reader:
             ]
             return "CASE " + " ".join(arms) + " ELSE 'other' END"
         return None
+
+    def template(self, text: str) -> str:
+        """A registry template over the table's columns (``{column.bare}``) as SQL."""
+        names = {c.name: c.name for c in self.shape.columns if _KEY.fullmatch(c.name)}
+        return self.engine.render_text(text, names)
 
     def where(
         self,

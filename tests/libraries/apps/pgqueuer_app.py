@@ -30,6 +30,9 @@ async def install_and_enqueue() -> None:
         await queries.enqueue(["boom"] * 2, [None, None], [0] * 2)
         await queries.enqueue("sleepy", None)
         await queries.enqueue(["later"] * 3, [None] * 3, [0] * 3)
+        # An hour ahead, on two entrypoints (pgqueuer's named queues): scheduled, not waiting.
+        hour = timedelta(hours=1)
+        await queries.enqueue(["later", "ok"], [None, None], [0, 0], [hour, hour])
 
 
 async def own_view() -> dict[str, Any]:
@@ -41,8 +44,11 @@ async def own_view() -> dict[str, Any]:
     counts: dict[str, int] = {}
     for row in sizes:
         counts[row.status] = counts.get(row.status, 0) + row.count
-    later = sum(r.count for r in sizes if r.entrypoint == "later" and r.status == "queued")
-    return {"counts": counts, "stale": [int(job.id) for job in stale], "later": later}
+    queued: dict[str, int] = {}
+    for row in sizes:
+        if row.status == "queued":
+            queued[row.entrypoint] = queued.get(row.entrypoint, 0) + row.count
+    return {"counts": counts, "stale": [int(job.id) for job in stale], "queued": queued}
 
 
 async def work() -> None:

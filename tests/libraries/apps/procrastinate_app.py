@@ -25,6 +25,16 @@ def boom() -> None:
     raise ValueError("boom on purpose")
 
 
+@app.task(
+    queue="work",
+    name="retried",
+    retry=procrastinate.RetryStrategy(max_attempts=2, wait=3600),
+)
+def retried() -> None:
+    """Fails once: procrastinate puts it back to 'todo' an hour ahead (attempts 1)."""
+    raise ValueError("retried on purpose")
+
+
 @app.task(queue="work", name="sleepy")
 def sleepy() -> None:
     while Path(os.environ["LIB_BLOCK"]).exists():

@@ -29,11 +29,17 @@ async function main () {
   try {
     if (mode === 'setup') {
       await utils.migrate()
-      for (let n = 0; n < 3; n++) await utils.addJob('ok', { n })
-      for (let n = 0; n < 2; n++) await utils.addJob('boom', {}, { maxAttempts: 1 })
-      const stuck = await utils.addJob('sleepy', {}, { maxAttempts: 2 })
+      // Two named queues: 'orders' (run one at a time, as graphile-worker runs a named
+      // queue) and 'mailers'. An hour ahead on each: waiting, not yet due.
+      const orders = { queueName: 'orders' }
+      const hour = new Date(Date.now() + 3600 * 1000)
+      for (let n = 0; n < 3; n++) await utils.addJob('ok', { n }, orders)
+      for (let n = 0; n < 2; n++) await utils.addJob('boom', {}, { ...orders, maxAttempts: 1 })
+      const stuck = await utils.addJob('sleepy', {}, { ...orders, maxAttempts: 2 })
+      await utils.addJob('ok', { n: 99 }, { ...orders, runAt: hour })
       // No worker knows 'later': these wait.
-      for (let n = 0; n < 3; n++) await utils.addJob('later', {})
+      for (let n = 0; n < 3; n++) await utils.addJob('later', {}, { queueName: 'mailers' })
+      await utils.addJob('later', {}, { queueName: 'mailers', runAt: hour })
       console.log(JSON.stringify({ stuck: stuck.id }))
     } else if (mode === 'unlock') {
       // graphile-worker's own release of a dead worker's jobs (and their named queues).
@@ -49,7 +55,19 @@ async function main () {
                 max(locked_by) AS locked_by,
                 count(*)::int AS total
          FROM graphile_worker.jobs`))
-      console.log(JSON.stringify(rows.rows[0]))
+      // Per named queue: waiting and due now (run_at passed), waiting ahead, locked, failed.
+      const queues = await utils.withPgClient((client) => client.query(
+        `SELECT queue_name,
+                count(*) FILTER (WHERE locked_at IS NULL AND attempts < max_attempts
+                                 AND run_at <= now())::int AS due,
+                count(*) FILTER (WHERE locked_at IS NULL AND attempts < max_attempts
+                                 AND run_at > now())::int AS ahead,
+                count(*) FILTER (WHERE locked_at IS NOT NULL)::int AS locked,
+                count(*) FILTER (WHERE locked_at IS NULL AND attempts >= max_attempts)::int AS failed
+         FROM graphile_worker.jobs GROUP BY queue_name`))
+      const perQueue = {}
+      for (const row of queues.rows) perQueue[row.queue_name] = row
+      console.log(JSON.stringify({ ...rows.rows[0], queues: perQueue }))
     }
   } finally {
     await utils.release()

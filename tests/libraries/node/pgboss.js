@@ -23,6 +23,11 @@ async function main () {
     await boss.createQueue('idle')
     for (let n = 0; n < 3; n++) await boss.send('work', { kind: 'ok', n })
     for (let n = 0; n < 2; n++) await boss.send('work', { kind: 'boom' }, { retryLimit: 0 })
+    // Fails once, then waits an hour for its retry (state 'retry', start_after ahead).
+    await boss.send('work', { kind: 'boom' }, { retryLimit: 1, retryDelay: 3600 })
+    // An hour ahead on each queue: 'created', not yet due.
+    await boss.send('work', { kind: 'ok', n: 99 }, { startAfter: 3600 })
+    await boss.send('idle', { kind: 'later' }, { startAfter: 3600 })
     const stuck = await boss.send('work', { kind: 'sleepy' }, { retryLimit: 1, expireInSeconds: 2 })
     for (let n = 0; n < 3; n++) await boss.send('idle', { kind: 'later' })
     console.log(JSON.stringify({ stuck }))
@@ -40,7 +45,21 @@ async function main () {
       'SELECT state::text AS state, count(*)::int AS n FROM pgboss.job GROUP BY 1')
     for (const row of rows.rows) states[row.state] = row.n
     const stuck = process.argv[3] ? await boss.getJobById('work', process.argv[3]) : null
-    console.log(JSON.stringify({ waiting, states, stuck_state: stuck && stuck.state }))
+    // Per queue: getQueueSize (every job before 'active', due or not), and its fetch's own
+    // condition for a job it would take now (state < 'active' AND start_after < now()).
+    const queues = {}
+    for (const name of ['work', 'idle']) {
+      const size = await boss.getQueueSize(name)
+      const due = await boss.getDb().executeSql(
+        "SELECT count(*) FILTER (WHERE state < 'active' AND start_after < now())::int AS due," +
+        " count(*) FILTER (WHERE state = 'created' AND start_after >= now())::int AS ahead," +
+        " count(*) FILTER (WHERE state = 'retry' AND start_after >= now())::int AS retry," +
+        " count(*) FILTER (WHERE state = 'active')::int AS active," +
+        " count(*) FILTER (WHERE state = 'failed')::int AS failed" +
+        ' FROM pgboss.job WHERE name = $1', [name])
+      queues[name] = { size, ...due.rows[0] }
+    }
+    console.log(JSON.stringify({ waiting, states, stuck_state: stuck && stuck.state, queues }))
     await boss.stop({ graceful: false, wait: true })
   }
 }

@@ -19,6 +19,7 @@ from qadmin.kinds import Kind, QueueSpec
 from qadmin.ops.values import iso
 from qadmin.profiles import query
 from qadmin.profiles.model import Profile
+from qadmin.profiles.shape import read_shape
 
 ERROR_SHOWN = 200  # characters of a row's error column (a traceback can be long)
 
@@ -124,6 +125,10 @@ def _columns(reader: query.Reader) -> str:
     p = reader.profile
     key = p.id_column or p.order_by
     hb_key = p.heartbeat.job_column if p.heartbeat else None
+    if p.heartbeat is not None and p.heartbeat.key_sql is not None:
+        hb_sql: str | None = reader.template(p.heartbeat.key_sql)
+    else:
+        hb_sql = reader.name(hb_key) if hb_key else None
     claimed_at, claimed_for = _claim_time(reader)
     picks = {
         "id": reader.name(key) if key else None,
@@ -133,9 +138,10 @@ def _columns(reader: query.Reader) -> str:
         "worker": reader.name(p.worker_column) if p.worker_column else None,
         "session": reader.name(p.session_column) if p.session_column else None,
         "heartbeat_age_s": reader.age(p.heartbeat_column) if p.heartbeat_column else None,
-        "heartbeat_key": reader.name(hb_key) if hb_key else None,
+        "heartbeat_key": hb_sql,
         "attempts": reader.name(p.attempts_column) if p.attempts_column else None,
         "error": reader.name(p.error_column) if p.error_column else None,
+        "alive": reader.template(p.claim_alive_sql) if p.claim_alive_sql else None,
     }
     return ", ".join(f"{sql_ or 'NULL'} AS {alias}" for alias, sql_ in picks.items())
 
@@ -144,6 +150,10 @@ def _beats(reader: query.Reader) -> dict[str, float | None] | None:
     """Worker -> seconds since its last heartbeat, from the profile's workers table."""
     beat = reader.profile.heartbeat
     if beat is None:
+        return None
+    if read_shape(reader.engine, beat.table, reader.profile.schema) is None:
+        # No workers table (Elixir Oban without Pro keeps no oban_producers): liveness is
+        # unknown and a claim is judged by its age, as for a library without heartbeats.
         return None
     rows = reader.run(
         "heartbeats",
@@ -248,6 +258,8 @@ def _claim_row(
         key = row.get("heartbeat_key")
         heartbeat = None if key is None else beats.get(str(key))
         worker_alive = heartbeat is not None and heartbeat < limit
+    if profile.claim_alive_sql is not None:
+        worker_alive = bool(row.get("alive"))
     error = row.get("error")
     return {
         "id": row["id"],
@@ -309,12 +321,16 @@ def _still_stale(reader: query.Reader) -> str | None:
     the claiming session, that session is gone (so a race cannot release a live one)."""
     profile = reader.profile
     beat = profile.heartbeat
+    if beat is not None and beat.key_sql is not None:
+        return None  # no library with a key template lets qadmin release its claims
     if beat is not None:
         names = {"table": profile.table, "hb_table": beat.table, "hb_worker": beat.worker_column}
         names.update(hb_job=beat.job_column, hb_beat=beat.beat_column)
         stale = reader.dead_worker(names)
     elif profile.heartbeat_column is not None:
         stale = f"{reader.age(profile.heartbeat_column)} >= :beat_s"
+    elif profile.claim_alive_sql is not None:
+        stale = f"NOT ({reader.template(profile.claim_alive_sql)})"
     elif profile.claimed_at_column is not None:
         stale = f"{reader.age(profile.claimed_at_column)} >= :stale_s"
     else:
@@ -353,6 +369,8 @@ def _phrase(profile: Profile, row: dict[str, Any]) -> str:
     beat = row.get("heartbeat_age_s")
     if beat is not None:
         text += f"; its worker's last heartbeat is {sql.duration(beat)} old"
+    elif row.get("worker_alive") is False and profile.claim_alive_sql is not None:
+        text += "; no session holds its lock"
     elif row.get("worker_alive") is False:
         text += "; its worker has no heartbeat left"
     if row.get("session_alive") is False:
@@ -383,7 +401,7 @@ def rule(report: InspectReport) -> list[Finding]:
             f" (and {more} more claims older than {part.stale_after_s} s)" if more else ""
         )
         fix = (
-            requeue_fix(report.queue, part.stale_after_s)
+            requeue_fix(report.command("requeue"), part.stale_after_s)
             if profile.release is not None
             else why_no_release(profile)
         )
@@ -395,7 +413,7 @@ def rule(report: InspectReport) -> list[Finding]:
             severity,
             "stale_claims",
             f"{counted(len(part.stale), 'claim')} older than {part.stale_after_s} s{detail}",
-            requeue_fix(report.queue, part.stale_after_s),
+            requeue_fix(report.command("requeue"), part.stale_after_s),
         )
     ]
 
@@ -412,17 +430,18 @@ def _undated(report: InspectReport, part: Claims | None) -> list[Finding]:
         "tell a stuck one from a running one"
     )
     fix = (
-        f"qadmin claims {report.queue} lists them; declare the claim time (claimed_at_column) "
+        f"{report.command('claims')} lists them; declare the claim time (claimed_at_column) "
         "or the workers' heartbeat table in [tables.NAME] so their age can be read"
     )
     if profile.library is not None:
-        fix = f"qadmin claims {report.queue} lists them; check {profile.library}'s consumers"
+        fix = f"{report.command('claims')} lists them; check {profile.library}'s consumers"
     return [Finding(WARNING, "claims_unread", message, fix)]
 
 
-def requeue_fix(queue: str, stale_after_s: int | None) -> str:
-    """The command as it runs off a terminal (--yes), with the look first."""
-    command = f"qadmin requeue {queue} --stale-after {stale_after_s}"
+def requeue_fix(requeue: str, stale_after_s: int | None) -> str:
+    """The command (``qadmin requeue NAME``) as it runs off a terminal (--yes), with the look
+    first."""
+    command = f"{requeue} --stale-after {stale_after_s}"
     return f"{command} --dry-run to see them, then {command} --yes"
 
 

@@ -80,7 +80,7 @@ def rule(report: InspectReport) -> list[Finding]:
                     INFO,
                     "index_bloat",
                     f"index {index} has {waste[0]}",
-                    report.advice.rebuild_index_advice(index, report.queue),
+                    report.advice.rebuild_index_advice(index, report.table),
                 )
             )
     return out

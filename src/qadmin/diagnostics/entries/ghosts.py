@@ -108,7 +108,7 @@ def rule(report: InspectReport) -> list[Finding]:
                 INFO,
                 "free_pages",
                 f"{free} of {pages} pages of the file are free",
-                advice.vacuum_advice(report.queue),
+                advice.vacuum_advice(report.table),
             )
         )
     if holder is not None and holding and (held_back or limit.given):
@@ -142,7 +142,7 @@ def _dead_rows(
     else:
         message = f"{dead} dead rows, {100 * dead / (live + dead):.0f} % of the table's rows"
     if holder is None:
-        return Finding(WARNING, "dead_rows", message, advice.vacuum_advice(report.queue))
+        return Finding(WARNING, "dead_rows", message, advice.vacuum_advice(report.table))
     who = str(holder["holder"])
     return Finding(
         CRITICAL,

@@ -79,7 +79,7 @@ def rule(report: InspectReport) -> list[Finding]:
                 "stale_statistics",
                 f"the queue table's statistics are missing ({why}): size estimates and index bloat "
                 "figures are not meaningful",
-                advice.analyze_advice(report.queue),
+                advice.analyze_advice(report.table),
             )
         )
     ghosts: Ghosts | None = report.part("ghosts")
@@ -91,7 +91,7 @@ def rule(report: InspectReport) -> list[Finding]:
                 "autovacuum_off",
                 "autovacuum is switched off for the queue table (autovacuum_enabled = false): "
                 "its dead rows are only removed by a manual VACUUM",
-                advice.autovacuum_advice(report.queue, server=False),
+                advice.autovacuum_advice(report.table, server=False),
             )
         )
     elif facts.get("autovacuum_server") is False and dead >= DEAD_ROWS_MIN:
@@ -101,7 +101,7 @@ def rule(report: InspectReport) -> list[Finding]:
                 "autovacuum_off",
                 f"autovacuum is off on the server while the queue table has {dead} dead rows: "
                 "nothing removes them but a manual VACUUM",
-                advice.autovacuum_advice(report.queue, server=True),
+                advice.autovacuum_advice(report.table, server=True),
             )
         )
     return out
