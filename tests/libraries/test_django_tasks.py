@@ -6,7 +6,9 @@ RUNNING, stale by its started_at alone, and requeue refuses it."""
 
 from __future__ import annotations
 
+import time
 from contextlib import AbstractContextManager, nullcontext
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +85,9 @@ def test_django_tasks(
             and orders["failed"] == 1
             and len(orders["running"]) == 1
             and orders["ready"] == 0
+            # and the emails task run_after two seconds due (the backend's ready() takes it):
+            # nothing changes while qadmin and the backend are compared.
+            and own["emails"]["ready"] == 4
         )
 
     wait_until("db_worker to run, fail and take the sleepy task", worked, timeout=60)
@@ -92,11 +97,7 @@ def test_django_tasks(
     check_named(conn, TABLE, _views(own, stuck=False), "1h")
 
     processes.kill(worker)
-    # The emails task due in two seconds: the backend's own ready() takes it once due.
-    wait_until(
-        "the task run_after two seconds to be due",
-        lambda: bool(own.update(app_json(APP, "view")) or own["emails"]["ready"] == 4),
-    )
+    own.update(app_json(APP, "view"))
     assert own["orders"]["running"] == [running]  # nothing gives it back: RUNNING for good
     views = _views(own, stuck=True)
     assert views["orders"] == QueueView(0, 2, 1, (running,), 1, oldest=None)
@@ -141,3 +142,40 @@ def test_django_tasks(
     with trouble:
         report = check_qadmin(conn, TABLE, "django-tasks", view, releasable=False)
     assert report["size"]["scheduled"] == 3
+
+
+@pytest.mark.parametrize("engine", ["mariadb", "sqlite"])
+def test_django_tasks_run_after_due_to_the_microsecond(
+    engine: str, request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task whose run_after passed a moment ago is due at once: SQLite's CURRENT_TIMESTAMP
+    and MariaDB's keep whole seconds, which kept it SCHEDULED for up to a second after (while
+    the backend's own ready() already took it)."""
+    if engine == "mariadb":
+        import pymysql
+
+        database = request.getfixturevalue("my_database")
+        dsn = f"mysql://root@{MY_HOST}:3306/{database}"
+    else:
+        import sqlite3
+
+        path = tmp_path / "tasks.db"
+        dsn = f"sqlite:///{path}"
+    monkeypatch.setenv("LIB_DSN", dsn)
+    app_json(APP, "produce")
+    # Inside one whole second, and a fifth of a second past a run_after in that same second.
+    while not 0.3 <= time.time() % 1 <= 0.6:
+        time.sleep(0.01)
+    passed = datetime.now(UTC) - timedelta(seconds=0.2)
+    moved = f"UPDATE {TABLE} SET run_after = {{p}} WHERE queue_name = 'emails'"
+    if engine == "mariadb":
+        with pymysql.connect(host=MY_HOST, user="root", password="", database=database) as my:
+            my.cursor().execute(moved.format(p="%s"), (passed.replace(tzinfo=None),))
+            my.commit()
+    else:
+        with sqlite3.connect(path) as lite:
+            lite.execute(moved.format(p="?"), (passed.replace(tzinfo=None).isoformat(" "),))
+    size = qadmin_json("size", TABLE, "--dsn", dsn, "--queue", "emails")
+    assert (size["depth"], size.get("scheduled") or 0) == (5, 0), size
+    own = app_json(APP, "view")["emails"]
+    assert (own["ready"], own["scheduled"]) == (5, 0)

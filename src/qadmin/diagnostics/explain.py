@@ -159,7 +159,8 @@ def _profiled_head(ctx: Context) -> Head:
     where, params = reader.where(profile.pending)
     # A state read against the clock (a run-at time still ahead: GoodJob's, django-tasks')
     # cannot be an index predicate (PostgreSQL takes only immutable ones): no WHERE then.
-    clocked = "CURRENT_TIMESTAMP" in (profile.state_sql or "").upper()
+    template = profile.state_sql or ""
+    clocked = "{qadmin_clock}" in template or "CURRENT_TIMESTAMP" in template.upper()
     printed = _printed_filter(reader.state, profile.pending, engine.quote_literal)
     if clocked:
         printed = ""

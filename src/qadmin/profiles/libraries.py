@@ -166,7 +166,7 @@ DJANGO_Q2 = _shape(
         queue_column="key",
         # Django writes UTC (USE_TZ) into MariaDB's and SQLite's naive datetime columns.
         naive_utc=True,
-        state_sql=("CASE WHEN {lock.bare} > CURRENT_TIMESTAMP THEN 'locked' ELSE 'available' END"),
+        state_sql="CASE WHEN {lock.bare} > {qadmin_clock} THEN 'locked' ELSE 'available' END",
         pending=("available",),
         claimed=("locked",),
     ),
@@ -720,7 +720,7 @@ DJANGO_TASKS = _shape(
         # Django writes UTC (USE_TZ) into MariaDB's and SQLite's naive datetime columns.
         naive_utc=True,
         state_sql=(
-            "CASE WHEN {status.bare} = 'READY' AND {run_after.bare} > CURRENT_TIMESTAMP"
+            "CASE WHEN {status.bare} = 'READY' AND {run_after.bare} > {qadmin_clock}"
             " AND {run_after.bare} < '9000-01-01' THEN 'SCHEDULED' ELSE {status.bare} END"
         ),
         pending=("READY",),
