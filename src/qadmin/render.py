@@ -135,12 +135,15 @@ def rows(
             )
     else:
         from rich.table import Table
+        from rich.text import Text
 
         table_view = Table(title=title, show_header=True, header_style="bold")
         for column in columns:
             table_view.add_column(column)
         for r in data:
-            table_view.add_row(*[_cell(r.get(c)) for c in columns])
+            # Text, not markup: a value such as jobs[mail] or an error's [brackets] is shown
+            # as it is, never read as a style.
+            table_view.add_row(*[Text(_cell(r.get(c))) for c in columns])
         _console().print(table_view)
 
 
@@ -213,6 +216,7 @@ def _grid(values: Mapping[str, Any]) -> None:
     """The summary of a terminal report: one line per part (``size``, ``rates``...) holding
     its ``key value`` pairs, folded at the terminal's width, without borders."""
     from rich.table import Table
+    from rich.text import Text
 
     parts: dict[str, list[str]] = {}
     for key, value in values.items():
@@ -222,7 +226,7 @@ def _grid(values: Mapping[str, Any]) -> None:
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column(overflow="fold")
     for part, pairs in parts.items():
-        grid.add_row(part, " · ".join(pairs))
+        grid.add_row(Text(part), Text(" · ".join(pairs)))
     click.echo("")
     _console().print(grid)
 

@@ -355,3 +355,30 @@ def test_naive_utc_times_are_read_as_utc_whatever_the_session_zone(
     path.write_text('[tables.naive]\ntime_column = "at"\n')
     session = as_json(target, path, "size", "naive")
     assert session["oldest_age_s"] > 9 * 3600  # read in the session's zone: 9 h too old
+
+
+def test_status_fits_a_terminal_and_names_what_it_cannot_read(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """80 columns on a terminal, however long a queue's name or its worst finding; a declared
+    table that is missing is a line saying so (UNKNOWN), and the others are still read."""
+    from tests.conftest import make_target
+
+    target = make_target("sqlite", request, tmp_path)
+    _fill(target)
+    long_name = "jobs_with_a_rather_long_name_for_a_queue_table_kept_by_some_team"
+    _sql(target, [f"ALTER TABLE jobs RENAME TO {long_name}"])
+    config = tmp_path / "wide.toml"
+    config.write_text(
+        PROFILE.replace("[tables.jobs]", f'[tables.jobs]\ntable = "{long_name}"')
+        + '\n[tables.gone]\ntable = "no_such_table"\n'
+    )
+    monkeypatch.setenv("COLUMNS", "80")
+    shown = qadmin(target, config, "status", "--stale-after", "5m", "--format", "table")
+    assert shown.exit_code == 3, shown.output  # UNKNOWN: one queue could not be read
+    lines = shown.stdout.splitlines()
+    assert lines and max(len(line) for line in lines) <= 80, shown.stdout
+    assert "jobs[mail]" in shown.stdout and "jobs[orders]" in shown.stdout
+    data = json.loads(qadmin(target, config, "status", "--format", "json").stdout)
+    gone = next(line for line in data if line["name"] == "gone")
+    assert gone["status"] == "UNKNOWN" and "no_such_table" in gone["error"]

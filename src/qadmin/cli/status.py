@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import click
@@ -9,7 +10,7 @@ import click
 from qadmin import config as config_mod
 from qadmin import render
 from qadmin.cli.inspect import stale_option
-from qadmin.cli.options import Target, connection_options, format_option
+from qadmin.cli.options import Duration, Target, connection_options, format_option
 from qadmin.cli.thresholds import limits, threshold_options
 
 COLUMNS = ["queue", "what", "depth", "oldest", "running", "stale", "dead", "status", "worst"]
@@ -67,31 +68,58 @@ def _text(line: Any) -> dict[str, Any]:
 
 
 def _table(lines: list[Any]) -> None:
-    """A terminal table that fits 80 columns: figures never cut, names folded, the worst
-    finding cut with an ellipsis (inspect QUEUE shows it whole)."""
+    """A terminal table that fits the terminal (80 columns and up): figures never cut, the
+    queue's name folded, the kind and the worst finding cut with an ellipsis (inspect QUEUE
+    shows it whole). Widths are worked out here: rich would squeeze the figures first."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
+    console = Console(highlight=False)
+    headers = {"running": "run", "status": "state"}
+    rows = [_text(line) for line in lines]
+    cells = [[render.figure(r[c]) if r[c] is not None else "" for c in COLUMNS] for r in rows]
+    widths = {
+        c: max([len(headers.get(c, c)), *(len(row[i]) for row in cells)])
+        for i, c in enumerate(COLUMNS)
+    }
+    widths["what"] = min(widths["what"], 9)
+    fixed = sum(w for c, w in widths.items() if c not in ("queue", "worst"))
+    room = max(console.width - fixed - 2 * (len(COLUMNS) - 1), 20)
+    widths["queue"] = min(widths["queue"], max(12, room * 3 // 5))
+    widths["worst"] = max(room - widths["queue"], 8)
     table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
     for column in COLUMNS:
+        header, width = headers.get(column, column), widths[column]
         if column == "queue":
-            table.add_column(column, overflow="fold", min_width=12, ratio=2)
-        elif column == "worst":
-            table.add_column(column, overflow="ellipsis", no_wrap=True, ratio=3)
+            table.add_column(header, overflow="fold", width=width)
+        elif column in ("worst", "what"):
+            table.add_column(header, overflow="ellipsis", no_wrap=True, width=width)
         else:
-            table.add_column(column, no_wrap=True, justify="right" if column != "what" else "left")
-    for line in lines:
-        cells = _text(line)
-        table.add_row(*[render.figure(cells[c]) if cells[c] is not None else "" for c in COLUMNS])
-    Console(highlight=False).print(table)
+            table.add_column(header, no_wrap=True, justify="right", width=width)
+    for row in cells:
+        table.add_row(*(Text(cell) for cell in row))  # a name like jobs[mail] is no markup
+    console.print(table)
 
 
 @click.command()
 @stale_option
+@click.option(
+    "--queue-timeout",
+    "queue_timeout",
+    type=Duration(fractional=True),
+    default=2.0,
+    show_default=True,
+    metavar="DURATION",
+    help="The longest any one statement of a queue's reads may run (lower of this and "
+    "--statement-timeout): a slow queue is a line saying so.",
+)
 @threshold_options
 @connection_options
 @format_option
-def status(stale_after: int, target: Target, fmt: str | None, **given: Any) -> int:
+def status(
+    stale_after: int, queue_timeout: float, target: Target, fmt: str | None, **given: Any
+) -> int:
     """Every queue on the server, one line each, worst first.
 
     qadmin's own queues in every schema this role may read, each named queue of every
@@ -104,7 +132,9 @@ def status(stale_after: int, target: Target, fmt: str | None, **given: Any) -> i
     from qadmin.ops import status as status_ops
 
     options = Options(stale_after, 0.0, limits=limits(given))
-    engine = target.engine()
+    limit_ms = min(target.timeouts.statement_ms, max(1, round(queue_timeout * 1000)))
+    timeouts = dataclasses.replace(target.timeouts, statement_ms=limit_ms)
+    engine = dataclasses.replace(target, timeouts=timeouts).engine()
     declared = config_mod.tables(config_mod.load_config(target.config))
     found = status_ops.gather(engine, declared, options)
     for note in found.notes:

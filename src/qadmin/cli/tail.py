@@ -123,6 +123,7 @@ class Emitter:
 
     def _table(self, rows: list[dict[str, Any]], note: str | None) -> Any:
         from rich.table import Table
+        from rich.text import Text
 
         when = rows[0]["time"] if rows else ""
         interval = rows[0].get("interval_s") if rows else None
@@ -145,7 +146,8 @@ class Emitter:
         for r in rows:
             figures = _figures(r)
             spark = "-" if r.get("error") else sparkline(list(self.history.get(r["queue"], [])))
-            table.add_row(r["queue"], r["kind"], *figures[:2], spark, *figures[2:])
+            cells = [r["queue"], r["kind"], *figures[:2], spark, *figures[2:]]
+            table.add_row(*(Text(str(c)) for c in cells))  # jobs[mail] is a name, not markup
         return table
 
 
