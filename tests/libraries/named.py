@@ -2,7 +2,7 @@
 own, and the trouble (a held snapshot, a row lock) on MariaDB and SQLite, for any table.
 
 ``QueueView`` is what the library itself says of one named queue; ``check_named`` reads
-inspect's ``named_queues`` (the whole table) and ``size``/``claims`` with ``--queue NAME``
+inspect's ``named_queues`` (the whole table) and ``size``/``claims``/``tail`` with ``--queue NAME``
 and compares every figure.
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import MY_HOST
-from tests.libraries.scenario import qadmin_json
+from tests.libraries.scenario import qadmin, qadmin_json
 
 
 @dataclass(frozen=True)
@@ -102,6 +102,11 @@ def check_named(
             seen = instant(size["oldest_enqueued_at"])
             assert abs((seen - instant(view.oldest)).total_seconds()) < 1e-3, (name, size, view)
             assert line["oldest_age_s"] is not None and line["oldest_age_s"] >= 0, line
+        # tail's sample of the named queue (what a monitor graphs per queue).
+        tail = qadmin("tail", table, *conn, "--queue", name, "--count", "1", "--format", "json")
+        assert tail.exit_code == 0, tail.stderr
+        sample = json.loads(tail.stdout.strip().splitlines()[0])
+        assert sample["queue"] == f"{table}[{name}]" and sample["depth"] == view.depth, sample
         if running_known and view.stuck is not None:
             stale = qadmin_json(
                 "claims", table, *conn, "--queue", name, "--stale-after", stale_after
