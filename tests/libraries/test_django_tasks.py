@@ -23,6 +23,7 @@ from tests.libraries.scenario import (
     check_qadmin,
     detected_library,
     pg_trouble,
+    qadmin,
     qadmin_json,
     wait_until,
 )
@@ -141,6 +142,11 @@ def test_django_tasks(
     )
     with trouble:
         report = check_qadmin(conn, TABLE, "django-tasks", view, releasable=False)
+    # What to do instead, in the refusal and in the finding's fix.
+    refused = qadmin("requeue", TABLE, *conn, "--stale-after", "2s", "--yes")
+    assert refused.exit_code == 2 and "enqueue()" in refused.stderr, refused.stderr
+    [stale] = [f for f in report["findings"] if f["code"] == "stale_claims"]
+    assert "enqueue()" in stale["fix"]
     assert report["size"]["scheduled"] == 3
 
 

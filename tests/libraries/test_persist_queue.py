@@ -112,6 +112,8 @@ def test_persist_queue(
     orders = LibraryView(waiting=0, states=_states(own["orders"]), stuck=None)
     report = check_qadmin(conn, "ack_queue_orders", "persist-queue", orders, releasable=False)
     assert [str(c["id"]) for c in report["claims"]["undated"]] == [taken]
+    refused = qadmin("requeue", "ack_queue_orders", *conn, "--stale-after", "2s", "--yes")
+    assert refused.exit_code == 2 and "resume_unack_tasks()" in refused.stderr, refused.stderr
 
     # persist-queue's own recovery: every unacked item back to ready (status 1).
     app_json(APP, "resume", "orders")

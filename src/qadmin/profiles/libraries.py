@@ -730,6 +730,10 @@ DJANGO_TASKS = _shape(
         failed=("FAILED",),
         claimed_at_column="started_at",
         error_column="exception_class_path",
+        no_release=(
+            "django-tasks gives nothing back itself and qadmin does not either: a RUNNING task"
+            " whose worker died stays RUNNING; enqueue it again with the task's own enqueue()"
+        ),
     ),
 )
 
@@ -801,6 +805,10 @@ _PERSIST_ACK = Profile(
     claimed=(2,),
     done=(5,),
     failed=(9,),
+    no_release=(
+        "persist-queue gives unacked items back itself, all of them, live consumer or not:"
+        " resume_unack_tasks() (or opening the queue with auto_resume) while no consumer runs"
+    ),
 )
 PERSIST_QUEUE_ACK = _shape(
     "persist-queue",
