@@ -41,6 +41,7 @@ from qadmin.errors import (
     counted,
 )
 from qadmin.profiles.model import Value
+from qadmin.profiles.query import CLOCK
 from qadmin.sqlfiles import header_fields
 
 # Pages (PostgreSQL buffers, InnoDB pages accessed) read to return one head row past which
@@ -160,7 +161,7 @@ def _profiled_head(ctx: Context) -> Head:
     # A state read against the clock (a run-at time still ahead: GoodJob's, django-tasks')
     # cannot be an index predicate (PostgreSQL takes only immutable ones): no WHERE then.
     template = profile.state_sql or ""
-    clocked = "{qadmin_clock}" in template or "CURRENT_TIMESTAMP" in template.upper()
+    clocked = f"{{{CLOCK}}}" in template or "CURRENT_TIMESTAMP" in template.upper()
     printed = _printed_filter(reader.state, profile.pending, engine.quote_literal)
     if clocked:
         printed = ""
