@@ -37,6 +37,7 @@ PARAMS = {
     "position": 0,
     "prefix": "q!_%",
     "preview": 64,
+    "names": "qadmin_queues,oban_jobs",
 }
 
 
@@ -86,31 +87,46 @@ def every_statement() -> list[tuple[str, str]]:
 
 def _profile_statements(engine: Engine) -> list[tuple[str, str]]:
     """profile.sql as qadmin.profiles sends it: names are a table's checked columns, the
-    keywords built from them (a state filter, a select list, a release's SET and re-check)."""
+    keywords built from them (a state filter with a named queue and the due time, a select
+    list, a release's SET and re-check); the expression sections are sent inside them, in
+    the native and the epoch (``time_unit``) forms."""
     file = sqlfiles.load("queues/mssql/profile.sql")
     names = {"table": "jobs", "time_col": "created_at", "order_col": "id", "id_col": "id"}
-    names["head_idx"] = "jobs_head"
+    names.update(head_idx="jobs_head", queue_col="queue")
     names.update(hb_table="workers", hb_worker="id", hb_job="worker_id", hb_beat="last_beat")
-    age = engine.render_text(file.statements("age")[0], {"col": "claimed_at"})
-    dead = engine.render_text(file.statements("dead_worker")[0], names)
+
+    def part(section: str, column: str, epoch: bool = False) -> str:
+        words = {"scale": "1000"} if epoch else {}
+        text = file.statements(section + ("_epoch" if epoch else ""))[0]
+        return engine.render_text(text, {**names, "col": column}, words)
+
     gone = engine.render_text(file.statements("session_gone")[0], {"sess": "claimed_session"})
-    words = {
-        "filter": "([status] = :v0 OR [status] = :v1)",
-        "columns": f"[id] AS id, [status] AS state, {age} AS claimed_for_s, NULL AS error",
-        "assignments": "[status] = :release_state, [claimed_at] = NULL",
-        "stale": f"{age} >= :stale_s AND {dead} AND {gone}",
-        "age": age,
-        "state": "[status]",
-        "order": "[priority] DESC, [id]",
-        "keys": "[priority] DESC, [id]",
-        "where": " WHERE [status] = N'new'",
-    }
-    params = {**PARAMS, "v0": "new", "v1": "retry", "release_state": "new", "beat_s": 30}
+    expressions = {"age", "due", "dead_worker", "session_gone"}
     out = []
-    for section in set(file.sections) - {"age", "dead_worker", "session_gone"}:
-        for statement in file.statements(section):
-            sql = engine.bind(engine.render_text(statement, names, words), params)[0]
-            out.append((f"profile:{section}", sql))
+    for epoch in (False, True):
+        age = part("age", "claimed_at", epoch)
+        due = part("due", "run_at", epoch)
+        dead = part("dead_worker", "", epoch)
+        words = {
+            "filter": f"([status] = :v0 OR [status] = :v1) AND [queue] = :queue_name"
+            f" AND ([run_at] IS NULL OR {due})",
+            "columns": f"[id] AS id, [status] AS state, {age} AS claimed_for_s, NULL AS error",
+            "assignments": "[status] = :release_state, [claimed_at] = NULL",
+            "stale": f"{age} >= :stale_s AND {dead} AND {gone}",
+            "age": part("age", "oldest_at", epoch),
+            "instant": "[oldest_at]",
+            "state": "[status]",
+            "order": "[priority] DESC, [id]",
+            "keys": "[priority] DESC, [id]",
+            "where": " WHERE [status] = N'new'",
+        }
+        params = {**PARAMS, "v0": "new", "v1": "retry", "release_state": "new", "beat_s": 30}
+        params.update(queue_name="orders", table_name="jobs", column="queue")
+        sections = {s for s in file.sections if s.removesuffix("_epoch") not in expressions}
+        for section in sorted(sections):
+            for statement in file.statements(section):
+                sql = engine.bind(engine.render_text(statement, names, words), params)[0]
+                out.append((f"profile:{section}{':epoch' if epoch else ''}", sql))
     return out
 
 

@@ -467,6 +467,27 @@ SOLID_QUEUE_READY = _shape(
         naive_utc=True,  # Rails writes UTC into its timestamp-without-time-zone columns
     ),
 )
+# Solid Queue's jobs scheduled for later wait in solid_queue_scheduled_executions until its
+# dispatcher moves each due one to the ready executions: every row waits for scheduled_at.
+SOLID_QUEUE_SCHEDULED = _shape(
+    "solid-queue",
+    ("solid_queue_scheduled_executions",),
+    ("id", "job_id", "queue_name", "priority", "scheduled_at", "created_at"),
+    ACTIVE_RECORD,
+    "shape",
+    Profile(
+        name="solid_queue_scheduled_executions",
+        table="solid_queue_scheduled_executions",
+        library="solid-queue",
+        noun="job",
+        id_column="job_id",
+        order_by="id",
+        time_column="created_at",
+        due_column="scheduled_at",
+        queue_column="queue_name",
+        naive_utc=True,
+    ),
+)
 SOLID_QUEUE_CLAIMED = _shape(
     "solid-queue",
     ("solid_queue_claimed_executions",),
@@ -858,6 +879,7 @@ SHAPES: tuple[LibraryShape, ...] = (
     CHANCY,
     DRAMATIQ_PG,
     SOLID_QUEUE_READY,
+    SOLID_QUEUE_SCHEDULED,
     SOLID_QUEUE_CLAIMED,
     GOOD_JOB,
     QUE,
