@@ -84,3 +84,4 @@ def test_huey(
         report = check_qadmin(conn, "task", "huey", view, releasable=False)
     assert report["size"].get("claimed") in (0, None)
     assert report["claims"]["stale"] == []
+    assert "huey keeps no enqueue time in task: no oldest age" in report["size"]["notes"]
