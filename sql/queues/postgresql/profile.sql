@@ -109,3 +109,8 @@ SELECT CAST(v AS text) AS queue
 FROM pg_stats AS s, unnest(s.most_common_vals::text::text[]) AS v
 WHERE s.schemaname = :schema AND s.tablename = :table_name AND s.attname = :column
 LIMIT :limit
+
+-- name: clock
+-- Now, as a library's state template compares it with its times (its qadmin_clock): to the
+-- microsecond (a run-at time passes when it does, not up to a second later).
+CURRENT_TIMESTAMP

@@ -42,7 +42,7 @@ from qadmin.errors import (
     counted,
 )
 from qadmin.profiles.model import Value
-from qadmin.profiles.query import Reader
+from qadmin.profiles.query import CLOCK, Reader
 from qadmin.sqlfiles import header_fields
 
 # Pages (PostgreSQL buffers, InnoDB pages accessed) read to return one head row past which
@@ -168,7 +168,13 @@ def _profiled_head(ctx: Context) -> Head:
         )
     keys = ", ".join(reader.name(c) + (" DESC" if desc else "") for c, desc in order)
     where, params = reader.where(profile.pending)
+    # A state read against the clock (a run-at time still ahead: GoodJob's, django-tasks')
+    # cannot be an index predicate (PostgreSQL takes only immutable ones): no WHERE then.
+    template = profile.state_sql or ""
+    clocked = f"{{{CLOCK}}}" in template or "CURRENT_TIMESTAMP" in template.upper()
     printed = _printed_filter(reader.state, profile.pending, engine.quote_literal)
+    if clocked:
+        printed = ""
     leading = [profile.state_column] if profile.state_column else []
     if profile.queue is not None and profile.queue_column is not None:
         leading.append(profile.queue_column)  # the queue's own rows, as the library's index

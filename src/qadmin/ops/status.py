@@ -83,12 +83,19 @@ class Item:
 
 
 def _library_tables() -> str:
-    names = {t for shape in SHAPES for t in shape.tables}
+    names = {t for shape in SHAPES for t in shape.tables if not t.endswith("*")}
     return ",".join(sorted({CATALOG_TABLE, *names}))
 
 
+def _library_prefixes() -> str:
+    """The name prefixes of libraries that make a table per named queue (persist-queue's
+    ack_queue_NAME): detection then checks each candidate's columns."""
+    return ",".join(sorted({t[:-1] for shape in SHAPES for t in shape.tables if t.endswith("*")}))
+
+
 def _found(engine: Engine) -> tuple[list[tuple[str, str]], list[str]]:
-    part = sql.read(engine, "queue_tables", {"names": _library_tables()})
+    params = {"names": _library_tables(), "prefixes": _library_prefixes()}
+    part = sql.read(engine, "queue_tables", params)
     rows = [(str(r["schema_name"]), str(r["table_name"])) for r in part.rows]
     return rows, [part.note] if part.note else []
 
@@ -179,7 +186,10 @@ def _fill(line: StatusLine, report: InspectReport) -> None:
         line.dead = size.failed
     claims = report.part("claims")
     if claims is not None and claims.claimed is not None:
-        line.running, line.stale = claims.claimed, len(claims.stale)
+        # Claims with no claim time: how many are stale is unknown, never 0 (as inspect's
+        # named queues say; the claims_unread finding says why).
+        line.running = claims.claimed
+        line.stale = None if claims.undated else len(claims.stale)
     dead = report.part("dead")
     if dead is not None:
         line.dead = dead.count

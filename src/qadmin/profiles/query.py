@@ -37,6 +37,8 @@ SMALL_STATE = 10_000
 DUE_SCAN_LIMIT = 50_000
 CLAIMS_SHOWN = 1000
 HEARTBEATS_READ = 10_000
+# The keyword a library's state template writes for "now" (Reader.template).
+CLOCK = "qadmin_clock"
 GROUPS = ("pending", "scheduled", "retrying", "claimed", "done", "failed")
 QUEUES_SHOWN = 200
 _KEY = re.compile(r"[a-z_][a-z0-9_]*")
@@ -174,9 +176,18 @@ class Reader:
         return None
 
     def template(self, text: str) -> str:
-        """A registry template over the table's columns (``{column.bare}``) as SQL."""
-        names = {c.name: c.name for c in self.shape.columns if _KEY.fullmatch(c.name)}
-        return self.engine.render_text(text, names)
+        """A registry template over the table's columns (``{column.bare}``) as SQL, and
+        ``{qadmin_clock}``: the server's current time at the precision a library's times
+        have (profile.sql's ``clock``: SQLite's CURRENT_TIMESTAMP and MariaDB's keep whole
+        seconds, so a run-at time would stay ahead for up to a second after it passed)."""
+        names = {
+            c.name: c.name for c in self.shape.columns if _KEY.fullmatch(c.name) and c.name != CLOCK
+        }
+        clock = "CURRENT_TIMESTAMP"
+        if self.has("clock"):
+            lines = self.section_text("clock").splitlines()
+            clock = " ".join(x for x in lines if not x.lstrip().startswith("--")).strip()
+        return self.engine.render_text(text, names, {CLOCK: clock})
 
     def where(
         self,

@@ -402,6 +402,10 @@ def _oldest(reader: query.Reader) -> tuple[Any, float | None, list[str], bool]:
     profile = reader.profile
     due_col, time_col = profile.due_column, profile.time_column
     if due_col is None and time_col is None:
+        if profile.library is not None and profile.source == "detected":
+            # A library that keeps no enqueue time (huey's task, kombu): no column to give.
+            note = f"{profile.library} keeps no enqueue time in {profile.table}: no oldest age"
+            return None, None, [note], False
         return None, None, ["give --time-column COLUMN for the oldest waiting row's age"], False
     values = profile.waiting if due_col else profile.pending
     reads: list[tuple[str, str | None]] = []  # (column, extra filter)
