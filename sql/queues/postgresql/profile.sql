@@ -36,6 +36,12 @@ CAST({col.bare} AS timestamptz)
 extract(epoch FROM (now() - {at}))::float8
 
 -- name: oldest_min
+-- Run only when at most 10,000 due rows wait, reached through an index on the state (and the
+-- named queue): the planner, misjudging the due range, would otherwise scan the table for
+-- them (a sequential scan reads every row of a busy table's other queues).
+SET LOCAL enable_seqscan = off
+
+-- name: oldest_min
 SELECT {instant} AS oldest_at, {age} AS age_s
 FROM (SELECT min({time_col.bare}) AS oldest_at FROM {table} WHERE {filter}) AS o
 

@@ -34,6 +34,7 @@ from qadmin.errors import PermissionMissing
 from qadmin.kinds import Kind, QueueSpec
 from qadmin.ops.values import iso, to_utc
 from qadmin.profiles import query
+from qadmin.profiles.model import Profile
 
 # A depth is counted only up to this many rows (about 100 buffers on PostgreSQL); a queue the
 # catalog puts above it is not counted at all: its estimate is the depth, said so.
@@ -394,20 +395,37 @@ def _probe(
     return Head(depth, False, source, oldest, where, oldest is not None, at_least, below)
 
 
-def _oldest(reader: query.Reader) -> tuple[Any, float | None, list[str], bool]:
+def _no_time_note(profile: Profile) -> str:
+    if profile.library is not None and profile.source == "detected":
+        # A library that keeps no enqueue time (huey's task, kombu): no column to give.
+        return f"{profile.library} keeps no enqueue time in {profile.table}: no oldest age"
+    return "give --time-column COLUMN for the oldest waiting row's age"
+
+
+def _oldest(reader: query.Reader, depth: query.Count) -> tuple[Any, float | None, list[str], bool]:
     """The oldest DUE waiting row's time and age (since its due time; its enqueue time when
     it has none), as the minimum of that column (never the first row by key, never
-    negative), when an index (or the table's size) makes it cheap; else a note naming the
-    index that would. The last item says the figure is a floor (rows it could not date)."""
+    negative). Read only where it is bounded: a small table; or at most SMALL_STATE due rows,
+    counted, reached through an index leading with the state (and the named queue); or,
+    without states, the time column's index. Else a note names the index that would make it
+    cheap. The last item says the figure is a floor (rows it could not date)."""
     profile = reader.profile
     due_col, time_col = profile.due_column, profile.time_column
     if due_col is None and time_col is None:
-        if profile.library is not None and profile.source == "detected":
-            # A library that keeps no enqueue time (huey's task, kombu): no column to give.
-            note = f"{profile.library} keeps no enqueue time in {profile.table}: no oldest age"
-            return None, None, [note], False
-        return None, None, ["give --time-column COLUMN for the oldest waiting row's age"], False
+        return None, None, [_no_time_note(profile)], False
+    if depth.exact and depth.rows == 0:
+        return None, None, [], False  # nothing waits and is due: no oldest to read
     values = profile.waiting if due_col else profile.pending
+    if not reader.small:
+        column = due_col or time_col or ""
+        if reader.state is not None:
+            few = depth.exact and depth.rows is not None and depth.rows < query.SMALL_STATE
+            if not (few and (reader.state_indexed or reader.queue_indexed)):
+                why = reader.index_hint(column)
+                return None, None, [f"oldest waiting row not read: {why}"], False
+        elif not reader.shape.index_leading(column):
+            hint = f"an index on {profile.table} ({column}) would make it cheap"
+            return None, None, [f"oldest row not read: {hint}"], False
     reads: list[tuple[str, str | None]] = []  # (column, extra filter)
     if due_col is not None:
         reads.append((due_col, f"{reader.name(due_col)} IS NOT NULL"))
@@ -424,15 +442,7 @@ def _oldest(reader: query.Reader) -> tuple[Any, float | None, list[str], bool]:
             "age": reader.age("oldest_at"),
             "instant": reader.instant("oldest_at"),
         }
-        names = {"time_col": column}
-        if reader.state is not None:
-            if not (reader.small or reader.state_indexed):
-                why = reader.index_hint(column)
-                return None, None, [f"oldest waiting row not read: {why}"], False
-        elif not (reader.small or reader.shape.index_leading(column)):
-            hint = f"an index on {profile.table} ({column}) would make it cheap"
-            return None, None, [f"oldest row not read: {hint}"], False
-        rows = reader.run("oldest_min", keywords, params, names)
+        rows = reader.run("oldest_min", keywords, params, {"time_col": column})
         if rows and rows[0]["oldest_at"] is not None:
             found.append((reader.when(rows[0]["oldest_at"], column), sql.seconds(rows[0]["age_s"])))
     floor = False
@@ -540,7 +550,7 @@ def profiled(ctx: Context) -> Size:
         scheduled, retrying = _not_due(reader)
         notes += sorted({c.source for c in totals.values() if c.rows is None and c.source})
         states += _other_states(reader)
-    oldest, age, oldest_notes, floor = _oldest(reader)
+    oldest, age, oldest_notes, floor = _oldest(reader, depth)
     notes += oldest_notes
     return Size(
         depth.rows,
