@@ -190,3 +190,24 @@ def test_a_spark_timeout_that_is_not_a_sensible_duration_is_a_usage_error(second
     result = run("report", "--history", str(tmp_path), "--spark-timeout", seconds)
     assert result.exit_code == 2
     assert "--spark-timeout" in one_line(result)
+
+
+def test_an_unwritable_target_is_refused_before_spark_starts(request, tmp_path, monkeypatch):
+    """/sys refuses new entries even to root: the answer comes from trying, before Spark."""
+    from qadmin.pipeline import spark
+    from tests.conftest import make_target
+
+    def no_spark(*args: object, **kwargs: object) -> None:
+        raise AssertionError("Spark was started")
+
+    monkeypatch.setattr(spark, "session", no_spark)
+    target = make_target("postgresql", request, tmp_path)
+    run("create", "wq", "--kind", "fifo", *target.cli_args())
+    exported = run(
+        "export", "wq", "--to", "/sys/qadmin-out", "--engine", "spark", *target.cli_args()
+    )
+    assert exported.exit_code == 2, exported.stderr
+    assert "cannot write in /sys" in one_line(exported)
+    reported = run("report", "--history", str(tmp_path), "--html", "/sys/qadmin.html")
+    assert reported.exit_code == 2, reported.stderr
+    assert "cannot write in /sys" in one_line(reported)

@@ -180,6 +180,10 @@ def export_command(
     if spark_run:
         from qadmin.pipeline import spark, spark_jobs
 
+        # Before Spark starts (15 s on one machine): its writer would fail only at the end.
+        if path.exists():
+            raise UsageError(f"{path} exists: Spark writes a new folder there")
+        formats.require_writable(path.parent)
         where = _where(master, remote, spark_timeout, spark_conf, engine, (path.parent,))
         with spark.failures(where, engine), progress.bar(f"exporting {name} (spark)") as update:
             result = spark_jobs.export(
@@ -384,6 +388,13 @@ def report_command(
     if "://" not in history and not Path(history).exists():
         raise UsageError(f"no history at {history} (qadmin collect --to {history} ...)")
     local = tuple(Path(p) for p in (history, parquet_path) if p and "://" not in p)
+    from qadmin.pipeline import formats
+
+    # The outputs' folders, before Spark starts: its job would fail only after its start-up.
+    if html_path:
+        formats.require_writable(Path(html_path).parent)
+    if parquet_path and "://" not in parquet_path:
+        formats.require_writable(Path(parquet_path).parent)
     where = _where(master, remote, spark_timeout, spark_conf, None, local)
     with spark.failures(where):
         session = spark.session(where, otherwise="")

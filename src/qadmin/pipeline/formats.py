@@ -59,6 +59,19 @@ def require_folder(folder: Path) -> None:
         )
 
 
+def require_writable(folder: Path) -> None:
+    """The folder exists and this process can create entries in it, found out by creating
+    (and removing) a hidden one: permissions, a read-only mount and root's exemptions all
+    answer truly. Checked before Spark starts, which would fail only after its start-up."""
+    require_folder(folder)
+    probe = folder / f"{TMP_PREFIX}probe-{uuid.uuid4().hex}"
+    try:
+        probe.mkdir()
+    except OSError as exc:
+        raise UsageError(f"cannot write in {folder}: {exc.strerror or exc}") from None
+    probe.rmdir()
+
+
 def format_of(path: Path, given: str | None) -> str:
     """The file format: as given, else from the name's suffix."""
     if given:

@@ -510,6 +510,15 @@ def explain(exc: BaseException, where: Where, engine: Engine | None) -> QadminEr
                 f"--jars {jar} (that file on the server's host: apt-get install "
                 f"{entry.jdbc_package})"
             )
+        sent = os.environ.get("QADMIN_SPARK_JARS")
+        if sent:
+            # The override replaced the Debian jars: name what was sent, not what was not.
+            named = ", ".join(p for p in sent.split(",") if p)
+            return QadminError(
+                f"the Spark executors have no JDBC driver {facts.driver}: QADMIN_SPARK_JARS "
+                f"sent {named}, and none holds it; add its jar to QADMIN_SPARK_JARS "
+                f"(Debian's is {jar}, apt-get install {entry.jdbc_package})"
+            )
         return QadminError(
             f"the Spark executors have no JDBC driver {facts.driver}: qadmin ships {jar} "
             "from this host through spark.jars; where workers cannot fetch it, put it in "
