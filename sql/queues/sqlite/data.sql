@@ -55,6 +55,24 @@ WHERE id = :id AND (processing_started_at IS NULL OR failed_at >= processing_sta
 -- name: archive_claim
 SELECT changes() AS deleted
 
+-- name: plan_rows
+-- archive --dry-run: how many messages the selection holds now, and their id range (one
+-- read of the selected rows; exact at the time of the read).
+SELECT count(*) AS messages, min(id) AS first_id, max(id) AS last_id FROM {table}
+WHERE enqueued_at < :before
+
+-- name: plan_claim
+SELECT count(*) AS messages, min(id) AS first_id, max(id) AS last_id FROM (
+    SELECT id,
+           CASE WHEN processing_started_at IS NULL THEN 'ready'
+                WHEN failed_at >= processing_started_at THEN 'failed'
+                ELSE 'claimed' END AS state
+    FROM {table}
+    WHERE enqueued_at < :before
+) AS m
+WHERE (state = 'ready' AND :ready) OR (state = 'claimed' AND :claimed)
+   OR (state = 'failed' AND :failed)
+
 -- name: stage_create
 CREATE TABLE {stage} (
     seq      INTEGER PRIMARY KEY,

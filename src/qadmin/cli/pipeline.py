@@ -260,6 +260,10 @@ def archive_command(
         raise UsageError("archive leaves claimed messages to their workers: --state ready/failed")
     folder = Path(to)
     if dry_run:
+        now = archive_ops.plan(engine, spec, selection)
+        count, first, last = now["messages"], now["first_id"], now["last_id"]
+        ids = f"ids {first} to {last}" if count else "none"
+        batches = -(-count // archive_ops.DELETE_BATCH)
         plan = {
             "queue": name,
             "folder": str(folder),
@@ -268,11 +272,17 @@ def archive_command(
             "unfinished_files": [str(p) for p in archive_ops.unfinished(folder, name)]
             if folder.is_dir()
             else [],
+            "messages": count,
+            "first_id": first,
+            "last_id": last,
+            "figures": "exact when read; the run selects again and may find more or fewer",
             "steps": [
                 "finish the deletes of unfinished archive files",
-                "export the selected messages (one snapshot) to a new file",
+                f"export the {count} selected messages ({ids}, one snapshot) to a new file",
                 "read the file back and compare its ids with the export",
-                f"delete those ids, {archive_ops.DELETE_BATCH} per transaction",
+                f"delete those ids, {archive_ops.DELETE_BATCH} per transaction "
+                f"({batches} transactions)",
+                f"then: {archive_ops.reclaim_advice(engine, spec)}",
             ],
             "dry_run": True,
         }
@@ -343,7 +353,10 @@ def load_command(
             result = load_ops.load_python(
                 engine, spec, path, file_format, key, replace_stage=replace_stage, progress=update
             )
-    render.document(dict(result, queue=name, engine="spark" if spark_run else "python"), fmt)
+    engine_used = "spark" if spark_run else "python"
+    render.document(
+        dict(result, queue=name, engine=engine_used, enqueued_at=load_ops.ENQUEUED_AT), fmt
+    )
 
 
 @click.command("report")

@@ -28,6 +28,9 @@ from qadmin.pipeline.export import Progress
 STAGE_BATCH = 10_000
 MOVE_CHUNK = 50_000
 PUSH_BATCH = 1_000
+# What a loaded message's enqueued_at is: the queue stamps it as it goes in (as a push does);
+# an input's enqueued_at column (an export's) is read past, not kept. Said in every result.
+ENQUEUED_AT = "the load's time: the input's enqueued_at is not kept"
 
 
 def prepare_stage(engine: Engine, spec: QueueSpec, replace: bool) -> None:
