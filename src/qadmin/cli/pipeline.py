@@ -34,7 +34,17 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def where_options(func: F) -> F:
-    """--spark-timeout and --spark-conf: how long to wait for a cluster, and its settings."""
+    """--spark-timeout, --job-timeout and --spark-conf: how long to wait for a cluster, how
+    long its job may take, and its settings."""
+    func = click.option(
+        "--job-timeout",
+        type=Duration(fractional=True, low=1, high=7 * 86400),
+        default="6h",
+        show_default=True,
+        metavar="DURATION",
+        help="Fail (exit 6) when the Spark job has not finished within this; a Spark Connect "
+        "server that stops accepting connections mid-job fails it at once.",
+    )(func)
     func = click.option(
         "--spark-conf",
         "spark_conf",
@@ -90,6 +100,7 @@ def _where(
     remote: str | None,
     timeout_s: float,
     conf: tuple[str, ...],
+    job_timeout_s: float,
     engine: Engine | None = None,
     paths: tuple[Path, ...] = (),
 ) -> Any:
@@ -97,7 +108,7 @@ def _where(
     that run on other hosts."""
     from qadmin.pipeline import spark
 
-    where = spark.Where.resolve(master, remote, timeout_s, conf)
+    where = spark.Where.resolve(master, remote, timeout_s, conf, job_timeout_s)
     for line in spark.readiness(where, engine, list(paths)):
         render.note(f"qadmin: warning: {line}")
     return where
@@ -159,6 +170,7 @@ def export_command(
     remote: str | None,
     spark_timeout: float,
     spark_conf: tuple[str, ...],
+    job_timeout: float,
     target: Target,
     fmt: str | None,
 ) -> None:
@@ -184,10 +196,18 @@ def export_command(
         if path.exists():
             raise UsageError(f"{path} exists: Spark writes a new folder there")
         formats.require_writable(path.parent)
-        where = _where(master, remote, spark_timeout, spark_conf, engine, (path.parent,))
+        where = _where(
+            master, remote, spark_timeout, spark_conf, job_timeout, engine, (path.parent,)
+        )
         with spark.failures(where, engine), progress.bar(f"exporting {name} (spark)") as update:
-            result = spark_jobs.export(
-                engine, spec, path, file_format, selection, where, partitions, update
+            spark.jdbc_options(engine)  # no JDBC path: said before Spark starts
+            # In this (main) thread: Spark's Ctrl-C handler is set only here; the job reuses it.
+            spark.session(where, spark.jar_for(engine))
+            result = spark.run_job(
+                where,
+                lambda: spark_jobs.export(
+                    engine, spec, path, file_format, selection, where, partitions, update
+                ),
             )
     else:
         if path.is_dir():
@@ -317,6 +337,7 @@ def load_command(
     remote: str | None,
     spark_timeout: float,
     spark_conf: tuple[str, ...],
+    job_timeout: float,
     target: Target,
     fmt: str | None,
 ) -> None:
@@ -341,11 +362,16 @@ def load_command(
             raise UsageError(f"a {spec.kind} is loaded through its push routine: --engine python")
         from qadmin.pipeline import spark, spark_jobs
 
-        where = _where(master, remote, spark_timeout, spark_conf, engine, (path,))
+        where = _where(master, remote, spark_timeout, spark_conf, job_timeout, engine, (path,))
+        spark.jdbc_options(engine)  # no JDBC path: said before Spark starts
         load_ops.prepare_stage(engine, spec, replace_stage)
         with load_ops.dropping_stage(engine, spec):
             with spark.failures(where, engine), progress.bar(f"staging {name} (spark)") as update:
-                spark_jobs.stage(engine, spec, path, file_format, key, where, update)
+                spark.session(where, spark.jar_for(engine))  # in this thread (Ctrl-C)
+                spark.run_job(
+                    where,
+                    lambda: spark_jobs.stage(engine, spec, path, file_format, key, where, update),
+                )
             with progress.bar(f"loading {name}") as update:
                 result = load_ops.move(engine, spec, update)
     else:
@@ -392,6 +418,7 @@ def report_command(
     remote: str | None,
     spark_timeout: float,
     spark_conf: tuple[str, ...],
+    job_timeout: float,
     fmt: str | None,
 ) -> None:
     """Hourly rates, percentiles and findings from the telemetry history (a Spark job)."""
@@ -408,14 +435,23 @@ def report_command(
         formats.require_writable(Path(html_path).parent)
     if parquet_path and "://" not in parquet_path:
         formats.require_writable(Path(parquet_path).parent)
-    where = _where(master, remote, spark_timeout, spark_conf, None, local)
+    where = _where(master, remote, spark_timeout, spark_conf, job_timeout, None, local)
     with spark.failures(where):
         session = spark.session(where, otherwise="")
-        result = report_ops.run(
-            session, history, names=names, since_s=since, chart_queues=charts if html_path else 0
-        )
-        if parquet_path:
-            report_ops.write_parquet(result, parquet_path)
+
+        def job() -> Any:
+            found = report_ops.run(
+                session,
+                history,
+                names=names,
+                since_s=since,
+                chart_queues=charts if html_path else 0,
+            )
+            if parquet_path:
+                report_ops.write_parquet(found, parquet_path)
+            return found
+
+        result = spark.run_job(where, job)
     if html_path:
         from qadmin.pipeline import report_html
 
