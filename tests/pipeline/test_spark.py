@@ -4,6 +4,7 @@ PostgreSQL and MariaDB, and the report over a generated history with planted ano
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -125,6 +126,7 @@ def test_report_html_renders_in_a_headless_browser(planted_report, tmp_path):
             "--disable-sync",
             f"--user-data-dir={tmp_path / 'profile'}",
             "--virtual-time-budget=5000",
+            "--window-size=900,1200",
             "--dump-dom",
             page.as_uri(),
         ],
@@ -137,6 +139,27 @@ def test_report_html_renders_in_a_headless_browser(planted_report, tmp_path):
     assert f'data-charts="{charts}"' in dom
     assert 'data-rendered="ok"' in dom
     assert "backlog grew for 5 h" in dom
+    widest = int(re.search(r'data-widest="(\d+)"', dom)[1])
+    assert 0 < widest <= 900, f"a table or chart reaches {widest} px on a 900 px page"
+
+
+def test_report_html_marks_times_whole_counts_and_each_finding_window(planted_report):
+    page = report_html.render(planted_report)
+    charts = re.findall(r'<svg class="chart".*?</svg>', page)
+    assert charts
+    for chart in charts:
+        title = re.search(r'aria-label="([^"]+)"', chart)[1]
+        top = re.search(r'<text x="4" y="\d+" font-size="10">([^<]+)</text>', chart)[1]
+        if title.endswith(("(messages)", "(rows)")):
+            assert re.fullmatch(r"[\d,]+", top), f"{title}: axis top {top}"
+        hours = re.findall(r'font-size="10"(?: text-anchor="end")?>(\d{4}-[^<]+)</text>', chart)
+        assert hours and all(h.endswith(" UTC") for h in hours), hours
+    backlog = next(f for f in planted_report.findings if f["queue"] == "backlog")
+    assert backlog["start"].utcoffset() is not None  # an aware time, in JSON too
+    queue_charts = page.split("<h2>backlog ")[1].split("<h2>")[0]
+    bands = re.findall(r'<rect class="finding-window"[^>]*><title>([^<]+)</title>', queue_charts)
+    assert len(bands) == len(report_html.CHARTS)
+    assert bands[0].startswith(f"backlog_growing: {backlog['start']:%Y-%m-%d %H:%M} UTC to ")
 
 
 def test_report_cli_writes_json_parquet_and_html(spark_session, planted_history, tmp_path):
