@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -235,3 +236,50 @@ def test_a_spark_job_feeds_the_progress_bar(spark_session, monkeypatch):
         spark_session.range(0, 20_000_000, numPartitions=8).selectExpr("sum(id * 7 % 13)").collect()
     assert seen, "the tracker reported nothing while the job ran"
     assert all(0 <= done <= total for done, total in seen)
+
+
+def test_a_spark_job_past_job_timeout_is_exit_6_and_the_process_ends(request, tmp_path):
+    """The staging table is locked before Spark writes to it: the job cannot finish, and
+    --job-timeout ends it (exit 6, one line) whatever Spark is doing."""
+    import os
+    import sys
+
+    import psycopg
+
+    from tests.pipeline.conftest import SPARK_ENV
+
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    source = _queue(engine, "jt_src", "fifo")
+    messages.push(engine, source, [b"a", b"b", b"c"])
+    path = tmp_path / "in.parquet"
+    export.export(engine, source, path, "parquet", export.Selection())
+    copy = _queue(engine, "jt_dst", "fifo")
+    stage = f'"{target.schema}"."{copy.objects()["stage"]}"'
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "qadmin", "load", "jt_dst", "--from", str(path), "--engine",
+         "spark", "--master", "local[1]", "--job-timeout", "3", *target.cli_args()],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+        env={**os.environ, **SPARK_ENV},
+    )  # fmt: skip
+    try:
+        with psycopg.connect(target.dsn) as holder:
+            for _ in range(1200):
+                found = holder.execute("SELECT to_regclass(%s) IS NOT NULL", (stage,))
+                if found.fetchone()[0] or proc.poll() is not None:
+                    break
+                holder.rollback()
+                time.sleep(0.1)
+            holder.execute(f"LOCK TABLE {stage} IN SHARE MODE")
+            _, stderr = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 6, stderr
+    lines = [x for x in stderr.splitlines() if x.startswith("qadmin:")]
+    assert lines == [
+        "qadmin: error: the Spark job did not finish within 3 s (--job-timeout) on the Spark "
+        "master local[1]; what it wrote is not kept"
+    ], stderr
+    assert messages.peek(engine, copy, count=1) == []
