@@ -55,7 +55,7 @@ def test_export_load_archive_print_stable_json(db, tmp_path):
         "skipped": 0,
         "queue": "copy_q",
         "engine": "python",
-        "enqueued_at": "the load's time: the input's enqueued_at is not kept",
+        "enqueued_at": "the input's, where it has one; else the load's time",
     }
     archived = run(
         "archive",

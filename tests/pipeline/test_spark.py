@@ -52,6 +52,13 @@ def test_spark_export_and_spark_load_keep_every_byte_in_order(
         assert load.move(engine, copy, None)["loaded"] == len(sent)
     got = messages.peek(engine, copy, count=len(sent) + 1)
     assert [m["payload"] for m in got] == sent
+    # the exported enqueued_at is kept through Spark's staging too
+    import pyarrow.parquet as pq
+
+    kept = tmp_path / "kept.parquet"
+    export.export(engine, copy, kept, "parquet", export.Selection())
+    times = pq.read_table(kept).column("enqueued_at").to_pylist()
+    assert times == pq.read_table(folder).sort_by("id").column("enqueued_at").to_pylist()
     # and the python path reads Spark's folder the same way
     again = _queue(engine, "sp_py", kind)
     load.load_python(engine, again, folder, "parquet", None)

@@ -79,12 +79,13 @@ CREATE TABLE {stage} (
     payload  LONGBLOB NOT NULL,
     due_at   DATETIME(6) NULL,
     load_key VARCHAR(255) NULL,
+    enqueued_at DATETIME(6) NULL,
     KEY {stage_idx.bare} (load_key)
 ) ENGINE=InnoDB
 
 -- name: stage_insert
-INSERT INTO {stage} (seq, payload, due_at, load_key)
-VALUES (:seq, :payload, :due_at, :load_key)
+INSERT INTO {stage} (seq, payload, due_at, load_key, enqueued_at)
+VALUES (:seq, :payload, :due_at, :load_key, :enqueued_at)
 
 -- name: stage_drop
 DROP TABLE IF EXISTS {stage}
@@ -104,7 +105,7 @@ SELECT count(*) AS staged, min(seq) AS first_seq, max(seq) AS last_seq FROM {sta
 
 -- name: load_rows
 INSERT INTO {table} (enqueued_at, payload)
-SELECT UTC_TIMESTAMP(6), s.payload FROM {stage} AS s
+SELECT coalesce(s.enqueued_at, UTC_TIMESTAMP(6)), s.payload FROM {stage} AS s
 WHERE s.seq >= :from_seq AND s.seq < :to_seq
   AND NOT EXISTS (SELECT 1 FROM {loaded} AS l WHERE l.load_key = s.load_key)
 ORDER BY s.seq
@@ -119,7 +120,8 @@ WHERE seq >= :from_seq AND seq < :to_seq AND load_key IS NOT NULL
 
 -- name: load_pending
 INSERT INTO {table} (due_at, enqueued_at, payload)
-SELECT coalesce(s.due_at, UTC_TIMESTAMP(6)), UTC_TIMESTAMP(6), s.payload FROM {stage} AS s
+SELECT coalesce(s.due_at, UTC_TIMESTAMP(6)), coalesce(s.enqueued_at, UTC_TIMESTAMP(6)), s.payload
+FROM {stage} AS s
 WHERE s.seq >= :from_seq AND s.seq < :to_seq
   AND NOT EXISTS (SELECT 1 FROM {loaded} AS l WHERE l.load_key = s.load_key)
 ORDER BY s.seq

@@ -78,15 +78,16 @@ CREATE TABLE {stage} (
     seq      INTEGER PRIMARY KEY,
     payload  BLOB NOT NULL,
     due_at   TEXT NULL,
-    load_key TEXT NULL
+    load_key TEXT NULL,
+    enqueued_at TEXT NULL
 )
 
 -- name: stage_create
 CREATE INDEX {stage_idx.bare} ON {stage.bare} (load_key)
 
 -- name: stage_insert
-INSERT INTO {stage} (seq, payload, due_at, load_key)
-VALUES (:seq, :payload, :due_at, :load_key)
+INSERT INTO {stage} (seq, payload, due_at, load_key, enqueued_at)
+VALUES (:seq, :payload, :due_at, :load_key, :enqueued_at)
 
 -- name: stage_drop
 DROP TABLE IF EXISTS {stage}
@@ -106,7 +107,7 @@ SELECT count(*) AS staged, min(seq) AS first_seq, max(seq) AS last_seq FROM {sta
 
 -- name: load_rows
 INSERT INTO {table} (enqueued_at, payload)
-SELECT strftime('%Y-%m-%d %H:%M:%f', 'now'), s.payload FROM {stage} AS s
+SELECT coalesce(s.enqueued_at, strftime('%Y-%m-%d %H:%M:%f', 'now')), s.payload FROM {stage} AS s
 WHERE s.seq >= :from_seq AND s.seq < :to_seq
   AND NOT EXISTS (SELECT 1 FROM {loaded} AS l WHERE l.load_key = s.load_key)
 ORDER BY s.seq
@@ -121,7 +122,8 @@ WHERE seq >= :from_seq AND seq < :to_seq AND load_key IS NOT NULL
 
 -- name: load_pending
 INSERT INTO {table} (due_at, enqueued_at, payload)
-SELECT coalesce(s.due_at, strftime('%Y-%m-%d %H:%M:%f', 'now')), strftime('%Y-%m-%d %H:%M:%f', 'now'), s.payload FROM {stage} AS s
+SELECT coalesce(s.due_at, strftime('%Y-%m-%d %H:%M:%f', 'now')),
+       coalesce(s.enqueued_at, strftime('%Y-%m-%d %H:%M:%f', 'now')), s.payload FROM {stage} AS s
 WHERE s.seq >= :from_seq AND s.seq < :to_seq
   AND NOT EXISTS (SELECT 1 FROM {loaded} AS l WHERE l.load_key = s.load_key)
 ORDER BY s.seq

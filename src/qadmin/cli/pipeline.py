@@ -381,7 +381,7 @@ def load_command(
             )
     engine_used = "spark" if spark_run else "python"
     render.document(
-        dict(result, queue=name, engine=engine_used, enqueued_at=load_ops.ENQUEUED_AT), fmt
+        dict(result, queue=name, engine=engine_used, enqueued_at=load_ops.enqueued_at(spec)), fmt
     )
 
 

@@ -143,11 +143,14 @@ def stage(
     if "due_at" in columns:
         spec.require("due", "load", "the input has a due_at column")
     due = F.col("due_at").cast("timestamp") if "due_at" in columns else F.lit(None)
+    # An export's enqueued_at is kept (the move takes it where it is not null).
+    enqueued = F.col("enqueued_at") if "enqueued_at" in columns else F.lit(None)
     staged = frame.select(
         F.col("seq"),
         payload.alias("payload"),
         due.cast("timestamp").alias("due_at"),
         (F.col(key).cast("string") if key else F.lit(None).cast("string")).alias("load_key"),
+        enqueued.cast("timestamp").alias("enqueued_at"),
     )
     options.update(dbtable=engine.qualified(spec.objects()["stage"]), batchsize=spark.WRITE_BATCH)
     with spark.tracked(session, progress):
