@@ -419,14 +419,20 @@ def _refused(where: Where) -> bool:
 
 
 def _give_up() -> None:
-    """Close every Connect client without the calls that would wait on a lost server."""
+    """Close every Connect client without the calls that would wait on a lost server, and
+    remove the hidden folders the abandoned job was writing (best effort: a live server may
+    still write there)."""
     for spark in _CONNECT_SESSIONS:
         with suppress(Exception):
             spark.release_session_on_close = False
             spark.client._closed = True  # its exit hook then makes no call
+    for folder in SCRATCH:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 _CONNECT_SESSIONS: list[Any] = []
+# Hidden folders a running job writes (an export's, renamed into place when complete).
+SCRATCH: list[Path] = []
 
 
 def _await_executor(spark: Any, where: Where) -> None:

@@ -65,6 +65,7 @@ def export(
             )
         frame = _select(session.read.format("jdbc").options(**options).load(), spec, selection)
         tmp = path.parent / f"{formats.TMP_PREFIX}{uuid.uuid4().hex}"
+        spark.SCRATCH.append(tmp)  # removed if the job is given up on (spark.run_job)
         try:
             with spark.tracked(session, progress):
                 _write(frame.sortWithinPartitions("id"), tmp, fmt)
@@ -73,6 +74,7 @@ def export(
             os.replace(tmp, path)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+            spark.SCRATCH.remove(tmp)
     return _summary(session, path, fmt)
 
 
