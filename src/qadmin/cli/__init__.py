@@ -115,6 +115,12 @@ class QadminGroup(click.Group):
                 click.echo(secrets.scrub(traceback.format_exc()), err=True)
             _say(str(exc), exc.exit_code)
             code = exc.exit_code
+            if exc.ends_process:
+                # Threads of an abandoned Spark client retry for minutes and its exit hooks
+                # wait for them: the line is out, the process ends now.
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
         except BrokenPipeError:
             # The reader (head, grep -q) went away: not our failure.
             sys.stderr = open(os.devnull, "w")  # noqa: SIM115

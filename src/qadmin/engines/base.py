@@ -525,6 +525,10 @@ class Engine(ABC):
         """How to return the space of dead rows once nothing holds them."""
         return f"reclaim the dead rows of {table} once nothing holds them back"
 
+    def deleted_rows_advice(self, table: str) -> str:
+        """What to do about the rows a bulk delete (archive) leaves behind."""
+        return self.vacuum_advice(table)
+
     def analyze_advice(self, table: str) -> str:
         return f"gather the statistics of {table}"
 

@@ -268,6 +268,12 @@ class MysqlEngine(Engine):
     def vacuum_advice(self, table: str) -> str:
         return f"let purge catch up, then OPTIMIZE TABLE {self.qualified(table)} if it stays large"
 
+    def deleted_rows_advice(self, table: str) -> str:
+        return (
+            "InnoDB's purge removes the deleted rows by itself; OPTIMIZE TABLE "
+            f"{self.qualified(table)} returns their space to the disk (it rebuilds the table)"
+        )
+
     def analyze_advice(self, table: str) -> str:
         return f"ANALYZE TABLE {self.qualified(table)}"
 

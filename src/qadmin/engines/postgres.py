@@ -263,6 +263,12 @@ class PostgresEngine(Engine):
     def vacuum_advice(self, table: str) -> str:
         return f"VACUUM (VERBOSE) {self.qualified(table)} once the horizon moves"
 
+    def deleted_rows_advice(self, table: str) -> str:
+        return (
+            f"VACUUM {self.qualified(table)} (until a vacuum, autovacuum's or this one, every "
+            "dequeue walks the deleted rows as dead rows)"
+        )
+
     def analyze_advice(self, table: str) -> str:
         return f"ANALYZE {self.qualified(table)} (and find why autovacuum has not)"
 

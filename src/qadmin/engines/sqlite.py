@@ -124,6 +124,12 @@ class SqliteEngine(Engine):
     def vacuum_advice(self, table: str) -> str:
         return "VACUUM the database file in a quiet moment (it locks the whole file)"
 
+    def deleted_rows_advice(self, table: str) -> str:
+        return (
+            "the deleted rows' pages are reused by new messages; VACUUM returns them to the "
+            "disk in a quiet moment (it locks the whole file)"
+        )
+
     def analyze_advice(self, table: str) -> str:
         return f"ANALYZE {self.quote_ident(table)}"
 
