@@ -360,8 +360,9 @@ def test_naive_utc_times_are_read_as_utc_whatever_the_session_zone(
 def test_status_fits_a_terminal_and_names_what_it_cannot_read(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """80 columns on a terminal, however long a queue's name or its worst finding; a declared
-    table that is missing is a line saying so (UNKNOWN), and the others are still read."""
+    """80 columns on a terminal, however long a queue's name or its worst finding; a
+    [tables.NAME] entry qadmin cannot use is a line saying why (UNKNOWN), one whose table this
+    connection lacks is a note (one config serves several servers); the rest are read."""
     from tests.conftest import make_target
 
     target = make_target("sqlite", request, tmp_path)
@@ -372,13 +373,43 @@ def test_status_fits_a_terminal_and_names_what_it_cannot_read(
     config.write_text(
         PROFILE.replace("[tables.jobs]", f'[tables.jobs]\ntable = "{long_name}"')
         + '\n[tables.gone]\ntable = "no_such_table"\n'
+        + '\n[tables.typo]\nstate_colum = "st"\n'
     )
     monkeypatch.setenv("COLUMNS", "80")
     shown = qadmin(target, config, "status", "--stale-after", "5m", "--format", "table")
-    assert shown.exit_code == 3, shown.output  # UNKNOWN: one queue could not be read
+    assert shown.exit_code == 3, shown.output  # UNKNOWN: one entry cannot be used
     lines = shown.stdout.splitlines()
     assert lines and max(len(line) for line in lines) <= 80, shown.stdout
     assert "jobs[mail]" in shown.stdout and "jobs[orders]" in shown.stdout
+    assert "[tables.gone] not read here" in shown.stderr
     data = json.loads(qadmin(target, config, "status", "--format", "json").stdout)
-    gone = next(line for line in data if line["name"] == "gone")
-    assert gone["status"] == "UNKNOWN" and "no_such_table" in gone["error"]
+    typo = next(line for line in data if line["name"] == "typo")
+    assert typo["status"] == "UNKNOWN" and "state_colum" in typo["error"]
+    assert not any(line["name"] == "gone" for line in data)
+
+
+def test_rows_that_name_no_queue_are_a_queue_too(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """Delayed::Job's default queue is a NULL queue name: inspect and status show those rows
+    as TABLE[], and --queue-null reads them."""
+    from tests.conftest import make_target
+
+    target = make_target("sqlite", request, tmp_path)
+    _sql(
+        target,
+        [
+            "CREATE TABLE dj (id INTEGER PRIMARY KEY, queue TEXT, st TEXT NOT NULL)",
+            "INSERT INTO dj (queue, st) VALUES (NULL, 'new'), (NULL, 'new'), ('mail', 'new')",
+        ],
+    )
+    config = tmp_path / "dj.toml"
+    config.write_text(
+        '[tables.dj]\nqueue_column = "queue"\nstate_column = "st"\npending = ["new"]\n'
+    )
+    report = as_json(target, config, "inspect", "dj", "--sample", "0")
+    lines = {q["queue"]: q["depth"] for q in report["named_queues"]["queues"]}
+    assert lines == {"mail": 1, None: 2}
+    assert as_json(target, config, "size", "dj", "--queue-null")["depth"] == 2
+    status = json.loads(qadmin(target, config, "status", "--format", "json").stdout)
+    assert {line["name"]: line["depth"] for line in status} == {"dj[mail]": 1, "dj[]": 2}

@@ -235,7 +235,7 @@ _PROFILE_VALUES = (
 
 
 # The profile options that are not a profile key's column or values list.
-PROFILE_EXTRA = ("library", "queue", "time_unit")
+PROFILE_EXTRA = ("library", "queue", "queue_null", "time_unit")
 
 
 class QueueValue(click.ParamType):  # type: ignore[type-arg]
@@ -271,6 +271,8 @@ def profile_options(func: F) -> F:
             value = kwargs.pop(key)
             if value is not None:
                 given[key] = value
+        if kwargs.pop("queue_null"):
+            given["queue_null"] = True
         kwargs["profile"] = given
         return func(*args, **kwargs)
 
@@ -294,6 +296,12 @@ def profile_options(func: F) -> F:
             metavar="NAME",
             type=QueueValue(),
             help="One named queue of a table that holds several (a library's queue name).",
+        ),
+        click.option(
+            "--queue-null",
+            "queue_null",
+            is_flag=True,
+            help="The rows whose queue column is NULL (a library's default queue).",
         ),
         click.option(
             "--time-unit",

@@ -135,8 +135,9 @@ def status(
     limit_ms = min(target.timeouts.statement_ms, max(1, round(queue_timeout * 1000)))
     timeouts = dataclasses.replace(target.timeouts, statement_ms=limit_ms)
     engine = dataclasses.replace(target, timeouts=timeouts).engine()
-    declared = config_mod.tables(config_mod.load_config(target.config))
-    found = status_ops.gather(engine, declared, options)
+    conf = config_mod.load_config(target.config)
+    declared, broken = config_mod.tables(conf), config_mod.broken_tables(conf)
+    found = status_ops.gather(engine, declared, options, broken)
     for note in found.notes:
         render.note(f"qadmin: {note}")
     if not found.lines:

@@ -40,7 +40,7 @@ HEARTBEATS_READ = 10_000
 # The keyword a library's state template writes for "now" (Reader.template).
 CLOCK = "qadmin_clock"
 GROUPS = ("pending", "scheduled", "retrying", "claimed", "done", "failed")
-QUEUES_SHOWN = 200
+QUEUES_SHOWN = 1000
 _KEY = re.compile(r"[a-z_][a-z0-9_]*")
 
 
@@ -210,6 +210,8 @@ class Reader:
         if not whole and profile.queue is not None and profile.queue_column is not None:
             parts.append(f"{self.name(profile.queue_column)} = :queue_name")
             params["queue_name"] = profile.queue
+        elif not whole and profile.queue_null and profile.queue_column is not None:
+            parts.append(f"{self.name(profile.queue_column)} IS NULL")
         if due is not None and profile.due_column is not None:
             column = profile.due_column
             if due:
@@ -279,7 +281,7 @@ class Reader:
         bounded, whatever the other queues hold (the planner's guess for one queue of a
         state is the state's rows split evenly: 51,300 for a queue of 5)."""
         p = self.profile
-        if p.queue is None or p.queue_column is None:
+        if (p.queue is None and not p.queue_null) or p.queue_column is None:
             return False
         keys = (p.state_column, p.queue_column) if p.state_column else (p.queue_column,)
         return self.shape.index_leading(*keys) is not None
@@ -403,6 +405,27 @@ class Reader:
                     "named queues from the planner's statistics (a rare one may be missing)",
                 )
         return [], f"named queues not read: {self.index_hint(column)}"
+
+    def holds_unnamed(self) -> bool:
+        """Whether rows name no queue (NULL: Delayed::Job's default queue), read where the
+        names are read: through the same index, or on a small table."""
+        column = self.profile.queue_column
+        if column is None:
+            return False
+        null = f"{self.name(column)} IS NULL"
+        state = self.profile.state_column
+        if self.small or self.shape.index_leading(column) is not None:
+            filters: list[tuple[str, dict[str, Any]]] = [("1 = 1", {})]
+        elif state is not None and self.shape.index_leading(state, column) is not None:
+            live = (*self.profile.waiting, *self.profile.claimed, *self.profile.failed)
+            filters = [self.where((value,), whole=True) for value in live]
+        else:
+            return False
+        for where, params in filters:
+            rows = self.run("count", {"filter": f"{where} AND {null}"}, {**params, "limit": 1})
+            if int(rows[0]["n"]):
+                return True
+        return False
 
     def _names(self, where: str, params: dict[str, Any]) -> tuple[list[str], str | None]:
         column = self.profile.queue_column or ""

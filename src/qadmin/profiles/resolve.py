@@ -115,6 +115,8 @@ def _overlay(profile: Profile, fields: dict[str, Any], source: str) -> Profile:
             changes["naive_utc"] = value == "UTC"
         elif key == "queue":
             changes["queue"] = value
+        elif key == "queue_null":
+            changes["queue_null"] = bool(value)
         elif key == "states":
             when = statewhen.parse_states(value, f"[tables.{profile.name}]")
             changes["state_when"] = when
@@ -245,11 +247,13 @@ def check(profile: Profile, shape: TableShape, dialect: str) -> Profile:
             (group, tuple((_fit(shape, "states", c, dialect), null) for c, null in terms))
             for group, terms in profile.state_when
         )
-    if profile.queue is not None and profile.queue_column is None:
+    if (profile.queue is not None or profile.queue_null) and profile.queue_column is None:
         raise UsageError(
             f"{profile.name} keeps one queue (no queue-name column): --queue applies to tables "
             "that hold several (give --queue-column COLUMN)"
         )
+    if profile.queue is not None and profile.queue_null:
+        raise UsageError("--queue and --queue-null name two queues: give one")
     given = [g for g in VALUE_KEYS if getattr(profile, g)]
     if given and not profile.has_states:
         raise UsageError(f"{profile.name}: --{given[0]} needs a state column (--state-column COL)")
@@ -322,7 +326,8 @@ def resolve(
         if spec is not None:
             if given:
                 keys = ", ".join(f"--{k.replace('_', '-')}" for k in sorted(given))
-                raise UsageError(f"{name} is a qadmin queue: {keys} apply to other tables only")
+                verb = "applies" if len(given) == 1 else "apply"
+                raise UsageError(f"{name} is a qadmin queue: {keys} {verb} to other tables only")
             return Resolved(from_spec(spec, engine.schema), spec)
     entry = declared.get(name, {})
     library = given.get("library", entry.get("library"))
