@@ -413,3 +413,20 @@ def test_rows_that_name_no_queue_are_a_queue_too(
     assert as_json(target, config, "size", "dj", "--queue-null")["depth"] == 2
     status = json.loads(qadmin(target, config, "status", "--format", "json").stdout)
     assert {line["name"]: line["depth"] for line in status} == {"dj[mail]": 1, "dj[]": 2}
+
+
+def test_a_heartbeat_table_qadmin_cannot_read_is_one_line(tasks: Target, tmp_path: Path) -> None:
+    """A live worker's claim must never look stale because its workers table was misnamed."""
+    for text, said in (
+        ('table = "workers"', 'table = "nosuch_workers"'),
+        ('beat_column = "last_seen"', 'beat_column = "nosuchcol"'),
+        ('table = "workers"', 'table = "elsewhere.workers"'),
+    ):
+        bad = tmp_path / "bad_heartbeat.toml"
+        bad.write_text(TASKS_PROFILE.replace(text, said))
+        for command in ("claims", "requeue"):
+            result = qadmin(tasks, bad, command, "tasks", "--queue", "a", "--dry-run")
+            if command == "claims":
+                result = qadmin(tasks, bad, command, "tasks", "--queue", "a")
+            assert result.exit_code == 2, (said, result.output)
+            assert "heartbeat" in result.stderr and len(result.stderr.splitlines()) == 1

@@ -352,7 +352,32 @@ def resolve(
     if given:
         profile = _overlay(profile, given, "options")
     profile = _release(profile, bool(entry.get("requeue", True)))
-    return Resolved(check(profile, shape, engine.dialect), None, shape, tuple(notes))
+    profile = check(profile, shape, engine.dialect)
+    if profile.heartbeat is not None and profile.source in ("declared", "options"):
+        profile = _check_heartbeat(engine, profile, shape)
+    return Resolved(profile, None, shape, tuple(notes))
+
+
+def _check_heartbeat(engine: Engine, profile: Profile, shape: TableShape) -> Profile:
+    """A declared workers table exists, in the queue table's schema, with the columns named:
+    one line, exit 2, before any SQL reads it (a heartbeat table qadmin cannot read would
+    make every live worker's claim look stale)."""
+    beat = profile.heartbeat
+    assert beat is not None
+    schema, table, _ = split_table_name(beat.table)
+    where = f"[tables.{profile.name}] heartbeat"
+    if schema is not None and schema != shape.schema:
+        raise UsageError(
+            f"{where}: table {beat.table} must be in the queue table's schema {shape.schema}"
+        )
+    workers = read_shape(engine, table, shape.schema)
+    if workers is None:
+        raise UsageError(f"{where}: no table {table!r} in schema {shape.schema}")
+    key = _fit(workers, "heartbeat worker_key", beat.worker_column, engine.dialect)
+    at = _fit(workers, "heartbeat_column", beat.beat_column, engine.dialect, profile.time_unit)
+    return dataclasses.replace(
+        profile, heartbeat=Heartbeat(workers.table, beat.job_column, key, at)
+    )
 
 
 def _managed(engine: Engine, name: str, creating: bool) -> QueueSpec | None:
