@@ -30,7 +30,7 @@ from qadmin.diagnostics.model import (
 )
 from qadmin.diagnostics.registry import Diagnostic, Field, Metric, kind_has
 from qadmin.engines.base import Engine
-from qadmin.errors import PermissionMissing
+from qadmin.errors import PermissionMissing, UsageError
 from qadmin.kinds import Kind, QueueSpec
 from qadmin.ops.values import iso, to_utc
 from qadmin.profiles import query
@@ -506,6 +506,33 @@ def _not_due(reader: query.Reader) -> tuple[query.Count | None, query.Count | No
     return reader.count_due(later, False), None
 
 
+def _check_due_values(reader: query.Reader, later: list[query.Count | None]) -> None:
+    """A due time qadmin cannot compare (SQLite text that is no date, an epoch in another
+    unit than the profile says) would leave its row out of depth and scheduled alike, or call
+    it due in the year 58,000: one line naming the value (exit 2) instead of a silent OK."""
+    profile = reader.profile
+    column = profile.due_column
+    assert column is not None
+    due = reader.due(column)
+    checks = []
+    if reader.small:
+        checks.append((f"{reader.name(column)} IS NOT NULL AND ({due}) IS NULL", True))
+    if reader.small or any(c is not None and c.exact and c.rows for c in later):
+        checks.append((f"NOT ({due})", False))
+    for extra, uncomparable in checks:
+        where, params = reader.where(profile.waiting, extra=extra)
+        rows = reader.run("sample", {"filter": where}, params, {"col": column})
+        if not rows:
+            continue
+        value = rows[0]["v"]
+        reader.when(value, column)  # one line when it is not a time at all
+        if uncomparable:
+            raise UsageError(
+                f"{profile.table}.{column}: {repr(value)[:40]} cannot be compared with the "
+                "clock (numbers are epoch seconds: give --time-unit ms, us or ns)"
+            )
+
+
 def profiled(ctx: Context) -> Size:
     """A table read through its profile: waiting rows that are due, each state's rows, the
     not-due ones apart, the oldest due waiting row, all within the cost rules
@@ -548,6 +575,8 @@ def profiled(ctx: Context) -> Size:
         else:
             depth = totals["pending"]
         scheduled, retrying = _not_due(reader)
+        if profile.due_column is not None:
+            _check_due_values(reader, [scheduled, retrying])
         notes += sorted({c.source for c in totals.values() if c.rows is None and c.source})
         states += _other_states(reader)
     oldest, age, oldest_notes, floor = _oldest(reader, depth)
