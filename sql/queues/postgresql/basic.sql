@@ -95,7 +95,9 @@ SELECT count(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
 FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo ORDER BY t.id LIMIT :limit) AS w
 
 -- name: counters
-SELECT pg_sequence_last_value(pg_get_serial_sequence({table.lit}, 'id')) AS enqueued_total
+-- NULL until the first id is issued: 0 ids then, so a new queue's first burst is a rate
+SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence({table.lit}, 'id')), 0)
+       AS enqueued_total
 
 -- name: head
 -- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one

@@ -97,7 +97,9 @@ SELECT count(*) AS due FROM (
     SELECT 1 FROM {table} WHERE due_at <= clock_timestamp() LIMIT 10000) AS d
 
 -- name: counters
-SELECT pg_sequence_last_value(pg_get_serial_sequence({table.lit}, 'id')) AS enqueued_total
+-- NULL until the first id is issued: 0 ids then, so a new queue's first burst is a rate
+SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence({table.lit}, 'id')), 0)
+       AS enqueued_total
 
 -- name: head
 -- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one

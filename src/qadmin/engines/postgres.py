@@ -67,6 +67,9 @@ class PostgresEngine(Engine):
         ),
         shared_snapshot=True,
     )
+    # n_live_tup counts inserts and deletes as they commit (size checks that the counters
+    # are not behind the id high-water mark); an ANALYZE replaces it with a sampled count.
+    ESTIMATE_ERROR = 0.1
 
     def _open(self) -> psycopg.Connection[Any]:
         d = self.dsn

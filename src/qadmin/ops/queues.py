@@ -142,9 +142,11 @@ def _plan(engine: Engine, spec: QueueSpec, action: str) -> Plan:
     if spec.state == catalog.CREATING:  # no queue to count yet
         return Plan(action, spec.name, None, statements, False)
     measured = size.measure(engine, spec)
-    return Plan(
-        action, spec.name, measured.depth, statements, measured.depth_exact, _dead(engine, spec)
-    )
+    messages, exact = measured.depth, measured.depth_exact
+    if measured.claimed and messages is not None:  # a claim queue's claimed rows go too
+        messages += measured.claimed
+        exact = exact and not measured.claimed_at_least
+    return Plan(action, spec.name, messages, statements, exact, _dead(engine, spec))
 
 
 def _dead(engine: Engine, spec: QueueSpec) -> dead.DeadDepth | None:

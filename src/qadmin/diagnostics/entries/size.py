@@ -28,7 +28,7 @@ from qadmin.diagnostics.model import (
     Result,
     json_safe,
 )
-from qadmin.diagnostics.registry import Diagnostic, Field, Metric, kind_has
+from qadmin.diagnostics.registry import Diagnostic, Field, Metric, Quality, kind_has
 from qadmin.engines.base import Engine
 from qadmin.errors import PermissionMissing
 from qadmin.kinds import Kind, QueueSpec
@@ -83,13 +83,36 @@ class Size(Result):
     # Profiles with states: one entry per state value, and the groups' totals.
     states: list[dict[str, Any]] | None = None
     claimed: int | None = None
+    claimed_at_least: bool = False  # a claim queue's claimed count stopped at its limit
     done: int | None = None
     failed: int | None = None
     notes: list[str] = field(default_factory=list)
+    estimate_error: float = 0.5  # how far an estimated depth may be off (Engine.ESTIMATE_ERROR)
+
+    @property
+    def depth_quality(self) -> str | None:
+        """``exact`` (counted), ``floor`` (at least: the rest was not read) or ``estimate``."""
+        if self.depth is None:
+            return None
+        if self.depth_exact:
+            return "exact"
+        return "floor" if self.depth_at_least else "estimate"
+
+    @property
+    def oldest_quality(self) -> str | None:
+        """The oldest age read is exact from a walk that began below every waiting row; a
+        probe's is a floor (a message stuck below its window is not read), and so is the 0 of
+        a queue that is empty only by an estimate."""
+        if self.oldest_age_s is None:
+            if self.depth == 0 and self.depth_exact:
+                return "exact"  # empty: age 0
+            return "floor" if self.depth == 0 and not self.depth_at_least else None
+        return "floor" if self.oldest_at_least or self.rows_below else "exact"
 
     def to_json_dict(self) -> dict[str, Any]:
         data = dict(self.facts)
         data.update(depth=self.depth, depth_exact=self.depth_exact, depth_source=self.depth_source)
+        data.update(depth_quality=self.depth_quality, oldest_quality=self.oldest_quality)
         data.update(oldest_enqueued_at=self.oldest_enqueued_at, oldest_age_s=self.oldest_age_s)
         if self.oldest_source is not None:
             data["oldest_source"] = self.oldest_source
@@ -105,6 +128,8 @@ class Size(Result):
         if self.states is not None:
             data.update(states=self.states, claimed=self.claimed, done=self.done)
             data.update(failed=self.failed)
+        elif self.claimed is not None:  # a claim queue: its claimed rows, apart from depth
+            data.update(claimed=self.claimed, claimed_at_least=self.claimed_at_least)
         if self.notes:
             data["notes"] = self.notes
         return dict(json_safe(data))
@@ -144,6 +169,7 @@ def measure(engine: Engine, spec: QueueSpec) -> Size:
         for k, v in facts.items()
     }
     notes: list[str] = []
+    claimed = _claimed(engine, spec, facts)
     if spec.kind is Kind.RING:
         head = _ring_head(engine, spec, notes)
     else:
@@ -162,12 +188,34 @@ def measure(engine: Engine, spec: QueueSpec) -> Size:
         depth_at_least=head.depth_at_least,
         rows_below=head.rows_below,
         notes=notes,
+        estimate_error=engine.ESTIMATE_ERROR,
+        claimed=claimed,
+        claimed_at_least=claimed is not None and claimed > EXACT_DEPTH_LIMIT,
     )
     if spec.kind is Kind.PENDING:
         result.due = int(sql.template_rows(engine, spec, "due")[0]["due"])
     if spec.kind is Kind.RING and spec.capacity and head.depth is not None:
         result.ring_fill = round(head.depth / spec.capacity, 4)
     return result
+
+
+def _claimed(engine: Engine, spec: QueueSpec, facts: dict[str, Any]) -> int | None:
+    """A claim queue's claimed rows, counted apart from its depth (the waiting rows) up to
+    EXACT_DEPTH_LIMIT + 1; the catalog's row estimate, which counts them too, is lowered by
+    them in ``facts`` (in place), said in its source."""
+    if spec.kind is not Kind.CLAIM:
+        return None
+    rows = engine.run(
+        engine.section(spec, "claimed_count"), {"limit": EXACT_DEPTH_LIMIT + 1}, write=False
+    )
+    claimed = int(rows[0]["claimed"]) if rows else 0
+    estimate = _estimate(facts)
+    if estimate is not None and claimed:
+        facts["estimated_rows"] = max(estimate - claimed, 0)
+        more = " or more" if claimed > EXACT_DEPTH_LIMIT else ""
+        source = facts.get("estimate_source") or "catalog"
+        facts["estimate_source"] = f"{source} minus {claimed:,}{more} claimed"
+    return claimed
 
 
 def _ring_head(engine: Engine, spec: QueueSpec, notes: list[str]) -> Head:
@@ -253,6 +301,10 @@ def _head(
     seen = first.get("ids_seen")
     pages = int(first.get("heap_pages") or 0)
     reset = False  # the counters began after the rows were written: no estimate is trusted
+    # ids issued that the counters have not seen: a writer's counters not flushed yet (up to
+    # a second, more for a busy one) or a reset. The estimate then cannot rule out rows below
+    # a probe's window (100,000 rows pushed under a rolled-back run read as the 5,000 above it).
+    missed = top - int(seen) if top is not None and seen is not None else 0
     if top is not None and seen is not None and top - int(seen) > DEAD_WALK_LIMIT:
         # The statistics began after most of the queue's history (a reset, a restore): their
         # dead-row count says nothing of the entries left before.
@@ -279,7 +331,12 @@ def _head(
             # an ANALYZE's 0 from before a reset proves nothing: unknown, not empty
             estimate = _estimate(facts) if _estimate(facts) or not reset else None
             return Head(estimate, False, source, None, "not read")
-        return _probe(engine, spec, facts, top, dead, reset=reset)
+        if missed > ESTIMATE_NOISE and not reset:
+            notes.append(
+                f"statistics have not seen {missed:,} of the {top:,} ids issued (counters not "
+                "flushed yet, or reset): rows below the probe's window are not ruled out"
+            )
+        return _probe(engine, spec, facts, top, dead, reset=reset, lagging=missed > ESTIMATE_NOISE)
     estimate = _estimate(facts)
     # SQLite's id range is only an upper bound (and its walks meet no dead entries): counted.
     if estimate is not None and estimate > EXACT_DEPTH_LIMIT and not _upper_bound(facts):
@@ -317,6 +374,7 @@ def _probe(
     dead: Any,
     floor: int | None = None,
     reset: bool = False,
+    lagging: bool = False,
 ) -> Head:
     """Windows below the id high-water mark, widened while they are mostly waiting rows: the
     cost follows the waiting rows, not the dead entries below them, and the answer says it is
@@ -360,7 +418,11 @@ def _probe(
     # no row in the window, and only a reset's estimate (of 0, or none) says none lie below
     unsure = reset and n == 0 and not estimate
     at_least = (stopped and (estimate is None or estimate <= n)) or unsure
-    if 0 < n < PROBE_FULL * width and not unseen and not stopped:
+    if 0 < n < PROBE_FULL * width and not unseen and not stopped and lagging:
+        # the head looks like it is in the window, but counters behind the ids issued cannot
+        # say that no rows lie below it: a floor
+        source, depth, at_least = f"at least: a bounded probe counted {n:,} in {window}", n, True
+    elif 0 < n < PROBE_FULL * width and not unseen and not stopped:
         # the head is in the window: its count beats the catalog's
         source, depth = f"bounded probe: counted in {window}", n
     elif 0 < n < PROBE_FULL * width and not stopped:
@@ -551,12 +613,25 @@ def _size(report: InspectReport) -> Size | None:
 
 
 def _oldest_age(part: Size | None) -> float | None:
-    """0 for an empty queue; unknown (never 0) when messages wait but none could be dated."""
+    """0 for an empty queue (a floor when only an estimate says it is empty); unknown (never
+    0) when messages wait but none could be dated."""
     if part is None:
         return None
     if part.oldest_age_s is None and part.depth == 0 and not part.depth_at_least:
         return 0.0
     return part.oldest_age_s
+
+
+def _depth_quality(report: InspectReport) -> Quality:
+    part = _size(report)
+    kind = (part.depth_quality if part else None) or "exact"
+    error = part.estimate_error if part else 0.0
+    return Quality(kind, error, part.depth_source if part else None)
+
+
+def _oldest_quality(report: InspectReport) -> Quality:
+    part = _size(report)
+    return Quality((part.oldest_quality if part else None) or "exact")
 
 
 ENTRY = Diagnostic(
@@ -571,14 +646,14 @@ ENTRY = Diagnostic(
             "",
             "messages in the queue",
             lambda r: float(p.depth) if (p := _size(r)) and p.depth is not None else None,
-            floor=lambda r: bool((p := _size(r)) and p.depth_at_least),
+            quality=_depth_quality,
         ),
         Metric(
             "oldest_age",
             "s",
             "age of the oldest message in seconds",
             lambda r: _oldest_age(_size(r)),
-            floor=lambda r: bool((p := _size(r)) and p.rows_below),
+            quality=_oldest_quality,
         ),
         Metric(
             "ring_fill",
@@ -606,11 +681,25 @@ ENTRY = Diagnostic(
             lambda r: p.depth_exact if (p := _size(r)) else None,
         ),
         Field(
+            "depth_quality",
+            "",
+            "exact (counted), floor (at least: rows below were not read) or estimate",
+            "string",
+            lambda r: p.depth_quality if (p := _size(r)) else None,
+        ),
+        Field(
             "oldest_age_s",
             "s",
             "age of the oldest message",
             "float64",
             lambda r: p.oldest_age_s if (p := _size(r)) else None,
+        ),
+        Field(
+            "oldest_quality",
+            "",
+            "exact, or floor (at least: an older message below what was read is not seen)",
+            "string",
+            lambda r: p.oldest_quality if (p := _size(r)) else None,
         ),
         Field(
             "ring_fill",
