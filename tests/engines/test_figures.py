@@ -81,26 +81,34 @@ def test_mariadb_an_estimate_near_the_threshold_is_not_judged_as_exact(request, 
 @pytest.mark.parametrize("label", ["sqlite", "postgresql", "mariadb"])
 def test_a_claim_queues_depth_is_its_waiting_messages(label, request, tmp_path):
     """150 pushed, 2 and then 5 claimed: depth counted the claimed too (150, 200); now it is
-    the waiting messages, the claimed counted apart, and purge --dry-run counts both."""
+    the waiting messages, the claimed counted apart where the catalog bounds the dead
+    entries on the way (not on MariaDB, which has no such count), and purge --dry-run
+    counts both (a floor, said so, when the claimed were not counted)."""
+    counts = label != "mariadb"
     target = make_target(label, request, tmp_path)
     engine = target.engine()
     spec = queues.create(engine, queues.make_spec("cl_q", "claim", None, False))
     messages.push(engine, spec, [b"m"] * 150)
     messages.pop(engine, spec, count=2)
     part = size.measure(engine, spec)
-    assert (part.depth, part.depth_quality, part.claimed) == (148, "exact", 2)
+    assert (part.depth, part.depth_quality, part.claimed) == (148, "exact", 2 if counts else None)
     messages.push(engine, spec, [b"m"] * 50)
     messages.pop(engine, spec, count=3)
     part = size.measure(engine, spec)
     engine.close()
-    assert (part.depth, part.depth_exact, part.claimed) == (195, True, 5)
+    assert (part.depth, part.depth_exact, part.claimed) == (195, True, 5 if counts else None)
     out = CliRunner().invoke(cli, ["size", "cl_q", *target.cli_args(), "--format", "json"])
     data = json.loads(out.stdout)
-    assert (data["depth"], data["claimed"], data["depth_quality"]) == (195, 5, "exact")
+    assert (data["depth"], data.get("claimed"), data["depth_quality"]) == (
+        195,
+        5 if counts else None,
+        "exact",
+    )
     dry = CliRunner().invoke(
         cli, ["purge", "cl_q", "--dry-run", *target.cli_args(), "--format", "json"]
     )
-    assert json.loads(dry.stdout)["messages"] == 200, dry.stdout
+    plan = json.loads(dry.stdout)
+    assert (plan["messages"], plan["messages_exact"]) == ((200, True) if counts else (195, False))
 
 
 def test_postgres_a_big_claim_queue_does_not_count_its_claims_as_depth(request, tmp_path):

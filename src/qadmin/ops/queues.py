@@ -143,9 +143,10 @@ def _plan(engine: Engine, spec: QueueSpec, action: str) -> Plan:
         return Plan(action, spec.name, None, statements, False)
     measured = size.measure(engine, spec)
     messages, exact = measured.depth, measured.depth_exact
-    if measured.claimed and messages is not None:  # a claim queue's claimed rows go too
-        messages += measured.claimed
-        exact = exact and not measured.claimed_at_least
+    if spec.kind is Kind.CLAIM and messages is not None:  # its claimed rows go too
+        messages += measured.claimed or 0
+        # not counted (dead entries in the way): the waiting rows are a floor of what goes
+        exact = exact and measured.claimed is not None and not measured.claimed_at_least
     return Plan(action, spec.name, messages, statements, exact, _dead(engine, spec))
 
 
