@@ -159,3 +159,31 @@ def test_tail_on_a_new_queue_rates_its_first_burst(request, tmp_path):
     engine.close()
     assert row["depth"] == 3_000
     assert row["enqueue_per_s"] is not None and row["enqueue_per_s"] > 0, row
+
+
+def test_a_dead_letter_count_at_its_limit_is_a_floor(request, tmp_path):
+    """15,000 dead letters, counted up to 10,000: check judged 10,000 under --warn-dead 11000
+    --crit-dead 12000 and said OK. Now the count is a floor, not judged under the threshold, and said
+    so in the perfdata and the tail field."""
+    target = make_target("sqlite", request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("dl_q", "claim", None, False, False, 3))
+    dead = engine.qualified("dl_q_dead")
+    engine.run(
+        [
+            f"WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 15000) "
+            f"INSERT INTO {dead} (id, enqueued_at, attempts, payload) "
+            f"SELECT i, '2026-01-01 00:00:00', 3, x'41' FROM n"
+        ]
+    )
+    engine.close()
+    result = _check(target, "dl_q", "--warn-dead", "11000", "--crit-dead", "12000")
+    assert result.exit_code == 3 and "QADMIN OK" not in result.stdout, result.stdout
+    assert "dead not evaluable: at least 10000" in result.stdout, result.stdout
+    assert "dead_floor=1" in result.stdout, result.stdout
+    over = _check(target, "dl_q", "--crit-dead", "5000")
+    assert over.exit_code == 2 and "dead at least 10000 >= 5000" in over.stdout, over.stdout
+    args = ["tail", "dl_q", "--count", "1", "--format", "json", *target.cli_args()]
+    line = json.loads(CliRunner().invoke(cli, args).stdout)
+    assert (line["dead"], line["dead_quality"]) == (10_000, "floor"), line
+    assert spec.name == "dl_q"
