@@ -129,6 +129,28 @@ def test_postgres_a_big_claim_queue_does_not_count_its_claims_as_depth(request, 
     assert _check(target, "bigcl_q", "--crit-depth", "29000").exit_code != 2
 
 
+def test_postgres_a_claim_queue_behind_its_claims_dead_versions_is_not_called_over(
+    request, tmp_path
+):
+    """60,000 messages, 30,000 claimed: the claims' old row versions (30,000 dead) keep the
+    claimed count from being walked, and the catalog's 60,000 counts the claimed rows: depth
+    read 60,000 (the tester saw 120,000) and check --crit-depth 35000 said CRITICAL with
+    30,000 waiting. The estimate now says it includes them, only the rows counted bound the
+    depth from below, and check judges no more than that proves."""
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("half_q", "claim", None, False))
+    _insert(engine, spec, 60_000)
+    for _ in range(3):
+        messages.pop(engine, spec, count=10_000)
+    engine.close()  # its counters reach the catalog
+    part = size.measure(target.engine(), spec)
+    assert part.claimed is not None or "claimed rows included" in (part.depth_source or "")
+    over = _check(target, "half_q", "--crit-depth", "35000")
+    assert over.exit_code != 2, over.stdout
+    assert _check(target, "half_q", "--crit-depth", "10000").exit_code == 2
+
+
 def test_tail_says_a_claimed_count_that_stopped_at_its_limit_is_a_floor(request, tmp_path):
     """1,001 claimed: inspect said "1000 or more", tail and collect printed claimed 1000."""
     target = make_target("sqlite", request, tmp_path)
@@ -163,8 +185,8 @@ def test_tail_on_a_new_queue_rates_its_first_burst(request, tmp_path):
 
 def test_a_dead_letter_count_at_its_limit_is_a_floor(request, tmp_path):
     """15,000 dead letters, counted up to 10,000: check judged 10,000 under --warn-dead 11000
-    --crit-dead 12000 and said OK. Now the count is a floor, not judged under the threshold, and said
-    so in the perfdata and the tail field."""
+    --crit-dead 12000 and said OK. Now the count is a floor, not judged under the threshold,
+    and said so in the perfdata and the tail field."""
     target = make_target("sqlite", request, tmp_path)
     engine = target.engine()
     spec = queues.create(engine, queues.make_spec("dl_q", "claim", None, False, False, 3))

@@ -35,6 +35,9 @@ class Quality:
     kind: str
     error: float = 0.0
     source: str | None = None
+    # An estimate known to count more than the figure (a claim queue's row estimate, its
+    # claimed rows included): the truth is only known to be at least this (what was counted).
+    low: float | None = None
 
     def bounds(self, value: float) -> tuple[float, float]:
         """Where the true figure lies, given this figure."""
@@ -42,7 +45,7 @@ class Quality:
             return value, float("inf")
         if self.kind == "estimate":
             high = value / (1 - self.error) if self.error < 1 else float("inf")
-            return value / (1 + self.error), high
+            return (value / (1 + self.error) if self.low is None else self.low), high
         return value, value
 
 

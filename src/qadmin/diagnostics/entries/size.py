@@ -88,6 +88,10 @@ class Size(Result):
     failed: int | None = None
     notes: list[str] = field(default_factory=list)
     estimate_error: float = 0.5  # how far an estimated depth may be off (Engine.ESTIMATE_ERROR)
+    depth_counted: int = 0  # the waiting rows a walk saw (an estimated depth is at least this)
+    # A claim queue whose claimed rows were not counted: the catalog's estimate includes
+    # them, so it is an upper bound of the waiting rows, and only what was counted a lower.
+    estimate_includes_claimed: bool = False
 
     @property
     def depth_quality(self) -> str | None:
@@ -154,6 +158,7 @@ class Head:
     at_least: bool = False
     depth_at_least: bool = False
     rows_below: bool = False
+    counted: int = 0  # the waiting rows a walk saw, when the depth is an estimate
 
 
 def measure(engine: Engine, spec: QueueSpec) -> Size:
@@ -190,6 +195,8 @@ def measure(engine: Engine, spec: QueueSpec) -> Size:
         rows_below=head.rows_below,
         notes=notes,
         estimate_error=engine.ESTIMATE_ERROR,
+        depth_counted=head.counted,
+        estimate_includes_claimed=spec.kind is Kind.CLAIM and claimed is None,
         claimed=claimed,
         claimed_at_least=claimed is not None and claimed > EXACT_DEPTH_LIMIT,
     )
@@ -268,7 +275,7 @@ def _counted(n: int, oldest: Any, facts: dict[str, Any], how: str, where: str) -
         return Head(n, False, source, oldest, where, depth_at_least=True)
     catalog = facts.get("estimate_source") or "catalog"
     source = f"{catalog} (more than {EXACT_DEPTH_LIMIT:,} counted)"
-    return Head(estimate, False, source, oldest, where)
+    return Head(estimate, False, source, oldest, where, counted=n)
 
 
 def _top(engine: Engine, spec: QueueSpec, params: dict[str, Any], notes: list[str]) -> int | None:
@@ -363,7 +370,7 @@ def _head(
             return Head(n, True, how, oldest, "the first row")
         catalog = facts.get("estimate_source") or "catalog"
         source = f"{catalog} (more than {EXACT_DEPTH_LIMIT:,}: not counted)"
-        return Head(estimate, False, source, oldest, "the first row")
+        return Head(estimate, False, source, oldest, "the first row", counted=n)
     n, oldest = _walk(engine, spec, BOTTOM)
     how = f"counted ({dead_source})"  # the walk meets at most that many dead entries
     return _counted(n, oldest, facts, how, "the first row")
@@ -467,7 +474,7 @@ def _probe(
     # rows lie below the window (the catalog counts them, or the walk stopped at its limit):
     # the oldest read is not the oldest
     below = stopped or (0 < n < PROBE_FULL * width and unseen)
-    return Head(depth, False, source, oldest, where, oldest is not None, at_least, below)
+    return Head(depth, False, source, oldest, where, oldest is not None, at_least, below, n)
 
 
 def _total(counts: list[query.Count]) -> query.Count:
@@ -648,7 +655,8 @@ def _depth_quality(report: InspectReport) -> Quality:
     part = _size(report)
     kind = (part.depth_quality if part else None) or "exact"
     error = part.estimate_error if part else 0.0
-    return Quality(kind, error, part.depth_source if part else None)
+    low = part.depth_counted if part and part.estimate_includes_claimed else None
+    return Quality(kind, error, part.depth_source if part else None, low)
 
 
 def _oldest_quality(report: InspectReport) -> Quality:
