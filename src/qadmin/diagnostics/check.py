@@ -6,6 +6,12 @@ thresholds given and of every finding (critical 2, warning 1): a ring stalled be
 hole is CRITICAL even with no threshold given. A threshold whose figure this engine does not
 have is named in the line and left out of the performance data; when no threshold given could
 be judged and nothing else is wrong, the status is UNKNOWN.
+
+A figure is exact, a floor or an estimate (``registry.Quality``): a threshold is judged only
+where the figure proves which side of it the truth lies (a floor over it; an estimate whose
+error range lies wholly on one side), else named as not evaluable, so the status is never OK
+while the true figure is over. A figure that is not exact is followed in the performance data
+by a label of its own, ``NAME_floor=1`` or ``NAME_estimated=1`` (docs/diagnostics.md).
 """
 
 from __future__ import annotations
