@@ -43,8 +43,9 @@ DEAD_WALK_LIMIT = 10_000
 # A queue the catalog puts above EXACT_DEPTH_LIMIT is walked only this far (for the oldest):
 # fewer rows than this mean the estimate lags a drain, and they are the depth.
 STALE_CHECK = 100
-# The first window below the id high-water mark, doubled while at least PROBE_FULL of its ids
-# are waiting rows (the head lies further down; the rest are rolled-back ids and the like).
+# The first window below the id high-water mark, widened by a quarter and then doubled while at
+# least PROBE_FULL of its ids are waiting rows (the head lies further down; the rest are
+# rolled-back ids and the like).
 PROBE_FIRST = 1_000
 PROBE_FULL = 0.9
 # An empty window widens only this far (the catalog saying the table holds rows): an empty
@@ -433,7 +434,9 @@ def _probe(
             break
         if n == 0 and not more and (width >= PROBE_EMPTY_LIMIT or not estimate):
             break
-        width *= 2
+        # A full first window widens by a quarter first: a queue of up to 1,000 behind dead
+        # rows (the common case) then pays for 250 dead ids, not 1,000, to show its head.
+        width = PROBE_FIRST + PROBE_FIRST // 4 if width == PROBE_FIRST and n else width * 2
     if floor is not None:
         behind = f"the watermark {floor} lags behind: rows below the window not read"
     elif dead is None:
