@@ -196,8 +196,8 @@ FROM {table} ORDER BY id LIMIT :count
 WITH gone AS (DELETE FROM {table} RETURNING 1) SELECT count(*) AS purged FROM gone
 
 -- name: depth
--- At most :limit waiting rows (claimed ones are counted apart: claimed_count) from id :lo
--- up, in id order (the pop index, or the primary key): a walk whose cost
+-- At most :limit waiting rows (claimed ones are counted apart: claimed_count) with ids from
+-- :lo up to below :hi, in id order (the pop index, or the primary key): a walk whose cost
 -- the caller bounds (diagnostics/entries/size.py picks :lo: the watermark, the bottom when
 -- few dead entries can lie on the way, else a window below the id high-water mark). Only an
 -- ordered index scan stops at the limit: a bitmap scan and sort (what the planner picks for a
@@ -209,7 +209,7 @@ SET LOCAL enable_seqscan = off
 
 -- name: depth
 SELECT count(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
-FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo AND t.processing_started_at IS NULL
+FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo AND t.id < :hi AND t.processing_started_at IS NULL
       ORDER BY t.id LIMIT :limit) AS w
 
 -- name: claimed_count

@@ -64,6 +64,7 @@ PROBE_UNSEEN_LIMIT = 64_000
 # DEAD_WALK_LIMIT entries fill).
 SMALL_HEAP_PAGES = 128
 BOTTOM = -(2**63)  # below every id: a walk from the first index entry
+TOP = 2**63 - 1  # above every id: a walk to the last index entry
 
 
 @dataclass
@@ -254,11 +255,28 @@ def _ring_head(engine: Engine, spec: QueueSpec, notes: list[str]) -> Head:
 
 
 def _walk(
-    engine: Engine, spec: QueueSpec, lo: int, limit: int = EXACT_DEPTH_LIMIT + 1
+    engine: Engine, spec: QueueSpec, lo: int, limit: int = EXACT_DEPTH_LIMIT + 1, hi: int = TOP
 ) -> tuple[int, Any]:
-    """Rows from id ``lo`` up, at most ``limit``, and the oldest of them."""
-    row = engine.run(engine.section(spec, "depth"), {"lo": lo, "limit": limit}, write=False)[0]
+    """Rows with ids from ``lo`` up to below ``hi``, at most ``limit``, and the oldest."""
+    params = {"lo": lo, "hi": hi, "limit": limit}
+    row = engine.run(engine.section(spec, "depth"), params, write=False)[0]
     return int(row["depth"]), row["oldest_enqueued_at"]
+
+
+def _below(
+    engine: Engine, spec: QueueSpec, lo: int, seen: tuple[int, Any, int] | None
+) -> tuple[int, Any]:
+    """Rows from ``lo`` up (at most EXACT_DEPTH_LIMIT + 1) given ``seen``, the count and
+    oldest of a window from ``seen[2]`` up: only the strip below it is walked again."""
+    if seen is None:
+        return _walk(engine, spec, lo)
+    n, oldest, top_lo = seen
+    if n > EXACT_DEPTH_LIMIT:
+        return n, oldest
+    more, older = _walk(engine, spec, lo, EXACT_DEPTH_LIMIT + 1 - n, top_lo)
+    if older is None or oldest is None:
+        return n + more, oldest if older is None else older
+    return n + more, min(older, oldest)
 
 
 def _estimate(facts: dict[str, Any]) -> int | None:
@@ -407,17 +425,19 @@ def _probe(
     a floor: no waiting row lies below it, so a window that reaches it is a full count."""
     estimate = _estimate(facts)
     width = PROBE_FIRST
+    seen: tuple[int, Any, int] | None = None  # the last window's count, oldest and low id
     while True:
         lo = top - width + 1
         if floor is not None and lo <= floor:
-            n, oldest = _walk(engine, spec, floor)
+            n, oldest = _below(engine, spec, floor, seen)
             how = f"counted from the watermark (id >= {floor})"
             return _counted(n, oldest, facts, how, "the first row at or above the watermark")
         if top < 2 * width:  # fewer ids lie below the window than in it: walk them all
-            n, oldest = _walk(engine, spec, BOTTOM)
+            n, oldest = _below(engine, spec, BOTTOM, seen)
             how = f"counted (fewer than {2 * width:,} ids ever issued)"
             return _counted(n, oldest, facts, how, "the first row")
-        n, oldest = _walk(engine, spec, lo)
+        n, oldest = _below(engine, spec, lo, seen)
+        seen = (n, oldest, lo)
         if n > EXACT_DEPTH_LIMIT or width >= PROBE_UNSEEN_LIMIT:
             break
         # Mostly dead or empty below the waiting rows: the head is in the window, unless the
