@@ -18,6 +18,7 @@ PARAMS = {
     "worker": "w",
     "id": 1,
     "lo": 1,
+    "hi": 2**63 - 1,
     "error": "e",
     "retry": False,
     "attempt": 1,

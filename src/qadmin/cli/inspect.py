@@ -160,11 +160,17 @@ def _headline(data: dict[str, Any], verdict: check_ops.CheckResult) -> list[str]
     if depth is None:
         figures = ["depth not counted (see notes)"]
     else:
-        exact = "" if size.get("depth_exact") else " (estimate)"
-        figures = [f"depth {render.figure(depth)}{exact}"]
+        quality = size.get("depth_quality") or ("exact" if size.get("depth_exact") else "")
+        at_least = "at least " if quality == "floor" else ""
+        exact = "" if quality in ("exact", "floor") else " (estimate)"
+        figures = [f"depth {at_least}{render.figure(depth)}{exact}"]
     if size.get("oldest_age_s") is not None:
-        at_least = "at least " if size.get("oldest_at_least") else ""
+        floor = size.get("oldest_at_least") or size.get("oldest_quality") == "floor"
+        at_least = "at least " if floor else ""
         figures.append(f"oldest {at_least}{render.figure(size['oldest_age_s'])} s")
+    if size.get("claimed") is not None and size.get("states") is None:  # a claim queue
+        more = " or more" if size.get("claimed_at_least") else ""
+        figures.append(f"{render.figure(size['claimed'])}{more} claimed")
     rates = data.get("rates") or {}
     if rates.get("enqueue_per_s") is not None:
         into, out = (render.figure(rates.get(k)) for k in ("enqueue_per_s", "dequeue_per_s"))

@@ -204,14 +204,21 @@ def _figures(r: dict[str, Any]) -> list[str]:
     return [
         _num(r["enqueue_per_s"]),
         _num(r["dequeue_per_s"]),
-        f"{_num(r['depth'])}{'' if r['depth_exact'] else '~'}",
-        _age(r["oldest_age_s"]),
-        _num(r["claimed"]),
+        _marked(_num(r["depth"]), r.get("depth_quality")),
+        _marked(_age(r["oldest_age_s"]), r.get("oldest_quality")),
+        _marked(_num(r["claimed"]), r.get("claimed_quality")),
         _num(r["stale_claims"]),
         _num(r["ghosts"]),
         _num(r["lock_waits"]),
         "" if r["ring_fill"] is None else f"{r['ring_fill']:.0%}",
     ]
+
+
+def _marked(text: str, quality: str | None) -> str:
+    """A figure that is not exact says so: ``5000+`` a floor (at least), ``~5000`` an estimate."""
+    if text == "-" or quality in (None, "exact"):
+        return text
+    return f"{text}+" if quality == "floor" else f"~{text}"
 
 
 def _num(value: Any) -> str:

@@ -86,6 +86,10 @@ class Engine(ABC):
     HAS_ROUTINES: ClassVar[bool] = True
     # How Spark connects; None where Spark has no JDBC path (SQLite, SQL Server for now).
     JDBC: ClassVar[Jdbc | None] = None
+    # How far the catalog's row estimate (the depth of a queue too big or too dirty to count)
+    # may be from the truth, as a fraction of the truth: check judges an estimate only when
+    # the threshold lies outside [estimate / (1 + error), estimate / (1 - error)].
+    ESTIMATE_ERROR: ClassVar[float] = 0.5
 
     def __init__(self, dsn: Dsn, schema: str | None = None, timeouts: Timeouts | None = None):
         self.dsn = dsn
