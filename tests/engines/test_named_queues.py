@@ -163,14 +163,17 @@ def test_inspect_lists_each_named_queue(jobs: Target, config: Path) -> None:
 
 
 def test_check_and_claims_take_one_named_queue(jobs: Target, config: Path) -> None:
+    # A shared server may add its own warnings (an old snapshot elsewhere, InnoDB's purge
+    # lag): the queue's verdicts are read from the line, the exit code only where it must be.
     quiet = qadmin(jobs, config, "check", "jobs", "--queue", "orders", "--warn-depth", "4")
-    assert quiet.exit_code == 0, quiet.output  # 3 due: the 3 not due do not count
+    assert quiet.exit_code in (0, 1) and "depth 3 >=" not in quiet.stdout, quiet.output
+    assert "depth=3;4;" in quiet.stdout  # 3 due: the 3 not due do not count
     deep = qadmin(jobs, config, "check", "jobs", "--queue", "orders", "--warn-depth", "3")
     assert deep.exit_code == 1 and "depth 3 >= 3" in deep.stdout, deep.output
     stuck = qadmin(jobs, config, "check", "jobs", "--queue", "mail", "--stale-after", "5m")
     assert stuck.exit_code == 1 and "stale_claims" in stuck.stdout, stuck.output
     fine = qadmin(jobs, config, "check", "jobs", "--queue", "orders", "--stale-after", "5m")
-    assert fine.exit_code == 0, fine.output
+    assert fine.exit_code in (0, 1) and "stale_claims:" not in fine.stdout, fine.output
     claims = as_json(jobs, config, "claims", "jobs", "--queue", "mail", "--stale-after", "5m")
     assert [c["claimed_by"] for c in claims] == ["w1"]
     none = as_json(jobs, config, "claims", "jobs", "--queue", "orders", "--stale-after", "5m")
@@ -430,3 +433,81 @@ def test_a_heartbeat_table_qadmin_cannot_read_is_one_line(tasks: Target, tmp_pat
                 result = qadmin(tasks, bad, command, "tasks", "--queue", "a")
             assert result.exit_code == 2, (said, result.output)
             assert "heartbeat" in result.stderr and len(result.stderr.splitlines()) == 1
+
+
+def test_a_due_time_that_is_not_a_time_is_one_line(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """Epoch milliseconds without --time-unit, and text that is no date, in a SQLite due
+    column: one line naming the value (check UNKNOWN), never depth 0 and OK."""
+    from tests.conftest import make_target
+
+    target = make_target("sqlite", request, tmp_path)
+    now_ms = _ms(0)
+    _sql(
+        target,
+        [
+            "CREATE TABLE ep (id INTEGER PRIMARY KEY, st TEXT NOT NULL, run_at INTEGER)",
+            f"INSERT INTO ep (st, run_at) VALUES ('new', {now_ms - 60_000}), "
+            f"('new', {now_ms + 3_600_000})",
+            "CREATE TABLE junk (id INTEGER PRIMARY KEY, st TEXT NOT NULL, run_at TEXT)",
+            "INSERT INTO junk (st, run_at) VALUES ('new', 'garbage'), ('new', NULL)",
+        ],
+    )
+    config = tmp_path / "due.toml"
+    config.write_text(
+        '[tables.ep]\nstate_column = "st"\npending = ["new"]\ndue_column = "run_at"\n'
+        '[tables.junk]\nstate_column = "st"\npending = ["new"]\ndue_column = "run_at"\n'
+    )
+    for name in ("ep", "junk"):
+        size = qadmin(target, config, "size", name)
+        assert size.exit_code == 2, size.output
+        assert f"{name}.run_at" in size.stderr and len(size.stderr.splitlines()) == 1
+        checked = qadmin(target, config, "check", name, "--sample", "0")
+        assert checked.exit_code == 3 and checked.stdout.startswith("QADMIN UNKNOWN")
+    config.write_text(
+        config.read_text().replace(
+            'due_column = "run_at"\n[tables.junk]',
+            'due_column = "run_at"\ntime_unit = "ms"\n[tables.junk]',
+        )
+    )
+    fixed = as_json(target, config, "size", "ep")
+    assert (fixed["depth"], fixed["scheduled"]) == (1, 1)
+
+
+def test_a_threshold_whose_figure_was_not_read_is_never_ok(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """110,000 waiting rows: the oldest is not read (more than 10,000 due, no (state, time)
+    index); --crit-oldest-age cannot be called met because --crit-depth was."""
+    from tests.conftest import make_target
+
+    target = make_target("postgresql", request, tmp_path)
+    table = f'"{target.schema}".big'
+    _sql(
+        target,
+        [
+            f"CREATE TABLE {table} (id bigserial PRIMARY KEY, st text NOT NULL, "
+            "at timestamptz NOT NULL)",
+            f"CREATE INDEX ON {table} (st)",
+            f"INSERT INTO {table} (st, at) SELECT 'new', now() - interval '2 hours' "
+            "FROM generate_series(1, 110000)",
+            f"ANALYZE {table}",
+        ],
+    )
+    config = tmp_path / "big.toml"
+    config.write_text('[tables.big]\nstate_column = "st"\npending = ["new"]\ntime_column = "at"\n')
+    result = qadmin(
+        target,
+        config,
+        "check",
+        "big",
+        "--crit-depth",
+        "10000000",
+        "--crit-oldest-age",
+        "1h",
+        "--sample",
+        "0",
+    )
+    assert result.exit_code == 3, result.output
+    assert "oldest_age not evaluable: oldest waiting row not read" in result.stdout

@@ -76,7 +76,7 @@ SELECT DISTINCT TOP (:limit) {queue_col.bare} AS queue FROM {table}
 WHERE {filter} AND {queue_col.bare} IS NOT NULL ORDER BY 1
 
 -- name: sample
--- One value of a time column among the rows {filter} picks (a due time that cannot be
+-- One value of a time column among the rows the filter picks (a due time that cannot be
 -- compared, or one not due yet), so qadmin can say it is not a time rather than count the
 -- row nowhere: bounded to one row, run on a small table or where counts found such rows.
 SELECT TOP (1) {col.bare} AS v FROM {table} WHERE {filter}

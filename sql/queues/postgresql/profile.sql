@@ -122,7 +122,7 @@ LIMIT :limit
 CURRENT_TIMESTAMP
 
 -- name: sample
--- One value of a time column among the rows {filter} picks (a due time that cannot be
+-- One value of a time column among the rows the filter picks (a due time that cannot be
 -- compared, or one not due yet), so qadmin can say it is not a time rather than count the
 -- row nowhere: bounded to one row, run on a small table or where counts found such rows.
 SELECT {col.bare} AS v FROM {table} WHERE {filter} LIMIT 1

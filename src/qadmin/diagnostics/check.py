@@ -4,8 +4,8 @@ One status line with performance data; exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNO
 could not run: no connection, no such queue, bad thresholds). The status is the worst of the
 thresholds given and of every finding (critical 2, warning 1): a ring stalled behind a push
 hole is CRITICAL even with no threshold given. A threshold whose figure this engine does not
-have is named in the line and left out of the performance data; when no threshold given could
-be judged and nothing else is wrong, the status is UNKNOWN.
+have is named in the line and left out of the performance data; when a threshold given could
+not be judged and nothing else is wrong, the status is UNKNOWN.
 
 A figure is exact, a floor or an estimate (``registry.Quality``): a threshold is judged only
 where the figure proves which side of it the truth lies (a floor over it; an estimate whose
@@ -107,7 +107,13 @@ def evaluate(report: InspectReport) -> CheckResult:
                 {"severity": finding.severity, "code": finding.code, "message": finding.message}
             )
         code = max(code, level)
-    if not_judged and not judged and code == OK:
+    engine_lacks = f"not evaluable on {report.header.engine}"
+    unread = [n for n in not_judged if not n.endswith(engine_lacks)]
+    if (unread or (not_judged and not judged)) and code == OK:
+        # A threshold given whose figure exists but could not be read (no index for it, an
+        # estimate or a floor that proves neither side) cannot be called met, whatever the
+        # others say; a figure this engine never has (SQLite's snapshot age) is only noted
+        # beside thresholds that were judged, as one template serves every engine.
         code = UNKNOWN
     summary = ", ".join(problems) if problems else "all within thresholds"
     if not_judged or not_applicable:
@@ -138,6 +144,11 @@ def _not_evaluable(report: InspectReport, metric: str) -> str:
     size = report.part("size")
     if metric == "oldest_age" and size is not None and size.oldest_source:
         return f"{metric} not evaluable: {size.oldest_source}"  # where it was looked for
+    if metric == "oldest_age" and size is not None:
+        # a profiled table's reason: the index that would make it cheap, no time column
+        why = [n for n in size.all_notes() if "oldest" in n or "enqueue time" in n]
+        if why:
+            return f"{metric} not evaluable: {why[0]}"
     return f"{metric} not evaluable on {report.header.engine}"
 
 

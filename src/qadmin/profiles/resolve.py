@@ -353,7 +353,7 @@ def resolve(
         profile = _overlay(profile, given, "options")
     profile = _release(profile, bool(entry.get("requeue", True)))
     profile = check(profile, shape, engine.dialect)
-    if profile.heartbeat is not None and profile.source in ("declared", "options"):
+    if profile.heartbeat is not None and "heartbeat" in entry:  # a declared workers table
         profile = _check_heartbeat(engine, profile, shape)
     return Resolved(profile, None, shape, tuple(notes))
 
