@@ -511,3 +511,11 @@ def test_a_threshold_whose_figure_was_not_read_is_never_ok(
     )
     assert result.exit_code == 3, result.output
     assert "oldest_age not evaluable: oldest waiting row not read" in result.stdout
+
+
+def test_a_misspelt_named_queue_is_never_a_silent_ok(jobs: Target, config: Path) -> None:
+    result = qadmin(jobs, config, "check", "jobs", "--queue", "ordres", "--sample", "0")
+    assert result.exit_code == 1 and "queue_unseen" in result.stdout, result.output
+    assert "'ordres'" in result.stdout
+    real = qadmin(jobs, config, "check", "jobs", "--queue", "orders", "--sample", "0")
+    assert "queue_unseen" not in real.stdout

@@ -14,6 +14,7 @@ estimate, saying which (qadmin.profiles.query)."""
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -21,6 +22,7 @@ from typing import Any
 from qadmin.diagnostics import sql
 from qadmin.diagnostics.model import (
     CRITICAL,
+    INFO,
     WARNING,
     Context,
     Finding,
@@ -88,6 +90,9 @@ class Size(Result):
     # Tables with a due column: waiting rows not due yet, apart from depth.
     scheduled: query.Count | None = None
     retrying: query.Count | None = None
+    # A named queue asked about (--queue NAME) that no row names: a typo in a monitoring
+    # definition would otherwise read as an idle queue for ever. None: not asked, or rows found.
+    queue_unseen: str | None = None
     claimed: int | None = None
     claimed_at_least: bool = False  # a claim queue's claimed count stopped at its limit
     done: int | None = None
@@ -145,6 +150,8 @@ class Size(Result):
             data.update(failed=self.failed)
         elif self.claimed is not None:  # a claim queue: its claimed rows, apart from depth
             data.update(claimed=self.claimed, claimed_at_least=self.claimed_at_least)
+        if self.queue_unseen is not None:
+            data["queue_unseen"] = True
         if self.notes:
             data["notes"] = self.notes
         return dict(json_safe(data))
@@ -647,6 +654,26 @@ def _check_due_values(reader: query.Reader, later: list[query.Count | None]) -> 
             )
 
 
+def _unseen_queue(reader: query.Reader) -> str | None:
+    """The named queue asked about, when no row of the table names it (read where the names
+    are cheap: a small table, or an index leading with the queue column or with (state,
+    queue)); None when rows name it or it cannot be told cheaply."""
+    profile = reader.profile
+    if profile.queue is None or profile.queue_column is None:
+        return None
+    if not (
+        reader.small or reader.queue_indexed or reader.shape.index_leading(profile.queue_column)
+    ):
+        return None
+    if reader.queue_indexed and profile.state_column is not None:
+        groups = (*profile.waiting, *profile.claimed, *profile.done, *profile.failed)
+        where, params = reader.where(groups)
+    else:
+        where, params = reader.where(())
+    rows = reader.run("count", {"filter": where}, {**params, "limit": 1})
+    return profile.queue if not int(rows[0]["n"]) else None
+
+
 def profiled(ctx: Context) -> Size:
     """A table read through its profile: waiting rows that are due, each state's rows, the
     not-due ones apart, the oldest due waiting row, all within the cost rules
@@ -695,6 +722,7 @@ def profiled(ctx: Context) -> Size:
         states += _other_states(reader)
     oldest, age, oldest_notes, floor = _oldest(reader, depth)
     notes += oldest_notes
+    unseen = _unseen_queue(reader) if depth.exact and not depth.rows else None
     return Size(
         depth.rows,
         depth.exact,
@@ -711,6 +739,7 @@ def profiled(ctx: Context) -> Size:
         done=totals["done"].rows if totals else None,
         failed=totals["failed"].rows if totals else None,
         notes=notes,
+        queue_unseen=unseen,
     )
 
 
@@ -726,6 +755,20 @@ def rule(report: InspectReport) -> list[Finding]:
         why = "; ".join(part.notes) or "no cheap way to count the waiting rows"
         fix = _fix(why, report.header.schema)
         return [Finding(WARNING, "depth_unread", f"depth not read: {why}", fix)]
+    if part is not None and part.queue_unseen is not None and report.profile is not None:
+        profile = report.profile
+        # A library that keeps finished rows would show a real queue's history: its absence
+        # is most likely a misspelt name; one that deletes them may just be idle.
+        severity = WARNING if (profile.done or profile.failed) else INFO
+        return [
+            Finding(
+                severity,
+                "queue_unseen",
+                f"no row of {profile.table} names queue {part.queue_unseen!r}: a misspelt "
+                "--queue reads as an idle queue",
+                f"qadmin inspect {shlex.quote(profile.name)} lists its named queues",
+            )
+        ]
     if part is None or part.ring_fill is None:
         return []
     limit = report.limit("ring_fill")
