@@ -317,7 +317,7 @@ def size(name: str, profile: dict[str, Any], target: Target, fmt: str | None) ->
         part = run.bounded(ctx, lambda: size_part.measure(engine, spec))
     else:
         part = run.bounded(ctx, lambda: size_part.profiled(ctx))
-    render.document(dict(queue=name, **part.to_json_dict()), fmt)
+    render.document(dict(queue=resolved.profile.shown, **part.to_json_dict()), fmt)
 
 
 @click.command()

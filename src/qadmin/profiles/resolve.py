@@ -56,7 +56,10 @@ def split_table_name(text: str) -> tuple[str | None, str, bool]:
     while True:
         match = _PART.match(rest)
         if match is None:
-            raise InvalidName(f'invalid table name {text[:60]!r}: use name, schema.name or "Name"')
+            hint = " (a named queue is TABLE --queue NAME)" if "[" in text else ""
+            raise InvalidName(
+                f'invalid table name {text[:60]!r}: use name, schema.name or "Name"{hint}'
+            )
         quoted = match.group(1) is not None
         part = match.group(1).replace('""', '"') if quoted else match.group(2)
         if len(part) > MAX_IDENTIFIER or "\x00" in part:
@@ -66,7 +69,10 @@ def split_table_name(text: str) -> tuple[str | None, str, bool]:
         if not rest:
             break
         if not rest.startswith(".") or len(parts) == 2:
-            raise InvalidName(f'invalid table name {text[:60]!r}: use name, schema.name or "Name"')
+            hint = " (a named queue is TABLE --queue NAME)" if "[" in text else ""
+            raise InvalidName(
+                f'invalid table name {text[:60]!r}: use name, schema.name or "Name"{hint}'
+            )
         rest = rest[1:]
     if len(parts) == 1:
         return None, parts[0][0], parts[0][1]
