@@ -245,8 +245,10 @@ class QueueValue(click.ParamType):  # type: ignore[type-arg]
 
     def convert(self, value: Any, param: Any, ctx: Any) -> Any:
         text = str(value)
-        if not text or len(text) > 256 or "\x00" in text:
-            self.fail("a queue name is 1 to 256 characters, without NUL", param, ctx)
+        if not text or len(text) > 256 or any(ord(c) < 32 or ord(c) == 127 for c in text):
+            self.fail(
+                "a queue name is 1 to 256 characters, none of them control characters", param, ctx
+            )
         return text
 
 
