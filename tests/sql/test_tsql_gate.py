@@ -94,7 +94,7 @@ def _profile_statements(engine: Engine) -> list[tuple[str, str]]:
     the native and the epoch (``time_unit``) forms."""
     file = sqlfiles.load("queues/mssql/profile.sql")
     names = {"table": "jobs", "time_col": "created_at", "order_col": "id", "id_col": "id"}
-    names.update(head_idx="jobs_head", queue_col="queue")
+    names.update(head_idx="jobs_head", queue_col="queue", col="run_at")
     names.update(hb_table="workers", hb_worker="id", hb_job="worker_id", hb_beat="last_beat")
 
     def part(section: str, column: str, epoch: bool = False) -> str:
