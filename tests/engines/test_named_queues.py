@@ -519,3 +519,46 @@ def test_a_misspelt_named_queue_is_never_a_silent_ok(jobs: Target, config: Path)
     assert "'ordres'" in result.stdout
     real = qadmin(jobs, config, "check", "jobs", "--queue", "orders", "--sample", "0")
     assert "queue_unseen" not in real.stdout
+
+
+def test_one_busy_named_queue_does_not_inflate_the_others(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """120,000 waiting jobs in queue bulk, 5 in default, none due in mailers, with the
+    library's (state, queue, ...) index: each quiet queue is counted through it, exactly (the
+    planner split the state's rows evenly: 51,300 for a queue of 5), the busy one a floor."""
+    from tests.conftest import make_target
+
+    target = make_target("postgresql", request, tmp_path)
+    table = f'"{target.schema}".jobs'
+    _sql(
+        target,
+        [
+            f"CREATE TABLE {table} (id bigserial PRIMARY KEY, state text NOT NULL, "
+            "queue text NOT NULL, run_at timestamptz NOT NULL)",
+            f"CREATE INDEX ON {table} (state, queue, run_at, id)",
+            f"INSERT INTO {table} (state, queue, run_at) SELECT 'available', 'bulk', "
+            "now() - interval '1 minute' FROM generate_series(1, 120000)",
+            f"INSERT INTO {table} (state, queue, run_at) SELECT 'available', 'default', "
+            "now() - interval '30 minutes' FROM generate_series(1, 5)",
+            f"INSERT INTO {table} (state, queue, run_at) SELECT 'scheduled', 'mailers', "
+            "now() + interval '1 day' FROM generate_series(1, 3)",
+            f"ANALYZE {table}",
+        ],
+    )
+    config = tmp_path / "busy.toml"
+    config.write_text(
+        '[tables.jobs]\nstate_column = "state"\npending = ["available"]\n'
+        'scheduled = ["scheduled"]\nqueue_column = "queue"\ndue_column = "run_at"\n'
+    )
+    quiet = as_json(target, config, "size", "jobs", "--queue", "default")
+    assert (quiet["depth"], quiet["depth_exact"]) == (5, True), quiet
+    assert 1790 <= quiet["oldest_age_s"] < 2400
+    idle = as_json(target, config, "size", "jobs", "--queue", "mailers")
+    assert (idle["depth"], idle["depth_exact"], idle["scheduled"]) == (0, True, 3), idle
+    busy = qadmin(
+        target, config, "check", "jobs", "--queue", "bulk", "--crit-depth", "100", "--sample", "0"
+    )
+    # past the count's 100,001: the planner's estimate when higher, else a floor; never exact
+    assert busy.exit_code == 2, busy.output
+    assert "depth ~" in busy.stdout or "depth at least 100001" in busy.stdout

@@ -355,7 +355,10 @@ class Reader:
         (it multiplies the state's and the time's selectivities: 20,000 jobs scheduled for
         tomorrow read as 19,000 due), so on a big table each state is counted through its
         index while the state alone is small enough to walk, else estimated, and said so."""
-        if self.small or self.queue_indexed or not self.state_indexed or not values:
+        if self.queue_indexed and values:
+            # one named queue's own entries of each state, through (state, queue, ...)
+            return total([self.count((value,), due, extra=extra) for value in values])
+        if self.small or not self.state_indexed or not values:
             return self.count_state(values, due, extra=extra)
         counts = []
         for value in values:

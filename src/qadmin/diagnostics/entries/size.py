@@ -542,7 +542,13 @@ def _oldest(reader: query.Reader, depth: query.Count) -> tuple[Any, float | None
         if reader.state is not None:
             few = depth.exact and depth.rows is not None and depth.rows < query.SMALL_STATE
             if not (few and (reader.state_indexed or reader.queue_indexed)):
-                why = reader.index_hint(column)
+                if few or not (reader.state_indexed or reader.queue_indexed):
+                    queue = profile.queue_column if profile.queue else None
+                    why = reader.index_hint(queue, column)
+                else:
+                    why = (
+                        f"more than {query.SMALL_STATE:,} due rows wait: their minimum is not read"
+                    )
                 return None, None, [f"oldest waiting row not read: {why}"], False
         elif not reader.shape.index_leading(column):
             hint = f"an index on {profile.table} ({column}) would make it cheap"
@@ -563,7 +569,10 @@ def _oldest(reader: query.Reader, depth: query.Count) -> tuple[Any, float | None
             "age": reader.age("oldest_at"),
             "instant": reader.instant("oldest_at"),
         }
-        rows = reader.run("oldest_min", keywords, params, {"time_col": column})
+        try:
+            rows = reader.run("oldest_min", keywords, params, {"time_col": column})
+        except UsageError as exc:  # a value the server cannot subtract (PostgreSQL infinity)
+            raise UsageError(f"{profile.table}.{column}: {exc}") from None
         if rows and rows[0]["oldest_at"] is not None:
             found.append((reader.when(rows[0]["oldest_at"], column), sql.seconds(rows[0]["age_s"])))
     floor = False
@@ -731,6 +740,7 @@ def profiled(ctx: Context) -> Size:
         facts,
         note=part.note,
         depth_source=depth.source,
+        depth_at_least=bool(depth.source and depth.source.startswith("at least")),
         oldest_at_least=floor,
         states=states,
         scheduled=scheduled,
@@ -757,9 +767,11 @@ def rule(report: InspectReport) -> list[Finding]:
         return [Finding(WARNING, "depth_unread", f"depth not read: {why}", fix)]
     if part is not None and part.queue_unseen is not None and report.profile is not None:
         profile = report.profile
-        # A library that keeps finished rows would show a real queue's history: its absence
-        # is most likely a misspelt name; one that deletes them may just be idle.
-        severity = WARNING if (profile.done or profile.failed) else INFO
+        # A table that keeps finished rows would show a real queue's history, and a declared
+        # one names queues its owner knows: absence is most likely a misspelt name; only a
+        # library that deletes its finished jobs may just be idle.
+        deletes = profile.source == "detected" and not (profile.done or profile.failed)
+        severity = INFO if deletes else WARNING
         return [
             Finding(
                 severity,
