@@ -51,6 +51,8 @@ def _answers(target: Target) -> dict[str, list[dict[str, object]]]:
             "table": "lockfree_q",
             "dead": "lockfree_q",  # lock_holders: the dead table, the queue again when none
             "max_pages": 1000,
+            "names": "qadmin_queues,lockfree_q",  # queue_tables: the tables status starts from
+            "prefixes": "ack_queue_",
         }
         return {name: engine.diagnostic(name, params) for name in catalog_diagnostics(engine)}
     finally:

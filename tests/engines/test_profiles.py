@@ -312,8 +312,8 @@ def _plans(engine: Any, resolved: Any) -> str:
             "instant": reader.instant("oldest_at"),
         }
         statement = engine.render_text(
-            reader._file().statements(section)[0], {"table": "jobs", **names}, words
-        )
+            reader._file().statements(section)[-1], {"table": "jobs", **names}, words
+        )  # the query itself (oldest_min's first statement is its planner setting)
         rows = engine.query("EXPLAIN " + statement, {**params, "limit": COUNT_LIMIT})
         texts.append("\n".join(str(next(iter(r.values()))) for r in rows))
     return "\n".join(texts)
