@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 import math
+import re
+import shlex
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,6 +16,7 @@ import click
 from click.core import ParameterSource
 
 from qadmin import config as config_mod
+from qadmin import dsn as dsn_mod
 from qadmin.engines import Engine, Timeouts, open_engine
 from qadmin.errors import ConnectionFailed, UsageError
 from qadmin.ops.messages import MAX_BATCH
@@ -57,22 +60,32 @@ class Target:
         return engine
 
     def command(self) -> str:
-        """``qadmin`` as a printed fix must be typed to reach this same place: ``-c NAME``
-        and ``--schema`` when given; a DSN is never printed (it may hold a password)."""
+        """``qadmin`` as a printed fix must be typed to reach this same place: ``--dsn`` when
+        given and it holds no secret (a password-bearing DSN is never printed), ``--config``
+        and ``-c NAME`` when given, and ``--schema``; each word quoted for a POSIX shell."""
         words = ["qadmin"]
+        if self.dsn is not None and not self.dsn_secret:
+            words += ["--dsn", self.dsn]
         if self.dsn is None and self.connection:
             words += ["--config", self.config] if self.config else []
             words += ["-c", self.connection]
         if self.schema:
             words += ["--schema", self.schema]
-        return " ".join(words)
+        return " ".join(shlex.quote(w) for w in words)
+
+    @property
+    def dsn_secret(self) -> bool:
+        """Whether the given DSN holds a password or another secret (then it is not printed)."""
+        return self.dsn is not None and dsn_mod.mask(self.dsn) != self.dsn
 
     def runnable(self, fix: str) -> str:
-        """A fix that is a qadmin command, made runnable as printed against this target."""
+        """A fix that is a qadmin command, made runnable as printed against this target: every
+        ``qadmin`` in it (a fix may chain a dry run and the real run) carries the connection
+        options; only a DSN with a password is left for the user to add, and the fix says so."""
         if not fix.startswith("qadmin "):
             return fix
-        text = fix.replace("qadmin ", self.command() + " ")
-        return text + " (add your --dsn)" if self.dsn else text
+        text = re.sub(r"(?<![\w-])qadmin (?=[a-z-])", lambda _: self.command() + " ", fix)
+        return text + " (add your --dsn)" if self.dsn_secret else text
 
 
 CONNECTION_PARAMS = (

@@ -106,7 +106,8 @@ def rule(report: InspectReport) -> list[Finding]:
                 f"message {state['orphan_id']} in slot {state['orphan_slot']} "
                 f"({sql.duration(ring.orphan_age_s)} old) was taken by a popper that never "
                 f"finished: {effect}",
-                f"qadmin repair {queue} (by hand: {ring.orphan_fix_sql})",
+                f"qadmin repair {queue} --dry-run, then qadmin repair {queue} --yes "
+                f"(by hand: {ring.orphan_fix_sql})",
             )
         )
     if state.get("missing_id") is not None and first is not None and ring.stall_s >= first:
@@ -119,7 +120,8 @@ def rule(report: InspectReport) -> list[Finding]:
                 f"pops stop at sequence number {missing}: its pusher took the number and never "
                 f"wrote the message, while later messages have waited "
                 f"{sql.duration(ring.stall_s)}",
-                f"qadmin repair {queue} (by hand: {ring.hole_fix_sql} once; if it returns "
+                f"qadmin repair {queue} --dry-run, then qadmin repair {queue} --yes "
+                f"(by hand: {ring.hole_fix_sql} once; if it returns "
                 f"another number, a popper took {missing} meanwhile: park the returned one in "
                 f"{queue}_pending)",
             )

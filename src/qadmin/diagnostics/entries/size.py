@@ -74,6 +74,7 @@ class Size(Result):
     facts: dict[str, Any] = field(default_factory=dict)  # the catalog's figures, as read
     due: int | None = None  # pending queues
     ring_fill: float | None = None  # rings
+    ring_capacity: int | None = None  # rings: the slots, for the printed resize
     note: str | None = None
     depth_source: str | None = None  # where depth came from (how it was counted, or estimated)
     oldest_source: str | None = None  # where the oldest message was read
@@ -175,6 +176,7 @@ def measure(engine: Engine, spec: QueueSpec) -> Size:
         result.due = int(sql.template_rows(engine, spec, "due")[0]["due"])
     if spec.kind is Kind.RING and spec.capacity and head.depth is not None:
         result.ring_fill = round(head.depth / spec.capacity, 4)
+        result.ring_capacity = int(spec.capacity)
     return result
 
 
@@ -561,6 +563,14 @@ def collect(ctx: Context) -> Size:
     return profiled(ctx) if ctx.spec is None else measure(ctx.engine, ctx.spec)
 
 
+def _resize_fix(report: InspectReport, capacity: int | None) -> str:
+    """Double the ring (a dry run first), as commands that run as printed; or add consumers."""
+    if not capacity:
+        return "add consumers, or grow the ring with qadmin resize (see qadmin resize --help)"
+    grown = f"{report.command('resize')} --capacity {2 * capacity}"
+    return f"{grown} --dry-run, then {grown} --yes (twice the slots); or add consumers"
+
+
 def rule(report: InspectReport) -> list[Finding]:
     part: Size | None = report.part("size")
     if part is not None and part.depth is None:
@@ -583,7 +593,7 @@ def rule(report: InspectReport) -> list[Finding]:
             CRITICAL if critical else WARNING,
             "ring_nearly_full",
             f"ring is {part.ring_fill:.0%} full; pushes are refused when it is full",
-            f"add consumers, or resize the ring (qadmin resize {report.queue} --capacity N)",
+            _resize_fix(report, part.ring_capacity),
         )
     ]
 

@@ -67,7 +67,8 @@ def rule(report: InspectReport) -> list[Finding]:
                 f"{'is' if wm['stranded'] == 1 else 'are'} never dequeued (lowest id "
                 f"{wm['stranded_min_id']}, oldest "
                 f"{wm['oldest_stranded_s']} s)",
-                f"qadmin watermark {queue} repair",
+                f"qadmin watermark {queue} repair --dry-run, then qadmin watermark {queue} "
+                "repair --yes",
             )
         ]
     age = wm.get("candidate_age_s")
