@@ -327,7 +327,7 @@ def _mysql(engine: Engine, table: str, updated_in_place: bool) -> tuple[Row, lis
                 else "statistics after the rebuild",
                 f"{server}: a shared metadata lock: reads and writes go on",
                 _sql(engine, "analyze", table=table),
-                after="" if never else actions[-1].action,
+                after=actions[-1].action if actions and stats.get("stats_present") else "",
             )
         )
     reads = {

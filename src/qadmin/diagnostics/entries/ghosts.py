@@ -122,7 +122,7 @@ def rule(report: InspectReport) -> list[Finding]:
         message = (
             f"InnoDB history list length (server-wide, all databases) is {hll}: purge is behind"
         )
-        fix = "find the oldest transaction (qadmin ghosts) and end it"
+        fix = f"{report.command('ghosts')} to see the oldest transaction, then end it"
         if holder is not None and holding:
             message += f"; session {holder['holder']} has had a transaction open for "
             message += sql.duration(age)
