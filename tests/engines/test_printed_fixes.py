@@ -6,9 +6,10 @@ names must be qualified), the qadmin command through the CLI with nothing added 
 connection options are the ones the fix carries). Each must succeed; where the fix is meant to
 clear the state, the finding is gone afterwards.
 
-What is not run: a statement that ends a session this test did not open (``pg_terminate_backend``
-/ ``KILL`` of another test's or conftest's long transaction: never end what is not yours). Alternatives (after ``; or`` and ``by hand:``) are the
-same repair by other means: the first way is run, not both."""
+What is not run: a statement that ends a session this test did not open
+(``pg_terminate_backend`` / ``KILL`` of another test's or conftest's long transaction: never
+end what is not yours). Alternatives (after ``; or`` and ``by hand:``) are the same repair by
+other means: the first way is run, not both."""
 
 from __future__ import annotations
 
