@@ -161,7 +161,9 @@ def _also(others: list[dict[str, Any]]) -> str:
 
 
 def _ends(advice: Any, holder: dict[str, Any], others: list[dict[str, Any]]) -> str:
-    return "; ".join(advice.end_session(str(h["holder"])) for h in [holder, *others])
+    return "; ".join(
+        advice.end_session(str(h["holder"]), str(h["holder_kind"])) for h in [holder, *others]
+    )
 
 
 def _holding(holder: dict[str, Any]) -> str:
@@ -188,7 +190,8 @@ def _dead_rows(
         "dead_rows",
         f"{message} while {holder['holder_kind']} {who} holds a snapshot open for "
         f"{sql.duration(age)}",
-        f"end that transaction ({advice.end_session(who)} if it is abandoned); then consider "
+        f"end that transaction ({advice.end_session(who, str(holder['holder_kind']))} if it is "
+        "abandoned); then consider "
         "qadmin watermark for this queue",
     )
 
