@@ -93,7 +93,7 @@ def qadmin_commands(fix: str) -> list[list[str]]:
     out = []
     for match in QADMIN.finditer(text):
         words = []
-        for word in shlex.split(text[match.end() :].split("(", 1)[0]):
+        for word in shlex.split(re.split(r"[()]", text[match.end() :], maxsplit=1)[0]):
             if word in QADMIN_STOPS:
                 break
             end = word[-1] in ",;"
@@ -112,6 +112,10 @@ def test_the_extractors_read_fixes_as_printed():
     assert qadmin_commands(fix) == [
         ["--dsn", "x://a b", "--schema", "s", "requeue", "q", "--stale-after", "1", "--dry-run"],
         ["--schema", "s", "requeue", "q", "--stale-after", "1", "--yes"],
+    ]
+    assert qadmin_commands("qadmin ghosts q to find it (or qadmin locks q), then end it") == [
+        ["ghosts", "q"],
+        ["locks", "q"],
     ]
     assert sql_statements(
         "end it (SELECT pg_terminate_backend(12)); set idle_in_transaction_session_timeout"

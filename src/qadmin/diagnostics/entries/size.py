@@ -577,7 +577,7 @@ def rule(report: InspectReport) -> list[Finding]:
         # A depth that could not be read (an index a profile needs, a privilege) is never a
         # silent OK.
         why = "; ".join(part.notes) or "no cheap way to count the waiting rows"
-        fix = _fix(why, report.header.schema)
+        fix = _fix(why, report.header.schema, report.advice)
         return [Finding(WARNING, "depth_unread", f"depth not read: {why}", fix)]
     if part is None or part.ring_fill is None:
         return []
@@ -598,7 +598,7 @@ def rule(report: InspectReport) -> list[Finding]:
     ]
 
 
-def _fix(why: str, schema: str) -> str:
+def _fix(why: str, schema: str, engine: Engine) -> str:
     """The fix for a figure not read: the index the note names, made by the DBA, or the
     privilege it names, granted to the role (as a statement to run: SELECT on a sequence
     reads its position and nothing else)."""
@@ -606,8 +606,9 @@ def _fix(why: str, schema: str) -> str:
     if found:
         return f"create {found.group(0)}"
     if "needs SELECT or USAGE" in why:
-        quoted = '"' + schema.replace('"', '""') + '"'
-        return f"GRANT SELECT ON ALL SEQUENCES IN SCHEMA {quoted} TO <this role>"
+        role = engine.dsn.user or engine.default_user()
+        grantee = engine.quote_ident(role) if role else "<the role qadmin logs in as>"
+        return f"GRANT SELECT ON ALL SEQUENCES IN SCHEMA {engine.quote_ident(schema)} TO {grantee}"
     return "see the notes"
 
 
