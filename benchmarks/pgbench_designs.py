@@ -45,7 +45,7 @@ def _pgbench(schema: str, clients: int, seconds: int, scripts: list[Path]) -> st
 def _depth(schema: str, spec: queues.QueueSpec) -> int:
     engine = open_engine(PG, schema)
     try:
-        walk = {"lo": 0, "limit": 10**12}  # every row: the count the check needs
+        walk = {"lo": 0, "hi": 2**63 - 1, "limit": 10**12}  # every row: the count the check needs
         return int(engine.run(engine.section(spec, "depth"), walk, write=False)[0]["depth"])
     finally:
         engine.close()

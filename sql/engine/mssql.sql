@@ -23,3 +23,10 @@ COMMIT TRANSACTION
 
 -- name: rollback
 IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION
+
+-- name: savepoint
+-- pop: a mark before its batch, so a batch the output did not deliver is rolled back.
+SAVE TRANSACTION {mark.bare}
+
+-- name: rollback_to_savepoint
+ROLLBACK TRANSACTION {mark.bare}

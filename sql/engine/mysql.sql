@@ -35,3 +35,10 @@ SET SESSION time_zone = '+00:00'
 
 -- name: naive_session
 SET SESSION time_zone = DEFAULT
+
+-- name: savepoint
+-- pop: a mark before its batch, so a batch the output did not deliver is rolled back.
+SAVEPOINT {mark.bare}
+
+-- name: rollback_to_savepoint
+ROLLBACK TO SAVEPOINT {mark.bare}

@@ -43,3 +43,10 @@ SET TIME ZONE 'UTC'
 
 -- name: naive_session
 SET TIME ZONE DEFAULT
+
+-- name: savepoint
+-- pop: a mark before its batch, so a batch the output did not deliver is rolled back.
+SAVEPOINT {mark.bare}
+
+-- name: rollback_to_savepoint
+ROLLBACK TO SAVEPOINT {mark.bare}

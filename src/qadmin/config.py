@@ -203,6 +203,12 @@ def _check_heartbeat(where: str, value: object) -> None:
         raise UsageError(f"{where}: heartbeat: unknown key {extra[0]!r} (known: {known})")
 
 
+def broken_tables(config: dict[str, Any]) -> dict[str, str]:
+    """The ``[tables.NAME]`` entries qadmin cannot use, by NAME: the one line saying why."""
+    result: dict[str, str] = config.get(_BAD_TABLES, {})
+    return result
+
+
 def tables(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The declared profiles, ``[tables.NAME]`` by NAME (checked by ``load_config``)."""
     result: dict[str, dict[str, Any]] = config.get("tables", {})

@@ -19,6 +19,8 @@ EXIT_PERMISSION = 7
 EXIT_LOCK_TIMEOUT = 8
 EXIT_MISSING = 9
 EXIT_INCOMPLETE = 10
+# Output failed part way (a closed pipe, a full disk): what was not delivered stays queued.
+EXIT_UNDELIVERED = 11
 # Ctrl-C: 128 + SIGINT, as a shell reports a process the signal ended.
 EXIT_INTERRUPTED = 130
 
@@ -37,6 +39,7 @@ class QadminError(Exception):
     """Base of every error qadmin reports; the message must already be safe to print."""
 
     exit_code = EXIT_ERROR
+    ends_process = False  # True: the CLI exits at once after the line (os._exit)
 
     def __init__(self, *args: object) -> None:
         super().__init__(*args)
@@ -81,6 +84,14 @@ class ConnectionFailed(QadminError):
     """Server unreachable, refused, or timed out while connecting."""
 
     exit_code = EXIT_CONNECTION
+
+
+class AbandonedWork(ConnectionFailed):
+    """A Spark job given up on (its server lost, or past --job-timeout) while threads of the
+    Spark client still retry against it: the CLI ends the process right after the one line,
+    without waiting for them (or for the client's exit hooks)."""
+
+    ends_process = True
 
 
 class LoginFailed(ConnectionFailed):

@@ -10,9 +10,12 @@ from qadmin.errors import EXIT_INTERRUPTED  # a module of constants: imports not
 
 
 def main() -> None:
+    from qadmin import interrupts
+
+    interrupts.install()
     try:
         from qadmin.cli import main as cli_main
     except KeyboardInterrupt:
-        sys.stderr.write("qadmin: interrupted\n")
-        raise SystemExit(EXIT_INTERRUPTED) from None
+        sys.stderr.write(f"qadmin: {interrupts.name()}\n")
+        raise SystemExit(interrupts.exit_code(EXIT_INTERRUPTED)) from None
     cli_main()

@@ -147,6 +147,51 @@ def rows(
         _console().print(table_view)
 
 
+def row_texts(
+    data: Sequence[Mapping[str, Any]], columns: Sequence[str], fmt: str | None
+) -> tuple[str, list[str]] | None:
+    """The text ``rows`` prints, cut into what comes before the rows and one piece per row
+    (each piece ends the row, the last closes the output), so a caller can write it a row at a
+    time and know which rows went out; None for the table format, which is drawn whole."""
+    fmt = resolve_format(fmt)
+    if fmt == "json":
+        items = [
+            json.dumps(_json_row({c: r.get(c) for c in columns}), default=_json_default)
+            for r in data
+        ]
+        if not items:
+            return "[]\n", []
+        pieces = [("[" if n == 0 else ", ") + item for n, item in enumerate(items)]
+        pieces[-1] += "]\n"
+        return "", pieces
+    if fmt == "csv":
+
+        def line(values: Sequence[str]) -> str:
+            buf = io.StringIO()
+            csv.writer(buf, lineterminator="\n").writerow(values)
+            return buf.getvalue()
+
+        return line(columns), [line([_cell(r.get(c), exact=True) for c in columns]) for r in data]
+    if fmt == "plain":
+        from tabulate import tabulate
+
+        if not data:
+            return "", []
+        table = [[_cell(r.get(c)) for c in columns] for r in data]
+        lines = tabulate(
+            table, headers=list(columns), tablefmt="plain", disable_numparse=True
+        ).split("\n")
+        heights = [max(len(cell.split("\n")) for cell in row) for row in table]
+        if len(lines) != 1 + sum(heights):  # a layout not understood: one piece, all or none
+            return "", ["\n".join(lines) + "\n"] + [""] * (len(table) - 1)
+        pieces, at = [], 1
+        for height in heights:
+            pieces.append("".join(f"{text}\n" for text in lines[at : at + height]))
+            at += height
+        return lines[0] + "\n", pieces
+    return None
+
+
 def document(data: Mapping[str, Any], fmt: str | None, *, title: str | None = None) -> None:
     """Print one object: JSON as a single document, other formats as key/value rows."""
     fmt = resolve_format(fmt)
@@ -179,6 +224,9 @@ def report(
     if fmt == "json":
         click.echo(json.dumps(data, default=_json_default))
         return
+    if fmt == "csv":
+        _report_csv(data, sections)
+        return
     for line in lead:
         click.echo(line)
     for heading, key, columns in sections[:first]:
@@ -197,6 +245,26 @@ def report(
         document(flat, fmt, title=None if lead else title)
     for heading, key, columns in sections[first:]:
         _section(data, heading, key, columns, fmt)
+
+
+def _report_csv(
+    data: Mapping[str, Any], sections: Sequence[tuple[str, str, Sequence[str]]]
+) -> None:
+    """A report as one CSV table, long format: ``section,row,key,value``. The scalars first
+    (section ``summary``, dotted keys, row empty), then each section's rows by number from 1;
+    values as CSV writes them elsewhere (whole floats, yes/no)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["section", "row", "key", "value"])
+    for key, value in _flatten(data).items():
+        writer.writerow(["summary", "", key, _cell(value, exact=True)])
+    for _, key, columns in sections:
+        for n, row in enumerate(_lookup(data, key) or [], 1):
+            if not isinstance(row, Mapping):
+                continue
+            for column in columns:
+                writer.writerow([key, n, column, _cell(row.get(column), exact=True)])
+    click.echo(buf.getvalue(), nl=False)
 
 
 def _section(

@@ -264,7 +264,7 @@ def test_ctrl_c_exits_130_saying_interrupted(db, monkeypatch):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(messages, "pop", interrupted)
+    monkeypatch.setattr(messages, "pop_delivering", interrupted)
     result = run("pop", "q", *db)
     assert result.exit_code == 130
     assert result.stderr == "qadmin: interrupted\n"

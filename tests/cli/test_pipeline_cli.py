@@ -55,6 +55,7 @@ def test_export_load_archive_print_stable_json(db, tmp_path):
         "skipped": 0,
         "queue": "copy_q",
         "engine": "python",
+        "enqueued_at": "the input's, where it has one; else the load's time",
     }
     archived = run(
         "archive",
@@ -190,3 +191,48 @@ def test_a_spark_timeout_that_is_not_a_sensible_duration_is_a_usage_error(second
     result = run("report", "--history", str(tmp_path), "--spark-timeout", seconds)
     assert result.exit_code == 2
     assert "--spark-timeout" in one_line(result)
+
+
+def test_an_unwritable_target_is_refused_before_spark_starts(request, tmp_path, monkeypatch):
+    """/sys refuses new entries even to root: the answer comes from trying, before Spark."""
+    from qadmin.pipeline import spark
+    from tests.conftest import make_target
+
+    def no_spark(*args: object, **kwargs: object) -> None:
+        raise AssertionError("Spark was started")
+
+    monkeypatch.setattr(spark, "session", no_spark)
+    target = make_target("postgresql", request, tmp_path)
+    run("create", "wq", "--kind", "fifo", *target.cli_args())
+    exported = run(
+        "export", "wq", "--to", "/sys/qadmin-out", "--engine", "spark", *target.cli_args()
+    )
+    assert exported.exit_code == 2, exported.stderr
+    assert "cannot write in /sys" in one_line(exported)
+    reported = run("report", "--history", str(tmp_path), "--html", "/sys/qadmin.html")
+    assert reported.exit_code == 2, reported.stderr
+    assert "cannot write in /sys" in one_line(reported)
+
+
+@pytest.mark.parametrize("label", ["postgresql", "mariadb"])
+def test_archive_dry_run_counts_and_archive_advises_on_the_deleted_rows(label, request, tmp_path):
+    from tests.conftest import make_target
+
+    target = make_target(label, request, tmp_path)
+    args = target.cli_args()
+    run("create", "aq", "--kind", "claim", *args)
+    run("push", "aq", "a", "b", "c", "d", *args)
+    claimed = json.loads(run("pop", "aq", "--format", "json", *args).stdout)[0]["id"]
+    ids = [m["id"] for m in json.loads(run("peek", "aq", "--format", "json", *args).stdout)]
+    ids.remove(claimed)  # archive leaves a claimed message to its worker
+    folder = ["--to", str(tmp_path / "a"), "--older-than", "0s", "--format", "json"]
+    plan = json.loads(run("archive", "aq", *folder, "--dry-run", *args).stdout)
+    assert (plan["messages"], plan["first_id"], plan["last_id"]) == (3, min(ids), max(ids))
+    assert f"export the 3 selected messages (ids {min(ids)} to {max(ids)}" in plan["steps"][1]
+    assert "exact when read" in plan["figures"]
+    done = json.loads(run("archive", "aq", *folder, "--yes", *args).stdout)
+    assert done["deleted"] == 3
+    engine = target.engine()
+    want = "VACUUM" if label == "postgresql" else "OPTIMIZE TABLE"
+    assert f"{want} {engine.qualified('aq')}" in done["advice"]
+    assert f"{want} {engine.qualified('aq')}" in plan["steps"][-1]

@@ -362,7 +362,10 @@ class Run:
         self.ctx = mp.get_context("forkserver")
         self.ctx.set_forkserver_preload(["tests.conformance.harness"])
         self.consumers: list[Any] = []
-        self.requeued: set[int] = set()
+        # Every release a requeue reported, once per requeue: a message whose claim went stale
+        # twice (two consumers killed holding it, or an ack refused by a deadlock after an
+        # earlier requeue) was released twice and may be claimed three times.
+        self.requeued: Counter[int] = Counter()
         self._stop = threading.Event()
 
     def engine(self) -> Engine:
@@ -529,7 +532,11 @@ class Run:
         with (self.dir / "requeue").open("a") as fh:  # for the audit trail
             fh.write(f"{time.time():.3f} {result.returncode} {result.stdout.strip()}\n")
         if result.returncode == 0:
-            self.requeued.update(int(r["id"]) for r in json.loads(result.stdout or "[]"))
+            self.requeued.update(
+                int(r["id"])
+                for r in json.loads(result.stdout or "[]")
+                if r.get("outcome", "requeued") == "requeued"
+            )
 
     def _settle(self) -> None:
         """After the producers: get every message in reach of the consumers (repair a ring's
@@ -625,7 +632,7 @@ class Run:
             settled = {x[k] for x in cons for k in ("not_claimed", "ack_refused") if k in x}
             in_doubt = acking - set(delivered) - settled
             releases = Counter(x["released"] for x in cons if "released" in x)
-            releases.update(ids[i] for i in self.requeued if i in ids)
+            releases.update({ids[i]: n for i, n in self.requeued.items() if i in ids})
             # A consumer killed (or cut off) inside fail(retry) may have released the claim.
             releases.update(x["ack_lost"] for x in cons if "ack_lost" in x)
             for path in self.dir.glob("cons-*"):

@@ -195,7 +195,7 @@ def backlog_growing(target: Target, engine: Engine) -> Iterator[str]:
     thread = threading.Thread(target=produce, daemon=True)
     thread.start()
     try:
-        walk = {"lo": 0, "limit": 100_001}  # every row: a small queue
+        walk = {"lo": 0, "hi": 2**63 - 1, "limit": 100_001}  # every row: a small queue
         depth = _template(engine, spec, "depth", **walk)["depth"]
         assert until(lambda: _template(engine, spec, "depth", **walk)["depth"] > depth)
         yield spec.name

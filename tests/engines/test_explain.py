@@ -190,7 +190,7 @@ def test_mariadb_plans_and_runs_the_head(request, tmp_path):
     assert _codes(held)["dequeue_dead_entries"].startswith("qadmin ghosts my_q")
     [walk] = [f.message for f in held.findings if f.code == "dequeue_dead_entries"]
     returned = "(rows returned unknown)" if held.rows_returned is None else "to return 1 row"
-    assert f"read {held.buffers} pages {returned}: dead entries" in walk, walk
+    assert f"took {held.buffers} page accesses {returned}: dead entries" in walk, walk
     with pymysql.connect(host=MY_HOST, user="root", database=target.schema) as admin:
         admin.cursor().execute("ALTER TABLE my_due DROP INDEX my_due_pop_idx")
     due = _explain(target, "my_due")

@@ -163,14 +163,17 @@ def test_inspect_lists_each_named_queue(jobs: Target, config: Path) -> None:
 
 
 def test_check_and_claims_take_one_named_queue(jobs: Target, config: Path) -> None:
+    # A shared server may add its own warnings (an old snapshot elsewhere, InnoDB's purge
+    # lag): the queue's verdicts are read from the line, the exit code only where it must be.
     quiet = qadmin(jobs, config, "check", "jobs", "--queue", "orders", "--warn-depth", "4")
-    assert quiet.exit_code == 0, quiet.output  # 3 due: the 3 not due do not count
+    assert quiet.exit_code in (0, 1) and "depth 3 >=" not in quiet.stdout, quiet.output
+    assert "depth=3;4;" in quiet.stdout  # 3 due: the 3 not due do not count
     deep = qadmin(jobs, config, "check", "jobs", "--queue", "orders", "--warn-depth", "3")
     assert deep.exit_code == 1 and "depth 3 >= 3" in deep.stdout, deep.output
     stuck = qadmin(jobs, config, "check", "jobs", "--queue", "mail", "--stale-after", "5m")
     assert stuck.exit_code == 1 and "stale_claims" in stuck.stdout, stuck.output
     fine = qadmin(jobs, config, "check", "jobs", "--queue", "orders", "--stale-after", "5m")
-    assert fine.exit_code == 0, fine.output
+    assert fine.exit_code in (0, 1) and "stale_claims:" not in fine.stdout, fine.output
     claims = as_json(jobs, config, "claims", "jobs", "--queue", "mail", "--stale-after", "5m")
     assert [c["claimed_by"] for c in claims] == ["w1"]
     none = as_json(jobs, config, "claims", "jobs", "--queue", "orders", "--stale-after", "5m")
@@ -360,8 +363,9 @@ def test_naive_utc_times_are_read_as_utc_whatever_the_session_zone(
 def test_status_fits_a_terminal_and_names_what_it_cannot_read(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """80 columns on a terminal, however long a queue's name or its worst finding; a declared
-    table that is missing is a line saying so (UNKNOWN), and the others are still read."""
+    """80 columns on a terminal, however long a queue's name or its worst finding; a
+    [tables.NAME] entry qadmin cannot use is a line saying why (UNKNOWN), one whose table this
+    connection lacks is a note (one config serves several servers); the rest are read."""
     from tests.conftest import make_target
 
     target = make_target("sqlite", request, tmp_path)
@@ -372,13 +376,189 @@ def test_status_fits_a_terminal_and_names_what_it_cannot_read(
     config.write_text(
         PROFILE.replace("[tables.jobs]", f'[tables.jobs]\ntable = "{long_name}"')
         + '\n[tables.gone]\ntable = "no_such_table"\n'
+        + '\n[tables.typo]\nstate_colum = "st"\n'
     )
     monkeypatch.setenv("COLUMNS", "80")
     shown = qadmin(target, config, "status", "--stale-after", "5m", "--format", "table")
-    assert shown.exit_code == 3, shown.output  # UNKNOWN: one queue could not be read
+    assert shown.exit_code == 3, shown.output  # UNKNOWN: one entry cannot be used
     lines = shown.stdout.splitlines()
     assert lines and max(len(line) for line in lines) <= 80, shown.stdout
     assert "jobs[mail]" in shown.stdout and "jobs[orders]" in shown.stdout
+    assert "[tables.gone] not read here" in shown.stderr
     data = json.loads(qadmin(target, config, "status", "--format", "json").stdout)
-    gone = next(line for line in data if line["name"] == "gone")
-    assert gone["status"] == "UNKNOWN" and "no_such_table" in gone["error"]
+    typo = next(line for line in data if line["name"] == "typo")
+    assert typo["status"] == "UNKNOWN" and "state_colum" in typo["error"]
+    assert not any(line["name"] == "gone" for line in data)
+
+
+def test_rows_that_name_no_queue_are_a_queue_too(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """Delayed::Job's default queue is a NULL queue name: inspect and status show those rows
+    as TABLE[], and --queue-null reads them."""
+    from tests.conftest import make_target
+
+    target = make_target("sqlite", request, tmp_path)
+    _sql(
+        target,
+        [
+            "CREATE TABLE dj (id INTEGER PRIMARY KEY, queue TEXT, st TEXT NOT NULL)",
+            "INSERT INTO dj (queue, st) VALUES (NULL, 'new'), (NULL, 'new'), ('mail', 'new')",
+        ],
+    )
+    config = tmp_path / "dj.toml"
+    config.write_text(
+        '[tables.dj]\nqueue_column = "queue"\nstate_column = "st"\npending = ["new"]\n'
+    )
+    report = as_json(target, config, "inspect", "dj", "--sample", "0")
+    lines = {q["queue"]: q["depth"] for q in report["named_queues"]["queues"]}
+    assert lines == {"mail": 1, None: 2}
+    assert as_json(target, config, "size", "dj", "--queue-null")["depth"] == 2
+    status = json.loads(qadmin(target, config, "status", "--format", "json").stdout)
+    assert {line["name"]: line["depth"] for line in status} == {"dj[mail]": 1, "dj[]": 2}
+
+
+def test_a_heartbeat_table_qadmin_cannot_read_is_one_line(tasks: Target, tmp_path: Path) -> None:
+    """A live worker's claim must never look stale because its workers table was misnamed."""
+    for text, said in (
+        ('table = "workers"', 'table = "nosuch_workers"'),
+        ('beat_column = "last_seen"', 'beat_column = "nosuchcol"'),
+        ('table = "workers"', 'table = "elsewhere.workers"'),
+    ):
+        bad = tmp_path / "bad_heartbeat.toml"
+        bad.write_text(TASKS_PROFILE.replace(text, said))
+        for command in ("claims", "requeue"):
+            result = qadmin(tasks, bad, command, "tasks", "--queue", "a", "--dry-run")
+            if command == "claims":
+                result = qadmin(tasks, bad, command, "tasks", "--queue", "a")
+            assert result.exit_code == 2, (said, result.output)
+            assert "heartbeat" in result.stderr and len(result.stderr.splitlines()) == 1
+
+
+def test_a_due_time_that_is_not_a_time_is_one_line(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """Epoch milliseconds without --time-unit, and text that is no date, in a SQLite due
+    column: one line naming the value (check UNKNOWN), never depth 0 and OK."""
+    from tests.conftest import make_target
+
+    target = make_target("sqlite", request, tmp_path)
+    now_ms = _ms(0)
+    _sql(
+        target,
+        [
+            "CREATE TABLE ep (id INTEGER PRIMARY KEY, st TEXT NOT NULL, run_at INTEGER)",
+            f"INSERT INTO ep (st, run_at) VALUES ('new', {now_ms - 60_000}), "
+            f"('new', {now_ms + 3_600_000})",
+            "CREATE TABLE junk (id INTEGER PRIMARY KEY, st TEXT NOT NULL, run_at TEXT)",
+            "INSERT INTO junk (st, run_at) VALUES ('new', 'garbage'), ('new', NULL)",
+        ],
+    )
+    config = tmp_path / "due.toml"
+    config.write_text(
+        '[tables.ep]\nstate_column = "st"\npending = ["new"]\ndue_column = "run_at"\n'
+        '[tables.junk]\nstate_column = "st"\npending = ["new"]\ndue_column = "run_at"\n'
+    )
+    for name in ("ep", "junk"):
+        size = qadmin(target, config, "size", name)
+        assert size.exit_code == 2, size.output
+        assert f"{name}.run_at" in size.stderr and len(size.stderr.splitlines()) == 1
+        checked = qadmin(target, config, "check", name, "--sample", "0")
+        assert checked.exit_code == 3 and checked.stdout.startswith("QADMIN UNKNOWN")
+    config.write_text(
+        config.read_text().replace(
+            'due_column = "run_at"\n[tables.junk]',
+            'due_column = "run_at"\ntime_unit = "ms"\n[tables.junk]',
+        )
+    )
+    fixed = as_json(target, config, "size", "ep")
+    assert (fixed["depth"], fixed["scheduled"]) == (1, 1)
+
+
+def test_a_threshold_whose_figure_was_not_read_is_never_ok(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """110,000 waiting rows: the oldest is not read (more than 10,000 due, no (state, time)
+    index); --crit-oldest-age cannot be called met because --crit-depth was."""
+    from tests.conftest import make_target
+
+    target = make_target("postgresql", request, tmp_path)
+    table = f'"{target.schema}".big'
+    _sql(
+        target,
+        [
+            f"CREATE TABLE {table} (id bigserial PRIMARY KEY, st text NOT NULL, "
+            "at timestamptz NOT NULL)",
+            f"CREATE INDEX ON {table} (st)",
+            f"INSERT INTO {table} (st, at) SELECT 'new', now() - interval '2 hours' "
+            "FROM generate_series(1, 110000)",
+            f"ANALYZE {table}",
+        ],
+    )
+    config = tmp_path / "big.toml"
+    config.write_text('[tables.big]\nstate_column = "st"\npending = ["new"]\ntime_column = "at"\n')
+    result = qadmin(
+        target,
+        config,
+        "check",
+        "big",
+        "--crit-depth",
+        "10000000",
+        "--crit-oldest-age",
+        "1h",
+        "--sample",
+        "0",
+    )
+    assert result.exit_code == 3, result.output
+    assert "oldest_age not evaluable: oldest waiting row not read" in result.stdout
+
+
+def test_a_misspelt_named_queue_is_never_a_silent_ok(jobs: Target, config: Path) -> None:
+    result = qadmin(jobs, config, "check", "jobs", "--queue", "ordres", "--sample", "0")
+    assert result.exit_code == 1 and "queue_unseen" in result.stdout, result.output
+    assert "'ordres'" in result.stdout
+    real = qadmin(jobs, config, "check", "jobs", "--queue", "orders", "--sample", "0")
+    assert "queue_unseen" not in real.stdout
+
+
+def test_one_busy_named_queue_does_not_inflate_the_others(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """120,000 waiting jobs in queue bulk, 5 in default, none due in mailers, with the
+    library's (state, queue, ...) index: each quiet queue is counted through it, exactly (the
+    planner split the state's rows evenly: 51,300 for a queue of 5), the busy one a floor."""
+    from tests.conftest import make_target
+
+    target = make_target("postgresql", request, tmp_path)
+    table = f'"{target.schema}".jobs'
+    _sql(
+        target,
+        [
+            f"CREATE TABLE {table} (id bigserial PRIMARY KEY, state text NOT NULL, "
+            "queue text NOT NULL, run_at timestamptz NOT NULL)",
+            f"CREATE INDEX ON {table} (state, queue, run_at, id)",
+            f"INSERT INTO {table} (state, queue, run_at) SELECT 'available', 'bulk', "
+            "now() - interval '1 minute' FROM generate_series(1, 120000)",
+            f"INSERT INTO {table} (state, queue, run_at) SELECT 'available', 'default', "
+            "now() - interval '30 minutes' FROM generate_series(1, 5)",
+            f"INSERT INTO {table} (state, queue, run_at) SELECT 'scheduled', 'mailers', "
+            "now() + interval '1 day' FROM generate_series(1, 3)",
+            f"ANALYZE {table}",
+        ],
+    )
+    config = tmp_path / "busy.toml"
+    config.write_text(
+        '[tables.jobs]\nstate_column = "state"\npending = ["available"]\n'
+        'scheduled = ["scheduled"]\nqueue_column = "queue"\ndue_column = "run_at"\n'
+    )
+    quiet = as_json(target, config, "size", "jobs", "--queue", "default")
+    assert (quiet["depth"], quiet["depth_exact"]) == (5, True), quiet
+    assert 1790 <= quiet["oldest_age_s"] < 2400
+    idle = as_json(target, config, "size", "jobs", "--queue", "mailers")
+    assert (idle["depth"], idle["depth_exact"], idle["scheduled"]) == (0, True, 3), idle
+    busy = qadmin(
+        target, config, "check", "jobs", "--queue", "bulk", "--crit-depth", "100", "--sample", "0"
+    )
+    # past the count's 100,001: the planner's estimate when higher, else a floor; never exact
+    assert busy.exit_code == 2, busy.output
+    assert "depth ~" in busy.stdout or "depth at least 100001" in busy.stdout

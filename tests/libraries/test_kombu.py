@@ -5,6 +5,7 @@ message is done as far as the table can tell: no claim for qadmin to find or rel
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,6 +16,7 @@ import pytest
 
 from tests.conftest import MY_HOST
 from tests.libraries.conftest import Processes
+from tests.libraries.named import QueueView, check_named
 from tests.libraries.scenario import (
     LibraryView,
     check_qadmin,
@@ -106,6 +108,16 @@ def test_kombu(
         has_enqueue_time=False,
     )
     assert view.waiting == 3
+    # Per named queue (kombu_message.queue_id: kombu_queue's id for each name), against
+    # kombu's own _size of each; kombu has no delayed delivery to schedule anything with.
+    ids = json.loads(_kombu("ids", url))
+    views = {
+        str(ids[name]): QueueView(
+            depth=int(_kombu("waiting", url, name)), scheduled=0, running=0, stuck=(), failed=0
+        )
+        for name in ("work", "idle")
+    }
+    check_named(["--dsn", dsn], "kombu_message", views, "2s", running_known=False)
 
     assert detected_library(dsn, "kombu_message", schema) == "kombu"
     if engine == "postgresql":

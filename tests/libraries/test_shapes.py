@@ -32,7 +32,11 @@ NOW = {
     "mariadb": "UTC_TIMESTAMP(6)",
     "sqlite": "datetime('now')",
 }
-LATER = {"postgresql": "timezone('UTC', now()) + interval '1 hour'"}
+LATER = {
+    "postgresql": "timezone('UTC', now()) + interval '1 hour'",
+    "mariadb": "UTC_TIMESTAMP(6) + INTERVAL 1 HOUR",
+    "sqlite": "datetime('now', '+1 hour')",
+}
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,23 @@ SOLID_READY = Case(
         "VALUES (1, 'default', {ago}), (2, 'default', {now})",
     ),
     depth=2,
+    states={},
+    engines=("postgresql", "mariadb", "sqlite"),
+)
+# Jobs scheduled for later: depth is only the one whose time has come (its dispatcher has yet
+# to move it to the ready executions); the two an hour ahead are scheduled.
+SOLID_SCHEDULED = Case(
+    "solid-queue",
+    "solid_queue_scheduled_executions",
+    (
+        "CREATE TABLE solid_queue_scheduled_executions (id {serial}, job_id bigint NOT NULL, "
+        "queue_name varchar(255) NOT NULL, priority integer NOT NULL DEFAULT 0, "
+        "scheduled_at {ts} NOT NULL, created_at {ts} NOT NULL)",
+        "INSERT INTO solid_queue_scheduled_executions (job_id, queue_name, scheduled_at, "
+        "created_at) VALUES (1, 'default', {ago}, {ago}), (2, 'default', {later}, {ago}), "
+        "(3, 'mail', {later}, {ago})",
+    ),
+    depth=1,
     states={},
     engines=("postgresql", "mariadb", "sqlite"),
 )
@@ -239,6 +260,7 @@ CASES = (
     RIVER,
     OBAN,
     SOLID_READY,
+    SOLID_SCHEDULED,
     SOLID_CLAIMED,
     GOOD_JOB,
     QUE,
@@ -328,6 +350,11 @@ def test_shape_through_the_cli(
     report = qadmin_json("inspect", case.table, *conn, "--stale-after", STALE_AFTER)
     assert report["profile"]["library"] == case.library
     assert report["size"]["depth"] == case.depth
+    if case is SOLID_SCHEDULED:
+        assert report["size"]["scheduled"] == 2
+        queues = {q["queue"]: q for q in report["named_queues"]["queues"]}
+        assert (queues["default"]["depth"], queues["default"]["scheduled"]) == (1, 1)
+        assert (queues["mail"]["depth"], queues["mail"]["scheduled"]) == (0, 1)
     if case.states:
         assert state_rows(report["size"]) == case.states
     for row_id in case.stale:

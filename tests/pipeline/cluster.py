@@ -101,6 +101,10 @@ class Services:
         )
         for number in (1, 2):
             self.start_worker(number)
+        self.start_connect()
+
+    def start_connect(self) -> None:
+        bin_dir = spark_home() / "bin"
         self.start(
             "connect",
             [

@@ -284,3 +284,31 @@ def test_archive_refuses_a_ring(tmp_path, request):
     spec = _queue(engine, "ar", "ring")
     with pytest.raises(QadminError, match="reuses its slots"):
         archive.archive(engine, spec, tmp_path / "a", "parquet", export.Selection(older_than_s=0))
+
+
+def _enqueued(path, fmt):
+    import json
+
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        return pq.read_table(path, columns=["enqueued_at"]).column("enqueued_at").to_pylist()
+    return [json.loads(line)["enqueued_at"] for line in path.read_text().splitlines()]
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
+@pytest.mark.parametrize("kind", ["fifo", "pending", "claim"])
+@pytest.mark.parametrize("label", ["sqlite", "postgresql", "mariadb"])
+def test_load_keeps_the_exported_enqueued_at(label, kind, fmt, request, tmp_path):
+    """An archive restored, or a queue moved, keeps its messages' ages (oldest, --older-than)."""
+    engine = make_target(label, request, tmp_path).engine()
+    source = _queue(engine, "old_q", kind)
+    messages.push(engine, source, [b"a", b"b", b"c"])
+    time.sleep(0.05)  # the load's own time is later than every enqueue: a stamp would differ
+    first = tmp_path / f"first.{fmt}"
+    export.export(engine, source, first, fmt, export.Selection())
+    copy = _queue(engine, "new_q", kind)
+    load.load_python(engine, copy, first, fmt, None)
+    again = tmp_path / f"again.{fmt}"
+    export.export(engine, copy, again, fmt, export.Selection())
+    assert _enqueued(again, fmt) == _enqueued(first, fmt)

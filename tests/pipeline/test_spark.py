@@ -4,8 +4,10 @@ PostgreSQL and MariaDB, and the report over a generated history with planted ano
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -50,6 +52,13 @@ def test_spark_export_and_spark_load_keep_every_byte_in_order(
         assert load.move(engine, copy, None)["loaded"] == len(sent)
     got = messages.peek(engine, copy, count=len(sent) + 1)
     assert [m["payload"] for m in got] == sent
+    # the exported enqueued_at is kept through Spark's staging too
+    import pyarrow.parquet as pq
+
+    kept = tmp_path / "kept.parquet"
+    export.export(engine, copy, kept, "parquet", export.Selection())
+    times = pq.read_table(kept).column("enqueued_at").to_pylist()
+    assert times == pq.read_table(folder).sort_by("id").column("enqueued_at").to_pylist()
     # and the python path reads Spark's folder the same way
     again = _queue(engine, "sp_py", kind)
     load.load_python(engine, again, folder, "parquet", None)
@@ -125,6 +134,7 @@ def test_report_html_renders_in_a_headless_browser(planted_report, tmp_path):
             "--disable-sync",
             f"--user-data-dir={tmp_path / 'profile'}",
             "--virtual-time-budget=5000",
+            "--window-size=900,1200",
             "--dump-dom",
             page.as_uri(),
         ],
@@ -137,6 +147,27 @@ def test_report_html_renders_in_a_headless_browser(planted_report, tmp_path):
     assert f'data-charts="{charts}"' in dom
     assert 'data-rendered="ok"' in dom
     assert "backlog grew for 5 h" in dom
+    widest = int(re.search(r'data-widest="(\d+)"', dom)[1])
+    assert 0 < widest <= 900, f"a table or chart reaches {widest} px on a 900 px page"
+
+
+def test_report_html_marks_times_whole_counts_and_each_finding_window(planted_report):
+    page = report_html.render(planted_report)
+    charts = re.findall(r'<svg class="chart".*?</svg>', page)
+    assert charts
+    for chart in charts:
+        title = re.search(r'aria-label="([^"]+)"', chart)[1]
+        top = re.search(r'<text x="4" y="\d+" font-size="10">([^<]+)</text>', chart)[1]
+        if title.endswith(("(messages)", "(rows)")):
+            assert re.fullmatch(r"[\d,]+", top), f"{title}: axis top {top}"
+        hours = re.findall(r'font-size="10"(?: text-anchor="end")?>(\d{4}-[^<]+)</text>', chart)
+        assert hours and all(h.endswith(" UTC") for h in hours), hours
+    backlog = next(f for f in planted_report.findings if f["queue"] == "backlog")
+    assert backlog["start"].utcoffset() is not None  # an aware time, in JSON too
+    queue_charts = page.split("<h2>backlog ")[1].split("<h2>")[0]
+    bands = re.findall(r'<rect class="finding-window"[^>]*><title>([^<]+)</title>', queue_charts)
+    assert len(bands) == len(report_html.CHARTS)
+    assert bands[0].startswith(f"backlog_growing: {backlog['start']:%Y-%m-%d %H:%M} UTC to ")
 
 
 def test_report_cli_writes_json_parquet_and_html(spark_session, planted_history, tmp_path):
@@ -212,3 +243,50 @@ def test_a_spark_job_feeds_the_progress_bar(spark_session, monkeypatch):
         spark_session.range(0, 20_000_000, numPartitions=8).selectExpr("sum(id * 7 % 13)").collect()
     assert seen, "the tracker reported nothing while the job ran"
     assert all(0 <= done <= total for done, total in seen)
+
+
+def test_a_spark_job_past_job_timeout_is_exit_6_and_the_process_ends(request, tmp_path):
+    """The staging table is locked before Spark writes to it: the job cannot finish, and
+    --job-timeout ends it (exit 6, one line) whatever Spark is doing."""
+    import os
+    import sys
+
+    import psycopg
+
+    from tests.pipeline.conftest import SPARK_ENV
+
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    source = _queue(engine, "jt_src", "fifo")
+    messages.push(engine, source, [b"a", b"b", b"c"])
+    path = tmp_path / "in.parquet"
+    export.export(engine, source, path, "parquet", export.Selection())
+    copy = _queue(engine, "jt_dst", "fifo")
+    stage = f'"{target.schema}"."{copy.objects()["stage"]}"'
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "qadmin", "load", "jt_dst", "--from", str(path), "--engine",
+         "spark", "--master", "local[1]", "--job-timeout", "3", *target.cli_args()],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+        env={**os.environ, **SPARK_ENV},
+    )  # fmt: skip
+    try:
+        with psycopg.connect(target.dsn) as holder:
+            for _ in range(1200):
+                found = holder.execute("SELECT to_regclass(%s) IS NOT NULL", (stage,))
+                if found.fetchone()[0] or proc.poll() is not None:
+                    break
+                holder.rollback()
+                time.sleep(0.1)
+            holder.execute(f"LOCK TABLE {stage} IN SHARE MODE")
+            _, stderr = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 6, stderr
+    lines = [x for x in stderr.splitlines() if x.startswith("qadmin:")]
+    assert lines == [
+        "qadmin: error: the Spark job did not finish within 3 s (--job-timeout) on the Spark "
+        "master local[1]; what it wrote is not kept"
+    ], stderr
+    assert messages.peek(engine, copy, count=1) == []

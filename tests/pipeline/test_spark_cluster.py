@@ -347,3 +347,52 @@ def test_no_free_cores_is_one_line_after_the_timeout(services, small_history):
     lines = [x for x in out.stderr.splitlines() if x.startswith("qadmin: error")]
     assert len(lines) == 1 and "no executor within 3 s" in lines[0]
     assert "\tat " not in out.stderr
+
+
+def test_a_connect_server_killed_mid_load_is_exit_6_and_the_process_ends_at_once(
+    services, request, tmp_path
+):
+    """The load's staging task waits on a lock the test holds, so the server dies mid-job:
+    pyspark's client would retry for over ten minutes and its exit hook again after that;
+    qadmin sees the port refuse, says so in one line and is gone within seconds."""
+    import psycopg
+
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    spec, _ = source_queue(engine)
+    source = tmp_path / "in.parquet"
+    export.export(engine, spec, source, "parquet", export.Selection())
+    copy = pending_queue(engine, "dst")
+    stage = f'"{target.schema}"."{copy.objects()["stage"]}"'
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "qadmin", "load", "dst", "--from", str(source), "--engine",
+         "spark", *where_args(services, "connect"), *target.cli_args()],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+        env=cli_env(),
+    )  # fmt: skip
+    try:
+        with (
+            psycopg.connect(target.dsn, autocommit=True) as watcher,
+            psycopg.connect(target.dsn) as holder,
+        ):
+            _wait(lambda: _exists(watcher, stage), proc, "the staging table")
+            holder.execute(f"LOCK TABLE {stage} IN SHARE MODE")
+            _wait(lambda: _waiting_inserts(watcher, stage) >= 1, proc, "a waiting task")
+            services.kill("connect")
+            killed = time.monotonic()
+            holder.rollback()
+        _, stderr = proc.communicate(timeout=120)  # on main: still retrying after 10 minutes
+        took = time.monotonic() - killed
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        services.start_connect()  # for whatever runs next (the teardown stops it)
+    assert proc.returncode == EXIT_CONNECTION, stderr
+    assert stderr.strip().splitlines() == [
+        f"qadmin: error: lost the Spark Connect server {services.remote}: it stopped accepting "
+        f"connections at 127.0.0.1:{services.connect_port} while the job ran; what the job "
+        "wrote is not kept"
+    ]
+    assert took < 30, f"the process took {took:.1f} s to end after the server was killed"
+    assert messages.peek(engine, copy, count=1) == []  # nothing half-loaded

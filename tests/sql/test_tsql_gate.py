@@ -18,6 +18,7 @@ PARAMS = {
     "worker": "w",
     "id": 1,
     "lo": 1,
+    "hi": 2**63 - 1,
     "error": "e",
     "retry": False,
     "attempt": 1,
@@ -71,7 +72,8 @@ def every_statement() -> list[tuple[str, str]]:
         for statement in engine.catalog_sql(section, "orders_q_push"):
             out.append((f"catalog:{section}", engine.bind(statement, PARAMS)[0]))
     for section, statements in sqlfiles.load("engine/mssql.sql").sections.items():
-        out.extend((f"engine:{section}", engine.bind(s, PARAMS)[0]) for s in statements)
+        rendered = (engine.render_text(s, {"mark": "qadmin_pop"}) for s in statements)
+        out.extend((f"engine:{section}", engine.bind(s, PARAMS)[0]) for s in rendered)
     out.extend(("session", s) for s in engine.session_statements())
     out.extend(_profile_statements(engine))
     diagnostics = sqlfiles.sql_root() / "diagnostics" / "mssql"
@@ -92,7 +94,7 @@ def _profile_statements(engine: Engine) -> list[tuple[str, str]]:
     the native and the epoch (``time_unit``) forms."""
     file = sqlfiles.load("queues/mssql/profile.sql")
     names = {"table": "jobs", "time_col": "created_at", "order_col": "id", "id_col": "id"}
-    names.update(head_idx="jobs_head", queue_col="queue")
+    names.update(head_idx="jobs_head", queue_col="queue", col="run_at")
     names.update(hb_table="workers", hb_worker="id", hb_job="worker_id", hb_beat="last_beat")
 
     def part(section: str, column: str, epoch: bool = False) -> str:

@@ -141,3 +141,13 @@ def test_a_missing_jdbc_driver_names_the_jar_and_where_it_goes():
     assert "spark.jars" in on_cluster and "$SPARK_HOME/jars" in on_cluster
     other = str(spark.explain(RuntimeError("boom\n\tat x.y\n" * 500), spark.Where(), None))
     assert other == "spark: boom"
+
+
+def test_with_qadmin_spark_jars_the_missing_driver_line_names_the_jars_sent(monkeypatch):
+    engine = open_engine("postgresql://app@db1/sales")
+    monkeypatch.setenv("QADMIN_SPARK_JARS", "/opt/jdbc/mariadb-java-client-3.4.jar")
+    failure = RuntimeError("java.lang.ClassNotFoundException: org.postgresql.Driver")
+    line = str(spark.explain(failure, spark.Where("local[2]"), engine))
+    assert "QADMIN_SPARK_JARS sent /opt/jdbc/mariadb-java-client-3.4.jar" in line
+    assert "qadmin ships" not in line  # /usr/share/java/postgresql.jar was not sent
+    assert "org.postgresql.Driver" in line

@@ -9,20 +9,27 @@
 --          id sequence cannot check against the ids issued
 -- params: :schema, :table
 -- min version: PostgreSQL 13
--- privilege: none (pg_stat_user_tables shows every table of the database)
+-- privilege: none (the pg_stat_get_* functions read every table of the database)
 -- cost: one shared-memory statistics row (flushed by backends up to a second late) and one
---       pg_class row (relpages: the heap's pages at the last VACUUM / ANALYZE)
-SELECT s.n_dead_tup AS dead_bound, 'n_dead_tup ' || s.n_dead_tup AS dead_bound_source,
-       s.n_tup_ins AS ids_seen,
+--       pg_class row (relpages: the heap's pages at the last VACUUM / ANALYZE), by oid: not
+--       pg_stat_user_tables, which aggregates every table's indexes first
+SELECT pg_catalog.pg_stat_get_dead_tuples(c.oid) AS dead_bound,
+       'n_dead_tup ' || pg_catalog.pg_stat_get_dead_tuples(c.oid) AS dead_bound_source,
+       pg_catalog.pg_stat_get_tuples_inserted(c.oid) AS ids_seen,
        -- the live rows as the last VACUUM / ANALYZE counted them (-1: never): what size
        -- estimates from when a reset has emptied the counters above
        c.reltuples::bigint AS analyzed_rows,
        -- relpages, not pg_relation_size: that opens the table, which waits behind an ACCESS
        -- EXCLUSIVE lock (a diagnostic must answer behind a waiting ALTER)
-       (s.n_tup_ins + s.n_tup_upd + s.n_tup_del < c.relpages
-        AND coalesce(s.last_vacuum, s.last_autovacuum, s.last_analyze, s.last_autoanalyze)
-            IS NULL) AS counters_short,
+       (pg_catalog.pg_stat_get_tuples_inserted(c.oid)
+        + pg_catalog.pg_stat_get_tuples_updated(c.oid)
+        + pg_catalog.pg_stat_get_tuples_deleted(c.oid) < c.relpages
+        AND coalesce(pg_catalog.pg_stat_get_last_vacuum_time(c.oid),
+                     pg_catalog.pg_stat_get_last_autovacuum_time(c.oid),
+                     pg_catalog.pg_stat_get_last_analyze_time(c.oid),
+                     pg_catalog.pg_stat_get_last_autoanalyze_time(c.oid)) IS NULL)
+           AS counters_short,
        c.relpages AS heap_pages
-FROM pg_catalog.pg_stat_user_tables AS s
-JOIN pg_catalog.pg_class AS c ON c.oid = s.relid
-WHERE s.schemaname = :schema AND s.relname = :table
+FROM pg_catalog.pg_class AS c
+JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
+WHERE n.nspname = :schema AND c.relname = :table AND c.relkind IN ('r', 'p')

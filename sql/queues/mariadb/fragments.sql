@@ -17,6 +17,13 @@ DROP SEQUENCE IF EXISTS {obj}
 -- name: next_value
 SET v_seq = NEXT VALUE FOR {obj}
 
+-- name: next_take
+SET v_seq = NEXT VALUE FOR {obj}
+
+-- name: next_prune
+-- nothing to prune: a SEQUENCE keeps no rows
+DO 0
+
 -- name: next_expr
 (SELECT next_not_cached_value FROM {obj})
 

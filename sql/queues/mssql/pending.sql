@@ -85,12 +85,12 @@ DELETE FROM {table};
 SELECT @@ROWCOUNT AS purged;
 
 -- name: depth
--- At most :limit rows from id :lo up, in id order through the primary key: a walk whose cost
+-- At most :limit rows with ids from :lo up to below :hi, in id order through the primary key: a walk whose cost
 -- the caller bounds (diagnostics/entries/size.py picks :lo: the watermark, the bottom when
 -- few dead entries can lie on the way, else a window below the id high-water mark).
 SELECT count_big(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
 FROM (SELECT TOP (:limit) t.enqueued_at FROM {table} AS t WITH (READPAST, READCOMMITTEDLOCK)
-      WHERE t.id >= :lo ORDER BY t.id) AS w
+      WHERE t.id >= :lo AND t.id < :hi ORDER BY t.id) AS w
 
 -- name: due
 SELECT count(*) AS due FROM (

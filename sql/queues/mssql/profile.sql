@@ -74,3 +74,9 @@ NOT EXISTS (SELECT 1 FROM {hb_table} AS h WHERE h.{hb_worker.bare} = {table}.{hb
 -- with the state column, then it).
 SELECT DISTINCT TOP (:limit) {queue_col.bare} AS queue FROM {table}
 WHERE {filter} AND {queue_col.bare} IS NOT NULL ORDER BY 1
+
+-- name: sample
+-- One value of a time column among the rows the filter picks (a due time that cannot be
+-- compared, or one not due yet), so qadmin can say it is not a time rather than count the
+-- row nowhere: bounded to one row, run on a small table or where counts found such rows.
+SELECT TOP (1) {col.bare} AS v FROM {table} WHERE {filter}

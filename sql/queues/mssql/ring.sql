@@ -3,14 +3,23 @@
 --
 -- Invariants (README, "The ring"), the same as on the other engines:
 -- * Message k lives in slot k % capacity; slots are only UPDATEd, never inserted or deleted.
--- * push takes a number only after seeing the slot of the next number free (or holding that
---   number or a later one: the read was stale, a racing pusher took it): a full ring
---   refuses the push and uses no number. If a racing pusher got past the same check and the
---   slot is still occupied (push k+N must never overwrite push k), message k is kept in the
---   overflow table: no number is abandoned.
+-- * The bound: a ring never holds more than its capacity, uncommitted pushes included. Push
+--   counts the messages taken = push_next - pop_next + parked numbers (sequences are not
+--   transactional: a number an uncommitted push took counts at once) and takes a number only
+--   while that count stays within the capacity, under the ring's push lock (sp_getapplock
+--   owned by the session, held from the count to NEXT VALUE FOR only and released on error:
+--   never to commit). Pops take their numbers under the ring's pop lock the same way, so no
+--   two poppers race for "next". The reads inside the locks skip locked rows (READPAST) or read
+--   the parked list uncommitted (NOLOCK: a park in flight counts), so a lock holder never
+--   waits on a row.
+-- * push also takes a number only after seeing the slot of the next number free (or holding
+--   that number or a later one: the read was stale): a slot still holding an older message
+--   refuses the push and uses no number. A number whose slot another transaction holds is kept
+--   in the overflow table: no number is abandoned.
 -- * pop takes a number only after seeing message "next" present: an empty ring returns nothing
---   and uses no number. A number whose message has not arrived is parked in the pending table
---   and served first by later pops, so it is never skipped and no later message is lost.
+--   and uses no number. A number whose message is not there (something took a pop number
+--   without the pop lock) is parked in the pending table and served first by later pops, so it
+--   is never skipped and no later message is lost.
 -- * Neither waits on a slot another transaction holds (READPAST): a push puts its message in the
 --   overflow table instead, a pop parks its number. A number is taken before the write and a
 --   deadlock would roll the write back but not the number; with no waits on slots, none forms.
@@ -59,16 +68,34 @@ BEGIN
     DECLARE @next bigint;
     DECLARE @seq bigint;
     DECLARE @at datetime2(6) = SYSUTCDATETIME();
+    DECLARE @lock nvarchar(255) = N'qadmin_' + CONVERT(nvarchar(64), HASHBYTES('MD5', {push_seq.lit}), 2);
+    DECLARE @got int;
     -- A slot's payload column allows NULL (a free slot): refuse one before a number is taken.
     IF @payload IS NULL
         THROW 51000, 'ring push: the payload is NULL', 1;
-    SELECT @next = COALESCE(CAST(last_used_value AS bigint) + 1, CAST(start_value AS bigint))
-    FROM sys.sequences WHERE object_id = OBJECT_ID({push_seq.lit});
-    IF NOT EXISTS (SELECT 1 FROM {table} WHERE slot = @next % {capacity}
-                   AND (reference_count = 0 OR message_id >= @next))
-        RETURN;
+    -- The push lock, from the count to the number only (see the invariants).
+    EXEC @got = sp_getapplock @Resource = @lock, @LockMode = 'Exclusive', @LockOwner = 'Session';
+    IF @got < 0
+        THROW 51205, 'ring push: lock wait timeout on the ring''s push lock', 1;
+    BEGIN TRY
+        SELECT @next = COALESCE(CAST(last_used_value AS bigint) + 1, CAST(start_value AS bigint))
+        FROM sys.sequences WHERE object_id = OBJECT_ID({push_seq.lit});
+        IF @next + 1
+           - (SELECT COALESCE(CAST(last_used_value AS bigint) + 1, CAST(start_value AS bigint))
+                FROM sys.sequences WHERE object_id = OBJECT_ID({pop_seq.lit}))
+           + (SELECT COUNT(*) FROM {pending} WITH (NOLOCK)) <= {capacity}
+           AND EXISTS (SELECT 1 FROM {table} WITH (READPAST) WHERE slot = @next % {capacity}
+                       AND (reference_count = 0 OR message_id >= @next))
+            SET @seq = NEXT VALUE FOR {push_seq};
+    END TRY
+    BEGIN CATCH
+        EXEC sp_releaseapplock @Resource = @lock, @LockOwner = 'Session';
+        THROW;
+    END CATCH;
+    EXEC sp_releaseapplock @Resource = @lock, @LockOwner = 'Session';
+    IF @seq IS NULL
+        RETURN;  -- full: nothing written, no number taken
     BEGIN TRANSACTION;
-    SET @seq = NEXT VALUE FOR {push_seq};
     UPDATE {table} WITH (ROWLOCK, READPAST)
     SET message_id = @seq, payload = @payload, reference_count = 1, enqueued_at = @at
     WHERE slot = @seq % {capacity} AND reference_count = 0;
@@ -92,6 +119,8 @@ BEGIN
     DECLARE @scan_pending bit = 1;
     DECLARE @taken int = 0;
     DECLARE @n int;
+    DECLARE @lock nvarchar(255) = N'qadmin_' + CONVERT(nvarchar(64), HASHBYTES('MD5', {pop_seq.lit}), 2);
+    DECLARE @got int;
     BEGIN TRANSACTION;
     WHILE @taken < @count
     BEGIN
@@ -111,12 +140,27 @@ BEGIN
         END;
         IF @seq IS NULL
         BEGIN
-            SELECT @next = COALESCE(CAST(last_used_value AS bigint) + 1, CAST(start_value AS bigint))
-            FROM sys.sequences WHERE object_id = OBJECT_ID({pop_seq.lit});
-            IF NOT EXISTS (SELECT 1 FROM {table} WHERE slot = @next % {capacity} AND message_id = @next)
-               AND NOT EXISTS (SELECT 1 FROM {overflow} WHERE message_id = @next)
-                BREAK;
-            SET @seq = NEXT VALUE FOR {pop_seq};
+            -- The pop lock, from the look at "next" to the number only (see the invariants).
+            EXEC @got = sp_getapplock @Resource = @lock, @LockMode = 'Exclusive',
+                                      @LockOwner = 'Session';
+            IF @got < 0
+                THROW 51205, 'ring pop: lock wait timeout on the ring''s pop lock', 1;
+            BEGIN TRY
+                SELECT @next = COALESCE(CAST(last_used_value AS bigint) + 1,
+                                        CAST(start_value AS bigint))
+                FROM sys.sequences WHERE object_id = OBJECT_ID({pop_seq.lit});
+                IF EXISTS (SELECT 1 FROM {table} WITH (READPAST)
+                           WHERE slot = @next % {capacity} AND message_id = @next)
+                   OR EXISTS (SELECT 1 FROM {overflow} WITH (READPAST) WHERE message_id = @next)
+                    SET @seq = NEXT VALUE FOR {pop_seq};
+            END TRY
+            BEGIN CATCH
+                EXEC sp_releaseapplock @Resource = @lock, @LockOwner = 'Session';
+                THROW;
+            END CATCH;
+            EXEC sp_releaseapplock @Resource = @lock, @LockOwner = 'Session';
+            IF @seq IS NULL
+                BREAK;  -- empty: no number taken
         END;
         UPDATE {table} WITH (ROWLOCK, READPAST)
         SET reference_count = 0, message_id = NULL, payload = NULL, enqueued_at = NULL

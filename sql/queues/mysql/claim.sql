@@ -261,11 +261,19 @@ SELECT count(*) AS purged FROM {table} FOR UPDATE
 DELETE FROM {table}
 
 -- name: depth
--- At most :limit rows from id :lo up, in id order through the primary key: a walk whose cost
+-- At most :limit waiting rows (claimed ones are counted apart: claimed_count) with ids from
+-- :lo up to below :hi, in id order (the pop index, or the primary key): a walk whose cost
 -- the caller bounds (diagnostics/entries/size.py picks :lo: the watermark, the bottom when
 -- few dead entries can lie on the way, else a window below the id high-water mark).
 SELECT count(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
-FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo ORDER BY t.id LIMIT :limit) AS w
+FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo AND t.id < :hi AND t.processing_started_at IS NULL
+      ORDER BY t.id LIMIT :limit) AS w
+
+-- name: claimed_count
+-- Claimed rows, at most :limit (through the claimed index): a claim queue's depth is its
+-- waiting rows, and the catalog's row estimate counts these too.
+SELECT count(*) AS claimed
+FROM (SELECT 1 FROM {table} AS t WHERE t.processing_started_at IS NOT NULL LIMIT :limit) AS c
 
 -- name: claims
 SELECT id, processing_started_at, claimed_by, CAST(claimed_session AS CHAR) AS claimed_session,

@@ -55,18 +55,37 @@ WHERE id = :id AND (processing_started_at IS NULL OR failed_at >= processing_sta
 -- name: archive_claim
 SELECT ROW_COUNT() AS deleted
 
+-- name: plan_rows
+-- archive --dry-run: how many messages the selection holds now, and their id range (one
+-- read of the selected rows; exact at the time of the read).
+SELECT count(*) AS messages, min(id) AS first_id, max(id) AS last_id FROM {table}
+WHERE enqueued_at < :before
+
+-- name: plan_claim
+SELECT count(*) AS messages, min(id) AS first_id, max(id) AS last_id FROM (
+    SELECT id,
+           CASE WHEN processing_started_at IS NULL THEN 'ready'
+                WHEN failed_at >= processing_started_at THEN 'failed'
+                ELSE 'claimed' END AS state
+    FROM {table}
+    WHERE enqueued_at < :before
+) AS m
+WHERE (state = 'ready' AND :ready) OR (state = 'claimed' AND :claimed)
+   OR (state = 'failed' AND :failed)
+
 -- name: stage_create
 CREATE TABLE {stage} (
     seq      BIGINT NOT NULL PRIMARY KEY,
     payload  LONGBLOB NOT NULL,
     due_at   DATETIME(6) NULL,
     load_key VARCHAR(255) NULL,
+    enqueued_at DATETIME(6) NULL,
     KEY {stage_idx.bare} (load_key)
 ) ENGINE=InnoDB
 
 -- name: stage_insert
-INSERT INTO {stage} (seq, payload, due_at, load_key)
-VALUES (:seq, :payload, :due_at, :load_key)
+INSERT INTO {stage} (seq, payload, due_at, load_key, enqueued_at)
+VALUES (:seq, :payload, :due_at, :load_key, :enqueued_at)
 
 -- name: stage_drop
 DROP TABLE IF EXISTS {stage}
@@ -86,7 +105,7 @@ SELECT count(*) AS staged, min(seq) AS first_seq, max(seq) AS last_seq FROM {sta
 
 -- name: load_rows
 INSERT INTO {table} (enqueued_at, payload)
-SELECT UTC_TIMESTAMP(6), s.payload FROM {stage} AS s
+SELECT coalesce(s.enqueued_at, UTC_TIMESTAMP(6)), s.payload FROM {stage} AS s
 WHERE s.seq >= :from_seq AND s.seq < :to_seq
   AND NOT EXISTS (SELECT 1 FROM {loaded} AS l WHERE l.load_key = s.load_key)
 ORDER BY s.seq
@@ -101,7 +120,8 @@ WHERE seq >= :from_seq AND seq < :to_seq AND load_key IS NOT NULL
 
 -- name: load_pending
 INSERT INTO {table} (due_at, enqueued_at, payload)
-SELECT coalesce(s.due_at, UTC_TIMESTAMP(6)), UTC_TIMESTAMP(6), s.payload FROM {stage} AS s
+SELECT coalesce(s.due_at, UTC_TIMESTAMP(6)), coalesce(s.enqueued_at, UTC_TIMESTAMP(6)), s.payload
+FROM {stage} AS s
 WHERE s.seq >= :from_seq AND s.seq < :to_seq
   AND NOT EXISTS (SELECT 1 FROM {loaded} AS l WHERE l.load_key = s.load_key)
 ORDER BY s.seq

@@ -31,6 +31,18 @@ INSERT INTO {obj} () VALUES ();
         DELETE FROM {obj} WHERE id < v_seq - 1000;
     END IF
 
+-- name: next_take
+-- next_value in two: the ring takes its numbers under its push or pop lock (next_take) and
+-- prunes old tickets after letting go of it (next_prune): the DELETE waits on a ticket row an
+-- open transaction inserted, which must never hold up the lock.
+INSERT INTO {obj} () VALUES ();
+    SET v_seq = LAST_INSERT_ID()
+
+-- name: next_prune
+IF MOD(v_seq, 1000) = 0 THEN
+        DELETE FROM {obj} WHERE id < v_seq - 1000;
+    END IF
+
 -- name: next_expr
 (SELECT COALESCE(AUTO_INCREMENT, 1) FROM information_schema.TABLES
   WHERE TABLE_SCHEMA = {obj.schema_lit} AND TABLE_NAME = {obj.bare_lit})

@@ -78,3 +78,14 @@ NOT EXISTS (SELECT 1 FROM {hb_table} AS h WHERE h.{hb_worker.bare} = {table}.{hb
 -- with the state column, then it) (InnoDB reads it by a loose index scan).
 SELECT DISTINCT {queue_col.bare} AS queue FROM {table}
 WHERE {filter} AND {queue_col.bare} IS NOT NULL ORDER BY 1 LIMIT :limit
+
+-- name: clock
+-- Now, as a library's state template compares it with its times (its qadmin_clock): to the
+-- microsecond (a run-at time passes when it does, not up to a second later).
+CURRENT_TIMESTAMP(6)
+
+-- name: sample
+-- One value of a time column among the rows the filter picks (a due time that cannot be
+-- compared, or one not due yet), so qadmin can say it is not a time rather than count the
+-- row nowhere: bounded to one row, run on a small table or where counts found such rows.
+SELECT {col.bare} AS v FROM {table} WHERE {filter} LIMIT 1

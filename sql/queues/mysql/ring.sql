@@ -4,13 +4,25 @@
 --
 -- Invariants (README, "The ring"), the same as the PostgreSQL ring:
 -- * Message k lives in slot k % capacity; slots are only UPDATEd, so the table never grows.
--- * push takes a number only after seeing the slot of the next number free (or holding that
---   number or a later one: the read was stale, a racing pusher took it): a full ring
---   refuses the push, no number used. If a racing pusher got the slot first (push k+N must
---   never overwrite push k), message k is kept in the overflow table: no number is abandoned.
+-- * The bound: a ring never holds more than its capacity, uncommitted pushes included. Push
+--   counts the messages taken = push_next - pop_next + parked numbers (the sequences are not
+--   transactional, so a number an uncommitted push took counts at once) and takes a number
+--   only while that count stays within the capacity; a push_many that does not fit is refused
+--   whole. Counting and taking are one step: pushers hold the ring's push lock (GET_LOCK, a
+--   session's named lock: released before the push writes anything, and by the error handler,
+--   never held to commit, so a push never waits on another transaction) from the count to the
+--   number. Pops take their numbers under the ring's pop lock the same way, so no two poppers
+--   race for "next" (which parked a number, uncounted until its pop committed). The lock
+--   names are 'qadmin_' || MD5 of the sequence's qualified name (user locks are server-wide
+--   and at most 64 characters).
+-- * push also takes a number only after seeing the slot of the next number free (or holding
+--   that number or a later one: the read was stale): a slot still holding an older message (an
+--   orphan, a pop not yet committed) refuses the push, no number used. A number whose slot
+--   another transaction holds is kept in the overflow table: no number is abandoned.
 -- * pop takes a number only after seeing message "next" present: an empty ring returns nothing
---   and uses no number. A number whose message has not arrived is parked in the pending table
---   and served first by later pops: it is never skipped, so no later message is lost.
+--   and uses no number. A number whose message is not there (something took a pop number
+--   without the pop lock: repair's skip) is parked in the pending table and served first by
+--   later pops: it is never skipped, so no later message is lost.
 -- * A push never waits on a row lock: it locks k's slot only if no other transaction holds it
 --   (SKIP LOCKED), else message k goes to the overflow table. A pop locks a slot only after a
 --   plain read shows its own message there (InnoDB's locking read waits on a held row whatever
@@ -68,7 +80,19 @@ BEGIN
     DECLARE v_slot INT DEFAULT NULL;
     DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
     DECLARE v_cap INT;
-    {txn_handler()};
+    DECLARE v_name VARCHAR(64);
+    DECLARE v_lock VARCHAR(64) DEFAULT NULL;
+    DECLARE EXIT HANDLER FOR SQLEXCEPTION
+        BEGIN
+            IF v_lock IS NOT NULL THEN
+                DO RELEASE_LOCK(v_lock);  -- a session's lock outlives the transaction
+            END IF;
+            IF v_own = 1 THEN
+                ROLLBACK;
+            END IF;
+            SET @qadmin_fresh = NULL;
+            RESIGNAL;
+        END;
     {txn_begin()};
     -- A deadlock under REPEATABLE READ's gap locks rolls back after the number is taken, and
     -- no rollback returns a sequence number: refuse that level up front.
@@ -83,12 +107,26 @@ BEGIN
     {stats_fresh};  -- MySQL 8: the ticket counters live, not from a day-old cache
     -- The capacity gate: resize holds this row exclusively while it moves the slots.
     SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;
+    -- The push lock, from the count to the number only (see the invariants).
+    SET v_name = CONCAT('qadmin_', MD5({push_seq.lit}));
+    IF NOT GET_LOCK(v_name, @@innodb_lock_wait_timeout) <=> 1 THEN
+        SIGNAL SQLSTATE 'HY000' SET MYSQL_ERRNO = 1205,
+            MESSAGE_TEXT = 'ring push: lock wait timeout on the ring''s push lock';
+    END IF;
+    SET v_lock = v_name;
     -- Plain SELECT ... INTO: a subquery in SET or IF would take shared row locks.
     SELECT {next_expr(push_seq)} INTO v_next;
-    SELECT COUNT(*) INTO v_free FROM {table}
-    WHERE slot = MOD(v_next, v_cap) AND (reference_count = 0 OR message_id >= v_next);
+    SELECT (SELECT COUNT(*) FROM {table}
+            WHERE slot = MOD(v_next, v_cap) AND (reference_count = 0 OR message_id >= v_next))
+         * (v_next + 1 - {next_expr(pop_seq)} + (SELECT COUNT(*) FROM {pending}) <= v_cap)
+      INTO v_free;
     IF v_free = 1 THEN
-        {next_value(push_seq)};
+        {next_take(push_seq)};
+    END IF;
+    DO RELEASE_LOCK(v_lock);
+    SET v_lock = NULL;
+    IF v_free = 1 THEN
+        {next_prune(push_seq)};
         SELECT slot INTO v_slot FROM {table}
         WHERE slot = MOD(v_seq, v_cap) AND reference_count = 0 FOR UPDATE SKIP LOCKED;
         IF v_slot IS NOT NULL THEN
@@ -106,25 +144,40 @@ END
 
 -- name: create
 -- Many messages in one call, returned as ONE result set (id, enqueued_at) in array order:
--- p_batch is a JSON array of base64 payloads, each pushed as push does it, one after another
--- in this one transaction, stopping at the first the full ring refuses (no number is taken for
--- it or the rest), exactly as that many pushes would.
+-- p_batch is a JSON array of base64 payloads, all or none: unless the whole batch fits (the
+-- count of messages taken, as in push, plus the batch within the capacity, and every slot its
+-- numbers map to free) it is refused whole, no number taken, and the result set is empty.
+-- The numbers are taken under the push lock, then each message is written as push does it.
 CREATE PROCEDURE {push_many}(IN p_batch LONGTEXT)
 BEGIN
     {txn_declare()};
     DECLARE v_next BIGINT;
     DECLARE v_seq BIGINT;
-    DECLARE v_free INT;
+    DECLARE v_free INT DEFAULT 0;
     DECLARE v_slot INT DEFAULT NULL;
     DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
     DECLARE v_cap INT;
+    DECLARE v_want INT;
+    DECLARE v_i INT DEFAULT 0;
     DECLARE v_payload LONGBLOB;
-    DECLARE v_ids LONGTEXT DEFAULT '[';  -- the numbers taken, closed at the end
+    DECLARE v_ids LONGTEXT DEFAULT '[';  -- the numbers taken, closed after the last
     DECLARE v_done INT DEFAULT 0;
+    DECLARE v_name VARCHAR(64);
+    DECLARE v_lock VARCHAR(64) DEFAULT NULL;
     DECLARE batch_rows CURSOR FOR
         SELECT FROM_BASE64(t.p) FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (n FOR ORDINALITY,
                                                        p LONGTEXT PATH '$')) AS t ORDER BY t.n;
-    {txn_handler()};
+    DECLARE EXIT HANDLER FOR SQLEXCEPTION
+        BEGIN
+            IF v_lock IS NOT NULL THEN
+                DO RELEASE_LOCK(v_lock);  -- a session's lock outlives the transaction
+            END IF;
+            IF v_own = 1 THEN
+                ROLLBACK;
+            END IF;
+            SET @qadmin_fresh = NULL;
+            RESIGNAL;
+        END;
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
     {batch_guard()};
     {txn_begin()};
@@ -141,37 +194,55 @@ BEGIN
     END IF;
     {stats_fresh};  -- MySQL 8: the ticket counters live, not from a day-old cache
     SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;  -- the gate
-    OPEN batch_rows;
-    take: LOOP
-        FETCH batch_rows INTO v_payload;
-        IF v_done = 1 THEN
-            LEAVE take;
-        END IF;
-        SELECT {next_expr(push_seq)} INTO v_next;
-        SELECT COUNT(*) INTO v_free FROM {table}
-        WHERE slot = MOD(v_next, v_cap) AND (reference_count = 0 OR message_id >= v_next);
-        IF v_free = 0 THEN
-            LEAVE take;  -- full: this message and the rest are refused
-        END IF;
-        {next_value(push_seq)};
-        SET v_slot = NULL;
-        SELECT slot INTO v_slot FROM {table}
-        WHERE slot = MOD(v_seq, v_cap) AND reference_count = 0 FOR UPDATE SKIP LOCKED;
-        SET v_done = 0;  -- no free slot is not the end of the batch
-        IF v_slot IS NOT NULL THEN
-            UPDATE {table}
-            SET message_id = v_seq, payload = v_payload, reference_count = 1, enqueued_at = v_at
-            WHERE slot = v_slot;
-        ELSE
-            INSERT INTO {overflow} (message_id, enqueued_at, payload)
-            VALUES (v_seq, v_at, v_payload);
-        END IF;
-        SET v_ids = CONCAT(v_ids, IF(v_ids = '[', '', ','), v_seq);
-    END LOOP;
-    CLOSE batch_rows;
+    SET v_want = JSON_LENGTH(p_batch);
+    -- The push lock, from the count to the last number only (see the invariants).
+    SET v_name = CONCAT('qadmin_', MD5({push_seq.lit}));
+    IF NOT GET_LOCK(v_name, @@innodb_lock_wait_timeout) <=> 1 THEN
+        SIGNAL SQLSTATE 'HY000' SET MYSQL_ERRNO = 1205,
+            MESSAGE_TEXT = 'ring push: lock wait timeout on the ring''s push lock';
+    END IF;
+    SET v_lock = v_name;
+    SELECT {next_expr(push_seq)} INTO v_next;
+    SELECT v_want > 0
+       AND v_next + v_want - {next_expr(pop_seq)} + (SELECT COUNT(*) FROM {pending}) <= v_cap
+       AND NOT EXISTS (SELECT 1 FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (n FOR ORDINALITY)) AS t
+                       JOIN {table} AS r ON r.slot = MOD(v_next + t.n - 1, v_cap)
+                       WHERE NOT (r.reference_count = 0 OR r.message_id >= v_next + t.n - 1))
+      INTO v_free;
+    WHILE v_free = 1 AND v_i < v_want DO
+        {next_take(push_seq)};
+        SET v_ids = CONCAT(v_ids, IF(v_i = 0, '', ','), v_seq), v_i = v_i + 1;
+    END WHILE;
+    DO RELEASE_LOCK(v_lock);
+    SET v_lock = NULL;
+    SET v_ids = CONCAT(v_ids, ']'), v_i = 0;
+    IF v_free = 1 THEN
+        OPEN batch_rows;
+        take: LOOP
+            FETCH batch_rows INTO v_payload;
+            IF v_done = 1 THEN
+                LEAVE take;
+            END IF;
+            SET v_seq = JSON_EXTRACT(v_ids, CONCAT('$[', v_i, ']')), v_i = v_i + 1;
+            {next_prune(push_seq)};
+            SET v_slot = NULL;
+            SELECT slot INTO v_slot FROM {table}
+            WHERE slot = MOD(v_seq, v_cap) AND reference_count = 0 FOR UPDATE SKIP LOCKED;
+            SET v_done = 0;  -- no free slot is not the end of the batch
+            IF v_slot IS NOT NULL THEN
+                UPDATE {table}
+                SET message_id = v_seq, payload = v_payload, reference_count = 1,
+                    enqueued_at = v_at
+                WHERE slot = v_slot;
+            ELSE
+                INSERT INTO {overflow} (message_id, enqueued_at, payload)
+                VALUES (v_seq, v_at, v_payload);
+            END IF;
+        END LOOP;
+        CLOSE batch_rows;
+    END IF;
     SELECT t.id, v_at AS enqueued_at
-    FROM JSON_TABLE(CONCAT(v_ids, ']'), '$[*]'
-                    COLUMNS (n FOR ORDINALITY, id BIGINT PATH '$')) AS t
+    FROM JSON_TABLE(v_ids, '$[*]' COLUMNS (n FOR ORDINALITY, id BIGINT PATH '$')) AS t
     ORDER BY t.n;
     {txn_end()};
 END
@@ -189,13 +260,25 @@ BEGIN
     DECLARE v_at DATETIME(6);
     DECLARE v_data LONGBLOB;
     DECLARE v_cap INT;
+    DECLARE v_name VARCHAR(64);
+    DECLARE v_lock VARCHAR(64) DEFAULT NULL;
     -- Parked numbers are locked first, in one statement, before any slot: InnoDB can wait on
     -- a row another popper holds even with SKIP LOCKED, and waiting for a pending row while
     -- holding a slot is how two poppers deadlock.
     DECLARE parked CURSOR FOR
         SELECT message_id FROM {pending} ORDER BY message_id LIMIT p_count
         FOR UPDATE SKIP LOCKED;
-    {txn_handler()};
+    DECLARE EXIT HANDLER FOR SQLEXCEPTION
+        BEGIN
+            IF v_lock IS NOT NULL THEN
+                DO RELEASE_LOCK(v_lock);  -- a session's lock outlives the transaction
+            END IF;
+            IF v_own = 1 THEN
+                ROLLBACK;
+            END IF;
+            SET @qadmin_fresh = NULL;
+            RESIGNAL;
+        END;
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
     {txn_begin()};
     -- A deadlock under REPEATABLE READ's gap locks rolls back after the number is taken, and
@@ -216,16 +299,28 @@ BEGIN
             END IF;
         END IF;
         IF v_seq IS NULL THEN
+            -- The pop lock, from the look at "next" to the number only (see the invariants).
+            SET v_name = CONCAT('qadmin_', MD5({pop_seq.lit}));
+            IF NOT GET_LOCK(v_name, @@innodb_lock_wait_timeout) <=> 1 THEN
+                SIGNAL SQLSTATE 'HY000' SET MYSQL_ERRNO = 1205,
+                    MESSAGE_TEXT = 'ring pop: lock wait timeout on the ring''s pop lock';
+            END IF;
+            SET v_lock = v_name;
             -- Plain SELECT ... INTO: a subquery in SET or IF would take shared row locks.
             SELECT {next_expr(pop_seq)} INTO v_next;
             SELECT (SELECT COUNT(*) FROM {table}
                     WHERE slot = MOD(v_next, v_cap) AND message_id = v_next)
                  + (SELECT COUNT(*) FROM {overflow} WHERE message_id = v_next)
             INTO v_present;
+            IF v_present > 0 THEN
+                {next_take(pop_seq)};
+            END IF;
+            DO RELEASE_LOCK(v_lock);
+            SET v_lock = NULL;
             IF v_present = 0 THEN
                 LEAVE take;  -- empty: no number taken
             END IF;
-            {next_value(pop_seq)};
+            {next_prune(pop_seq)};
         END IF;
         -- A plain read first: the locking read would wait on the slot whatever it holds.
         SELECT COUNT(*) INTO v_present FROM {table}
@@ -247,7 +342,8 @@ BEGIN
             END IF;
         END IF;
         IF v_at IS NULL AND v_parked = 0 THEN
-            -- A racing popper took "next"; our number's message is not there yet.
+            -- Our number's message is not there: something took a pop number without the
+            -- pop lock (repair's skip) between our look and our number.
             INSERT INTO {pending} (message_id, taken_at) VALUES (v_seq, UTC_TIMESTAMP(6));
             LEAVE take;
         ELSEIF v_at IS NOT NULL THEN

@@ -80,7 +80,7 @@ SELECT id, enqueued_at, payload FROM {table} {order_by} LIMIT :count
 WITH gone AS (DELETE FROM {table} RETURNING 1) SELECT count(*) AS purged FROM gone
 
 -- name: depth
--- At most :limit rows from id :lo up, in id order through the primary key: a walk whose cost
+-- At most :limit rows with ids from :lo up to below :hi, in id order through the primary key: a walk whose cost
 -- the caller bounds (diagnostics/entries/size.py picks :lo: the watermark, the bottom when
 -- few dead entries can lie on the way, else a window below the id high-water mark). Only an
 -- ordered index scan stops at the limit: a bitmap scan and sort (what the planner picks for a
@@ -92,10 +92,12 @@ SET LOCAL enable_seqscan = off
 
 -- name: depth
 SELECT count(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
-FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo ORDER BY t.id LIMIT :limit) AS w
+FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo AND t.id < :hi ORDER BY t.id LIMIT :limit) AS w
 
 -- name: counters
-SELECT pg_sequence_last_value(pg_get_serial_sequence({table.lit}, 'id')) AS enqueued_total
+-- NULL until the first id is issued: 0 ids then, so a new queue's first burst is a rate
+SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence({table.lit}, 'id')), 0)
+       AS enqueued_total
 
 -- name: head
 -- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one

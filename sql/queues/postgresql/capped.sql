@@ -128,7 +128,7 @@ SELECT id, enqueued_at, payload FROM {table} ORDER BY id LIMIT :count
 WITH gone AS (DELETE FROM {table} RETURNING 1) SELECT count(*) AS purged FROM gone
 
 -- name: depth
--- At most :limit rows from id :lo up, in id order through the primary key: a walk whose cost
+-- At most :limit rows with ids from :lo up to below :hi, in id order through the primary key: a walk whose cost
 -- the caller bounds (diagnostics/entries/size.py picks :lo: the watermark, the bottom when
 -- few dead entries can lie on the way, else a window below the id high-water mark). Only an
 -- ordered index scan stops at the limit: a bitmap scan and sort (what the planner picks for a
@@ -140,7 +140,7 @@ SET LOCAL enable_seqscan = off
 
 -- name: depth
 SELECT count(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
-FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo ORDER BY t.id LIMIT :limit) AS w
+FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo AND t.id < :hi ORDER BY t.id LIMIT :limit) AS w
 
 -- name: counters
 SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END AS enqueued_total

@@ -196,7 +196,8 @@ FROM {table} ORDER BY id LIMIT :count
 WITH gone AS (DELETE FROM {table} RETURNING 1) SELECT count(*) AS purged FROM gone
 
 -- name: depth
--- At most :limit rows from id :lo up, in id order through the primary key: a walk whose cost
+-- At most :limit waiting rows (claimed ones are counted apart: claimed_count) with ids from
+-- :lo up to below :hi, in id order (the pop index, or the primary key): a walk whose cost
 -- the caller bounds (diagnostics/entries/size.py picks :lo: the watermark, the bottom when
 -- few dead entries can lie on the way, else a window below the id high-water mark). Only an
 -- ordered index scan stops at the limit: a bitmap scan and sort (what the planner picks for a
@@ -208,7 +209,14 @@ SET LOCAL enable_seqscan = off
 
 -- name: depth
 SELECT count(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
-FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo ORDER BY t.id LIMIT :limit) AS w
+FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo AND t.id < :hi AND t.processing_started_at IS NULL
+      ORDER BY t.id LIMIT :limit) AS w
+
+-- name: claimed_count
+-- Claimed rows, at most :limit (through the claimed index): a claim queue's depth is its
+-- waiting rows, and the catalog's row estimate counts these too.
+SELECT count(*) AS claimed
+FROM (SELECT 1 FROM {table} AS t WHERE t.processing_started_at IS NOT NULL LIMIT :limit) AS c
 
 -- name: claims
 SELECT id, processing_started_at, claimed_by, claimed_session::text AS claimed_session, attempts,
@@ -252,7 +260,9 @@ WHERE q.processing_started_at < clock_timestamp() - make_interval(secs => :stale
 RETURNING q.id, false AS dead
 
 -- name: counters
-SELECT pg_sequence_last_value(pg_get_serial_sequence({table.lit}, 'id')) AS enqueued_total
+-- NULL until the first id is issued: 0 ids then, so a new queue's first burst is a rate
+SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence({table.lit}, 'id')), 0)
+       AS enqueued_total
 
 -- name: dead_depth
 -- Bounded like inspect's other counts: at most :limit rows are counted.

@@ -53,17 +53,36 @@ WITH gone AS (
 )
 SELECT count(*) AS deleted FROM gone
 
+-- name: plan_rows
+-- archive --dry-run: how many messages the selection holds now, and their id range (one
+-- read of the selected rows; exact at the time of the read).
+SELECT count(*) AS messages, min(id) AS first_id, max(id) AS last_id FROM {table}
+WHERE enqueued_at < :before
+
+-- name: plan_claim
+SELECT count(*) AS messages, min(id) AS first_id, max(id) AS last_id FROM (
+    SELECT id,
+           CASE WHEN processing_started_at IS NULL THEN 'ready'
+                WHEN failed_at >= processing_started_at THEN 'failed'
+                ELSE 'claimed' END AS state
+    FROM {table}
+    WHERE enqueued_at < :before
+) AS m
+WHERE (state = 'ready' AND :ready) OR (state = 'claimed' AND :claimed)
+   OR (state = 'failed' AND :failed)
+
 -- name: stage_create
 CREATE UNLOGGED TABLE {stage} (
     seq      bigint PRIMARY KEY,
     payload  bytea NOT NULL,
     due_at   timestamptz,
-    load_key text
+    load_key text,
+    enqueued_at timestamptz
 )
 
 -- name: stage_insert
--- Rows go in as (seq, payload, due_at, load_key), in that order.
-COPY {stage} (seq, payload, due_at, load_key) FROM STDIN
+-- Rows go in as (seq, payload, due_at, load_key, enqueued_at), in that order.
+COPY {stage} (seq, payload, due_at, load_key, enqueued_at) FROM STDIN
 
 -- name: stage_drop
 DROP TABLE IF EXISTS {stage}
@@ -83,26 +102,29 @@ SELECT count(*) AS staged, min(seq) AS first_seq, max(seq) AS last_seq FROM {sta
 
 -- name: load_rows
 WITH fresh AS (
-    SELECT s.seq, s.payload, s.load_key FROM {stage} AS s
+    SELECT s.seq, s.payload, s.load_key, s.enqueued_at FROM {stage} AS s
     WHERE s.seq >= :from_seq AND s.seq < :to_seq
       AND NOT EXISTS (SELECT 1 FROM {loaded} AS l WHERE l.load_key = s.load_key)
 ), keys AS (
     INSERT INTO {loaded} (load_key) SELECT load_key FROM fresh WHERE load_key IS NOT NULL
 ), added AS (
-    INSERT INTO {table} (payload) SELECT payload FROM fresh ORDER BY seq RETURNING id
+    INSERT INTO {table} (enqueued_at, payload)
+    SELECT coalesce(enqueued_at, clock_timestamp()), payload FROM fresh ORDER BY seq
+    RETURNING id
 )
 SELECT count(*) AS loaded FROM added
 
 -- name: load_pending
 WITH fresh AS (
-    SELECT s.seq, s.payload, s.due_at, s.load_key FROM {stage} AS s
+    SELECT s.seq, s.payload, s.due_at, s.load_key, s.enqueued_at FROM {stage} AS s
     WHERE s.seq >= :from_seq AND s.seq < :to_seq
       AND NOT EXISTS (SELECT 1 FROM {loaded} AS l WHERE l.load_key = s.load_key)
 ), keys AS (
     INSERT INTO {loaded} (load_key) SELECT load_key FROM fresh WHERE load_key IS NOT NULL
 ), added AS (
-    INSERT INTO {table} (due_at, payload)
-    SELECT coalesce(due_at, clock_timestamp()), payload FROM fresh ORDER BY seq RETURNING id
+    INSERT INTO {table} (due_at, enqueued_at, payload)
+    SELECT coalesce(due_at, clock_timestamp()), coalesce(enqueued_at, clock_timestamp()), payload
+    FROM fresh ORDER BY seq RETURNING id
 )
 SELECT count(*) AS loaded FROM added
 

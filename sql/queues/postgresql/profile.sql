@@ -36,6 +36,12 @@ CAST({col.bare} AS timestamptz)
 extract(epoch FROM (now() - {at}))::float8
 
 -- name: oldest_min
+-- Run only when at most 10,000 due rows wait, reached through an index on the state (and the
+-- named queue): the planner, misjudging the due range, would otherwise scan the table for
+-- them (a sequential scan reads every row of a busy table's other queues).
+SET LOCAL enable_seqscan = off
+
+-- name: oldest_min
 SELECT {instant} AS oldest_at, {age} AS age_s
 FROM (SELECT min({time_col.bare}) AS oldest_at FROM {table} WHERE {filter}) AS o
 
@@ -109,3 +115,14 @@ SELECT CAST(v AS text) AS queue
 FROM pg_stats AS s, unnest(s.most_common_vals::text::text[]) AS v
 WHERE s.schemaname = :schema AND s.tablename = :table_name AND s.attname = :column
 LIMIT :limit
+
+-- name: clock
+-- Now, as a library's state template compares it with its times (its qadmin_clock): to the
+-- microsecond (a run-at time passes when it does, not up to a second later).
+CURRENT_TIMESTAMP
+
+-- name: sample
+-- One value of a time column among the rows the filter picks (a due time that cannot be
+-- compared, or one not due yet), so qadmin can say it is not a time rather than count the
+-- row nowhere: bounded to one row, run on a small table or where counts found such rows.
+SELECT {col.bare} AS v FROM {table} WHERE {filter} LIMIT 1

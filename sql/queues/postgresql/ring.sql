@@ -3,11 +3,21 @@
 -- Invariants (README, "The ring"):
 -- * Message k lives in slot k % capacity; slots are only ever UPDATEd (fillfactor 70, no index
 --   on an updated column, so slot updates are HOT and the table does not grow).
--- * push takes k = nextval(push_seq) only after seeing that the slot the next number maps to
---   is free (or holds that number or a later one: the read was stale, a racing pusher took
---   it and committed): a full ring refuses the push and no number is used. If a racing pusher got past
---   the same check and k's slot is still occupied by k - capacity (push k+N must never
---   overwrite push k), message k goes to the overflow table instead: no number is abandoned.
+-- * The bound: a ring never holds more than its capacity, uncommitted pushes included. Push
+--   counts the messages taken = push_next - pop_next + parked numbers (the sequences are not
+--   transactional, so a number an uncommitted push took counts at once) and takes numbers only
+--   while that count stays within the capacity; a push_many that does not fit is refused
+--   whole. Counting and taking are one step: pushers hold the ring's push lock (a session
+--   advisory lock, released before the push writes anything, never held to commit: a push
+--   never waits on another transaction) from the count to nextval. Pops take their numbers
+--   under the ring's pop lock the same way, so no two poppers race for "next" (which parked
+--   a number, uncounted until its pop committed) and pop_next counts only numbers whose
+--   message was there.
+-- * push also takes k = nextval(push_seq) only after seeing that the slot the next number maps
+--   to is free (or holds that number or a later one: the read was stale): a slot still
+--   holding an older message (an orphan, or a pop that has not committed) refuses the push and
+--   no number is used. A number whose slot is held by another transaction goes to the overflow
+--   table, where the popper of k finds it: no number is abandoned.
 -- * A push never waits on a row lock: it locks k's slot only if no other transaction holds it
 --   (SKIP LOCKED), else message k goes to the overflow table. A number is taken before the
 --   slot is written and a deadlock would roll the write back but not the number: with pushers
@@ -71,6 +81,7 @@ DECLARE
     v_seq  bigint;
     v_cap  integer;
     v_at   timestamptz;
+    v_key  bigint := ('x' || left(md5({push_seq.lit}), 16))::bit(64)::bigint;  -- push lock
 BEGIN
     -- A serialization failure (REPEATABLE READ, SERIALIZABLE) rolls back after the number is
     -- taken, and no rollback returns a sequence number: refuse those levels up front.
@@ -89,14 +100,30 @@ BEGIN
     -- capacity is read in a statement after the lock is granted, so it is never stale.
     LOCK TABLE {ctl} IN ACCESS SHARE MODE;
     SELECT c.capacity INTO v_cap FROM {ctl} AS c;
-    SELECT CASE WHEN s.is_called THEN s.last_value + 1 ELSE s.last_value END
-      INTO v_next FROM {push_seq} AS s;
-    PERFORM 1 FROM {table} AS r
-     WHERE r.slot = v_next % v_cap AND (r.reference_count = 0 OR r.message_id >= v_next);
-    IF NOT FOUND THEN
+    -- The push lock, held from the count to nextval only (see the invariants): released on
+    -- any error too, since a session lock outlives the transaction.
+    PERFORM pg_advisory_lock(v_key);
+    BEGIN
+        SELECT CASE WHEN s.is_called THEN s.last_value + 1 ELSE s.last_value END
+          INTO v_next FROM {push_seq} AS s;
+        IF v_next + 1 - (SELECT CASE WHEN s.is_called THEN s.last_value + 1
+                                     ELSE s.last_value END FROM {pop_seq} AS s)
+           + (SELECT count(*) FROM {pending}) <= v_cap THEN
+            PERFORM 1 FROM {table} AS r
+             WHERE r.slot = v_next % v_cap
+               AND (r.reference_count = 0 OR r.message_id >= v_next);
+            IF FOUND THEN
+                v_seq := nextval({push_seq.lit});
+            END IF;
+        END IF;
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+        PERFORM pg_advisory_unlock(v_key);
+        RAISE;
+    END;
+    PERFORM pg_advisory_unlock(v_key);
+    IF v_seq IS NULL THEN
         RETURN;  -- full: nothing written, no number taken
     END IF;
-    v_seq := nextval({push_seq.lit});
     v_at := clock_timestamp();
     UPDATE {table} AS r
        SET message_id = v_seq, payload = p_payload, reference_count = 1, enqueued_at = v_at
@@ -112,13 +139,12 @@ END
 $$
 
 -- name: create
--- Many messages in one statement, as that many pushes in a row would take them: the batch
--- keeps the messages that fit before the first slot, in number order from the next, that is
--- not free (a full ring refuses the rest and uses no number for them), takes their numbers in
--- array order, then fills their slots in one UPDATE. A number whose slot is not free, or is
--- held by another transaction (SKIP LOCKED: a push never waits), or is the slot of a lower
--- number of the same batch (racing pushers' numbers interleave, so a batch can lap a small
--- ring), goes to the overflow table, as in push. One notification; one enqueued_at.
+-- Many messages in one statement, all or none: the batch is refused whole (no row, no number
+-- taken) unless every message fits, that is the count of messages taken (push's bound) plus
+-- the batch stays within the capacity and every slot the batch's numbers map to is free (as
+-- in push). The numbers are taken under the push lock in array order, then the slots are
+-- filled in one UPDATE. A number whose slot another transaction holds (SKIP LOCKED: a push
+-- never waits) goes to the overflow table, as in push. One notification; one enqueued_at.
 CREATE OR REPLACE FUNCTION {push_many}(p_payloads bytea[])
 RETURNS TABLE (id bigint, enqueued_at timestamptz)
 LANGUAGE plpgsql AS $$
@@ -127,8 +153,9 @@ DECLARE
     v_next bigint;
     v_cap  integer;
     v_want integer := coalesce(cardinality(p_payloads), 0);
-    v_fit  integer;
+    v_ids  bigint[];
     v_at   timestamptz;
+    v_key  bigint := ('x' || left(md5({push_seq.lit}), 16))::bit(64)::bigint;  -- push lock
 BEGIN
     IF current_setting('transaction_isolation') <> 'read committed' THEN
         RAISE EXCEPTION 'ring push runs only at READ COMMITTED, not %',
@@ -140,35 +167,48 @@ BEGIN
         RAISE EXCEPTION 'ring push_many: payload % is NULL', array_position(p_payloads, NULL)
             USING ERRCODE = 'not_null_violation';
     END IF;
+    IF v_want = 0 THEN
+        RETURN;
+    END IF;
     LOCK TABLE {ctl} IN ACCESS SHARE MODE;  -- the capacity gate, as in push
     SELECT c.capacity INTO v_cap FROM {ctl} AS c;
-    SELECT CASE WHEN s.is_called THEN s.last_value + 1 ELSE s.last_value END
-      INTO v_next FROM {push_seq} AS s;
-    -- At most one lap: message next + capacity would find message next in its slot.
-    v_fit := least(v_want, v_cap);
-    SELECT coalesce(min(g.i), v_fit) INTO v_fit
-      FROM generate_series(0, v_fit - 1) AS g(i)
-      JOIN {table} AS r ON r.slot = (v_next + g.i) % v_cap
-     WHERE NOT (r.reference_count = 0 OR r.message_id >= v_next + g.i);
-    IF v_fit = 0 THEN
+    PERFORM pg_advisory_lock(v_key);  -- the push lock, as in push
+    BEGIN
+        SELECT CASE WHEN s.is_called THEN s.last_value + 1 ELSE s.last_value END
+          INTO v_next FROM {push_seq} AS s;
+        IF v_next + v_want - (SELECT CASE WHEN s.is_called THEN s.last_value + 1
+                                          ELSE s.last_value END FROM {pop_seq} AS s)
+           + (SELECT count(*) FROM {pending}) <= v_cap
+           AND NOT EXISTS (
+               SELECT 1 FROM generate_series(0, v_want - 1) AS g(i)
+               JOIN {table} AS r ON r.slot = (v_next + g.i) % v_cap
+               WHERE NOT (r.reference_count = 0 OR r.message_id >= v_next + g.i)) THEN
+            SELECT array_agg(nextval({push_seq.lit}) ORDER BY g.i) INTO v_ids
+              FROM generate_series(1, v_want) AS g(i);
+        END IF;
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+        PERFORM pg_advisory_unlock(v_key);
+        RAISE;
+    END;
+    PERFORM pg_advisory_unlock(v_key);
+    IF v_ids IS NULL THEN
         RETURN;  -- full: nothing written, no number taken
     END IF;
     v_at := clock_timestamp();
     RETURN QUERY
     WITH taken AS MATERIALIZED (
-        SELECT nextval({push_seq.lit}) AS k, u.p
-        FROM unnest(p_payloads[1:v_fit]) WITH ORDINALITY AS u(p, n) ORDER BY u.n
-    ), firsts AS MATERIALIZED (
-        SELECT DISTINCT ON (t.k % v_cap) t.k, t.p FROM taken AS t ORDER BY t.k % v_cap, t.k
+        SELECT k.k, u.p
+        FROM unnest(p_payloads) WITH ORDINALITY AS u(p, n)
+        JOIN unnest(v_ids) WITH ORDINALITY AS k(k, n) ON k.n = u.n
     ), free AS MATERIALIZED (
         SELECT r.slot FROM {table} AS r
-         WHERE r.slot IN (SELECT f.k % v_cap FROM firsts AS f) AND r.reference_count = 0
+         WHERE r.slot IN (SELECT t.k % v_cap FROM taken AS t) AND r.reference_count = 0
          ORDER BY r.slot
            FOR UPDATE SKIP LOCKED
     ), placed AS (
         UPDATE {table} AS r
-           SET message_id = f.k, payload = f.p, reference_count = 1, enqueued_at = v_at
-          FROM firsts AS f JOIN free AS x ON x.slot = f.k % v_cap
+           SET message_id = t.k, payload = t.p, reference_count = 1, enqueued_at = v_at
+          FROM taken AS t JOIN free AS x ON x.slot = t.k % v_cap
          WHERE r.slot = x.slot
         RETURNING r.message_id
     ), spilled AS (
@@ -198,6 +238,7 @@ DECLARE
     v_at    timestamptz;
     v_data  bytea;
     v_cap   integer;
+    v_key   bigint := ('x' || left(md5({pop_seq.lit}), 16))::bit(64)::bigint;  -- pop lock
 BEGIN
     -- A serialization failure (REPEATABLE READ, SERIALIZABLE) rolls back after the number is
     -- taken, and no rollback returns a sequence number: refuse those levels up front.
@@ -217,16 +258,26 @@ BEGIN
             v_from_parked := FOUND;
         END IF;
         IF v_seq IS NULL THEN
-            SELECT CASE WHEN s.is_called THEN s.last_value + 1 ELSE s.last_value END
-              INTO v_next FROM {pop_seq} AS s;
-            PERFORM 1 FROM {table} AS r
-             WHERE r.slot = v_next % v_cap AND r.message_id = v_next
-            UNION ALL
-            SELECT 1 FROM {overflow} AS o WHERE o.message_id = v_next;
-            IF NOT FOUND THEN
+            -- The pop lock, from the look at "next" to nextval only (see the invariants).
+            PERFORM pg_advisory_lock(v_key);
+            BEGIN
+                SELECT CASE WHEN s.is_called THEN s.last_value + 1 ELSE s.last_value END
+                  INTO v_next FROM {pop_seq} AS s;
+                PERFORM 1 FROM {table} AS r
+                 WHERE r.slot = v_next % v_cap AND r.message_id = v_next
+                UNION ALL
+                SELECT 1 FROM {overflow} AS o WHERE o.message_id = v_next;
+                IF FOUND THEN
+                    v_seq := nextval({pop_seq.lit});
+                END IF;
+            EXCEPTION WHEN OTHERS OR query_canceled THEN
+                PERFORM pg_advisory_unlock(v_key);
+                RAISE;
+            END;
+            PERFORM pg_advisory_unlock(v_key);
+            IF v_seq IS NULL THEN
                 EXIT;  -- empty: no number taken
             END IF;
-            v_seq := nextval({pop_seq.lit});
         END IF;
         SELECT r.enqueued_at, r.payload INTO v_at, v_data FROM {table} AS r
          WHERE r.slot = v_seq % v_cap AND r.message_id = v_seq FOR UPDATE;
@@ -246,7 +297,8 @@ BEGIN
             RETURN NEXT;
             v_taken := v_taken + 1;
         ELSIF NOT v_from_parked THEN
-            -- A racing popper took "next"; our number's message is not there yet.
+            -- Our number's message is not there: only when something took a pop number
+            -- without the pop lock (repair's skip) between our look and nextval.
             INSERT INTO {pending} (message_id) VALUES (v_seq);
             EXIT;
         END IF;

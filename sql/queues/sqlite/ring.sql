@@ -53,6 +53,12 @@ SET message_id = (SELECT push_seq FROM {ctl}),
     reference_count = 1,
     enqueued_at = strftime('%Y-%m-%d %H:%M:%f', 'now')
 WHERE slot = (SELECT push_seq % capacity FROM {ctl}) AND reference_count = 0
+  -- The bound (docs/kinds.md, The ring): the numbers pushed and not popped, plus a converted
+  -- backlog's messages still in the overflow table (numbers below pop_seq), stay within the
+  -- capacity. The single writer makes this exact: no other push is in flight.
+  AND (SELECT c.push_seq - c.pop_seq + (SELECT count(*) FROM {overflow} AS o
+                                         WHERE o.message_id < c.pop_seq)
+         FROM {ctl} AS c) < (SELECT capacity FROM {ctl})
 RETURNING message_id AS id, enqueued_at
 
 -- name: push

@@ -13,8 +13,8 @@ from typing import Any
 
 import click
 
-from qadmin import __version__, secrets
-from qadmin.cli.options import global_connection_options
+from qadmin import __version__, interrupts, secrets
+from qadmin.cli.options import global_connection_options, global_format_option
 from qadmin.errors import (
     EXIT_EMPTY,
     EXIT_ERROR,
@@ -30,6 +30,7 @@ EXIT_PLUGIN_UNKNOWN = 3
 
 
 def _say(message: str, code: int) -> None:
+    interrupts.settle()  # the line is being said: a second stop must not cut it short
     quiet = (EXIT_EMPTY, EXIT_FULL, EXIT_INTERRUPTED)
     prefix = "qadmin: " if code in quiet else "qadmin: error: "
     click.echo(secrets.scrub(prefix + " ".join(message.split())), err=True)
@@ -45,13 +46,15 @@ def _missing_dependency(exc: Exception, argv: list[str]) -> QadminError | None:
     return extras.from_import_error(exc, _command_word(argv))
 
 
-def _interrupted() -> int:
-    """Ctrl-C: one line that is not an error, exit 130 (a shell's code for SIGINT). On a
+def _interrupted(said: str | None = None) -> int:
+    """Ctrl-C, SIGTERM, SIGHUP: one line that is not an error (what a multi-step write had
+    done, when it says), exit 128 + the signal (130 for Ctrl-C, as a shell reports it). On a
     terminal a newline first, so the line does not follow the ``^C`` echo."""
     if sys.stderr.isatty():
         click.echo("", err=True)
-    _say("interrupted", EXIT_INTERRUPTED)
-    return EXIT_INTERRUPTED
+    how = interrupts.name()
+    _say(how if said in (None, "interrupted") else f"{how}: {said}", EXIT_INTERRUPTED)
+    return interrupts.exit_code(EXIT_INTERRUPTED)
 
 
 class QadminGroup(click.Group):
@@ -92,8 +95,10 @@ class QadminGroup(click.Group):
             code = EXIT_USAGE
         except click.exceptions.Exit as exc:
             code = exc.exit_code
-        except (click.exceptions.Abort, KeyboardInterrupt, Interrupted):
-            code = _interrupted()
+        except (click.exceptions.Abort, KeyboardInterrupt):
+            code = _interrupted(None)
+        except Interrupted as exc:
+            code = _interrupted(str(exc))
         except click.ClickException as exc:
             if isinstance(exc, click.UsageError) and _command_word(argv) == "check":
                 # A group-level option check also takes (qadmin --lock-timeout abc check q):
@@ -110,6 +115,12 @@ class QadminGroup(click.Group):
                 click.echo(secrets.scrub(traceback.format_exc()), err=True)
             _say(str(exc), exc.exit_code)
             code = exc.exit_code
+            if exc.ends_process:
+                # Threads of an abandoned Spark client retry for minutes and its exit hooks
+                # wait for them: the line is out, the process ends now.
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
         except BrokenPipeError:
             # The reader (head, grep -q) went away: not our failure.
             sys.stderr = open(os.devnull, "w")  # noqa: SIM115
@@ -125,6 +136,7 @@ class QadminGroup(click.Group):
                 code = EXIT_USAGE
         except Exception as exc:
             code = _internal(exc, debug, argv)
+        interrupts.settle()
         sys.exit(code)
 
 
@@ -152,6 +164,7 @@ def _internal(exc: Exception, debug: bool, argv: list[str] | None = None) -> int
 @click.option("--debug", is_flag=True, help="Show tracebacks (secrets are still masked).")
 @click.option("-v", "--verbose", is_flag=True, help="Say which connection is used, on stderr.")
 @global_connection_options
+@global_format_option
 def cli(debug: bool, verbose: bool, **connection: Any) -> None:
     """Create, manage and diagnose message queues kept in database tables.
 
@@ -160,7 +173,9 @@ def cli(debug: bool, verbose: bool, **connection: Any) -> None:
 
     Exit codes: 0 ok, 1 error, 2 usage, 3 queue empty, 4 queue full, 5 not found,
     6 connection failed, 7 permission missing, 8 lock timeout, 9 optional dependency
-    missing, 10 incomplete (maintain: work left undone), 130 interrupted (Ctrl-C).
+    missing, 10 incomplete (maintain: work left undone), 11 output failed part way
+    (pop: what was not delivered stays queued), 130 interrupted (Ctrl-C; SIGHUP 129,
+    SIGTERM 143).
     """
     if debug:
         # Read where the detail is produced (the Spark driver's log level, its Java stacks).

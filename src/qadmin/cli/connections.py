@@ -81,7 +81,7 @@ def ping(target: Target, fmt: str | None) -> None:
     answered = time.monotonic()
     render.document(
         {
-            "engine": engine.name,
+            "engine": engine.label,
             "server_version": version,
             "connect_ms": round((connected - started) * 1000, 1),
             "round_trip_ms": round((answered - connected) * 1000, 1),

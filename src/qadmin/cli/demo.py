@@ -43,7 +43,7 @@ def demo(n_messages: int, n_pop: int, target: Target, fmt: str | None) -> None:
     except NotFound:
         spec = queues.create(engine, queues.make_spec(DEMO_QUEUE, DEMO_KIND.value, None, False))
         render.note(
-            f"created {DEMO_KIND} queue {DEMO_QUEUE} in {engine.name} schema {engine.schema}"
+            f"created {DEMO_KIND} queue {DEMO_QUEUE} in {engine.label} schema {engine.schema}"
         )
     payloads = [
         f'{{"order": {i}, "item": "widget-{i}"}}'.encode() for i in range(1, n_messages + 1)

@@ -13,6 +13,7 @@ from qadmin.cli.options import (
     confirm,
     connection_options,
     format_option,
+    plugin_format_option,
     profile_options,
     report_format_option,
 )
@@ -120,8 +121,9 @@ def show(report: InspectReport, fmt: str | None, target: Target | None = None) -
     verdict = check_ops.evaluate(report)
     data = report.to_json_dict()
     if target is not None:
+        declared = report.profile is not None and report.profile.source == "declared"
         for finding in data.get("findings") or []:
-            finding["fix"] = target.runnable(finding["fix"])
+            finding["fix"] = target.runnable(finding["fix"], declared)
     data["status"] = verdict.status
     data["not_covered"] = [{"note": n} for n in report.not_covered]
     data["notes"] = [{"note": n} for n in report.notes()]
@@ -158,11 +160,17 @@ def _headline(data: dict[str, Any], verdict: check_ops.CheckResult) -> list[str]
     if depth is None:
         figures = ["depth not counted (see notes)"]
     else:
-        exact = "" if size.get("depth_exact") else " (estimate)"
-        figures = [f"depth {render.figure(depth)}{exact}"]
+        quality = size.get("depth_quality") or ("exact" if size.get("depth_exact") else "")
+        at_least = "at least " if quality == "floor" else ""
+        exact = "" if quality in ("exact", "floor") else " (estimate)"
+        figures = [f"depth {at_least}{render.figure(depth)}{exact}"]
     if size.get("oldest_age_s") is not None:
-        at_least = "at least " if size.get("oldest_at_least") else ""
+        floor = size.get("oldest_at_least") or size.get("oldest_quality") == "floor"
+        at_least = "at least " if floor else ""
         figures.append(f"oldest {at_least}{render.figure(size['oldest_age_s'])} s")
+    if size.get("claimed") is not None and size.get("states") is None:  # a claim queue
+        more = " or more" if size.get("claimed_at_least") else ""
+        figures.append(f"{render.figure(size['claimed'])}{more} claimed")
     rates = data.get("rates") or {}
     if rates.get("enqueue_per_s") is not None:
         into, out = (render.figure(rates.get(k)) for k in ("enqueue_per_s", "dequeue_per_s"))
@@ -284,7 +292,10 @@ def fragmentation(
 ) -> None:
     """Index size and bloat of queue NAME (estimated; measured with --deep)."""
     engine, resolved = _resolve(target, name, profile)
-    part = fragmentation_part.measure(engine, resolved.profile.table, deep, max_pages)
+    ctx = run.context(engine, resolved, Options())
+    part = run.bounded(
+        ctx, lambda: fragmentation_part.measure(engine, resolved.profile.table, deep, max_pages)
+    )
     data = dict(
         queue=name, fragmentation=part.to_json_dict(), notes=[{"note": n} for n in part.notes]
     )
@@ -300,11 +311,13 @@ def size(name: str, profile: dict[str, Any], target: Target, fmt: str | None) ->
     """Depth (estimate; exact when cheap), oldest message, bytes on disk; a profiled table's
     waiting rows and each state's rows."""
     engine, resolved = _resolve(target, name, profile)
-    if resolved.spec is not None:
-        part = size_part.measure(engine, resolved.spec)
+    ctx = run.context(engine, resolved, Options())
+    spec = resolved.spec
+    if spec is not None:
+        part = run.bounded(ctx, lambda: size_part.measure(engine, spec))
     else:
-        part = size_part.profiled(run.context(engine, resolved, Options()))
-    render.document(dict(queue=name, **part.to_json_dict()), fmt)
+        part = run.bounded(ctx, lambda: size_part.profiled(ctx))
+    render.document(dict(queue=resolved.profile.shown, **part.to_json_dict()), fmt)
 
 
 @click.command()
@@ -315,7 +328,8 @@ def size(name: str, profile: dict[str, Any], target: Target, fmt: str | None) ->
 def ghosts(name: str, profile: dict[str, Any], target: Target, fmt: str | None) -> None:
     """Dead / ghost records of queue NAME and the sessions that hold their cleanup back."""
     engine, resolved = _resolve(target, name, profile)
-    part = ghosts_part.collect(run.context(engine, resolved, Options()))
+    ctx = run.context(engine, resolved, Options())
+    part = run.bounded(ctx, lambda: ghosts_part.collect(ctx))
     data = dict(
         queue=name,
         **part.table,
@@ -334,7 +348,8 @@ def ghosts(name: str, profile: dict[str, Any], target: Target, fmt: str | None) 
 def locks(name: str, profile: dict[str, Any], target: Target, fmt: str | None) -> None:
     """Lock waits on queue NAME: waiter, blocker, lock, wait time."""
     engine, resolved = _resolve(target, name, profile)
-    part = locks_part.collect(run.context(engine, resolved, Options()))
+    ctx = run.context(engine, resolved, Options())
+    part = run.bounded(ctx, lambda: locks_part.collect(ctx))
     for note in part.notes:
         render.note(f"qadmin: {note}")
     render.rows(part.waits, _section("locks")[2], fmt)
@@ -342,8 +357,8 @@ def locks(name: str, profile: dict[str, Any], target: Target, fmt: str | None) -
 
 def _stale_claims(engine: Engine, resolved: Resolved, stale_after: int) -> claims_part.Claims:
     _claims_of(resolved, "claims")
-    options = Options(stale_after_s=stale_after)
-    return claims_part.collect(run.context(engine, resolved, options))
+    ctx = run.context(engine, resolved, Options(stale_after_s=stale_after))
+    return run.bounded(ctx, lambda: claims_part.collect(ctx))
 
 
 @click.command()
@@ -465,7 +480,7 @@ INVALID: Table = ("invalid indexes", "invalid_indexes", ["index_name", "index_by
 @report_format_option
 def explain(name: str, profile: dict[str, Any], target: Target, fmt: str | None) -> None:
     """Why is dequeue slow? The plan of NAME's dequeue (its head, read-only: no row lock):
-    seek or scan, the index, rows and pages read to reach the head, whether an index fits
+    seek or scan, the index, rows and page accesses to reach the head, whether an index fits
     the order, INVALID indexes, stale statistics; findings with their fix. PostgreSQL and
     MariaDB run the head's SELECT (EXPLAIN ANALYZE, READ ONLY, under the timeouts) only when
     the estimated plan reaches it through an index: a head that would scan or sort a big table
@@ -473,8 +488,9 @@ def explain(name: str, profile: dict[str, Any], target: Target, fmt: str | None)
     engine, resolved = _resolve(target, name, profile)
     result = explain_ops.explain(run.context(engine, resolved, Options()))
     data = result.to_json_dict()
+    declared = resolved.profile.source == "declared"
     for finding in data["findings"]:
-        finding["fix"] = target.runnable(finding["fix"])
+        finding["fix"] = target.runnable(finding["fix"], declared)
     data["notes"] = [{"note": n} for n in result.notes]
     if render.resolve_format(fmt) != "json":
         data.pop("plan")
@@ -505,7 +521,7 @@ def _plan_line(result: explain_ops.Explain) -> str:
         f"{render.figure(value)} {unit}"
         for value, unit in (
             (result.rows_examined, walked if result.analyzed else "rows estimated"),
-            (result.buffers, "pages read"),
+            (result.buffers, "page accesses"),
             (result.execution_ms, "ms"),
         )
         if value is not None
@@ -543,7 +559,7 @@ class PluginCommand(click.Command):
 @threshold_options
 @profile_options
 @connection_options
-@report_format_option
+@plugin_format_option
 def check(
     name: str,
     stale_after: int,

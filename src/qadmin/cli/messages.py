@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Callable
 from contextlib import nullcontext
 from datetime import UTC, datetime, timedelta
@@ -12,7 +11,7 @@ from typing import Any, BinaryIO
 import click
 
 from qadmin import render
-from qadmin.cli import progress
+from qadmin.cli import output, progress
 from qadmin.cli.options import (
     ATTEMPT,
     MESSAGE_ID,
@@ -22,9 +21,12 @@ from qadmin.cli.options import (
     count_option,
     format_option,
 )
-from qadmin.errors import QadminError, QueueEmpty, QueueFull, UsageError
+from qadmin.diagnostics import run
+from qadmin.diagnostics.model import Options
+from qadmin.errors import Interrupted, QadminError, QueueEmpty, QueueFull, UsageError
 from qadmin.kinds import QueueSpec
 from qadmin.ops import catalog, messages
+from qadmin.profiles.resolve import Resolved, from_spec
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 # A push this large takes seconds: show it runs (on a terminal).
@@ -149,7 +151,13 @@ def push(
         if used and (stopped.pushed or isinstance(stopped, QueueFull)):
             render.rows(stopped.pushed, _pushed_columns(used[-1]), fmt)
         raise
-    render.rows(pushed, _pushed_columns(used[-1]), fmt)
+    try:
+        render.rows(pushed, _pushed_columns(used[-1]), fmt)
+    except KeyboardInterrupt:  # all went in: only the list of their ids was cut short
+        raise Interrupted(
+            f"pushed {len(pushed):,} of {len(payloads):,} (committed, all of them); "
+            "the list of their ids was cut short"
+        ) from None
 
 
 def _pushed_columns(spec: QueueSpec) -> list[str]:
@@ -193,26 +201,48 @@ def pop(
     if raw and count != 1:
         raise UsageError("--raw writes one payload; use it with --count 1")
     engine = target.engine()
-    deadline = time.monotonic() + wait_s
     used: list[QueueSpec] = []
 
-    def pop_from(spec: QueueSpec) -> list[dict[str, Any]]:
+    def pop_from(spec: QueueSpec) -> messages.Delivery:
         used.append(spec)
-        left = max(deadline - time.monotonic(), 0.0) if wait_s else 0.0
-        return messages.pop(engine, spec, count, left, worker)
+        columns = _columns(spec)
+
+        def deliver(rows: list[dict[str, Any]]) -> int:
+            if raw:
+                return output.deliver("", [rows[0]["payload"]])
+            pieces = render.row_texts(rows, columns, fmt)
+            if pieces is None:  # the table format is drawn whole: all or nothing
+                return output.deliver_all(lambda: render.rows(rows, columns, fmt), len(rows))
+            return output.deliver(*pieces)
+
+        return messages.pop_delivering(engine, spec, count, deliver, wait_s, worker)
 
     try:
-        popped = messages.on_queue(engine, name, pop_from)
+        done = messages.on_queue(engine, name, pop_from)
     except QueueEmpty:
         if not raw:
             render.rows([], _columns(used[-1]), fmt)
         raise
-    spec = used[-1]
-    if raw:
-        sys.stdout.buffer.write(popped[0]["payload"])
-        sys.stdout.buffer.flush()
-        return
-    render.rows(popped, _columns(spec), fmt)
+    popped, delivered = len(done.rows), done.delivered
+    if delivered < popped:
+        raise output.Undelivered(
+            f"output failed ({output.reason()}): delivered {delivered} of {popped}; "
+            f"{_rest(used[-1], engine.HAS_ROUTINES, done)}"
+        )
+
+
+def _rest(spec: QueueSpec, numbered: bool, done: messages.Delivery) -> str:
+    """Where the undelivered messages are. A ring's rolled-back pop leaves its numbers
+    behind (on engines with sequences): repair parks those messages, then they are served."""
+    back = f"all {len(done.rows)} stay, the {done.delivered} delivered too (served again)"
+    if spec.info.ring and numbered:
+        what = "the rest" if done.exact else back
+        return f"{what} come back once 'qadmin repair {spec.name} --yes' parks them"
+    if not done.exact:
+        return f"{back}: the queue could not take back exactly the undelivered"
+    if spec.info.claims:
+        return "the rest stay in the queue (their claims released)"
+    return "the rest stay in the queue"
 
 
 @click.command()
@@ -227,7 +257,9 @@ def peek(name: str, count: int, target: Target, fmt: str | None) -> None:
 
     def peek_at(spec: QueueSpec) -> list[dict[str, Any]]:
         used.append(spec)
-        return messages.peek(engine, spec, count)
+        # A look, as inspect's parts: a lock is waited for 1 s, then its holder named.
+        ctx = run.context(engine, Resolved(from_spec(spec), spec), Options())
+        return run.bounded(ctx, lambda: messages.peek(engine, spec, count))
 
     shown = messages.on_queue(engine, name, peek_at)
     spec = used[-1]

@@ -59,15 +59,19 @@ class Target:
         ctx.call_on_close(engine.close)
         return engine
 
-    def command(self) -> str:
+    def command(self, declared: bool = False) -> str:
         """``qadmin`` as a printed fix must be typed to reach this same place: ``--dsn`` when
-        given and it holds no secret (a password-bearing DSN is never printed), ``--config``
-        and ``-c NAME`` when given, and ``--schema``; each word quoted for a POSIX shell."""
+        given and it holds no secret (a password-bearing DSN is never printed), ``-c NAME``
+        and ``--schema`` when given, and the config file when it names the connection or
+        (``declared``) the ``[tables.NAME]`` entry the fix acts on; each word quoted for a
+        POSIX shell."""
         words = ["qadmin"]
+        named = self.dsn is None and self.connection
+        if self.config and (named or declared):
+            words += ["--config", self.config]
         if self.dsn is not None and not self.dsn_secret:
             words += ["--dsn", self.dsn]
-        if self.dsn is None and self.connection:
-            words += ["--config", self.config] if self.config else []
+        if named and self.connection:
             words += ["-c", self.connection]
         if self.schema:
             words += ["--schema", self.schema]
@@ -78,13 +82,15 @@ class Target:
         """Whether the given DSN holds a password or another secret (then it is not printed)."""
         return self.dsn is not None and dsn_mod.mask(self.dsn) != self.dsn
 
-    def runnable(self, fix: str) -> str:
-        """A fix that is a qadmin command, made runnable as printed against this target: every
-        ``qadmin`` in it (a fix may chain a dry run and the real run) carries the connection
-        options; only a DSN with a password is left for the user to add, and the fix says so."""
+    def runnable(self, fix: str, declared: bool = False) -> str:
+        """A fix that is a qadmin command, made runnable as printed against this target
+        (``declared``: on a table the config declares): every ``qadmin`` in it (a fix may chain
+        a dry run and the real run) carries the connection options; only a DSN with a password
+        is left for the user to add, and the fix says so."""
         if not fix.startswith("qadmin "):
             return fix
-        text = re.sub(r"(?<![\w-])qadmin (?=[a-z-])", lambda _: self.command() + " ", fix)
+        prefix = self.command(declared) + " "
+        text = re.sub(r"(?<![\w-])qadmin (?=[a-z-])", lambda _: prefix, fix)
         return text + " (add your --dsn)" if self.dsn_secret else text
 
 
@@ -243,7 +249,7 @@ _PROFILE_VALUES = (
 
 
 # The profile options that are not a profile key's column or values list.
-PROFILE_EXTRA = ("library", "queue", "time_unit")
+PROFILE_EXTRA = ("library", "queue", "queue_null", "time_unit")
 
 
 class QueueValue(click.ParamType):  # type: ignore[type-arg]
@@ -253,8 +259,10 @@ class QueueValue(click.ParamType):  # type: ignore[type-arg]
 
     def convert(self, value: Any, param: Any, ctx: Any) -> Any:
         text = str(value)
-        if not text or len(text) > 256 or "\x00" in text:
-            self.fail("a queue name is 1 to 256 characters, without NUL", param, ctx)
+        if not text or len(text) > 256 or any(ord(c) < 32 or ord(c) == 127 for c in text):
+            self.fail(
+                "a queue name is 1 to 256 characters, none of them control characters", param, ctx
+            )
         return text
 
 
@@ -279,6 +287,8 @@ def profile_options(func: F) -> F:
             value = kwargs.pop(key)
             if value is not None:
                 given[key] = value
+        if kwargs.pop("queue_null"):
+            given["queue_null"] = True
         kwargs["profile"] = given
         return func(*args, **kwargs)
 
@@ -304,6 +314,12 @@ def profile_options(func: F) -> F:
             help="One named queue of a table that holds several (a library's queue name).",
         ),
         click.option(
+            "--queue-null",
+            "queue_null",
+            is_flag=True,
+            help="The rows whose queue column is NULL (a library's default queue).",
+        ),
+        click.option(
             "--time-unit",
             "time_unit",
             type=click.Choice(["s", "ms", "us", "ns"]),
@@ -315,25 +331,67 @@ def profile_options(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def _format_given_before(choices: list[str]) -> Callable[[click.Context, Any, Any], Any]:
+    """A command's --format, or the one typed before the command (``qadmin --format json
+    list``), as the connection options; one this command does not take is a usage error."""
+
+    def pick(ctx: click.Context, param: Any, value: Any) -> Any:
+        if value is not None:
+            return value
+        root = ctx.find_root()
+        before = root.params.get("fmt") if root is not ctx else None
+        if before is not None and before not in choices:
+            raise click.BadParameter(
+                f"{before!r} is not one of {', '.join(map(repr, choices))}.", ctx, param
+            )
+        return before
+
+    return pick
+
+
+def _format(choices: list[str], help_text: str) -> Callable[[F], F]:
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(choices),
+        default=None,
+        callback=_format_given_before(choices),
+        help=help_text,
+    )
+
+
 def format_option(func: F) -> F:
+    return _format(list(FORMATS), "Output format (default: table on a terminal, plain otherwise).")(
+        func
+    )
+
+
+def report_format_option(func: F) -> F:
+    """--format of a report (inspect, ghosts, explain, maintain, report...): csv is one
+    long table of ``section,row,key,value`` lines (docs/cli.md, Output formats)."""
+    return _format(
+        list(FORMATS),
+        "Output format (default: table on a terminal, plain otherwise; csv: one "
+        "section,row,key,value line per figure).",
+    )(func)
+
+
+def plugin_format_option(func: F) -> F:
+    """check's --format: its Nagios line, or json; a plugin's verdict has no CSV."""
+    return _format(
+        [f for f in FORMATS if f != "csv"],
+        "json: the verdict and the report as one document (default: the Nagios line).",
+    )(func)
+
+
+def global_format_option(func: F) -> F:
+    """--format on the ``qadmin`` group: each command reads it when not given after it."""
     return click.option(
         "--format",
         "fmt",
         type=click.Choice(FORMATS),
         default=None,
-        help="Output format (default: table on a terminal, plain otherwise).",
-    )(func)
-
-
-def report_format_option(func: F) -> F:
-    """--format of a report (inspect, check, report...): a headline and several sections are
-    no CSV table, so csv is refused rather than printed as something that is not CSV."""
-    return click.option(
-        "--format",
-        "fmt",
-        type=click.Choice([f for f in FORMATS if f != "csv"]),
-        default=None,
-        help="Output format (default: table on a terminal, plain otherwise; no csv).",
+        help="Output format, before or after the command (after wins).",
     )(func)
 
 

@@ -26,7 +26,7 @@ from qadmin.cli.options import (
 )
 from qadmin.diagnostics.entries import size
 from qadmin.engines.base import Engine
-from qadmin.errors import UsageError
+from qadmin.errors import Interrupted, UsageError
 from qadmin.kinds import QueueSpec
 from qadmin.ops import catalog
 
@@ -34,7 +34,17 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def where_options(func: F) -> F:
-    """--spark-timeout and --spark-conf: how long to wait for a cluster, and its settings."""
+    """--spark-timeout, --job-timeout and --spark-conf: how long to wait for a cluster, how
+    long its job may take, and its settings."""
+    func = click.option(
+        "--job-timeout",
+        type=Duration(fractional=True, low=1, high=7 * 86400),
+        default="6h",
+        show_default=True,
+        metavar="DURATION",
+        help="Fail (exit 6) when the Spark job has not finished within this; a Spark Connect "
+        "server that stops accepting connections mid-job fails it at once.",
+    )(func)
     func = click.option(
         "--spark-conf",
         "spark_conf",
@@ -90,6 +100,7 @@ def _where(
     remote: str | None,
     timeout_s: float,
     conf: tuple[str, ...],
+    job_timeout_s: float,
     engine: Engine | None = None,
     paths: tuple[Path, ...] = (),
 ) -> Any:
@@ -97,7 +108,7 @@ def _where(
     that run on other hosts."""
     from qadmin.pipeline import spark
 
-    where = spark.Where.resolve(master, remote, timeout_s, conf)
+    where = spark.Where.resolve(master, remote, timeout_s, conf, job_timeout_s)
     for line in spark.readiness(where, engine, list(paths)):
         render.note(f"qadmin: warning: {line}")
     return where
@@ -159,6 +170,7 @@ def export_command(
     remote: str | None,
     spark_timeout: float,
     spark_conf: tuple[str, ...],
+    job_timeout: float,
     target: Target,
     fmt: str | None,
 ) -> None:
@@ -180,10 +192,22 @@ def export_command(
     if spark_run:
         from qadmin.pipeline import spark, spark_jobs
 
-        where = _where(master, remote, spark_timeout, spark_conf, engine, (path.parent,))
+        # Before Spark starts (15 s on one machine): its writer would fail only at the end.
+        if path.exists():
+            raise UsageError(f"{path} exists: Spark writes a new folder there")
+        formats.require_writable(path.parent)
+        where = _where(
+            master, remote, spark_timeout, spark_conf, job_timeout, engine, (path.parent,)
+        )
         with spark.failures(where, engine), progress.bar(f"exporting {name} (spark)") as update:
-            result = spark_jobs.export(
-                engine, spec, path, file_format, selection, where, partitions, update
+            spark.jdbc_options(engine)  # no JDBC path: said before Spark starts
+            # In this (main) thread: Spark's Ctrl-C handler is set only here; the job reuses it.
+            spark.session(where, spark.jar_for(engine))
+            result = spark.run_job(
+                where,
+                lambda: spark_jobs.export(
+                    engine, spec, path, file_format, selection, where, partitions, update
+                ),
             )
     else:
         if path.is_dir():
@@ -256,6 +280,10 @@ def archive_command(
         raise UsageError("archive leaves claimed messages to their workers: --state ready/failed")
     folder = Path(to)
     if dry_run:
+        now = archive_ops.plan(engine, spec, selection)
+        count, first, last = now["messages"], now["first_id"], now["last_id"]
+        ids = f"ids {first} to {last}" if count else "none"
+        batches = -(-count // archive_ops.DELETE_BATCH)
         plan = {
             "queue": name,
             "folder": str(folder),
@@ -264,19 +292,32 @@ def archive_command(
             "unfinished_files": [str(p) for p in archive_ops.unfinished(folder, name)]
             if folder.is_dir()
             else [],
+            "messages": count,
+            "first_id": first,
+            "last_id": last,
+            "figures": "exact when read; the run selects again and may find more or fewer",
             "steps": [
                 "finish the deletes of unfinished archive files",
-                "export the selected messages (one snapshot) to a new file",
+                f"export the {count} selected messages ({ids}, one snapshot) to a new file",
                 "read the file back and compare its ids with the export",
-                f"delete those ids, {archive_ops.DELETE_BATCH} per transaction",
+                f"delete those ids, {archive_ops.DELETE_BATCH} per transaction "
+                f"({batches} transactions)",
+                f"then: {archive_ops.reclaim_advice(engine, spec)}",
             ],
             "dry_run": True,
         }
         render.document(plan, fmt)
         return
     confirm("archive messages of", name, yes)
-    with progress.bar(f"archiving {name}") as update:
-        result = archive_ops.archive(engine, spec, folder, as_format, selection, update)
+    try:
+        with progress.bar(f"archiving {name}") as update:
+            result = archive_ops.archive(engine, spec, folder, as_format, selection, update)
+    except KeyboardInterrupt:
+        raise Interrupted(
+            f"archive of {name} stopped part way: a file it finished writing has its messages "
+            f"still queued until they are deleted; running the same archive again into "
+            f"{folder} deletes them first, then goes on"
+        ) from None
     result["resumed"] = len(result["resumed"])
     render.document(dict(result, dry_run=False), fmt)
 
@@ -303,6 +344,7 @@ def load_command(
     remote: str | None,
     spark_timeout: float,
     spark_conf: tuple[str, ...],
+    job_timeout: float,
     target: Target,
     fmt: str | None,
 ) -> None:
@@ -327,11 +369,16 @@ def load_command(
             raise UsageError(f"a {spec.kind} is loaded through its push routine: --engine python")
         from qadmin.pipeline import spark, spark_jobs
 
-        where = _where(master, remote, spark_timeout, spark_conf, engine, (path,))
+        where = _where(master, remote, spark_timeout, spark_conf, job_timeout, engine, (path,))
+        spark.jdbc_options(engine)  # no JDBC path: said before Spark starts
         load_ops.prepare_stage(engine, spec, replace_stage)
         with load_ops.dropping_stage(engine, spec):
             with spark.failures(where, engine), progress.bar(f"staging {name} (spark)") as update:
-                spark_jobs.stage(engine, spec, path, file_format, key, where, update)
+                spark.session(where, spark.jar_for(engine))  # in this thread (Ctrl-C)
+                spark.run_job(
+                    where,
+                    lambda: spark_jobs.stage(engine, spec, path, file_format, key, where, update),
+                )
             with progress.bar(f"loading {name}") as update:
                 result = load_ops.move(engine, spec, update)
     else:
@@ -339,7 +386,10 @@ def load_command(
             result = load_ops.load_python(
                 engine, spec, path, file_format, key, replace_stage=replace_stage, progress=update
             )
-    render.document(dict(result, queue=name, engine="spark" if spark_run else "python"), fmt)
+    engine_used = "spark" if spark_run else "python"
+    render.document(
+        dict(result, queue=name, engine=engine_used, enqueued_at=load_ops.enqueued_at(spec)), fmt
+    )
 
 
 @click.command("report")
@@ -375,6 +425,7 @@ def report_command(
     remote: str | None,
     spark_timeout: float,
     spark_conf: tuple[str, ...],
+    job_timeout: float,
     fmt: str | None,
 ) -> None:
     """Hourly rates, percentiles and findings from the telemetry history (a Spark job)."""
@@ -384,14 +435,30 @@ def report_command(
     if "://" not in history and not Path(history).exists():
         raise UsageError(f"no history at {history} (qadmin collect --to {history} ...)")
     local = tuple(Path(p) for p in (history, parquet_path) if p and "://" not in p)
-    where = _where(master, remote, spark_timeout, spark_conf, None, local)
+    from qadmin.pipeline import formats
+
+    # The outputs' folders, before Spark starts: its job would fail only after its start-up.
+    if html_path:
+        formats.require_writable(Path(html_path).parent)
+    if parquet_path and "://" not in parquet_path:
+        formats.require_writable(Path(parquet_path).parent)
+    where = _where(master, remote, spark_timeout, spark_conf, job_timeout, None, local)
     with spark.failures(where):
         session = spark.session(where, otherwise="")
-        result = report_ops.run(
-            session, history, names=names, since_s=since, chart_queues=charts if html_path else 0
-        )
-        if parquet_path:
-            report_ops.write_parquet(result, parquet_path)
+
+        def job() -> Any:
+            found = report_ops.run(
+                session,
+                history,
+                names=names,
+                since_s=since,
+                chart_queues=charts if html_path else 0,
+            )
+            if parquet_path:
+                report_ops.write_parquet(found, parquet_path)
+            return found
+
+        result = spark.run_job(where, job)
     if html_path:
         from qadmin.pipeline import report_html
 

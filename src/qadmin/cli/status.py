@@ -107,7 +107,7 @@ def _table(lines: list[Any]) -> None:
 @click.option(
     "--queue-timeout",
     "queue_timeout",
-    type=Duration(fractional=True),
+    type=Duration(fractional=True, low=0.1),
     default=2.0,
     show_default=True,
     metavar="DURATION",
@@ -128,15 +128,23 @@ def status(
     dead or failed, and the worst finding. Cheap reads only (catalog estimates, bounded
     counts, index probes), each under the statement timeout: a queue that cannot be read is
     a line saying why. Exit code as check's: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN."""
+    from qadmin.diagnostics import registry
     from qadmin.diagnostics.model import Options
+    from qadmin.errors import UsageError
     from qadmin.ops import status as status_ops
 
+    sampled = {m.name for m in registry.entry("rates").metrics}
+    for key, value in given.items():
+        if value is not None and key.split("_", 1)[1] in sampled:
+            option = "--" + key.replace("_", "-")
+            raise UsageError(f"status takes no rate sample: {option} applies to check and inspect")
     options = Options(stale_after, 0.0, limits=limits(given))
     limit_ms = min(target.timeouts.statement_ms, max(1, round(queue_timeout * 1000)))
     timeouts = dataclasses.replace(target.timeouts, statement_ms=limit_ms)
     engine = dataclasses.replace(target, timeouts=timeouts).engine()
-    declared = config_mod.tables(config_mod.load_config(target.config))
-    found = status_ops.gather(engine, declared, options)
+    conf = config_mod.load_config(target.config)
+    declared, broken = config_mod.tables(conf), config_mod.broken_tables(conf)
+    found = status_ops.gather(engine, declared, options, broken)
     for note in found.notes:
         render.note(f"qadmin: {note}")
     if not found.lines:

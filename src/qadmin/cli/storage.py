@@ -20,6 +20,7 @@ from qadmin.cli.options import (
 from qadmin.engines.base import Engine
 from qadmin.errors import (
     Incomplete,
+    Interrupted,
     LockTimeout,
     NotFound,
     QadminError,
@@ -31,7 +32,7 @@ from qadmin.ops import convert as convert_ops
 from qadmin.ops import maintain as maintain_ops
 from qadmin.ops import resize as resize_ops
 from qadmin.ops import watermark as watermark_ops
-from qadmin.ops.convert_sql import ring_spec
+from qadmin.ops.convert_sql import ring_spec, staged_switch
 from qadmin.profiles.model import Profile, Value
 
 
@@ -222,9 +223,25 @@ def convert(
         return
     ring_spec(src, capacity)  # a bad --capacity is refused before the question
     confirm("convert", name, yes, to=f"to a {to}")
-    with progress.bar(f"converting {name}") as update:
-        result = convert_ops.convert(engine, src, capacity, progress=update)
+    try:
+        with progress.bar(f"converting {name}") as update:
+            result = convert_ops.convert(engine, src, capacity, progress=update)
+    except KeyboardInterrupt:
+        raise Interrupted(_convert_stopped(engine, name)) from None
     render.document(dict(result, dry_run=False), fmt)
+
+
+def _convert_stopped(engine: Engine, name: str) -> str:
+    """What a stopped convert left: resumable steps (MariaDB), or one transaction."""
+    if staged_switch(engine):
+        return (
+            f"convert of {name} stopped part way; its queue keeps working, and running the "
+            "same convert command again resumes it (or finishes a switch already made)"
+        )
+    return (
+        f"convert of {name} stopped: it is one transaction, so either it had committed or "
+        "nothing changed ('qadmin list' shows its kind)"
+    )
 
 
 def _convert_profile(

@@ -55,6 +55,15 @@ FIGURES = (
 )
 
 
+SPARK_HEADER = "deq/s last min"
+# The live table's headers on lines of their own, so the columns stay as narrow as their figures.
+HEADERS = {
+    SPARK_HEADER: "deq/s\nlast\nmin",
+    "lock waits": "lock\nwaits",
+    "ring fill": "ring\nfill",
+}
+
+
 def sparkline(values: list[float]) -> str:
     if not values:
         return ""
@@ -121,13 +130,37 @@ class Emitter:
             line = "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
             click.echo(f"{line}  error: {r['error']}" if r.get("error") else line)
 
-    def _table(self, rows: list[dict[str, Any]], note: str | None) -> Any:
+    def _table(self, rows: list[dict[str, Any]], note: str | None, width: int = 0) -> Any:
+        """The live table, as wide as the terminal (``width``) allows without cutting a number
+        or a name (a cut "763000~" read "76…"): figures never wrap, a long queue name folds
+        onto a second line, and when that is not enough the sparkline, then the kind, go."""
         from rich.table import Table
         from rich.text import Text
 
         when = rows[0]["time"] if rows else ""
         interval = rows[0].get("interval_s") if rows else None
+        names = ("queue", "kind", *FIGURES[:2], SPARK_HEADER, *FIGURES[2:])
+        cells = []
+        for r in rows:
+            figures = _figures(r)
+            spark = "-" if r.get("error") else sparkline(list(self.history.get(r["queue"], [])))
+            cells.append([r["queue"], r["kind"], *figures[:2], spark, *figures[2:]])
+        widths = [
+            max(_widest(cells, n), *(len(line) for line in HEADERS.get(c, c).split("\n")))
+            for n, c in enumerate(names)
+        ]
+        shown = list(range(len(names)))
+        width = width or self._width()
+        for dropped in (names.index(SPARK_HEADER), names.index("kind")):
+            need = sum(widths[n] for n in shown) + 2 * (len(shown) - 1)
+            if need <= width:
+                break
+            shown.remove(dropped)
         table = Table(
+            box=None,
+            pad_edge=False,
+            padding=(0, 1),
+            header_style="bold",
             title=f"qadmin tail  {when}  interval {interval or '-'} s",
             caption=note
             or "rates: "
@@ -141,14 +174,27 @@ class Emitter:
                 )
             ),
         )
-        for column in ("queue", "kind", *FIGURES[:2], "deq/s last min", *FIGURES[2:]):
-            table.add_column(column, justify="left" if column in ("queue", "kind") else "right")
-        for r in rows:
-            figures = _figures(r)
-            spark = "-" if r.get("error") else sparkline(list(self.history.get(r["queue"], [])))
-            cells = [r["queue"], r["kind"], *figures[:2], spark, *figures[2:]]
-            table.add_row(*(Text(str(c)) for c in cells))  # jobs[mail] is a name, not markup
+        for n in shown:
+            column = names[n]
+            header = HEADERS.get(column, column)
+            if column in ("queue", "kind"):  # a long name folds onto a second line
+                table.add_column(header, overflow="fold", min_width=min(widths[n], 8))
+            elif column == SPARK_HEADER:
+                table.add_column(header, justify="right", overflow="crop")
+            else:
+                table.add_column(header, justify="right", no_wrap=True, min_width=widths[n])
+        for row in cells:
+            table.add_row(*(Text(str(row[n])) for n in shown))  # jobs[mail]: a name, no markup
         return table
+
+    def _width(self) -> int:
+        if self.live is not None:
+            return int(self.live.console.width)
+        return 80
+
+
+def _widest(cells: list[list[str]], n: int) -> int:
+    return max((len(row[n]) for row in cells), default=1)
 
 
 def _figures(r: dict[str, Any]) -> list[str]:
@@ -158,14 +204,21 @@ def _figures(r: dict[str, Any]) -> list[str]:
     return [
         _num(r["enqueue_per_s"]),
         _num(r["dequeue_per_s"]),
-        f"{_num(r['depth'])}{'' if r['depth_exact'] else '~'}",
-        _age(r["oldest_age_s"]),
-        _num(r["claimed"]),
+        _marked(_num(r["depth"]), r.get("depth_quality")),
+        _marked(_age(r["oldest_age_s"]), r.get("oldest_quality")),
+        _marked(_num(r["claimed"]), r.get("claimed_quality")),
         _num(r["stale_claims"]),
         _num(r["ghosts"]),
         _num(r["lock_waits"]),
         "" if r["ring_fill"] is None else f"{r['ring_fill']:.0%}",
     ]
+
+
+def _marked(text: str, quality: str | None) -> str:
+    """A figure that is not exact says so: ``5000+`` a floor (at least), ``~5000`` an estimate."""
+    if text == "-" or quality in (None, "exact"):
+        return text
+    return f"{text}+" if quality == "floor" else f"~{text}"
 
 
 def _num(value: Any) -> str:

@@ -4,8 +4,14 @@ One status line with performance data; exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNO
 could not run: no connection, no such queue, bad thresholds). The status is the worst of the
 thresholds given and of every finding (critical 2, warning 1): a ring stalled behind a push
 hole is CRITICAL even with no threshold given. A threshold whose figure this engine does not
-have is named in the line and left out of the performance data; when no threshold given could
-be judged and nothing else is wrong, the status is UNKNOWN.
+have is named in the line and left out of the performance data; when a threshold given could
+not be judged and nothing else is wrong, the status is UNKNOWN.
+
+A figure is exact, a floor or an estimate (``registry.Quality``): a threshold is judged only
+where the figure proves which side of it the truth lies (a floor over it; an estimate whose
+error range lies wholly on one side), else named as not evaluable, so the status is never OK
+while the true figure is over. A figure that is not exact is followed in the performance data
+by a label of its own, ``NAME_floor=1`` or ``NAME_estimated=1`` (docs/diagnostics.md).
 """
 
 from __future__ import annotations
@@ -65,28 +71,33 @@ def evaluate(report: InspectReport) -> CheckResult:
             elif given:
                 not_judged.append(_not_evaluable(report, metric.name))
             continue
+        quality = metric.quality(report) if metric.quality is not None else registry.EXACT
+        marks = _marks(metric.name, quality)
         if not given or limit is None:
             warn, crit = _fmt(metric.warn), _fmt(metric.crit)
-            other_perf.append(f"{metric.name}={_fmt(value)}{metric.unit};{warn};{crit};0")
+            other_perf.append(f"{metric.name}={_fmt(value)}{metric.unit};{warn};{crit};0{marks}")
             continue
-        level = OK
-        if limit.crit is not None and value >= limit.crit:
-            level = CRITICAL
-        elif limit.warn is not None and value >= limit.warn:
-            level = WARNING
-        if level == OK and metric.floor is not None and metric.floor(report):
-            # at least this much, under the threshold: the rest may lie past what was read
-            not_judged.append(f"{metric.name} not evaluable: at least {_fmt(value)}")
-            continue
+        low, high = quality.bounds(value)
+        level, unsure = OK, None
+        for bound, at in ((limit.crit, CRITICAL), (limit.warn, WARNING)):
+            if bound is None or level >= at:
+                continue
+            if low >= bound:  # the truth is over it, whatever the figure's error
+                level = at
+            elif high >= bound and unsure is None:  # the truth may be either side
+                unsure = bound
+        shown = f"{_prefix(quality)}{_fmt(value)}{metric.unit}"
+        warn, crit = _fmt(limit.warn), _fmt(limit.crit)
+        given_perf.append(f"{metric.name}={_fmt(value)}{metric.unit};{warn};{crit};0{marks}")
+        if unsure is not None:
+            not_judged.append(_unproven(metric.name, shown, quality, unsure, metric.unit))
+            if level == OK:
+                continue
         judged += 1
         if level != OK:
             bound = limit.crit if level == CRITICAL else limit.warn
-            problems.append(
-                f"{metric.name} {_fmt(value)}{metric.unit} >= {_fmt(bound)}{metric.unit}"
-            )
+            problems.append(f"{metric.name} {shown} >= {_fmt(bound)}{metric.unit}")
         code = max(code, level)
-        warn, crit = _fmt(limit.warn), _fmt(limit.crit)
-        given_perf.append(f"{metric.name}={_fmt(value)}{metric.unit};{warn};{crit};0")
     findings = []
     for finding in report.findings:
         level = SEVERITY_CODE[finding.severity]
@@ -96,7 +107,13 @@ def evaluate(report: InspectReport) -> CheckResult:
                 {"severity": finding.severity, "code": finding.code, "message": finding.message}
             )
         code = max(code, level)
-    if not_judged and not judged and code == OK:
+    engine_lacks = f"not evaluable on {report.header.engine}"
+    unread = [n for n in not_judged if not n.endswith(engine_lacks)]
+    if (unread or (not_judged and not judged)) and code == OK:
+        # A threshold given whose figure exists but could not be read (no index for it, an
+        # estimate or a floor that proves neither side) cannot be called met, whatever the
+        # others say; a figure this engine never has (SQLite's snapshot age) is only noted
+        # beside thresholds that were judged, as one template serves every engine.
         code = UNKNOWN
     summary = ", ".join(problems) if problems else "all within thresholds"
     if not_judged or not_applicable:
@@ -127,7 +144,37 @@ def _not_evaluable(report: InspectReport, metric: str) -> str:
     size = report.part("size")
     if metric == "oldest_age" and size is not None and size.oldest_source:
         return f"{metric} not evaluable: {size.oldest_source}"  # where it was looked for
+    if metric == "oldest_age" and size is not None:
+        # a profiled table's reason: the index that would make it cheap, no time column
+        why = [n for n in size.all_notes() if "oldest" in n or "enqueue time" in n]
+        if why:
+            return f"{metric} not evaluable: {why[0]}"
     return f"{metric} not evaluable on {report.header.engine}"
+
+
+def _prefix(quality: registry.Quality) -> str:
+    return {"floor": "at least ", "estimate": "~"}.get(quality.kind, "")
+
+
+def _marks(name: str, quality: registry.Quality) -> str:
+    """Perfdata has no flag for a figure that is not exact: a label of its own, 1 when the
+    figure before it is a floor (``NAME_floor=1``) or an estimate (``NAME_estimated=1``)."""
+    if quality.kind == "floor":
+        return f" {name}_floor=1"
+    if quality.kind == "estimate":
+        return f" {name}_estimated=1"
+    return ""
+
+
+def _unproven(name: str, shown: str, quality: registry.Quality, bound: float, unit: str) -> str:
+    """Why a floor or an estimate does not prove which side of a threshold the truth lies."""
+    if quality.kind == "floor":
+        return f"{name} not evaluable: {shown}"  # under the threshold; the rest is not read
+    where = f" ({quality.source})" if quality.source else ""
+    return (
+        f"{name} not evaluable: estimate {shown}{where} may be {quality.error:.0%} off, "
+        f"and {_fmt(bound)}{unit} is within that"
+    )
 
 
 def _what(report: InspectReport) -> str:

@@ -14,6 +14,7 @@ and whether the statistics are stale (``maintenance.sql``; SQLite's ``statistics
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Iterator
@@ -41,6 +42,7 @@ from qadmin.errors import (
     counted,
 )
 from qadmin.profiles.model import Value
+from qadmin.profiles.query import CLOCK, Reader
 from qadmin.sqlfiles import header_fields
 
 # Pages (PostgreSQL buffers, InnoDB pages accessed) read to return one head row past which
@@ -138,6 +140,15 @@ def _profiled_head(ctx: Context) -> Head:
     reader, engine = ctx.reader, ctx.engine
     assert reader is not None
     profile, shape = reader.profile, reader.shape
+    if profile.queue_column is not None and profile.queue is None:
+        # A library's dequeue always names its queue: plan the first named queue's (its
+        # (state, queue, ...) index fits; the table-wide head would ask for another index).
+        queues, _ = reader.queue_names()
+        if queues:
+            parent = reader
+            reader = Reader(engine, dataclasses.replace(profile, queue=queues[0]), shape)
+            reader.adopt(parent)
+            profile = reader.profile
     order: list[tuple[str, bool]] = []
     given = profile.dequeue_order
     if profile.order_by and profile.order_by not in (i.split()[0] for i in given):
@@ -157,8 +168,16 @@ def _profiled_head(ctx: Context) -> Head:
         )
     keys = ", ".join(reader.name(c) + (" DESC" if desc else "") for c, desc in order)
     where, params = reader.where(profile.pending)
+    # A state read against the clock (a run-at time still ahead: GoodJob's, django-tasks')
+    # cannot be an index predicate (PostgreSQL takes only immutable ones): no WHERE then.
+    template = profile.state_sql or ""
+    clocked = f"{{{CLOCK}}}" in template or "CURRENT_TIMESTAMP" in template.upper()
     printed = _printed_filter(reader.state, profile.pending, engine.quote_literal)
+    if clocked:
+        printed = ""
     leading = [profile.state_column] if profile.state_column else []
+    if profile.queue is not None and profile.queue_column is not None:
+        leading.append(profile.queue_column)  # the queue's own rows, as the library's index
     state_keys = ", ".join(reader.name(c) for c in [*leading, *(c for c, _ in order)])
     words = {
         "filter": where,
@@ -198,7 +217,7 @@ def explain(ctx: Context) -> Explain:
     """The head's plan, its findings and their fixes."""
     engine = ctx.engine
     the_head = head(ctx)
-    result = Explain(ctx.table, engine.name, the_head.statement, analyzed=False)
+    result = Explain(ctx.table, engine.label, the_head.statement, analyzed=False)
     blocked: list[Finding] = []
     try:
         with engine.lock_timeout(PART_LOCK_MS):
@@ -525,9 +544,9 @@ def _findings(ctx: Context, the_head: Head, result: Explain) -> list[Finding]:
             Finding(
                 WARNING,
                 "dequeue_dead_entries",
-                f"reaching the head read {result.buffers} pages {returned}: dead entries in "
-                "front of the head (deleted or claimed rows cleanup has not removed yet) that "
-                "every dequeue walks",
+                f"reaching the head took {result.buffers} page accesses {returned}: dead "
+                "entries in front of the head (deleted or claimed rows cleanup has not removed "
+                "yet) that every dequeue walks",
                 f"{ctx.profile.command('ghosts') if ctx.profile else 'qadmin ghosts ' + table} "
                 f"to see who holds cleanup back; end it, then {engine.vacuum_advice(table)}",
             )

@@ -27,6 +27,32 @@ def no_findings(report: InspectReport) -> list[Finding]:
 
 
 @dataclass(frozen=True)
+class Quality:
+    """What a figure is: ``exact`` (counted), ``floor`` (at least this much: the rest may lie
+    past what was read) or ``estimate`` (the catalog's, or a probe's, figure that may be
+    ``error`` off, as a fraction of the truth), and where it came from."""
+
+    kind: str
+    error: float = 0.0
+    source: str | None = None
+    # An estimate known to count more than the figure (a claim queue's row estimate, its
+    # claimed rows included): the truth is only known to be at least this (what was counted).
+    low: float | None = None
+
+    def bounds(self, value: float) -> tuple[float, float]:
+        """Where the true figure lies, given this figure."""
+        if self.kind == "floor":
+            return value, float("inf")
+        if self.kind == "estimate":
+            high = value / (1 - self.error) if self.error < 1 else float("inf")
+            return (value / (1 + self.error) if self.low is None else self.low), high
+        return value, value
+
+
+EXACT = Quality("exact")
+
+
+@dataclass(frozen=True)
 class Metric:
     """A figure check judges, with its ``--warn-<name>`` / ``--crit-<name>`` options."""
 
@@ -40,8 +66,9 @@ class Metric:
     # a queue it does not apply to is noted, never UNKNOWN: one monitoring template can then
     # serve every queue.
     applies: Callable[[InspectReport], bool] | None = None
-    # Whether the figure is only a floor ("at least"): a threshold above it is not judged.
-    floor: Callable[[InspectReport], bool] | None = None
+    # Whether the figure is exact, a floor or an estimate (None: always exact). check judges
+    # a threshold only where the figure proves which side of it the truth lies.
+    quality: Callable[[InspectReport], Quality] | None = None
 
     @property
     def duration(self) -> bool:

@@ -8,6 +8,9 @@ inspect during a lock incident still prints a full report.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from qadmin.diagnostics import registry
 from qadmin.diagnostics.entries import locks
 from qadmin.diagnostics.model import (
@@ -20,10 +23,12 @@ from qadmin.diagnostics.model import (
     Result,
 )
 from qadmin.engines.base import Engine
-from qadmin.errors import LockTimeout, StatementTimeout
+from qadmin.errors import LockTimeout, QadminError, StatementTimeout
 from qadmin.kinds import QueueSpec
 from qadmin.profiles import query
 from qadmin.profiles.resolve import Resolved, from_spec
+
+T = TypeVar("T")
 
 
 def _collect(
@@ -56,7 +61,7 @@ def _header(engine: Engine, table: str, spec: QueueSpec | None) -> Header:
     header = Header(
         queue=table,
         schema=engine.schema,
-        engine=engine.name,
+        engine=engine.label,
         dialect=engine.dialect,
         server_version=engine.version_label(),
         kind=spec.kind.value if spec else None,
@@ -87,6 +92,23 @@ def context(engine: Engine, resolved: Resolved, options: Options) -> Context:
         engine.read_naive_times_as_utc(True)
     reader = query.Reader(engine, profile, resolved.shape)
     return Context(engine, profile.table, None, options, profile, reader)
+
+
+def bounded(ctx: Context, read: Callable[[], T]) -> T:
+    """A read-only command's read (size, claims, ghosts, locks, fragmentation, peek) as inspect
+    runs a part: waiting at most ``PART_LOCK_MS`` for a lock, and when that runs out, one line
+    naming who held it (exit 8), not the connection's whole lock timeout and no name."""
+    try:
+        with ctx.engine.lock_timeout(PART_LOCK_MS):
+            return read()
+    except StatementTimeout:
+        raise
+    except LockTimeout as exc:
+        try:
+            holder, _, _ = locks.blocker_of(ctx, None, [])
+        except QadminError as unread:
+            holder = f"a session qadmin could not name ({unread})"
+        raise type(exc)(f"{exc}; blocked by {holder}") from None
 
 
 def inspect(engine: Engine, spec: QueueSpec, options: Options | None = None) -> InspectReport:

@@ -86,6 +86,10 @@ class Engine(ABC):
     HAS_ROUTINES: ClassVar[bool] = True
     # How Spark connects; None where Spark has no JDBC path (SQLite, SQL Server for now).
     JDBC: ClassVar[Jdbc | None] = None
+    # How far the catalog's row estimate (the depth of a queue too big or too dirty to count)
+    # may be from the truth, as a fraction of the truth: check judges an estimate only when
+    # the threshold lies outside [estimate / (1 + error), estimate / (1 - error)].
+    ESTIMATE_ERROR: ClassVar[float] = 0.5
 
     def __init__(self, dsn: Dsn, schema: str | None = None, timeouts: Timeouts | None = None):
         self.dsn = dsn
@@ -120,6 +124,12 @@ class Engine(ABC):
     @abstractmethod
     def _default_schema(self) -> str:
         """The schema (PostgreSQL, SQL Server), database (MySQL) or ``main`` (SQLite) in use."""
+
+    @property
+    def label(self) -> str:
+        """How messages and reports name this server: the engine's name, or the flavour an
+        engine that speaks to two kinds of server detected (``mariadb`` or ``mysql``)."""
+        return self.name
 
     @property
     def conn(self) -> Any:
@@ -416,7 +426,7 @@ class Engine(ABC):
     def jdbc_url(self) -> str:
         """The JDBC URL for Spark: host, port and database only, never user or password."""
         if self.JDBC is None:
-            raise UnsupportedError(f"--engine spark has no JDBC path to {self.name}")
+            raise UnsupportedError(f"--engine spark has no JDBC path to {self.label}")
         d = self.dsn
         host, port = d.host or "localhost", d.port or self.JDBC.port
         return f"jdbc:{self.JDBC.scheme}://{host}:{port}/{d.database or ''}"
@@ -521,6 +531,10 @@ class Engine(ABC):
         """How to return the space of dead rows once nothing holds them."""
         return f"reclaim the dead rows of {table} once nothing holds them back"
 
+    def deleted_rows_advice(self, table: str) -> str:
+        """What to do about the rows a bulk delete (archive) leaves behind."""
+        return self.vacuum_advice(table)
+
     def analyze_advice(self, table: str) -> str:
         return f"gather the statistics of {table}"
 
@@ -553,17 +567,24 @@ class Engine(ABC):
         if file.has(section):
             self.run_outside_transaction(file.statements(section)[0])
 
+    def mark_sql(self, mark: str, undo: bool = False) -> str:
+        """A savepoint named ``mark`` (a qadmin constant), or with ``undo`` the rollback to it."""
+        section = "rollback_to_savepoint" if undo else "savepoint"
+        return self.render_text(self.engine_sql(section), {"mark": mark})
+
     def table_exists(self, name: str) -> bool:
         """Whether a table of this name exists in the schema (a cheap catalog lookup)."""
         rows = self.query(self.engine_sql("table_exists"), {"schema": self.schema, "name": name})
         return bool(rows)
 
-    def require_schema(self) -> None:
-        """NotFound when the schema (MySQL: database) does not exist, so a typo in --schema is
-        not answered with an empty list (nor, in create, an unclassified error)."""
-        if not self.query(self.engine_sql("schema_exists"), {"schema": self.schema}):
+    def require_schema(self, schema: str | None = None) -> None:
+        """NotFound when the schema (MySQL: database; default: the one in use) does not exist,
+        so a typo in --schema is not answered with an empty list, nor a name looked up there
+        with "no queue or table" (nor, in create, an unclassified error)."""
+        schema = schema or self.schema
+        if not self.query(self.engine_sql("schema_exists"), {"schema": schema}):
             word = "database" if self.base_dialect == "mysql" else "schema"
-            raise NotFound(f"{self.name}: {word} {self.schema} does not exist")
+            raise NotFound(f"{self.label}: {word} {schema} does not exist")
 
     def catalog(self) -> sqlfiles.SqlFile:
         return sqlfiles.load(f"queues/{self.base_dialect}/catalog.sql")

@@ -37,6 +37,8 @@ from qadmin.kinds import QueueSpec
 
 _LOGIN = {1045, 1698}
 _UNREACHABLE = {2003, 2005, 2006, 2013, 4031}
+# The connection went away after it was made: ``KILL``, a restart, an idle timeout (4031).
+_LOST = {1927, 2006, 2013, 4031}
 _LOCK_TIMEOUT = {1205}
 _DEADLOCK = 1213
 _STATEMENT_TIMEOUT = {1969, 3024}
@@ -61,6 +63,9 @@ class MysqlEngine(Engine):
         spark_export_from_rows=1_200_000,
         spark_load_from_rows=2_700_000,
     )
+    # InnoDB's TABLE_ROWS is sampled: "may vary from the actual value by as much as 40% to
+    # 50%" (MySQL manual, information_schema TABLES).
+    ESTIMATE_ERROR = 0.5
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -75,6 +80,14 @@ class MysqlEngine(Engine):
 
     def default_user(self) -> str:
         return "root"
+
+    @property
+    def label(self) -> str:
+        """``mariadb`` or ``mysql``: the server as detected once connected; before that (a
+        refused login), as the DSN's scheme or ``dialect=`` names it."""
+        if self._is_mariadb is not None:
+            return "mariadb" if self._is_mariadb else "mysql"
+        return self._forced or self.dsn.flavor or "mysql"
 
     def _open(self) -> Any:
         self._opening = True  # stays set when opening fails, for _translate
@@ -100,7 +113,15 @@ class MysqlEngine(Engine):
             client_flag=CLIENT.MULTI_RESULTS,
             charset="utf8mb4",
             binary_prefix=True,
+            defer_connect=True,
         )
+        try:
+            conn.connect()
+        finally:
+            # The server's greeting names it before the login: a refused login says mariadb too.
+            greeting = getattr(conn, "server_version", None)
+            if greeting and self._is_mariadb is None:
+                self._is_mariadb = "mariadb" in str(greeting).lower()
         with conn.cursor() as cur:
             cur.execute(self.engine_sql("server_version"))
             self._is_mariadb = "mariadb" in str(cur.fetchone()[0]).lower()
@@ -162,27 +183,34 @@ class MysqlEngine(Engine):
         text = self.scrub(str(exc.args[1]) if len(exc.args) > 1 else str(exc))
         where = f"{self.dsn.host or 'localhost'}:{self.dsn.port or 3306}"
         if code in _LOGIN:
-            return LoginFailed(f"mysql: login failed for user {self.dsn.user!r} at {where}")
+            return LoginFailed(f"{self.label}: login failed for user {self.dsn.user!r} at {where}")
         if code in _UNREACHABLE and "timed out" in text:
             waited = self.timeouts.connect_s if self._opening else self.timeouts.read_s
-            return ConnectionFailed(f"mysql: no answer from {where} within {waited} s")
+            return ConnectionFailed(f"{self.label}: no answer from {where} within {waited} s")
+        if code in _LOST and not self._opening:
+            return ConnectionFailed(
+                f"{self.label}: the server ended this session at {where} (killed, or the "
+                f"server restarted): {text}"
+            )
         if code in _UNREACHABLE:
-            return ConnectionFailed(f"mysql: cannot reach {where}: {text}")
+            return ConnectionFailed(f"{self.label}: cannot reach {where}: {text}")
         if code == _DEADLOCK:
-            return Deadlock("mysql: deadlock; the transaction was rolled back")
+            return Deadlock(f"{self.label}: deadlock; the transaction was rolled back")
         if code in _LOCK_TIMEOUT:
-            return LockTimeout(f"mysql: lock wait exceeded {self.lock_ms} ms")
+            return LockTimeout(f"{self.label}: lock wait exceeded {self.lock_ms} ms")
         if code in _STATEMENT_TIMEOUT:
             return StatementTimeout(
-                f"mysql: statement stopped after {self.timeouts.statement_ms} ms"
+                f"{self.label}: statement stopped after {self.timeouts.statement_ms} ms"
             )
         if code in _PERMISSION:
-            return PermissionMissing(f"mysql: {text}")
+            return PermissionMissing(f"{self.label}: {text}")
         if code in _TOO_LARGE:
-            return UsageError(f"mysql: {text} (the server's max_allowed_packet is too small)")
+            return UsageError(
+                f"{self.label}: {text} (the server's max_allowed_packet is too small)"
+            )
         if code in _MISSING:
-            return NotFound(f"mysql: {text}")
-        return QadminError(f"mysql: {text}")
+            return NotFound(f"{self.label}: {text}")
+        return QadminError(f"{self.label}: {text}")
 
     def batch_section(self, spec: QueueSpec) -> list[str] | None:
         """The batch section is an anonymous block (BEGIN NOT ATOMIC), which only MariaDB has:
@@ -215,7 +243,9 @@ class MysqlEngine(Engine):
     def _default_schema(self) -> str:
         schema = self.query(self.engine_sql("default_schema"))[0]["s"]
         if not schema:
-            raise UsageError("mysql: the DSN names no database; add /DBNAME or use --schema")
+            raise UsageError(
+                f"{self.label}: the DSN names no database; add /DBNAME or use --schema"
+            )
         return str(schema)
 
     def quote_ident(self, name: str) -> str:
@@ -240,6 +270,12 @@ class MysqlEngine(Engine):
 
     def vacuum_advice(self, table: str) -> str:
         return f"let purge catch up, then OPTIMIZE TABLE {self.qualified(table)} if it stays large"
+
+    def deleted_rows_advice(self, table: str) -> str:
+        return (
+            "InnoDB's purge removes the deleted rows by itself; OPTIMIZE TABLE "
+            f"{self.qualified(table)} returns their space to the disk (it rebuilds the table)"
+        )
 
     def analyze_advice(self, table: str) -> str:
         return f"ANALYZE TABLE {self.qualified(table)}"

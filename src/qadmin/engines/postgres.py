@@ -68,6 +68,11 @@ class PostgresEngine(Engine):
         ),
         shared_snapshot=True,
     )
+    # n_live_tup counts inserts and deletes as they commit (size checks that the counters
+    # are not behind the id high-water mark), but an ANALYZE replaces it with its own count,
+    # which rows deleted under an open snapshot inflate (14,000 for 7,000 measured): as
+    # InnoDB's, taken to be up to half off.
+    ESTIMATE_ERROR = 0.5
 
     def _open(self) -> psycopg.Connection[Any]:
         d = self.dsn
@@ -266,6 +271,12 @@ class PostgresEngine(Engine):
 
     def vacuum_advice(self, table: str) -> str:
         return f"VACUUM (VERBOSE) {self.qualified(table)} once the horizon moves"
+
+    def deleted_rows_advice(self, table: str) -> str:
+        return (
+            f"VACUUM {self.qualified(table)} (until a vacuum, autovacuum's or this one, every "
+            "dequeue walks the deleted rows as dead rows)"
+        )
 
     def analyze_advice(self, table: str) -> str:
         return f"ANALYZE {self.qualified(table)} (and find why autovacuum has not)"

@@ -18,6 +18,7 @@ from qadmin.engines.base import Engine, Row
 from qadmin.errors import (
     ConnectionFailed,
     LockTimeout,
+    NotFound,
     PermissionMissing,
     QadminError,
     StaleStatement,
@@ -86,8 +87,10 @@ class SqliteEngine(Engine):
             raise UsageError("SQLite has a single schema, main; drop --schema")
         return "main"
 
-    def require_schema(self) -> None:
-        """main always exists (the schema property refuses any other)."""
+    def require_schema(self, schema: str | None = None) -> None:
+        """main always exists (the schema property refuses any other, as here)."""
+        if schema not in (None, "main"):
+            raise NotFound(f"sqlite: schema {schema} does not exist (SQLite has one, main)")
 
     def quote_ident(self, name: str) -> str:
         return '"' + name.replace('"', '""') + '"'
@@ -120,6 +123,12 @@ class SqliteEngine(Engine):
 
     def vacuum_advice(self, table: str) -> str:
         return "VACUUM the database file in a quiet moment (it locks the whole file)"
+
+    def deleted_rows_advice(self, table: str) -> str:
+        return (
+            "the deleted rows' pages are reused by new messages; VACUUM returns them to the "
+            "disk in a quiet moment (it locks the whole file)"
+        )
 
     def analyze_advice(self, table: str) -> str:
         return f"ANALYZE {self.quote_ident(table)}"

@@ -160,6 +160,7 @@ def get(engine: Engine, name: str, *, creating: bool = False) -> QueueSpec:
     still being created is refused unless the caller can handle one (list, inspect, drop)."""
     spec = find(engine, name)
     if spec is None:
+        engine.require_schema()
         raise NotFound(f"no queue {name!r} in schema {engine.schema} (see 'qadmin list')")
     if spec.state == CREATING and not creating:
         raise UsageError(

@@ -22,7 +22,7 @@ import time
 from typing import Any
 
 from qadmin.engines.base import Engine, Execute
-from qadmin.errors import UsageError
+from qadmin.errors import InvalidName, UsageError
 from qadmin.kinds import QueueSpec
 from qadmin.names import validate_schema_name
 from qadmin.ops import catalog, convert_guard, convert_sql, convert_staged, resize
@@ -42,6 +42,7 @@ from qadmin.ops.convert_sql import (
     too_big,
 )
 from qadmin.profiles.model import Value
+from qadmin.profiles.resolve import split_table_name
 
 STEPS = {
     "gate": "replace the queue's push/pop with versions that wait for the switch and then call "
@@ -74,11 +75,40 @@ def source(
 ) -> Source:
     """The qadmin queue called ``name``, else the hand-built table of that name; never one of
     qadmin's own tables (refused before anything else is asked of it)."""
-    validate_schema_name(name)
+    _convertible_name(name)
     owner = convert_guard.internal_owner(engine, name)
     if owner:
         raise UsageError(refusal(name, [owner]))
     return convert_sql.source(engine, name, id_col, payload_cols, time_col, state_col, waiting)
+
+
+def _convertible_name(name: str) -> None:
+    """A name the ring can take: its table, routines and catalog entry are named after it. A
+    quoted or schema-qualified name (which inspect and size read) is refused saying so, not
+    as an "invalid schema name"."""
+    try:
+        validate_schema_name(name)
+        return
+    except InvalidName:
+        pass
+    schema, table, quoted = split_table_name(name)  # InvalidName for what names no table
+    if schema is not None and not quoted and _plain(table) and _plain(schema):
+        raise UsageError(
+            f"convert: give the table's own name and its schema apart: --schema {schema} {table}"
+        )
+    raise UsageError(
+        f"convert: table {name} cannot become a ring under that name: the ring's table, "
+        "routines and catalog entry are named after it, in letters, digits and _ starting "
+        "with a letter or _; rename the table first (ALTER TABLE ... RENAME TO a_plain_name)"
+    )
+
+
+def _plain(part: str) -> bool:
+    try:
+        validate_schema_name(part)
+    except InvalidName:
+        return False
+    return True
 
 
 def refused(result: dict[str, Any]) -> str | None:

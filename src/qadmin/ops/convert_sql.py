@@ -123,6 +123,7 @@ def source(
             )
         return Source(table=name, managed=spec)
     if not engine.table_exists(name):
+        engine.require_schema()
         raise NotFound(f"no queue or table {name!r} in schema {engine.schema}")
     table = interrupted_backup(engine, name) or name
     for column in filter(None, (id_col, time_col, state_col, *payload_cols)):

@@ -10,15 +10,18 @@ import os
 import socket
 import time
 import weakref
-from collections.abc import Callable, Sequence
-from contextlib import suppress
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from typing import Any, TypeVar
 
+from qadmin import interrupts
 from qadmin.engines.base import Engine
 from qadmin.errors import (
     Deadlock,
+    Interrupted,
     NotFound,
     QadminError,
     QueueEmpty,
@@ -121,18 +124,24 @@ def push(
         if _over(engine, payload):
             raise _too_large(engine, n, payload, engine.push_limits()[1] or 0)
     statements = engine.section(spec, "push")
-    if not spec.info.ring:
-        batches = _retrying(spec, lambda: engine.run_batch(statements, params))
-        return [_merge(rows) for rows in batches]
-    # A ring batch is one transaction (one commit for the lot), stopping at the first message
-    # the full ring refuses; what went in before it is committed and reported.
     pushed: list[dict[str, Any]] = []
-    with engine.transaction() as execute:
-        for one in params:
-            rows = [row for statement in statements for row in execute(statement, one)]
-            if not any(r.get("id") is not None for r in rows):
-                break
-            pushed.append(_merge(rows))
+    # One transaction: a stop waits for its commit or rollback (see _push_batches).
+    with _stoppable([], len(params), len(params)) as held:
+        if not spec.info.ring:
+            batches = _retrying(spec, lambda: engine.run_batch(statements, params))
+            pushed = [_merge(rows) for rows in batches]
+        else:
+            # A ring batch is one transaction (one commit for the lot), stopping at the first
+            # message the full ring refuses; what went in before it is committed and reported.
+            with engine.transaction() as execute:
+                for one in params:
+                    rows = [row for statement in statements for row in execute(statement, one)]
+                    if not any(r.get("id") is not None for r in rows):
+                        break
+                    pushed.append(_merge(rows))
+    _stop_if(held, pushed, len(params))
+    if not spec.info.ring:
+        return pushed
     if len(pushed) < len(params):
         raise QueueFull(
             f"ring {spec.name} is full (capacity {spec.capacity}); "
@@ -180,15 +189,19 @@ def _push_batches(
             # One due time for the batch, or (push_many on PostgreSQL) one per message.
             params["due_at"] = due_at
             params["due_ats"] = None if due_at is None else [due_at] * len(chunk)
-        try:
-            rows = _retrying(spec, partial(engine.run, statements, params))
-        except QadminError as exc:
-            if pushed:  # the chunks before this one are committed: say so, and show them
-                exc.args = (f"{exc}; pushed {len(pushed):,} of {len(payloads):,} before it",)
-                exc.pushed = pushed
-            raise
-        got = [message(r) for r in rows if r.get("id") is not None]
-        pushed.extend(got)
+        # A stop (Ctrl-C, SIGTERM, SIGHUP) waits for the chunk's commit or rollback, so the
+        # line says exactly how many went in; a second one stops at once, the chunk in doubt.
+        with _stoppable(pushed, len(payloads), len(chunk)) as held:
+            try:
+                rows = _retrying(spec, partial(engine.run, statements, params))
+            except QadminError as exc:
+                if pushed:  # the chunks before this one are committed: say so, and show them
+                    exc.args = (f"{exc}; pushed {len(pushed):,} of {len(payloads):,} before it",)
+                    exc.pushed = pushed
+                raise
+            got = [message(r) for r in rows if r.get("id") is not None]
+            pushed.extend(got)
+        _stop_if(held, pushed, len(payloads))
         if len(got) < len(chunk):
             raise QueueFull(
                 f"ring {spec.name} is full (capacity {spec.capacity}); "
@@ -196,6 +209,33 @@ def _push_batches(
                 pushed,
             )
     return pushed
+
+
+@contextmanager
+def _stoppable(pushed: list[dict[str, Any]], total: int, flight: int) -> Iterator[interrupts.Held]:
+    """A push transaction that a stop (Ctrl-C, SIGTERM, SIGHUP) waits for; a second stop ends
+    it at once, and the line says the ``flight`` messages of it are in doubt."""
+    try:
+        with interrupts.deferred() as held:
+            yield held
+    except KeyboardInterrupt:
+        stop = Interrupted(
+            f"pushed {len(pushed):,} of {total:,} (committed), and the {flight:,} in flight "
+            "may or may not be in (stopped twice, maybe mid-commit): count the queue before "
+            "pushing the rest"
+        )
+        stop.pushed = pushed
+        raise stop from None
+
+
+def _stop_if(held: interrupts.Held, pushed: list[dict[str, Any]], total: int) -> None:
+    """After a push transaction a stop waited for: say exactly what went in."""
+    if held.signum is None:
+        return
+    rest = "the rest were not: push only those again" if len(pushed) < total else "all of them"
+    stop = Interrupted(f"pushed {len(pushed):,} of {total:,} (committed; {rest})")
+    stop.pushed = pushed
+    raise stop
 
 
 def _chunks(engine: Engine, payloads: Sequence[bytes]) -> list[Sequence[bytes]]:
@@ -226,7 +266,7 @@ def _over(engine: Engine, payload: bytes) -> bool:
 
 def _too_large(engine: Engine, n: int, payload: bytes, limit: int) -> UsageError:
     return UsageError(
-        f"message {n:,} ({len(payload):,} bytes) is too large for this {engine.name} server: "
+        f"message {n:,} ({len(payload):,} bytes) is too large for this {engine.label} server: "
         f"it would take more than the {limit:,} bytes a statement may carry "
         "(raise max_allowed_packet); nothing pushed"
     )
@@ -255,6 +295,104 @@ def pop(
             rows = [message(r) for r in got if r.get("id") is not None]
             if rows:
                 return spec.sort_rows(rows)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise QueueEmpty(f"queue {spec.name} is empty")
+            if listening:
+                engine.wait_for_push(spec, min(_REPOLL_S, remaining))
+            else:
+                time.sleep(min(delay, remaining))
+                delay = min(delay * 2, _POLL_MAX_S)
+    finally:
+        if listening:
+            with suppress(QadminError):  # a dead connection must not hide the first error
+                engine.unlisten(spec)
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """What a pop handed out: the messages popped, how many of them the output delivered, and
+    whether exactly those were taken (``exact``) or, failing that, the whole batch went back
+    (the delivered ones will be served again)."""
+
+    rows: list[dict[str, Any]]
+    delivered: int
+    exact: bool = True
+
+
+def pop_delivering(
+    engine: Engine,
+    spec: QueueSpec,
+    count: int,
+    deliver: Callable[[list[dict[str, Any]]], int],
+    wait_s: float = 0.0,
+    worker: str | None = None,
+) -> Delivery:
+    """Pop up to ``count`` messages in one transaction and hand them to ``deliver`` (which
+    writes them out and returns how many it delivered) before the commit. All delivered:
+    commit. Fewer: the pop is rolled back to a savepoint taken before it, and the delivered
+    number is popped again in the same transaction; when that takes exactly the messages
+    delivered (the queue's order; no consumer took one in between) it commits them and the
+    rest stay in the queue (claim queues: unclaimed). Otherwise, and always for a ring (a
+    rolled-back ring pop leaves its numbers behind, for ``repair`` to park), the whole batch
+    stays, the delivered ones too. QueueEmpty after ``wait_s``."""
+    _check_count(count)
+    params: dict[str, Any] = {"count": count}
+    if spec.info.claims:
+        params["worker"] = worker or default_worker()
+    statements = engine.section(spec, "pop")
+    deadline = time.monotonic() + wait_s
+    listening = wait_s > 0 and engine.listen(spec)
+    delay = _POLL_START_S
+    handed = False
+    mark = "qadmin_pop"
+
+    def take(execute: Callable[..., list[dict[str, Any]]], n: int) -> list[dict[str, Any]]:
+        got = [
+            message(r)
+            for statement in statements
+            for r in execute(statement, {**params, "count": n})
+            if r.get("id") is not None
+        ]
+        return spec.sort_rows(got)
+
+    def attempt() -> Delivery | None:
+        nonlocal handed
+        with engine.transaction() as execute:
+            execute(engine.mark_sql(mark))
+            rows = take(execute, count)
+            if not rows:
+                return None
+            handed = True  # from here a retry would deliver twice
+            delivered = deliver(rows)
+            if delivered == len(rows):
+                return Delivery(rows, delivered)
+            execute(engine.mark_sql(mark, undo=True))
+            if delivered == 0:
+                return Delivery(rows, 0)
+            if not spec.info.ring:
+                again = take(execute, delivered)
+                if {r["id"] for r in again} == {r["id"] for r in rows[:delivered]}:
+                    return Delivery(rows, delivered)
+                execute(engine.mark_sql(mark, undo=True))
+            return Delivery(rows, delivered, exact=False)
+
+    def once() -> Delivery | None:
+        # A deadlock victim runs again (as _retrying does), unless it had handed messages out.
+        for tries in range(1, DEADLOCK_RETRIES + 1):
+            try:
+                return attempt()
+            except Deadlock:
+                if handed or spec.info.ring or tries == DEADLOCK_RETRIES:
+                    raise
+                time.sleep(0.01 * tries)
+        raise AssertionError("unreachable")
+
+    try:
+        while True:
+            outcome = once()
+            if outcome is not None:
+                return outcome
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise QueueEmpty(f"queue {spec.name} is empty")

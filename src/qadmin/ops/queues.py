@@ -142,9 +142,12 @@ def _plan(engine: Engine, spec: QueueSpec, action: str) -> Plan:
     if spec.state == catalog.CREATING:  # no queue to count yet
         return Plan(action, spec.name, None, statements, False)
     measured = size.measure(engine, spec)
-    return Plan(
-        action, spec.name, measured.depth, statements, measured.depth_exact, _dead(engine, spec)
-    )
+    messages, exact = measured.depth, measured.depth_exact
+    if spec.kind is Kind.CLAIM and messages is not None:  # its claimed rows go too
+        messages += measured.claimed or 0
+        # not counted (dead entries in the way): the waiting rows are a floor of what goes
+        exact = exact and measured.claimed is not None and not measured.claimed_at_least
+    return Plan(action, spec.name, messages, statements, exact, _dead(engine, spec))
 
 
 def _dead(engine: Engine, spec: QueueSpec) -> dead.DeadDepth | None:

@@ -52,7 +52,7 @@ def plan(engine: Engine, spec: QueueSpec, older_than_s: int) -> dict[str, Any]:
             "park": [],
             "void": [],
             "skip": None,
-            "note": f"{engine.name} rings move both sequences in one transaction: no holes",
+            "note": f"{engine.label} rings move both sequences in one transaction: no holes",
         }
     park = _ids(engine.run(engine.section(spec, "repair_orphans"), write=False))
     void = _ids(

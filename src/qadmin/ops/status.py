@@ -18,9 +18,9 @@ from typing import Any
 
 from qadmin.diagnostics import check as check_mod
 from qadmin.diagnostics import run, sql
-from qadmin.diagnostics.model import InspectReport, Options
+from qadmin.diagnostics.model import PART_LOCK_MS, InspectReport, Options
 from qadmin.engines.base import CATALOG_TABLE, Engine
-from qadmin.errors import NotFound, QadminError
+from qadmin.errors import LockTimeout, NotFound, QadminError
 from qadmin.ops import catalog
 from qadmin.profiles import detect, query
 from qadmin.profiles.libraries import SHAPES
@@ -83,12 +83,19 @@ class Item:
 
 
 def _library_tables() -> str:
-    names = {t for shape in SHAPES for t in shape.tables}
+    names = {t for shape in SHAPES for t in shape.tables if not t.endswith("*")}
     return ",".join(sorted({CATALOG_TABLE, *names}))
 
 
+def _library_prefixes() -> str:
+    """The name prefixes of libraries that make a table per named queue (persist-queue's
+    ack_queue_NAME): detection then checks each candidate's columns."""
+    return ",".join(sorted({t[:-1] for shape in SHAPES for t in shape.tables if t.endswith("*")}))
+
+
 def _found(engine: Engine) -> tuple[list[tuple[str, str]], list[str]]:
-    part = sql.read(engine, "queue_tables", {"names": _library_tables()})
+    params = {"names": _library_tables(), "prefixes": _library_prefixes()}
+    part = sql.read(engine, "queue_tables", params)
     rows = [(str(r["schema_name"]), str(r["table_name"])) for r in part.rows]
     return rows, [part.note] if part.note else []
 
@@ -106,7 +113,9 @@ def _own(engine: Engine, schema: str) -> Iterator[Item]:
         )
 
 
-def _library(engine: Engine, schema: str, table: str, notes: list[str]) -> Iterator[Item]:
+def _library(
+    engine: Engine, schema: str, table: str, notes: list[str]
+) -> Iterator[Item | StatusLine]:
     shape = read_shape(engine, table, schema)
     if shape is None:
         return
@@ -119,32 +128,65 @@ def _library(engine: Engine, schema: str, table: str, notes: list[str]) -> Itera
 
 def _named(
     engine: Engine, label: str, what: str, resolved: Resolved, notes: list[str]
-) -> Iterator[Item]:
-    """One item per named queue of a table that holds several, else the table."""
+) -> Iterator[Item | StatusLine]:
+    """One item per named queue of a table that holds several (and one for its rows that
+    name none), else the table. Names that cannot be read in time (a lock) leave the table
+    as one item, whose line names the lock's holder."""
     profile, shape = resolved.profile, resolved.shape
     assert shape is not None, "a table qadmin did not create has its shape"
-    if profile.queue_column is None or profile.queue is not None:
-        yield Item(label, shape.schema, shape.table, profile.queue, what, resolved)
+    table_item = Item(label, shape.schema, shape.table, profile.queue, what, resolved)
+    if profile.queue_column is None or profile.queue is not None or profile.queue_null:
+        yield table_item
         return
     engine.use_schema(shape.schema)
-    names, source = query.Reader(engine, profile, shape).queue_names()
-    if source:
+    reader = query.Reader(engine, profile, shape)
+    try:
+        with engine.lock_timeout(PART_LOCK_MS):
+            names, source = reader.queue_names()
+            unnamed = reader.holds_unnamed()
+    except LockTimeout:
+        yield table_item
+        return
+    if source and "statistics" in source:
         notes.append(f"{label}: {source}")
-    if not names:
-        yield Item(label, shape.schema, shape.table, None, what, resolved)
+    if not names and not unnamed:
+        yield table_item
     for name in names:
         named = dataclasses.replace(resolved, profile=dataclasses.replace(profile, queue=name))
         yield Item(f"{label}[{name}]", shape.schema, shape.table, name, what, named)
+    if unnamed:
+        nulls = dataclasses.replace(profile, queue_null=True)
+        yield Item(
+            f"{label}[]",
+            shape.schema,
+            shape.table,
+            None,
+            what,
+            dataclasses.replace(resolved, profile=nulls),
+        )
+    if source and source.startswith("the first"):
+        yield StatusLine(
+            f"{label}[...]",
+            shape.schema,
+            shape.table,
+            None,
+            what,
+            error=f"more than {query.QUEUES_SHOWN} named queues: the rest were not read",
+        )
 
 
 def _declared(
     engine: Engine, declared: dict[str, dict[str, Any]], home: str, notes: list[str]
 ) -> Iterator[Item | StatusLine]:
+    """Each [tables.NAME]: its named queues; a table this connection does not have is a
+    note (one config file serves several servers), any other failure a line."""
     for name in sorted(declared):
         engine.use_schema(home)
         try:
             resolved = resolve(engine, name, declared, {}, table_only=True)
             yield from _named(engine, name, "declared", resolved, notes)
+        except NotFound as exc:
+            notes.append(f"[tables.{name}] not read here: {exc}")
         except QadminError as exc:
             yield StatusLine(name, home, name, None, "declared", error=str(exc))
 
@@ -177,9 +219,15 @@ def _fill(line: StatusLine, report: InspectReport) -> None:
         line.oldest_age_s = size.oldest_age_s
         line.scheduled = size.scheduled.rows if size.scheduled is not None else None
         line.dead = size.failed
+        if size.due is not None and size.depth is not None and size.depth_exact:
+            # a qadmin pending queue: its due messages wait, the others are scheduled
+            line.depth, line.scheduled = size.due, size.depth - size.due
     claims = report.part("claims")
     if claims is not None and claims.claimed is not None:
-        line.running, line.stale = claims.claimed, len(claims.stale)
+        # Claims with no claim time: how many are stale is unknown, never 0 (as inspect's
+        # named queues say; the claims_unread finding says why).
+        line.running = claims.claimed
+        line.stale = None if claims.undated else len(claims.stale)
     dead = report.part("dead")
     if dead is not None:
         line.dead = dead.count
@@ -210,42 +258,53 @@ class Found:
     notes: list[str] = field(default_factory=list)
 
 
-def find(engine: Engine, declared: dict[str, dict[str, Any]]) -> Found:
-    """Every queue on the server this role can see (see the module's docstring)."""
+def find(
+    engine: Engine,
+    declared: dict[str, dict[str, Any]],
+    broken: dict[str, str] | None = None,
+) -> Found:
+    """Every queue on the server this role can see (see the module's docstring); a
+    [tables.NAME] entry the config cannot give (``broken``: its one line) is a line too."""
     home = engine.schema
     found = Found()
     tables, found.notes = _found(engine)
+    for name, why in sorted((broken or {}).items()):
+        found.lines.append(StatusLine(name, home, name, None, "declared", error=why))
     seen: set[tuple[str, str]] = set()
-    for entry in _declared(engine, declared, home, found.notes):
+    entries: list[Item | StatusLine] = list(_declared(engine, declared, home, found.notes))
+    seen = {(e.schema, e.table) for e in entries if isinstance(e, Item)}
+    for schema, table in tables:
+        try:
+            if table == CATALOG_TABLE:
+                entries.extend(_own(engine, schema))
+            elif (schema, table) not in seen:
+                entries.extend(_library(engine, schema, table, found.notes))
+        except NotFound:
+            continue  # dropped since the catalog listed it: not a queue any more
+        except QadminError as exc:
+            entries.append(
+                StatusLine(f"{schema}.{table}", schema, table, None, "?", error=str(exc))
+            )
+    for entry in entries:
         if isinstance(entry, StatusLine):
             found.lines.append(entry)
         else:
             found.items.append(entry)
-            seen.add((entry.schema, entry.table))
-    for schema, table in tables:
-        try:
-            if table == CATALOG_TABLE:
-                found.items.extend(_own(engine, schema))
-            elif (schema, table) not in seen:
-                found.items.extend(_library(engine, schema, table, found.notes))
-        except NotFound:
-            continue  # dropped since the catalog listed it: not a queue any more
-        except QadminError as exc:
-            found.lines.append(
-                StatusLine(f"{schema}.{table}", schema, table, None, "?", error=str(exc))
-            )
     engine.use_schema(home)
     return found
 
 
 def gather(
-    engine: Engine, declared: dict[str, dict[str, Any]], options: Options | None = None
+    engine: Engine,
+    declared: dict[str, dict[str, Any]],
+    options: Options | None = None,
+    broken: dict[str, str] | None = None,
 ) -> Status:
     """Every queue found, judged; lines worst first, then by name."""
     started = time.monotonic()
     options = options or Options(sample_s=0)
     home = engine.schema
-    found = find(engine, declared)
+    found = find(engine, declared, broken)
     status = Status(list(found.lines), found.notes)
     for item in found.items:
         judged = _line(engine, item, options)

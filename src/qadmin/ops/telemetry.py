@@ -23,7 +23,9 @@ from qadmin.profiles.resolve import Resolved, from_spec
 # Bump when a field is added, renamed or changes meaning; collect writes it into every row.
 # 2: snapshot_age_s, ring_stall_s, ring_orphan_age_s, watermark_stranded,
 #    backlog_growth_per_s (and invalid_indexes on PostgreSQL) from the diagnostics registry.
-SCHEMA_VERSION = 2
+# 3: depth_quality, oldest_quality, claimed_quality, dead_quality (exact, floor or
+#    estimate); a claim queue's depth is its waiting messages (claimed ones are `claimed`).
+SCHEMA_VERSION = 3
 
 # (field, unit, meaning, Parquet type) of the fields every snapshot has, before the
 # registry's own.

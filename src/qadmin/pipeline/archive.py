@@ -69,7 +69,10 @@ def archive(
             "deleted": 0,
             "kept": 0,
             "resumed": finished,
+            "advice": None,
         }
+        if any(f["deleted"] for f in finished):
+            result["advice"] = reclaim_advice(engine, spec)
         if exported.path is None:
             return result
         written = read_ids(exported.path, fmt)
@@ -87,8 +90,28 @@ def archive(
             kept=len(written) - deleted,
             first_id=exported.first_id,
             last_id=exported.last_id,
+            advice=reclaim_advice(engine, spec) if deleted else result["advice"],
         )
         return result
+
+
+def plan(engine: Engine, spec: QueueSpec, selection: Selection) -> dict[str, Any]:
+    """What a run would archive now: the selected messages' count and id range (one read,
+    exact when read; producers, consumers and workers may change it before the run)."""
+    check(spec)
+    selection.check(spec)
+    statements = engine.kind_data_section(spec, "plan")
+    row = engine.run(statements, selection.params(engine), write=False)[0]
+    return {
+        "messages": int(row["messages"] or 0),
+        "first_id": None if row["first_id"] is None else int(row["first_id"]),
+        "last_id": None if row["last_id"] is None else int(row["last_id"]),
+    }
+
+
+def reclaim_advice(engine: Engine, spec: QueueSpec) -> str:
+    """What to do after the deletes: they leave dead rows (PostgreSQL) or free pages."""
+    return engine.deleted_rows_advice(spec.name)
 
 
 def unfinished(folder: Path, queue: str) -> list[Path]:

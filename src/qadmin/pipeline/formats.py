@@ -59,6 +59,19 @@ def require_folder(folder: Path) -> None:
         )
 
 
+def require_writable(folder: Path) -> None:
+    """The folder exists and this process can create entries in it, found out by creating
+    (and removing) a hidden one: permissions, a read-only mount and root's exemptions all
+    answer truly. Checked before Spark starts, which would fail only after its start-up."""
+    require_folder(folder)
+    probe = folder / f"{TMP_PREFIX}probe-{uuid.uuid4().hex}"
+    try:
+        probe.mkdir()
+    except OSError as exc:
+        raise UsageError(f"cannot write in {folder}: {exc.strerror or exc}") from None
+    probe.rmdir()
+
+
 def format_of(path: Path, given: str | None) -> str:
     """The file format: as given, else from the name's suffix."""
     if given:
@@ -247,7 +260,8 @@ def parquet_rows(path: Path) -> int:
 
 
 def read(path: Path, fmt: str, key: str | None, batch_rows: int) -> Iterator[list[dict[str, Any]]]:
-    """Records in file order as ``{"payload", "due_at", "load_key"}``, in batches."""
+    """Records in file order as ``{"payload", "due_at", "load_key", "enqueued_at"}``, in
+    batches (``enqueued_at``: the input's, an export's, kept by load; None when absent)."""
     if not path.exists():
         raise UsageError(f"{path} does not exist")
     if fmt == "parquet":
@@ -267,7 +281,7 @@ def _read_parquet(path: Path, key: str | None, batch_rows: int) -> Iterator[list
     for file in parquet_files(path):
         reader = pq.ParquetFile(file)
         names = set(reader.schema_arrow.names)
-        wanted = [c for c in ("payload", "payload_base64", "due_at") if c in names]
+        wanted = [c for c in ("payload", "payload_base64", "due_at", "enqueued_at") if c in names]
         if key:
             if key not in names:
                 raise UsageError(f"{file.name} has no column {key!r} for --key")
@@ -335,9 +349,16 @@ def _record(record: dict[str, Any], key: str | None, where: str) -> dict[str, An
         load_key = str(record[key])
         if len(load_key) > 255:
             raise UsageError(f"{where}: the --key value is longer than 255 characters")
-    due = record.get("due_at")
-    try:
-        due_at = as_utc(due) if due is not None else None
-    except (TypeError, ValueError):
-        raise UsageError(f"{where}: due_at {due!r} is not an ISO time") from None
-    return {"payload": payload, "due_at": due_at, "load_key": load_key}
+    times = {}
+    for column in ("due_at", "enqueued_at"):
+        value = record.get(column)
+        try:
+            times[column] = as_utc(value) if value is not None else None
+        except (TypeError, ValueError):
+            raise UsageError(f"{where}: {column} {value!r} is not an ISO time") from None
+    return {
+        "payload": payload,
+        "due_at": times["due_at"],
+        "load_key": load_key,
+        "enqueued_at": times["enqueued_at"],
+    }

@@ -28,6 +28,14 @@ from qadmin.pipeline.export import Progress
 STAGE_BATCH = 10_000
 MOVE_CHUNK = 50_000
 PUSH_BATCH = 1_000
+# What a loaded message's enqueued_at is, said in every result: the input's (an export's) is
+# kept where the rows are staged; a ring or capped queue's push routine stamps its own.
+ENQUEUED_AT_KEPT = "the input's, where it has one; else the load's time"
+ENQUEUED_AT_NEW = "the load's time (the push routine stamps it): the input's is not kept"
+
+
+def enqueued_at(spec: QueueSpec) -> str:
+    return ENQUEUED_AT_NEW if spec.info.load_pushes else ENQUEUED_AT_KEPT
 
 
 def prepare_stage(engine: Engine, spec: QueueSpec, replace: bool) -> None:
@@ -81,12 +89,14 @@ def stage_rows(
         rows = []
         for record in batch:
             due = _due(spec, record)
-            rows.append(
+            enqueued = record["enqueued_at"]
+            rows.append(  # in stage_insert's column order (PostgreSQL's COPY takes it so)
                 {
                     "seq": seq,
                     "payload": record["payload"],
                     "due_at": engine.adapt_time(due) if due is not None else None,
                     "load_key": record["load_key"],
+                    "enqueued_at": engine.adapt_time(enqueued) if enqueued is not None else None,
                 }
             )
             seq += 1

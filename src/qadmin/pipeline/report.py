@@ -293,8 +293,8 @@ def run(
                 "connection": record["connection"],
                 "queue": record["queue"],
                 "finding": record["finding"],
-                "start": record["start"],
-                "end": record["end"],
+                "start": utc(record["start"]),
+                "end": utc(record["end"]),
                 "hours": record["hours"],
                 "detail": _detail(record),
             }
@@ -323,9 +323,18 @@ def run(
             wanted = wanted | ((F.col("connection") == connection) & (F.col("queue") == queue))
         for row in hours.where(wanted).orderBy("hour").collect():
             record = row.asDict()
+            record["hour"] = utc(record["hour"])
             report.charted.setdefault((record["connection"], record["queue"]), []).append(record)
         report.charted = {k: report.charted.get(k, []) for k in chosen}
     return report
+
+
+def utc(value: datetime | None) -> datetime | None:
+    """A time Spark handed back, as an aware UTC time. The jobs compute in UTC, and pyspark
+    turns a timestamp into this process's local wall time without a zone: read it as such."""
+    if value is None:
+        return None
+    return value.astimezone(UTC)
 
 
 def write_parquet(report: Report, folder: str) -> None:

@@ -34,6 +34,7 @@ from qadmin import extras
 from qadmin.engines import registry
 from qadmin.engines.base import Engine
 from qadmin.errors import (
+    AbandonedWork,
     ConnectionFailed,
     MissingDependency,
     QadminError,
@@ -49,6 +50,9 @@ DEBUG_LOG_CONFIG = Path(__file__).with_name("log4j2-debug.properties")
 TRACK_S = 0.5  # how often a progress bar polls Spark's status tracker
 WRITE_BATCH = "10000"
 DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_JOB_TIMEOUT_S = 6 * 3600.0  # --job-timeout: the whole Spark part of a command
+WATCH_S = 0.5  # how often a running job's server is checked
+LOST_AFTER = 3  # refused connections in a row (WATCH_S apart) that mean the server is gone
 CONNECT_PORT = 15002
 STANDALONE_PORT = 7077
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1", "[::1]", ""})
@@ -120,6 +124,7 @@ class Where:
     remote: str | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S
     conf: tuple[tuple[str, str], ...] = ()
+    job_timeout_s: float = DEFAULT_JOB_TIMEOUT_S
 
     @classmethod
     def resolve(
@@ -128,6 +133,7 @@ class Where:
         remote: str | None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         conf: tuple[str, ...] = (),
+        job_timeout_s: float = DEFAULT_JOB_TIMEOUT_S,
     ) -> Where:
         master = master or os.environ.get("QADMIN_SPARK_MASTER")
         remote = remote or os.environ.get("SPARK_REMOTE")
@@ -146,7 +152,13 @@ class Where:
                 raise UsageError(f"--spark-conf {item}: give spark.KEY=VALUE")
             _check_value(key, value)
             pairs.append((key, value))
-        return cls(master or (None if remote else "local[*]"), remote, timeout_s, tuple(pairs))
+        return cls(
+            master or (None if remote else "local[*]"),
+            remote,
+            timeout_s,
+            tuple(pairs),
+            job_timeout_s,
+        )
 
     def hosts(self) -> list[tuple[str, int]]:
         """The (host, port) pairs qadmin can check before starting: a standalone master's
@@ -351,6 +363,78 @@ def _bounded(call: Callable[[], T], where: Where, failure: str) -> T:
     return value
 
 
+def run_job(where: Where, job: Callable[[], T]) -> T:
+    """``job()`` (the Spark part of a command), bounded: ConnectionFailed (exit 6) when a Spark
+    Connect server stops accepting connections while it runs (pyspark's client would retry
+    for over ten minutes, then its release threads and exit hook would retry again), or once
+    ``where.job_timeout_s`` passes. The job runs in a daemon thread; given up on, it is left
+    there, and the error (an ``AbandonedWork``) has the CLI end the process at once."""
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = job()
+        except BaseException as exc:  # handed to the caller's thread below
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name="qadmin-spark-job", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + where.job_timeout_s
+    refused = 0
+    while thread.is_alive():
+        thread.join(min(WATCH_S, max(0.0, deadline - time.monotonic())))
+        if not thread.is_alive():
+            break
+        if time.monotonic() >= deadline:
+            _give_up()
+            raise AbandonedWork(
+                f"the Spark job did not finish within {where.job_timeout_s:g} s "
+                f"(--job-timeout) on the {where.label}; what it wrote is not kept"
+            )
+        refused = refused + 1 if where.remote and _refused(where) else 0
+        if refused >= LOST_AFTER:
+            _give_up()
+            host, port = where.hosts()[0]
+            raise AbandonedWork(
+                f"lost the {where.label}: it stopped accepting connections at {host}:{port} "
+                "while the job ran; what the job wrote is not kept"
+            )
+    if "error" in box:
+        raise box["error"]
+    value: T = box["value"]
+    return value
+
+
+def _refused(where: Where) -> bool:
+    """Whether the Connect server's port refuses connections now (nothing listens: the server
+    is gone; a slow answer is not counted, the job timeout bounds that)."""
+    host, port = where.hosts()[0]
+    try:
+        with socket.create_connection((host, port), timeout=min(where.timeout_s, 2.0)):
+            return False
+    except ConnectionRefusedError:
+        return True
+    except OSError:
+        return False
+
+
+def _give_up() -> None:
+    """Close every Connect client without the calls that would wait on a lost server, and
+    remove the hidden folders the abandoned job was writing (best effort: a live server may
+    still write there)."""
+    for spark in _CONNECT_SESSIONS:
+        with suppress(Exception):
+            spark.release_session_on_close = False
+            spark.client._closed = True  # its exit hook then makes no call
+    for folder in SCRATCH:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+_CONNECT_SESSIONS: list[Any] = []
+# Hidden folders a running job writes (an export's, renamed into place when complete).
+SCRATCH: list[Path] = []
+
+
 def _await_executor(spark: Any, where: Where) -> None:
     """Wait for the cluster to give this application an executor: without one every job
     waits for ever ("Initial job has not accepted any resources")."""
@@ -384,6 +468,7 @@ def _connect(builder_type: Any, where: Where) -> Any:
         raise MissingDependency(
             f"Spark Connect needs its client: {extras.install_line('spark')} ({exc})"
         ) from None
+    _CONNECT_SESSIONS.append(spark)
     wanted = {**session_conf(), **dict(where.conf)}
     for key, value in wanted.items():
         try:
@@ -509,6 +594,15 @@ def explain(exc: BaseException, where: Where, engine: Engine | None) -> QadminEr
                 f"the {where.label} has no JDBC driver {facts.driver}: start it with "
                 f"--jars {jar} (that file on the server's host: apt-get install "
                 f"{entry.jdbc_package})"
+            )
+        sent = os.environ.get("QADMIN_SPARK_JARS")
+        if sent:
+            # The override replaced the Debian jars: name what was sent, not what was not.
+            named = ", ".join(p for p in sent.split(",") if p)
+            return QadminError(
+                f"the Spark executors have no JDBC driver {facts.driver}: QADMIN_SPARK_JARS "
+                f"sent {named}, and none holds it; add its jar to QADMIN_SPARK_JARS "
+                f"(Debian's is {jar}, apt-get install {entry.jdbc_package})"
             )
         return QadminError(
             f"the Spark executors have no JDBC driver {facts.driver}: qadmin ships {jar} "

@@ -65,6 +65,7 @@ def export(
             )
         frame = _select(session.read.format("jdbc").options(**options).load(), spec, selection)
         tmp = path.parent / f"{formats.TMP_PREFIX}{uuid.uuid4().hex}"
+        spark.SCRATCH.append(tmp)  # removed if the job is given up on (spark.run_job)
         try:
             with spark.tracked(session, progress):
                 _write(frame.sortWithinPartitions("id"), tmp, fmt)
@@ -73,6 +74,7 @@ def export(
             os.replace(tmp, path)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+            spark.SCRATCH.remove(tmp)
     return _summary(session, path, fmt)
 
 
@@ -143,11 +145,14 @@ def stage(
     if "due_at" in columns:
         spec.require("due", "load", "the input has a due_at column")
     due = F.col("due_at").cast("timestamp") if "due_at" in columns else F.lit(None)
+    # An export's enqueued_at is kept (the move takes it where it is not null).
+    enqueued = F.col("enqueued_at") if "enqueued_at" in columns else F.lit(None)
     staged = frame.select(
         F.col("seq"),
         payload.alias("payload"),
         due.cast("timestamp").alias("due_at"),
         (F.col(key).cast("string") if key else F.lit(None).cast("string")).alias("load_key"),
+        enqueued.cast("timestamp").alias("enqueued_at"),
     )
     options.update(dbtable=engine.qualified(spec.objects()["stage"]), batchsize=spark.WRITE_BATCH)
     with spark.tracked(session, progress):

@@ -13,12 +13,22 @@ from qadmin.profiles.model import LibraryShape, Profile
 from qadmin.profiles.shape import TableShape
 
 
+def named(table: str, names: tuple[str, ...]) -> bool:
+    """Whether ``table`` is one of a library's table names: a name, or a prefix ending in
+    ``*`` for a library that makes a table per named queue (persist-queue's ack_queue_NAME)."""
+    table = table.lower()
+    return any(
+        table.startswith(n[:-1]) and len(table) > len(n) - 1 if n.endswith("*") else table == n
+        for n in names
+    )
+
+
 def matches(shape: TableShape, library: LibraryShape, dialect: str, forced: bool = False) -> bool:
     """The table has the library's documented name (any name when the user named the
     library: a prefixed or renamed install) and all of its identifying columns."""
     return (
         dialect in library.dialects
-        and (forced or shape.table.lower() in library.tables)
+        and (forced or named(shape.table, library.tables))
         and library.columns <= shape.names
     )
 

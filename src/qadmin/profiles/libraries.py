@@ -120,7 +120,9 @@ PGQUEUER = _shape(
 # kombu's SQLAlchemy transport (kombu.transport.sqlalchemy): ``visible`` true is waiting; a
 # delivered message is kept with visible false and never delivered again (the transport has
 # no acknowledgement in the table), so it is done, and a claim is invisible to the database.
-# Its ``timestamp`` is set only on delivery, so waiting rows have no enqueue time.
+# Its ``timestamp`` is set only on delivery, so waiting rows have no enqueue time. The named
+# queue is ``queue_id``, kombu_queue's id (the queue's name is kombu_queue.name): --queue takes
+# the id. No delayed delivery in the transport (a Celery eta waits in the worker's memory).
 KOMBU = _shape(
     "kombu",
     ("kombu_message",),
@@ -134,6 +136,7 @@ KOMBU = _shape(
         noun="message",
         id_column="id",
         order_by="id",
+        queue_column="queue_id",
         state_column="visible",
         pending=(True,),
         done=(False,),
@@ -159,7 +162,11 @@ DJANGO_Q2 = _shape(
         id_column="id",
         order_by="id",
         time_column="lock",
-        state_sql=("CASE WHEN {lock.bare} > CURRENT_TIMESTAMP THEN 'locked' ELSE 'available' END"),
+        # The cluster's name (Q_CLUSTER name, or async_task's cluster=): the named queue.
+        queue_column="key",
+        # Django writes UTC (USE_TZ) into MariaDB's and SQLite's naive datetime columns.
+        naive_utc=True,
+        state_sql="CASE WHEN {lock.bare} > {qadmin_clock} THEN 'locked' ELSE 'available' END",
         pending=("available",),
         claimed=("locked",),
     ),
@@ -460,6 +467,27 @@ SOLID_QUEUE_READY = _shape(
         naive_utc=True,  # Rails writes UTC into its timestamp-without-time-zone columns
     ),
 )
+# Solid Queue's jobs scheduled for later wait in solid_queue_scheduled_executions until its
+# dispatcher moves each due one to the ready executions: every row waits for scheduled_at.
+SOLID_QUEUE_SCHEDULED = _shape(
+    "solid-queue",
+    ("solid_queue_scheduled_executions",),
+    ("id", "job_id", "queue_name", "priority", "scheduled_at", "created_at"),
+    ACTIVE_RECORD,
+    "shape",
+    Profile(
+        name="solid_queue_scheduled_executions",
+        table="solid_queue_scheduled_executions",
+        library="solid-queue",
+        noun="job",
+        id_column="job_id",
+        order_by="id",
+        time_column="created_at",
+        due_column="scheduled_at",
+        queue_column="queue_name",
+        naive_utc=True,
+    ),
+)
 SOLID_QUEUE_CLAIMED = _shape(
     "solid-queue",
     ("solid_queue_claimed_executions",),
@@ -682,6 +710,162 @@ _HANGFIRE_MSSQL = {
     "queue": "Queue",
 }
 
+# -- django-tasks, huey, persist-queue (Python; SQLite and the ORM engines) --------------------
+
+# django-tasks' database backend (``django_tasks.backends.database`` up to django-tasks 0.11,
+# the django-tasks-db package since): one row per task in django_tasks_database_dbtaskresult,
+# a status text (READY, RUNNING, SUCCESSFUL, FAILED). A task enqueued without run_after gets
+# the sentinel 9999-01-01 ("whenever"): its worker takes READY rows whose run_after is that
+# sentinel or has passed, so run_after is read in the state (SCHEDULED: a real run_after still
+# ahead; anything below year 9000 is real) rather than as a due column, which would call every
+# unscheduled task not due. No retries, no heartbeat: a RUNNING task whose worker died stays
+# RUNNING (started_at is its claim time) and the library has no recovery of its own.
+DJANGO_TASKS = _shape(
+    "django-tasks",
+    ("django_tasks_database_dbtaskresult",),
+    ("id", "status", "queue_name", "backend_name", "run_after", "enqueued_at", "task_path"),
+    ("postgresql", *MYSQL_FAMILY, "sqlite"),
+    "live",
+    Profile(
+        name="django_tasks_database_dbtaskresult",
+        table="django_tasks_database_dbtaskresult",
+        library="django-tasks",
+        noun="task",
+        id_column="id",
+        # The id is a uuid: the enqueue time orders it. Its worker's order (the model's
+        # Meta.ordering, served by tasks_db_new_ordering_idx):
+        order_by="enqueued_at",
+        dequeue_order=("priority DESC", "run_after", "enqueued_at"),
+        time_column="enqueued_at",
+        queue_column="queue_name",
+        # Django writes UTC (USE_TZ) into MariaDB's and SQLite's naive datetime columns.
+        naive_utc=True,
+        state_sql=(
+            "CASE WHEN {status.bare} = 'READY' AND {run_after.bare} > {qadmin_clock}"
+            " AND {run_after.bare} < '9000-01-01' THEN 'SCHEDULED' ELSE {status.bare} END"
+        ),
+        pending=("READY",),
+        scheduled=("SCHEDULED",),
+        claimed=("RUNNING",),
+        done=("SUCCESSFUL",),
+        failed=("FAILED",),
+        claimed_at_column="started_at",
+        error_column="exception_class_path",
+        no_release=(
+            "django-tasks gives nothing back itself and qadmin does not either: a RUNNING task"
+            " whose worker died stays RUNNING; enqueue it again with the task's own enqueue()"
+        ),
+    ),
+)
+
+# huey's SQLite storage (SqliteHuey, huey 2.x-3.x): a waiting task is a row of ``task`` (its
+# huey instance's name in ``queue``: the named queue), deleted when a consumer dequeues it, so
+# a running task is not in the database at all (and a killed consumer's task is lost). A task
+# with an eta (scheduled, or a retry with a retry_delay) is moved by the consumer into
+# ``schedule`` with the eta as epoch seconds in ``timestamp``, and back into ``task`` by the
+# consumer's scheduler once due. Neither table keeps an enqueue time.
+HUEY_TASK = _shape(
+    "huey",
+    ("task",),
+    ("id", "queue", "data", "priority"),
+    ("sqlite",),
+    "live",
+    Profile(
+        name="task",
+        table="task",
+        library="huey",
+        noun="task",
+        id_column="id",
+        order_by="id",
+        # SqliteStorage.dequeue: the highest priority first, then the lowest id.
+        dequeue_order=("priority DESC", "id"),
+        queue_column="queue",
+    ),
+)
+HUEY_SCHEDULE = _shape(
+    "huey",
+    ("schedule",),
+    ("id", "queue", "data", "timestamp"),
+    ("sqlite",),
+    "live",
+    Profile(
+        name="schedule",
+        table="schedule",
+        library="huey",
+        noun="task",
+        id_column="id",
+        order_by="id",
+        dequeue_order=("timestamp", "id"),
+        # Every row waits for its eta: not due it is scheduled; due it waits for the
+        # consumer's scheduler to move it into ``task`` (depth here means no scheduler runs).
+        due_column="timestamp",
+        time_unit="s",
+        queue_column="queue",
+    ),
+)
+
+# persist-queue's SQLite queues (persist-queue 1.x): one table per named queue,
+# ``<kind>_<name>`` (SQLiteAckQueue: ack_queue_NAME; FILOSQLiteAckQueue: ack_filo_queue_NAME;
+# UniqueAckQ: ack_unique_queue_NAME; SQLiteQueue: queue_NAME), so a named queue is a table.
+# ``timestamp`` is the put time as epoch seconds (a float). The ack queues' ``status``: 0
+# inited and 1 ready (nack'ed) wait, 2 unack is taken by a consumer (with no claim time and no
+# owner), 5 acked, 9 ack_failed. persist-queue gives unacked rows back itself when a queue is
+# opened with auto_resume (its default) or by resume_unack_tasks(): every unacked row, whether
+# its consumer lives or not, so qadmin releases none.
+_PERSIST_ACK = Profile(
+    name="ack_queue",
+    table="ack_queue",
+    library="persist-queue",
+    noun="item",
+    id_column="_id",
+    order_by="_id",
+    time_column="timestamp",
+    time_unit="s",
+    state_column="status",
+    pending=(0, 1),
+    claimed=(2,),
+    done=(5,),
+    failed=(9,),
+    no_release=(
+        "persist-queue gives unacked items back itself, all of them, live consumer or not:"
+        " resume_unack_tasks() (or opening the queue with auto_resume) while no consumer runs"
+    ),
+)
+PERSIST_QUEUE_ACK = _shape(
+    "persist-queue",
+    ("ack_queue_*", "ack_unique_queue_*"),
+    ("_id", "data", "timestamp", "status"),
+    ("sqlite",),
+    "live",
+    _PERSIST_ACK,
+)
+PERSIST_QUEUE_ACK_FILO = _shape(
+    "persist-queue",
+    ("ack_filo_queue_*",),
+    ("_id", "data", "timestamp", "status"),
+    ("sqlite",),
+    "live",
+    dataclasses.replace(_PERSIST_ACK, dequeue_order=("_id DESC",)),
+)
+# SQLiteQueue (no acks): a get deletes the row, so every row waits.
+PERSIST_QUEUE = _shape(
+    "persist-queue",
+    ("queue_*",),
+    ("_id", "data", "timestamp"),
+    ("sqlite",),
+    "shape",
+    Profile(
+        name="queue",
+        table="queue",
+        library="persist-queue",
+        noun="item",
+        id_column="_id",
+        order_by="_id",
+        time_column="timestamp",
+        time_unit="s",
+    ),
+)
+
 SHAPES: tuple[LibraryShape, ...] = (
     PROCRASTINATE,
     PGQUEUER,
@@ -695,6 +879,7 @@ SHAPES: tuple[LibraryShape, ...] = (
     CHANCY,
     DRAMATIQ_PG,
     SOLID_QUEUE_READY,
+    SOLID_QUEUE_SCHEDULED,
     SOLID_QUEUE_CLAIMED,
     GOOD_JOB,
     QUE,
@@ -703,4 +888,11 @@ SHAPES: tuple[LibraryShape, ...] = (
     _hangfire_job(_HANGFIRE_MSSQL, ("mssql",)),
     _hangfire_queue({**_HANGFIRE_PG, "table": "jobqueue"}, POSTGRESQL),
     _hangfire_queue({**_HANGFIRE_MSSQL, "table": "JobQueue"}, ("mssql",)),
+    # django-tasks, huey, persist-queue
+    DJANGO_TASKS,
+    HUEY_TASK,
+    HUEY_SCHEDULE,
+    PERSIST_QUEUE_ACK_FILO,
+    PERSIST_QUEUE_ACK,
+    PERSIST_QUEUE,
 )

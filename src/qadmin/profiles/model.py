@@ -84,6 +84,8 @@ class Profile:
     # column, and the one queue a command was asked about (--queue NAME; None: all of them).
     queue_column: str | None = None
     queue: str | None = None
+    # The rows whose queue column is NULL (Delayed::Job's default queue): --queue-null.
+    queue_null: bool = False
     # How the time columns hold time: None, timestamps (naive ones in the session's time zone
     # unless ``naive_utc``: a library that always writes UTC, so ages are right whatever the
     # session's TimeZone); or numeric epochs in one of TIME_UNITS.
@@ -144,14 +146,19 @@ class Profile:
 
     @property
     def shown(self) -> str:
-        """The queue as output names it: ``oban_jobs[mailers]`` for one named queue."""
+        """The queue as output names it: ``oban_jobs[mailers]`` for one named queue,
+        ``delayed_jobs[]`` for the rows that name none."""
+        if self.queue_null:
+            return f"{self.name}[]"
         return f"{self.name}[{self.queue}]" if self.queue is not None else self.name
 
     def command(self, verb: str) -> str:
-        """A qadmin command on this queue, as a fix prints it (``--queue`` quoted)."""
+        """A qadmin command on this queue, as a fix prints it (names shell-quoted)."""
         import shlex
 
-        text = f"qadmin {verb} {self.name}"
+        text = f"qadmin {verb} {shlex.quote(self.name)}"
+        if self.queue_null:
+            return text + " --queue-null"
         return text + f" --queue {shlex.quote(self.queue)}" if self.queue is not None else text
 
     def label(self, row_id: object) -> str:

@@ -37,8 +37,10 @@ SMALL_STATE = 10_000
 DUE_SCAN_LIMIT = 50_000
 CLAIMS_SHOWN = 1000
 HEARTBEATS_READ = 10_000
+# The keyword a library's state template writes for "now" (Reader.template).
+CLOCK = "qadmin_clock"
 GROUPS = ("pending", "scheduled", "retrying", "claimed", "done", "failed")
-QUEUES_SHOWN = 200
+QUEUES_SHOWN = 1000
 _KEY = re.compile(r"[a-z_][a-z0-9_]*")
 
 
@@ -174,9 +176,18 @@ class Reader:
         return None
 
     def template(self, text: str) -> str:
-        """A registry template over the table's columns (``{column.bare}``) as SQL."""
-        names = {c.name: c.name for c in self.shape.columns if _KEY.fullmatch(c.name)}
-        return self.engine.render_text(text, names)
+        """A registry template over the table's columns (``{column.bare}``) as SQL, and
+        ``{qadmin_clock}``: the server's current time at the precision a library's times
+        have (profile.sql's ``clock``: SQLite's CURRENT_TIMESTAMP and MariaDB's keep whole
+        seconds, so a run-at time would stay ahead for up to a second after it passed)."""
+        names = {
+            c.name: c.name for c in self.shape.columns if _KEY.fullmatch(c.name) and c.name != CLOCK
+        }
+        clock = "CURRENT_TIMESTAMP"
+        if self.has("clock"):
+            lines = self.section_text("clock").splitlines()
+            clock = " ".join(x for x in lines if not x.lstrip().startswith("--")).strip()
+        return self.engine.render_text(text, names, {CLOCK: clock})
 
     def where(
         self,
@@ -199,6 +210,8 @@ class Reader:
         if not whole and profile.queue is not None and profile.queue_column is not None:
             parts.append(f"{self.name(profile.queue_column)} = :queue_name")
             params["queue_name"] = profile.queue
+        elif not whole and profile.queue_null and profile.queue_column is not None:
+            parts.append(f"{self.name(profile.queue_column)} IS NULL")
         if due is not None and profile.due_column is not None:
             column = profile.due_column
             if due:
@@ -260,6 +273,18 @@ class Reader:
     def state_indexed(self) -> bool:
         column = self.profile.state_column
         return column is not None and self.shape.index_leading(column) is not None
+
+    @property
+    def queue_indexed(self) -> bool:
+        """One named queue is asked about and an index leads with (state, queue) (or the
+        queue, without states): a count of a state in it walks that queue's own entries,
+        bounded, whatever the other queues hold (the planner's guess for one queue of a
+        state is the state's rows split evenly: 51,300 for a queue of 5)."""
+        p = self.profile
+        if (p.queue is None and not p.queue_null) or p.queue_column is None:
+            return False
+        keys = (p.state_column, p.queue_column) if p.state_column else (p.queue_column,)
+        return self.shape.index_leading(*keys) is not None
 
     def count(
         self,
@@ -330,6 +355,9 @@ class Reader:
         (it multiplies the state's and the time's selectivities: 20,000 jobs scheduled for
         tomorrow read as 19,000 due), so on a big table each state is counted through its
         index while the state alone is small enough to walk, else estimated, and said so."""
+        if self.queue_indexed and values:
+            # one named queue's own entries of each state, through (state, queue, ...)
+            return total([self.count((value,), due, extra=extra) for value in values])
         if self.small or not self.state_indexed or not values:
             return self.count_state(values, due, extra=extra)
         counts = []
@@ -380,6 +408,27 @@ class Reader:
                     "named queues from the planner's statistics (a rare one may be missing)",
                 )
         return [], f"named queues not read: {self.index_hint(column)}"
+
+    def holds_unnamed(self) -> bool:
+        """Whether rows name no queue (NULL: Delayed::Job's default queue), read where the
+        names are read: through the same index, or on a small table."""
+        column = self.profile.queue_column
+        if column is None:
+            return False
+        null = f"{self.name(column)} IS NULL"
+        state = self.profile.state_column
+        if self.small or self.shape.index_leading(column) is not None:
+            filters: list[tuple[str, dict[str, Any]]] = [("1 = 1", {})]
+        elif state is not None and self.shape.index_leading(state, column) is not None:
+            live = (*self.profile.waiting, *self.profile.claimed, *self.profile.failed)
+            filters = [self.where((value,), whole=True) for value in live]
+        else:
+            return False
+        for where, params in filters:
+            rows = self.run("count", {"filter": f"{where} AND {null}"}, {**params, "limit": 1})
+            if int(rows[0]["n"]):
+                return True
+        return False
 
     def _names(self, where: str, params: dict[str, Any]) -> tuple[list[str], str | None]:
         column = self.profile.queue_column or ""

@@ -56,7 +56,10 @@ def split_table_name(text: str) -> tuple[str | None, str, bool]:
     while True:
         match = _PART.match(rest)
         if match is None:
-            raise InvalidName(f'invalid table name {text[:60]!r}: use name, schema.name or "Name"')
+            hint = " (a named queue is TABLE --queue NAME)" if "[" in text else ""
+            raise InvalidName(
+                f'invalid table name {text[:60]!r}: use name, schema.name or "Name"{hint}'
+            )
         quoted = match.group(1) is not None
         part = match.group(1).replace('""', '"') if quoted else match.group(2)
         if len(part) > MAX_IDENTIFIER or "\x00" in part:
@@ -66,7 +69,10 @@ def split_table_name(text: str) -> tuple[str | None, str, bool]:
         if not rest:
             break
         if not rest.startswith(".") or len(parts) == 2:
-            raise InvalidName(f'invalid table name {text[:60]!r}: use name, schema.name or "Name"')
+            hint = " (a named queue is TABLE --queue NAME)" if "[" in text else ""
+            raise InvalidName(
+                f'invalid table name {text[:60]!r}: use name, schema.name or "Name"{hint}'
+            )
         rest = rest[1:]
     if len(parts) == 1:
         return None, parts[0][0], parts[0][1]
@@ -115,6 +121,8 @@ def _overlay(profile: Profile, fields: dict[str, Any], source: str) -> Profile:
             changes["naive_utc"] = value == "UTC"
         elif key == "queue":
             changes["queue"] = value
+        elif key == "queue_null":
+            changes["queue_null"] = bool(value)
         elif key == "states":
             when = statewhen.parse_states(value, f"[tables.{profile.name}]")
             changes["state_when"] = when
@@ -245,11 +253,13 @@ def check(profile: Profile, shape: TableShape, dialect: str) -> Profile:
             (group, tuple((_fit(shape, "states", c, dialect), null) for c, null in terms))
             for group, terms in profile.state_when
         )
-    if profile.queue is not None and profile.queue_column is None:
+    if (profile.queue is not None or profile.queue_null) and profile.queue_column is None:
         raise UsageError(
             f"{profile.name} keeps one queue (no queue-name column): --queue applies to tables "
             "that hold several (give --queue-column COLUMN)"
         )
+    if profile.queue is not None and profile.queue_null:
+        raise UsageError("--queue and --queue-null name two queues: give one")
     given = [g for g in VALUE_KEYS if getattr(profile, g)]
     if given and not profile.has_states:
         raise UsageError(f"{profile.name}: --{given[0]} needs a state column (--state-column COL)")
@@ -299,6 +309,7 @@ def _shape(engine: Engine, text: str) -> TableShape:
         shape = read_shape(engine, table.lower(), schema)
     if shape is None:
         where = schema or engine.schema
+        engine.require_schema(where)
         raise NotFound(f"no queue or table {text!r} in schema {where} (see 'qadmin list')")
     return shape
 
@@ -321,7 +332,8 @@ def resolve(
         if spec is not None:
             if given:
                 keys = ", ".join(f"--{k.replace('_', '-')}" for k in sorted(given))
-                raise UsageError(f"{name} is a qadmin queue: {keys} apply to other tables only")
+                verb = "applies" if len(given) == 1 else "apply"
+                raise UsageError(f"{name} is a qadmin queue: {keys} {verb} to other tables only")
             return Resolved(from_spec(spec, engine.schema), spec)
     entry = declared.get(name, {})
     library = given.get("library", entry.get("library"))
@@ -346,7 +358,32 @@ def resolve(
     if given:
         profile = _overlay(profile, given, "options")
     profile = _release(profile, bool(entry.get("requeue", True)))
-    return Resolved(check(profile, shape, engine.dialect), None, shape, tuple(notes))
+    profile = check(profile, shape, engine.dialect)
+    if profile.heartbeat is not None and "heartbeat" in entry:  # a declared workers table
+        profile = _check_heartbeat(engine, profile, shape)
+    return Resolved(profile, None, shape, tuple(notes))
+
+
+def _check_heartbeat(engine: Engine, profile: Profile, shape: TableShape) -> Profile:
+    """A declared workers table exists, in the queue table's schema, with the columns named:
+    one line, exit 2, before any SQL reads it (a heartbeat table qadmin cannot read would
+    make every live worker's claim look stale)."""
+    beat = profile.heartbeat
+    assert beat is not None
+    schema, table, _ = split_table_name(beat.table)
+    where = f"[tables.{profile.name}] heartbeat"
+    if schema is not None and schema != shape.schema:
+        raise UsageError(
+            f"{where}: table {beat.table} must be in the queue table's schema {shape.schema}"
+        )
+    workers = read_shape(engine, table, shape.schema)
+    if workers is None:
+        raise UsageError(f"{where}: no table {table!r} in schema {shape.schema}")
+    key = _fit(workers, "heartbeat worker_key", beat.worker_column, engine.dialect)
+    at = _fit(workers, "heartbeat_column", beat.beat_column, engine.dialect, profile.time_unit)
+    return dataclasses.replace(
+        profile, heartbeat=Heartbeat(workers.table, beat.job_column, key, at)
+    )
 
 
 def _managed(engine: Engine, name: str, creating: bool) -> QueueSpec | None:

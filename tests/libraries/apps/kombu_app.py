@@ -1,11 +1,13 @@
 """kombu's SQLAlchemy transport for tests/libraries/test_kombu.py: ``python -m`` this module
-with ``produce URL``, ``waiting URL QUEUE`` (prints kombu's own count) or ``worker URL``
+with ``produce URL``, ``waiting URL QUEUE`` (prints kombu's own count), ``ids URL`` (its
+queues' ids, as JSON) or ``worker URL``
 (consumes queue 'work', acknowledging each message, blocking on 'sleepy'). Each runs in its
 own process: kombu keeps its SQLAlchemy engines (and a session's open transaction) for the
 life of the process, which would hold a metadata lock on MariaDB."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -33,6 +35,13 @@ def waiting(url: str, queue: str) -> int:
         return int(channel._size(queue))
 
 
+def queue_ids(url: str) -> dict[str, int]:
+    """kombu's own ids of its queues (kombu_queue.id, the messages' queue_id)."""
+    with Connection(url) as conn:
+        channel = conn.default_channel
+        return {name: int(channel._get_or_create(name).id) for name in ("work", "idle")}
+
+
 def work(url: str) -> None:
     with Connection(url) as conn:
         queue = conn.SimpleQueue("work")
@@ -49,5 +58,7 @@ if __name__ == "__main__":
         work(sys.argv[2])
     elif sys.argv[1] == "produce":
         produce(sys.argv[2])
+    elif sys.argv[1] == "ids":
+        print(json.dumps(queue_ids(sys.argv[2])))
     else:
         print(waiting(sys.argv[2], sys.argv[3]))

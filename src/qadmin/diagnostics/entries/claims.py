@@ -12,7 +12,15 @@ from typing import Any
 
 from qadmin.diagnostics import sql
 from qadmin.diagnostics.model import WARNING, Context, Finding, InspectReport, Result
-from qadmin.diagnostics.registry import Diagnostic, Field, Metric, Section, kind_has
+from qadmin.diagnostics.registry import (
+    EXACT,
+    Diagnostic,
+    Field,
+    Metric,
+    Quality,
+    Section,
+    kind_has,
+)
 from qadmin.engines.base import Engine
 from qadmin.errors import UsageError, counted
 from qadmin.kinds import Kind, QueueSpec
@@ -36,6 +44,13 @@ class Claims(Result):
     # Claims whose age and worker are both unknown (no claim time, no heartbeat): a stuck one
     # cannot be told from a running one, so they are listed, never read as "none stale".
     undated: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def claimed_quality(self) -> str | None:
+        """``floor`` when the listing stopped at CLAIMS_SHOWN claims ("or more"), else exact."""
+        if self.claimed is None:
+            return None
+        return "floor" if self.claimed_note else "exact"
 
 
 def measure(engine: Engine, spec: QueueSpec, stale_after_s: int) -> Claims:
@@ -457,6 +472,15 @@ def _stale(report: InspectReport) -> int | None:
     return None if part is None or part.claimed is None else len(part.stale)
 
 
+def _stale_quality(report: InspectReport) -> Quality:
+    """The stale claims are counted among the claims listed: a floor when the listing
+    stopped at its limit (more claims, stale or not, lie past it)."""
+    part: Claims | None = report.part("claims")
+    if part is not None and part.claimed_quality == "floor":
+        return Quality("floor", source=f"the first {CLAIMS_SHOWN:,} claims read")
+    return EXACT
+
+
 ENTRY = Diagnostic(
     name="claims",
     order=20,
@@ -471,6 +495,7 @@ ENTRY = Diagnostic(
             lambda r: float(n) if (n := _stale(r)) is not None else None,
             warn=1,
             applies=_has_claims,
+            quality=_stale_quality,
         ),
     ),
     fields=(
@@ -480,6 +505,13 @@ ENTRY = Diagnostic(
             "claimed, not yet acked (claim queues)",
             "int64",
             lambda r: p.claimed if (p := r.part("claims")) else None,
+        ),
+        Field(
+            "claimed_quality",
+            "",
+            "exact, or floor (the listing stopped at 1,000 claims: that many or more)",
+            "string",
+            lambda r: p.claimed_quality if (p := r.part("claims")) else None,
         ),
         Field(
             "stale_claims", "messages", "claims older than the stale-after limit", "int64", _stale

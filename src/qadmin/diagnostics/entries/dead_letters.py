@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from qadmin.diagnostics.model import CRITICAL, WARNING, Context, Finding, InspectReport, Result
-from qadmin.diagnostics.registry import Diagnostic, Field, Metric
+from qadmin.diagnostics.registry import EXACT, Diagnostic, Field, Metric, Quality
 from qadmin.errors import counted
 from qadmin.ops import dead
 
@@ -65,6 +65,17 @@ def _oldest(report: InspectReport) -> float | None:
     return None if part is None else part.oldest_s
 
 
+def _quality(report: InspectReport) -> Quality:
+    """The bounded count is a floor once it reaches its limit ("or more")."""
+    part: DeadLetters | None = report.part("dead")
+    return Quality("floor") if part is not None and not part.exact else EXACT
+
+
+def _count_quality(report: InspectReport) -> str | None:
+    part: DeadLetters | None = report.part("dead")
+    return None if part is None else ("exact" if part.exact else "floor")
+
+
 ENTRY = Diagnostic(
     name="dead",
     order=25,
@@ -80,6 +91,7 @@ ENTRY = Diagnostic(
             lambda r: float(n) if (n := _count(r)) is not None else None,
             warn=1,
             applies=lambda r: r.part("dead") is not None,
+            quality=_quality,
         ),
     ),
     fields=(
@@ -89,6 +101,13 @@ ENTRY = Diagnostic(
             "messages in the dead table, counted up to 10,000 (claim queues)",
             "int64",
             _count,
+        ),
+        Field(
+            "dead_quality",
+            "",
+            "exact, or floor (the count stopped at 10,000: that many or more)",
+            "string",
+            _count_quality,
         ),
         Field(
             "oldest_dead_s",

@@ -24,7 +24,7 @@ class NamedQueue:
     """One named queue's line: waiting-and-due depth, the not-due ones apart, claims, failures
     and the oldest due waiting job. ``*_exact`` False: an estimate or a floor (notes say)."""
 
-    queue: str
+    queue: str | None
     depth: int | None
     depth_exact: bool
     scheduled: int | None
@@ -45,11 +45,13 @@ class NamedQueues(Result):
     notes: list[str] = field(default_factory=list)
 
 
-def one(ctx: Context, name: str) -> tuple[NamedQueue, list[str]]:
-    """The named queue ``name`` of ctx's table, and its notes."""
+def one(ctx: Context, name: str | None) -> tuple[NamedQueue, list[str]]:
+    """The named queue ``name`` of ctx's table (None: the rows that name no queue), and its
+    notes."""
     assert ctx.reader is not None
     parent = ctx.reader
-    reader = query.Reader(ctx.engine, dataclasses.replace(parent.profile, queue=name), parent.shape)
+    profile = dataclasses.replace(parent.profile, queue=name, queue_null=name is None)
+    reader = query.Reader(ctx.engine, profile, parent.shape)
     reader.adopt(parent)
     sub = dataclasses.replace(ctx, profile=reader.profile, reader=reader)
     sized = size.profiled(sub)
@@ -62,7 +64,7 @@ def one(ctx: Context, name: str) -> tuple[NamedQueue, list[str]]:
     exact = sized.depth_exact and all(c is None or c.exact for c in counts)
     stale = None if claimed.claimed is None or claimed.undated else len(claimed.stale)
     line = NamedQueue(
-        queue=name,
+        queue=name,  # null: the rows that name no queue (--queue-null)
         depth=sized.depth,
         depth_exact=sized.depth_exact,
         scheduled=rows(sized.scheduled),
@@ -79,12 +81,16 @@ def one(ctx: Context, name: str) -> tuple[NamedQueue, list[str]]:
 
 def collect(ctx: Context) -> NamedQueues | None:
     reader = ctx.reader
-    if reader is None or reader.profile.queue_column is None or reader.profile.queue is not None:
+    profile = reader.profile if reader is not None else None
+    if reader is None or profile is None or profile.queue_column is None:
+        return None
+    if profile.queue is not None or profile.queue_null:
         return None
     names, source = reader.queue_names()
     notes = [source] if source else []
-    part = NamedQueues(reader.profile.queue_column, names_source=source, notes=notes)
-    for name in names:
+    part = NamedQueues(profile.queue_column, names_source=source, notes=notes)
+    unnamed: list[str | None] = [None] if reader.holds_unnamed() else []
+    for name in [*names, *unnamed]:
         line, more = one(ctx, name)
         part.queues.append(line)
         part.notes += [n for n in more if n not in part.notes]

@@ -14,6 +14,7 @@ estimate, saying which (qadmin.profiles.query)."""
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -21,6 +22,7 @@ from typing import Any
 from qadmin.diagnostics import sql
 from qadmin.diagnostics.model import (
     CRITICAL,
+    INFO,
     WARNING,
     Context,
     Finding,
@@ -28,12 +30,13 @@ from qadmin.diagnostics.model import (
     Result,
     json_safe,
 )
-from qadmin.diagnostics.registry import Diagnostic, Field, Metric, kind_has
+from qadmin.diagnostics.registry import Diagnostic, Field, Metric, Quality, kind_has
 from qadmin.engines.base import Engine
-from qadmin.errors import PermissionMissing
+from qadmin.errors import PermissionMissing, UsageError
 from qadmin.kinds import Kind, QueueSpec
 from qadmin.ops.values import iso, to_utc
 from qadmin.profiles import query
+from qadmin.profiles.model import Profile
 
 # A depth is counted only up to this many rows (about 100 buffers on PostgreSQL); a queue the
 # catalog puts above it is not counted at all: its estimate is the depth, said so.
@@ -43,8 +46,9 @@ DEAD_WALK_LIMIT = 10_000
 # A queue the catalog puts above EXACT_DEPTH_LIMIT is walked only this far (for the oldest):
 # fewer rows than this mean the estimate lags a drain, and they are the depth.
 STALE_CHECK = 100
-# The first window below the id high-water mark, doubled while at least PROBE_FULL of its ids
-# are waiting rows (the head lies further down; the rest are rolled-back ids and the like).
+# The first window below the id high-water mark, widened by a quarter and then doubled while at
+# least PROBE_FULL of its ids are waiting rows (the head lies further down; the rest are
+# rolled-back ids and the like).
 PROBE_FIRST = 1_000
 PROBE_FULL = 0.9
 # An empty window widens only this far (the catalog saying the table holds rows): an empty
@@ -63,6 +67,7 @@ PROBE_UNSEEN_LIMIT = 64_000
 # DEAD_WALK_LIMIT entries fill).
 SMALL_HEAP_PAGES = 128
 BOTTOM = -(2**63)  # below every id: a walk from the first index entry
+TOP = 2**63 - 1  # above every id: a walk to the last index entry
 
 
 @dataclass
@@ -86,14 +91,44 @@ class Size(Result):
     # Tables with a due column: waiting rows not due yet, apart from depth.
     scheduled: query.Count | None = None
     retrying: query.Count | None = None
+    # A named queue asked about (--queue NAME) that no row names: a typo in a monitoring
+    # definition would otherwise read as an idle queue for ever. None: not asked, or rows found.
+    queue_unseen: str | None = None
     claimed: int | None = None
+    claimed_at_least: bool = False  # a claim queue's claimed count stopped at its limit
     done: int | None = None
     failed: int | None = None
     notes: list[str] = field(default_factory=list)
+    estimate_error: float = 0.5  # how far an estimated depth may be off (Engine.ESTIMATE_ERROR)
+    depth_counted: int = 0  # the waiting rows a walk saw (an estimated depth is at least this)
+    # A claim queue whose claimed rows were not counted: the catalog's estimate includes
+    # them, so it is an upper bound of the waiting rows, and only what was counted a lower.
+    estimate_includes_claimed: bool = False
+
+    @property
+    def depth_quality(self) -> str | None:
+        """``exact`` (counted), ``floor`` (at least: the rest was not read) or ``estimate``."""
+        if self.depth is None:
+            return None
+        if self.depth_exact:
+            return "exact"
+        return "floor" if self.depth_at_least else "estimate"
+
+    @property
+    def oldest_quality(self) -> str | None:
+        """The oldest age read is exact from a walk that began below every waiting row; a
+        probe's is a floor (a message stuck below its window is not read), and so is the 0 of
+        a queue that is empty only by an estimate."""
+        if self.oldest_age_s is None:
+            if self.depth == 0 and self.depth_exact:
+                return "exact"  # empty: age 0
+            return "floor" if self.depth == 0 and not self.depth_at_least else None
+        return "floor" if self.oldest_at_least or self.rows_below else "exact"
 
     def to_json_dict(self) -> dict[str, Any]:
         data = dict(self.facts)
         data.update(depth=self.depth, depth_exact=self.depth_exact, depth_source=self.depth_source)
+        data.update(depth_quality=self.depth_quality, oldest_quality=self.oldest_quality)
         data.update(oldest_enqueued_at=self.oldest_enqueued_at, oldest_age_s=self.oldest_age_s)
         if self.oldest_source is not None:
             data["oldest_source"] = self.oldest_source
@@ -114,6 +149,10 @@ class Size(Result):
         if self.states is not None:
             data.update(states=self.states, claimed=self.claimed, done=self.done)
             data.update(failed=self.failed)
+        elif self.claimed is not None:  # a claim queue: its claimed rows, apart from depth
+            data.update(claimed=self.claimed, claimed_at_least=self.claimed_at_least)
+        if self.queue_unseen is not None:
+            data["queue_unseen"] = True
         if self.notes:
             data["notes"] = self.notes
         return dict(json_safe(data))
@@ -138,6 +177,7 @@ class Head:
     at_least: bool = False
     depth_at_least: bool = False
     rows_below: bool = False
+    counted: int = 0  # the waiting rows a walk saw, when the depth is an estimate
 
 
 def measure(engine: Engine, spec: QueueSpec) -> Size:
@@ -153,10 +193,12 @@ def measure(engine: Engine, spec: QueueSpec) -> Size:
         for k, v in facts.items()
     }
     notes: list[str] = []
+    counted: dict[str, int] = {}
     if spec.kind is Kind.RING:
         head = _ring_head(engine, spec, notes)
     else:
-        head = _head(engine, spec, facts, params, notes)
+        head = _head(engine, spec, facts, params, notes, counted)
+    claimed = counted.get("claimed")
     when = to_utc(head.oldest)
     result = Size(
         head.depth,
@@ -171,6 +213,11 @@ def measure(engine: Engine, spec: QueueSpec) -> Size:
         depth_at_least=head.depth_at_least,
         rows_below=head.rows_below,
         notes=notes,
+        estimate_error=engine.ESTIMATE_ERROR,
+        depth_counted=head.counted,
+        estimate_includes_claimed=spec.kind is Kind.CLAIM and claimed is None,
+        claimed=claimed,
+        claimed_at_least=claimed is not None and claimed > EXACT_DEPTH_LIMIT,
     )
     if spec.kind is Kind.PENDING:
         result.due = int(sql.template_rows(engine, spec, "due")[0]["due"])
@@ -178,6 +225,32 @@ def measure(engine: Engine, spec: QueueSpec) -> Size:
         result.ring_fill = round(head.depth / spec.capacity, 4)
         result.ring_capacity = int(spec.capacity)
     return result
+
+
+def _claimed(engine: Engine, spec: QueueSpec, facts: dict[str, Any], dead: Any) -> int | None:
+    """A claim queue's claimed rows, counted apart from its depth (the waiting rows) up to
+    EXACT_DEPTH_LIMIT + 1, only when the catalog bounds the dead entries the walk of the
+    claimed index can meet (acked claims leave theirs first in it: behind 1,000,000 the walk
+    read 90,000 buffers). The catalog's row estimate, which counts them too, is lowered by
+    them in ``facts`` (in place), said in its source; said too when they were not counted."""
+    if spec.kind is not Kind.CLAIM:
+        return None
+    if dead is None or int(dead) > DEAD_WALK_LIMIT:
+        if facts.get("estimated_rows") is not None:
+            source = facts.get("estimate_source") or "catalog"
+            facts["estimate_source"] = f"{source} (claimed rows included: not counted)"
+        return None
+    rows = engine.run(
+        engine.section(spec, "claimed_count"), {"limit": EXACT_DEPTH_LIMIT + 1}, write=False
+    )
+    claimed = int(rows[0]["claimed"]) if rows else 0
+    estimate = _estimate(facts)
+    if estimate is not None and claimed:
+        facts["estimated_rows"] = max(estimate - claimed, 0)
+        more = " or more" if claimed > EXACT_DEPTH_LIMIT else ""
+        source = facts.get("estimate_source") or "catalog"
+        facts["estimate_source"] = f"{source} minus {claimed:,}{more} claimed"
+    return claimed
 
 
 def _ring_head(engine: Engine, spec: QueueSpec, notes: list[str]) -> Head:
@@ -200,11 +273,28 @@ def _ring_head(engine: Engine, spec: QueueSpec, notes: list[str]) -> Head:
 
 
 def _walk(
-    engine: Engine, spec: QueueSpec, lo: int, limit: int = EXACT_DEPTH_LIMIT + 1
+    engine: Engine, spec: QueueSpec, lo: int, limit: int = EXACT_DEPTH_LIMIT + 1, hi: int = TOP
 ) -> tuple[int, Any]:
-    """Rows from id ``lo`` up, at most ``limit``, and the oldest of them."""
-    row = engine.run(engine.section(spec, "depth"), {"lo": lo, "limit": limit}, write=False)[0]
+    """Rows with ids from ``lo`` up to below ``hi``, at most ``limit``, and the oldest."""
+    params = {"lo": lo, "hi": hi, "limit": limit}
+    row = engine.run(engine.section(spec, "depth"), params, write=False)[0]
     return int(row["depth"]), row["oldest_enqueued_at"]
+
+
+def _below(
+    engine: Engine, spec: QueueSpec, lo: int, seen: tuple[int, Any, int] | None
+) -> tuple[int, Any]:
+    """Rows from ``lo`` up (at most EXACT_DEPTH_LIMIT + 1) given ``seen``, the count and
+    oldest of a window from ``seen[2]`` up: only the strip below it is walked again."""
+    if seen is None:
+        return _walk(engine, spec, lo)
+    n, oldest, top_lo = seen
+    if n > EXACT_DEPTH_LIMIT:
+        return n, oldest
+    more, older = _walk(engine, spec, lo, EXACT_DEPTH_LIMIT + 1 - n, top_lo)
+    if older is None or oldest is None:
+        return n + more, oldest if older is None else older
+    return n + more, min(older, oldest)
 
 
 def _estimate(facts: dict[str, Any]) -> int | None:
@@ -222,7 +312,7 @@ def _counted(n: int, oldest: Any, facts: dict[str, Any], how: str, where: str) -
         return Head(n, False, source, oldest, where, depth_at_least=True)
     catalog = facts.get("estimate_source") or "catalog"
     source = f"{catalog} (more than {EXACT_DEPTH_LIMIT:,} counted)"
-    return Head(estimate, False, source, oldest, where)
+    return Head(estimate, False, source, oldest, where, counted=n)
 
 
 def _top(engine: Engine, spec: QueueSpec, params: dict[str, Any], notes: list[str]) -> int | None:
@@ -240,10 +330,16 @@ def _top(engine: Engine, spec: QueueSpec, params: dict[str, Any], notes: list[st
 
 
 def _head(
-    engine: Engine, spec: QueueSpec, facts: dict[str, Any], params: dict[str, Any], notes: list[str]
+    engine: Engine,
+    spec: QueueSpec,
+    facts: dict[str, Any],
+    params: dict[str, Any],
+    notes: list[str],
+    counted: dict[str, int],
 ) -> Head:
     """Depth and oldest of a kind kept as rows, by the cheapest walk that skips dead entries.
-    After a statistics reset ``facts`` is updated in place to the estimate used instead."""
+    After a statistics reset ``facts`` is updated in place to the estimate used instead; a
+    claim queue's claimed rows, when cheap to count, go into ``counted``."""
     top = _top(engine, spec, params, notes)
     if spec.watermark:
         wm = int(sql.template_rows(engine, spec, "wm_value")[0]["wm"])
@@ -263,6 +359,10 @@ def _head(
     seen = first.get("ids_seen")
     pages = int(first.get("heap_pages") or 0)
     reset = False  # the counters began after the rows were written: no estimate is trusted
+    # ids issued that the counters have not seen: a writer's counters not flushed yet (up to
+    # a second, more for a busy one) or a reset. The estimate then cannot rule out rows below
+    # a probe's window (100,000 rows pushed under a rolled-back run read as the 5,000 above it).
+    missed = top - int(seen) if top is not None and seen is not None else 0
     if top is not None and seen is not None and top - int(seen) > DEAD_WALK_LIMIT:
         # The statistics began after most of the queue's history (a reset, a restore): their
         # dead-row count says nothing of the entries left before.
@@ -282,6 +382,9 @@ def _head(
         )
         dead, reset = None, True
         facts.update(_analyzed(facts, first))  # what the report shows is what was used
+    claimed = _claimed(engine, spec, facts, dead)
+    if claimed is not None:
+        counted["claimed"] = claimed
     if dead is None or int(dead) > DEAD_WALK_LIMIT:
         if top is None:  # nothing to probe below, and a walk would meet the dead entries
             catalog = facts.get("estimate_source") or "catalog"
@@ -289,7 +392,12 @@ def _head(
             # an ANALYZE's 0 from before a reset proves nothing: unknown, not empty
             estimate = _estimate(facts) if _estimate(facts) or not reset else None
             return Head(estimate, False, source, None, "not read")
-        return _probe(engine, spec, facts, top, dead, reset=reset)
+        if missed > ESTIMATE_NOISE and not reset:
+            notes.append(
+                f"statistics have not seen {missed:,} of the {top:,} ids issued (counters not "
+                "flushed yet, or reset): rows below the probe's window are not ruled out"
+            )
+        return _probe(engine, spec, facts, top, dead, reset=reset, lagging=missed > ESTIMATE_NOISE)
     estimate = _estimate(facts)
     # SQLite's id range is only an upper bound (and its walks meet no dead entries): counted.
     if estimate is not None and estimate > EXACT_DEPTH_LIMIT and not _upper_bound(facts):
@@ -299,7 +407,7 @@ def _head(
             return Head(n, True, how, oldest, "the first row")
         catalog = facts.get("estimate_source") or "catalog"
         source = f"{catalog} (more than {EXACT_DEPTH_LIMIT:,}: not counted)"
-        return Head(estimate, False, source, oldest, "the first row")
+        return Head(estimate, False, source, oldest, "the first row", counted=n)
     n, oldest = _walk(engine, spec, BOTTOM)
     how = f"counted ({dead_source})"  # the walk meets at most that many dead entries
     return _counted(n, oldest, facts, how, "the first row")
@@ -327,6 +435,7 @@ def _probe(
     dead: Any,
     floor: int | None = None,
     reset: bool = False,
+    lagging: bool = False,
 ) -> Head:
     """Windows below the id high-water mark, widened while they are mostly waiting rows: the
     cost follows the waiting rows, not the dead entries below them, and the answer says it is
@@ -334,17 +443,19 @@ def _probe(
     a floor: no waiting row lies below it, so a window that reaches it is a full count."""
     estimate = _estimate(facts)
     width = PROBE_FIRST
+    seen: tuple[int, Any, int] | None = None  # the last window's count, oldest and low id
     while True:
         lo = top - width + 1
         if floor is not None and lo <= floor:
-            n, oldest = _walk(engine, spec, floor)
+            n, oldest = _below(engine, spec, floor, seen)
             how = f"counted from the watermark (id >= {floor})"
             return _counted(n, oldest, facts, how, "the first row at or above the watermark")
         if top < 2 * width:  # fewer ids lie below the window than in it: walk them all
-            n, oldest = _walk(engine, spec, BOTTOM)
+            n, oldest = _below(engine, spec, BOTTOM, seen)
             how = f"counted (fewer than {2 * width:,} ids ever issued)"
             return _counted(n, oldest, facts, how, "the first row")
-        n, oldest = _walk(engine, spec, lo)
+        n, oldest = _below(engine, spec, lo, seen)
+        seen = (n, oldest, lo)
         if n > EXACT_DEPTH_LIMIT or width >= PROBE_UNSEEN_LIMIT:
             break
         # Mostly dead or empty below the waiting rows: the head is in the window, unless the
@@ -354,9 +465,16 @@ def _probe(
         more = estimate is not None and estimate - n > max(ESTIMATE_NOISE, n // 10)
         if 0 < n < PROBE_FULL * width and not more:
             break
+        if n < PROBE_FULL * width and width - n >= max(n, PROBE_FIRST // 2):
+            # As many ids without a waiting row as with one: the next window would walk
+            # mostly dead entries (a claim queue's several per id), and a statistic saying
+            # rows lie below (an ANALYZE's sample: 2,101 for 1,000) does not pay for that.
+            break
         if n == 0 and not more and (width >= PROBE_EMPTY_LIMIT or not estimate):
             break
-        width *= 2
+        # A full first window widens by a quarter first: a queue of up to 1,000 behind dead
+        # rows (the common case) then pays for 250 dead ids, not 1,000, to show its head.
+        width = PROBE_FIRST + PROBE_FIRST // 4 if width == PROBE_FIRST and n else width * 2
     if floor is not None:
         behind = f"the watermark {floor} lags behind: rows below the window not read"
     elif dead is None:
@@ -370,7 +488,11 @@ def _probe(
     # no row in the window, and only a reset's estimate (of 0, or none) says none lie below
     unsure = reset and n == 0 and not estimate
     at_least = (stopped and (estimate is None or estimate <= n)) or unsure
-    if 0 < n < PROBE_FULL * width and not unseen and not stopped:
+    if 0 < n < PROBE_FULL * width and not unseen and not stopped and lagging:
+        # the head looks like it is in the window, but counters behind the ids issued cannot
+        # say that no rows lie below it: a floor
+        source, depth, at_least = f"at least: a bounded probe counted {n:,} in {window}", n, True
+    elif 0 < n < PROBE_FULL * width and not unseen and not stopped:
         # the head is in the window: its count beats the catalog's
         source, depth = f"bounded probe: counted in {window}", n
     elif 0 < n < PROBE_FULL * width and not stopped:
@@ -393,19 +515,46 @@ def _probe(
     # rows lie below the window (the catalog counts them, or the walk stopped at its limit):
     # the oldest read is not the oldest
     below = stopped or (0 < n < PROBE_FULL * width and unseen)
-    return Head(depth, False, source, oldest, where, oldest is not None, at_least, below)
+    return Head(depth, False, source, oldest, where, oldest is not None, at_least, below, n)
 
 
-def _oldest(reader: query.Reader) -> tuple[Any, float | None, list[str], bool]:
+def _no_time_note(profile: Profile) -> str:
+    if profile.library is not None and profile.source == "detected":
+        # A library that keeps no enqueue time (huey's task, kombu): no column to give.
+        return f"{profile.library} keeps no enqueue time in {profile.table}: no oldest age"
+    return "give --time-column COLUMN for the oldest waiting row's age"
+
+
+def _oldest(reader: query.Reader, depth: query.Count) -> tuple[Any, float | None, list[str], bool]:
     """The oldest DUE waiting row's time and age (since its due time; its enqueue time when
     it has none), as the minimum of that column (never the first row by key, never
-    negative), when an index (or the table's size) makes it cheap; else a note naming the
-    index that would. The last item says the figure is a floor (rows it could not date)."""
+    negative). Read only where it is bounded: a small table; or at most SMALL_STATE due rows,
+    counted, reached through an index leading with the state (and the named queue); or,
+    without states, the time column's index. Else a note names the index that would make it
+    cheap. The last item says the figure is a floor (rows it could not date)."""
     profile = reader.profile
     due_col, time_col = profile.due_column, profile.time_column
     if due_col is None and time_col is None:
-        return None, None, ["give --time-column COLUMN for the oldest waiting row's age"], False
+        return None, None, [_no_time_note(profile)], False
+    if depth.exact and depth.rows == 0:
+        return None, None, [], False  # nothing waits and is due: no oldest to read
     values = profile.waiting if due_col else profile.pending
+    if not reader.small:
+        column = due_col or time_col or ""
+        if reader.state is not None:
+            few = depth.exact and depth.rows is not None and depth.rows < query.SMALL_STATE
+            if not (few and (reader.state_indexed or reader.queue_indexed)):
+                if few or not (reader.state_indexed or reader.queue_indexed):
+                    queue = profile.queue_column if profile.queue else None
+                    why = reader.index_hint(queue, column)
+                else:
+                    why = (
+                        f"more than {query.SMALL_STATE:,} due rows wait: their minimum is not read"
+                    )
+                return None, None, [f"oldest waiting row not read: {why}"], False
+        elif not reader.shape.index_leading(column):
+            hint = f"an index on {profile.table} ({column}) would make it cheap"
+            return None, None, [f"oldest row not read: {hint}"], False
     reads: list[tuple[str, str | None]] = []  # (column, extra filter)
     if due_col is not None:
         reads.append((due_col, f"{reader.name(due_col)} IS NOT NULL"))
@@ -422,15 +571,10 @@ def _oldest(reader: query.Reader) -> tuple[Any, float | None, list[str], bool]:
             "age": reader.age("oldest_at"),
             "instant": reader.instant("oldest_at"),
         }
-        names = {"time_col": column}
-        if reader.state is not None:
-            if not (reader.small or reader.state_indexed):
-                why = reader.index_hint(column)
-                return None, None, [f"oldest waiting row not read: {why}"], False
-        elif not (reader.small or reader.shape.index_leading(column)):
-            hint = f"an index on {profile.table} ({column}) would make it cheap"
-            return None, None, [f"oldest row not read: {hint}"], False
-        rows = reader.run("oldest_min", keywords, params, names)
+        try:
+            rows = reader.run("oldest_min", keywords, params, {"time_col": column})
+        except UsageError as exc:  # a value the server cannot subtract (PostgreSQL infinity)
+            raise UsageError(f"{profile.table}.{column}: {exc}") from None
         if rows and rows[0]["oldest_at"] is not None:
             found.append((reader.when(rows[0]["oldest_at"], column), sql.seconds(rows[0]["age_s"])))
     floor = False
@@ -494,6 +638,53 @@ def _not_due(reader: query.Reader) -> tuple[query.Count | None, query.Count | No
     return reader.count_due(later, False), None
 
 
+def _check_due_values(reader: query.Reader, later: list[query.Count | None]) -> None:
+    """A due time qadmin cannot compare (SQLite text that is no date, an epoch in another
+    unit than the profile says) would leave its row out of depth and scheduled alike, or call
+    it due in the year 58,000: one line naming the value (exit 2) instead of a silent OK."""
+    profile = reader.profile
+    column = profile.due_column
+    assert column is not None
+    due = reader.due(column)
+    checks = []
+    if reader.small:
+        checks.append((f"{reader.name(column)} IS NOT NULL AND ({due}) IS NULL", True))
+    if reader.small or any(c is not None and c.exact and c.rows for c in later):
+        checks.append((f"NOT ({due})", False))
+    for extra, uncomparable in checks:
+        where, params = reader.where(profile.waiting, extra=extra)
+        rows = reader.run("sample", {"filter": where}, params, {"col": column})
+        if not rows:
+            continue
+        value = rows[0]["v"]
+        reader.when(value, column)  # one line when it is not a time at all
+        if uncomparable:
+            raise UsageError(
+                f"{profile.table}.{column}: {repr(value)[:40]} cannot be compared with the "
+                "clock (numbers are epoch seconds: give --time-unit ms, us or ns)"
+            )
+
+
+def _unseen_queue(reader: query.Reader) -> str | None:
+    """The named queue asked about, when no row of the table names it (read where the names
+    are cheap: a small table, or an index leading with the queue column or with (state,
+    queue)); None when rows name it or it cannot be told cheaply."""
+    profile = reader.profile
+    if profile.queue is None or profile.queue_column is None:
+        return None
+    if not (
+        reader.small or reader.queue_indexed or reader.shape.index_leading(profile.queue_column)
+    ):
+        return None
+    if reader.queue_indexed and profile.state_column is not None:
+        groups = (*profile.waiting, *profile.claimed, *profile.done, *profile.failed)
+        where, params = reader.where(groups)
+    else:
+        where, params = reader.where(())
+    rows = reader.run("count", {"filter": where}, {**params, "limit": 1})
+    return profile.queue if not int(rows[0]["n"]) else None
+
+
 def profiled(ctx: Context) -> Size:
     """A table read through its profile: waiting rows that are due, each state's rows, the
     not-due ones apart, the oldest due waiting row, all within the cost rules
@@ -536,10 +727,13 @@ def profiled(ctx: Context) -> Size:
         else:
             depth = totals["pending"]
         scheduled, retrying = _not_due(reader)
+        if profile.due_column is not None:
+            _check_due_values(reader, [scheduled, retrying])
         notes += sorted({c.source for c in totals.values() if c.rows is None and c.source})
         states += _other_states(reader)
-    oldest, age, oldest_notes, floor = _oldest(reader)
+    oldest, age, oldest_notes, floor = _oldest(reader, depth)
     notes += oldest_notes
+    unseen = _unseen_queue(reader) if depth.exact and not depth.rows else None
     return Size(
         depth.rows,
         depth.exact,
@@ -548,6 +742,7 @@ def profiled(ctx: Context) -> Size:
         facts,
         note=part.note,
         depth_source=depth.source,
+        depth_at_least=bool(depth.source and depth.source.startswith("at least")),
         oldest_at_least=floor,
         states=states,
         scheduled=scheduled,
@@ -556,6 +751,7 @@ def profiled(ctx: Context) -> Size:
         done=totals["done"].rows if totals else None,
         failed=totals["failed"].rows if totals else None,
         notes=notes,
+        queue_unseen=unseen,
     )
 
 
@@ -579,6 +775,22 @@ def rule(report: InspectReport) -> list[Finding]:
         why = "; ".join(part.notes) or "no cheap way to count the waiting rows"
         fix = _fix(why, report.header.schema, report.advice)
         return [Finding(WARNING, "depth_unread", f"depth not read: {why}", fix)]
+    if part is not None and part.queue_unseen is not None and report.profile is not None:
+        profile = report.profile
+        # A table that keeps finished rows would show a real queue's history, and a declared
+        # one names queues its owner knows: absence is most likely a misspelt name; only a
+        # library that deletes its finished jobs may just be idle.
+        deletes = profile.source == "detected" and not (profile.done or profile.failed)
+        severity = INFO if deletes else WARNING
+        return [
+            Finding(
+                severity,
+                "queue_unseen",
+                f"no row of {profile.table} names queue {part.queue_unseen!r}: a misspelt "
+                "--queue reads as an idle queue",
+                f"qadmin inspect {shlex.quote(profile.name)} lists its named queues",
+            )
+        ]
     if part is None or part.ring_fill is None:
         return []
     limit = report.limit("ring_fill")
@@ -618,12 +830,26 @@ def _size(report: InspectReport) -> Size | None:
 
 
 def _oldest_age(part: Size | None) -> float | None:
-    """0 for an empty queue; unknown (never 0) when messages wait but none could be dated."""
+    """0 for an empty queue (a floor when only an estimate says it is empty); unknown (never
+    0) when messages wait but none could be dated."""
     if part is None:
         return None
     if part.oldest_age_s is None and part.depth == 0 and not part.depth_at_least:
         return 0.0
     return part.oldest_age_s
+
+
+def _depth_quality(report: InspectReport) -> Quality:
+    part = _size(report)
+    kind = (part.depth_quality if part else None) or "exact"
+    error = part.estimate_error if part else 0.0
+    low = part.depth_counted if part and part.estimate_includes_claimed else None
+    return Quality(kind, error, part.depth_source if part else None, low)
+
+
+def _oldest_quality(report: InspectReport) -> Quality:
+    part = _size(report)
+    return Quality((part.oldest_quality if part else None) or "exact")
 
 
 ENTRY = Diagnostic(
@@ -638,14 +864,14 @@ ENTRY = Diagnostic(
             "",
             "messages in the queue",
             lambda r: float(p.depth) if (p := _size(r)) and p.depth is not None else None,
-            floor=lambda r: bool((p := _size(r)) and p.depth_at_least),
+            quality=_depth_quality,
         ),
         Metric(
             "oldest_age",
             "s",
             "age of the oldest message in seconds",
             lambda r: _oldest_age(_size(r)),
-            floor=lambda r: bool((p := _size(r)) and p.rows_below),
+            quality=_oldest_quality,
         ),
         Metric(
             "ring_fill",
@@ -673,11 +899,25 @@ ENTRY = Diagnostic(
             lambda r: p.depth_exact if (p := _size(r)) else None,
         ),
         Field(
+            "depth_quality",
+            "",
+            "exact (counted), floor (at least: rows below were not read) or estimate",
+            "string",
+            lambda r: p.depth_quality if (p := _size(r)) else None,
+        ),
+        Field(
             "oldest_age_s",
             "s",
             "age of the oldest message",
             "float64",
             lambda r: p.oldest_age_s if (p := _size(r)) else None,
+        ),
+        Field(
+            "oldest_quality",
+            "",
+            "exact, or floor (at least: an older message below what was read is not seen)",
+            "string",
+            lambda r: p.oldest_quality if (p := _size(r)) else None,
         ),
         Field(
             "ring_fill",

@@ -1,0 +1,130 @@
+"""Writing messages that were taken off a queue: a piece at a time, each known to be out.
+
+A pop commits only what reached its reader. Each piece (a row) is written and flushed; when
+stdout is a pipe, the next piece waits until the reader has read this one (the pipe is empty),
+so a reader that stops (``head -3``) has taken exactly the rows it read, and a row left in the
+pipe when it went away counts as not delivered. A write that fails (a closed pipe, a full disk)
+stops the output: the caller rolls back what was not delivered.
+"""
+
+from __future__ import annotations
+
+import array
+import errno
+import fcntl
+import os
+import select
+import stat
+import sys
+import termios
+import time
+from collections.abc import Callable, Sequence
+
+from qadmin.errors import EXIT_UNDELIVERED, QadminError
+
+# How often a pipe's reader is looked at while it has not read the last piece yet.
+_DRAIN_START_S = 0.0002
+_DRAIN_MAX_S = 0.02
+
+_failure: list[str] = []
+
+
+class Undelivered(QadminError):
+    """Output failed part way: what was not delivered went back into the queue."""
+
+    exit_code = EXIT_UNDELIVERED
+
+
+def reason() -> str:
+    """Why the last delivery stopped, for the error line."""
+    return _failure[-1] if _failure else "unknown"
+
+
+def _stopped(why: str) -> None:
+    _failure.append(why)
+    fd = _fileno()
+    if fd is None:
+        return
+    # Whatever is still buffered goes nowhere: the exit flush must not fail again.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def _is_pipe(fd: int) -> bool:
+    try:
+        return stat.S_ISFIFO(os.fstat(fd).st_mode)
+    except OSError:
+        return False
+
+
+def _read_by_reader(fd: int) -> bool:
+    """Wait until the pipe's reader has read everything written: True, or False when it went
+    away first (what is left in the pipe was never read)."""
+    delay = _DRAIN_START_S
+    left = array.array("i", [0])
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    while True:
+        fcntl.ioctl(fd, termios.FIONREAD, left, True)
+        if left[0] == 0:
+            return True
+        if any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(0)):
+            return False
+        time.sleep(delay)
+        delay = min(delay * 2, _DRAIN_MAX_S)
+
+
+def _write(data: str | bytes, pipe: bool) -> bool:
+    """Write and flush one piece; whether it reached the reader."""
+    try:
+        if isinstance(data, str):
+            sys.stdout.write(data)
+            sys.stdout.flush()
+        else:
+            sys.stdout.flush()
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+    except OSError as exc:
+        _stopped(_why(exc))
+        return False
+    if pipe and not _read_by_reader(sys.stdout.fileno()):
+        _stopped("the reader closed the pipe")
+        return False
+    return True
+
+
+def _why(exc: OSError) -> str:
+    if exc.errno == errno.EPIPE:
+        return "the reader closed the pipe"
+    return exc.strerror or str(exc)
+
+
+def _fileno() -> int | None:
+    try:
+        return sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # a test runner's stream
+        return None
+
+
+def deliver(head: str | bytes, pieces: Sequence[str | bytes]) -> int:
+    """Write ``head``, then each piece; how many pieces were delivered."""
+    fd = _fileno()
+    pipe = fd is not None and _is_pipe(fd)
+    if head and not _write(head, pipe):
+        return 0
+    for done, piece in enumerate(pieces):
+        if not _write(piece, pipe):
+            return done
+    return len(pieces)
+
+
+def deliver_all(write: Callable[[], None], count: int) -> int:
+    """Output drawn whole (a table): ``count`` delivered, or none when the write fails."""
+    try:
+        write()
+        sys.stdout.flush()
+    except OSError as exc:
+        _stopped(_why(exc))
+        return 0
+    return count
