@@ -205,10 +205,11 @@ def pg_schema() -> Iterator[str]:
 
 @pytest.fixture
 def pg_own_database() -> Iterator[str]:
-    """A fresh PostgreSQL database; yields its DSN. VACUUM's horizon counts only transactions
-    in the same database, so a test that needs dead rows really removed gets that even while
-    transactions that took snapshots are open in ``test`` (and ``unrelated_transactions``
-    keeps a transaction id open)."""
+    """A fresh PostgreSQL database; yields its DSN. VACUUM's horizon counts only the snapshots
+    and transactions of the same database, so a test that needs dead rows really removed gets
+    that even while transactions that took snapshots are open in ``test``; but each snapshot
+    taken here treats a transaction id open anywhere (``unrelated_transactions`` keeps one) as
+    running, so while a session here holds one, that other transaction holds the horizon."""
     import psycopg
 
     name = _schema_name()

@@ -47,3 +47,7 @@ REINDEX INDEX CONCURRENTLY {index}
 
 -- name: drop_index
 DROP INDEX CONCURRENTLY IF EXISTS {index}
+
+-- name: analyze
+-- The planner's statistics, when missing and no VACUUM (which analyzes too) is proposed.
+ANALYZE {table}

@@ -321,7 +321,11 @@ def test_a_printed_requeue_fix_runs_as_printed(tmp_path):
         report = json.loads(run(*args, *inspect).stdout)
         return next(f["fix"] for f in report["findings"] if f["code"] == "stale_claims")
 
-    assert fix(*dsn).endswith("--yes (add your --dsn)")
+    # A DSN without a password is printed with the command, quoted for the shell: it runs as
+    # printed (one with a password is never printed: the fix says "add your --dsn").
+    given = fix(*dsn)
+    assert given.endswith(f"qadmin --dsn {shlex.quote(dsn[1])} requeue cq --stale-after 1 --yes")
+    assert "add your --dsn" not in given
     named = fix("--config", str(config), "-c", "loc")
     assert "--dry-run to see them, then " in named
     command = shlex.split(named.split(", then ")[0].rsplit(" --dry-run", 1)[0])
@@ -395,3 +399,21 @@ def test_a_sqlite_command_that_meets_a_convert_reads_the_queue_again(command, tm
         assert [m["payload"] for m in got] == [b"a", b"b"]
     client.close()
     admin.close()
+
+
+def test_a_printed_fix_carries_the_dsn_only_without_a_secret():
+    from qadmin.cli.options import Target
+    from qadmin.engines import Timeouts
+
+    def runnable(dsn: str) -> str:
+        target = Target(dsn, None, None, "my schema", Timeouts())
+        return target.runnable("qadmin requeue q --dry-run, then qadmin requeue q --yes")
+
+    plain = runnable("postgresql://app@db:5432/prod")
+    assert plain == (
+        "qadmin --dsn postgresql://app@db:5432/prod --schema 'my schema' requeue q --dry-run, "
+        "then qadmin --dsn postgresql://app@db:5432/prod --schema 'my schema' requeue q --yes"
+    )
+    secret = runnable("postgresql://app:s3cret@db:5432/prod")
+    assert "s3cret" not in secret and "--dsn" not in secret.removesuffix(" (add your --dsn)")
+    assert secret.endswith("requeue q --yes (add your --dsn)")

@@ -23,7 +23,7 @@ from qadmin.cli import cli
 from qadmin.errors import EXIT_ERROR, EXIT_INCOMPLETE, EXIT_LOCK_TIMEOUT, EXIT_USAGE, QueueEmpty
 from qadmin.kinds import QueueSpec
 from qadmin.ops import messages, queues
-from tests.conftest import MY_HOST, Target, make_target
+from tests.conftest import MY_HOST, PG_ADMIN, Target, make_target
 
 # The longest a single push or pop may take while maintain runs: the DDL lock wait (1 s, the
 # default) plus a margin for a shared 2-core machine.
@@ -114,6 +114,33 @@ def _until(check: Any, timeout_s: float = 10.0) -> Any:
     return got
 
 
+def _true_root(own_dsn: str) -> int:
+    """The session that holds back the horizon of the database ``own_dsn`` at its root, read
+    straight from pg_stat_activity: the oldest xid any session of that database holds back
+    (its snapshot's xmin, or its own xid), and then the session, in any database, whose own
+    transaction that xid is; the holding session itself when that transaction has ended."""
+    with psycopg.connect(own_dsn, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pid, backend_xmin::text, backend_xid::text, "
+            "coalesce(age(backend_xmin), 0), coalesce(age(backend_xid), 0), "
+            "datname = current_database() FROM pg_stat_activity "
+            "WHERE pid <> pg_backend_pid() AND (backend_xmin IS NOT NULL "
+            "OR backend_xid IS NOT NULL)"
+        ).fetchall()
+    own = [r for r in rows if r[5]]
+    assert own, "no session of the database holds a snapshot"
+    pid, xmin, xid, xmin_age, xid_age, _ = max(own, key=lambda r: max(r[3], r[4]))
+    held = xmin if xmin_age >= xid_age else xid
+    return next((r[0] for r in rows if r[2] == held), pid)
+
+
+def _roots() -> set[int]:
+    """Sessions holding a transaction id (any database): each can pin a horizon at its root."""
+    with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+        rows = conn.execute("SELECT pid FROM pg_stat_activity WHERE backend_xid IS NOT NULL")
+        return {int(r[0]) for r in rows}
+
+
 def test_postgres_vacuum_names_the_snapshot_that_keeps_its_dead_rows(pg_own_database):
     """In a database of its own (no other session's snapshot counts for its tables): the bloat
     is made while a snapshot is held. While it stays open the dry run names it, and the VACUUM
@@ -148,7 +175,12 @@ def test_postgres_vacuum_names_the_snapshot_that_keeps_its_dead_rows(pg_own_data
         "vacuum": "proposed",
     }
     vacuum = next(a for a in planned["actions"] if a["action"] == "vacuum")
-    assert f"VACUUM would remove little: pid {pid} (postgres, idle in transaction" in vacuum["why"]
+    # The horizon's root comes first: the snapshot's xmin is the oldest transaction running
+    # anywhere on the server (conftest's unrelated one in another database, or another
+    # session's), then this snapshot, pinned to it and open for over a second.
+    root = _true_root(pg_own_database)
+    assert f"VACUUM would remove little: the horizon is held by pid {root} (" in vacuum["why"]
+    assert f"pid {pid} (postgres in database " in vacuum["why"]
     sql = _maintain(target, "mq", "--dry-run", "--format", "plain").stdout
     assert 'DROP INDEX CONCURRENTLY IF EXISTS "public"."mq_payload_ccnew";' in sql
     assert 'VACUUM (ANALYZE, TRUNCATE false) "public"."mq";' in sql
@@ -163,10 +195,12 @@ def test_postgres_vacuum_names_the_snapshot_that_keeps_its_dead_rows(pg_own_data
     assert ran.exit_code == EXIT_INCOMPLETE, ran.output
     statuses = _actions(ran)
     assert statuses["drop_invalid"] == statuses["autovacuum"] == "done"
+    root = _true_root(pg_own_database)
     assert re.fullmatch(
-        rf"done, [0-9,]+ dead rows kept: held by pid {pid} \(postgres, idle in transaction .*",
+        rf"done, [0-9,]+ dead rows kept: held by pid {root} \(.*",
         statuses["vacuum"],
     )
+    assert f"pid {pid} (postgres in database " in statuses["vacuum"]
     assert "vacuum done, " in ran.stderr.splitlines()[-1]
     said = ran.stderr.splitlines()
     assert said[0].startswith('running: DROP INDEX CONCURRENTLY IF EXISTS "public"')
@@ -181,16 +215,20 @@ def test_postgres_vacuum_names_the_snapshot_that_keeps_its_dead_rows(pg_own_data
     with Traffic(target, spec) as traffic:
         ran = _maintain(target, "mq", "--yes", "--format", "json")
     traffic.check(engine)
-    # The traffic's own snapshots may hold the horizon (their xmin is the oldest transaction
-    # running anywhere on the server): then the status names one of them, or, when that
-    # short transaction has ended before the look-up, says so; exit 10 either way.
+    # The traffic's short snapshots pin the horizon to the oldest transaction running
+    # anywhere on the server (conftest's unrelated one in another database, or another
+    # session's): the status names that root, never the producer or consumer that merely was
+    # active (neither holds a transaction for a second); exit 10.
     status = _actions(ran)["vacuum"]
     if status != "done":
         assert ran.exit_code == EXIT_INCOMPLETE, ran.output
         held = re.fullmatch(r"done, [0-9,]+ dead rows kept: held by pid ([0-9]+) .*", status)
-        ended = "held by a snapshot that ended before qadmin could name it" in status
-        assert ended or (held and int(held[1]) in traffic.pids), status
-    assert _actions(_maintain(target, "mq", "--yes", "--format", "json")) == {"vacuum": "done"}
+        assert held and int(held[1]) not in traffic.pids, status
+        assert int(held[1]) in _roots(), status
+    # Once the traffic has stopped nothing in this database pins the horizon: the next run's
+    # VACUUM removes what was kept (nothing left to propose when the one above removed all).
+    final = _actions(_maintain(target, "mq", "--yes", "--format", "json"))
+    assert final == {"vacuum": "done"} or (status == "done" and final == {}), (status, final)
     with psycopg.connect(pg_own_database) as conn:
         indexes = conn.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'mq'")
         assert [r[0] for r in indexes] == ["mq_pkey"]
@@ -420,4 +458,71 @@ def test_postgres_reindex_concurrently_and_the_leftover_of_a_failed_one(pg_own_d
             "WHERE i.indrelid = 'rq'::regclass"
         ).fetchall()
     assert [r[0] for r in rows] == ["rq_pkey"] and rows[0][1] < 100
+    engine.close()
+
+
+def test_postgres_ghosts_check_and_maintain_name_the_idle_transaction_in_another_database(
+    pg_own_database,
+):
+    """A producer and a consumer run in the queue's database while a session idles in a
+    transaction in ANOTHER database: every snapshot they take is pinned to its xid, so it holds
+    the horizon here. ghosts, check and maintain name that root (a session holding a
+    transaction id, in another database), never the producer or consumer that merely was
+    active. (On a shared server an older such transaction may be the root: conftest keeps one
+    open; then that one is named.)"""
+    target = Target("postgresql", pg_own_database, "public")
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("xq", "fifo", None, False))
+    idle = psycopg.connect(PG_ADMIN)  # the database "test": another database
+    idle.execute("SELECT pg_current_xact_id()")  # a transaction id, then idle in transaction
+    try:
+        with Traffic(target, spec) as traffic:
+            time.sleep(1.2)  # past --warn-snapshot-age 1s
+            args = ["--warn-snapshot-age", "1s", "--crit-snapshot-age", "1h", "--format", "json"]
+            ghosts = CliRunner().invoke(cli, ["inspect", "xq", *args, *target.cli_args()])
+            checked = CliRunner().invoke(cli, ["check", "xq", *args, *target.cli_args()])
+            roots = _roots()
+        traffic.check(engine)
+        assert ghosts.exit_code == 0, ghosts.output
+        report = json.loads(ghosts.stdout)
+        assert report["ghosts"]["holders"], "nobody named as holding the horizon"
+        first = report["ghosts"]["holders"][0]
+        own = pg_own_database.rsplit("/", 1)[1]
+        assert int(first["holder"]) in roots and int(first["holder"]) not in traffic.pids, first
+        assert first["holder_kind"] == "backend" and first.get("database") not in (own, None)
+        finding = next(f for f in report["findings"] if f["code"] == "snapshot_held")
+        assert finding["message"].startswith(f"backend {first['holder']} has had a snapshot")
+        assert f"pg_terminate_backend({first['holder']})" in finding["fix"]
+        assert checked.exit_code in (1, 2), checked.output  # 2: dead rows held back too
+        named = json.loads(checked.stdout)["findings"]
+        held = next(f for f in named if f["code"] == "snapshot_held")
+        assert held["message"].startswith(f"backend {first['holder']} has had a snapshot")
+    finally:
+        idle.close()
+        engine.close()
+
+
+@pytest.mark.parametrize("label", ["postgresql", "mariadb"])
+def test_maintain_proposes_the_analyze_that_stale_statistics_asks_for(label, request, tmp_path):
+    """inspect warns stale_statistics: maintain --dry-run proposes the ANALYZE (it said
+    "nothing to do"), --yes runs it, and the finding is gone."""
+    from tests.engines.failure_states import stale_statistics
+
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    inspect = ["inspect", "mx_stats", "--sample", "0", "--format", "json", *target.cli_args()]
+
+    def codes() -> set[str]:
+        report = json.loads(CliRunner().invoke(cli, inspect).stdout)
+        return {f["code"] for f in report["findings"]}
+
+    with stale_statistics(target, engine) as queue:
+        assert "stale_statistics" in codes()
+        planned = _maintain(target, queue, "--dry-run", "--format", "json")
+        assert _actions(planned)["analyze"] == "proposed", planned.output
+        analyze = next(a for a in json.loads(planned.stdout)["actions"] if a["action"] == "analyze")
+        assert "\nANALYZE " in "\n" + analyze["statements"][0]
+        ran = _maintain(target, queue, "--yes", "--format", "json")
+        assert ran.exit_code == 0 and _actions(ran)["analyze"] == "done", ran.output
+        assert _until(lambda: "stale_statistics" not in codes())
     engine.close()

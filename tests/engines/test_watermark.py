@@ -156,7 +156,9 @@ def test_inspect_names_stranded_rows_and_the_fix(label, request, tmp_path):
     report = diag.inspect(engine, spec)
     finding = next(f for f in report["findings"] if f["code"] == "watermark_stranded")
     assert finding["severity"] == "critical"
-    assert finding["fix"] == "qadmin watermark wm_q repair"
+    assert finding["fix"] == (
+        "qadmin watermark wm_q repair --dry-run, then qadmin watermark wm_q repair --yes"
+    )
     assert report["watermark"]["stranded"] == 2
 
 

@@ -39,9 +39,9 @@ def _lagging(held_by: str | None) -> list[Any]:
         (
             "a read-write transaction that has written or is inside a statement is open since "
             "the candidate was taken",
-            "find the open",
+            "qadmin ghosts q to find the open",
         ),
-        (None, "find the open"),
+        (None, "qadmin ghosts q to find the open"),
     ],
 )
 def test_the_lagging_watermark_names_its_cause_and_its_fix(held_by, fix):

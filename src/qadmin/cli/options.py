@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 import math
+import re
+import shlex
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -14,6 +16,7 @@ import click
 from click.core import ParameterSource
 
 from qadmin import config as config_mod
+from qadmin import dsn as dsn_mod
 from qadmin.engines import Engine, Timeouts, open_engine
 from qadmin.errors import ConnectionFailed, UsageError
 from qadmin.ops.messages import MAX_BATCH
@@ -57,27 +60,38 @@ class Target:
         return engine
 
     def command(self, declared: bool = False) -> str:
-        """``qadmin`` as a printed fix must be typed to reach this same place: ``-c NAME``
+        """``qadmin`` as a printed fix must be typed to reach this same place: ``--dsn`` when
+        given and it holds no secret (a password-bearing DSN is never printed), ``-c NAME``
         and ``--schema`` when given, and the config file when it names the connection or
-        (``declared``) the ``[tables.NAME]`` entry the fix acts on; a DSN is never printed (it
-        may hold a password)."""
+        (``declared``) the ``[tables.NAME]`` entry the fix acts on; each word quoted for a
+        POSIX shell."""
         words = ["qadmin"]
         named = self.dsn is None and self.connection
         if self.config and (named or declared):
             words += ["--config", self.config]
+        if self.dsn is not None and not self.dsn_secret:
+            words += ["--dsn", self.dsn]
         if named and self.connection:
             words += ["-c", self.connection]
         if self.schema:
             words += ["--schema", self.schema]
-        return " ".join(words)
+        return " ".join(shlex.quote(w) for w in words)
+
+    @property
+    def dsn_secret(self) -> bool:
+        """Whether the given DSN holds a password or another secret (then it is not printed)."""
+        return self.dsn is not None and dsn_mod.mask(self.dsn) != self.dsn
 
     def runnable(self, fix: str, declared: bool = False) -> str:
         """A fix that is a qadmin command, made runnable as printed against this target
-        (``declared``: on a table the config declares)."""
+        (``declared``: on a table the config declares): every ``qadmin`` in it (a fix may chain
+        a dry run and the real run) carries the connection options; only a DSN with a password
+        is left for the user to add, and the fix says so."""
         if not fix.startswith("qadmin "):
             return fix
-        text = fix.replace("qadmin ", self.command(declared) + " ")
-        return text + " (add your --dsn)" if self.dsn else text
+        prefix = self.command(declared) + " "
+        text = re.sub(r"(?<![\w-])qadmin (?=[a-z-])", lambda _: prefix, fix)
+        return text + " (add your --dsn)" if self.dsn_secret else text
 
 
 CONNECTION_PARAMS = (

@@ -232,7 +232,8 @@ def explain(ctx: Context) -> Explain:
         text, session, certain = locks.blocker_of(ctx, None, [])
         part = BlockedPart(f"explain skipped: {exc}", text, session, certain)
         result.notes.append(part.note)
-        blocked.append(locks.part_blocked("explain", part, engine))
+        name = ctx.profile.command("locks") if ctx.profile else f"qadmin locks {ctx.table}"
+        blocked.append(locks.part_blocked("explain", part, engine, name))
     _invalid(ctx, result)
     _statistics(ctx, result)
     result.findings = blocked + _findings(ctx, the_head, result)
@@ -546,8 +547,8 @@ def _findings(ctx: Context, the_head: Head, result: Explain) -> list[Finding]:
                 f"reaching the head took {result.buffers} page accesses {returned}: dead "
                 "entries in front of the head (deleted or claimed rows cleanup has not removed "
                 "yet) that every dequeue walks",
-                f"qadmin ghosts {ctx.profile.name if ctx.profile else table} names who holds "
-                f"cleanup back; end it, then {engine.vacuum_advice(table)}",
+                f"{ctx.profile.command('ghosts') if ctx.profile else 'qadmin ghosts ' + table} "
+                f"to see who holds cleanup back; end it, then {engine.vacuum_advice(table)}",
             )
         )
     out.extend(invalid_indexes.finding(row, engine) for row in result.invalid_indexes)

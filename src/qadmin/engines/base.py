@@ -518,8 +518,10 @@ class Engine(ABC):
 
     # -- advice: what a DBA runs, in this engine's words (findings quote it) ------------------
 
-    def end_session(self, session: str) -> str:
-        """How to end a server session that holds something back."""
+    def end_session(self, session: str, kind: str = "session") -> str:
+        """How to end a server session that holds something back (``kind``: the horizon's
+        holder_kind, for engines where a replication slot or a prepared transaction holds it
+        too)."""
         return f"end session {session} with the server's own tools"
 
     def rebuild_index_advice(self, index: str, table: str) -> str:

@@ -170,7 +170,7 @@ class MssqlEngine(Engine):
     def lock_timeout_statements(self, ms: int) -> list[str]:
         return [f"SET LOCK_TIMEOUT {int(ms)}"]
 
-    def end_session(self, session: str) -> str:
+    def end_session(self, session: str, kind: str = "session") -> str:
         return f"KILL {int(session)}"
 
     def rebuild_index_advice(self, index: str, table: str) -> str:

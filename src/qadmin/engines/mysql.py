@@ -259,7 +259,7 @@ class MysqlEngine(Engine):
             f"SET SESSION lock_wait_timeout = {seconds}",
         ]
 
-    def end_session(self, session: str) -> str:
+    def end_session(self, session: str, kind: str = "session") -> str:
         return f"KILL {int(session)}"
 
     def rebuild_index_advice(self, index: str, table: str) -> str:

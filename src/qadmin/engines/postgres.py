@@ -253,10 +253,14 @@ class PostgresEngine(Engine):
     def lock_timeout_statements(self, ms: int) -> list[str]:
         return [f"SET lock_timeout = {int(ms)}"]
 
-    def end_session(self, session: str) -> str:
+    def end_session(self, session: str, kind: str = "session") -> str:
+        name = self.quote_literal(session)
+        if kind == "replication_slot":
+            return f"SELECT pg_drop_replication_slot({name})"
+        if kind == "prepared_xact":
+            return f"ROLLBACK PREPARED {name}"
         if session.isdigit():
             return f"SELECT pg_terminate_backend({int(session)})"
-        name = self.quote_literal(session)
         return (
             f"SELECT pg_drop_replication_slot({name}) for a replication slot, "
             f"ROLLBACK PREPARED {name} for a prepared transaction"

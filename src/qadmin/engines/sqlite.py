@@ -115,7 +115,7 @@ class SqliteEngine(Engine):
             self.conn.execute(f"PRAGMA busy_timeout = {int(ms)}")
         self.lock_ms = ms
 
-    def end_session(self, session: str) -> str:
+    def end_session(self, session: str, kind: str = "session") -> str:
         return "stop the process that keeps its transaction open on the file"
 
     def rebuild_index_advice(self, index: str, table: str) -> str:

@@ -23,6 +23,8 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from qadmin import sqlfiles
+from qadmin.diagnostics.entries.ghosts import co_holders
+from qadmin.diagnostics.entries.maintenance import stale_reason as _stale
 from qadmin.engines.base import Engine, Row
 from qadmin.errors import LockTimeout, PermissionMissing, QadminError, UnsupportedError
 
@@ -179,7 +181,7 @@ def _postgresql(engine: Engine, table: str, updated_in_place: bool) -> tuple[Row
     if dead >= DEAD_ROWS:
         analyze = stats.get("reltuples") is not None and float(stats["reltuples"]) < 0
         holder = _holder(engine, HELD_S)
-        held = f"; VACUUM would remove little: {holder} holds the horizon" if holder else ""
+        held = f"; VACUUM would remove little: the horizon is held by {holder}" if holder else ""
         actions.append(
             Action(
                 "vacuum",
@@ -190,6 +192,17 @@ def _postgresql(engine: Engine, table: str, updated_in_place: bool) -> tuple[Row
                 note="plain VACUUM (never FULL), with ANALYZE; leaves out the end-of-file "
                 "truncation, whose ACCESS EXCLUSIVE lock stalls the queue (--allow-blocking "
                 "keeps it)",
+            )
+        )
+    stale = _stale(stats) if stats else None
+    if stale and dead < DEAD_ROWS:  # the VACUUM above analyzes too
+        actions.append(
+            Action(
+                "analyze",
+                table,
+                f"statistics missing ({stale}): the finding stale_statistics",
+                SUE,
+                _sql(engine, "analyze", table=table),
             )
         )
     for index in _diagnostic(engine, "fragmentation", table):
@@ -218,24 +231,35 @@ def _postgresql(engine: Engine, table: str, updated_in_place: bool) -> tuple[Row
 
 
 def _holder(engine: Engine, min_age_s: float) -> str | None:
-    """Who holds back the horizon (the oldest in the horizon diagnostic, the one ghosts reads):
-    a backend whose snapshot is at least ``min_age_s`` old, a replication slot or a prepared
-    transaction; None when there is none, or the role cannot read the list."""
+    """Who holds back the horizon: the first row of the horizon diagnostic (the one ghosts
+    reads), which is the holder of the oldest xid held back in any database, never a session
+    whose snapshot merely began while that one ran; with it the sessions whose snapshots,
+    open at least ``min_age_s``, are pinned to the same xid (ending the first alone would not
+    move it). None when there is none, when that holder is a backend whose transaction is
+    younger than ``min_age_s``, or when the role cannot read the list."""
     try:
         rows = engine.diagnostic("horizon")
     except PermissionMissing:
         return None
-    for row in rows:
-        age = float(row.get("xact_age_s") or 0)
-        if row["holder_kind"] != "backend":
-            return f"{str(row['holder_kind']).replace('_', ' ')} {row['holder']}"
-        if age >= min_age_s:
-            query = " ".join(str(row.get("detail") or "").split())[:80]
-            return (
-                f"pid {row['holder']} ({row.get('role')}, {row.get('state')} for {age:.0f} s: "
-                f"{query})"
-            )
-    return None
+    if not rows:
+        return None
+    first = rows[0]
+    if first["holder_kind"] == "backend" and float(first.get("xact_age_s") or 0) < min_age_s:
+        return None
+    also = co_holders(rows, max(min_age_s, HELD_S))
+    return " and ".join(_one_holder(row) for row in [first, *also])
+
+
+def _one_holder(row: Row) -> str:
+    where = f" in database {row['database']}" if row.get("database") else ""
+    if row["holder_kind"] != "backend":
+        return f"{str(row['holder_kind']).replace('_', ' ')} {row['holder']}{where}"
+    age = float(row.get("xact_age_s") or 0)
+    query = " ".join(str(row.get("detail") or "").split())[:80]
+    return (
+        f"pid {row['holder']} ({row.get('role')}{where}, {row.get('state')} for {age:.0f} s: "
+        f"{query})"
+    )
 
 
 def _drop_leftover(engine: Engine, name: str) -> Action:
@@ -291,16 +315,19 @@ def _mysql(engine: Engine, table: str, updated_in_place: bool) -> tuple[Row, lis
                     blocking=True,
                 )
             )
-    never = stats and not stats.get("stats_present")
+    stale = _stale(stats) if stats else None
+    never = bool(stats) and (not stats.get("stats_present") or stale is not None)
     if actions or never:
         actions.append(
             Action(
                 "analyze",
                 table,
-                "statistics never gathered" if never else "statistics after the rebuild",
+                f"statistics missing ({stale or 'never gathered'})"
+                if never
+                else "statistics after the rebuild",
                 f"{server}: a shared metadata lock: reads and writes go on",
                 _sql(engine, "analyze", table=table),
-                after="" if never else actions[-1].action,
+                after=actions[-1].action if actions and stats.get("stats_present") else "",
             )
         )
     reads = {

@@ -42,9 +42,20 @@ class Ghosts(Result):
     horizon_read: bool = False  # whether the holders list could be read at all
 
     def oldest_holder(self) -> tuple[dict[str, Any] | None, float]:
-        oldest = max(self.holders, key=lambda h: float(h.get("xact_age_s") or 0), default=None)
+        """The holder that actually holds the horizon and how long its transaction has been
+        open: the first row, since every engine's horizon query puts it first (PostgreSQL: the
+        oldest xid held back across all databases, its owner before the sessions whose
+        snapshots merely began while it ran; InnoDB, SQL Server: the oldest transaction)."""
+        oldest = self.holders[0] if self.holders else None
         # At least 0: a transaction that began after this one's now() reads slightly negative.
         return oldest, max(float(oldest.get("xact_age_s") or 0), 0.0) if oldest else 0.0
+
+    def co_holders(self, min_age_s: float) -> list[dict[str, Any]]:
+        """Backends whose own snapshot is pinned to the same horizon as the first holder's
+        (it began while that transaction ran) and has been open at least ``min_age_s``: ending
+        the first alone does not move the horizon while they stay (PostgreSQL; elsewhere
+        none)."""
+        return co_holders(self.holders, min_age_s)
 
     def snapshot_age_s(self) -> float | None:
         return self.oldest_holder()[1] if self.horizon_read else None
@@ -63,6 +74,22 @@ class Ghosts(Result):
             if self.table.get(key) is not None:
                 return int(self.table[key]), source
         return None, None
+
+
+def co_holders(holders: list[dict[str, Any]], min_age_s: float) -> list[dict[str, Any]]:
+    """The rows after the first that hold back the same xid (``xmin_age_xids``) with a
+    transaction open at least ``min_age_s``: a long snapshot taken while the first one's
+    transaction ran. A session whose snapshot is younger merely was active, and is left out."""
+    if not holders or holders[0].get("xmin_age_xids") is None:
+        return []
+    first = holders[0]["xmin_age_xids"]
+    return [
+        h
+        for h in holders[1:]
+        if h.get("holder_kind") == "backend"
+        and h.get("xmin_age_xids") == first
+        and float(h.get("xact_age_s") or 0) >= min_age_s
+    ]
 
 
 def collect(ctx: Context) -> Ghosts:
@@ -95,7 +122,7 @@ def rule(report: InspectReport) -> list[Finding]:
         message = (
             f"InnoDB history list length (server-wide, all databases) is {hll}: purge is behind"
         )
-        fix = "find the oldest transaction (qadmin ghosts) and end it"
+        fix = f"{report.command('ghosts')} to see the oldest transaction, then end it"
         if holder is not None and holding:
             message += f"; session {holder['holder']} has had a transaction open for "
             message += sql.duration(age)
@@ -117,12 +144,26 @@ def rule(report: InspectReport) -> list[Finding]:
             Finding(
                 CRITICAL if critical else WARNING,
                 "snapshot_held",
-                f"{_holding(holder)} for {sql.duration(age)}: it holds back cleanup of dead rows",
-                f"end it ({advice.end_session(str(holder['holder']))}); "
+                f"{_holding(holder)} for {sql.duration(age)}: it holds back cleanup of dead rows"
+                + _also(part.co_holders(limit.warn or 0.0)),
+                f"end it ({_ends(advice, holder, part.co_holders(limit.warn or 0.0))}); "
                 f"{advice.idle_transaction_advice()}",
             )
         )
     return out
+
+
+def _also(others: list[dict[str, Any]]) -> str:
+    if not others:
+        return ""
+    named = ", ".join(f"{h['holder_kind']} {h['holder']}" for h in others)
+    return f" (and so does the snapshot of {named}, taken while it ran)"
+
+
+def _ends(advice: Any, holder: dict[str, Any], others: list[dict[str, Any]]) -> str:
+    return "; ".join(
+        advice.end_session(str(h["holder"]), str(h["holder_kind"])) for h in [holder, *others]
+    )
 
 
 def _holding(holder: dict[str, Any]) -> str:
@@ -149,7 +190,8 @@ def _dead_rows(
         "dead_rows",
         f"{message} while {holder['holder_kind']} {who} holds a snapshot open for "
         f"{sql.duration(age)}",
-        f"end that transaction ({advice.end_session(who)} if it is abandoned); then consider "
+        f"end that transaction ({advice.end_session(who, str(holder['holder_kind']))} if it is "
+        "abandoned); then consider "
         "qadmin watermark for this queue",
     )
 
@@ -205,7 +247,16 @@ ENTRY = Diagnostic(
         Section(
             "what holds cleanup back",
             "ghosts.holders",
-            ("holder_kind", "holder", "role", "state", "xact_age_s", "xmin_age_xids", "detail"),
+            (
+                "holder_kind",
+                "holder",
+                "role",
+                "database",
+                "state",
+                "xact_age_s",
+                "xmin_age_xids",
+                "detail",
+            ),
             shown_with=("dead_rows", "purge_lag", "snapshot_held", "part_blocked"),
         ),
     ),

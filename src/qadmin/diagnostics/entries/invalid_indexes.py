@@ -55,10 +55,15 @@ def finding(row: dict[str, Any], advice: Engine) -> Finding:
         "invalid_index",
         f"index {row['index_name']} is INVALID (a CREATE INDEX CONCURRENTLY failed or "
         "was cancelled): queries never use it, yet every write maintains it",
-        f"DROP INDEX CONCURRENTLY {index}, then create it again "
-        f"({row['definition']}, with CONCURRENTLY); or REINDEX INDEX CONCURRENTLY "
-        f"{index}",
+        f"DROP INDEX CONCURRENTLY {index}, then create it again: "
+        f"{_concurrently(str(row['definition']))}; or REINDEX INDEX CONCURRENTLY {index}",
     )
+
+
+def _concurrently(definition: str) -> str:
+    """pg_get_indexdef's ``CREATE [UNIQUE] INDEX name ON ...`` as the statement to type:
+    ``CREATE [UNIQUE] INDEX CONCURRENTLY name ON ...``."""
+    return re.sub(r"^(CREATE (?:UNIQUE )?INDEX) ", r"\1 CONCURRENTLY ", definition, count=1)
 
 
 ENTRY = Diagnostic(

@@ -62,7 +62,7 @@ def rule(report: InspectReport) -> list[Finding]:
         critical = lock_wait.crit is not None and wait_s >= lock_wait.crit
         out.append(_lock_wait(wait, wait_s, CRITICAL if critical else WARNING, report))
     out += [
-        part_blocked(name, blocked, report.advice)
+        part_blocked(name, blocked, report.advice, report.command("locks"))
         for name, blocked in report.blocked.items()
         if not blocked.timed_out
     ]
@@ -107,9 +107,10 @@ def _lock_wait(wait: dict[str, Any], wait_s: float, level: str, report: InspectR
     return Finding(level, "lock_wait", f"{head} {_holder(wait)}", _fix(wait, report))
 
 
-def part_blocked(name: str, blocked: BlockedPart, advice: Engine) -> Finding:
-    """A part that gave up on its short lock timeout, the holder named, and how to end it."""
-    fix = "find the session holding a lock on the queue table (qadmin locks)"
+def part_blocked(name: str, blocked: BlockedPart, advice: Engine, locks_command: str) -> Finding:
+    """A part that gave up on its short lock timeout, the holder named, and how to end it
+    (``locks_command``: ``qadmin locks QUEUE`` as a fix prints it)."""
+    fix = f"{locks_command} to find the session holding a lock on the queue table"
     if blocked.session is not None:
         end = advice.end_session(blocked.session)
         fix = f"wait for it to finish, or end it: {end}" if blocked.certain else CONFIRM + end

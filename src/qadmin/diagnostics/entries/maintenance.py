@@ -51,7 +51,7 @@ def _young(report: InspectReport, facts: dict[str, Any]) -> bool:
     return created is not None and (datetime.now(UTC) - created).total_seconds() < STATS_GRACE_S
 
 
-def _stale(facts: dict[str, Any]) -> str | None:
+def stale_reason(facts: dict[str, Any]) -> str | None:
     """Why the statistics are missing, from whichever engine's figures are there."""
     seen = max(int(facts.get("inserted_rows") or 0), int(facts.get("live_rows") or 0))
     never = facts.get("reltuples") is not None and float(facts["reltuples"]) < 0
@@ -71,7 +71,7 @@ def rule(report: InspectReport) -> list[Finding]:
     if part is None or not part.facts:
         return []
     facts, advice, out = part.facts, report.advice, []
-    why = _stale(facts)
+    why = stale_reason(facts)
     if why and not _young(report, facts):
         out.append(
             Finding(

@@ -177,7 +177,8 @@ def rule(report: InspectReport) -> list[Finding]:
             "backlog_growing",
             f"the backlog grew by {part.depth_change} in {part.interval_s} s: "
             f"{enq}/s enqueued, {deq}/s dequeued",
-            "add consumers, or find why they are slow (qadmin tail; lock waits above)",
+            f"{report.command('tail')} --count 5 to watch the rates; then add consumers, or "
+            "find why they are slow (lock waits above)",
         )
     ]
 

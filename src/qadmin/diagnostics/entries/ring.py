@@ -80,6 +80,14 @@ def collect(ctx: Context) -> Ring | None:
     return None if ctx.spec is None else measure(ctx.engine, ctx.spec)
 
 
+def _repair(queue: str, age_s: float) -> str:
+    """``qadmin repair`` as it must be typed to repair this very hole: a dry run, then the
+    run, taking a number or slot as old as the one seen (whole seconds, rounded down) as left
+    by a dead client (repair's default waits 60 s)."""
+    older = f"--older-than {max(int(age_s), 0)}"
+    return f"qadmin repair {queue} {older} --dry-run, then qadmin repair {queue} {older} --yes"
+
+
 def rule(report: InspectReport) -> list[Finding]:
     """The two ways a ring stalls after a client dies between taking a number and committing;
     the fix names `qadmin repair` and the SQL that does the same by hand."""
@@ -106,7 +114,7 @@ def rule(report: InspectReport) -> list[Finding]:
                 f"message {state['orphan_id']} in slot {state['orphan_slot']} "
                 f"({sql.duration(ring.orphan_age_s)} old) was taken by a popper that never "
                 f"finished: {effect}",
-                f"qadmin repair {queue} (by hand: {ring.orphan_fix_sql})",
+                f"{_repair(queue, ring.orphan_age_s)} (by hand: {ring.orphan_fix_sql})",
             )
         )
     if state.get("missing_id") is not None and first is not None and ring.stall_s >= first:
@@ -119,7 +127,7 @@ def rule(report: InspectReport) -> list[Finding]:
                 f"pops stop at sequence number {missing}: its pusher took the number and never "
                 f"wrote the message, while later messages have waited "
                 f"{sql.duration(ring.stall_s)}",
-                f"qadmin repair {queue} (by hand: {ring.hole_fix_sql} once; if it returns "
+                f"{_repair(queue, ring.stall_s)} (by hand: {ring.hole_fix_sql} once; if it returns "
                 f"another number, a popper took {missing} meanwhile: park the returned one in "
                 f"{queue}_pending)",
             )

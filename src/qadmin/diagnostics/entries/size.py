@@ -79,6 +79,7 @@ class Size(Result):
     facts: dict[str, Any] = field(default_factory=dict)  # the catalog's figures, as read
     due: int | None = None  # pending queues
     ring_fill: float | None = None  # rings
+    ring_capacity: int | None = None  # rings: the slots, for the printed resize
     note: str | None = None
     depth_source: str | None = None  # where depth came from (how it was counted, or estimated)
     oldest_source: str | None = None  # where the oldest message was read
@@ -222,6 +223,7 @@ def measure(engine: Engine, spec: QueueSpec) -> Size:
         result.due = int(sql.template_rows(engine, spec, "due")[0]["due"])
     if spec.kind is Kind.RING and spec.capacity and head.depth is not None:
         result.ring_fill = round(head.depth / spec.capacity, 4)
+        result.ring_capacity = int(spec.capacity)
     return result
 
 
@@ -757,13 +759,21 @@ def collect(ctx: Context) -> Size:
     return profiled(ctx) if ctx.spec is None else measure(ctx.engine, ctx.spec)
 
 
+def _resize_fix(report: InspectReport, capacity: int | None) -> str:
+    """Double the ring (a dry run first), as commands that run as printed; or add consumers."""
+    if not capacity:
+        return "add consumers, or grow the ring with qadmin resize (see qadmin resize --help)"
+    grown = f"{report.command('resize')} --capacity {2 * capacity}"
+    return f"{grown} --dry-run, then {grown} --yes (twice the slots); or add consumers"
+
+
 def rule(report: InspectReport) -> list[Finding]:
     part: Size | None = report.part("size")
     if part is not None and part.depth is None:
         # A depth that could not be read (an index a profile needs, a privilege) is never a
         # silent OK.
         why = "; ".join(part.notes) or "no cheap way to count the waiting rows"
-        fix = _fix(why, report.header.schema)
+        fix = _fix(why, report.header.schema, report.advice)
         return [Finding(WARNING, "depth_unread", f"depth not read: {why}", fix)]
     if part is not None and part.queue_unseen is not None and report.profile is not None:
         profile = report.profile
@@ -795,12 +805,12 @@ def rule(report: InspectReport) -> list[Finding]:
             CRITICAL if critical else WARNING,
             "ring_nearly_full",
             f"ring is {part.ring_fill:.0%} full; pushes are refused when it is full",
-            f"add consumers, or resize the ring (qadmin resize {report.queue} --capacity N)",
+            _resize_fix(report, part.ring_capacity),
         )
     ]
 
 
-def _fix(why: str, schema: str) -> str:
+def _fix(why: str, schema: str, engine: Engine) -> str:
     """The fix for a figure not read: the index the note names, made by the DBA, or the
     privilege it names, granted to the role (as a statement to run: SELECT on a sequence
     reads its position and nothing else)."""
@@ -808,8 +818,9 @@ def _fix(why: str, schema: str) -> str:
     if found:
         return f"create {found.group(0)}"
     if "needs SELECT or USAGE" in why:
-        quoted = '"' + schema.replace('"', '""') + '"'
-        return f"GRANT SELECT ON ALL SEQUENCES IN SCHEMA {quoted} TO <this role>"
+        role = engine.dsn.user or engine.default_user()
+        grantee = engine.quote_ident(role) if role else "<the role qadmin logs in as>"
+        return f"GRANT SELECT ON ALL SEQUENCES IN SCHEMA {engine.quote_ident(schema)} TO {grantee}"
     return "see the notes"
 
 

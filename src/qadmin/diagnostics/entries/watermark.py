@@ -23,13 +23,14 @@ HELD_BY_FIX = {
     "monitor) and slow it down",
     "dequeues move it": "dequeue in autocommit or at READ COMMITTED",
 }
-OPEN_WRITER_FIX = "find the open transaction (qadmin ghosts / locks) and end it"
+OPEN_WRITER_FIX = "{ghosts} to find the open transaction (or {locks}), then end it"
 
 
-def _fix_for(held_by: str | None) -> str:
-    return next(
-        (fix for word, fix in HELD_BY_FIX.items() if word in (held_by or "")), OPEN_WRITER_FIX
-    )
+def _fix_for(held_by: str | None, report: InspectReport) -> str:
+    """The fix for what holds the watermark back: the open transaction by default, found with
+    qadmin ghosts (or locks) on this queue, commands that run as printed."""
+    opened = OPEN_WRITER_FIX.format(ghosts=report.command("ghosts"), locks=report.command("locks"))
+    return next((fix for word, fix in HELD_BY_FIX.items() if word in (held_by or "")), opened)
 
 
 @dataclass
@@ -67,7 +68,8 @@ def rule(report: InspectReport) -> list[Finding]:
                 f"{'is' if wm['stranded'] == 1 else 'are'} never dequeued (lowest id "
                 f"{wm['stranded_min_id']}, oldest "
                 f"{wm['oldest_stranded_s']} s)",
-                f"qadmin watermark {queue} repair",
+                f"qadmin watermark {queue} repair --dry-run, then qadmin watermark {queue} "
+                "repair --yes",
             )
         ]
     age = wm.get("candidate_age_s")
@@ -79,7 +81,7 @@ def rule(report: InspectReport) -> list[Finding]:
                 "watermark_lagging",
                 f"the watermark is {wm['lag_ids']} ids behind the head and has not moved for "
                 f"{age:.0f} s: {held_by}, so dequeues walk the dead rows in between",
-                _fix_for(wm.get("held_by")),
+                _fix_for(wm.get("held_by"), report),
             )
         ]
     return []
