@@ -318,7 +318,7 @@ def test_a_queue_made_before_push_many_still_takes_batches(label, kind, request,
 def test_an_application_calls_push_many_itself_on_postgresql(request, tmp_path):
     """In autocommit, in its own REPEATABLE READ transaction (a fifo batch is part of it and
     goes with a rollback), and a ring's, refused outside READ COMMITTED (a rolled-back number
-    would be a hole) and taking only what fits in autocommit."""
+    would be a hole) and, in autocommit, refused whole when it does not fit the ring."""
     target = make_target("postgresql", request, tmp_path)
     engine = target.engine()
     fifo = queues.create(engine, queues.make_spec("q", "fifo", None, False))
@@ -334,7 +334,9 @@ def test_an_application_calls_push_many_itself_on_postgresql(request, tmp_path):
         with pytest.raises(psycopg.errors.InvalidTransactionState, match="READ COMMITTED"):
             app.execute("SELECT * FROM r_push_many(%s)", [[b"x"]])
         app.execute("ROLLBACK")
-        rows = app.execute("SELECT id FROM r_push_many(%s)", [_lines(10)]).fetchall()
+        # a batch that does not fit is refused whole; one that fits goes in whole
+        assert app.execute("SELECT id FROM r_push_many(%s)", [_lines(10)]).fetchall() == []
+        rows = app.execute("SELECT id FROM r_push_many(%s)", [_lines(8)]).fetchall()
         assert len(rows) == 8
     assert [r["payload"] for r in _drain(engine, fifo)] == [b"a", b"b", b"c"]
     assert [r["payload"] for r in _drain(engine, ring)] == _lines(8)
@@ -380,6 +382,8 @@ def test_an_application_calls_push_many_itself_on_mysql(label, request, tmp_path
         _result_sets(app, "CALL r_push_many(%s)", _b64([b"x"]))
     app.rollback()
     sets = _result_sets(app, "CALL r_push_many(%s)", _b64(_lines(10)))
+    assert len(sets) == 1 and sets[0] == []  # does not fit the 8 slots: refused whole
+    sets = _result_sets(app, "CALL r_push_many(%s)", _b64(_lines(8)))
     assert len(sets) == 1 and len(sets[0]) == 8
     app.close()
     assert [r["payload"] for r in _drain(engine, fifo)] == [b"a", b"b", b"c"]
