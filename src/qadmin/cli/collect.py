@@ -9,9 +9,9 @@ from typing import Any
 
 import click
 
+from qadmin import catalog, render
 from qadmin import config as config_mod
 from qadmin import dsn as dsn_mod
-from qadmin import render
 from qadmin.cli.inspect import stale_option
 from qadmin.cli.options import (
     Target,
@@ -23,8 +23,8 @@ from qadmin.cli.options import (
 from qadmin.engines import open_engine
 from qadmin.engines.base import Engine
 from qadmin.errors import MissingDependency, QadminError, UsageError
-from qadmin.ops import catalog, telemetry
 from qadmin.ops import collect as collect_ops
+from qadmin.ops import telemetry
 from qadmin.profiles.resolve import Resolved, from_spec, resolve
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from qadmin import render
+from qadmin import catalog, render
 from qadmin.cli.options import (
     MESSAGE_ID,
     Target,
@@ -19,7 +19,7 @@ from qadmin.cli.options import (
 from qadmin.engines.base import Engine
 from qadmin.errors import UsageError
 from qadmin.kinds import QueueSpec
-from qadmin.ops import catalog, dead
+from qadmin.ops import dead
 
 DEAD_COLUMNS = [
     "id",

@@ -6,11 +6,11 @@ from contextlib import nullcontext
 
 import click
 
-from qadmin import render
+from qadmin import catalog, render
 from qadmin.cli import progress
 from qadmin.cli.options import Target, confirm, connection_options, format_option
 from qadmin.kinds import Kind, QueueSpec
-from qadmin.ops import catalog, queues
+from qadmin.ops import queues
 from qadmin.ops import watermark as watermark_ops
 
 # A ring this large takes seconds to fill with slot rows: show a bar (on a terminal).

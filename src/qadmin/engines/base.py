@@ -24,11 +24,13 @@ from typing import Any, ClassVar
 
 from qadmin import secrets, sqlfiles, sqltext
 from qadmin.dsn import Dsn
+from qadmin.engine_table import BY_NAME, load
+from qadmin.engines.dialect import Dialect
 from qadmin.errors import NotFound, QadminError, UnsupportedError, WrongKind
 from qadmin.kinds import KINDS, QueueSpec, said
 
 APP_NAME = "qadmin"
-# qadmin's catalog table, in the schema that holds the queues (ops/catalog.py).
+# qadmin's catalog table, in the schema that holds the queues (qadmin/catalog.py).
 CATALOG_TABLE = "qadmin_queues"
 READ_MARGIN_S = 10
 
@@ -176,6 +178,16 @@ class Engine(ABC):
     @property
     def base_dialect(self) -> str:
         return self.name
+
+    def dialect_class(self) -> type[Dialect]:
+        """This engine's dialect, as the registry names it (a flavour may pick its own)."""
+        found: type[Dialect] = load(BY_NAME[self.name].dialect)  # type: ignore[assignment]
+        return found
+
+    @property
+    def hooks(self) -> Dialect:
+        """The dialect's hooks, asked instead of comparing engine names above this layer."""
+        return self.dialect_class()(self.label)
 
     # -- errors -----------------------------------------------------------------------------
 

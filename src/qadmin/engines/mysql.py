@@ -22,6 +22,7 @@ import pymysql
 from pymysql.constants import CLIENT
 
 from qadmin.engines.base import APP_NAME, Engine, Jdbc
+from qadmin.engines.dialect import Dialect, MariadbDialect, MysqlDialect
 from qadmin.errors import (
     ConnectionFailed,
     Deadlock,
@@ -161,6 +162,10 @@ class MysqlEngine(Engine):
             return self._forced
         _ = self.conn
         return "mariadb" if self._is_mariadb else "mysql"
+
+    def dialect_class(self) -> type[Dialect]:
+        """MariaDB's hooks where the server is one (its own title in findings)."""
+        return MariadbDialect if self.dialect == "mariadb" else MysqlDialect
 
     @property
     def base_dialect(self) -> str:

@@ -10,13 +10,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from qadmin import sqlfiles
-from qadmin.diagnostics import sql as diagnostic_sql
+from qadmin import catalog, sqlfiles
+from qadmin.catalog import sql as diagnostic_sql
 from qadmin.engines.base import Engine, Execute
 from qadmin.errors import NotFound, UnsupportedError, UsageError
 from qadmin.kinds import MAX_CAPACITY, Kind, QueueSpec
 from qadmin.names import validate_schema_name
-from qadmin.ops import catalog
 from qadmin.profiles.model import Value
 from qadmin.profiles.resolve import typed_values
 from qadmin.profiles.shape import read_shape

@@ -14,13 +14,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from qadmin import statewhen
+from qadmin import catalog, statewhen
 from qadmin.config import COLUMN_KEYS, VALUE_KEYS
 from qadmin.engines.base import Engine
 from qadmin.errors import InvalidName, NotFound, UsageError
 from qadmin.kinds import Kind, QueueSpec
 from qadmin.names import validate_queue_name
-from qadmin.ops import catalog
 from qadmin.profiles import detect
 from qadmin.profiles.model import Heartbeat, Profile, Release, Value
 from qadmin.profiles.shape import ORDER_FAMILIES, TIME_FAMILIES, TableShape, read_shape

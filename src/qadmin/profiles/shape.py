@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from qadmin.diagnostics import sql
+from qadmin.catalog import sql
 from qadmin.engines.base import Engine
 
 # Type families (columns.sql): what a column can be used for.

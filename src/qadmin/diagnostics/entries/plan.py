@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from qadmin.diagnostics import sql
+from qadmin.catalog import sql
 from qadmin.diagnostics.entries import invalid_indexes, locks
 from qadmin.diagnostics.entries.maintenance import STATS_MIN_ROWS
 from qadmin.diagnostics.model import (
