@@ -98,7 +98,7 @@ def list_queues(target: Target, fmt: str | None) -> None:
     engine = target.engine()
     specs = catalog.all_queues(engine, creating=True)
     if not specs:  # someone else's database, or an empty one: say so rather than nothing
-        where = engine.dsn.path if engine.name == "sqlite" else f"schema {engine.schema}"
+        where = engine.dsn.path if engine.hooks.file else f"schema {engine.schema}"
         render.note(f"qadmin: no qadmin queues in {where}")
     render.rows([_spec_row(s) for s in specs], SPEC_COLUMNS, fmt)
 
