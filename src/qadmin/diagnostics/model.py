@@ -85,8 +85,9 @@ class Limit:
     given: bool = False  # set by an option rather than the registry's default
 
 
-# Each metric's default levels by name, laid here by the registry as it loads the entries
-# that declare them (the registry imports this module; this module never imports it).
+# Each metric's default levels by name, laid here by the registry's ``Diagnostic`` of the entry
+# that declares them, as its module is imported (the registry imports this module, never the
+# other way round).
 DEFAULT_LIMITS: dict[str, Limit] = {}
 
 

@@ -126,6 +126,11 @@ class Diagnostic:
     lock_free: bool = False  # reads only catalogs and statistics: never waits on the table
     queue_only: bool = False  # needs qadmin's catalog: not run on a hand-built table
 
+    def __post_init__(self) -> None:
+        # Its metrics' default levels, where a report's ``limit`` reads them (the model cannot
+        # import this registry: the registry imports the model).
+        DEFAULT_LIMITS.update({m.name: Limit(m.warn, m.crit) for m in self.metrics})
+
     def applies(self, ctx: Context) -> bool:
         return ctx.spec is not None or not self.queue_only
 
@@ -151,9 +156,7 @@ def entries() -> tuple[Diagnostic, ...]:
         loaded = importlib.import_module(f"{ENTRIES_PACKAGE}.{module.name}")
         if hasattr(loaded, "ENTRY"):
             found.append(loaded.ENTRY)
-    ordered = tuple(sorted(found, key=lambda d: (d.order, d.name)))
-    DEFAULT_LIMITS.update({m.name: Limit(m.warn, m.crit) for d in ordered for m in d.metrics})
-    return ordered
+    return tuple(sorted(found, key=lambda d: (d.order, d.name)))
 
 
 def entry(name: str) -> Diagnostic:

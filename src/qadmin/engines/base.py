@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any, ClassVar
 
 from qadmin import secrets, sqlfiles, sqltext
@@ -72,6 +73,13 @@ class Jdbc:
     # The same for load (the move into the queue costs the same either way: only staging
     # differs, and COPY on PostgreSQL keeps the Python path ahead far longer).
     spark_load_from_rows: int = 20_000_000
+
+
+@cache
+def _dialect_of(name: str) -> type[Dialect]:
+    """The registry's dialect for an engine (quoting is the same for every flavour of it)."""
+    found: type[Dialect] = load(BY_NAME[name].dialect)  # type: ignore[assignment]
+    return found
 
 
 Row = dict[str, Any]
@@ -181,13 +189,12 @@ class Engine(ABC):
 
     def dialect_class(self) -> type[Dialect]:
         """This engine's dialect, as the registry names it (a flavour may pick its own)."""
-        found: type[Dialect] = load(BY_NAME[self.name].dialect)  # type: ignore[assignment]
-        return found
+        return _dialect_of(self.name)
 
     @property
     def hooks(self) -> Dialect:
         """The dialect's hooks, asked instead of comparing engine names above this layer."""
-        return self.dialect_class()(self.label)
+        return self.dialect_class()(self.label, lambda: self.schema)
 
     # -- errors -----------------------------------------------------------------------------
 
@@ -210,13 +217,13 @@ class Engine(ABC):
 
     # -- SQL text ---------------------------------------------------------------------------
 
-    @abstractmethod
     def quote_ident(self, name: str) -> str:
-        """The only way an identifier reaches SQL on this engine."""
+        """The only way an identifier reaches SQL on this engine (its dialect's quoting)."""
+        return _dialect_of(self.name).quote_ident(name)
 
     def quote_literal(self, text: str) -> str:
         """A string literal; only the renderer (``render_text``) calls it."""
-        return "'" + text.replace("'", "''") + "'"
+        return _dialect_of(self.name).quote_literal(text)
 
     def qualified(self, name: str) -> str:
         return f"{self.quote_ident(self.schema)}.{self.quote_ident(name)}"
@@ -528,43 +535,39 @@ class Engine(ABC):
             if self._conn is not None:
                 self._apply_lock_timeout(before)
 
-    # -- advice: what a DBA runs, in this engine's words (findings quote it) ------------------
+    # -- advice: what a DBA runs, in this engine's words (findings quote it): the dialect's ----
+
+    def _advice(self) -> Dialect:
+        """The registry's dialect, flavour aside (a flavour words its advice alike): advice
+        never needs a connection to learn the flavour."""
+        return _dialect_of(self.name)(self.name, lambda: self.schema)
 
     def end_session(self, session: str, kind: str = "session") -> str:
-        """How to end a server session that holds something back (``kind``: the horizon's
-        holder_kind, for engines where a replication slot or a prepared transaction holds it
-        too)."""
-        return f"end session {session} with the server's own tools"
+        return self._advice().end_session(session, kind)
 
     def rebuild_index_advice(self, index: str, table: str) -> str:
-        return f"rebuild index {index}"
+        return self._advice().rebuild_index_advice(index, table)
 
     def vacuum_advice(self, table: str) -> str:
-        """How to return the space of dead rows once nothing holds them."""
-        return f"reclaim the dead rows of {table} once nothing holds them back"
+        return self._advice().vacuum_advice(table)
 
     def deleted_rows_advice(self, table: str) -> str:
-        """What to do about the rows a bulk delete (archive) leaves behind."""
-        return self.vacuum_advice(table)
+        return self._advice().deleted_rows_advice(table)
 
     def analyze_advice(self, table: str) -> str:
-        return f"gather the statistics of {table}"
+        return self._advice().analyze_advice(table)
 
     def autovacuum_advice(self, table: str, *, server: bool) -> str:
-        return "switch the server's automatic maintenance back on"
+        return self._advice().autovacuum_advice(table, server=server)
 
     def idle_transaction_advice(self) -> str:
-        """How to stop abandoned open transactions from recurring."""
-        return "give sessions an idle-in-transaction limit to stop it recurring"
+        return self._advice().idle_transaction_advice()
 
     def horizon_notes(self, holders: Sequence[Row]) -> list[str]:
-        """What the holders list cannot show with this role's privileges."""
-        return []
+        return self._advice().horizon_notes(holders)
 
     def index_waste(self, row: Row) -> tuple[str, bool] | None:
-        """(what is wasted, whether a rebuild is worth it) from this engine's fragmentation
-        row, or None when the row says nothing either way (too small, no figure)."""
-        return None
+        return self._advice().index_waste(row)
 
     def engine_sql(self, section: str) -> str:
         """One of the engine's own queries, from ``sql/engine/<engine>.sql``."""
