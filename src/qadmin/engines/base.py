@@ -229,13 +229,11 @@ class Engine(ABC):
         return f"{self.quote_ident(self.schema)}.{self.quote_ident(name)}"
 
     def _queue_file(self, name: str) -> sqlfiles.SqlFile:
-        """A queue template, from the flavour's folder if it has its own."""
-        relative = f"queues/{self.dialect}/{name}.sql"
-        if self.dialect != self.base_dialect and not sqlfiles.exists(relative):
-            relative = f"queues/{self.base_dialect}/{name}.sql"
-        if not sqlfiles.exists(relative):
+        """A queue template, from the first folder of the dialect's chain that has it."""
+        found = self.hooks.sql_file("queues", name)
+        if found is None:
             raise UnsupportedError(f"{name.replace('_', ' ')} is not available on {self.dialect}")
-        return sqlfiles.load(relative)
+        return found
 
     def template(self, spec: QueueSpec) -> sqlfiles.SqlFile:
         """The kind's template with its overlays (e.g. a watermark) laid over it."""
@@ -247,8 +245,8 @@ class Engine(ABC):
     def fragment(self, name: str) -> str:
         """A dialect's piece of SQL (``{name(object)}`` in a template), e.g. how to take a
         sequence value on a server that has no sequences; KeyError if the dialect has none."""
-        for dialect in dict.fromkeys((self.dialect, self.base_dialect)):
-            relative = f"queues/{dialect}/fragments.sql"
+        for folder in self.hooks.folders:
+            relative = f"queues/{folder}/fragments.sql"
             if sqlfiles.exists(relative) and sqlfiles.load(relative).has(name):
                 return sqlfiles.load(relative).statements(name)[0]
         raise KeyError(name)
@@ -488,11 +486,7 @@ class Engine(ABC):
 
     def diagnostic_file(self, name: str) -> sqlfiles.SqlFile | None:
         """``sql/diagnostics/<dialect>/<name>.sql`` (a flavour's own, else its base's), if any."""
-        for dialect in dict.fromkeys((self.dialect, self.base_dialect)):
-            relative = f"diagnostics/{dialect}/{name}.sql"
-            if sqlfiles.exists(relative):
-                return sqlfiles.load(relative)
-        return None
+        return self.hooks.sql_file("diagnostics", name)
 
     def diagnostic(self, name: str, params: Mapping[str, Any] | None = None) -> list[Row]:
         """Run a diagnostic query read-only, with this connection's timeouts."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
+from qadmin import sqlfiles
 from qadmin.errors import UnsupportedError
 
 
@@ -21,6 +22,9 @@ class Dialect:
 
     # How findings and plans name the server (``MariaDB``, ``MySQL 8``, ``SQL Server``).
     title: ClassVar[str]
+    # The SQL lookup chain: the folders under sql/queues/ and sql/diagnostics/ its files are
+    # read from, its own first (MariaDB's over MySQL's).
+    folders: ClassVar[tuple[str, ...]]
     # The database is one file (SQLite), not a schema on a server.
     file: ClassVar[bool] = False
     # Times may be kept as text or numbers (no timestamp type): a declared time column of
@@ -52,6 +56,14 @@ class Dialect:
     def unsupported(self, what: str) -> UnsupportedError:
         """The one line a caller raises when this engine lacks a hook."""
         return UnsupportedError(f"{what} is not supported on {self.label}")
+
+    def sql_file(self, kind: str, name: str) -> sqlfiles.SqlFile | None:
+        """``sql/<kind>/<folder>/<name>.sql`` from the first folder of the chain that has it."""
+        for folder in self.folders:
+            relative = f"{kind}/{folder}/{name}.sql"
+            if sqlfiles.exists(relative):
+                return sqlfiles.load(relative)
+        return None
 
     # -- quoting: the only way an identifier or a literal reaches SQL -------------------------
 
@@ -120,6 +132,7 @@ def _pg_sql() -> Any:
 
 class SqliteDialect(Dialect):
     title = "SQLite"
+    folders: ClassVar[tuple[str, ...]] = ("sqlite",)
     file = True
     untyped_times = True
     maintenance_planner = "file_vacuum"
@@ -157,6 +170,7 @@ class SqliteDialect(Dialect):
 
 class PostgresDialect(Dialect):
     title = "PostgreSQL"
+    folders: ClassVar[tuple[str, ...]] = ("postgresql",)
     maintenance_planner = "vacuum"
     vacuum_truncates = True
     concurrent_reindex = True
@@ -231,6 +245,7 @@ class PostgresDialect(Dialect):
 
 class MysqlDialect(Dialect):
     title = "MySQL 8"
+    folders: ClassVar[tuple[str, ...]] = ("mysql",)
     maintenance_planner = "innodb_rebuild"
     plan_format = "query_block_json"
     plan_only_note = "MySQL 8: the optimizer's estimates (EXPLAIN FORMAT=JSON); not run"
@@ -266,10 +281,12 @@ class MysqlDialect(Dialect):
 
 class MariadbDialect(MysqlDialect):
     title = "MariaDB"
+    folders: ClassVar[tuple[str, ...]] = ("mariadb", "mysql")
 
 
 class MssqlDialect(Dialect):
     title = "SQL Server"
+    folders: ClassVar[tuple[str, ...]] = ("mssql",)
     maintenance_planner = "index_rebuild"
     # Its statements passed the T-SQL gate only: not verified live.
     maintenance_runs = False
