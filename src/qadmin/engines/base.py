@@ -485,7 +485,8 @@ class Engine(ABC):
     # -- catalog helpers ---------------------------------------------------------------------
 
     def diagnostic_file(self, name: str) -> sqlfiles.SqlFile | None:
-        """``sql/diagnostics/<dialect>/<name>.sql`` (a flavour's own, else its base's), if any."""
+        """``sql/diagnostics/<folder>/<name>.sql`` from the dialect's chain (a flavour's own, else
+        its base's), if any."""
         return self.hooks.sql_file("diagnostics", name)
 
     def diagnostic(self, name: str, params: Mapping[str, Any] | None = None) -> list[Row]:
