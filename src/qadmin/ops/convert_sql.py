@@ -188,9 +188,9 @@ def staged_switch(engine: Engine) -> bool:
 
 
 def _file(engine: Engine) -> sqlfiles.SqlFile:
-    for folder in dict.fromkeys((engine.dialect, engine.base_dialect)):
-        if sqlfiles.exists(f"queues/{folder}/convert.sql"):
-            return sqlfiles.load(f"queues/{folder}/convert.sql")
+    found = engine.hooks.sql_file("queues", "convert")
+    if found is not None:
+        return found
     raise UnsupportedError(
         f"convert is not available on {engine.dialect}: its DDL commits on its own and it has "
         "no CREATE OR REPLACE PROCEDURE to switch push/pop atomically (see docs/kinds.md)"

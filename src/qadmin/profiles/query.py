@@ -86,12 +86,12 @@ class Reader:
     # -- SQL text -----------------------------------------------------------------------------
 
     def _file(self) -> sqlfiles.SqlFile:
-        relative = f"queues/{self.engine.base_dialect}/profile.sql"
-        if not sqlfiles.exists(relative):
+        found = self.engine.hooks.sql_file("queues", "profile")
+        if found is None:
             raise UnsupportedError(
                 f"tables qadmin did not create are not read on {self.engine.dialect}"
             )
-        return sqlfiles.load(relative)
+        return found
 
     def section_text(self, section: str) -> str:
         return self._file().statements(section)[0]
