@@ -1,9 +1,11 @@
-"""The one interface every engine implements, and the behaviour they all share.
+"""The one interface every engine's connection implements, and the behaviour they all share.
 
-An engine owns a DB-API connection and everything that differs between database servers:
-connecting (with timeouts and an application name), quoting identifiers, the placeholder style,
-running a list of statements as one transaction, and turning driver exceptions into qadmin
-errors. Nothing above this layer imports a driver or sees a driver exception.
+An engine owns a DB-API connection: connecting (with timeouts and an application name), the
+placeholder style, running a list of statements as one transaction, and turning driver
+exceptions into qadmin errors. What differs beyond that (quoting, the SQL lookup chain, advice,
+the hooks the layers above ask) is its dialect (``engines.dialect``, ``Engine.hooks``); the
+methods here that quote or advise delegate to it, so callers keep one object. Nothing above
+this layer imports a driver or sees a driver exception.
 
 Guarantees each engine gives:
 - every connection carries a lock timeout and a statement timeout (``Timeouts``);
