@@ -18,7 +18,8 @@ import pytest
 from click.testing import CliRunner
 
 from qadmin.cli import cli
-from qadmin.diagnostics.entries import size
+from qadmin.diagnostics import run
+from qadmin.diagnostics.entries import claims, size
 from qadmin.engines import Engine, open_engine
 from qadmin.kinds import QueueSpec
 from qadmin.ops import messages, queues
@@ -30,6 +31,9 @@ LIVE = 20
 # What the probe's first window (1,000 ids) reads on PostgreSQL, well under the walk of DEAD
 # dead rows from the bottom (every dead row's heap page, over 400).
 WINDOW_BUFFERS = 250
+# What size's probe and the claims' windows read behind the dead claims (about 130): the walk
+# of the claimed index from its first entry reads every dead claim's heap page (over 400).
+CLAIM_WINDOWS_BUFFERS = 160
 
 
 def _hold(target: Any) -> Engine:
@@ -509,3 +513,71 @@ def test_mariadb_an_oldest_read_above_rows_the_catalog_counts_below_is_not_judge
     assert check.exit_code != 0, check.stdout
     floor = "oldest_age not evaluable" in check.stdout  # the floor is under 1 s: not judged
     assert floor or check.stdout.startswith("QADMIN CRITICAL"), check.stdout  # or it is over
+
+
+def _claims_read(engine: Engine, spec: QueueSpec, schema: str) -> tuple[claims.Claims, int]:
+    """The claims part of an inspect, and the buffers the whole inspect read."""
+    engine.query("SELECT pg_stat_force_next_flush()")
+    before = _buffers(engine, schema)
+    part = run.inspect(engine, spec).part("claims")
+    return part, _buffers(engine, schema) - before
+
+
+def _claimed_queue(engine: Engine, name: str) -> QueueSpec:
+    """LIVE messages waiting and 5 claimed, one of them an hour ago (stale)."""
+    spec = queues.create(engine, queues.make_spec(name, "claim", None, False, False))
+    messages.push(engine, spec, [b"m%d" % i for i in range(LIVE + 5)])
+    popped = messages.pop(engine, spec, 5)
+    table = engine.qualified(spec.name)
+    stale = int(popped[0]["id"])
+    engine.run(
+        [f"UPDATE {table} SET processing_started_at = now() - interval '1 hour' WHERE id = {stale}"]
+    )
+    return spec
+
+
+def test_postgres_claims_behind_dead_rows_read_a_window_not_the_dead_claims(
+    request, tmp_path, monkeypatch
+):
+    """A claim queue behind DEAD acked claims a held snapshot keeps: the claims part reads a
+    window of ids below the high-water mark (the claimed rows lie just below the waiting ones)
+    instead of the claimed index, whose first entries are the dead claims: at most twice the
+    buffers of the same queue without them. The stale claim in the window is found; what was
+    read is a floor (claims below the window are not read), and check given a stale-claims
+    threshold that the floor does not reach is UNKNOWN, never OK."""
+    monkeypatch.setattr(size, "DEAD_WALK_LIMIT", 1000)
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    clean_spec = _claimed_queue(engine, "cl_clean")
+    clean, clean_read = _claims_read(engine, clean_spec, target.schema)
+    spec = queues.create(engine, queues.make_spec("cl_q", "claim", None, False, False))
+    holder = _hold(target)
+    try:
+        _leave_dead(engine, spec, DEAD)
+        table = engine.qualified(spec.name)
+        messages.push(engine, spec, [b"m%d" % i for i in range(LIVE + 5)])
+        popped = messages.pop(engine, spec, 5)
+        stale = int(popped[0]["id"])
+        engine.run(
+            [
+                f"UPDATE {table} SET processing_started_at = now() - interval '1 hour' "
+                f"WHERE id = {stale}"
+            ]
+        )
+        part, read = _claims_read(engine, spec, target.schema)
+        check = CliRunner().invoke(
+            cli, ["check", "cl_q", "--warn-stale-claims", "2", *target.cli_args()]
+        )
+    finally:
+        holder.conn.rollback()
+        holder.close()
+    engine.close()
+    # twice the clean queue's, and the windows' fixed price (size's probe: 1,000 ids; the
+    # claims': the first waiting id's look-up and 32 ids below it), not the dead claims' walk
+    assert read <= 2 * clean_read + CLAIM_WINDOWS_BUFFERS, (read, clean_read)
+    assert (clean.claimed, clean.claimed_quality, len(clean.stale)) == (5, "exact", 1)
+    assert (part.claimed, part.claimed_quality, len(part.stale)) == (5, "floor", 1)
+    assert part.stale[0]["id"] == stale
+    assert part.claimed_source and "ids below the first waiting id" in part.claimed_source
+    assert check.exit_code != 0, check.stdout  # UNKNOWN, or worse for the dead rows
+    assert "stale_claims not evaluable: at least 1" in check.stdout
