@@ -20,11 +20,13 @@ from click.testing import CliRunner
 from qadmin.cli import cli
 from qadmin.diagnostics import run
 from qadmin.diagnostics.entries import claims, size
+from qadmin.diagnostics.entries import ring as ring_part
 from qadmin.engines import Engine, open_engine
 from qadmin.kinds import QueueSpec
 from qadmin.ops import messages, queues
 from qadmin.ops.values import iso, to_utc
-from tests.conftest import PG_ADMIN, make_target
+from tests.conftest import PG_ADMIN, Target, make_target
+from tests.engines.private_pg import quiet_pg  # noqa: F401 - a fixture
 
 DEAD = 10_000
 LIVE = 20
@@ -33,7 +35,7 @@ LIVE = 20
 WINDOW_BUFFERS = 250
 # What size's probe and the claims' windows read behind the dead claims (about 130): the walk
 # of the claimed index from its first entry reads every dead claim's heap page (over 400).
-CLAIM_WINDOWS_BUFFERS = 160
+CLAIM_WINDOWS_BUFFERS = 120
 
 
 def _hold(target: Any) -> Engine:
@@ -581,3 +583,59 @@ def test_postgres_claims_behind_dead_rows_read_a_window_not_the_dead_claims(
     assert part.claimed_source and "ids below the first waiting id" in part.claimed_source
     assert check.exit_code != 0, check.stdout  # UNKNOWN, or worse for the dead rows
     assert "stale_claims not evaluable: at least 1" in check.stdout
+
+
+# A ring whose heap is over 256 pages (300-byte slots at fillfactor 70), 10 laps behind.
+RING_SLOTS = 5_000
+RING_LAPS = 10
+
+
+def _ring_read(engine: Engine, spec: QueueSpec, schema: str) -> tuple[ring_part.Ring, int]:
+    """The ring part of an inspect, and the buffers reading it took."""
+    engine.query("SELECT pg_stat_force_next_flush()")
+    before = _buffers(engine, schema)
+    part = ring_part.measure(engine, spec)
+    assert part is not None
+    return part, _buffers(engine, schema) - before
+
+
+def _laps(engine: Engine, spec: QueueSpec, laps: int) -> None:
+    """Each lap: the ring filled and drained through the routines (300-byte messages)."""
+    for _ in range(laps):
+        for _ in range(RING_SLOTS // 2500):
+            messages.push(engine, spec, [b"x" * 300] * 2500)
+            messages.pop(engine, spec, 2500)
+    messages.push(engine, spec, [b"live"] * LIVE)
+
+
+def test_postgres_ring_orphan_search_is_bounded_clean_and_laps_deep(request):
+    """The orphan look-up reads the slots behind the pop sequence as ranges of the slot index,
+    not one primary-key look-up each (three buffers a slot: 15,000 on this clean ring); behind
+    RING_LAPS laps that a held snapshot keeps as dead row versions, each slot costs many
+    buffers, so it reads fewer slots (said in a note) and at most twice the clean ring's
+    buffers. A private server: on the shared one an unrelated transaction is always open, so
+    no ring there is clean."""
+    dsn = request.getfixturevalue("quiet_pg")
+    admin = psycopg.connect(dsn, autocommit=True)
+    admin.execute("CREATE SCHEMA IF NOT EXISTS ring_laps")
+    admin.close()
+    target = Target("postgresql", dsn, "ring_laps")
+    engine = target.engine()
+    clean_spec = queues.create(engine, queues.make_spec("rg_clean", "ring", RING_SLOTS, False))
+    _laps(engine, clean_spec, 2)
+    clean, clean_read = _ring_read(engine, clean_spec, "ring_laps")
+    spec = queues.create(engine, queues.make_spec("rg_q", "ring", RING_SLOTS, False))
+    holder = _hold(target)
+    try:
+        _laps(engine, spec, RING_LAPS)
+        part, read = _ring_read(engine, spec, "ring_laps")
+    finally:
+        holder.conn.rollback()
+        holder.close()
+    engine.close()
+    assert clean.state["orphans_searched"] == RING_SLOTS and not clean.notes
+    assert clean_read < RING_SLOTS // 5, clean_read
+    assert clean.state["orphan_id"] is None and part.state["orphan_id"] is None
+    assert 0 < part.state["orphans_searched"] < RING_SLOTS // 10
+    assert part.notes and "orphans looked for in the slots of the" in part.notes[0]
+    assert read <= 2 * clean_read, (read, clean_read)

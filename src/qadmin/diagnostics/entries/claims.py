@@ -35,11 +35,11 @@ ERROR_SHOWN = 200  # characters of a row's error column (a traceback can be long
 CLAIMS_SHOWN = 1000
 # Behind many dead entries the claims are read from a window of ids just below the first
 # waiting id (pop claims the lowest waiting ids): CLAIMS_BELOW ids, doubled while they are
-# mostly claims, up to WINDOW_LIMIT. Each id there costs about two buffers (a claim's two row
-# versions lie on different heap pages), so the window stays small: claims below it are not
-# read, and claimed and stale are floors. The first waiting id is looked for in windows below
+# mostly claims, up to WINDOW_LIMIT, read by a bitmap scan (each heap page once: about 25
+# buffers for 256 ids behind dead rows). Claims below it are not read: claimed and stale are
+# floors. The first waiting id is looked for in windows below
 # the id high-water mark, from HEAD_FIRST ids, doubled up to HEAD_LIMIT.
-CLAIMS_BELOW = 32
+CLAIMS_BELOW = 256
 WINDOW_FULL = 0.9
 WINDOW_LIMIT = 4_096
 HEAD_FIRST = 256
@@ -133,7 +133,7 @@ def _window(engine: Engine, spec: QueueSpec) -> tuple[list[dict[str, Any]], str 
         lo = max(head - width, 1)
         rows = engine.run(
             engine.section(spec, "claims_window"),
-            {"lo": lo, "hi": head, "span": width, "limit": CLAIMS_SHOWN},
+            {"lo": lo, "hi": head, "limit": CLAIMS_SHOWN},
             write=False,
         )
         claimed = int(rows[0]["claimed_rows"]) if rows else 0
