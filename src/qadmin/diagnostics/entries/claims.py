@@ -35,11 +35,12 @@ ERROR_SHOWN = 200  # characters of a row's error column (a traceback can be long
 CLAIMS_SHOWN = 1000
 # Behind many dead entries the claims are read from a window of ids just below the first
 # waiting id (pop claims the lowest waiting ids): CLAIMS_BELOW ids, doubled while they are
-# mostly claims, up to WINDOW_LIMIT, read by a bitmap scan (each heap page once: about 25
-# buffers for 256 ids behind dead rows). Claims below it are not read: claimed and stale are
-# floors. The first waiting id is looked for in windows below
-# the id high-water mark, from HEAD_FIRST ids, doubled up to HEAD_LIMIT.
-CLAIMS_BELOW = 256
+# mostly claims, up to WINDOW_LIMIT, read by a bitmap scan (each heap page once: about 12
+# buffers for 128 ids behind dead rows; inspect's whole budget there is twice a clean
+# queue's). Claims below it are not read: claimed and stale are floors. The first waiting id
+# is looked for in windows below the id high-water mark, from HEAD_FIRST ids, doubled up to
+# HEAD_LIMIT.
+CLAIMS_BELOW = 128
 WINDOW_FULL = 0.9
 WINDOW_LIMIT = 4_096
 HEAD_FIRST = 1_024
