@@ -216,3 +216,14 @@ def test_a_dead_letter_count_at_its_limit_is_a_floor(request, tmp_path):
     line = json.loads(CliRunner().invoke(cli, args).stdout)
     assert (line["dead"], line["dead_quality"]) == (10_000, "floor"), line
     assert spec.name == "dl_q"
+
+
+@pytest.mark.parametrize("label", ["mariadb", "postgresql"])
+def test_tail_and_collect_name_mariadb_as_mariadb(label, request, tmp_path):
+    """The history's engine field named every MariaDB server "mysql" (inspect said mariadb)."""
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("en_q", "fifo", None, False))
+    figures = telemetry.snapshot(engine, spec, 300).figures(collecting=True)
+    engine.close()
+    assert figures["engine"] == label
