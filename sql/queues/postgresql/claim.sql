@@ -227,6 +227,46 @@ WHERE processing_started_at IS NOT NULL
 ORDER BY processing_started_at
 LIMIT :limit
 
+-- name: claims_head
+-- The first waiting id from :lo up to below :hi, through the pop index (one entry per id,
+-- the ids' first versions, which lie in id order on the heap: a cheap walk even through
+-- acked ids): where the claims window below ends.
+SET LOCAL enable_bitmapscan = off
+
+-- name: claims_head
+SET LOCAL enable_seqscan = off
+
+-- name: claims_head
+SELECT min(w.id) AS head
+FROM (SELECT t.id FROM {table} AS t WHERE t.id >= :lo AND t.id < :hi
+        AND t.processing_started_at IS NULL ORDER BY t.id LIMIT 1) AS w
+
+-- name: claims_window
+-- The claims among the ids from :lo up to below :hi, and how many rows there are claimed: what
+-- inspect reads instead of the claims walk when many dead entries may lie in the claimed index
+-- (acked claims leave theirs first in it, and a held snapshot keeps them: 50,000 buffers
+-- behind 1,000,000). The caller puts the window just below the first waiting id, where claims
+-- are made; claims below it are not read (a floor, said so). A bitmap scan of the primary key
+-- range: each heap page once (an index scan reads a claim's two row versions, on different
+-- pages, a buffer each).
+SET LOCAL enable_seqscan = off
+
+-- name: claims_window
+SET LOCAL enable_indexscan = off
+
+-- name: claims_window
+WITH w AS MATERIALIZED (
+    SELECT t.id, t.processing_started_at, t.claimed_by, t.claimed_session, t.attempts,
+           t.last_error
+    FROM {table} AS t WHERE t.id >= :lo AND t.id < :hi  -- no claim filter: the claimed
+)                                                       -- index must not serve this
+SELECT n.claimed_rows, c.id, c.processing_started_at, c.claimed_by,
+       c.claimed_session::text AS claimed_session, c.attempts, c.last_error,
+       extract(epoch FROM clock_timestamp() - c.processing_started_at)::float8 AS claimed_for_s
+FROM (SELECT count(*) AS claimed_rows FROM w WHERE w.processing_started_at IS NOT NULL) AS n
+LEFT JOIN LATERAL (SELECT * FROM w WHERE w.processing_started_at IS NOT NULL
+                   ORDER BY w.processing_started_at LIMIT :limit) AS c ON true
+
 -- name: requeue
 -- A stale claim at its last allowed attempt (max_attempts) is a message that killed its
 -- consumer every time (it never reached fail): it moves to the dead table with an error entry

@@ -34,7 +34,7 @@ BASE_FIELDS: tuple[tuple[str, str, str, str], ...] = (
     ("time", "UTC", "when the snapshot was taken", "timestamp"),
     ("connection", "", "named connection (or 'default')", "string"),
     ("server", "", "engine and host:port/database, no credentials", "string"),
-    ("engine", "", "sqlite, postgresql, mysql or mssql", "string"),
+    ("engine", "", "sqlite, postgresql, mariadb, mysql or mssql", "string"),
     ("queue", "", "queue name", "string"),
     ("kind", "", "queue kind", "string"),
 )
@@ -99,7 +99,7 @@ def snapshot(
     if isinstance(target, QueueSpec):
         target = Resolved(from_spec(target, engine.schema), target)
     report = run.snapshot(engine, target, Options(stale_after_s=stale_after_s), collecting)
-    return Snapshot(target, report, datetime.now(UTC), engine.name)
+    return Snapshot(target, report, datetime.now(UTC), engine.label)  # mariadb, not mysql
 
 
 def tail_row(previous: Snapshot | None, current: Snapshot) -> dict[str, Any]:

@@ -176,20 +176,29 @@ def _fit(shape: TableShape, key: str, column: str, time_unit: str | None = None)
     )
     if time_unit is not None:
         times = ("integer", "number")
+    # SQLite lets a column have no declared type: it holds whatever was stored, times too
+    # (each value read is checked: one line for one that is not a time)
+    untyped = shape.untyped_times and not found.data_type.strip()
     if key in ("time_column", "due_column", "claimed_at_column", "heartbeat_column") and (
-        family not in times
+        family not in times and not untyped
     ):
         kind = f"an epoch in {time_unit}" if time_unit else "a timestamp"
         raise UsageError(
             f"{key.replace('_', '-')}: column {found.name} of {where} is "
-            f"{found.data_type}, not {kind}"
+            f"{_type_name(found.data_type)}, not {kind}"
         )
     if key == "order_by" and family not in ORDER_FAMILIES:
-        why = _NO_ORDER.get(family, f"{found.data_type} is not an enqueue order")
+        why = _NO_ORDER.get(family, f"{_type_name(found.data_type)} is not an enqueue order")
         raise UsageError(f"order-by: column {found.name} of {where} cannot order a queue: {why}")
     if key == "attempts_column" and family not in ("integer", "number"):
         raise UsageError(f"attempts-column: column {found.name} of {where} is not a number")
     return found.name
+
+
+def _type_name(data_type: str) -> str:
+    """A column's type as a message names it: SQLite lets a column have none (an empty
+    name read "is , not a timestamp")."""
+    return data_type if data_type.strip() else "untyped (no declared type: SQLite stores any value)"
 
 
 def typed_values(
