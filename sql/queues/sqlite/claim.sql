@@ -224,10 +224,10 @@ SELECT (SELECT count(*) FROM (SELECT 1 FROM {dead} LIMIT :limit)) AS dead,
           FROM {dead} ORDER BY died_at LIMIT 1) AS oldest_dead_s
 
 -- name: dead_list
--- The dead messages, first to die first, at most :count; the filters of dead, discard and
--- redrive: died before :older_s seconds ago (:has_older), within the last :newer_s seconds
--- (:has_newer), the error it died with matching the LIKE pattern :pattern ('!' escapes;
--- case-insensitive) (:has_error). Flags, not NULLs: every parameter keeps one type.
+-- The dead messages, first to die first, at most count; the filters of dead, discard and
+-- redrive, each on when its flag is 1: died more than older_s seconds ago, within the last
+-- newer_s seconds, the error it died with matching the LIKE pattern ('!' escapes;
+-- case-insensitive). Flags, not NULLs: every parameter keeps one type.
 SELECT d.id, d.enqueued_at, d.attempts, d.died_at, d.errors,
        substr(d.payload, 1, :preview) AS payload
 FROM {dead} AS d
@@ -240,8 +240,8 @@ WHERE 1 = 1
 ORDER BY d.died_at, d.id LIMIT :count
 
 -- name: dead_match
--- The dead messages a filter picks, in id order after :after and up to :upto (the top id
--- when a run began: deaths during it wait for the next run), at most :limit. Read without
+-- The dead messages a filter picks, in id order after one id and up to another (the highest
+-- when a run began: deaths during it wait for the next run), bounded. Read without
 -- locks: a dead row never changes, so a mover locks each id by its key and finds it still
 -- the same, or gone (another redrive or discard took it).
 SELECT d.id FROM {dead} AS d

@@ -23,7 +23,8 @@ from qadmin.cli.options import (
 from qadmin.engines.base import Engine
 from qadmin.errors import UsageError, counted
 from qadmin.kinds import QueueSpec
-from qadmin.ops import catalog, dead
+from qadmin.ops import catalog, dead, dead_jobs
+from qadmin.profiles import query
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -71,17 +72,30 @@ def alter(name: str, max_attempts: str, target: Target, fmt: str | None) -> None
 
 
 def _queue(target: Target, engine: Engine, name: str, command: str) -> QueueSpec:
-    """The qadmin queue NAME; a table read through a profile (a library's, found as every
-    other command finds it) is refused in one line (exit 2): it has no dead table."""
+    """The qadmin queue NAME; any other table is refused in one line (exit 2)."""
+    found = _either(target, engine, name, command)
+    if isinstance(found, query.Reader):
+        raise UsageError(
+            f"{command}: {name} is a {found.profile.library} table: {command} works on qadmin "
+            "claim queues' dead letters (dead and redrive read a library's failed jobs)"
+        )
+    return found
+
+
+def _either(target: Target, engine: Engine, name: str, command: str) -> QueueSpec | query.Reader:
+    """The qadmin queue NAME, or a job-queue library's table (found as every other command
+    finds it) to read its failed jobs; a table no library made is refused in one line (exit
+    2): it has no dead letters qadmin knows of."""
     spec = catalog.find(engine, name)
     if spec is not None:
         return catalog.get(engine, name)
     resolved = target.resolve(engine, name, {})  # NotFound (exit 5) when there is no table
     if resolved.spec is not None:
         return resolved.spec
-    whose = f"a {resolved.profile.library} table" if resolved.profile.library else "a table"
+    if resolved.profile.library and resolved.shape is not None:
+        return query.Reader(engine, resolved.profile, resolved.shape)
     raise UsageError(
-        f"{command}: {name} is {whose}, not a qadmin queue: dead letters are qadmin claim "
+        f"{command}: {name} is a table, not a qadmin queue: dead letters are qadmin claim "
         "queues' (a library's failed rows are counted in inspect's size.states)"
     )
 
@@ -158,14 +172,17 @@ def dead_list(
     """Claim queues: list the messages that failed their last allowed attempt (NAME_dead),
     or (--id) one message's whole error history."""
     picked = _picked(older_s, newer_s, error)
+    if message_id is not None and picked.given:
+        raise UsageError("dead: --id shows one message; filters pick from the list")
     engine = target.engine()
-    spec = _queue(target, engine, name, "dead")
-    if message_id is not None:
-        if picked.given:
-            raise UsageError("dead: --id shows one message; filters pick from the list")
-        _show_history(dead.history(engine, spec, message_id), fmt)
+    found = _either(target, engine, name, "dead")
+    if isinstance(found, query.Reader):
+        _dead_jobs(found, message_id, picked, count, fmt)
         return
-    rows = dead.listing(engine, spec, count, picked)
+    if message_id is not None:
+        _show_history(dead.history(engine, found, message_id), fmt)
+        return
+    rows = dead.listing(engine, found, count, picked)
     if not rows:
         render.note(f"qadmin: {name}: no dead messages" + (" match" if picked.given else ""))
     if render.resolve_format(fmt) in ("table", "plain"):  # JSON and CSV keep them whole
@@ -174,6 +191,30 @@ def dead_list(
 
 
 HISTORY_COLUMNS = ["attempt", "at", "error"]
+JOB_COLUMNS = ["id", "state", "attempts", "errors", "first_error", "last_error", "failed_at"]
+
+
+def _dead_jobs(
+    reader: query.Reader, job_id: int | None, picked: dead.Filter, count: int, fmt: str | None
+) -> None:
+    """A library's failed jobs, or (--id) one job's errors as the library recorded them."""
+    if job_id is not None:
+        one = dead_jobs.history(reader, job_id)
+        if render.resolve_format(fmt) == "json":
+            render.document(one, fmt)
+            return
+        render.note(
+            f"qadmin: {reader.profile.label(one['id'])}: {one['state']} after "
+            f"{one['attempts']} attempts; {counted(len(one['errors']), 'error')} recorded"
+        )
+        render.rows(one["errors"], HISTORY_COLUMNS, fmt)
+        return
+    rows = dead_jobs.listing(reader, count, picked)
+    if not rows:
+        render.note(f"qadmin: {reader.profile.shown}: no failed jobs")
+    if render.resolve_format(fmt) in ("table", "plain"):
+        rows = [{**r, **{k: _clip(r[k]) for k in CLIPPED}} for r in rows]
+    render.rows(rows, JOB_COLUMNS, fmt)
 
 
 def _show_history(one: dict[str, Any], fmt: str | None) -> None:
@@ -301,7 +342,11 @@ def redrive(
     picked = _picked(older_s, newer_s, error)
     wanted = _selection("redrive", ids, every, picked)
     engine = target.engine()
-    spec = _queue(target, engine, name, "redrive")
+    found = _either(target, engine, name, "redrive")
+    if isinstance(found, query.Reader):
+        _redrive_jobs(found, name, wanted, picked, pace, dry_run, yes, to, fmt)
+        return
+    spec = found
     dead.require(spec, "redrive")
     other = catalog.get(engine, to) if to is not None else None
 
@@ -311,6 +356,30 @@ def redrive(
     done = _act("redrive", name, run, dry_run, yes, fmt, f"to {to}" if other else "")
     if done.get("moved") and render.resolve_format(fmt) in ("table", "plain"):  # JSON has them
         render.note(_new_ids(done["moved"]))
+
+
+def _redrive_jobs(
+    reader: query.Reader,
+    name: str,
+    wanted: list[int] | None,
+    picked: dead.Filter,
+    pace: dead.Pace | None,
+    dry_run: bool,
+    yes: bool,
+    to: str | None,
+    fmt: str | None,
+) -> None:
+    """A library's failed jobs given back as its own retry does, where that is one row's
+    change (Profile.retry); elsewhere one line, exit 2."""
+    if reader.profile.retry is None:
+        raise UsageError(dead_jobs.why_no_retry(reader.profile))
+    if to is not None:
+        raise UsageError("redrive --to: a library's failed jobs go back into their own table")
+
+    def run(dry: bool) -> dict[str, Any]:
+        return dead_jobs.redrive(reader, wanted, picked=picked, dry_run=dry, pace=pace)
+
+    _act("redrive", name, run, dry_run, yes, fmt)
 
 
 def _act(
