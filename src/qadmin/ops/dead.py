@@ -307,14 +307,19 @@ def _run(
         return done
     size = pace.batch if pace else BATCH
     after, started = 0, time.monotonic()
-    while True:
-        batch = _matching(engine, spec, picked, after, int(top), size)
-        if not batch:
-            return done
-        after = batch[-1]
-        _batch(engine, spec, action, batch, to, done)
-        if pace is not None:  # the next batch waits until the rate allows it
-            time.sleep(max(0.0, started + done[_key(done)] / pace.per_s - time.monotonic()))
+    try:
+        while True:
+            batch = _matching(engine, spec, picked, after, int(top), size)
+            if not batch:
+                return done
+            after = batch[-1]
+            _batch(engine, spec, action, batch, to, done)
+            if pace is not None:  # the next batch waits until the rate allows it
+                time.sleep(max(0.0, started + done[_key(done)] / pace.per_s - time.monotonic()))
+    except KeyboardInterrupt:  # between batches: every one before it committed, none open
+        raise Interrupted(
+            f"{action}: {_so_far(done)} (committed); the rest are still dead"
+        ) from None
 
 
 def _matching(
@@ -399,7 +404,7 @@ def _batch(
     if action == "redrive":
         done["moved"].extend(moved)
     if held.signum is not None:
-        raise Interrupted(f"{action} {interrupts.name()}: {_so_far(done)} (committed)")
+        raise Interrupted(f"{action}: {_so_far(done)} (committed); the rest are still dead")
 
 
 # The document's count key per action (``redriven`` as before filters and discard came).
@@ -412,7 +417,8 @@ def _key(done: dict[str, Any]) -> str:
 
 def _so_far(done: dict[str, Any]) -> str:
     verb = "moved" if done["action"] == "redrive" else "discarded"
-    return f"{verb} {done['count']:,} dead message{'' if done['count'] == 1 else 's'}"
+    count = int(done[_key(done)])
+    return f"{verb} {count:,} dead message{'' if count == 1 else 's'}"
 
 
 def _stopped(done: dict[str, Any], kind: type[QadminError]) -> QadminError:

@@ -204,23 +204,27 @@ def redrive(
         done["ids"], done["redriven"] = found, len(found)
         return done
     started = time.monotonic()
-    for job in found:
-        with interrupts.deferred() as held:
-            rows = reader.run(
-                "retry_job",
-                {"filter": where, "assignments": ", ".join(sets)},
-                {**params, "id": job, "retry_state": retry.state},
-                {"id_col": key},
-                write=True,
-            )
-        (done["ids"] if rows else done["gone"]).append(job)
-        done["redriven"] = len(done["ids"])
-        if held.signum is not None:
-            raise Interrupted(
-                f"redrive {interrupts.name()}: retried {done['redriven']:,} failed jobs (committed)"
-            )
-        if pace is not None:
-            time.sleep(max(0.0, started + done["redriven"] / pace.per_s - time.monotonic()))
+    try:
+        for job in found:
+            with interrupts.deferred() as held:
+                rows = reader.run(
+                    "retry_job",
+                    {"filter": where, "assignments": ", ".join(sets)},
+                    {**params, "id": job, "retry_state": retry.state},
+                    {"id_col": key},
+                    write=True,
+                )
+            (done["ids"] if rows else done["gone"]).append(job)
+            done["redriven"] = len(done["ids"])
+            if held.signum is not None:
+                raise KeyboardInterrupt
+            if pace is not None:
+                time.sleep(max(0.0, started + done["redriven"] / pace.per_s - time.monotonic()))
+    except KeyboardInterrupt:  # between jobs: each one before it committed
+        raise Interrupted(
+            f"redrive: retried {done['redriven']:,} failed jobs (committed); "
+            "the rest are still failed"
+        ) from None
     return done
 
 
