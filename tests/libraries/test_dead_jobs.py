@@ -6,9 +6,11 @@ library whose retry is more than one row's change) redrive refuses in one line, 
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +42,23 @@ def test_procrastinate_failed_jobs_are_listed_and_retried_as_its_own_retry_does(
     dsn = pg_own_database
     monkeypatch.setenv("LIB_DSN", dsn)
     monkeypatch.setenv("LIB_BLOCK", str(block_file))
-    from tests.libraries.apps import procrastinate_app as lib
+    # The app reads LIB_DSN when imported: a fresh import for this database, dropped after.
+    _forget_app()
+    lib = importlib.import_module(PROCRASTINATE)
+    try:
+        _procrastinate(dsn, lib, processes)
+    finally:
+        _forget_app()
 
+
+def _forget_app() -> None:
+    sys.modules.pop(PROCRASTINATE, None)
+    package = sys.modules.get(PROCRASTINATE.rsplit(".", 1)[0])
+    if package is not None and hasattr(package, "procrastinate_app"):
+        delattr(package, "procrastinate_app")
+
+
+def _procrastinate(dsn: str, lib: Any, processes: Processes) -> None:
     with lib.app.open():
         lib.app.schema_manager.apply_schema()
         mine, theirs = lib.boom.defer(), lib.boom.defer()
