@@ -170,7 +170,8 @@ def dead_list(
     fmt: str | None,
 ) -> None:
     """Claim queues: list the messages that failed their last allowed attempt (NAME_dead),
-    or (--id) one message's whole error history."""
+    or (--id) one message's whole error history; a job-queue library's table: its failed
+    jobs with their errors."""
     picked = _picked(older_s, newer_s, error)
     if message_id is not None and picked.given:
         raise UsageError("dead: --id shows one message; filters pick from the list")
@@ -338,7 +339,8 @@ def redrive(
 ) -> None:
     """Claim queues: move dead messages back to queue NAME as waiting messages (or --to
     another queue), one transaction per batch, each under a new id (so acks fenced with its
-    old attempts find nothing), attempts reset, error history kept."""
+    old attempts find nothing), attempts reset, error history kept. A library's table: its
+    failed jobs given back as its own retry does, where that is one row's change."""
     picked = _picked(older_s, newer_s, error)
     wanted = _selection("redrive", ids, every, picked)
     engine = target.engine()
@@ -399,7 +401,7 @@ def _act(
     done = run(dry_run)
     render.document(done, fmt)
     if dry_run and render.resolve_format(fmt) in ("table", "plain"):
-        render.note(_would(done))
+        render.note(_would(done, shown=None))  # a dry run names every id it would take
     return done
 
 
@@ -415,7 +417,7 @@ def _new_ids(moved: list[dict[str, int]]) -> str:
     return "qadmin: redrive: new ids " + ", ".join(pairs) + rest
 
 
-def _would(plan: dict[str, Any]) -> str:
+def _would(plan: dict[str, Any], shown: int | None = IDS_SHOWN) -> str:
     action = plan["action"]
     verb = "move" if action == "redrive" else "discard"
     ids = [str(i) for i in plan["ids"]]
@@ -423,10 +425,10 @@ def _would(plan: dict[str, Any]) -> str:
         return (
             f"qadmin: {action}: {plan['queue']} has no dead messages to take: nothing would {verb}"
         )
-    more = len(ids) - IDS_SHOWN
-    shown = ", ".join(ids[:IDS_SHOWN]) + (f" and {more:,} more" if more > 0 else "")
+    more = len(ids) - (shown or len(ids))
+    listed = ", ".join(ids[:shown]) + (f" and {more:,} more" if more > 0 else "")
     taking = f"{len(ids):,} dead message{'' if len(ids) == 1 else 's'}"
-    return f"qadmin: {action} would {verb} {taking} of {plan['queue']}: {shown}"
+    return f"qadmin: {action} would {verb} {taking} of {plan['queue']}: {listed}"
 
 
 COMMANDS = [alter, dead_list, discard, redrive]
