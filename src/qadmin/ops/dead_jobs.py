@@ -90,9 +90,15 @@ def _columns(reader: query.Reader, key: str) -> str:
 
 
 def _require(reader: query.Reader) -> None:
+    """Read only where it is cheap: a small table, or an index leading with the state."""
     if not reader.has("dead_jobs"):
         raise UsageError(
             f"dead: a library's failed jobs are not read on {reader.engine.dialect} yet"
+        )
+    if not (reader.state_indexed or reader.small):
+        raise UsageError(
+            f"dead: {reader.profile.name}'s failed jobs are not read: the table is big and no "
+            f"index leads with its state ({reader.index_hint()})"
         )
 
 
