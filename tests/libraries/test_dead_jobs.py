@@ -195,3 +195,28 @@ def test_oban_discarded_jobs_are_listed_with_errors_and_retried_as_oban_does(
     errors = "SELECT jsonb_array_length(errors) FROM oban_jobs WHERE id = %s"
     assert _rows(dsn, errors, mine) == _rows(dsn, errors, theirs) == [(2,)]
     assert _rows(dsn, state, left) == [("discarded",)], "a filter takes only what it picks"
+
+
+def test_river_discarded_jobs_go_back_by_its_job_retry_row_change(pg_own_database: str) -> None:
+    """River does not run here: a table of its shape (tests/libraries/test_shapes.py's), a
+    job discarded after using its attempts, and the row change of River's JobRetry."""
+    from tests.libraries.test_shapes import RIVER, _statements
+
+    dsn = pg_own_database
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for statement in _statements(RIVER, "postgresql"):
+            conn.execute(statement)
+        conn.execute(
+            "INSERT INTO river_job (id, kind, state, attempt, max_attempts, finalized_at, errors)"
+            " VALUES (200, 'a', 'discarded', 3, 3, now() - interval '2 hours',"
+            ' ARRAY[\'{"at": "2026-01-01T00:00:00Z", "attempt": 3, "error": "gave up"}\''
+            "::jsonb])"
+        )
+    rows = qadmin_json("dead", "river_job", "--older-than", "1h", "--dsn", dsn)
+    assert [(r["id"], r["last_error"]) for r in rows] == [(200, "gave up")]
+    done = qadmin_json("redrive", "river_job", "--older-than", "1h", "--yes", "--dsn", dsn)
+    assert (done["ids"], done["as"]) == ([200], "River's JobRetry")
+    row = "SELECT state::text, max_attempts, finalized_at, scheduled_at <= now() FROM river_job"
+    assert _rows(dsn, row + " WHERE id = 200") == [("available", 4, None, True)]
+    # The other discarded job (no finalized_at: this shape's own row) was not picked by age.
+    assert qadmin_json("dead", "river_job", "--dsn", dsn)[0]["id"] != 200
