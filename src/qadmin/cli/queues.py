@@ -149,7 +149,7 @@ def _dead_note(plan: queues.Plan) -> None:
     else:
         render.note(
             f"qadmin: {plan.queue}: purge leaves {count} in {plan.queue}_dead "
-            "(redrive --all, then purge, empties both)"
+            "(discard --all empties it)"
         )
 
 
