@@ -315,8 +315,9 @@ def test_discard_and_redrive_take_ids_filters_or_all_and_say_what_they_take(
     assert _json(db, "peek", "q") == [] and _dead_ids(db) == []
 
 
-def _count_everywhere(target, total: int) -> tuple[int, int]:
-    """Dead and waiting messages of q; every payload is in exactly one of the two."""
+def _count_everywhere(target, total: int, settled: bool = True) -> tuple[int, int]:
+    """Dead and waiting messages of q; once no redrive runs (``settled``), every payload is
+    in exactly one of the two (while one runs, the two reads can straddle its commit)."""
     engine = target.engine()
     try:
         spec = catalog.get(engine, "q")
@@ -325,7 +326,8 @@ def _count_everywhere(target, total: int) -> tuple[int, int]:
     finally:
         engine.close()
     everywhere = died + waiting
-    assert sorted(everywhere) == sorted(b"p%d" % n for n in range(total)), (died, waiting)
+    if settled:
+        assert sorted(everywhere) == sorted(b"p%d" % n for n in range(total)), (died, waiting)
     return len(died), len(waiting)
 
 
@@ -348,7 +350,7 @@ def test_a_redrive_stopped_or_killed_part_way_loses_and_doubles_nothing(
         text=True,
     )
     deadline = time.monotonic() + 60
-    while _count_everywhere(target, total)[1] < 2 and time.monotonic() < deadline:
+    while _count_everywhere(target, total, settled=False)[1] < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
     proc.send_signal(stop)
     _, err = proc.communicate(timeout=60)
