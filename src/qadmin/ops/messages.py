@@ -29,11 +29,10 @@ from qadmin.errors import (
     StaleStatement,
     UsageError,
 )
-from qadmin.kinds import ERROR_CHARS, QueueSpec
+from qadmin.kinds import ERROR_CHARS, MAX_BATCH, QueueSpec
 from qadmin.ops import catalog
 from qadmin.ops.values import message
 
-MAX_BATCH = 10_000
 # Messages per statement (and per transaction) when a batch is pushed set-based: large enough
 # that the commit and the round trip are shared by thousands, small enough that one statement's
 # parameters stay a few megabytes and a lock is not held for long.
