@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-import traceback
 from typing import Any
 
 import click
@@ -146,7 +145,7 @@ class QadminGroup(click.Group):
             code = exc.exit_code
         except QadminError as exc:
             if debug:
-                click.echo(secrets.scrub(traceback.format_exc()), err=True)
+                _traceback()
             _say(str(exc), exc.exit_code)
             code = exc.exit_code
             if exc.ends_process:
@@ -165,13 +164,21 @@ class QadminGroup(click.Group):
             else:
                 # A path the user gave that cannot be read or written: the path and the reason.
                 if debug:
-                    click.echo(secrets.scrub(traceback.format_exc()), err=True)
+                    _traceback()
                 _say(f"{exc.filename}: {exc.strerror or exc}", EXIT_USAGE)
                 code = EXIT_USAGE
         except Exception as exc:
             code = _internal(exc, debug, argv)
         interrupts.settle()
         sys.exit(code)
+
+
+def _traceback() -> None:
+    """The current exception's traceback, scrubbed, on stderr (--debug only: the module that
+    formats it costs every start ~30 ms, so it is imported here)."""
+    import traceback
+
+    click.echo(secrets.scrub(traceback.format_exc()), err=True)
 
 
 def _command_word(argv: list[str]) -> str | None:
@@ -183,7 +190,7 @@ def _internal(exc: Exception, debug: bool, argv: list[str] | None = None) -> int
     """An exception nobody classified: a missing optional package's install line, else one
     'internal error' line (the traceback only with --debug, which it then does not advertise)."""
     if debug:
-        click.echo(secrets.scrub(traceback.format_exc()), err=True)
+        _traceback()
     missing = _missing_dependency(exc, argv or [])
     if missing is not None:
         _say(str(missing), missing.exit_code)
