@@ -8,6 +8,9 @@ from typing import Any
 
 from qadmin.errors import WrongKind, listed
 
+# The most messages one push, pop or peek takes (the --count and --lines limit).
+MAX_BATCH = 10_000
+
 
 class Kind(enum.StrEnum):
     HEAP = "heap"
