@@ -39,6 +39,7 @@ PARAMS = {
     "prefix": "q!_%",
     "preview": 64,
     "names": "qadmin_queues,oban_jobs",
+    "at": "2026-01-01T00:00:00Z",
 }
 
 

@@ -14,7 +14,7 @@ from qadmin import sqlfiles
 from qadmin.diagnostics import sql as diagnostic_sql
 from qadmin.engines.base import Engine, Execute
 from qadmin.errors import NotFound, UnsupportedError, UsageError
-from qadmin.kinds import MAX_CAPACITY, Kind, QueueSpec
+from qadmin.kinds import MAX_CAPACITY, PAUSABLE, PAUSED_AT, Kind, QueueSpec
 from qadmin.names import validate_schema_name
 from qadmin.ops import catalog
 from qadmin.profiles.model import Value
@@ -177,9 +177,13 @@ def ring_spec(src: Source, capacity: int) -> QueueSpec:
     """The ring that takes over the queue's name; its options say where it came from."""
     if not 1 <= capacity <= MAX_CAPACITY:
         raise UsageError(f"--capacity must be between 1 and {MAX_CAPACITY:,}")
-    options: dict[str, Any] = {"converted_from": src.origin}
+    # The ring's routines are the current template's, so they read a pause; a paused queue
+    # stays paused.
+    options: dict[str, Any] = {"converted_from": src.origin, PAUSABLE: True}
     if src.managed is not None and src.managed.watermark:
         options["converted_watermark"] = True
+    if src.managed is not None and src.managed.paused_at is not None:
+        options[PAUSED_AT] = src.managed.paused_at
     return QueueSpec(name=src.table, kind=Kind.RING, capacity=capacity, options=options)
 
 

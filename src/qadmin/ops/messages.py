@@ -272,6 +272,19 @@ def _too_large(engine: Engine, n: int, payload: bytes, limit: int) -> UsageError
     )
 
 
+def _empty(engine: Engine, spec: QueueSpec) -> QueueEmpty:
+    """Nothing popped: a paused queue says so (its catalog entry read again: the pause may
+    have come while a --wait waited), else it is empty."""
+    with suppress(QadminError):
+        now = catalog.find(engine, spec.name)
+        if now is not None and now.paused_at is not None:
+            return QueueEmpty(
+                f"queue {spec.name} is paused since {now.paused_at}: nothing popped "
+                f"(qadmin resume {spec.name})"
+            )
+    return QueueEmpty(f"queue {spec.name} is empty")
+
+
 def pop(
     engine: Engine,
     spec: QueueSpec,
@@ -297,7 +310,7 @@ def pop(
                 return spec.sort_rows(rows)
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise QueueEmpty(f"queue {spec.name} is empty")
+                raise _empty(engine, spec)
             if listening:
                 engine.wait_for_push(spec, min(_REPOLL_S, remaining))
             else:
@@ -395,7 +408,7 @@ def pop_delivering(
                 return outcome
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise QueueEmpty(f"queue {spec.name} is empty")
+                raise _empty(engine, spec)
             if listening:
                 engine.wait_for_push(spec, min(_REPOLL_S, remaining))
             else:

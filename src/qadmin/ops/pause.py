@@ -1,0 +1,122 @@
+"""Pausing and resuming a queue: pops take nothing while it is paused, pushes go on.
+
+The pause is ``paused_at`` in the queue's catalog options, and the queue's pop routines (on
+SQLite, its pop statements) read it on every call: one primary-key read of the catalog that
+takes no lock a push could wait on (pushes never read it). So qadmin's ``pop`` and every
+application calling the routines stop together, acks and fails of claims already made go on,
+and the pause survives restarts. A call already past its read of the pause completes; the
+pause holds for calls whose snapshot is taken after it commits (docs/kinds.md).
+
+A queue created by a qadmin from before pause has a pop routine that never reads it: pause
+first replaces that routine by the current template's, atomically where the engine can
+(PostgreSQL's CREATE OR REPLACE, MariaDB's, SQL Server's CREATE OR ALTER); MySQL 8 cannot
+replace a procedure without a moment where it is missing, so there pause refuses in one line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from qadmin.engines.base import Engine
+from qadmin.errors import UsageError
+from qadmin.kinds import PAUSABLE, QueueSpec
+from qadmin.ops import catalog
+from qadmin.ops.values import iso
+
+_CREATE_ROUTINE = re.compile(r"\bCREATE\s+(FUNCTION|PROCEDURE)\b", re.IGNORECASE)
+
+
+@dataclass
+class Outcome:
+    """What pause or resume did (or, dry, would do)."""
+
+    queue: str
+    action: str
+    paused: bool  # after the command
+    paused_at: str | None
+    changed: bool  # False: it already was so
+    upgraded: list[str] = field(default_factory=list)  # routines replaced to read the pause
+    statements: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "queue": self.queue,
+            "action": self.action,
+            "paused": self.paused,
+            "paused_at": self.paused_at,
+            "changed": self.changed,
+            "upgraded": self.upgraded,
+            "statements": self.statements,
+        }
+
+
+def _pausable(engine: Engine, spec: QueueSpec) -> bool:
+    """SQLite has no routines: its pop statements come from the current templates."""
+    return spec.pausable or engine.name == "sqlite"
+
+
+def upgrade(engine: Engine, spec: QueueSpec) -> list[tuple[str, str]]:
+    """(routine, statement) replacing each pop routine of a queue from before pause with the
+    current template's, which reads the pause; [] when it already does."""
+    if _pausable(engine, spec):
+        return []
+    how = {"postgresql": "CREATE OR REPLACE", "mariadb": "CREATE OR REPLACE", "mssql": None}
+    if engine.dialect not in how:
+        raise UsageError(
+            f"pause: queue {spec.name} was created by a qadmin from before pause, so its pop "
+            f"procedure never reads the pause, and {engine.label} cannot replace a procedure "
+            "without a moment where callers find it missing; nothing changed (create a new "
+            "queue to pause, or stop its consumers)"
+        )
+    pop = spec.objects()["pop"]
+    verb = how[engine.dialect] or "CREATE OR ALTER"
+    out = []
+    for statement, obj in catalog.planned(engine, spec, engine.section(spec, "create")):
+        if obj is None or obj[1] != pop or obj[0] not in ("function", "procedure"):
+            continue
+        out.append((pop, _CREATE_ROUTINE.sub(rf"{verb} \1", statement, 1)))
+    if not out:
+        raise UsageError(f"pause: no pop routine of {spec.name} found in its template")
+    return out
+
+
+def _now() -> str:
+    return iso(datetime.now(UTC)) or ""
+
+
+def pause(engine: Engine, spec: QueueSpec, *, dry_run: bool = False) -> Outcome:
+    """Pause the queue (its pop routine upgraded first if it predates pause)."""
+    steps = upgrade(engine, spec)
+    at = spec.paused_at or _now()
+    marks = catalog.mark_sql(engine, "pause")
+    statements = [s for _, s in steps] + marks
+    outcome = Outcome(spec.name, "pause", True, at, spec.paused_at is None, [r for r, _ in steps])
+    if dry_run or not outcome.changed:
+        outcome.statements = statements if outcome.changed else []
+        return outcome
+    options = {**spec.options, PAUSABLE: True}
+    with engine.transaction() as execute:
+        for _, statement in steps:
+            execute(statement)
+        if steps:
+            ready = dataclasses.replace(spec, options=options)
+            execute(catalog.mark_sql(engine, "set_options")[0], catalog.options_params(ready))
+        execute(marks[0], {"name": spec.name, "at": at})
+    after = catalog.get(engine, spec.name)
+    outcome.paused_at = after.paused_at
+    outcome.statements = statements
+    return outcome
+
+
+def resume(engine: Engine, spec: QueueSpec, *, dry_run: bool = False) -> Outcome:
+    """Resume the queue: its pops take messages again from their next call."""
+    marks = catalog.mark_sql(engine, "resume")
+    outcome = Outcome(spec.name, "resume", False, None, spec.paused_at is not None)
+    outcome.statements = marks if outcome.changed else []
+    if dry_run or not outcome.changed:
+        return outcome
+    engine.run(marks, {"name": spec.name})
+    return outcome
