@@ -8,51 +8,52 @@ import click
 
 from qadmin import render
 from qadmin.cli.options import Target, confirm, connection_options, format_option
-from qadmin.engines.base import Engine
-from qadmin.errors import UsageError
-from qadmin.kinds import QueueSpec
-from qadmin.ops import catalog
 from qadmin.ops import pause as pause_ops
-
-
-def _queue(target: Target, engine: Engine, name: str, command: str) -> QueueSpec:
-    """The qadmin queue NAME; a library's table is refused in one line (exit 2)."""
-    spec = catalog.find(engine, name)
-    if spec is not None:
-        return catalog.get(engine, name)
-    resolved = target.resolve(engine, name, {})  # NotFound (exit 5) when there is no table
-    if resolved.spec is not None:
-        return resolved.spec
-    whose = f"a {resolved.profile.library} table" if resolved.profile.library else "a table"
-    raise UsageError(
-        f"{command}: {name} is {whose}, not a qadmin queue: qadmin pauses its own queues "
-        "(their pop routines read the pause); pause this one through its library"
-    )
 
 
 def _command(action: str, run: Callable[..., pause_ops.Outcome], help_text: str) -> click.Command:
     @click.command(name=action, help=help_text)
     @click.argument("name")
+    @click.option(
+        "--queue",
+        "named",
+        metavar="QUEUE",
+        help="River or Solid Queue tables: the named queue (the library's own pause row).",
+    )
     @click.option("--dry-run", is_flag=True, help="Show what would change; change nothing.")
     @click.option("--yes", "-y", is_flag=True, help="Do it without asking (needed off a TTY).")
     @connection_options
     @format_option
-    def command(name: str, dry_run: bool, yes: bool, target: Target, fmt: str | None) -> None:
+    def command(
+        name: str,
+        named: str | None,
+        dry_run: bool,
+        yes: bool,
+        target: Target,
+        fmt: str | None,
+    ) -> None:
         engine = target.engine()
-        spec = _queue(target, engine, name, action)
+        resolved = target.resolve(engine, name, {"queue": named} if named is not None else {})
+        spec = resolved.spec
+
+        def apply(dry: bool) -> pause_ops.Outcome:
+            if spec is None:
+                return pause_ops.library(engine, resolved, action, dry_run=dry)
+            return run(engine, spec, dry_run=dry)
+
+        plan = apply(True)
         if dry_run:
-            plan = run(engine, spec, dry_run=True)
             render.document(dict(plan.as_dict(), dry_run=True), fmt)
             if render.resolve_format(fmt) != "json":
                 for statement in plan.statements:
                     click.echo(statement.rstrip() + ";")
             return
-        if (spec.paused_at is None) == (action == "pause"):
-            confirm(action, name, yes)
-        done = run(engine, spec)
+        if plan.changed:
+            confirm(action, plan.queue, yes)
+        done = apply(False)
         if not done.changed:
             state = f"paused since {done.paused_at}" if done.paused else "not paused"
-            render.note(f"qadmin: {name} is already {state}: nothing changed")
+            render.note(f"qadmin: {done.queue} is already {state}: nothing changed")
         render.document(dict(done.as_dict(), dry_run=False), fmt)
 
     return command

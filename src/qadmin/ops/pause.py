@@ -16,15 +16,17 @@ replace a procedure without a moment where it is missing, so there pause refuses
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from qadmin.engines.base import Engine
-from qadmin.errors import UsageError
+from qadmin.errors import NotFound, UsageError
 from qadmin.kinds import PAUSABLE, QueueSpec
 from qadmin.ops import catalog
 from qadmin.ops.values import iso
+from qadmin.profiles.resolve import Resolved
 
 _CREATE_ROUTINE = re.compile(r"\bCREATE\s+(FUNCTION|PROCEDURE)\b", re.IGNORECASE)
 
@@ -119,4 +121,60 @@ def resume(engine: Engine, spec: QueueSpec, *, dry_run: bool = False) -> Outcome
     if dry_run or not outcome.changed:
         return outcome
     engine.run(marks, {"name": spec.name})
+    return outcome
+
+
+# Libraries that keep a queue's pause in a table, and that table (beside their job table).
+LIBRARY_PAUSES = {"river": "river_queue", "solid-queue": "solid_queue_pauses"}
+
+
+def library(engine: Engine, resolved: Resolved, action: str, *, dry_run: bool = False) -> Outcome:
+    """Pause or resume a library's named queue with the row change of the library's own API
+    (River's QueuePause/QueueResume, Solid Queue's Queue#pause/#resume); any other library is
+    refused in one line (exit 2): qadmin cannot stop its workers."""
+    profile, shape = resolved.profile, resolved.shape
+    lib = profile.library or "hand-built"
+    name = profile.name
+    if lib not in LIBRARY_PAUSES or shape is None:
+        raise UsageError(
+            f"{action}: {name} is a {lib} table: qadmin pauses its own queues, and River's and "
+            f"Solid Queue's named queues (the library's pause row); pause {lib}'s workers "
+            "through the library"
+        )
+    queue = profile.queue
+    if queue is None:
+        raise UsageError(f"{action}: {lib} pauses one named queue at a time: give --queue NAME")
+    engine.use_schema(shape.schema)
+    table = LIBRARY_PAUSES[lib]
+    if not engine.table_exists(table):
+        raise NotFound(f"{action}: {lib}'s table {table} is not in schema {shape.schema}")
+    sql = engine.queue_file("library_pause")
+    prefix = "river" if lib == "river" else "solid_queue"
+    names = {"river_queue": table, "pauses": table}
+
+    def section(part: str) -> list[str]:
+        if not sql.has(f"{prefix}_{part}"):
+            raise UsageError(f"{action}: {lib}'s pause is not available on {engine.label}")
+        return [engine.render_text(s, names) for s in sql.statements(f"{prefix}_{part}")]
+
+    state = section("state")
+    rows = engine.run(state, {"queue": queue}, write=False)
+    if lib == "river" and not rows:
+        raise NotFound(
+            f"{action}: River has no queue {queue!r} in {table} (a River client adds the row "
+            "when it starts working the queue)"
+        )
+    before = iso(rows[0]["paused_at"]) if rows and rows[0]["paused_at"] is not None else None
+    label = f"{name}[{queue}]"
+    pausing = action == "pause"
+    statements = section(action)
+    outcome = Outcome(label, action, pausing, before, (before is None) == pausing)
+    outcome.statements = statements if outcome.changed else []
+    if dry_run or not outcome.changed:
+        return outcome
+    at = datetime.now(UTC).replace(tzinfo=None).isoformat(sep=" ", timespec="microseconds")
+    payload = json.dumps({"action": action, "queue": queue}, separators=(",", ":"))
+    engine.run(statements, {"queue": queue, "at": at, "payload": payload})
+    after = engine.run(state, {"queue": queue}, write=False)
+    outcome.paused_at = iso(after[0]["paused_at"]) if after and after[0]["paused_at"] else None
     return outcome
