@@ -2,7 +2,8 @@
 -- library's own API (qadmin pause TABLE --queue NAME). :queue is the named queue.
 -- River (its client's QueuePause / QueueResume, migrations 004+): paused_at and updated_at of
 -- the queue's river_queue row, then the control notification River's clients listen for
--- ('<schema>.river_control', {"action": "pause"|"resume", "queue": NAME}), in one transaction;
+-- (channel SCHEMA.river_control; :payload is the JSON object River sends: its action, pause or
+-- resume, and the queue), in one transaction;
 -- a client in poll-only mode sees the row at its next poll of the queue settings.
 -- Solid Queue (SolidQueue::Queue#pause / #resume): a solid_queue_pauses row per paused queue,
 -- created_at in UTC as Rails writes it; the dispatcher and workers skip a paused queue.

@@ -74,7 +74,7 @@ def rule(report: InspectReport) -> list[Finding]:
 
 ENTRY = Diagnostic(
     name="pause",
-    order=5,
+    order=26,
     sql=(),
     collect=collect,
     rule=rule,
