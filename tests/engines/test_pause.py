@@ -240,3 +240,23 @@ def test_a_pop_already_running_when_the_pause_commits_completes(request, tmp_pat
         conn.close()
     popper.close()
     engine.close()
+
+
+@pytest.mark.parametrize("label", ["sqlite", "postgresql", "mariadb"])
+def test_a_paused_queue_converted_to_a_ring_stays_paused(label, request, tmp_path):
+    from qadmin.ops import convert
+
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("q", "fifo", None, False))
+    messages.push(engine, spec, [b"a", b"b"])
+    paused = pause.pause(engine, spec)
+    convert.convert(engine, convert.source(engine, "q"), 100)
+    ring = catalog.get(engine, "q")
+    assert ring.kind.value == "ring" and ring.paused_at == paused.paused_at
+    app = _app(target, "q", "ring")
+    assert _popped(app) == []
+    pause.resume(engine, ring)
+    assert _popped(app) == [b"a", b"b"]
+    app.close()
+    engine.close()
