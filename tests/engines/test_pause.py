@@ -260,3 +260,24 @@ def test_a_paused_queue_converted_to_a_ring_stays_paused(label, request, tmp_pat
     assert _popped(app) == [b"a", b"b"]
     app.close()
     engine.close()
+
+
+def test_a_repeatable_read_transaction_sees_the_pause_from_its_next_transaction(request, tmp_path):
+    """PostgreSQL: the pause check is a read of the catalog in the caller's snapshot, so a
+    REPEATABLE READ transaction whose snapshot predates the pause still pops; its next
+    transaction takes nothing (docs/kinds.md, Calls in flight)."""
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("q", "fifo", None, False))
+    messages.push(engine, spec, [b"a", b"b", b"c"])
+    app = psycopg.connect(PG_ADMIN, options=f"-c search_path={target.schema}")
+    app.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+    pop = "SELECT payload FROM q_pop(1)"
+    assert [bytes(r[0]) for r in app.execute(pop).fetchall()] == [b"a"]  # snapshot taken
+    pause.pause(engine, spec)
+    assert [bytes(r[0]) for r in app.execute(pop).fetchall()] == [b"b"]
+    app.commit()
+    assert app.execute(pop).fetchall() == []
+    app.rollback()
+    app.close()
+    engine.close()
