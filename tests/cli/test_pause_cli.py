@@ -51,12 +51,15 @@ def test_pause_stops_pop_shows_everywhere_and_resume_serves_again(label, request
     assert report["pause"]["paused_at"] == done["paused_at"]
     [finding] = [f for f in report["findings"] if f["code"] == "paused"]
     assert finding["severity"] == "warning" and "resume q --yes" in finding["fix"]
+    # A shared server may add its own findings (a long transaction elsewhere): the pause's
+    # part of the verdict is read from the summary.
     code, out, _ = _run(db, "check", "q", "--sample", "0")
-    assert code == 1 and "paused" in out and "paused_age=" in out
+    summary = out.split("|")[0]
+    assert code >= 1 and "paused: q is paused since" in summary and "paused_age=" in out
     code, out, _ = _run(db, "check", "q", "--sample", "0", "--warn-paused-age", "1h")
-    assert code == 0, out
+    assert "paused" not in out.split("|")[0], out
     code, out, _ = _run(db, "check", "q", "--sample", "0", "--crit-paused-age", "0s")
-    assert code == 2, out
+    assert code == 2 and "paused: q is paused since" in out, out
     # status reads the whole (shared) server: its exit code is the worst line's, anybody's
     _, out, _ = _run(db, "status", "--format", "json")
     mine = [x for x in json.loads(out) if x["table"] == "q"]
