@@ -12,7 +12,7 @@ from typing import Any
 
 from qadmin import sqlfiles
 from qadmin.diagnostics import sql as diagnostic_sql
-from qadmin.engines.base import Engine, Execute
+from qadmin.engines.base import CATALOG_TABLE, Engine, Execute
 from qadmin.errors import NotFound, UnsupportedError, UsageError
 from qadmin.kinds import MAX_CAPACITY, PAUSABLE, PAUSED_AT, Kind, QueueSpec
 from qadmin.names import validate_schema_name
@@ -221,6 +221,7 @@ class ConvertSql:
         }
         self.names = {
             **ring.objects(),
+            "catalog": CATALOG_TABLE,  # the gate's pop reads the pause there
             "src": src.table,
             "id_col": src.id_col,
             "backup": self.backup,
