@@ -39,6 +39,7 @@ def test_every_queue_file_is_used():
             "watermark.sql",
             "convert.sql",
             "data.sql",
+            "library_pause.sql",
         }
         | {f"watermark_{spec.template}.sql" for spec in KINDS.values() if spec.allows_watermark}
         | {f"{spec.template}_before_dead.sql" for spec in KINDS.values() if spec.dead_letters}

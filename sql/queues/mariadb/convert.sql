@@ -127,6 +127,9 @@ BEGIN
     DECLARE v_switched TINYINT;
     {txn_declare()};
     {txn_handler()};
+    IF {paused()} THEN
+        SET p_count = 0;  -- paused (qadmin pause): take nothing
+    END IF;
     {txn_begin()};
     SELECT switched INTO v_switched FROM {gate} WHERE one = 1 LOCK IN SHARE MODE;
     IF v_switched = 1 THEN

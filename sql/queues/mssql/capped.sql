@@ -49,6 +49,7 @@ CREATE PROCEDURE {pop} @count int = 1
 AS
 BEGIN
     SET NOCOUNT ON;
+    IF {paused()} SET @count = 0;  -- paused (qadmin pause): take nothing
     WITH next_rows AS (
         SELECT TOP (@count) id, enqueued_at, payload
         FROM {table} WITH (READPAST, ROWLOCK, UPDLOCK)

@@ -57,6 +57,7 @@ CREATE PROCEDURE {pop} @count int = 1, @worker nvarchar(255) = NULL
 AS
 BEGIN
     SET NOCOUNT ON;
+    IF {paused()} SET @count = 0;  -- paused (qadmin pause): take nothing
     WITH claimed AS (
         SELECT TOP (@count) id, enqueued_at, processing_started_at, claimed_by,
                claimed_session, attempts, payload

@@ -110,6 +110,7 @@ CREATE PROCEDURE {pop} @count int = 1
 AS
 BEGIN
     SET NOCOUNT ON;
+    IF {paused()} SET @count = 0;  -- paused (qadmin pause): take nothing
     SET XACT_ABORT ON;
     DECLARE @out TABLE (id bigint NOT NULL, enqueued_at datetime2(6) NULL, payload varbinary(max) NULL);
     DECLARE @next bigint;

@@ -149,6 +149,9 @@ BEGIN
         ORDER BY id LIMIT p_count FOR UPDATE SKIP LOCKED;
     {txn_handler()};
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
+    IF {paused()} THEN
+        SET p_count = 0;  -- paused (qadmin pause): take nothing
+    END IF;
     {txn_begin()};
     OPEN next_rows;
     take: LOOP

@@ -17,6 +17,12 @@
 -- at READ COMMITTED, committed before the routine returns and rolled back on any error.
 -- txn_declare and txn_handler go in the routine's DECLARE list (variables first, handlers
 -- after the cursors), txn_begin first and txn_end last in its body.
+--
+-- paused: true while the queue is paused (qadmin pause): its catalog entry's options carry
+-- paused_at. One primary-key read of the catalog, a consistent (non-locking) read: a pause
+-- being written never blocks it, nor it the pause. Each pop procedure reads it before it starts
+-- its own transaction and, while it is true, pops with a count of 0 (nothing taken, no result
+-- set). A caller inside a REPEATABLE READ transaction sees the catalog as of its snapshot.
 
 -- name: create_sequence
 CREATE TABLE {obj} (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY) ENGINE=InnoDB
@@ -114,3 +120,7 @@ IF p_batch IS NULL OR JSON_VALID(p_batch) = 0 THEN
         SIGNAL SQLSTATE '22032'
             SET MESSAGE_TEXT = 'push_many: an element is not a base64 string';
     END IF
+
+-- name: paused
+EXISTS (SELECT 1 FROM {catalog}
+        WHERE name = {table.bare_lit} AND JSON_EXTRACT(options, '$.paused_at') IS NOT NULL)

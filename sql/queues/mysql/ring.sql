@@ -280,6 +280,9 @@ BEGIN
             RESIGNAL;
         END;
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
+    IF {paused()} THEN
+        SET p_count = 0;  -- paused (qadmin pause): take nothing
+    END IF;
     {txn_begin()};
     -- A deadlock under REPEATABLE READ's gap locks rolls back after the number is taken, and
     -- no rollback returns a sequence number: refuse that level up front.

@@ -20,6 +20,9 @@ BEGIN
         ORDER BY id LIMIT p_count FOR UPDATE SKIP LOCKED;
     {txn_handler()};
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
+    IF {paused()} THEN
+        SET p_count = 0;  -- paused (qadmin pause): take nothing
+    END IF;
     {txn_begin()};
     SELECT wm INTO v_wm FROM {wm} WHERE one = 1;
     OPEN next_rows;

@@ -27,6 +27,9 @@ RETURNS TABLE (id bigint, enqueued_at timestamptz, payload bytea)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 BEGIN
+    IF {paused()} THEN
+        RETURN;  -- paused (qadmin pause): take nothing
+    END IF;
     LOOP
         RETURN QUERY
         DELETE FROM {table} AS q

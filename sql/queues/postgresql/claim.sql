@@ -65,7 +65,7 @@ LANGUAGE sql AS $$
         attempts = q.attempts + 1
     WHERE q.id IN (
         SELECT s.id FROM {table} AS s
-        WHERE s.processing_started_at IS NULL
+        WHERE s.processing_started_at IS NULL AND NOT {paused()}
         ORDER BY s.id
         LIMIT p_count
         FOR UPDATE SKIP LOCKED)

@@ -52,6 +52,9 @@ RETURNS TABLE (id bigint, enqueued_at timestamptz, payload bytea)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 BEGIN
+    IF {paused()} THEN
+        RETURN;  -- paused (qadmin pause): take nothing
+    END IF;
     LOCK TABLE {src} IN ROW EXCLUSIVE MODE;
     IF to_regclass({ctl.lit}) IS NOT NULL THEN
         RETURN QUERY SELECT * FROM {pop}(p_count);  -- converted: the ring's pop

@@ -240,6 +240,9 @@ DECLARE
     v_cap   integer;
     v_key   bigint := ('x' || left(md5({pop_seq.lit}), 16))::bit(64)::bigint;  -- pop lock
 BEGIN
+    IF {paused()} THEN
+        RETURN;  -- paused (qadmin pause): take nothing
+    END IF;
     -- A serialization failure (REPEATABLE READ, SERIALIZABLE) rolls back after the number is
     -- taken, and no rollback returns a sequence number: refuse those levels up front.
     IF current_setting('transaction_isolation') <> 'read committed' THEN

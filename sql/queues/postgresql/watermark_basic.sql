@@ -14,6 +14,9 @@ DECLARE
     v_fresh boolean := txid_current_if_assigned() IS NULL;
     r      record;
 BEGIN
+    IF {paused()} THEN
+        RETURN;  -- paused (qadmin pause): take nothing
+    END IF;
     SELECT s.last_value INTO v_wm FROM {wm_seq} AS s;
     FOR r IN
         DELETE FROM {table} AS q

@@ -61,7 +61,8 @@ SET processing_started_at = strftime('%Y-%m-%d %H:%M:%f', 'now'),
     claimed_by = :worker,
     attempts = attempts + 1
 WHERE id IN (
-    SELECT id FROM {table} WHERE processing_started_at IS NULL ORDER BY id LIMIT :count)
+    SELECT id FROM {table} WHERE processing_started_at IS NULL AND NOT {paused()}
+    ORDER BY id LIMIT :count)
 RETURNING id, enqueued_at, attempts, payload
 
 -- name: ack

@@ -130,6 +130,16 @@ def set_options(engine: Engine, spec: QueueSpec) -> None:
     engine.run_catalog("set_options", {"name": spec.name, "options": _options(spec)})
 
 
+def options_params(spec: QueueSpec) -> dict[str, Any]:
+    """The ``set_options`` parameters for a spec (for a caller's own transaction)."""
+    return {"name": spec.name, "options": _options(spec)}
+
+
+def mark_sql(engine: Engine, section: str) -> list[str]:
+    """A catalog write's statements (``pause``, ``resume``, ``set_options``), rendered."""
+    return _sql(engine, section)
+
+
 def forget(engine: Engine, name: str) -> None:
     """Remove the queue's entry and its objects' records (the objects are gone by then)."""
     engine.run_catalog("objects_forget", {"queue": name})

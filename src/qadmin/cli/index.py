@@ -17,6 +17,7 @@ MODULES = (
     "queues",
     "messages",
     "dead",
+    "pause",
     "inspect",
     "status",
     "storage",
@@ -106,6 +107,10 @@ INDEX: dict[str, tuple[str, str]] = {
         "storage",
         "Propose, and with --yes run, the online maintenance a queue's table needs, each action's lock stated first (VACUUM, REINDEX CONCURRENTLY, an in-place rebuild...).",
     ),
+    "pause": (
+        "pause",
+        "Pause queue NAME: its pops (qadmin's and applications' calls of its routines) take nothing until resume; pushes go on, claims already made can still be acked or failed.",
+    ),
     "peek": ("messages", "Show the next messages of queue NAME without taking them."),
     "ping": (
         "connections",
@@ -136,6 +141,10 @@ INDEX: dict[str, tuple[str, str]] = {
     "resize": (
         "storage",
         "Grow or shrink a ring while producers and consumers run (never below its backlog).",
+    ),
+    "resume": (
+        "pause",
+        "Resume queue NAME after a pause: its pops take messages again from their next call.",
     ),
     "size": (
         "inspect",

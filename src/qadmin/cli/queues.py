@@ -24,6 +24,7 @@ SPEC_COLUMNS = [
     "max_attempts",
     "created_at",
     "state",
+    "paused_at",
 ]
 
 
@@ -37,6 +38,7 @@ def _spec_row(spec: QueueSpec) -> dict[str, object]:
         "max_attempts": spec.max_attempts,
         "created_at": spec.created_at,
         "state": spec.state,
+        "paused_at": spec.paused_at,
     }
 
 

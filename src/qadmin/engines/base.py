@@ -237,6 +237,11 @@ class Engine(ABC):
             raise UnsupportedError(f"{name.replace('_', ' ')} is not available on {self.dialect}")
         return found
 
+    def queue_file(self, name: str) -> sqlfiles.SqlFile:
+        """A file of sql/queues/ that belongs to no kind (a library's pause), for this
+        dialect; UnsupportedError where the dialect has none."""
+        return self._queue_file(name)
+
     def template(self, spec: QueueSpec) -> sqlfiles.SqlFile:
         """The kind's template with its overlays (e.g. a watermark) laid over it."""
         merged = self._queue_file(spec.template)

@@ -48,6 +48,9 @@ class Dialect:
     plan_measure: ClassVar[str] = "rows examined"
     # ... and what a plan that is only estimated, never run, is noted as.
     plan_only_note: ClassVar[str] = ""
+    # How a routine is replaced in one statement, callers never finding it missing (pause
+    # upgrading an old queue's pop); None: the engine cannot (MySQL 8 drops and creates).
+    replace_routine: ClassVar[str | None] = None
 
     def __init__(self, label: str, schema: Callable[[], str] | None = None) -> None:
         self.label = label
@@ -170,6 +173,7 @@ class SqliteDialect(Dialect):
 
 class PostgresDialect(Dialect):
     title = "PostgreSQL"
+    replace_routine = "CREATE OR REPLACE"
     folders: ClassVar[tuple[str, ...]] = ("postgresql",)
     maintenance_planner = "vacuum"
     vacuum_truncates = True
@@ -281,11 +285,13 @@ class MysqlDialect(Dialect):
 
 class MariadbDialect(MysqlDialect):
     title = "MariaDB"
+    replace_routine = "CREATE OR REPLACE"
     folders: ClassVar[tuple[str, ...]] = ("mariadb", "mysql")
 
 
 class MssqlDialect(Dialect):
     title = "SQL Server"
+    replace_routine = "CREATE OR ALTER"
     folders: ClassVar[tuple[str, ...]] = ("mssql",)
     maintenance_planner = "index_rebuild"
     # Its statements passed the T-SQL gate only: not verified live.

@@ -12,9 +12,9 @@ from typing import Any
 
 from qadmin import catalog, sqlfiles
 from qadmin.catalog import sql as diagnostic_sql
-from qadmin.engines.base import Engine, Execute
+from qadmin.engines.base import CATALOG_TABLE, Engine, Execute
 from qadmin.errors import NotFound, UnsupportedError, UsageError
-from qadmin.kinds import MAX_CAPACITY, Kind, QueueSpec
+from qadmin.kinds import MAX_CAPACITY, PAUSABLE, PAUSED_AT, Kind, QueueSpec
 from qadmin.names import validate_schema_name
 from qadmin.profiles.model import Value
 from qadmin.profiles.resolve import typed_values
@@ -176,9 +176,13 @@ def ring_spec(src: Source, capacity: int) -> QueueSpec:
     """The ring that takes over the queue's name; its options say where it came from."""
     if not 1 <= capacity <= MAX_CAPACITY:
         raise UsageError(f"--capacity must be between 1 and {MAX_CAPACITY:,}")
-    options: dict[str, Any] = {"converted_from": src.origin}
+    # The ring's routines are the current template's, so they read a pause; a paused queue
+    # stays paused.
+    options: dict[str, Any] = {"converted_from": src.origin, PAUSABLE: True}
     if src.managed is not None and src.managed.watermark:
         options["converted_watermark"] = True
+    if src.managed is not None and src.managed.paused_at is not None:
+        options[PAUSED_AT] = src.managed.paused_at
     return QueueSpec(name=src.table, kind=Kind.RING, capacity=capacity, options=options)
 
 
@@ -216,6 +220,7 @@ class ConvertSql:
         }
         self.names = {
             **ring.objects(),
+            "catalog": CATALOG_TABLE,  # the gate's pop reads the pause there
             "src": src.table,
             "id_col": src.id_col,
             "backup": self.backup,

@@ -273,6 +273,19 @@ def _too_large(engine: Engine, n: int, payload: bytes, limit: int) -> UsageError
     )
 
 
+def _empty(engine: Engine, spec: QueueSpec) -> QueueEmpty:
+    """Nothing popped: a paused queue says so (its catalog entry read again: the pause may
+    have come while a --wait waited), else it is empty."""
+    with suppress(QadminError):
+        now = catalog.find(engine, spec.name)
+        if now is not None and now.paused_at is not None:
+            return QueueEmpty(
+                f"queue {spec.name} is paused since {now.paused_at}: nothing popped "
+                f"(qadmin resume {spec.name})"
+            )
+    return QueueEmpty(f"queue {spec.name} is empty")
+
+
 class _Waiter:
     """How an empty pop --wait waits for the next try. Where pushes notify (PostgreSQL's
     LISTEN) it blocks until one does. Elsewhere it probes the head every 5 ms and says "pop
@@ -341,7 +354,7 @@ def pop(
             if rows:
                 return spec.sort_rows(rows)
             if not waiter.next_try():
-                raise QueueEmpty(f"queue {spec.name} is empty")
+                raise _empty(engine, spec)
     finally:
         waiter.close()
 
@@ -429,7 +442,7 @@ def pop_delivering(
             if outcome is not None:
                 return outcome
             if not waiter.next_try():
-                raise QueueEmpty(f"queue {spec.name} is empty")
+                raise _empty(engine, spec)
     finally:
         waiter.close()
 

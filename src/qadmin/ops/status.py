@@ -29,7 +29,7 @@ from qadmin.profiles.resolve import Resolved, check, from_spec, resolve
 from qadmin.profiles.shape import read_shape
 
 # What a status line reads: nothing that samples, walks dead rows or plans a query.
-PARTS = ("size", "claims", "dead", "ring", "watermark")
+PARTS = ("size", "claims", "dead", "ring", "watermark", "pause")
 
 
 @dataclass
@@ -49,6 +49,7 @@ class StatusLine:
     running: int | None = None
     stale: int | None = None
     dead: int | None = None
+    paused_at: str | None = None  # qadmin pause (qadmin's queues)
     status: str = "UNKNOWN"
     code: int = check_mod.UNKNOWN
     worst: str | None = None  # the worst finding or threshold crossed
@@ -232,6 +233,9 @@ def _fill(line: StatusLine, report: InspectReport) -> None:
     dead = report.part("dead")
     if dead is not None:
         line.dead = dead.count
+    pause = report.part("pause")
+    if pause is not None:
+        line.paused_at = pause.paused_at
     verdict = check_mod.evaluate(report)
     line.status, line.code = verdict.status, verdict.code
     if verdict.problems:

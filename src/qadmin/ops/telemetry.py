@@ -25,7 +25,8 @@ from qadmin.profiles.resolve import Resolved, from_spec
 #    backlog_growth_per_s (and invalid_indexes on PostgreSQL) from the diagnostics registry.
 # 3: depth_quality, oldest_quality, claimed_quality, dead_quality (exact, floor or
 #    estimate); a claim queue's depth is its waiting messages (claimed ones are `claimed`).
-SCHEMA_VERSION = 3
+# 4: paused_for_s (qadmin pause).
+SCHEMA_VERSION = 4
 
 # (field, unit, meaning, Parquet type) of the fields every snapshot has, before the
 # registry's own.
