@@ -107,7 +107,7 @@ def load_config(path: str | None) -> dict[str, Any]:
 
 # What the file may hold outside ``[tables.NAME]``: a misspelt key (``shema``, ``defualt``)
 # would otherwise be ignored and the connection silently fall back to another one.
-TOP_KEYS = ("default", "connections", "tables")
+TOP_KEYS = ("default", "connections", "tables", "check")
 CONNECTION_KEYS = ("dsn", "schema")
 
 
