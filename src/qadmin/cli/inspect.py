@@ -604,9 +604,7 @@ def check(
 
         try:
             return check_all.run(target, given, stale_after, queue_timeout or 2.0, fmt)
-        except UsageError:
-            raise
-        except QadminError as exc:
+        except QadminError as exc:  # the config's thresholds, the connection: UNKNOWN
             click.echo(check_ops.unknown("all queues", str(exc)).line)
             return check_ops.UNKNOWN
     if name is None:

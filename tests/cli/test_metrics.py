@@ -1,0 +1,213 @@
+"""qadmin metrics: its exposition read back with prometheus_client's own parser, the textfile
+written whole, the HTTP endpoint scraping afresh on every request, a failed scrape as
+qadmin_up 0 (no secret in any label), the refusals, and the alert rules checked by promtool."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from prometheus_client.parser import text_string_to_metric_families
+
+from qadmin.cli import cli
+
+REPO = Path(__file__).resolve().parents[2]
+RULES = REPO / "docs" / "prometheus" / "qadmin-rules.yml"
+
+
+def _run(*args: str):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+@pytest.fixture
+def db(tmp_path) -> list[str]:
+    """A SQLite file with a fifo of three messages and a ring pushed twice, popped once."""
+    dsn = ["--dsn", f"sqlite:///{tmp_path / 'q.db'}"]
+    assert _run("create", "orders", "--kind", "fifo", *dsn).exit_code == 0
+    assert _run("push", "orders", "a", "b", "c", *dsn).exit_code == 0
+    assert _run("create", "loop", "--kind", "ring", "--capacity", "10", *dsn).exit_code == 0
+    assert _run("push", "loop", "x", "y", *dsn).exit_code == 0
+    assert _run("pop", "loop", *dsn).exit_code == 0
+    return dsn
+
+
+def _families(text: str) -> dict[str, object]:
+    return {f.name: f for f in text_string_to_metric_families(text)}
+
+
+def _value(families, name: str, **labels: str) -> float:
+    found = [
+        s.value
+        for s in families[name].samples
+        if all(s.labels.get(k) == v for k, v in labels.items())
+    ]
+    assert len(found) == 1, (name, labels, found)
+    return found[0]
+
+
+def test_every_queue_status_finds_is_exposed_with_help_units_and_counters(db):
+    result = _run("metrics", *db)
+    assert result.exit_code == 0, result.stderr
+    families = _families(result.stdout)
+    for family in families.values():
+        assert family.documentation, f"{family.name} has no HELP"
+        assert family.name.startswith("qadmin_")
+    assert _value(families, "qadmin_up") == 1
+    assert _value(families, "qadmin_scrape_error") == 0
+    assert _value(families, "qadmin_scrape_queues") == 2
+    assert _value(families, "qadmin_queue_depth", table="orders") == 3
+    assert _value(families, "qadmin_queue_depth", table="loop") == 1
+    assert _value(families, "qadmin_queue_status", table="orders") == 0
+    assert families["qadmin_queue_oldest_age_seconds"].type == "gauge"
+    # counters from the sequences' high-water marks: the parser names the family without
+    # _total and its samples with it
+    pushed = families["qadmin_queue_pushed"]
+    assert pushed.type == "counter"
+    assert {s.name for s in pushed.samples} == {"qadmin_queue_pushed_total"}
+    assert _value(families, "qadmin_queue_pushed", table="orders") == 3
+    assert _value(families, "qadmin_queue_pushed", table="loop") == 2
+    assert _value(families, "qadmin_queue_popped", table="loop") == 1
+    sample = next(s for s in families["qadmin_queue_depth"].samples if s.labels["table"] == "loop")
+    assert sample.labels["kind"] == "ring" and sample.labels["library"] == ""
+    assert set(sample.labels) == {"server", "schema", "table", "queue", "kind", "library"}
+    # the counted figures are exact here: no quality series says otherwise
+    assert not families["qadmin_queue_quality"].samples
+
+
+def test_openmetrics_output_ends_with_eof(db):
+    result = _run("metrics", "--openmetrics", *db)
+    assert result.exit_code == 0
+    assert result.stdout.rstrip().endswith("# EOF")
+    assert "qadmin_queue_pushed_total{" in result.stdout
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_a_scrape_that_cannot_connect_is_up_0_with_no_secret_anywhere():
+    dsn = f"postgresql://scraper:hunter2secret@127.0.0.1:{_closed_port()}/app"
+    result = _run("metrics", "--dsn", dsn, "--connect-timeout", "2")
+    assert result.exit_code == 6
+    families = _families(result.stdout)
+    assert _value(families, "qadmin_up") == 0
+    assert _value(families, "qadmin_scrape_error") == 1
+    server = families["qadmin_up"].samples[0].labels["server"]
+    assert server.startswith("postgresql://127.0.0.1:") and server.endswith("/app")
+    for text in (result.stdout, result.stderr):
+        assert "hunter2secret" not in text
+    assert "scraper" not in result.stdout
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_textfile_is_written_whole_with_no_temporary_file_left(db, tmp_path):
+    out = tmp_path / "textfile" / "qadmin.prom"
+    out.parent.mkdir()
+    out.write_text("old contents\n")
+    result = _run("metrics", "--textfile", str(out), *db)
+    assert result.exit_code == 0 and result.stdout == ""
+    families = _families(out.read_text())
+    assert _value(families, "qadmin_queue_depth", table="orders") == 3
+    assert sorted(p.name for p in out.parent.iterdir()) == ["qadmin.prom"]
+    assert out.stat().st_mode & 0o044  # node_exporter, another user, can read it
+
+
+@pytest.mark.parametrize(
+    "args,said",
+    [
+        (["--textfile", "metrics.txt"], "*.prom"),
+        (["--textfile", "/no/such/folder/q.prom"], "no such folder"),
+        (["--listen", "9187"], "HOST:PORT"),
+        (["--listen", "127.0.0.1:99999"], "HOST:PORT"),
+        (["--listen", "127.0.0.1:0", "--textfile", "x.prom"], "--textfile"),
+        (["--listen", "127.0.0.1:0", "--openmetrics"], "--openmetrics"),
+        (["--textfile", "x.prom", "--openmetrics"], "--openmetrics"),
+    ],
+)
+def test_refusals_are_one_line_exit_2(db, args, said):
+    result = _run("metrics", *args, *db)
+    assert result.exit_code == 2
+    assert said in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert result.stdout == ""
+
+
+def _serve(args: list[str]) -> tuple[subprocess.Popen[str], str]:
+    """qadmin metrics --listen 127.0.0.1:0, as an operator starts it; its URL from stderr."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "qadmin", "metrics", "--listen", "127.0.0.1:0", *args],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+    )
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    assert "serving metrics on http://127.0.0.1:" in line, line
+    return proc, line.split(" on ", 1)[1].strip()
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def test_listen_runs_a_fresh_scrape_for_every_request(db):
+    proc, url = _serve(db)
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            first = _families(response.read().decode())
+        assert _value(first, "qadmin_queue_depth", table="orders") == 3
+        assert _run("push", "orders", "d", "e", *db).exit_code == 0
+        request = urllib.request.Request(url, headers={"X-Prometheus-Scrape-Timeout-Seconds": "5"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            second = _families(response.read().decode())
+        assert _value(second, "qadmin_queue_depth", table="orders") == 5
+        assert _value(second, "qadmin_queue_pushed", table="orders") == 5
+    finally:
+        _stop(proc)
+
+
+def test_listen_on_a_port_in_use_is_one_line(db):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = _run("metrics", "--listen", f"127.0.0.1:{port}", *db)
+    assert result.exit_code == 1
+    assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def _promtool() -> str:
+    found = shutil.which("promtool")
+    if found is None:
+        reason = "promtool not installed (scripts/services installs Debian's prometheus)"
+        if os.environ.get("QADMIN_REQUIRE_SERVERS") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return found
+
+
+def test_the_shipped_alert_rules_pass_promtool():
+    done = subprocess.run(
+        [_promtool(), "check", "rules", str(RULES)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "SUCCESS" in done.stdout
+
+
+def test_the_alert_rules_name_only_metrics_qadmin_exposes(db):
+    import re
+
+    exposed = set(_families(_run("metrics", *db).stdout))
+    exposed |= {f"{name}_total" for name in exposed}
+    named = set(re.findall(r"\b(qadmin_[a-z_]+)", RULES.read_text()))
+    assert named and named <= exposed, named - exposed
