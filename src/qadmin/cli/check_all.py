@@ -8,13 +8,12 @@ performance data on lines of their own (after a ``|`` on the last long-text line
 
 Thresholds: the registry's defaults, then the config's ``[check]`` keys (``warn_depth = 1000``,
 ``crit_oldest_age = "10m"``), then the ``--warn-X/--crit-X`` options, then each
-``[check.queues."PATTERN"]`` whose shell-style pattern matches the queue's name (in file
-order, a later one winning key by key): the most specific word wins.
+``[check.queues."PATTERN"]`` whose pattern (``*`` and ``?`` wildcards) matches the queue's
+name (in file order, a later one winning key by key): the most specific word wins.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,6 +67,13 @@ def _keys(where: str, entry: dict[str, Any]) -> dict[str, float]:
     return out
 
 
+def _matches(name: str, pattern: str) -> bool:
+    """``*`` any run of characters, ``?`` one; everything else literal (a named queue's
+    brackets too: ``jobs[mail]`` is that queue, not a character class)."""
+    regex = re.escape(pattern).replace(r"\*", ".*").replace(r"\?", ".")
+    return re.fullmatch(regex, name) is not None
+
+
 @dataclass
 class Thresholds:
     """The config's [check] section and the options given, turned into each queue's limits."""
@@ -79,7 +85,7 @@ class Thresholds:
     def values(self, name: str) -> dict[str, float]:
         merged = {**self.base, **self.given}
         for pattern, keys in self.patterns:
-            if fnmatch.fnmatchcase(name, pattern):
+            if _matches(name, pattern):
                 merged.update(keys)
         return merged
 
