@@ -13,6 +13,9 @@ The config file is TOML::
     state_column = "status"
     pending = ["new"]           # ... the keys of ``TABLE_KEYS`` (docs/profiles.md)
 
+    [check]                     # check --all's thresholds (qadmin.cli.check_all)
+    warn_depth = 1000
+
 A missing default config file is silent; a missing file named by --config or QADMIN_CONFIG is
 an error, as is a named connection that the file does not define.
 """

@@ -211,3 +211,17 @@ def test_the_alert_rules_name_only_metrics_qadmin_exposes(db):
     exposed |= {f"{name}_total" for name in exposed}
     named = set(re.findall(r"\b(qadmin_[a-z_]+)", RULES.read_text()))
     assert named and named <= exposed, named - exposed
+
+
+def test_without_prometheus_client_the_line_names_the_extra(db, monkeypatch):
+    import sys as _sys
+
+    import qadmin
+
+    monkeypatch.setitem(_sys.modules, "prometheus_client", None)
+    monkeypatch.setitem(_sys.modules, "qadmin.prometheus", None)
+    monkeypatch.delattr(qadmin, "prometheus", raising=False)  # imported by an earlier test
+    result = _run("metrics", *db)
+    assert result.exit_code == 9
+    assert "prometheus_client" in result.stderr and "[metrics]" in result.stderr
+    assert result.stdout == ""
