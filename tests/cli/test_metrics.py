@@ -225,3 +225,41 @@ def test_without_prometheus_client_the_line_names_the_extra(db, monkeypatch):
     assert result.exit_code == 9
     assert "prometheus_client" in result.stderr and "[metrics]" in result.stderr
     assert result.stdout == ""
+
+
+def test_an_estimated_depth_keeps_its_series_and_says_so_apart(pg_own_database):
+    """A fifo the catalog puts above what status counts: its depth is the catalog's estimate.
+    The depth series has the same labels as a counted one; qadmin_queue_quality says it is an
+    estimate."""
+    from qadmin.engines import open_engine
+    from qadmin.kinds import Kind, QueueSpec
+    from qadmin.ops import messages, queues
+
+    engine = open_engine(pg_own_database)
+    try:
+        big = queues.create(engine, QueueSpec("big", Kind.FIFO))
+        messages.push(engine, big, [b"m"] * 12_000)
+        small = queues.create(engine, QueueSpec("small", Kind.FIFO))
+        messages.push(engine, small, [b"m"] * 3)
+        engine.run(['ANALYZE "public"."big"'], None, write=True)
+    finally:
+        engine.close()
+    result = _run("metrics", "--dsn", pg_own_database)
+    assert result.exit_code == 0, result.stderr
+    families = _families(result.stdout)
+    depth = _value(families, "qadmin_queue_depth", table="big")
+    assert depth > 10_000
+    assert _value(families, "qadmin_queue_depth", table="small") == 3
+    labels = {
+        frozenset(s.labels) for s in families["qadmin_queue_depth"].samples
+    }  # one label set for counted and estimated figures alike
+    assert len(labels) == 1
+    assert _value(families, "qadmin_queue_quality", table="big", figure="depth") == 1
+    quality = next(
+        s for s in families["qadmin_queue_quality"].samples if s.labels["table"] == "big"
+    )
+    assert quality.labels["quality"] == "estimate"
+    small_quality = [
+        s for s in families["qadmin_queue_quality"].samples if s.labels["table"] == "small"
+    ]
+    assert small_quality == []
