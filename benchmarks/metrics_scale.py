@@ -4,7 +4,8 @@ The same database as benchmarks/status_scale.py builds (its set-up is reused): -
 schemas of --queues qadmin queues each (fifo, claim, ring, pending, lifo in turn, two messages
 each), plus an Oban and a River table of --rows rows (three named queues each). It prints:
 
-- `qadmin metrics` through the CLI, printed once (wall time of the process, start included);
+- `qadmin metrics` and `qadmin status` through the CLI, in turn --repeat times (wall time of
+  each process, its start included: the same load for both);
 - `qadmin metrics --listen 127.0.0.1:0` scraped over HTTP --repeat times, as Prometheus does
   (each request one scrape; the time of each request, the process already running);
 - the shared buffers each read touched (pg_stat_database of the bench database).
@@ -83,19 +84,27 @@ def main() -> None:
             + (f", oban_jobs and river_job of {args.rows:,} rows" if args.rows else "")
         )
         command = [sys.executable, "-m", "qadmin", "metrics", "--dsn", url]
-        before = status_scale._buffers(dsn, database)
-        t0 = time.monotonic()
-        printed = subprocess.run(command, capture_output=True, text=True, check=False)
-        wall = time.monotonic() - t0
-        buffers = status_scale._buffers(dsn, database) - before
-        if printed.returncode != 0:
-            raise SystemExit(f"metrics failed: {printed.stderr}")
+        status = [sys.executable, "-m", "qadmin", "status", "--dsn", url, "--format", "json"]
+        walls: dict[str, list[float]] = {"status": [], "metrics": []}
+        printed = None
+        for _ in range(args.repeat):  # interleaved: both see the same load
+            for label, argv in (("status", status), ("metrics", command)):
+                t0 = time.monotonic()
+                done = subprocess.run(argv, capture_output=True, text=True, check=False)
+                walls[label].append(time.monotonic() - t0)
+                if label == "metrics":
+                    printed = done
+                    if done.returncode != 0:
+                        raise SystemExit(f"metrics failed: {done.stderr}")
+        assert printed is not None
         queues = printed.stdout.count("\nqadmin_queue_status{")
         series = sum(1 for line in printed.stdout.splitlines() if not line.startswith("#"))
-        print(
-            f"metrics (CLI process, printed): {queues} queues, {series} series, "
-            f"wall {wall:.2f} s, buffers {buffers:,}"
-        )
+        for label, runs in walls.items():
+            print(
+                f"{label} (CLI process): wall median {statistics.median(runs):.2f} s "
+                f"(runs {', '.join(f'{w:.2f}' for w in runs)})"
+            )
+        print(f"metrics printed {queues} queues, {series} series")
         server = subprocess.Popen(
             [*command, "--listen", "127.0.0.1:0"], stderr=subprocess.PIPE, text=True
         )
