@@ -263,3 +263,17 @@ def test_an_estimated_depth_keeps_its_series_and_says_so_apart(pg_own_database):
         s for s in families["qadmin_queue_quality"].samples if s.labels["table"] == "small"
     ]
     assert small_quality == []
+
+
+def test_queue_status_is_judged_with_the_configs_check_thresholds(db, tmp_path):
+    config = tmp_path / "qadmin.toml"
+    config.write_text('[check]\nwarn_depth = 3\n[check.queues."main.loop"]\nwarn_depth = 100\n')
+    result = _run("metrics", "--config", str(config), *db)
+    assert result.exit_code == 0, result.stderr
+    families = _families(result.stdout)
+    assert _value(families, "qadmin_queue_status", table="orders") == 1  # WARNING: 3 >= 3
+    assert _value(families, "qadmin_queue_status", table="loop") == 0
+    config.write_text("[check]\nwarn_depht = 3\n")
+    refused = _run("metrics", "--config", str(config), *db)
+    assert refused.exit_code == 2 and "warn_depht" in refused.stderr
+    assert refused.stdout == ""

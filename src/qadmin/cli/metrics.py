@@ -12,6 +12,7 @@ import click
 
 from qadmin import config as config_mod
 from qadmin import render
+from qadmin.cli import check_all
 from qadmin.cli.inspect import stale_option
 from qadmin.cli.options import Duration, Target, check_sqlite_file, connection_options
 from qadmin.errors import QadminError, UsageError
@@ -108,7 +109,6 @@ def metrics(
         from qadmin import extras
 
         raise extras.missing("prometheus_client", "qadmin metrics") from exc
-    from qadmin.diagnostics.model import Options
     from qadmin.engines import open_engine
     from qadmin.ops import metrics as metrics_ops
 
@@ -118,6 +118,7 @@ def metrics(
     if click.get_current_context().find_root().params.get("verbose"):
         click.echo(f"qadmin: using {conn.masked} ({conn.source})", err=True)
     declared, broken = config_mod.tables(conf), config_mod.broken_tables(conf)
+    limits_for = check_all.thresholds(conf, {})  # qadmin_queue_status judged as check --all
     limit_ms = min(target.timeouts.statement_ms, max(1, round(queue_timeout * 1000)))
     timeouts = dataclasses.replace(target.timeouts, statement_ms=limit_ms)
     schema = target.schema or conn.schema
@@ -128,8 +129,9 @@ def metrics(
             lambda: open_engine(conn.dsn, schema, timeouts),
             declared,
             broken,
-            Options(stale_after, 0.0),
+            limits_for.options("", stale_after),
             seconds,
+            lambda name: limits_for.options(name, stale_after),
         )
         if result.error is not None:
             render.note(f"qadmin: scrape failed: {result.error}")

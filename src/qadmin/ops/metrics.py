@@ -268,16 +268,24 @@ def scrape(
     broken: dict[str, str],
     options: Options,
     timeout_s: float,
+    options_for: Callable[[str], Options] | None = None,
 ) -> Scrape:
     """Every queue's figures, read within ``timeout_s`` (queues not begun by then are
-    counted unread); a failure to reach the server is ``up`` false with its reason."""
+    counted unread); a failure to reach the server is ``up`` false with its reason.
+    ``options_for``: each queue's thresholds (the config's [check], as check --all's)."""
     started = time.monotonic()
     engine = open_engine()
     result = Scrape(server_label(engine))
     collector = _Collector(engine, result.server)
     try:
         found = status_ops.gather(
-            engine, declared, options, broken, each=collector, deadline=started + timeout_s
+            engine,
+            declared,
+            options,
+            broken,
+            options_for=options_for,
+            each=collector,
+            deadline=started + timeout_s,
         )
     except QadminError as exc:
         result.error = secrets.scrub(" ".join(str(exc).split()))
