@@ -5,17 +5,18 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import click
 
 from qadmin import config as config_mod
-from qadmin import render
+from qadmin import render, secrets
 from qadmin.cli import check_all
 from qadmin.cli.inspect import stale_option
 from qadmin.cli.options import Duration, Target, check_sqlite_file, connection_options
-from qadmin.errors import QadminError, UsageError
+from qadmin.errors import EXIT_ERROR, QadminError, UsageError
 
 
 def _listen(value: str) -> tuple[str, int]:
@@ -122,7 +123,8 @@ def metrics(
     limit_ms = min(target.timeouts.statement_ms, max(1, round(queue_timeout * 1000)))
     timeouts = dataclasses.replace(target.timeouts, statement_ms=limit_ms)
     schema = target.schema or conn.schema
-    open_engine(conn.dsn, schema, timeouts)  # a bad DSN or schema: exit 2 now, not per scrape
+    # a bad DSN or schema: exit 2 now, not per scrape
+    server = metrics_ops.server_label(open_engine(conn.dsn, schema, timeouts))
 
     def scrape(seconds: float) -> metrics_ops.Scrape:
         result = metrics_ops.scrape(
@@ -142,8 +144,17 @@ def metrics(
         def listening(url: str) -> None:
             render.note(f"qadmin: serving metrics on {url}")
 
+        def served(seconds: float) -> metrics_ops.Scrape:
+            started = time.monotonic()
+            try:
+                return scrape(seconds)
+            except Exception as exc:  # a bug must not end the endpoint: up 0 and one line
+                why = secrets.scrub(f"internal error: {type(exc).__name__}: {exc}")
+                render.note(f"qadmin: scrape failed: {why}")
+                return metrics_ops.failed(server, why, EXIT_ERROR, time.monotonic() - started)
+
         try:
-            prometheus.serve(where[0], where[1], scrape, scrape_timeout, listening)
+            prometheus.serve(where[0], where[1], served, scrape_timeout, listening)
         except OSError as exc:
             raise QadminError(f"cannot listen on {listen}: {exc.strerror or exc}") from None
         return 0

@@ -303,6 +303,16 @@ def scrape(
         with contextlib.suppress(QadminError):
             engine.close()
     result.duration_s = round(time.monotonic() - started, 3)
+    return _finish(result, collector.samples)
+
+
+def failed(server: str, error: str, exit_code: int, duration_s: float = 0.0) -> Scrape:
+    """A scrape that ended in an error nobody classified: up 0 all the same."""
+    result = Scrape(server, error=error, exit_code=exit_code, duration_s=duration_s)
+    return _finish(result, [])
+
+
+def _finish(result: Scrape, queue_samples: list[Sample]) -> Scrape:
     scrape_samples = (
         ("qadmin_up", 1 if result.up else 0),
         ("qadmin_scrape_error", 0 if result.up else 1),
@@ -311,5 +321,5 @@ def scrape(
         ("qadmin_scrape_queues_unread", result.unread),
     )
     result.samples = [Sample(n, (result.server,), float(v)) for n, v in scrape_samples]
-    result.samples += collector.samples
+    result.samples += queue_samples
     return result
