@@ -277,3 +277,33 @@ def test_queue_status_is_judged_with_the_configs_check_thresholds(db, tmp_path):
     refused = _run("metrics", "--config", str(config), *db)
     assert refused.exit_code == 2 and "warn_depht" in refused.stderr
     assert refused.stdout == ""
+
+
+def test_queues_not_begun_within_the_scrape_timeout_are_counted_unread(pg_own_database):
+    """Another session holds both queue tables locked: the first queue read waits for its
+    lock (inspect's short part lock timeout, then names the holder), and by then the scrape's
+    time is over, so the other queue is not read at all: status 3, counted unread."""
+    import psycopg
+
+    from qadmin.engines import open_engine
+    from qadmin.kinds import Kind, QueueSpec
+    from qadmin.ops import messages, queues
+
+    engine = open_engine(pg_own_database)
+    try:
+        for name in ("first", "second"):
+            spec = queues.create(engine, QueueSpec(name, Kind.FIFO))
+            messages.push(engine, spec, [b"m"])
+    finally:
+        engine.close()
+    with psycopg.connect(pg_own_database) as holder:
+        holder.execute('LOCK TABLE "public"."first", "public"."second" IN ACCESS EXCLUSIVE MODE')
+        result = _run("metrics", "--dsn", pg_own_database, "--scrape-timeout", "0.5")
+        holder.rollback()
+    assert result.exit_code == 0, result.stderr
+    families = _families(result.stdout)
+    assert _value(families, "qadmin_up") == 1
+    assert _value(families, "qadmin_scrape_queues") == 2
+    assert _value(families, "qadmin_scrape_queues_unread") >= 1
+    statuses = {s.labels["table"]: s.value for s in families["qadmin_queue_status"].samples}
+    assert set(statuses) == {"first", "second"} and 3 in statuses.values()
