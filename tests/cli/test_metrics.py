@@ -204,6 +204,22 @@ def test_the_shipped_alert_rules_pass_promtool():
     assert "SUCCESS" in done.stdout
 
 
+def test_the_alert_rules_fire_on_the_series_qadmin_exposes():
+    """promtool's unit tests of the rules (docs/prometheus/qadmin-rules.test.yml): the scrape
+    failing, a queue CRITICAL only after 5 minutes, a full ring, a ring with no pops, new dead
+    letters of a library's named queue, with the labels and annotations qadmin gives them."""
+    tests = RULES.with_name("qadmin-rules.test.yml")
+    done = subprocess.run(
+        [_promtool(), "test", "rules", tests.name],
+        cwd=tests.parent,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "SUCCESS" in done.stdout
+
+
 def test_the_alert_rules_name_only_metrics_qadmin_exposes(db):
     import re
 
