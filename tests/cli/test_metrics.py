@@ -171,6 +171,10 @@ def test_listen_runs_a_fresh_scrape_for_every_request(db):
             second = _families(response.read().decode())
         assert _value(second, "qadmin_queue_depth", table="orders") == 5
         assert _value(second, "qadmin_queue_pushed", table="orders") == 5
+        accept = {"Accept": "application/openmetrics-text; version=1.0.0"}
+        with urllib.request.urlopen(urllib.request.Request(url, headers=accept)) as response:
+            assert response.headers["Content-Type"].startswith("application/openmetrics-text")
+            assert response.read().decode().rstrip().endswith("# EOF")
     finally:
         _stop(proc)
 
