@@ -171,3 +171,23 @@ def test_json_holds_every_queue_verdict(db):
     first = document["lines"][0]
     assert first["name"] == "main.orders" and first["metrics"]["depth"] == 3
     assert first["problems"] == ["depth 3 >= 2"]
+
+
+@pytest.mark.parametrize("label", ["sqlite", "postgresql", "mariadb", "mysql8"])
+def test_each_engine_gives_its_queues_a_line_and_perfdata(label, request, tmp_path):
+    """On a shared server status finds other sessions' queues too: only this test's own
+    queue's line and performance data are asserted."""
+    from tests.conftest import make_target
+
+    target = make_target(label, request, tmp_path)
+    args = target.cli_args()
+    assert _run("create", "orders", "--kind", "claim", *args).exit_code == 0
+    assert _run("push", "orders", "a", "b", "c", *args).exit_code == 0
+    result = _run("check", "--all", "--warn-depth", "3", *args)
+    assert result.exit_code in (1, 2, 3), result.output  # 1 at least: orders is WARNING
+    name = f"{target.schema or 'main'}.orders"
+    assert f"WARNING {name}: depth 3 >= 3" in result.stdout
+    assert f"{name}_depth=3;3;;0" in result.stdout
+    assert f"{name}_stale_claims=0;1;;0" in result.stdout
+    first = result.stdout.splitlines()[0]
+    assert first.startswith("QADMIN ") and " queues: " in first and "| queues=" in first
