@@ -327,3 +327,25 @@ def test_queues_not_begun_within_the_scrape_timeout_are_counted_unread(pg_own_da
     assert _value(families, "qadmin_scrape_queues_unread") >= 1
     statuses = {s.labels["table"]: s.value for s in families["qadmin_queue_status"].samples}
     assert set(statuses) == {"first", "second"} and 3 in statuses.values()
+
+
+@pytest.mark.parametrize("label", ["postgresql", "mariadb", "mysql8"])
+def test_each_server_engine_exposes_depth_and_pushed_counter(label, request, tmp_path):
+    """PostgreSQL in a database of its own; MariaDB's status sees every database on the
+    server, so only this test's queue is asserted (and the scrape given time for the rest)."""
+    from tests.conftest import make_target
+
+    if label == "postgresql":
+        args = ["--dsn", request.getfixturevalue("pg_own_database")]
+        schema = "public"
+    else:
+        target = make_target(label, request, tmp_path)
+        args, schema = target.cli_args(), str(target.schema)
+    assert _run("create", "orders", "--kind", "fifo", *args).exit_code == 0
+    assert _run("push", "orders", "a", "b", "c", *args).exit_code == 0
+    result = _run("metrics", "--scrape-timeout", "120", *args)
+    assert result.exit_code == 0, result.stderr
+    families = _families(result.stdout)
+    assert _value(families, "qadmin_queue_depth", schema=schema, table="orders") == 3
+    assert _value(families, "qadmin_queue_pushed", schema=schema, table="orders") == 3
+    assert _value(families, "qadmin_queue_status", schema=schema, table="orders") == 0
