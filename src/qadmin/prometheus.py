@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -124,8 +125,9 @@ def serve(
     class PerRequest(Collector):
         def collect(self) -> Iterator[Metric]:
             budget = getattr(local, "budget", timeout_s)
-            with lock:
-                result = scrape(budget)
+            asked = time.monotonic()
+            with lock:  # a second request waits: its wait comes out of its own budget
+                result = scrape(max(0.1, budget - (time.monotonic() - asked)))
             yield from families(result)
 
     registry = CollectorRegistry(auto_describe=False)
