@@ -191,3 +191,17 @@ def test_each_engine_gives_its_queues_a_line_and_perfdata(label, request, tmp_pa
     assert f"{name}_stale_claims=0;1;;0" in result.stdout
     first = result.stdout.splitlines()[0]
     assert first.startswith("QADMIN ") and " queues: " in first and "| queues=" in first
+
+
+def test_no_connection_is_one_unknown_line_without_the_password():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    dsn = f"postgresql://nagios:s3cretpw@127.0.0.1:{port}/app"
+    result = _run("check", "--all", "--dsn", dsn, "--connect-timeout", "2")
+    assert result.exit_code == 3
+    assert result.stdout.startswith("QADMIN UNKNOWN - all queues: ")
+    assert len(result.stdout.strip().splitlines()) == 1
+    assert "s3cretpw" not in result.stdout + result.stderr
