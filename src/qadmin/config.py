@@ -13,6 +13,9 @@ The config file is TOML::
     state_column = "status"
     pending = ["new"]           # ... the keys of ``TABLE_KEYS`` (docs/profiles.md)
 
+    [check]                     # check --all's thresholds (qadmin.cli.check_all)
+    warn_depth = 1000
+
 A missing default config file is silent; a missing file named by --config or QADMIN_CONFIG is
 an error, as is a named connection that the file does not define.
 """
@@ -107,7 +110,7 @@ def load_config(path: str | None) -> dict[str, Any]:
 
 # What the file may hold outside ``[tables.NAME]``: a misspelt key (``shema``, ``defualt``)
 # would otherwise be ignored and the connection silently fall back to another one.
-TOP_KEYS = ("default", "connections", "tables")
+TOP_KEYS = ("default", "connections", "tables", "check")
 CONNECTION_KEYS = ("dsn", "schema")
 
 

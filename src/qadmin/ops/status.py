@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -193,11 +193,20 @@ def _declared(
             yield StatusLine(name, home, name, None, "declared", error=str(exc))
 
 
-def _line(engine: Engine, item: Item, options: Options) -> StatusLine | None:
+# Called with each queue read, its line and its report (None when it could not be read),
+# the engine still in the queue's schema: metrics and check --all take more from a report
+# than a status line shows.
+Each = Callable[[Item, StatusLine, InspectReport | None], None]
+
+
+def _line(
+    engine: Engine, item: Item, options: Options, each: Each | None = None
+) -> StatusLine | None:
     """The item judged; None for a queue found by the catalog that is gone since (dropped
     while status ran); a declared table that is missing stays a line saying so."""
     line = StatusLine(item.name, item.schema, item.table, item.queue, item.what)
     started = time.monotonic()
+    report: InspectReport | None = None
     try:
         engine.use_schema(item.schema)
         engine.read_naive_times_as_utc(item.resolved.profile.naive_utc)
@@ -211,6 +220,8 @@ def _line(engine: Engine, item: Item, options: Options) -> StatusLine | None:
         line.error = str(exc)
         line.worst = f"not read: {exc}"
     line.read_ms = round((time.monotonic() - started) * 1000)
+    if each is not None:
+        each(item, line, report if line.error is None else None)
     return line
 
 
@@ -304,15 +315,30 @@ def gather(
     declared: dict[str, dict[str, Any]],
     options: Options | None = None,
     broken: dict[str, str] | None = None,
+    *,
+    options_for: Callable[[str], Options] | None = None,
+    each: Each | None = None,
+    deadline: float | None = None,
 ) -> Status:
-    """Every queue found, judged; lines worst first, then by name."""
+    """Every queue found, judged; lines worst first, then by name. ``options_for``: each
+    queue's own options by its name (check --all's thresholds from the config); ``each``: see
+    ``Each``; ``deadline`` (time.monotonic): queues not begun by then are lines saying so,
+    not read (a scrape that must answer in time)."""
     started = time.monotonic()
     options = options or Options(sample_s=0)
     home = engine.schema
     found = find(engine, declared, broken)
     status = Status(list(found.lines), found.notes)
     for item in found.items:
-        judged = _line(engine, item, options)
+        if deadline is not None and time.monotonic() >= deadline:
+            line = StatusLine(item.name, item.schema, item.table, item.queue, item.what)
+            line.error = "the time allowed for the whole run had passed"
+            status.lines.append(line)
+            if each is not None:
+                each(item, line, None)
+            continue
+        own = options_for(item.name) if options_for is not None else options
+        judged = _line(engine, item, own, each)
         if judged is not None:
             status.lines.append(judged)
     for line in status.lines:
