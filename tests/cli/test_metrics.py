@@ -81,6 +81,26 @@ def test_every_queue_status_finds_is_exposed_with_help_units_and_counters(db):
     assert not families["qadmin_queue_quality"].samples
 
 
+def test_a_paused_queue_says_so_until_it_is_resumed(db):
+    assert _run("pause", "orders", "--yes", *db).exit_code == 0
+    families = _families(_run("metrics", *db).stdout)
+    assert _value(families, "qadmin_queue_paused", table="orders") == 1
+    assert _value(families, "qadmin_queue_paused", table="loop") == 0
+    assert _value(families, "qadmin_queue_paused_seconds", table="orders") >= 0
+    assert _run("resume", "orders", "--yes", *db).exit_code == 0
+    families = _families(_run("metrics", *db).stdout)
+    assert _value(families, "qadmin_queue_paused", table="orders") == 0
+    assert (
+        not [
+            s
+            for s in families["qadmin_queue_paused_seconds"].samples
+            if s.labels["table"] == "orders"
+        ]
+        if "qadmin_queue_paused_seconds" in families
+        else True
+    )
+
+
 def test_openmetrics_output_ends_with_eof(db):
     result = _run("metrics", "--openmetrics", *db)
     assert result.exit_code == 0

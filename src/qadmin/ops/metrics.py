@@ -99,6 +99,18 @@ FAMILIES = (
     Family("qadmin_queue_dead", "gauge", "dead letters, or a library's failed jobs", QUEUE_LABELS),
     Family("qadmin_queue_ring_fill_ratio", "gauge", "a ring's depth / capacity", QUEUE_LABELS),
     Family(
+        "qadmin_queue_paused",
+        "gauge",
+        "1 while qadmin pause stops the queue's pops, else 0 (qadmin queues)",
+        QUEUE_LABELS,
+    ),
+    Family(
+        "qadmin_queue_paused_seconds",
+        "gauge",
+        "how long the queue has been paused (present only while it is)",
+        QUEUE_LABELS,
+    ),
+    Family(
         "qadmin_queue_quality",
         "gauge",
         "1 for each figure that is not sure: its quality (floor: at least; estimate: "
@@ -248,6 +260,9 @@ class _Collector:
         self.add("qadmin_table_size_bytes", (self.server, line.schema, line.table), size)
         spec = item.resolved.spec if item is not None else None
         if spec is not None:
+            paused_for = _field("paused_for_s", report)
+            self.add("qadmin_queue_paused", at, 0 if paused_for is None else 1)
+            self.add("qadmin_queue_paused_seconds", at, paused_for)
             self.counters(at, spec)
 
     def counters(self, at: tuple[str, ...], spec: Any) -> None:
