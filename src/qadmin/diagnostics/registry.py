@@ -14,12 +14,13 @@ import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from qadmin.diagnostics.model import Context, Finding, InspectReport, Result
 from qadmin.kinds import KINDS, Kind
 
 Rule = Callable[[InspectReport], list[Finding]]
+R = TypeVar("R", bound=Result)
 
 
 def no_findings(report: InspectReport) -> list[Finding]:
@@ -111,13 +112,14 @@ class Section:
 
 
 @dataclass(frozen=True)
-class Diagnostic:
-    """One diagnostic: everything qadmin knows about it, in one place."""
+class Diagnostic(Generic[R]):
+    """One diagnostic: everything qadmin knows about it, in one place. ``R`` is its result
+    type: ``report.part(ENTRY)`` returns an ``R`` (or None)."""
 
     name: str  # its key in the inspect report
     order: int  # display order (fields, sections); lock-free parts still run first
     sql: tuple[str, ...]  # the sql/diagnostics files (and template sections) it reads
-    collect: Callable[[Context], Result | None]
+    collect: Callable[[Context], R | None]
     rule: Rule = no_findings
     metrics: tuple[Metric, ...] = ()
     fields: tuple[Field, ...] = ()
@@ -134,7 +136,7 @@ class Diagnostic:
 
 
 @cache
-def entries() -> tuple[Diagnostic, ...]:
+def entries() -> tuple[Diagnostic[Any], ...]:
     """Every entry module's ``ENTRY``, in run order."""
     from qadmin.diagnostics import entries as package
 
@@ -145,7 +147,7 @@ def entries() -> tuple[Diagnostic, ...]:
     return tuple(sorted(found, key=lambda d: (d.order, d.name)))
 
 
-def entry(name: str) -> Diagnostic:
+def entry(name: str) -> Diagnostic[Any]:
     for one in entries():
         if one.name == name:
             return one

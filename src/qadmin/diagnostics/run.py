@@ -9,7 +9,7 @@ inspect during a lock incident still prints a full report.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from qadmin.diagnostics import registry
 from qadmin.diagnostics.entries import locks
@@ -32,7 +32,7 @@ T = TypeVar("T")
 
 
 def _collect(
-    ctx: Context, entries: tuple[registry.Diagnostic, ...]
+    ctx: Context, entries: tuple[registry.Diagnostic[Any], ...]
 ) -> tuple[dict[str, Result | None], dict[str, BlockedPart]]:
     parts: dict[str, Result | None] = {}
     blocked: dict[str, BlockedPart] = {}

@@ -67,7 +67,7 @@ def collect(ctx: Context) -> Fragmentation:
 
 def rule(report: InspectReport) -> list[Finding]:
     """Indexes worth rebuilding: how to read each engine's figures is the engine's knowledge."""
-    part: Fragmentation | None = report.part("fragmentation")
+    part = report.part(ENTRY)
     if part is None:
         return []
     out = []
@@ -86,7 +86,7 @@ def rule(report: InspectReport) -> list[Finding]:
     return out
 
 
-ENTRY = Diagnostic(
+ENTRY: Diagnostic[Fragmentation] = Diagnostic(
     name="fragmentation",
     order=80,
     sql=("fragmentation", "fragmentation_deep", "ghosts_deep"),
@@ -98,7 +98,7 @@ ENTRY = Diagnostic(
             "%",
             "largest estimated index bloat (catalog estimate; collect only)",
             "float64",
-            lambda r: p.max_bloat_pct() if (p := r.part("fragmentation")) else None,
+            lambda r: p.max_bloat_pct() if (p := r.part(ENTRY)) else None,
             collect_only=True,
         ),
     ),

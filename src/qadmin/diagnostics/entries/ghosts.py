@@ -101,7 +101,7 @@ def collect(ctx: Context) -> Ghosts:
 
 
 def rule(report: InspectReport) -> list[Finding]:
-    part: Ghosts | None = report.part("ghosts")
+    part = report.part(ENTRY)
     if part is None:
         return []
     advice = report.advice
@@ -196,7 +196,7 @@ def _dead_rows(
     )
 
 
-ENTRY = Diagnostic(
+ENTRY: Diagnostic[Ghosts] = Diagnostic(
     name="ghosts",
     order=30,
     sql=("ghosts", "horizon"),
@@ -208,14 +208,14 @@ ENTRY = Diagnostic(
             "dead_ratio",
             "",
             "dead/ghost rows per live row (SQLite: free pages per page)",
-            lambda r: r.part("ghosts").dead_ratio() if r.part("ghosts") else None,
+            lambda r: p.dead_ratio() if (p := r.part(ENTRY)) else None,
         ),
         Metric(
             "snapshot_age",
             "s",
             "age of the oldest snapshot / open transaction holding back cleanup "
             "(default: named only while it holds back dead rows)",
-            lambda r: r.part("ghosts").snapshot_age_s() if r.part("ghosts") else None,
+            lambda r: p.snapshot_age_s() if (p := r.part(ENTRY)) else None,
             warn=60,
         ),
     ),
@@ -226,21 +226,21 @@ ENTRY = Diagnostic(
             "dead rows (PostgreSQL), history list length (InnoDB, server-wide), "
             "free pages (SQLite), cumulative ghost records (SQL Server); see ghost_source",
             "int64",
-            lambda r: r.part("ghosts").ghost_figure()[0] if r.part("ghosts") else None,
+            lambda r: p.ghost_figure()[0] if (p := r.part(ENTRY)) else None,
         ),
         Field(
             "ghost_source",
             "",
             "which of those ghosts is",
             "string",
-            lambda r: r.part("ghosts").ghost_figure()[1] if r.part("ghosts") else None,
+            lambda r: p.ghost_figure()[1] if (p := r.part(ENTRY)) else None,
         ),
         Field(
             "snapshot_age_s",
             "s",
             "age of the oldest snapshot / open transaction holding back cleanup",
             "float64",
-            lambda r: r.part("ghosts").snapshot_age_s() if r.part("ghosts") else None,
+            lambda r: p.snapshot_age_s() if (p := r.part(ENTRY)) else None,
         ),
     ),
     sections=(

@@ -27,7 +27,7 @@ def collect(ctx: Context) -> InvalidIndexes | None:
 
 
 def rule(report: InspectReport) -> list[Finding]:
-    part: InvalidIndexes | None = report.part("invalid_indexes")
+    part = report.part(ENTRY)
     if part is None:
         return []
     return [finding(row, report.advice) for row in part.indexes]
@@ -66,7 +66,7 @@ def _concurrently(definition: str) -> str:
     return re.sub(r"^(CREATE (?:UNIQUE )?INDEX) ", r"\1 CONCURRENTLY ", definition, count=1)
 
 
-ENTRY = Diagnostic(
+ENTRY: Diagnostic[InvalidIndexes] = Diagnostic(
     name="invalid_indexes",
     order=75,
     sql=("invalid_indexes",),
@@ -80,7 +80,7 @@ ENTRY = Diagnostic(
             "INVALID indexes on the queue table, left by a failed CREATE INDEX CONCURRENTLY "
             "(PostgreSQL)",
             "int32",
-            lambda r: len(p.indexes) if (p := r.part("invalid_indexes")) else None,
+            lambda r: len(p.indexes) if (p := r.part(ENTRY)) else None,
         ),
     ),
     sections=(

@@ -51,7 +51,7 @@ FIND_HOLDER = (
 
 
 def rule(report: InspectReport) -> list[Finding]:
-    part: Locks | None = report.part("locks")
+    part = report.part(ENTRY)
     if part is None:
         part = Locks()
     lock_wait, waiters = report.limit("lock_wait"), report.limit("lock_waiters")
@@ -142,7 +142,7 @@ def _fix(wait: dict[str, Any], report: InspectReport) -> str:
     return CONFIRM + report.advice.end_session(_root(wait))
 
 
-ENTRY = Diagnostic(
+ENTRY: Diagnostic[Locks] = Diagnostic(
     name="locks",
     order=40,
     sql=("locks", "lock_holders"),
@@ -175,14 +175,14 @@ ENTRY = Diagnostic(
             "sessions",
             "sessions waiting on a lock on the queue table",
             "int32",
-            lambda r: len(r.part("locks").waits) if r.part("locks") else None,
+            lambda r: len(p.waits) if (p := r.part(ENTRY)) else None,
         ),
         Field(
             "max_lock_wait_s",
             "s",
             "longest of those waits",
             "float64",
-            lambda r: r.part("locks").max_wait_s if r.part("locks") else None,
+            lambda r: p.max_wait_s if (p := r.part(ENTRY)) else None,
         ),
     ),
     sections=(
@@ -216,7 +216,7 @@ def _root(wait: dict[str, Any]) -> str:
 
 
 def _read(report: InspectReport) -> Locks | None:
-    part: Locks | None = report.part("locks")
+    part = report.part(ENTRY)
     return part if part is not None and part.read else None
 
 

@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from qadmin.diagnostics import sql
-from qadmin.diagnostics.entries.ghosts import DEAD_ROWS_MIN, Ghosts
+from qadmin.diagnostics.entries.ghosts import DEAD_ROWS_MIN
+from qadmin.diagnostics.entries.ghosts import ENTRY as GHOSTS
 from qadmin.diagnostics.model import WARNING, Context, Finding, InspectReport, Result
 from qadmin.diagnostics.registry import Diagnostic
 from qadmin.ops.values import to_utc
@@ -67,7 +68,7 @@ def stale_reason(facts: dict[str, Any]) -> str | None:
 
 
 def rule(report: InspectReport) -> list[Finding]:
-    part: Maintenance | None = report.part("maintenance")
+    part = report.part(ENTRY)
     if part is None or not part.facts:
         return []
     facts, advice, out = part.facts, report.advice, []
@@ -82,7 +83,7 @@ def rule(report: InspectReport) -> list[Finding]:
                 advice.analyze_advice(report.table),
             )
         )
-    ghosts: Ghosts | None = report.part("ghosts")
+    ghosts = report.part(GHOSTS)
     dead = int((ghosts.table.get("dead_rows") or 0) if ghosts else 0)
     if facts.get("autovacuum_table_off"):
         out.append(
@@ -107,7 +108,7 @@ def rule(report: InspectReport) -> list[Finding]:
     return out
 
 
-ENTRY = Diagnostic(
+ENTRY: Diagnostic[Maintenance] = Diagnostic(
     name="maintenance",
     order=70,
     sql=("maintenance",),

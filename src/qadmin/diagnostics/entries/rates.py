@@ -159,7 +159,7 @@ def collect(ctx: Context) -> Rates | None:
 
 
 def rule(report: InspectReport) -> list[Finding]:
-    part: Rates | None = report.part("rates")
+    part = report.part(ENTRY)
     if part is None or part.backlog_growth_per_s is None or part.enqueue_per_s is None:
         return []
     growth, enq = part.backlog_growth_per_s, part.enqueue_per_s
@@ -184,11 +184,11 @@ def rule(report: InspectReport) -> list[Finding]:
 
 
 def _rates(report: InspectReport) -> Rates | None:
-    part: Rates | None = report.part("rates")
+    part = report.part(ENTRY)
     return part
 
 
-ENTRY = Diagnostic(
+ENTRY: Diagnostic[Rates] = Diagnostic(
     name="rates",
     order=15,
     sql=("counters",),

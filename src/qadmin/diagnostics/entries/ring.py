@@ -91,7 +91,7 @@ def _repair(queue: str, age_s: float) -> str:
 def rule(report: InspectReport) -> list[Finding]:
     """The two ways a ring stalls after a client dies between taking a number and committing;
     the fix names `qadmin repair` and the SQL that does the same by hand."""
-    ring: Ring | None = report.part("ring")
+    ring = report.part(ENTRY)
     if ring is None:
         return []
     queue, state = report.queue, ring.state
@@ -136,11 +136,11 @@ def rule(report: InspectReport) -> list[Finding]:
 
 
 def _ring(report: InspectReport) -> Ring | None:
-    ring: Ring | None = report.part("ring")
+    ring = report.part(ENTRY)
     return ring
 
 
-ENTRY = Diagnostic(
+ENTRY: Diagnostic[Ring] = Diagnostic(
     name="ring",
     order=50,
     sql=(),

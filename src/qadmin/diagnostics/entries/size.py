@@ -768,7 +768,7 @@ def _resize_fix(report: InspectReport, capacity: int | None) -> str:
 
 
 def rule(report: InspectReport) -> list[Finding]:
-    part: Size | None = report.part("size")
+    part = report.part(ENTRY)
     if part is not None and part.depth is None:
         # A depth that could not be read (an index a profile needs, a privilege) is never a
         # silent OK.
@@ -825,7 +825,7 @@ def _fix(why: str, schema: str, engine: Engine) -> str:
 
 
 def _size(report: InspectReport) -> Size | None:
-    part: Size | None = report.part("size")
+    part = report.part(ENTRY)
     return part
 
 
@@ -852,7 +852,7 @@ def _oldest_quality(report: InspectReport) -> Quality:
     return Quality((part.oldest_quality if part else None) or "exact")
 
 
-ENTRY = Diagnostic(
+ENTRY: Diagnostic[Size] = Diagnostic(
     name="size",
     order=10,
     sql=("size", "dead_bound"),

@@ -52,7 +52,7 @@ def collect(ctx: Context) -> Watermark | None:
 
 
 def rule(report: InspectReport) -> list[Finding]:
-    part: Watermark | None = report.part("watermark")
+    part = report.part(ENTRY)
     if part is None:
         return []
     wm, queue = part.state, report.queue
@@ -88,11 +88,11 @@ def rule(report: InspectReport) -> list[Finding]:
 
 
 def _stranded(report: InspectReport) -> int | None:
-    part: Watermark | None = report.part("watermark")
+    part = report.part(ENTRY)
     return None if part is None else part.stranded
 
 
-ENTRY = Diagnostic(
+ENTRY: Diagnostic[Watermark] = Diagnostic(
     name="watermark",
     order=60,
     sql=(),
@@ -106,7 +106,7 @@ ENTRY = Diagnostic(
             "messages stranded below the watermark (watermarked queues)",
             lambda r: float(n) if (n := _stranded(r)) is not None else None,
             crit=1,
-            applies=lambda r: r.part("watermark") is not None,
+            applies=lambda r: r.part(ENTRY) is not None,
         ),
     ),
     fields=(
