@@ -332,8 +332,8 @@ def ghosts(name: str, profile: dict[str, Any], target: Target, fmt: str | None) 
     part = run.bounded(ctx, lambda: ghosts_part.collect(ctx))
     data = dict(
         queue=name,
-        **part.table,
-        holders=part.holders,
+        **part.table.as_dict(),
+        holders=[h.as_dict() for h in part.holders],
         notes=[{"note": n} for n in part.notes],
     )
     title, _, columns = _section("ghosts")
@@ -352,7 +352,7 @@ def locks(name: str, profile: dict[str, Any], target: Target, fmt: str | None) -
     part = run.bounded(ctx, lambda: locks_part.collect(ctx))
     for note in part.notes:
         render.note(f"qadmin: {note}")
-    render.rows(part.waits, _section("locks")[2], fmt)
+    render.rows([w.as_dict() for w in part.waits], _section("locks")[2], fmt)
 
 
 def _stale_claims(engine: Engine, resolved: Resolved, stale_after: int) -> claims_part.Claims:

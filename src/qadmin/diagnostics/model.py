@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar, cast
 
 from qadmin.ops.values import iso
 
@@ -44,11 +44,43 @@ def json_safe(value: Any) -> Any:
         return None
     if isinstance(value, Mapping):
         return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, Row):  # the columns its engine's SELECT gave, in their order
+        return json_safe(value.as_dict())
     if is_dataclass(value) and not isinstance(value, type):  # a typed row
         return {f.name: json_safe(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, list | tuple):
         return [json_safe(v) for v in value]
     return value
+
+
+# A figure as the drivers give it: PyMySQL a Decimal for a division, the others a float or int.
+Number = int | float | Decimal
+
+
+@dataclass(frozen=True)
+class Row:
+    """Base of a typed SQL row. Its fields are every column the file's SELECT gives on any
+    engine (``tests/unit/test_typed_rows.py`` holds them to the files' aliases), a column an
+    engine's SELECT lacks reads None; ``columns`` keeps the ones this engine's gave, in their
+    order, so JSON and tables show exactly the keys they always did."""
+
+    columns: tuple[str, ...] = field(default=(), repr=False, compare=False, kw_only=True)
+
+    @classmethod
+    def of(cls, row: Mapping[str, Any]) -> Self:
+        """A driver's row as this type; a column with no field is a bug the test catches."""
+        unknown = set(row) - {f.name for f in fields(cls)} | ({"columns"} & set(row))
+        if unknown:
+            raise TypeError(f"{cls.__name__} has no field for columns {sorted(unknown)}")
+        return cls(**row, columns=tuple(row))
+
+    def has(self, column: str) -> bool:
+        """Whether this engine's SELECT gives the column (not whether it is NULL)."""
+        return column in self.columns
+
+    def as_dict(self) -> dict[str, Any]:
+        """The row as the driver gave it (the edge: JSON, CSV, tables)."""
+        return {c: getattr(self, c) for c in self.columns}
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, Generic, TypeVar
 
-from qadmin.diagnostics.model import Context, Finding, InspectReport, Result
+from qadmin.diagnostics.model import Context, Finding, InspectReport, Result, Row
 from qadmin.kinds import KINDS, Kind
 
 Rule = Callable[[InspectReport], list[Finding]]
@@ -125,6 +125,8 @@ class Diagnostic(Generic[R]):
     fields: tuple[Field, ...] = ()
     sections: tuple[Section, ...] = ()
     lock_free: bool = False  # reads only catalogs and statistics: never waits on the table
+    # Each SQL file's typed row (its fields are the file's columns on every engine: a test).
+    rows: tuple[tuple[str, type[Row]], ...] = ()
     queue_only: bool = False  # needs qadmin's catalog: not run on a hand-built table
 
     def applies(self, ctx: Context) -> bool:

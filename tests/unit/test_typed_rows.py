@@ -1,0 +1,114 @@
+"""Typed rows: each diagnostic SQL file's row dataclass has exactly the columns the file's
+SELECT gives, on every engine (their union: a column an engine lacks reads None), and the
+report is typed per entry."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import fields
+
+import pytest
+
+from qadmin import sqlfiles
+from qadmin.diagnostics import registry
+from qadmin.diagnostics.entries import ghosts, invalid_indexes
+from qadmin.diagnostics.model import Row, json_safe
+
+ROOT = sqlfiles.sql_root() / "diagnostics"
+# MariaDB overlays MySQL: a file of its own replaces MySQL's, the others are MySQL's.
+DIALECTS = sorted(p.name for p in ROOT.iterdir() if p.is_dir())
+BASE = {"mariadb": "mysql"}
+TOKEN = re.compile(
+    r"--[^\n]*|/\*.*?\*/|'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|`(?:[^`]|``)*`|\[[^\]]*\]"
+    r"|::|[A-Za-z_@#][\w$#@]*|:\w+|\d+(?:\.\d+)?|\S",
+    re.S,
+)
+END_OF_LIST = {"FROM", "UNION", "ORDER", "WHERE", "GROUP", "LIMIT", "INTO", ";"}
+
+
+def select_aliases(statement: str) -> list[str]:
+    """The column names of a statement's outer SELECT (after any WITH), as a driver names
+    them: ``expr AS name``, else a qualified column's last part, else the bare column."""
+    tokens = [t for t in TOKEN.findall(statement) if not t.startswith(("--", "/*"))]
+    depth, start = 0, None
+    for i, token in enumerate(tokens):
+        depth += (token == "(") - (token == ")")
+        if depth == 0 and token.upper() == "SELECT":
+            start = i + 1
+            break
+    assert start is not None, "no outer SELECT"
+    items: list[list[str]] = [[]]
+    for token in tokens[start:]:
+        depth += (token == "(") - (token == ")")
+        if depth == 0 and token.upper() in END_OF_LIST:
+            break
+        if depth == 0 and token == ",":
+            items.append([])
+        else:
+            items[-1].append(token)
+    names = []
+    for item in items:
+        if item and item[0].upper() == "DISTINCT":
+            item = item[1:]
+        names.append(item[-1].strip('"`[]'))
+    return names
+
+
+def columns_on(dialect: str, name: str) -> list[str] | None:
+    """The file's columns on one dialect (its own file, else its base's), None without one."""
+    for one in (dialect, BASE.get(dialect)):
+        if one and sqlfiles.exists(f"diagnostics/{one}/{name}.sql"):
+            statements = sqlfiles.load(f"diagnostics/{one}/{name}.sql").statements("main")
+            return select_aliases(statements[-1])
+    return None
+
+
+TYPED = [(name, row) for entry in registry.entries() for name, row in entry.rows]
+
+
+def test_the_alias_reader_reads_what_a_driver_names():
+    sql = "WITH x AS (SELECT 1 AS a, 2 AS b) SELECT t.a, f(x, y) AS [c], d, 'q, r' AS e FROM x"
+    assert select_aliases(sql) == ["a", "c", "d", "e"]
+
+
+def test_typed_files_are_the_entries_own():
+    for entry in registry.entries():
+        for name, _ in entry.rows:
+            assert name in entry.sql, f"{entry.name} types {name} without reading it"
+    assert len(TYPED) >= 6
+
+
+@pytest.mark.parametrize(("name", "row"), TYPED, ids=[n for n, _ in TYPED])
+def test_a_row_type_has_exactly_its_files_columns(name, row):
+    have = [f.name for f in fields(row) if f.name != "columns"]
+    per_dialect = {d: columns_on(d, name) for d in DIALECTS}
+    given = {d: c for d, c in per_dialect.items() if c is not None}
+    assert given, f"no dialect has {name}.sql"
+    for dialect, columns in given.items():
+        assert len(columns) == len(set(columns)), f"{dialect}/{name}.sql repeats a column"
+        missing = [c for c in columns if c not in have]
+        assert not missing, f"{row.__name__} lacks {dialect}/{name}.sql's {missing}"
+    unused = set(have) - {c for columns in given.values() for c in columns}
+    assert not unused, f"{row.__name__} has {sorted(unused)}, which no engine's {name}.sql gives"
+
+
+def test_a_row_keeps_the_engines_columns_and_their_order_in_json():
+    raw = {"index_name": "q_idx", "index_bytes": 8192, "definition": "CREATE INDEX q_idx"}
+    row = invalid_indexes.InvalidIndex.of(raw)
+    assert row.index_bytes == 8192
+    assert json_safe(row) == raw
+    assert list(json_safe(row)) == list(raw)  # the SELECT's order, not the fields'
+    assert row.as_dict() == raw
+
+
+def test_a_column_no_field_names_is_refused():
+    with pytest.raises(TypeError, match="surprise"):
+        ghosts.Holder.of({"holder_kind": "backend", "holder": "1", "surprise": 1})
+    with pytest.raises(TypeError, match="columns"):
+        ghosts.Holder.of({"holder_kind": "backend", "columns": ()})
+
+
+def test_no_row_read_is_an_empty_row():
+    empty = ghosts.GhostFacts()
+    assert json_safe(empty) == {} and not empty.has("dead_rows")
+    assert isinstance(empty, Row)
