@@ -314,7 +314,7 @@ def maintain(
     if profile.schema is not None:
         engine.use_schema(profile.schema)
     spec = resolved.spec
-    in_place = spec.template in ("claim", "ring") if spec else profile.has_claims
+    in_place = spec.info.updates_in_place if spec else profile.has_claims
     proposed = maintain_ops.plan(
         engine, name, profile.table, updated_in_place=in_place, allow_blocking=allow_blocking
     )

@@ -23,7 +23,7 @@ from qadmin.diagnostics.registry import (
 )
 from qadmin.engines.base import Engine
 from qadmin.errors import UsageError, counted
-from qadmin.kinds import Kind, QueueSpec
+from qadmin.kinds import QueueSpec
 from qadmin.ops.values import iso
 from qadmin.profiles import query
 from qadmin.profiles.model import Profile
@@ -55,7 +55,7 @@ class Claims(Result):
 
 def measure(engine: Engine, spec: QueueSpec, stale_after_s: int) -> Claims:
     """Claims of a claim queue (other kinds have none: an empty result)."""
-    if spec.kind is not Kind.CLAIM:
+    if not spec.info.claims:
         return Claims()
     rows = sql.template_rows(engine, spec, "claims", {"limit": CLAIMS_SHOWN})
     sessions = sql.read(engine, "sessions")

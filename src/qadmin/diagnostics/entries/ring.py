@@ -22,7 +22,7 @@ from qadmin.diagnostics.model import (
 from qadmin.diagnostics.registry import Diagnostic, Field, Metric, kind_has
 from qadmin.engines.base import Engine
 from qadmin.errors import PermissionMissing
-from qadmin.kinds import Kind, QueueSpec
+from qadmin.kinds import QueueSpec
 
 
 @dataclass
@@ -58,7 +58,7 @@ class Ring(Result):
 def measure(engine: Engine, spec: QueueSpec) -> Ring | None:
     """None for another kind, or when the role may not read the sequences (size's note says
     so and names the privilege)."""
-    if spec.kind is not Kind.RING:
+    if not spec.info.ring:
         return None
     try:
         row = dict(sql.template_rows(engine, spec, "ring_state")[0])

@@ -33,7 +33,7 @@ from qadmin.diagnostics.model import (
 from qadmin.diagnostics.registry import Diagnostic, Field, Metric, Quality, kind_has
 from qadmin.engines.base import Engine
 from qadmin.errors import PermissionMissing, UsageError
-from qadmin.kinds import Kind, QueueSpec
+from qadmin.kinds import QueueSpec
 from qadmin.ops.values import iso, to_utc
 from qadmin.profiles import query
 from qadmin.profiles.model import Profile
@@ -194,7 +194,7 @@ def measure(engine: Engine, spec: QueueSpec) -> Size:
     }
     notes: list[str] = []
     counted: dict[str, int] = {}
-    if spec.kind is Kind.RING:
+    if spec.info.ring:
         head = _ring_head(engine, spec, notes)
     else:
         head = _head(engine, spec, facts, params, notes, counted)
@@ -215,13 +215,13 @@ def measure(engine: Engine, spec: QueueSpec) -> Size:
         notes=notes,
         estimate_error=engine.ESTIMATE_ERROR,
         depth_counted=head.counted,
-        estimate_includes_claimed=spec.kind is Kind.CLAIM and claimed is None,
+        estimate_includes_claimed=spec.info.claims and claimed is None,
         claimed=claimed,
         claimed_at_least=claimed is not None and claimed > EXACT_DEPTH_LIMIT,
     )
-    if spec.kind is Kind.PENDING:
+    if spec.info.due:  # a pending queue: its template counts the due ones
         result.due = int(sql.template_rows(engine, spec, "due")[0]["due"])
-    if spec.kind is Kind.RING and spec.capacity and head.depth is not None:
+    if spec.info.ring and spec.capacity and head.depth is not None:
         result.ring_fill = round(head.depth / spec.capacity, 4)
         result.ring_capacity = int(spec.capacity)
     return result
@@ -233,7 +233,7 @@ def _claimed(engine: Engine, spec: QueueSpec, facts: dict[str, Any], dead: Any) 
     claimed index can meet (acked claims leave theirs first in it: behind 1,000,000 the walk
     read 90,000 buffers). The catalog's row estimate, which counts them too, is lowered by
     them in ``facts`` (in place), said in its source; said too when they were not counted."""
-    if spec.kind is not Kind.CLAIM:
+    if not spec.info.claims:
         return None
     if dead is None or int(dead) > DEAD_WALK_LIMIT:
         if facts.get("estimated_rows") is not None:
