@@ -73,14 +73,14 @@ def watermark(
         _refuse_table(target, engine, name, "watermark")
         raise
     if action == "show":
-        result = watermark_ops.show(engine, spec)
+        result = watermark_ops.show(engine, spec).to_json_dict()
     elif action == "advance":
-        result = watermark_ops.advance(engine, spec, to)
+        result = watermark_ops.advance(engine, spec, to).to_json_dict()
     elif dry_run:
-        result = dict(watermark_ops.plan(engine, spec), dry_run=True)
+        result = dict(watermark_ops.plan(engine, spec).to_json_dict(), dry_run=True)
     else:
         confirm("repair the watermark of", name, yes)
-        result = dict(watermark_ops.repair(engine, spec), dry_run=False)
+        result = dict(watermark_ops.repair(engine, spec).to_json_dict(), dry_run=False)
     render.document(result, fmt)
 
 

@@ -11,6 +11,7 @@ DBA looks at it, moves it by hand, and repairs it: a watermark above live rows s
 from __future__ import annotations
 
 import time
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from qadmin.engines.base import Engine
@@ -24,6 +25,62 @@ SETTLE_S = 10.0
 _POLL_S = 0.25
 
 
+@dataclass(frozen=True)
+class WatermarkState:
+    """Where a queue's watermark is, how far behind the head, and what it strands."""
+
+    queue: str
+    watermark: int
+    head_id: int | None
+    lag_ids: int | None
+    candidate: int | None  # the id the last advance may move to once its producers end
+    candidate_age_s: float | None
+    advanced_at: str | None
+    # why the last try did not move it (MySQL / MariaDB queues made since it is recorded)
+    held_by: str | None
+    stranded: int
+    stranded_min_id: int | None
+    oldest_stranded_s: float | None
+    state: str  # "stranded" or "ok"
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class WatermarkPlan:
+    """What repair would do now: the state, and lower / raise / none to ``goal``."""
+
+    state: WatermarkState
+    action: str
+    goal: int | None
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {**self.state.to_json_dict(), "action": self.action, "goal": self.goal}
+
+
+@dataclass(frozen=True)
+class WatermarkMove:
+    """Where an advance or repair moved the watermark, and whether it reached its goal."""
+
+    queue: str
+    action: str
+    moved_from: int
+    to: int
+    goal: int | None
+    reached: bool
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {
+            "queue": self.queue,
+            "action": self.action,
+            "from": self.moved_from,
+            "to": self.to,
+            "goal": self.goal,
+            "reached": self.reached,
+        }
+
+
 def _watermarked(spec: QueueSpec) -> None:
     if not spec.watermark:
         kinds = said(kinds_with("allows_watermark"), "or")
@@ -32,27 +89,26 @@ def _watermarked(spec: QueueSpec) -> None:
         )
 
 
-def show(engine: Engine, spec: QueueSpec) -> dict[str, Any]:
+def show(engine: Engine, spec: QueueSpec) -> WatermarkState:
     """Value, head, lag and rows stranded below the watermark (read-only, index seeks)."""
     _watermarked(spec)
     row = engine.run(engine.section(spec, "wm_show"), write=False)[0]
     wm, head = int(row["wm"]), _int(row["head_id"])
     stranded = int(row["stranded"] or 0)
-    return {
-        "queue": spec.name,
-        "watermark": wm,
-        "head_id": head,
-        "lag_ids": None if head is None else head - wm,
-        "candidate": _int(row["candidate"]),
-        "candidate_age_s": _seconds(row["candidate_age_s"]),
-        "advanced_at": iso(row["advanced_at"]),
-        # why the last try did not move it (MySQL / MariaDB queues made since it is recorded)
-        "held_by": row.get("held_by") if row["candidate"] is not None else None,
-        "stranded": stranded,
-        "stranded_min_id": _int(row["stranded_min_id"]),
-        "oldest_stranded_s": _seconds(row["oldest_stranded_s"]),
-        "state": "stranded" if stranded else "ok",
-    }
+    return WatermarkState(
+        queue=spec.name,
+        watermark=wm,
+        head_id=head,
+        lag_ids=None if head is None else head - wm,
+        candidate=_int(row["candidate"]),
+        candidate_age_s=_seconds(row["candidate_age_s"]),
+        advanced_at=iso(row["advanced_at"]),
+        held_by=row.get("held_by") if row["candidate"] is not None else None,
+        stranded=stranded,
+        stranded_min_id=_int(row["stranded_min_id"]),
+        oldest_stranded_s=_seconds(row["oldest_stranded_s"]),
+        state="stranded" if stranded else "ok",
+    )
 
 
 def unmovable(engine: Engine, spec: QueueSpec) -> str | None:
@@ -79,7 +135,7 @@ def _seconds(value: Any) -> float | None:
     return None if value is None else round(float(value), 3)
 
 
-def advance(engine: Engine, spec: QueueSpec, to: int | None = None) -> dict[str, Any]:
+def advance(engine: Engine, spec: QueueSpec, to: int | None = None) -> WatermarkMove:
     """Move the watermark forward, never past a row that is live or may still commit.
 
     Runs the dequeue's own advance until the watermark reaches the head (or ``to``), or
@@ -87,44 +143,38 @@ def advance(engine: Engine, spec: QueueSpec, to: int | None = None) -> dict[str,
     """
     _watermarked(spec)
     before = show(engine, spec)
-    goal = before["head_id"] if to is None else min(to, before["head_id"] or to)
+    goal = before.head_id if to is None else min(to, before.head_id or to)
     statements = engine.section(spec, "wm_advance")
     deadline = time.monotonic() + SETTLE_S
     while True:
         engine.run(statements, {"to": to})
         now = show(engine, spec)
-        if before["head_id"] is None:
+        if before.head_id is None:
             # nothing waited: the goal is a row pushed since, else the next id, the candidate
             # a run recorded (none yet while another session holds the row: not reached)
-            nxt = now["candidate"] if now["head_id"] is None else now["head_id"]
+            nxt = now.candidate if now.head_id is None else now.head_id
             goal = None if nxt is None else nxt if to is None else min(to, nxt)
-        reached = goal is not None and now["watermark"] >= goal
+        reached = goal is not None and now.watermark >= goal
         if reached or time.monotonic() > deadline:
             break
         time.sleep(_POLL_S)
-    return {
-        "queue": spec.name,
-        "action": "advance",
-        "from": before["watermark"],
-        "to": now["watermark"],
-        "goal": goal,
-        "reached": reached,
-    }
+    return WatermarkMove(spec.name, "advance", before.watermark, now.watermark, goal, reached)
 
 
-def plan(engine: Engine, spec: QueueSpec) -> dict[str, Any]:
+def plan(engine: Engine, spec: QueueSpec) -> WatermarkPlan:
     """What repair would do now, from one read-only look."""
     state = show(engine, spec)
-    if state["stranded"]:
-        action, goal = "lower", state["stranded_min_id"]
-    elif state["lag_ids"]:
-        action, goal = "raise", state["head_id"]
+    goal: int | None
+    if state.stranded:
+        action, goal = "lower", state.stranded_min_id
+    elif state.lag_ids:
+        action, goal = "raise", state.head_id
     else:
-        action, goal = "none", state["watermark"]
-    return {**state, "action": action, "goal": goal}
+        action, goal = "none", state.watermark
+    return WatermarkPlan(state, action, goal)
 
 
-def repair(engine: Engine, spec: QueueSpec) -> dict[str, Any]:
+def repair(engine: Engine, spec: QueueSpec) -> WatermarkMove:
     """Lower the watermark to the lowest stranded row, else raise it towards the head.
 
     Lowering happens with the watermark row locked, so it cannot race an advance; concurrent
@@ -140,12 +190,5 @@ def repair(engine: Engine, spec: QueueSpec) -> dict[str, Any]:
             for statement in engine.section(spec, "wm_set"):  # the value and any copy of it
                 execute(statement, {"wm": int(lowest)})
     if lowest is not None:
-        return {
-            "queue": spec.name,
-            "action": "lower",
-            "from": wm,
-            "to": int(lowest),
-            "goal": int(lowest),
-            "reached": True,
-        }
-    return {**advance(engine, spec), "action": "raise"}
+        return WatermarkMove(spec.name, "lower", wm, int(lowest), int(lowest), True)
+    return replace(advance(engine, spec), action="raise")

@@ -6,7 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from qadmin.diagnostics.model import CRITICAL, WARNING, Context, Finding, InspectReport, Result
+from qadmin.diagnostics.model import (
+    CRITICAL,
+    WARNING,
+    Context,
+    Finding,
+    InspectReport,
+    Result,
+    json_safe,
+)
 from qadmin.diagnostics.registry import Diagnostic, Field, Metric
 from qadmin.errors import counted
 from qadmin.kinds import WATERMARK_EVERY
@@ -35,14 +43,14 @@ def _fix_for(held_by: str | None, report: InspectReport) -> str:
 
 @dataclass
 class Watermark(Result):
-    state: dict[str, Any]  # what ``qadmin watermark show`` prints
+    state: watermark.WatermarkState  # what ``qadmin watermark show`` prints
 
     def to_json_dict(self) -> dict[str, Any]:
-        return dict(super().to_json_dict()["state"])
+        return dict(json_safe(self.state.to_json_dict()))
 
     @property
     def stranded(self) -> int:
-        return int(self.state["stranded"] or 0)
+        return self.state.stranded
 
 
 def collect(ctx: Context) -> Watermark | None:
@@ -64,24 +72,24 @@ def rule(report: InspectReport) -> list[Finding]:
             Finding(
                 CRITICAL if critical else WARNING,
                 "watermark_stranded",
-                f"{counted(wm['stranded'], 'message')} below the watermark {wm['watermark']} "
-                f"{'is' if wm['stranded'] == 1 else 'are'} never dequeued (lowest id "
-                f"{wm['stranded_min_id']}, oldest "
-                f"{wm['oldest_stranded_s']} s)",
+                f"{counted(wm.stranded, 'message')} below the watermark {wm.watermark} "
+                f"{'is' if wm.stranded == 1 else 'are'} never dequeued (lowest id "
+                f"{wm.stranded_min_id}, oldest "
+                f"{wm.oldest_stranded_s} s)",
                 f"qadmin watermark {queue} repair --dry-run, then qadmin watermark {queue} "
                 "repair --yes",
             )
         ]
-    age = wm.get("candidate_age_s")
-    if wm["lag_ids"] and wm["lag_ids"] > WATERMARK_LAG_IDS and age and age > WATERMARK_STUCK_S:
-        held_by = wm.get("held_by") or "a transaction open since then holds it back"
+    age = wm.candidate_age_s
+    if wm.lag_ids and wm.lag_ids > WATERMARK_LAG_IDS and age and age > WATERMARK_STUCK_S:
+        held_by = wm.held_by or "a transaction open since then holds it back"
         return [
             Finding(
                 WARNING,
                 "watermark_lagging",
-                f"the watermark is {wm['lag_ids']} ids behind the head and has not moved for "
+                f"the watermark is {wm.lag_ids} ids behind the head and has not moved for "
                 f"{age:.0f} s: {held_by}, so dequeues walk the dead rows in between",
-                _fix_for(wm.get("held_by"), report),
+                _fix_for(wm.held_by, report),
             )
         ]
     return []
