@@ -610,10 +610,10 @@ def repair(
     """Rings: get a ring stalled by a dead pusher or popper moving again (safe from cron)."""
     engine, spec = _load(target, name)
     if dry_run:
-        result = dict(repair_ops.plan(engine, spec, older_than), dry_run=True)
+        result = dict(repair_ops.plan(engine, spec, older_than).to_json_dict(), dry_run=True)
     else:
         confirm("repair", name, yes)
-        result = dict(repair_ops.repair(engine, spec, older_than), dry_run=False)
+        result = dict(repair_ops.repair(engine, spec, older_than).to_json_dict(), dry_run=False)
     if render.resolve_format(fmt) != "json":
         result = {k: _listed(v) for k, v in result.items()}
     render.document(result, fmt)

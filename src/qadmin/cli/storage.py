@@ -136,18 +136,18 @@ def resize(
     engine = target.engine()
     spec = catalog.get(engine, name)
     if dry_run:
-        plan = dict(resize_ops.plan(engine, spec, capacity), dry_run=True)
-        show_plan(plan, fmt)
-        if not plan["fits"]:
+        planned = resize_ops.plan(engine, spec, capacity)
+        show_plan(dict(planned.to_json_dict(), dry_run=True), fmt)
+        if not planned.fits:
             raise UsageError(
-                f"refusing to resize {name} to {capacity:,}: its {plan['messages']:,} messages "
+                f"refusing to resize {name} to {capacity:,}: its {planned.messages:,} messages "
                 "do not fit (pop some first, or choose a larger capacity)"
             )
         return
     confirm("resize", name, yes)
     with progress.bar(f"resizing {name}") as update:
         result = resize_ops.resize(engine, spec, capacity, update)
-    render.document(dict(result, dry_run=False), fmt)
+    render.document(dict(result.to_json_dict(), dry_run=False), fmt)
 
 
 @click.command()
