@@ -724,4 +724,4 @@ def test_advance_on_an_empty_queue_moves_past_the_popped_ids(label, request, tmp
     _set_wm(engine, spec, 0)
     for to in (99_999_999_999, None):
         result = wm_ops.advance(engine, spec, to=to)
-        assert result["reached"] and result["to"] > 5, result
+        assert result.reached and result.to > 5, result
