@@ -11,7 +11,8 @@ import pytest
 
 from qadmin import sqlfiles
 from qadmin.diagnostics import registry
-from qadmin.diagnostics.entries import ghosts, invalid_indexes
+from qadmin.diagnostics.entries import ghosts, invalid_indexes, ring
+from qadmin.engines import registry as engines
 from qadmin.diagnostics.model import Row, json_safe
 
 ROOT = sqlfiles.sql_root() / "diagnostics"
@@ -64,6 +65,16 @@ def columns_on(dialect: str, name: str) -> list[str] | None:
 
 
 TYPED = [(name, row) for entry in registry.entries() for name, row in entry.rows]
+# Rows a queue template's section gives (template, section): read by a diagnostic too.
+TEMPLATE_ROWS = [("ring", "ring_state", ring.RingState)]
+
+
+def template_columns(dialect: str, template: str, section: str) -> list[str] | None:
+    for one in (dialect, BASE.get(dialect)):
+        if one and sqlfiles.exists(f"queues/{one}/{template}.sql"):
+            statements = sqlfiles.load(f"queues/{one}/{template}.sql").statements(section)
+            return select_aliases(statements[-1])
+    return None
 
 
 def test_the_alias_reader_reads_what_a_driver_names():
@@ -90,6 +101,19 @@ def test_a_row_type_has_exactly_its_files_columns(name, row):
         assert not missing, f"{row.__name__} lacks {dialect}/{name}.sql's {missing}"
     unused = set(have) - {c for columns in given.values() for c in columns}
     assert not unused, f"{row.__name__} has {sorted(unused)}, which no engine's {name}.sql gives"
+
+
+@pytest.mark.parametrize(("template", "section", "row"), TEMPLATE_ROWS)
+def test_a_template_sections_row_type_has_exactly_its_columns(template, section, row):
+    have = [f.name for f in fields(row) if f.name != "columns"]
+    given = {d: template_columns(d, template, section) for d in engines.NAMES}
+    given = {d: c for d, c in given.items() if c is not None}
+    assert len(given) == len(engines.NAMES), "every engine has the template"
+    for dialect, columns in given.items():
+        missing = [c for c in columns if c not in have]
+        assert not missing, f"{row.__name__} lacks {dialect}'s {template}.{section} {missing}"
+    unused = set(have) - {c for columns in given.values() for c in columns}
+    assert not unused, f"{row.__name__} has {sorted(unused)}, which no engine's SELECT gives"
 
 
 def test_a_row_keeps_the_engines_columns_and_their_order_in_json():

@@ -61,10 +61,10 @@ def _ring_only(engine: Engine, spec: QueueSpec) -> bool:
 
 def _missing(engine: Engine, spec: QueueSpec, older_than_s: int) -> int | None:
     measured = ring.measure(engine, spec)
-    state = measured.state if measured is not None else {}
-    waited = state.get("waiting_behind_age_s")
-    if state.get("missing_id") is not None and waited is not None and waited >= older_than_s:
-        return int(state["missing_id"])
+    state = measured.state if measured is not None else ring.RingState()
+    waited = state.waiting_behind_age_s
+    if state.missing_id is not None and waited is not None and waited >= older_than_s:
+        return int(state.missing_id)
     return None
 
 

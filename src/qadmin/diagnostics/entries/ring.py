@@ -16,7 +16,9 @@ from qadmin.diagnostics.model import (
     Context,
     Finding,
     InspectReport,
+    Number,
     Result,
+    Row,
     json_safe,
 )
 from qadmin.diagnostics.registry import Diagnostic, Field, Metric, kind_has
@@ -25,33 +27,52 @@ from qadmin.errors import PermissionMissing
 from qadmin.kinds import QueueSpec
 
 
+@dataclass(frozen=True)
+class RingState(Row):
+    """The row of the ring template's ``ring_state`` section: the two sequences, the parked
+    numbers and the two holes (the fixes' SQL is kept apart, on ``Ring``)."""
+
+    push_next: Number | None = None
+    pop_next: Number | None = None
+    parked: Number | None = None
+    oldest_parked_s: Number | None = None
+    overflow: Number | None = None
+    orphan_id: Number | None = None
+    orphans: Number | None = None  # PostgreSQL
+    orphan_blocks_push: bool | None = None  # PostgreSQL, MySQL, MariaDB
+    orphan_fix: str | None = None
+    hole_fix: str | None = None
+    orphan_slot: Number | None = None
+    orphan_age_s: Number | None = None
+    missing_id: Number | None = None
+    waiting_behind_age_s: Number | None = None
+
+
 @dataclass
 class Ring(Result):
-    state: dict[str, Any]  # the template's ring_state row
+    state: RingState  # the template's ring_state row, without the fixes' SQL
     hole_fix_sql: str  # the SQL that skips a missing number (by hand, as repair does)
     orphan_fix_sql: str
 
     @property
     def stall_s(self) -> float:
         """How long pops have been stopped at a missing number (0: no hole)."""
-        waiting = self.state.get("waiting_behind_age_s")
-        if self.state.get("missing_id") is None or waiting is None:
+        waiting = self.state.waiting_behind_age_s
+        if self.state.missing_id is None or waiting is None:
             return 0.0
         return float(waiting)
 
     @property
     def orphan_age_s(self) -> float:
-        if self.state.get("orphan_id") is None:
+        if self.state.orphan_id is None:
             return 0.0
-        return float(self.state.get("orphan_age_s") or 0)
+        return float(self.state.orphan_age_s or 0)
 
     def to_json_dict(self) -> dict[str, Any]:
         """The state row; each fix's SQL only while its hole exists."""
-        data = dict(self.state)
-        data["hole_fix"] = self.hole_fix_sql if self.state.get("missing_id") is not None else None
-        data["orphan_fix"] = (
-            self.orphan_fix_sql if self.state.get("orphan_id") is not None else None
-        )
+        data = self.state.as_dict()
+        data["hole_fix"] = self.hole_fix_sql if self.state.missing_id is not None else None
+        data["orphan_fix"] = self.orphan_fix_sql if self.state.orphan_id is not None else None
         return dict(json_safe(data))
 
 
@@ -73,7 +94,8 @@ def measure(engine: Engine, spec: QueueSpec) -> Ring | None:
         row["orphan_blocks_push"] = (
             None if row["orphan_id"] is None else bool(row["orphan_blocks_push"])
         )
-    return Ring(row, str(row.pop("hole_fix", None) or ""), str(row.pop("orphan_fix", None) or ""))
+    hole_fix, orphan_fix = row.pop("hole_fix", None), row.pop("orphan_fix", None)
+    return Ring(RingState.of(row), str(hole_fix or ""), str(orphan_fix or ""))
 
 
 def collect(ctx: Context) -> Ring | None:
@@ -98,12 +120,12 @@ def rule(report: InspectReport) -> list[Finding]:
     out = []
     limit = report.limit("ring_stall")
     first = limit.warn if limit.warn is not None else limit.crit
-    if state.get("orphan_id") is not None and (
-        state.get("orphan_blocks_push") or (first is not None and ring.orphan_age_s >= first)
+    if state.orphan_id is not None and (
+        state.orphan_blocks_push or (first is not None and ring.orphan_age_s >= first)
     ):
         effect = (
             "the slot the next push needs stays full, so the ring refuses pushes"
-            if state.get("orphan_blocks_push")
+            if state.orphan_blocks_push
             else "no pop will deliver it and depth leaves it out; the ring will refuse pushes "
             "when it laps onto its slot"
         )
@@ -111,15 +133,15 @@ def rule(report: InspectReport) -> list[Finding]:
             Finding(
                 CRITICAL,
                 "ring_orphan",
-                f"message {state['orphan_id']} in slot {state['orphan_slot']} "
+                f"message {state.orphan_id} in slot {state.orphan_slot} "
                 f"({sql.duration(ring.orphan_age_s)} old) was taken by a popper that never "
                 f"finished: {effect}",
                 f"{_repair(queue, ring.orphan_age_s)} (by hand: {ring.orphan_fix_sql})",
             )
         )
-    if state.get("missing_id") is not None and first is not None and ring.stall_s >= first:
+    if state.missing_id is not None and first is not None and ring.stall_s >= first:
         critical = limit.crit is not None and ring.stall_s >= limit.crit
-        missing = state["missing_id"]
+        missing = state.missing_id
         out.append(
             Finding(
                 CRITICAL if critical else WARNING,
