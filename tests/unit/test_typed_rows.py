@@ -12,8 +12,8 @@ import pytest
 from qadmin import sqlfiles
 from qadmin.diagnostics import registry
 from qadmin.diagnostics.entries import ghosts, invalid_indexes, ring
-from qadmin.engines import registry as engines
 from qadmin.diagnostics.model import Row, json_safe
+from qadmin.engines import registry as engines
 
 ROOT = sqlfiles.sql_root() / "diagnostics"
 # MariaDB overlays MySQL: a file of its own replaces MySQL's, the others are MySQL's.
