@@ -249,7 +249,7 @@ def _root(wait: LockWait) -> str:
     in the end, for the transaction the ALTER waits for): a pile-up is counted per root, and
     the waits whose holder could not be found count together, under "unknown"."""
     if wait.root_blocker:
-        return wait.root_blocker
+        return str(wait.root_blocker)
     return UNKNOWN if _source(wait) == UNKNOWN else str(wait.blocker)
 
 
