@@ -352,7 +352,7 @@ def locks(name: str, profile: dict[str, Any], target: Target, fmt: str | None) -
     part = run.bounded(ctx, lambda: locks_part.collect(ctx))
     for note in part.notes:
         render.note(f"qadmin: {note}")
-    render.rows([w.as_dict() for w in part.waits], _section("locks")[2], fmt)
+    render.rows(part.waits, _section("locks")[2], fmt)
 
 
 def _stale_claims(engine: Engine, resolved: Resolved, stale_after: int) -> claims_part.Claims:
