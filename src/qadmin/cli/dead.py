@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 import click
 
@@ -138,31 +137,31 @@ def redrive(
             render.note(_would_move(dead.redrive(engine, spec, wanted, dry_run=True)))
         confirm("redrive dead messages of", name, yes)
     done = dead.redrive(engine, spec, wanted, dry_run=dry_run)
-    render.document(done, fmt)
-    if done["moved"] and render.resolve_format(fmt) in ("table", "plain"):  # JSON has moved
-        render.note(_new_ids(done["moved"]))
+    render.document(done.to_json_dict(), fmt)
+    if done.moved and render.resolve_format(fmt) in ("table", "plain"):  # JSON has moved
+        render.note(_new_ids(done.moved))
 
 
 # Ids a confirmation lists before it says "and N more".
 IDS_SHOWN = 20
 
 
-def _new_ids(moved: list[dict[str, int]]) -> str:
+def _new_ids(moved: list[dead.Moved]) -> str:
     """Which new id each message went back under (acks of the old ids find nothing)."""
-    pairs = [f"{m['id']} -> {m['new_id']}" for m in moved[:IDS_SHOWN]]
+    pairs = [f"{m.id} -> {m.new_id}" for m in moved[:IDS_SHOWN]]
     more = len(moved) - IDS_SHOWN
     rest = f" and {more:,} more" if more > 0 else ""
     return "qadmin: redrive: new ids " + ", ".join(pairs) + rest
 
 
-def _would_move(plan: dict[str, Any]) -> str:
-    ids = [str(i) for i in plan["ids"]]
+def _would_move(plan: dead.Redriven) -> str:
+    ids = [str(i) for i in plan.ids]
     if not ids:
-        return f"qadmin: redrive: {plan['queue']} has no dead messages: nothing would move"
+        return f"qadmin: redrive: {plan.queue} has no dead messages: nothing would move"
     more = len(ids) - IDS_SHOWN
     shown = ", ".join(ids[:IDS_SHOWN]) + (f" and {more:,} more" if more > 0 else "")
     moving = f"{len(ids):,} dead message{'' if len(ids) == 1 else 's'}"
-    return f"qadmin: redrive would move {moving} of {plan['queue']}: {shown}"
+    return f"qadmin: redrive would move {moving} of {plan.queue}: {shown}"
 
 
 COMMANDS = [alter, dead_list, redrive]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from qadmin.diagnostics.entries import locks
@@ -135,13 +135,37 @@ def _blocked(engine: Engine, spec: QueueSpec, exc: LockTimeout) -> str:
     return line
 
 
+@dataclass(frozen=True)
+class Moved:
+    """A dead message moved back: its old id and the new one it is served under."""
+
+    id: int
+    new_id: int
+
+
+@dataclass(frozen=True)
+class Redriven:
+    """What a redrive moved (a dry run: what it would move, ``moved`` empty)."""
+
+    queue: str
+    action: str
+    dry_run: bool
+    redriven: int
+    ids: list[int]
+    moved: list[Moved]
+    more: bool  # --all stopped at REDRIVE_LIMIT: run it again for the rest
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 def redrive(
     engine: Engine,
     spec: QueueSpec,
     ids: list[int] | None,
     *,
     dry_run: bool = False,
-) -> dict[str, Any]:
+) -> Redriven:
     """Move dead messages back to the queue as waiting messages (``ids``, or all with None,
     at most ``REDRIVE_LIMIT``), in one transaction: each gets a new id at the queue's tail
     (above any watermark, so the dequeue serves it) and keeps its enqueued_at and error
@@ -160,12 +184,10 @@ class _DryRun(Exception):
     """Leaves the transaction rolled back (a dry run changes nothing)."""
 
 
-def _redrive(
-    engine: Engine, spec: QueueSpec, ids: list[int] | None, dry_run: bool
-) -> dict[str, Any]:
+def _redrive(engine: Engine, spec: QueueSpec, ids: list[int] | None, dry_run: bool) -> Redriven:
     found: list[int] = []
     missing: list[int] = []
-    moved: list[dict[str, int]] = []
+    moved: list[Moved] = []
     try:
         with engine.transaction() as execute:
             if ids is None:
@@ -188,15 +210,8 @@ def _redrive(
                     for statement in engine.section(spec, "redrive_one")
                     for row in execute(statement, {"id": one})
                 ]
-                moved.append({"id": one, "new_id": int(rows[0]["new_id"])})
+                moved.append(Moved(one, int(rows[0]["new_id"])))
     except _DryRun:
         pass
-    return {
-        "queue": spec.name,
-        "action": "redrive",
-        "dry_run": dry_run,
-        "redriven": len(found),
-        "ids": found,
-        "moved": moved,
-        "more": ids is None and len(found) == REDRIVE_LIMIT,
-    }
+    more = ids is None and len(found) == REDRIVE_LIMIT
+    return Redriven(spec.name, "redrive", dry_run, len(found), found, moved, more)
