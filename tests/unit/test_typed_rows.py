@@ -6,19 +6,24 @@ from __future__ import annotations
 
 import re
 from dataclasses import fields
+from functools import cache
 
 import pytest
 
-from qadmin import sqlfiles
 from qadmin.diagnostics import registry
 from qadmin.diagnostics.entries import ghosts, invalid_indexes, ring
 from qadmin.diagnostics.model import Row, json_safe
-from qadmin.engines import registry as engines
+from qadmin.engines import Engine, open_engine
+from qadmin.kinds import Kind, QueueSpec
 
-ROOT = sqlfiles.sql_root() / "diagnostics"
-# MariaDB overlays MySQL: a file of its own replaces MySQL's, the others are MySQL's.
-DIALECTS = sorted(p.name for p in ROOT.iterdir() if p.is_dir())
-BASE = {"mariadb": "mysql"}
+# Each engine (and MySQL's flavours) offline: its own SQL lookup chain finds each file.
+ENGINES = {
+    "sqlite": "sqlite:///:memory:",
+    "postgresql": "postgresql://u@h/db",
+    "mysql": "mysql://u@h/db?dialect=mysql",
+    "mariadb": "mysql://u@h/db?dialect=mariadb",
+    "mssql": "mssql://u@h/db?driver=FreeTDS",
+}
 TOKEN = re.compile(
     r"--[^\n]*|/\*.*?\*/|'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|`(?:[^`]|``)*`|\[[^\]]*\]"
     r"|::|[A-Za-z_@#][\w$#@]*|:\w+|\d+(?:\.\d+)?|\S",
@@ -55,26 +60,25 @@ def select_aliases(statement: str) -> list[str]:
     return names
 
 
+@cache
+def engine(dialect: str) -> Engine:
+    return open_engine(ENGINES[dialect], schema="app")
+
+
 def columns_on(dialect: str, name: str) -> list[str] | None:
-    """The file's columns on one dialect (its own file, else its base's), None without one."""
-    for one in (dialect, BASE.get(dialect)):
-        if one and sqlfiles.exists(f"diagnostics/{one}/{name}.sql"):
-            statements = sqlfiles.load(f"diagnostics/{one}/{name}.sql").statements("main")
-            return select_aliases(statements[-1])
-    return None
+    """The file's columns on one engine (as its lookup finds the file), None without one."""
+    file = engine(dialect).diagnostic_file(name)
+    return None if file is None else select_aliases(file.statements("main")[-1])
 
 
 TYPED = [(name, row) for entry in registry.entries() for name, row in entry.rows]
 # Rows a queue template's section gives (template, section): read by a diagnostic too.
-TEMPLATE_ROWS = [("ring", "ring_state", ring.RingState)]
+TEMPLATE_ROWS = [(Kind.RING, "ring_state", ring.RingState)]
 
 
-def template_columns(dialect: str, template: str, section: str) -> list[str] | None:
-    for one in (dialect, BASE.get(dialect)):
-        if one and sqlfiles.exists(f"queues/{one}/{template}.sql"):
-            statements = sqlfiles.load(f"queues/{one}/{template}.sql").statements(section)
-            return select_aliases(statements[-1])
-    return None
+def template_columns(dialect: str, kind: Kind, section: str) -> list[str]:
+    template = engine(dialect).template(QueueSpec("q", kind, capacity=10))
+    return select_aliases(template.statements(section)[-1])
 
 
 def test_the_alias_reader_reads_what_a_driver_names():
@@ -92,7 +96,7 @@ def test_typed_files_are_the_entries_own():
 @pytest.mark.parametrize(("name", "row"), TYPED, ids=[n for n, _ in TYPED])
 def test_a_row_type_has_exactly_its_files_columns(name, row):
     have = [f.name for f in fields(row) if f.name != "columns"]
-    per_dialect = {d: columns_on(d, name) for d in DIALECTS}
+    per_dialect = {d: columns_on(d, name) for d in ENGINES}
     given = {d: c for d, c in per_dialect.items() if c is not None}
     assert given, f"no dialect has {name}.sql"
     for dialect, columns in given.items():
@@ -103,15 +107,13 @@ def test_a_row_type_has_exactly_its_files_columns(name, row):
     assert not unused, f"{row.__name__} has {sorted(unused)}, which no engine's {name}.sql gives"
 
 
-@pytest.mark.parametrize(("template", "section", "row"), TEMPLATE_ROWS)
-def test_a_template_sections_row_type_has_exactly_its_columns(template, section, row):
+@pytest.mark.parametrize(("kind", "section", "row"), TEMPLATE_ROWS)
+def test_a_template_sections_row_type_has_exactly_its_columns(kind, section, row):
     have = [f.name for f in fields(row) if f.name != "columns"]
-    given = {d: template_columns(d, template, section) for d in engines.NAMES}
-    given = {d: c for d, c in given.items() if c is not None}
-    assert len(given) == len(engines.NAMES), "every engine has the template"
+    given = {d: template_columns(d, kind, section) for d in ENGINES}
     for dialect, columns in given.items():
         missing = [c for c in columns if c not in have]
-        assert not missing, f"{row.__name__} lacks {dialect}'s {template}.{section} {missing}"
+        assert not missing, f"{row.__name__} lacks {dialect}'s {kind} {section} {missing}"
     unused = set(have) - {c for columns in given.values() for c in columns}
     assert not unused, f"{row.__name__} has {sorted(unused)}, which no engine's SELECT gives"
 
