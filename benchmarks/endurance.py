@@ -69,8 +69,8 @@ class Client:
 
 class QadminClient(Client):
     def __init__(self, dsn: str) -> None:
+        from qadmin import catalog
         from qadmin.engines import Timeouts, open_engine
-        from qadmin.ops import catalog
 
         self.engine = open_engine(dsn, None, Timeouts(lock_ms=30_000, statement_ms=600_000))
         self.spec = catalog.get(self.engine, "bench")

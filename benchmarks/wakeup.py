@@ -22,8 +22,9 @@ import uuid
 
 from places import PG, place
 
+from qadmin import catalog
 from qadmin.engines import open_engine
-from qadmin.ops import catalog, messages, queues
+from qadmin.ops import messages, queues
 
 
 def _summary(label: str, samples: list[float]) -> str:

@@ -50,11 +50,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from qadmin import catalog
 from qadmin.diagnostics.entries import size as size_part
 from qadmin.engines import Engine, Timeouts, open_engine
 from qadmin.errors import ConnectionFailed, QueueEmpty
 from qadmin.kinds import Kind, QueueSpec
-from qadmin.ops import catalog, messages, queues
+from qadmin.ops import messages, queues
 from tests.conformance.callers import Caller, Lost, Mode, Refused, Stale, connect
 from tests.engines.torture import _my_database, _pg_schema
 

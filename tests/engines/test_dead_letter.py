@@ -22,12 +22,13 @@ import pymysql
 import pytest
 from click.testing import CliRunner
 
+from qadmin import catalog
 from qadmin.cli import cli
 from qadmin.diagnostics.entries import claims as claims_part
 from qadmin.engines import Engine, Timeouts, open_engine
 from qadmin.errors import LockTimeout, NotFound, QueueEmpty, UsageError, WrongKind
 from qadmin.kinds import ERROR_CHARS, ERRORS_KEPT
-from qadmin.ops import catalog, dead, messages, queues, watermark
+from qadmin.ops import dead, messages, queues, watermark
 from tests.conftest import MY_HOST, PG_ADMIN, make_target
 from tests.engines.holding import finish, hold_pop
 

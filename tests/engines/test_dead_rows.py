@@ -22,7 +22,7 @@ from qadmin.diagnostics.entries import size
 from qadmin.engines import Engine, open_engine
 from qadmin.kinds import QueueSpec
 from qadmin.ops import messages, queues
-from qadmin.ops.values import iso, to_utc
+from qadmin.values import iso, to_utc
 from tests.conftest import PG_ADMIN, make_target
 
 DEAD = 10_000

@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from qadmin import catalog
 from qadmin.cli import cli
 from qadmin.diagnostics.entries import size
 from qadmin.engines import open_engine
-from qadmin.ops import catalog, messages, queues, telemetry
+from qadmin.ops import messages, queues, telemetry
 from tests.conftest import make_target
 from tests.engines.test_dead_rows import _insert, _insert_sql
 

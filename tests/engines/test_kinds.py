@@ -7,9 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from qadmin import catalog
 from qadmin.errors import LockTimeout, NotFound, QueueEmpty, QueueFull, WrongKind
 from qadmin.kinds import Kind
-from qadmin.ops import catalog, messages, queues
+from qadmin.ops import messages, queues
 from tests.engines.holding import finish, hold_pop
 
 

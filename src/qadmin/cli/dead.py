@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from qadmin import render
+from qadmin import catalog, render
 from qadmin.cli.options import (
     MESSAGE_ID,
     Target,
@@ -18,7 +18,7 @@ from qadmin.cli.options import (
 from qadmin.engines.base import Engine
 from qadmin.errors import UsageError
 from qadmin.kinds import QueueSpec
-from qadmin.ops import catalog, dead
+from qadmin.ops import dead
 
 DEAD_COLUMNS = [
     "id",

@@ -17,6 +17,7 @@ from click.core import ParameterSource
 
 from qadmin import config as config_mod
 from qadmin import dsn as dsn_mod
+from qadmin.engine_table import BY_NAME
 from qadmin.engines import Engine, Timeouts, open_engine
 from qadmin.errors import ConnectionFailed, UsageError
 from qadmin.ops.messages import MAX_BATCH
@@ -185,10 +186,8 @@ def check_sqlite_file(resolved: config_mod.Connection, create: bool = False) -> 
     """A SQLite DSN names a file that exists, or one ``create`` may make in an existing folder:
     a typo must not leave a new empty database (and folders) behind and then list nothing. The
     embedded default is exempt: it makes its file and folder on first use, with no setup."""
-    from qadmin import dsn as dsn_mod
-
     parsed = dsn_mod.parse(resolved.dsn)
-    if parsed.engine != "sqlite" or resolved.source == config_mod.EMBEDDED:
+    if not BY_NAME[parsed.engine].file or resolved.source == config_mod.EMBEDDED:
         return
     if not parsed.path or parsed.path == ":memory:" or parsed.query.get("mode") == "memory":
         return

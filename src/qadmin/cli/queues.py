@@ -6,11 +6,11 @@ from contextlib import nullcontext
 
 import click
 
-from qadmin import render
+from qadmin import catalog, render
 from qadmin.cli import progress
 from qadmin.cli.options import Target, confirm, connection_options, format_option
 from qadmin.kinds import Kind, QueueSpec
-from qadmin.ops import catalog, queues
+from qadmin.ops import queues
 from qadmin.ops import watermark as watermark_ops
 
 # A ring this large takes seconds to fill with slot rows: show a bar (on a terminal).
@@ -98,7 +98,7 @@ def list_queues(target: Target, fmt: str | None) -> None:
     engine = target.engine()
     specs = catalog.all_queues(engine, creating=True)
     if not specs:  # someone else's database, or an empty one: say so rather than nothing
-        where = engine.dsn.path if engine.name == "sqlite" else f"schema {engine.schema}"
+        where = engine.dsn.path if engine.hooks.file else f"schema {engine.schema}"
         render.note(f"qadmin: no qadmin queues in {where}")
     render.rows([_spec_row(s) for s in specs], SPEC_COLUMNS, fmt)
 

@@ -13,9 +13,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
-from qadmin.ops.values import iso
+from qadmin.catalog.rows import Number as Number
+from qadmin.catalog.rows import Row as Row
+from qadmin.values import iso
 
 if TYPE_CHECKING:
     from qadmin.engines.base import Engine
@@ -51,36 +53,6 @@ def json_safe(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [json_safe(v) for v in value]
     return value
-
-
-# A figure as the drivers give it: PyMySQL a Decimal for a division, the others a float or int.
-Number = int | float | Decimal
-
-
-@dataclass(frozen=True)
-class Row:
-    """Base of a typed SQL row. Its fields are every column the file's SELECT gives on any
-    engine (``tests/unit/test_typed_rows.py`` holds them to the files' aliases), a column an
-    engine's SELECT lacks reads None; ``columns`` keeps the ones this engine's gave, in their
-    order, so JSON and tables show exactly the keys they always did."""
-
-    columns: tuple[str, ...] = field(default=(), repr=False, compare=False, kw_only=True)
-
-    @classmethod
-    def of(cls, row: Mapping[str, Any]) -> Self:
-        """A driver's row as this type; a column with no field is a bug the test catches."""
-        unknown = set(row) - {f.name for f in fields(cls)} | ({"columns"} & set(row))
-        if unknown:
-            raise TypeError(f"{cls.__name__} has no field for columns {sorted(unknown)}")
-        return cls(**row, columns=tuple(row))
-
-    def has(self, column: str) -> bool:
-        """Whether this engine's SELECT gives the column (not whether it is NULL)."""
-        return column in self.columns
-
-    def as_dict(self) -> dict[str, Any]:
-        """The row as the driver gave it (the edge: JSON, CSV, tables)."""
-        return {c: getattr(self, c) for c in self.columns}
 
 
 @dataclass(frozen=True)
@@ -132,6 +104,12 @@ class Limit:
     given: bool = False  # set by an option rather than the registry's default
 
 
+# Each metric's default levels by name, laid here by the registry's ``Diagnostic`` of the entry
+# that declares them, as its module is imported (the registry imports this module, never the
+# other way round).
+DEFAULT_LIMITS: dict[str, Limit] = {}
+
+
 @dataclass
 class Options:
     """What a caller asked for: shared by inspect, check, tail and collect."""
@@ -144,10 +122,7 @@ class Options:
     telemetry: bool = False  # a tail / collect snapshot: one counter sample, no sleep
 
     def limit(self, metric: str) -> Limit:
-        from qadmin.diagnostics.registry import metric_spec
-
-        default = metric_spec(metric)
-        return self.limits.get(metric, Limit(default.warn, default.crit))
+        return self.limits.get(metric) or DEFAULT_LIMITS[metric]
 
 
 @dataclass

@@ -10,13 +10,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from qadmin import sqlfiles
-from qadmin.diagnostics import sql as diagnostic_sql
+from qadmin import catalog, sqlfiles
+from qadmin.catalog import sql as diagnostic_sql
 from qadmin.engines.base import Engine, Execute
 from qadmin.errors import NotFound, UnsupportedError, UsageError
 from qadmin.kinds import MAX_CAPACITY, Kind, QueueSpec
 from qadmin.names import validate_schema_name
-from qadmin.ops import catalog
 from qadmin.profiles.model import Value
 from qadmin.profiles.resolve import typed_values
 from qadmin.profiles.shape import read_shape
@@ -189,9 +188,9 @@ def staged_switch(engine: Engine) -> bool:
 
 
 def _file(engine: Engine) -> sqlfiles.SqlFile:
-    for folder in dict.fromkeys((engine.dialect, engine.base_dialect)):
-        if sqlfiles.exists(f"queues/{folder}/convert.sql"):
-            return sqlfiles.load(f"queues/{folder}/convert.sql")
+    found = engine.hooks.sql_file("queues", "convert")
+    if found is not None:
+        return found
     raise UnsupportedError(
         f"convert is not available on {engine.dialect}: its DDL commits on its own and it has "
         "no CREATE OR REPLACE PROCEDURE to switch push/pop atomically (see docs/kinds.md)"

@@ -16,16 +16,17 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from qadmin import catalog
+from qadmin.catalog.reads import COUNT_LIMIT as COUNT_LIMIT
+from qadmin.catalog.reads import DeadDepth as DeadDepth
+from qadmin.catalog.reads import dead_depth
 from qadmin.diagnostics.entries import locks
 from qadmin.diagnostics.model import PART_LOCK_MS, Context, Options
 from qadmin.engines.base import Engine
 from qadmin.errors import Deadlock, LockTimeout, NotFound, StatementTimeout, UsageError
 from qadmin.kinds import QueueSpec
-from qadmin.ops import catalog
-from qadmin.ops.values import iso, message
+from qadmin.values import iso, message
 
-# Counting stops here (inspect's other counts are bounded the same way).
-COUNT_LIMIT = 10_000
 # Bytes of payload a listing shows.
 PREVIEW_BYTES = 64
 # A redrive --all moves at most this many messages per run (one transaction).
@@ -34,14 +35,8 @@ MAX_ATTEMPTS_LIMIT = 1_000_000
 DEADLOCK_RETRIES = 5
 
 
-@dataclass(frozen=True)
-class DeadDepth:
-    """How many messages the dead table holds (exact below ``COUNT_LIMIT``) and how long the
-    one that died first has been there."""
-
-    count: int
-    exact: bool
-    oldest_s: float | None
+# The dead table's depth is read by inspect too: it lives below both (``catalog.reads``).
+depth = dead_depth
 
 
 def check_max_attempts(value: int | None) -> int | None:
@@ -69,18 +64,6 @@ def set_max_attempts(engine: Engine, spec: QueueSpec, value: int | None) -> Queu
         options["max_attempts"] = value
     catalog.set_options(engine, dataclasses.replace(spec, options=options))
     return catalog.get(engine, spec.name)
-
-
-def depth(engine: Engine, spec: QueueSpec) -> DeadDepth:
-    """The dead table's depth (bounded count) and its oldest death's age: two index reads."""
-    rows = engine.run(engine.section(spec, "dead_depth"), {"limit": COUNT_LIMIT}, write=False)
-    count = int(rows[0]["dead"] or 0)
-    oldest = rows[0]["oldest_dead_s"]
-    return DeadDepth(
-        count=count,
-        exact=count < COUNT_LIMIT,
-        oldest_s=None if oldest is None else round(float(oldest), 3),
-    )
 
 
 def _errors(text: Any) -> list[dict[str, Any]]:

@@ -17,7 +17,7 @@ from datetime import datetime
 from functools import partial
 from typing import Any, TypeVar
 
-from qadmin import interrupts
+from qadmin import catalog, interrupts
 from qadmin.engines.base import Engine
 from qadmin.errors import (
     Deadlock,
@@ -30,8 +30,7 @@ from qadmin.errors import (
     UsageError,
 )
 from qadmin.kinds import ERROR_CHARS, QueueSpec
-from qadmin.ops import catalog
-from qadmin.ops.values import message
+from qadmin.values import message
 
 MAX_BATCH = 10_000
 # Messages per statement (and per transaction) when a batch is pushed set-based: large enough

@@ -6,12 +6,13 @@ import dataclasses
 from contextlib import suppress
 from dataclasses import dataclass, field
 
+from qadmin import catalog
 from qadmin.diagnostics.entries import size
 from qadmin.engines.base import Engine
 from qadmin.errors import QadminError, UsageError
 from qadmin.kinds import KINDS, MAX_CAPACITY, Kind, QueueSpec, kinds_with, said
 from qadmin.names import validate_queue_name
-from qadmin.ops import catalog, dead, resize
+from qadmin.ops import dead, resize
 
 
 @dataclass

@@ -16,15 +16,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from qadmin import catalog
+from qadmin.catalog import sql
 from qadmin.diagnostics import check as check_mod
-from qadmin.diagnostics import run, sql
+from qadmin.diagnostics import run
 from qadmin.diagnostics.entries import claims as claims_entry
 from qadmin.diagnostics.entries import dead_letters
 from qadmin.diagnostics.entries import size as size_entry
 from qadmin.diagnostics.model import PART_LOCK_MS, InspectReport, Options
 from qadmin.engines.base import CATALOG_TABLE, Engine
 from qadmin.errors import LockTimeout, NotFound, QadminError
-from qadmin.ops import catalog
 from qadmin.profiles import detect, query
 from qadmin.profiles.libraries import SHAPES
 from qadmin.profiles.resolve import Resolved, check, from_spec, resolve

@@ -19,12 +19,12 @@ from decimal import Decimal
 from typing import Any
 
 from qadmin import sqlfiles
-from qadmin.diagnostics import sql
+from qadmin.catalog import sql
 from qadmin.engines.base import Engine
 from qadmin.errors import UnsupportedError, UsageError
-from qadmin.ops.values import to_utc
 from qadmin.profiles.model import TIME_UNITS, Profile, Value
 from qadmin.profiles.shape import TableShape
+from qadmin.values import to_utc
 
 # A count stops here: above it the figure is "at least this many" or an estimate.
 COUNT_LIMIT = 100_001
@@ -86,12 +86,12 @@ class Reader:
     # -- SQL text -----------------------------------------------------------------------------
 
     def _file(self) -> sqlfiles.SqlFile:
-        relative = f"queues/{self.engine.base_dialect}/profile.sql"
-        if not sqlfiles.exists(relative):
+        found = self.engine.hooks.sql_file("queues", "profile")
+        if found is None:
             raise UnsupportedError(
                 f"tables qadmin did not create are not read on {self.engine.dialect}"
             )
-        return sqlfiles.load(relative)
+        return found
 
     def section_text(self, section: str) -> str:
         return self._file().statements(section)[0]

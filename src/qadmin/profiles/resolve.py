@@ -14,13 +14,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from qadmin import statewhen
+from qadmin import catalog, statewhen
 from qadmin.config import COLUMN_KEYS, VALUE_KEYS
 from qadmin.engines.base import Engine
 from qadmin.errors import InvalidName, NotFound, UsageError
 from qadmin.kinds import QueueSpec
 from qadmin.names import validate_queue_name
-from qadmin.ops import catalog
 from qadmin.profiles import detect
 from qadmin.profiles.model import Heartbeat, Profile, Release, Value
 from qadmin.profiles.shape import ORDER_FAMILIES, TIME_FAMILIES, TableShape, read_shape
@@ -163,18 +162,16 @@ def _release(profile: Profile, allowed: bool) -> Profile:
     return dataclasses.replace(profile, release=Release(state, clear))
 
 
-def _fit(
-    shape: TableShape, key: str, column: str, dialect: str, time_unit: str | None = None
-) -> str:
+def _fit(shape: TableShape, key: str, column: str, time_unit: str | None = None) -> str:
     """The column as the catalog spells it, or one line saying why it cannot serve."""
     found = shape.column(column)
     where = f"{shape.schema}.{shape.table}"
     if found is None:
         raise UsageError(f"{key.replace('_', '-')}: no column {column!r} in {where}")
     family = found.family
-    # SQLite has no timestamp type: dates are kept as text or numbers by convention.
+    # An engine with no timestamp type (SQLite) keeps dates as text or numbers by convention.
     times: tuple[str, ...] = (
-        (*TIME_FAMILIES, "text", "number", "integer") if dialect == "sqlite" else TIME_FAMILIES
+        (*TIME_FAMILIES, "text", "number", "integer") if shape.untyped_times else TIME_FAMILIES
     )
     if time_unit is not None:
         times = ("integer", "number")
@@ -243,13 +240,13 @@ def check(profile: Profile, shape: TableShape, dialect: str) -> Profile:
         released = typed_values((profile.release.state,), family, labels)[0]
         profile = dataclasses.replace(profile, release=Release(released, profile.release.clear))
     changes: dict[str, Any] = {
-        key: _fit(shape, key, getattr(profile, key), dialect, profile.time_unit)
+        key: _fit(shape, key, getattr(profile, key), profile.time_unit)
         for key in COLUMN_KEYS
         if getattr(profile, key) is not None
     }
     if profile.state_when:
         changes["state_when"] = tuple(
-            (group, tuple((_fit(shape, "states", c, dialect), null) for c, null in terms))
+            (group, tuple((_fit(shape, "states", c), null) for c, null in terms))
             for group, terms in profile.state_when
         )
     if (profile.queue is not None or profile.queue_null) and profile.queue_column is None:
@@ -267,7 +264,7 @@ def check(profile: Profile, shape: TableShape, dialect: str) -> Profile:
     if profile.release is not None:
         release = Release(
             profile.release.state,
-            tuple(_fit(shape, "release", c, dialect) for c in profile.release.clear),
+            tuple(_fit(shape, "release", c) for c in profile.release.clear),
         )
         changes["release"] = release
     return dataclasses.replace(profile, **changes)
@@ -378,8 +375,8 @@ def _check_heartbeat(engine: Engine, profile: Profile, shape: TableShape) -> Pro
     workers = read_shape(engine, table, shape.schema)
     if workers is None:
         raise UsageError(f"{where}: no table {table!r} in schema {shape.schema}")
-    key = _fit(workers, "heartbeat worker_key", beat.worker_column, engine.dialect)
-    at = _fit(workers, "heartbeat_column", beat.beat_column, engine.dialect, profile.time_unit)
+    key = _fit(workers, "heartbeat worker_key", beat.worker_column)
+    at = _fit(workers, "heartbeat_column", beat.beat_column, profile.time_unit)
     return dataclasses.replace(
         profile, heartbeat=Heartbeat(workers.table, beat.job_column, key, at)
     )

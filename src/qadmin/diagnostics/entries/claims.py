@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from qadmin.diagnostics import sql
+from qadmin.catalog import sql
 from qadmin.diagnostics.model import WARNING, Context, Finding, InspectReport, Result
 from qadmin.diagnostics.registry import (
     EXACT,
@@ -24,10 +24,10 @@ from qadmin.diagnostics.registry import (
 from qadmin.engines.base import Engine
 from qadmin.errors import UsageError, counted
 from qadmin.kinds import QueueSpec
-from qadmin.ops.values import iso
 from qadmin.profiles import query
 from qadmin.profiles.model import Profile
 from qadmin.profiles.shape import read_shape
+from qadmin.values import iso
 
 ERROR_SHOWN = 200  # characters of a row's error column (a traceback can be long)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from qadmin.diagnostics import sql
+from qadmin.catalog import sql
 from qadmin.diagnostics.model import WARNING, Context, Finding, InspectReport, Result, Row
 from qadmin.diagnostics.registry import Diagnostic, Field, Section
 from qadmin.engines.base import Engine

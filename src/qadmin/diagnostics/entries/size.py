@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from qadmin.diagnostics import sql
+from qadmin.catalog import sql
 from qadmin.diagnostics.model import (
     CRITICAL,
     INFO,
@@ -34,9 +34,9 @@ from qadmin.diagnostics.registry import Diagnostic, Field, Metric, Quality, kind
 from qadmin.engines.base import Engine
 from qadmin.errors import PermissionMissing, UsageError
 from qadmin.kinds import QueueSpec
-from qadmin.ops.values import iso, to_utc
 from qadmin.profiles import query
 from qadmin.profiles.model import Profile
+from qadmin.values import iso, to_utc
 
 # A depth is counted only up to this many rows (about 100 buffers on PostgreSQL); a queue the
 # catalog puts above it is not counted at all: its estimate is the depth, said so.

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from qadmin.catalog import reads
 from qadmin.diagnostics.model import (
     CRITICAL,
     WARNING,
@@ -18,7 +19,6 @@ from qadmin.diagnostics.model import (
 from qadmin.diagnostics.registry import Diagnostic, Field, Metric
 from qadmin.errors import counted
 from qadmin.kinds import WATERMARK_EVERY
-from qadmin.ops import watermark
 
 # A watermark this many ids behind the head, with a candidate this old, is being held back.
 WATERMARK_LAG_IDS = 10 * WATERMARK_EVERY
@@ -43,7 +43,7 @@ def _fix_for(held_by: str | None, report: InspectReport) -> str:
 
 @dataclass
 class Watermark(Result):
-    state: watermark.WatermarkState  # what ``qadmin watermark show`` prints
+    state: reads.WatermarkState  # what ``qadmin watermark show`` prints
 
     def to_json_dict(self) -> dict[str, Any]:
         return dict(json_safe(self.state.to_json_dict()))
@@ -56,7 +56,7 @@ class Watermark(Result):
 def collect(ctx: Context) -> Watermark | None:
     if ctx.spec is None or not ctx.spec.watermark:
         return None
-    return Watermark(watermark.show(ctx.engine, ctx.spec))
+    return Watermark(reads.watermark(ctx.engine, ctx.spec))
 
 
 def rule(report: InspectReport) -> list[Finding]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from qadmin.diagnostics.model import Row
+from qadmin.catalog.rows import Row
 from qadmin.engines.base import Engine
 from qadmin.errors import LockTimeout, PermissionMissing, QadminError
 from qadmin.kinds import QueueSpec

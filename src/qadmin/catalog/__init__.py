@@ -18,7 +18,7 @@ from qadmin.engines.base import CATALOG_TABLE, Engine, Execute
 from qadmin.errors import NotFound, PermissionMissing, UsageError
 from qadmin.kinds import Kind, QueueSpec, derived_names
 from qadmin.names import validate_queue_name
-from qadmin.ops.values import iso
+from qadmin.values import iso
 
 OBJECTS_TABLE = "qadmin_objects"
 # Bumped when the tables or routines qadmin creates change shape. 2: qadmin_objects.
