@@ -127,7 +127,7 @@ def test_ring_counts_slots_overflow_and_parked_numbers_and_purge_agrees(label, r
     resize_ops.resize(engine, spec, 5)  # pushed[0] and pushed[5] share slot 0 or 1
     spec = catalog.get(engine, "ring_q")
     state = ring.measure(engine, spec).state
-    assert (state["parked"], state["overflow"]) == (1, 1)
+    assert (state.parked, state.overflow) == (1, 1)
     assert _counts(target, "ring_q", 4) == _expected(4)
     purged = _json(target, "purge", "ring_q", "--yes")
     assert (purged["messages"], purged["messages_exact"]) == (4, True)
