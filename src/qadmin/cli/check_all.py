@@ -97,8 +97,8 @@ class Thresholds:
             raise UsageError(f"{name}: {exc} (with the config's [check] thresholds)") from None
 
 
-def thresholds(conf: dict[str, Any], given: dict[str, Any]) -> Thresholds:
-    section = conf.get("check", {})
+def thresholds(conf: config_mod.Config, given: dict[str, Any]) -> Thresholds:
+    section = {} if conf.check is None else conf.check
     if not isinstance(section, dict):
         raise UsageError("config file: [check] must be a table of warn_X / crit_X keys")
     queues = section.get("queues", {})
@@ -171,7 +171,7 @@ def run(
     limit_ms = min(target.timeouts.statement_ms, max(1, round(queue_timeout * 1000)))
     timeouts = dataclasses.replace(target.timeouts, statement_ms=limit_ms)
     engine = dataclasses.replace(target, timeouts=timeouts).engine()
-    declared, broken = config_mod.tables(conf), config_mod.broken_tables(conf)
+    declared, broken = conf.tables, conf.broken
     verdicts: dict[str, Verdict] = {}
 
     def each(item: Any, line: Any, report: InspectReport | None) -> None:

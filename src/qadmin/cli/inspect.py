@@ -332,8 +332,8 @@ def ghosts(name: str, profile: dict[str, Any], target: Target, fmt: str | None) 
     part = run.bounded(ctx, lambda: ghosts_part.collect(ctx))
     data = dict(
         queue=name,
-        **part.table,
-        holders=part.holders,
+        **part.table.as_dict(),
+        holders=[h.as_dict() for h in part.holders],
         notes=[{"note": n} for n in part.notes],
     )
     title, _, columns = _section("ghosts")
@@ -667,10 +667,10 @@ def repair(
     """Rings: get a ring stalled by a dead pusher or popper moving again (safe from cron)."""
     engine, spec = _load(target, name)
     if dry_run:
-        result = dict(repair_ops.plan(engine, spec, older_than), dry_run=True)
+        result = dict(repair_ops.plan(engine, spec, older_than).to_json_dict(), dry_run=True)
     else:
         confirm("repair", name, yes)
-        result = dict(repair_ops.repair(engine, spec, older_than), dry_run=False)
+        result = dict(repair_ops.repair(engine, spec, older_than).to_json_dict(), dry_run=False)
     if render.resolve_format(fmt) != "json":
         result = {k: _listed(v) for k, v in result.items()}
     render.document(result, fmt)

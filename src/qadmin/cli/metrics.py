@@ -118,7 +118,7 @@ def metrics(
     check_sqlite_file(conn)
     if click.get_current_context().find_root().params.get("verbose"):
         click.echo(f"qadmin: using {conn.masked} ({conn.source})", err=True)
-    declared, broken = config_mod.tables(conf), config_mod.broken_tables(conf)
+    declared, broken = conf.tables, conf.broken
     limits_for = check_all.thresholds(conf, {})  # qadmin_queue_status judged as check --all
     limit_ms = min(target.timeouts.statement_ms, max(1, round(queue_timeout * 1000)))
     timeouts = dataclasses.replace(target.timeouts, statement_ms=limit_ms)

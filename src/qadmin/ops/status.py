@@ -20,6 +20,10 @@ from qadmin import catalog
 from qadmin.catalog import sql
 from qadmin.diagnostics import check as check_mod
 from qadmin.diagnostics import run
+from qadmin.diagnostics.entries import claims as claims_entry
+from qadmin.diagnostics.entries import dead_letters
+from qadmin.diagnostics.entries import pause as pause_entry
+from qadmin.diagnostics.entries import size as size_entry
 from qadmin.diagnostics.model import PART_LOCK_MS, InspectReport, Options
 from qadmin.engines.base import CATALOG_TABLE, Engine
 from qadmin.errors import LockTimeout, NotFound, QadminError
@@ -226,7 +230,7 @@ def _line(
 
 
 def _fill(line: StatusLine, report: InspectReport) -> None:
-    size = report.part("size")
+    size = report.part(size_entry.ENTRY)
     if size is not None:
         line.depth, line.depth_exact = size.depth, size.depth_exact
         line.oldest_age_s = size.oldest_age_s
@@ -235,16 +239,16 @@ def _fill(line: StatusLine, report: InspectReport) -> None:
         if size.due is not None and size.depth is not None and size.depth_exact:
             # a qadmin pending queue: its due messages wait, the others are scheduled
             line.depth, line.scheduled = size.due, size.depth - size.due
-    claims = report.part("claims")
+    claims = report.part(claims_entry.ENTRY)
     if claims is not None and claims.claimed is not None:
         # Claims with no claim time: how many are stale is unknown, never 0 (as inspect's
         # named queues say; the claims_unread finding says why).
         line.running = claims.claimed
         line.stale = None if claims.undated else len(claims.stale)
-    dead = report.part("dead")
+    dead = report.part(dead_letters.ENTRY)
     if dead is not None:
         line.dead = dead.count
-    pause = report.part("pause")
+    pause = report.part(pause_entry.ENTRY)
     if pause is not None:
         line.paused_at = pause.paused_at
     verdict = check_mod.evaluate(report)
