@@ -604,7 +604,11 @@ def check(
         try:
             return check_all.run(target, given, stale_after, queue_timeout or 2.0, fmt)
         except QadminError as exc:  # the config's thresholds, the connection: UNKNOWN
-            click.echo(check_ops.unknown("all queues", str(exc)).line)
+            failed = check_ops.unknown("all queues", str(exc))
+            if render.resolve_format(fmt) == "json":
+                render.document(check_all.failed_document(failed.problems[0]), "json")
+            else:
+                click.echo(failed.line)
             return check_ops.UNKNOWN
     if name is None:
         click.echo("QADMIN UNKNOWN - usage: Missing argument 'NAME' (or --all).")

@@ -55,7 +55,7 @@ def _age(seconds: float | None) -> str:
 
 def _text(line: Any) -> dict[str, Any]:
     return {
-        "queue": line.name,
+        "queue": render.escaped(line.name),  # a newline in a name: still one row
         "what": line.what,
         "depth": _depth(line),
         "oldest": _age(line.oldest_age_s),
@@ -63,7 +63,7 @@ def _text(line: Any) -> dict[str, Any]:
         "stale": line.stale,
         "dead": line.dead,
         "status": line.status,
-        "worst": line.worst or "",
+        "worst": render.escaped(line.worst or ""),
     }
 
 
