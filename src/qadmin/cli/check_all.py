@@ -9,7 +9,8 @@ performance data on lines of their own (after a ``|`` on the last long-text line
 Thresholds: the registry's defaults, then the config's ``[check]`` keys (``warn_depth = 1000``,
 ``crit_oldest_age = "10m"``), then the ``--warn-X/--crit-X`` options, then each
 ``[check.queues."PATTERN"]`` whose pattern (``*`` and ``?`` wildcards) matches the queue's
-name (in file order, a later one winning key by key): the most specific word wins.
+name, with or without its schema (in file order, a later one winning key by key): the most
+specific word wins. A pattern matching no queue found is said (a typo must not pass silently).
 """
 
 from __future__ import annotations
