@@ -473,3 +473,19 @@ def test_a_threshold_pattern_matching_no_queue_is_said(db, tmp_path):
     result = _run("metrics", "--config", str(config), *db)
     assert result.exit_code == 0
     assert '[check.queues."nosuch[*]"] matches no queue found' in result.stderr
+
+
+def test_a_file_removed_between_the_check_and_the_connection_is_not_made(tmp_path):
+    """The scrape's connection opens the file read-write only: removed after the check, it
+    is a connection failure, never a new empty database."""
+    from qadmin import config as config_mod
+    from qadmin.cli import metrics as metrics_cli
+    from qadmin.engines import open_engine
+    from qadmin.errors import ConnectionFailed
+
+    given = config_mod.Connection(dsn=f"sqlite:///{tmp_path / 'x.db'}", source="--dsn", name=None)
+    engine = open_engine(metrics_cli._never_made(given).dsn, None)
+    with pytest.raises(ConnectionFailed):
+        engine.server_version()
+    engine.close()
+    assert list(tmp_path.iterdir()) == []

@@ -40,6 +40,21 @@ def _textfile(value: str) -> Path:
     return path
 
 
+def _never_made(conn: config_mod.Connection) -> config_mod.Connection:
+    """A SQLite file opened read-write only (``mode=rw``): a file removed between a scrape's
+    check and its connection is a failed scrape, never a new empty database."""
+    from qadmin import dsn as dsn_mod
+    from qadmin.engine_table import BY_NAME
+
+    parsed = dsn_mod.parse(conn.dsn)
+    if not BY_NAME[parsed.engine].file or conn.source == config_mod.EMBEDDED:
+        return conn
+    if not parsed.path or parsed.path == ":memory:" or "mode" in parsed.query:
+        return conn
+    joined = "&" if "?" in conn.dsn else "?"
+    return dataclasses.replace(conn, dsn=f"{conn.dsn}{joined}mode=rw")
+
+
 @click.command()
 @click.option(
     "--listen",
@@ -117,6 +132,7 @@ def metrics(
     conn = config_mod.resolve(target.dsn, target.connection, conf)
     if click.get_current_context().find_root().params.get("verbose"):
         click.echo(f"qadmin: using {conn.masked} ({conn.source})", err=True)
+    conn = _never_made(conn)
     declared, broken = conf.tables, conf.broken
     limits_for = check_all.thresholds(conf, {})  # qadmin_queue_status judged as check --all
     limit_ms = min(target.timeouts.statement_ms, max(1, round(queue_timeout * 1000)))
