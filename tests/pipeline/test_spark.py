@@ -20,6 +20,8 @@ from tests.conftest import make_target
 from tests.engines.test_payloads import PAYLOADS
 from tests.pipeline import history
 
+# One worker runs every Spark test (pytest-xdist's loadgroup): one local session for all.
+pytestmark = pytest.mark.xdist_group("spark")
 HOURS = 12
 LOCAL = spark.Where("local[2]")
 
