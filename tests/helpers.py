@@ -22,6 +22,7 @@ from click.testing import CliRunner, Result
 from qadmin.cli import cli
 from qadmin.engines import Engine
 from qadmin.errors import QueueEmpty
+from qadmin.kinds import Kind
 from qadmin.ops import catalog, messages, queues
 from qadmin.ops.queues import QueueSpec
 
@@ -54,9 +55,30 @@ def file_lock(path: Path) -> Iterator[None]:
 # --- qadmin as a user runs it -----------------------------------------------------------------
 
 
-def invoke(*args: str, input: str | bytes | None = None) -> Result:
+def invoke(
+    *args: str, input: str | bytes | None = None, env: dict[str, str] | None = None
+) -> Result:
     """One qadmin command in process (click's runner): its exit code, stdout and stderr."""
-    return CliRunner().invoke(cli, list(args), input=input)
+    return CliRunner().invoke(cli, list(args), input=input, env=env)
+
+
+def run(*args: str, input: str | bytes | None = None, env: dict[str, str] | None = None) -> Result:
+    """``invoke``, and whatever the exit code, never a traceback on stderr."""
+    result = invoke(*args, input=input, env=env)
+    assert "Traceback" not in result.stderr
+    return result
+
+
+def one_line(result: Result) -> str:
+    """The one line a refused command prints on stderr."""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+def invoke_on(target: Any, *args: str) -> Result:
+    """``invoke`` with ``target``'s connection options (a ``tests.conftest.Target``) after."""
+    return invoke(*args, *target.cli_args())
 
 
 def run_qadmin(
@@ -105,13 +127,29 @@ def make_queue(
     return spec
 
 
-def drain(engine: Engine, queue: QueueSpec | str, batch: int = 100) -> list[dict[str, Any]]:
+def drain(
+    engine: Engine, queue: QueueSpec | str, batch: int = 100, *, ack: bool = False
+) -> list[dict[str, Any]]:
     """Pop ``queue`` (a spec, or a name read from the catalog) until it is empty; the messages
-    in the order they came out."""
+    in the order they came out. ``ack``: a claim queue's messages are acknowledged as popped."""
     spec = catalog.get(engine, queue) if isinstance(queue, str) else queue
     got: list[dict[str, Any]] = []
     while True:
         try:
-            got.extend(messages.pop(engine, spec, count=batch))
+            popped = messages.pop(engine, spec, count=batch)
         except QueueEmpty:
             return got
+        if ack and spec.kind is Kind.CLAIM:
+            for message in popped:
+                messages.ack(engine, spec, message["id"])
+        got.extend(popped)
+
+
+def drain_payloads(engine: Engine, queue: QueueSpec | str, batch: int = 100) -> list[bytes]:
+    """``drain``'s payloads."""
+    return [m["payload"] for m in drain(engine, queue, batch)]
+
+
+def drain_ids(engine: Engine, queue: QueueSpec | str, batch: int = 100) -> list[tuple[int, bytes]]:
+    """``drain``'s (id, payload) pairs."""
+    return [(m["id"], m["payload"]) for m in drain(engine, queue, batch)]
