@@ -32,9 +32,9 @@ from tests.pipeline import history
 from tests.pipeline.cluster import FAST_JVM, Services, free_port, silent_port
 from tests.pipeline.conftest import SPARK_ENV
 
-# One worker runs every Spark test (pytest-xdist's loadgroup): one local session's JVM
-# instead of one per worker, and the cluster's JVMs never beside a second local session.
-pytestmark = [pytest.mark.cluster, pytest.mark.xdist_group("spark")]
+# One worker runs these (pytest-xdist's loadgroup): one cluster at a time, and one local
+# session for its baselines; tests/pipeline/test_spark.py's session is on another worker.
+pytestmark = [pytest.mark.cluster, pytest.mark.xdist_group("spark_cluster")]
 LOCAL = spark_jobs.spark.Where("local[2]")
 MESSAGES = 3000
 HISTORY_MINUTES = 12 * 60  # the planted anomalies need half a day
