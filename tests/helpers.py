@@ -145,9 +145,11 @@ def drain(
         got.extend(popped)
 
 
-def drain_payloads(engine: Engine, queue: QueueSpec | str, batch: int = 100) -> list[bytes]:
+def drain_payloads(
+    engine: Engine, queue: QueueSpec | str, batch: int = 100, *, ack: bool = False
+) -> list[bytes]:
     """``drain``'s payloads."""
-    return [m["payload"] for m in drain(engine, queue, batch)]
+    return [m["payload"] for m in drain(engine, queue, batch, ack=ack)]
 
 
 def drain_ids(engine: Engine, queue: QueueSpec | str, batch: int = 100) -> list[tuple[int, bytes]]:

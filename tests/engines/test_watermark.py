@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from functools import partial
 
 import pytest
 
@@ -19,6 +20,12 @@ from tests.conftest import make_target
 from tests.helpers import drain_payloads, make_queue
 
 LABELS = ["sqlite", "postgresql", "mariadb", "mysql8"]
+# One worker runs this module (pytest-xdist's loadgroup): on MariaDB each dequeue's advance reads
+# INNODB_TRX, which the server refills only when read 0.1 s apart; these tests, side by side,
+# would keep each other's watermarks from moving.
+pytestmark = pytest.mark.xdist_group("watermark")
+# A claim queue's messages acknowledged as they come out: nothing stays claimed below the head.
+drained = partial(drain_payloads, batch=50, ack=True)
 
 
 def _queue(label, request, tmp_path, kind="fifo"):
@@ -43,13 +50,13 @@ def test_watermark_moves_with_the_dequeues_and_serves_everything(label, kind, re
     _, engine, spec = _queue(label, request, tmp_path, kind)
     payloads = [f"m{i}".encode() for i in range(3 * WATERMARK_EVERY)]
     messages.push(engine, spec, payloads)
-    assert drain_payloads(engine, spec) == payloads
+    assert drained(engine, spec) == payloads
     messages.push(engine, spec, [b"late"])
     moved = wm_ops.advance(engine, spec)
     assert moved["reached"] and moved["to"] > 3 * WATERMARK_EVERY - WATERMARK_EVERY
     state = wm_ops.show(engine, spec)
     assert (state["stranded"], state["lag_ids"]) == (0, 0)
-    assert drain_payloads(engine, spec) == [b"late"]
+    assert drained(engine, spec) == [b"late"]
 
 
 @pytest.mark.parametrize("label", LABELS)
@@ -67,7 +74,7 @@ def test_watermark_set_too_high_strands_rows_and_repair_serves_them(label, reque
     assert [m["id"] for m in messages.pop(engine, spec)] == [ids[10]]  # the first ten are stuck
     fixed = wm_ops.repair(engine, spec)
     assert (fixed["action"], fixed["to"]) == ("lower", ids[0])
-    assert drain_payloads(engine, spec) == [f"s{i}".encode() for i in range(20) if i != 10]
+    assert drained(engine, spec) == [f"s{i}".encode() for i in range(20) if i != 10]
     assert wm_ops.show(engine, spec)["stranded"] == 0
 
 
@@ -84,7 +91,7 @@ def test_watermark_set_too_low_is_raised_by_repair(label, request, tmp_path):
     fixed = wm_ops.repair(engine, spec)
     assert fixed["action"] == "raise" and fixed["reached"]
     assert wm_ops.show(engine, spec)["lag_ids"] == 0
-    assert len(drain_payloads(engine, spec)) == 10
+    assert len(drained(engine, spec)) == 10
 
 
 @pytest.mark.parametrize("label", ["postgresql", "mariadb", "mysql8"])
@@ -96,12 +103,10 @@ def test_an_open_producer_is_not_stranded(label, request, tmp_path):
         slow = execute(held.section(spec, "push")[0], {"payload": b"slow"})
         slow_id = int(slow[0]["id"])
         others = messages.push(engine, spec, [f"o{i}".encode() for i in range(2 * WATERMARK_EVERY)])
-        assert drain_payloads(engine, spec) == [
-            f"o{i}".encode() for i in range(2 * WATERMARK_EVERY)
-        ]
+        assert drained(engine, spec) == [f"o{i}".encode() for i in range(2 * WATERMARK_EVERY)]
         moved = wm_ops.advance(engine, spec)  # returns after SETTLE_S without reaching the head
         assert moved["to"] <= slow_id < others[0]["id"]
-    assert drain_payloads(engine, spec) == [b"slow"]
+    assert drained(engine, spec) == [b"slow"]
     assert wm_ops.show(engine, spec)["stranded"] == 0
 
 
@@ -130,7 +135,7 @@ def test_repair_during_concurrent_dequeues_loses_nothing(label, request, tmp_pat
     fixed = wm_ops.repair(engine, spec)
     for w in workers:
         w.join()
-    got.extend(drain_payloads(engine, spec))
+    got.extend(drained(engine, spec))
     assert fixed["action"] == "lower"
     assert sorted(got) == sorted(f"c{i}".encode() for i in range(total))
 
@@ -179,7 +184,7 @@ def test_inspect_names_a_watermark_held_back_by_an_open_producer(
         finding = next(f for f in report["findings"] if f["code"] == "watermark_lagging")
         assert finding["severity"] == "warning"
         assert "open transaction" in finding["fix"]
-    assert drain_payloads(engine, spec) == [b"slow"] + [b"o"] * 50  # the held one first: lowest id
+    assert drained(engine, spec) == [b"slow"] + [b"o"] * 50  # the held one first: lowest id
 
 
 def _assert_unrelated_open(label, engine, unrelated) -> None:
@@ -214,7 +219,7 @@ def test_unrelated_transactions_elsewhere_do_not_hold_the_watermark(
     _assert_unrelated_open(label, engine, unrelated_transactions)
     payloads = [f"u{i}".encode() for i in range(3 * WATERMARK_EVERY)]
     messages.push(engine, spec, payloads)
-    assert drain_payloads(engine, spec) == payloads
+    assert drained(engine, spec) == payloads
     if label == "postgresql":  # only writers of this table count: the dequeues moved it
         assert wm_ops.show(engine, spec)["watermark"] > WATERMARK_EVERY
     late = messages.push(engine, spec, [b"late"])[0]["id"]
@@ -227,7 +232,7 @@ def test_unrelated_transactions_elsewhere_do_not_hold_the_watermark(
     while not moved["reached"] and label != "postgresql" and time.monotonic() < deadline:
         moved = wm_ops.advance(engine, spec)
     assert moved["reached"] and moved["to"] == late, moved
-    assert drain_payloads(engine, spec) == [b"late"]
+    assert drained(engine, spec) == [b"late"]
     _assert_unrelated_open(label, engine, unrelated_transactions)
 
 
@@ -257,7 +262,7 @@ def test_an_ordinary_role_advances_the_watermark_on_postgresql(request, tmp_path
     ]
     payloads = [f"o{i}".encode() for i in range(3 * WATERMARK_EVERY)]
     messages.push(consumer, spec, payloads)
-    assert drain_payloads(consumer, spec) == payloads
+    assert drained(consumer, spec) == payloads
     assert wm_ops.show(consumer, spec)["watermark"] > WATERMARK_EVERY
     late = messages.push(consumer, spec, [b"late"])[0]["id"]
     assert wm_ops.advance(consumer, spec)["to"] == late
@@ -274,10 +279,10 @@ def test_a_table_lock_that_writes_nothing_does_not_hold_the_watermark_on_postgre
     with held.transaction() as execute:
         execute(f"LOCK TABLE {engine.qualified(spec.name)} IN SHARE UPDATE EXCLUSIVE MODE")
         messages.push(engine, spec, [f"v{i}".encode() for i in range(2 * WATERMARK_EVERY)])
-        drain_payloads(engine, spec)
+        drained(engine, spec)
         late = messages.push(engine, spec, [b"late"])[0]["id"]
         assert wm_ops.advance(engine, spec)["to"] == late
-    assert drain_payloads(engine, spec) == [b"late"]
+    assert drained(engine, spec) == [b"late"]
 
 
 def test_a_repeatable_read_caller_does_not_move_the_watermark_past_a_late_row_on_postgresql(
@@ -292,7 +297,7 @@ def test_a_repeatable_read_caller_does_not_move_the_watermark_past_a_late_row_on
     produce = producing.__enter__()
     slow_id = int(produce(producer.section(spec, "push")[0], {"payload": b"slow"})[0]["id"])
     messages.push(engine, spec, [b"x"])
-    assert drain_payloads(engine, spec) == [b"x"]
+    assert drained(engine, spec) == [b"x"]
     engine.run(advance, {"to": None})  # phase 1 records the open producer
     assert wm_ops.show(engine, spec)["candidate"] > slow_id
     with reader.transaction() as execute:
@@ -301,7 +306,7 @@ def test_a_repeatable_read_caller_does_not_move_the_watermark_past_a_late_row_on
         producing.__exit__(None, None, None)  # the producer commits after that snapshot
         execute(advance[0], {"to": None})
     assert wm_ops.show(engine, spec)["watermark"] <= slow_id
-    assert drain_payloads(engine, spec) == [b"slow"]
+    assert drained(engine, spec) == [b"slow"]
     assert wm_ops.show(engine, spec)["stranded"] == 0
 
 
@@ -334,7 +339,7 @@ def test_an_insert_waiting_with_its_id_taken_holds_the_watermark(label, request,
         gap.close()
         waiting.join()
     assert state["candidate"] > pushed[0] >= state["watermark"], (state, pushed)
-    assert drain_payloads(engine, spec) == [b"w"]
+    assert drained(engine, spec) == [b"w"]
     assert wm_ops.show(engine, spec)["stranded"] == 0
 
 
@@ -387,7 +392,7 @@ def test_an_open_write_in_another_database_holds_a_mariadb_watermark(
             with writer.cursor() as cur:
                 cur.execute("INSERT INTO held (at) VALUES (NOW(6))")
             messages.push(engine, spec, [f"w{i}".encode() for i in range(WATERMARK_EVERY)])
-            drain_payloads(engine, spec)
+            drained(engine, spec)
             messages.push(engine, spec, [b"late"])
             assert not wm_ops.advance(engine, spec)["reached"]
         finally:
@@ -395,7 +400,7 @@ def test_an_open_write_in_another_database_holds_a_mariadb_watermark(
             writer.close()
     monkeypatch.setattr(wm_ops, "SETTLE_S", 10.0)
     assert wm_ops.advance(engine, spec)["reached"]
-    assert drain_payloads(engine, spec) == [b"late"]
+    assert drained(engine, spec) == [b"late"]
 
 
 class _RolledBack(Exception):
@@ -425,7 +430,7 @@ def test_pops_rolled_back_after_moving_the_watermark_strand_nothing_on_postgresq
     taken = _pop_then_roll_back(engine, spec, [150, 150, 150])
     assert len(taken) == 450
     assert wm_ops.show(engine, spec)["stranded"] == 0
-    assert drain_payloads(engine, spec) == payloads
+    assert drained(engine, spec) == payloads
 
 
 def test_a_late_row_popped_and_rolled_back_is_served_again_on_postgresql(request, tmp_path):
@@ -437,13 +442,13 @@ def test_a_late_row_popped_and_rolled_back_is_served_again_on_postgresql(request
         slow_id = int(execute(held.section(spec, "push")[0], {"payload": b"slow"})[0]["id"])
         others = [f"o{i}".encode() for i in range(2 * WATERMARK_EVERY)]
         messages.push(engine, spec, others)
-        assert drain_payloads(engine, spec) == others  # the candidate is recorded above slow_id
+        assert drained(engine, spec) == others  # the candidate is recorded above slow_id
     assert wm_ops.show(engine, spec)["candidate"] > slow_id
     after = [f"a{i}".encode() for i in range(WATERMARK_EVERY)]
     messages.push(engine, spec, after)
     taken = _pop_then_roll_back(engine, spec, [1 + WATERMARK_EVERY])
     assert taken[0] == slow_id
-    assert drain_payloads(engine, spec) == [b"slow", *after]
+    assert drained(engine, spec) == [b"slow", *after]
     assert wm_ops.show(engine, spec)["stranded"] == 0
 
 
@@ -524,7 +529,7 @@ def test_concurrent_pops_rolled_back_or_killed_lose_nothing_on_postgresql(kind, 
     producing.clear()
     for t in consumers:
         t.join()
-    received.extend(drain_payloads(engine, spec))
+    received.extend(drained(engine, spec))
     assert len(pushed) >= 2 * per_producer
     assert sorted(received) == sorted(pushed)
     assert wm_ops.show(engine, spec)["stranded"] == 0
@@ -544,7 +549,7 @@ def test_a_watermarked_fifo_converts_to_a_ring_and_leaves_no_copy_behind_on_post
     convert_ops.convert(engine, convert_ops.source(engine, spec.name), 1000)
     ring = catalog.get(engine, spec.name)
     assert ring.kind.value == "ring"
-    assert drain_payloads(engine, ring) == payloads[WATERMARK_EVERY + 50 :]
+    assert drained(engine, ring) == payloads[WATERMARK_EVERY + 50 :]
     assert not engine.table_exists(spec.name + "_wm")
     seq = engine.qualified(spec.name + "_wm_seq")
     assert engine.query("SELECT to_regclass(:s) IS NULL AS gone", {"s": seq}) == [{"gone": True}]
@@ -643,7 +648,7 @@ def test_a_long_read_only_statement_elsewhere_does_not_hold_the_watermark(label,
     reading.start()
     try:
         time.sleep(0.5)
-        drain_payloads(engine, spec)
+        drained(engine, spec)
         messages.push(engine, spec, [b"late"])
         reached = wm_ops.advance(engine, spec)["reached"]  # SETTLE_S: 10 s
         still_reading = reading.is_alive()
@@ -654,7 +659,7 @@ def test_a_long_read_only_statement_elsewhere_does_not_hold_the_watermark(label,
         reader.rollback()
         reader.close()
     assert reached and still_reading
-    assert drain_payloads(engine, spec) == [b"late"]
+    assert drained(engine, spec) == [b"late"]
 
 
 def test_a_definer_without_process_is_named_as_what_holds_the_watermark(
@@ -717,7 +722,7 @@ def test_advance_on_an_empty_queue_moves_past_the_popped_ids(label, request, tmp
     candidate, the watermark still below every popped id."""
     _, engine, spec = _queue(label, request, tmp_path)
     messages.push(engine, spec, [b"m"] * 5)
-    drain_payloads(engine, spec)
+    drained(engine, spec)
     _set_wm(engine, spec, 0)
     for to in (99_999_999_999, None):
         result = wm_ops.advance(engine, spec, to=to)
