@@ -362,10 +362,12 @@ def test_an_empty_probe_window_does_not_walk_the_popped_ids_below(label, request
     assert part.oldest_enqueued_at is None, part.oldest_source
     args = ["check", "deep_lifo", "--crit-depth", "7000", "--crit-oldest-age", "1s"]
     result = CliRunner().invoke(cli, [*args, *target.cli_args()])
-    # UNKNOWN, or CRITICAL; a WARNING a shared server adds (another session's old
-    # transaction: purge_lag, snapshot_held) must still name the depth not evaluable
-    assert result.exit_code in (1, 2, 3) and "QADMIN OK" not in result.output, result.output
-    assert result.exit_code == 2 or "depth not evaluable" in result.output, result.output
+    assert "QADMIN OK" not in result.output, result.output
+    # A shared server's own warnings (InnoDB purge lag, a snapshot held elsewhere) may set the
+    # verdict at WARNING; the figure is still said to be not evaluable.
+    assert result.exit_code in (2, 3) or (
+        result.exit_code == 1 and "not evaluable" in result.output
+    ), result.output
 
 
 @pytest.mark.parametrize("left", [0, 5])
