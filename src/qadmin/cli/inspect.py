@@ -141,8 +141,14 @@ def show(report: InspectReport, fmt: str | None, target: Target | None = None) -
         title=f"qadmin inspect {report.queue}",
         lead=_headline(data, verdict),
         first=1,
-        hidden=[*HIDDEN_ON_TERMINAL, *_read_flags(data)],
+        hidden=[*HIDDEN_ON_TERMINAL, *_read_flags(data), *_serving(data)],
     )
+
+
+def _serving(data: dict[str, Any]) -> list[str]:
+    """A queue that is not paused needs no pause line on a screen (scripts still get it)."""
+    pause = data.get("pause")
+    return ["pause"] if isinstance(pause, dict) and not pause.get("paused") else []
 
 
 def _headline(data: dict[str, Any], verdict: check_ops.CheckResult) -> list[str]:
