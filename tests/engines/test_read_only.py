@@ -156,3 +156,30 @@ def test_every_diagnostic_as_a_reader_and_as_a_stranger_writes_nothing(label, re
         assert _state(admin) == before
     finally:
         drop()
+
+
+def test_snapshot_age_a_role_cannot_see_is_unknown_never_ok(request, tmp_path):
+    """PostgreSQL without pg_read_all_stats: another role's open transaction shows its xid but
+    not its start, so its age is unread: check says UNKNOWN naming the privilege, never OK on
+    an age of 0 (and as the admin, who sees it, the same threshold is judged)."""
+    target = make_target("postgresql", request, tmp_path)
+    admin = target.engine()
+    queues.create(admin, queues.make_spec("f_q", "fifo", None, False, False))
+    holder = target.engine()
+    cursor = holder.conn.cursor()
+    cursor.execute("SELECT pg_current_xact_id()")  # an xid: it holds the horizon back
+    reader, _stranger, drop = _roles("postgresql", target)
+    try:
+        argv = ["check", "f_q", "--schema", target.engine_schema, "--warn-snapshot-age", "1h"]
+        result = CliRunner().invoke(cli, [*argv, "--dsn", reader])
+        assert result.exit_code == 3, result.stdout
+        assert "snapshot_age not evaluable" in result.stdout
+        assert "pg_read_all_stats" in result.stdout
+        assert "snapshot_age=" not in result.stdout  # no figure claimed in the perfdata
+        seen = CliRunner().invoke(cli, [*argv, "--dsn", target.dsn])
+        assert seen.exit_code in {0, 1, 2}, seen.stdout  # read: judged (the server is shared)
+        assert "snapshot_age=" in seen.stdout
+    finally:
+        holder._rollback()
+        holder.close()
+        drop()
