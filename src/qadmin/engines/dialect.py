@@ -51,6 +51,9 @@ class Dialect:
     # How a routine is replaced in one statement, callers never finding it missing (pause
     # upgrading an old queue's pop); None: the engine cannot (MySQL 8 drops and creates).
     replace_routine: ClassVar[str | None] = None
+    # DDL is transactional: a queue's objects and its catalog entry are dropped in one
+    # transaction, all or nothing (elsewhere one by one, the catalog entry last).
+    transactional_ddl: ClassVar[bool] = False
 
     def __init__(self, label: str, schema: Callable[[], str] | None = None) -> None:
         self.label = label
@@ -138,6 +141,7 @@ class SqliteDialect(Dialect):
     folders: ClassVar[tuple[str, ...]] = ("sqlite",)
     file = True
     untyped_times = True
+    transactional_ddl = True
     maintenance_planner = "file_vacuum"
     plan_format = "query_plan_rows"
 
@@ -174,6 +178,7 @@ class SqliteDialect(Dialect):
 class PostgresDialect(Dialect):
     title = "PostgreSQL"
     replace_routine = "CREATE OR REPLACE"
+    transactional_ddl = True
     folders: ClassVar[tuple[str, ...]] = ("postgresql",)
     maintenance_planner = "vacuum"
     vacuum_truncates = True

@@ -166,7 +166,22 @@ def drop(engine: Engine, spec: QueueSpec) -> Plan:
     name (a queue ``a_stage`` is not queue ``a``'s staging table)."""
     catalog.ensure(engine)
     plan = drop_plan(engine, spec)
-    _remove(engine, spec)
+    objs = catalog.owned(engine, spec)
+    blocking = catalog.dependents(engine, objs)
+    if blocking:
+        raise QadminError(
+            f"cannot drop {spec.name}: {', '.join(blocking)} depends on it; drop or change "
+            "that first (nothing was dropped)"
+        )
+    if not engine.hooks.transactional_ddl:
+        _remove(engine, spec)  # one by one, the catalog entry last: a failure is re-runnable
+        return plan
+    # All or nothing: a refusal half-way (a dependent made since the check) leaves the queue
+    # whole, its routines, table and catalog entry, and applications still pushing.
+    with engine.transaction() as execute:
+        for statement in catalog.drop_statements(engine, objs):
+            execute(statement)
+        catalog.forget(engine, spec.name, execute)
     return plan
 
 
