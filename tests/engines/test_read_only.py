@@ -183,3 +183,27 @@ def test_snapshot_age_a_role_cannot_see_is_unknown_never_ok(request, tmp_path):
         holder._rollback()
         holder.close()
         drop()
+
+
+def test_a_refusal_names_the_privilege_it_needed(request, tmp_path):
+    """PostgreSQL says "permission denied for table x" and no more: the exit-7 line names
+    the privilege (SELECT for a read, DELETE for a purge, the routine's for a push)."""
+    target = make_target("postgresql", request, tmp_path)
+    admin = target.engine()
+    spec = queues.create(admin, queues.make_spec("f_q", "fifo", None, False))
+    messages.push(admin, spec, [b"a"])
+    reader, stranger, drop = _roles("postgresql", target)
+    schema = ["--schema", target.engine_schema]
+    try:
+        cases = [
+            (stranger, ["peek", "f_q"], "needs SELECT on table f_q"),
+            (reader, ["purge", "f_q", "--yes"], "needs DELETE on table f_q"),
+            (reader, ["push", "f_q", "b"], "(SELECT, INSERT, UPDATE or DELETE)"),
+        ]
+        for dsn, argv, named in cases:
+            result = CliRunner().invoke(cli, [*argv, "--dsn", dsn, *schema])
+            assert result.exit_code == 7, (argv, result.output)
+            line = result.stderr.strip()
+            assert "\n" not in line and named in line, (argv, line)
+    finally:
+        drop()

@@ -215,12 +215,13 @@ class PostgresDialect(Dialect):
 
     def deleted_rows_advice(self, table: str) -> str:
         return (
-            f"VACUUM {self.qualified(table)} (until a vacuum, autovacuum's or this one, every "
-            "dequeue walks the deleted rows as dead rows)"
+            f"VACUUM {self.qualified(table)}; until a vacuum (autovacuum's or this one) every "
+            "dequeue walks the deleted rows as dead rows"
         )
 
     def analyze_advice(self, table: str) -> str:
-        return f"ANALYZE {self.qualified(table)} (and find why autovacuum has not)"
+        # The SQL alone, prose after a semicolon: the statement runs as printed in psql.
+        return f"ANALYZE {self.qualified(table)}; then find why autovacuum has not run it"
 
     def autovacuum_advice(self, table: str, *, server: bool) -> str:
         if server:
@@ -268,8 +269,8 @@ class MysqlDialect(Dialect):
 
     def rebuild_index_advice(self, index: str, table: str) -> str:
         return (
-            f"OPTIMIZE TABLE {self.qualified(table)} (rebuilds the table and its indexes "
-            "online for InnoDB)"
+            f"OPTIMIZE TABLE {self.qualified(table)}; for InnoDB it rebuilds the table and its "
+            "indexes online"
         )
 
     def vacuum_advice(self, table: str) -> str:
