@@ -438,3 +438,25 @@ def test_drop_refuses_a_foreign_key_to_the_queue_on_mariadb(request, tmp_path):
     assert qadmin(target, "drop", "q", "--yes").exit_code == 0
     assert catalog.find(engine, "q") is None
     engine.close()
+
+
+def test_a_half_dropped_queue_is_a_finding_and_drop_finishes_it(request, tmp_path):
+    """MariaDB drops one object at a time: a drop stopped after the routines (a lock
+    timeout on the table) left a queue whose push fails while check said OK. Now check
+    names the missing objects, CRITICAL, and the drop it prints finishes the job."""
+    target = make_target("mariadb", request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("q", "fifo", None, False))
+    objs = catalog.owned(engine, spec)
+    routines = [o for o in objs if o[0] == "procedure"]
+    assert routines
+    for statement in catalog.drop_statements(engine, routines):
+        engine.run_outside_transaction(statement)
+    result = qadmin(target, "check", "q")
+    assert result.exit_code == 2 and "objects_missing" in result.stdout, result.stdout
+    found = json.loads(qadmin(target, "inspect", "q", "--format", "json").stdout)
+    fix = next(f["fix"] for f in found["findings"] if f["code"] == "objects_missing")
+    assert "drop q --yes" in fix, fix
+    assert qadmin(target, "drop", "q", "--yes").exit_code == 0
+    assert catalog.find(engine, "q") is None and "q" not in names(engine)
+    engine.close()
