@@ -103,8 +103,10 @@ SET LOCAL enable_seqscan = off
 -- The due messages (what a pop can take now): at most :limit of them, earliest due first
 -- through the (due_at, id) index, as the pop walks it, and the earliest due time. A pending
 -- queue's depth and oldest age are these: messages not due yet are counted apart (scheduled).
+-- statement_timestamp(), not the pop's clock_timestamp(): a stable value bounds the index
+-- scan (Index Cond); a volatile one is only a Filter, and the walk would read every entry.
 SELECT count(*) AS depth, min(d.due_at) AS oldest_due_at FROM (
-    SELECT due_at FROM {table} WHERE due_at <= clock_timestamp()
+    SELECT due_at FROM {table} WHERE due_at <= statement_timestamp()
     ORDER BY due_at, id LIMIT :limit) AS d
 
 -- name: scheduled
@@ -116,7 +118,7 @@ SET LOCAL enable_seqscan = off
 -- name: scheduled
 -- Messages not due yet: at most :limit, through the (due_at, id) index from now up.
 SELECT count(*) AS scheduled FROM (
-    SELECT id FROM {table} WHERE due_at > clock_timestamp()
+    SELECT id FROM {table} WHERE due_at > statement_timestamp()
     ORDER BY due_at, id LIMIT :limit) AS s
 
 -- name: counters
