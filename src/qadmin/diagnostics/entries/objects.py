@@ -28,7 +28,8 @@ def collect(ctx: Context) -> Objects | None:
     owned = catalog.owned(ctx.engine, spec)
     present = set(catalog.schema_objects(ctx.engine, spec.name))
     missing = [f"{k} {n}" for k, n in owned if k not in UNLISTED and (k, n) not in present]
-    return Objects(len(owned), missing)
+    # Nothing to show while whole: a healthy report stays one screen.
+    return Objects(len(owned), missing) if missing else None
 
 
 def rule(report: InspectReport) -> list[Finding]:
