@@ -207,3 +207,21 @@ def test_a_refusal_names_the_privilege_it_needed(request, tmp_path):
             assert "\n" not in line and named in line, (argv, line)
     finally:
         drop()
+
+
+def test_mariadb_snapshot_age_without_process_is_unknown_beside_judged_thresholds(
+    request, tmp_path
+):
+    """MariaDB without PROCESS reads no holders: the snapshot age is not evaluable (naming
+    the privilege) and check is never OK on it, even beside a threshold that was judged."""
+    target = make_target("mariadb", request, tmp_path)
+    admin = target.engine()
+    queues.create(admin, queues.make_spec("f_q", "fifo", None, False))
+    reader, _stranger, drop = _roles("mariadb", target)
+    try:
+        argv = ["check", "f_q", "--warn-snapshot-age", "1h", "--crit-depth", "100"]
+        result = CliRunner().invoke(cli, [*argv, "--dsn", reader])
+        assert result.exit_code == 3, result.stdout
+        assert "snapshot_age not evaluable" in result.stdout and "PROCESS" in result.stdout
+    finally:
+        drop()

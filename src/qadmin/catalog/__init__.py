@@ -25,6 +25,9 @@ OBJECTS_TABLE = "qadmin_objects"
 QADMIN_SCHEMA = 2
 CREATING = "creating"
 READY = "ready"
+# A drop under way, one object at a time (no transactional DDL): one that stopped half-way
+# stays visible (the objects_missing finding) and is finished by running the drop again.
+DROPPING = "dropping"
 
 # (object type, name)
 Obj = tuple[str, str]

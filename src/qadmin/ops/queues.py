@@ -174,7 +174,10 @@ def drop(engine: Engine, spec: QueueSpec) -> Plan:
             "that first (nothing was dropped)"
         )
     if not engine.hooks.transactional_ddl:
-        _remove(engine, spec)  # one by one, the catalog entry last: a failure is re-runnable
+        # One by one, the catalog entry last and marked first: a drop that stops half-way
+        # (a lock timeout on the table after its routines went) is a finding, and re-runnable.
+        catalog.set_options(engine, dataclasses.replace(spec, state=catalog.DROPPING))
+        _remove(engine, spec)
         return plan
     # All or nothing: a refusal half-way (a dependent made since the check) leaves the queue
     # whole, its routines, table and catalog entry, and applications still pushing.

@@ -1,48 +1,41 @@
-"""A qadmin queue's recorded objects, each still there: a drop that stopped half-way on an
-engine without transactional DDL (MariaDB/MySQL: its routines gone, a lock timeout on the
-table) leaves a queue whose push fails while its table and catalog entry remain. Read from
-the catalog's record and the schema's object list: catalog queries only."""
+"""A drop that stopped half-way: on an engine without transactional DDL (MariaDB/MySQL) a
+drop goes one object at a time, its catalog entry marked ``dropping`` first and removed last;
+one stopped between (a lock timeout on the table after its routines went) leaves a queue whose
+push fails while its table and catalog entry remain. Read from the catalog entry inspect has
+already read: no query of its own, whatever the role may see."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from qadmin import catalog
 from qadmin.diagnostics.model import CRITICAL, Context, Finding, InspectReport, Result
 from qadmin.diagnostics.registry import Diagnostic
 
-# Indexes are not in every engine's schema object list (MySQL names them per table).
-UNLISTED = ("index",)
-
 
 @dataclass
 class Objects(Result):
-    recorded: int = 0
-    missing: list[str] = field(default_factory=list)  # "function q_push", ...
+    dropping: bool
 
 
 def collect(ctx: Context) -> Objects | None:
     spec = ctx.spec
-    if spec is None or spec.state == catalog.CREATING:
-        return None  # a create under way has not made them all yet
-    owned = catalog.owned(ctx.engine, spec)
-    present = set(catalog.schema_objects(ctx.engine, spec.name))
-    missing = [f"{k} {n}" for k, n in owned if k not in UNLISTED and (k, n) not in present]
-    # Nothing to show while whole: a healthy report stays one screen.
-    return Objects(len(owned), missing) if missing else None
+    if spec is None or spec.state != catalog.DROPPING:
+        return None  # whole: nothing to show (a healthy report stays one screen)
+    return Objects(True)
 
 
 def rule(report: InspectReport) -> list[Finding]:
     part = report.part(ENTRY)
-    if part is None or not part.missing:
+    if part is None or not part.dropping:
         return []
     drop = report.command("drop")
     return [
         Finding(
             CRITICAL,
             "objects_missing",
-            f"{len(part.missing)} of the {part.recorded} objects recorded as {report.queue}'s "
-            f"are gone ({', '.join(part.missing)}): a drop that stopped half-way? Its "
+            f"a drop of {report.queue} stopped half-way: some of its objects (its routines "
+            "first) may be gone while its table and catalog entry remain, so its "
             "applications' calls fail",
             f"{drop} --dry-run lists what a drop would finish, {drop} --yes finishes it",
         )
@@ -55,5 +48,6 @@ ENTRY: Diagnostic[Objects] = Diagnostic(
     sql=(),
     collect=collect,
     rule=rule,
+    lock_free=True,
     queue_only=True,
 )
