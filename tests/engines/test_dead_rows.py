@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 import uuid
-from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
@@ -466,21 +465,22 @@ def test_postgres_a_fill_the_catalog_has_not_seen_is_at_least_the_walk_limit(req
 def test_postgres_a_reset_estimate_of_0_and_an_empty_window_are_not_an_empty_queue(
     request, tmp_path
 ):
-    """5,000 messages due in 2099 below 20,000 popped ids, counters reset, and the last
-    ANALYZE counted 0 rows: the probe finds none in its window and nothing trusted says
-    more lie below. That is "at least 0", never an empty queue: check judged depth 0 and
-    oldest age 0 s as OK. Now neither figure is judged."""
+    """5,000 messages below 20,000 popped ids, counters reset, and the last ANALYZE counted
+    0 rows: the probe finds none in its window and nothing trusted says more lie below. That
+    is "at least 0", never an empty queue: check judged depth 0 and oldest age 0 s as OK.
+    Now neither figure is judged. (A fifo: a pending queue's depth is its due messages,
+    counted through its (due_at, id) index, and messages due in 2099 are scheduled.)"""
     target = make_target("postgresql", request, tmp_path)
     engine = target.engine()
-    spec = queues.create(engine, queues.make_spec("later_q", "pending", None, False))
+    spec = queues.create(engine, queues.make_spec("later_q", "fifo", None, False))
     table = engine.qualified(spec.name)
     engine.close()
     with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
         admin.execute(f"VACUUM ANALYZE {table}")  # while empty: reltuples 0
     engine = target.engine()
-    messages.push(engine, spec, [b"later"] * 5_000, datetime(2099, 1, 1, tzinfo=UTC))
-    now = "SELECT 'now'::bytea, clock_timestamp() FROM generate_series(1, 20000)"
-    engine.run([f"INSERT INTO {table} (payload, due_at) {now}"])
+    messages.push(engine, spec, [b"later"] * 5_000)
+    now = "SELECT 'now'::bytea FROM generate_series(1, 20000)"
+    engine.run([f"INSERT INTO {table} (payload) {now}"])
     engine.run([f"DELETE FROM {table} WHERE payload <> 'later'::bytea"])  # the pops
     engine.close()
     with psycopg.connect(PG_ADMIN, autocommit=True) as admin:

@@ -378,3 +378,87 @@ def test_drop_after_a_mariadb_convert_stopped_after_its_switch_leaves_nothing(re
     assert names(engine) == before
     queues.create(engine, queues.make_spec("k", "fifo", None, False))
     engine.close()
+
+
+def test_drop_refuses_what_depends_on_the_queue_and_drops_nothing(request, tmp_path):
+    """PostgreSQL: a view over the queue table made the drop fail after its functions were
+    gone (applications' push failed, the table and catalog entry stayed, check said OK).
+    Now the dependent is named and nothing is dropped; one the check cannot see (a
+    BEGIN ATOMIC function reading the table) rolls the whole drop back."""
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("q", "fifo", None, False))
+    table = engine.qualified("q")
+    engine.run([f"CREATE VIEW {engine.qualified('q_view')} AS SELECT id FROM {table}"])
+    result = qadmin(target, "drop", "q", "--yes")
+    assert result.exit_code == 1, result.output
+    line = result.stderr.strip()
+    assert "\n" not in line and "view" in line and "q_view" in line, line
+    assert "nothing was dropped" in line
+    works(engine, "q")
+    engine.run([f"DROP VIEW {engine.qualified('q_view')}"])
+    engine.run(
+        [
+            f"CREATE FUNCTION {engine.qualified('q_count')}() RETURNS bigint LANGUAGE sql "
+            f"BEGIN ATOMIC SELECT count(*) FROM {table}; END"
+        ]
+    )
+    result = qadmin(target, "drop", "q", "--yes")
+    assert result.exit_code == 1, result.output
+    works(engine, "q")  # its routines, table and catalog entry: all still there
+    assert catalog.get(engine, "q") == spec
+    engine.run([f"DROP FUNCTION {engine.qualified('q_count')}()"])
+    assert qadmin(target, "drop", "q", "--yes").exit_code == 0
+    assert catalog.find(engine, "q") is None and "q" not in names(engine)
+    engine.close()
+
+
+def test_drop_refuses_a_foreign_key_to_the_queue_on_mariadb(request, tmp_path):
+    """MariaDB has no transactional DDL: another table's foreign key to the queue is found
+    before anything is dropped, and the drop refused naming it."""
+    target = make_target("mariadb", request, tmp_path)
+    engine = target.engine()
+    queues.create(engine, queues.make_spec("q", "fifo", None, False))
+    engine.run(
+        [
+            f"CREATE TABLE {engine.qualified('q_ref')} (id BIGINT PRIMARY KEY, qid BIGINT, "
+            f"FOREIGN KEY (qid) REFERENCES {engine.qualified('q')} (id))"
+        ]
+    )
+    result = qadmin(target, "drop", "q", "--yes")
+    assert result.exit_code == 1, result.output
+    assert "foreign key" in result.stderr and "q_ref" in result.stderr, result.stderr
+    works(engine, "q")
+    engine.run([f"DROP TABLE {engine.qualified('q_ref')}"])
+    assert qadmin(target, "drop", "q", "--yes").exit_code == 0
+    assert catalog.find(engine, "q") is None
+    engine.close()
+
+
+def test_a_half_dropped_queue_is_a_finding_and_drop_finishes_it(request, tmp_path):
+    """MariaDB drops one object at a time: a drop whose DROP TABLE timed out behind a reader's
+    metadata lock, after the routines went, left a queue whose push fails while check said
+    OK. Now its entry says so (CRITICAL, whatever the role may see), and the drop it prints
+    finishes the job."""
+    target = make_target("mariadb", request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("q", "fifo", None, False))
+    messages.push(engine, spec, [b"a"])
+    reader = target.engine()
+    cursor = reader.conn.cursor()
+    cursor.execute("BEGIN")
+    cursor.execute(f"SELECT count(*) FROM {reader.qualified('q')}")  # its metadata lock
+    try:
+        result = qadmin(target, "drop", "q", "--yes", "--lock-timeout", "1000")
+        assert result.exit_code != 0, result.output
+    finally:
+        reader._rollback()
+        reader.close()
+    result = qadmin(target, "check", "q")
+    assert result.exit_code == 2 and "objects_missing" in result.stdout, result.stdout
+    found = json.loads(qadmin(target, "inspect", "q", "--format", "json").stdout)
+    fix = next(f["fix"] for f in found["findings"] if f["code"] == "objects_missing")
+    assert "drop q --yes" in fix, fix
+    assert qadmin(target, "drop", "q", "--yes").exit_code == 0
+    assert catalog.find(engine, "q") is None and "q" not in names(engine)
+    engine.close()

@@ -69,6 +69,8 @@ def evaluate(report: InspectReport) -> CheckResult:
         if value is None:
             if given and metric.applies is not None and not metric.applies(report):
                 not_applicable.append(f"{metric.name} does not apply to {_what(report)}")
+            elif given and metric.unread is not None and (why := metric.unread(report)):
+                not_judged.append(f"{metric.name} not evaluable: {why}")
             elif given:
                 not_judged.append(_not_evaluable(report, metric.name))
             continue

@@ -79,6 +79,9 @@ class Metric:
     # Whether the figure is exact, a floor or an estimate (None: always exact). check judges
     # a threshold only where the figure proves which side of it the truth lies.
     quality: Callable[[InspectReport], Quality] | None = None
+    # Why the figure was not read when it exists on this engine (a privilege missing), else
+    # None: a threshold given on it is then UNKNOWN with that reason, never OK.
+    unread: Callable[[InspectReport], str | None] | None = None
 
     @property
     def duration(self) -> bool:

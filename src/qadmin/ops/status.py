@@ -236,9 +236,6 @@ def _fill(line: StatusLine, report: InspectReport) -> None:
         line.oldest_age_s = size.oldest_age_s
         line.scheduled = size.scheduled.rows if size.scheduled is not None else None
         line.dead = size.failed
-        if size.due is not None and size.depth is not None and size.depth_exact:
-            # a qadmin pending queue: its due messages wait, the others are scheduled
-            line.depth, line.scheduled = size.due, size.depth - size.due
     claims = report.part(claims_entry.ENTRY)
     if claims is not None and claims.claimed is not None:
         # Claims with no claim time: how many are stale is unknown, never 0 (as inspect's

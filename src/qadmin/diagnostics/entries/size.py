@@ -194,8 +194,11 @@ def measure(engine: Engine, spec: QueueSpec) -> Size:
     }
     notes: list[str] = []
     counted: dict[str, int] = {}
+    scheduled: query.Count | None = None
     if spec.info.ring:
         head = _ring_head(engine, spec, notes)
+    elif spec.info.due:  # a pending queue: what a pop can take now, the rest scheduled apart
+        head, scheduled = _due_head(engine, spec)
     else:
         head = _head(engine, spec, facts, params, notes, counted)
     claimed = counted.get("claimed")
@@ -219,8 +222,8 @@ def measure(engine: Engine, spec: QueueSpec) -> Size:
         claimed=claimed,
         claimed_at_least=claimed is not None and claimed > EXACT_DEPTH_LIMIT,
     )
-    if spec.info.due:  # a pending queue: its template counts the due ones
-        result.due = int(sql.template_rows(engine, spec, "due")[0]["due"])
+    if scheduled is not None:
+        result.due, result.scheduled = head.depth, scheduled
     if spec.info.ring and spec.capacity and head.depth is not None:
         result.ring_fill = round(head.depth / spec.capacity, 4)
         result.ring_capacity = int(spec.capacity)
@@ -254,6 +257,30 @@ def _claimed(
         source = facts.get("estimate_source") or "catalog"
         facts["estimate_source"] = f"{source} minus {claimed:,}{more} claimed"
     return claimed
+
+
+def _due_head(engine: Engine, spec: QueueSpec) -> tuple[Head, query.Count]:
+    """A pending queue's depth: its due messages, counted up to EXACT_DEPTH_LIMIT (a floor
+    past it) through the (due_at, id) index as its pop walks it; the oldest is the earliest
+    due time (an age since it fell due; none when nothing is due). The messages not due yet
+    are counted apart, the same way: scheduled."""
+    limit = {"limit": EXACT_DEPTH_LIMIT + 1}
+    row = engine.run(engine.section(spec, "due"), limit, write=False)[0]
+    n, over = int(row["depth"]), int(row["depth"]) > EXACT_DEPTH_LIMIT
+    later = int(engine.run(engine.section(spec, "scheduled"), limit, write=False)[0]["scheduled"])
+    how = "due messages counted through the (due_at, id) index"
+    if over:
+        how = f"due messages: more than {EXACT_DEPTH_LIMIT:,} (counting stopped)"
+    head = Head(
+        n,
+        not over,
+        how,
+        row["oldest_due_at"],
+        "the earliest due message (its due time)",
+        depth_at_least=over,
+    )
+    source = None if later <= EXACT_DEPTH_LIMIT else f"more than {EXACT_DEPTH_LIMIT:,}"
+    return head, query.Count(later, later <= EXACT_DEPTH_LIMIT, source)
 
 
 def _ring_head(engine: Engine, spec: QueueSpec, notes: list[str]) -> Head:
