@@ -526,7 +526,7 @@ def _claims_read(engine: Engine, spec: QueueSpec, schema: str) -> tuple[claims.C
     """The claims part of an inspect, and the buffers the whole inspect read."""
     engine.query("SELECT pg_stat_force_next_flush()")
     before = _buffers(engine, schema)
-    part = run.inspect(engine, spec).part("claims")
+    part = run.inspect(engine, spec).part(claims.ENTRY)
     return part, _buffers(engine, schema) - before
 
 
@@ -638,10 +638,10 @@ def test_postgres_ring_orphan_search_is_bounded_clean_and_laps_deep(request):
         holder.conn.rollback()
         holder.close()
     engine.close()
-    assert clean.state["orphans_searched"] == RING_SLOTS and not clean.notes
+    assert clean.state.orphans_searched == RING_SLOTS and not clean.notes
     assert clean_read < RING_SLOTS // 5, clean_read
-    assert clean.state["orphan_id"] is None and part.state["orphan_id"] is None
-    assert 0 < part.state["orphans_searched"] < RING_SLOTS // 10
+    assert clean.state.orphan_id is None and part.state.orphan_id is None
+    assert 0 < part.state.orphans_searched < RING_SLOTS // 10
     assert part.notes and "orphans looked for in the slots of the" in part.notes[0]
     assert read <= 2 * clean_read, (read, clean_read)
 

@@ -390,7 +390,7 @@ def test_drop_refuses_what_depends_on_the_queue_and_drops_nothing(request, tmp_p
     spec = queues.create(engine, queues.make_spec("q", "fifo", None, False))
     table = engine.qualified("q")
     engine.run([f"CREATE VIEW {engine.qualified('q_view')} AS SELECT id FROM {table}"])
-    result = qadmin(target, "drop", "q", "--yes")
+    result = invoke_on(target, "drop", "q", "--yes")
     assert result.exit_code == 1, result.output
     line = result.stderr.strip()
     assert "\n" not in line and "view" in line and "q_view" in line, line
@@ -403,12 +403,12 @@ def test_drop_refuses_what_depends_on_the_queue_and_drops_nothing(request, tmp_p
             f"BEGIN ATOMIC SELECT count(*) FROM {table}; END"
         ]
     )
-    result = qadmin(target, "drop", "q", "--yes")
+    result = invoke_on(target, "drop", "q", "--yes")
     assert result.exit_code == 1, result.output
     works(engine, "q")  # its routines, table and catalog entry: all still there
     assert catalog.get(engine, "q") == spec
     engine.run([f"DROP FUNCTION {engine.qualified('q_count')}()"])
-    assert qadmin(target, "drop", "q", "--yes").exit_code == 0
+    assert invoke_on(target, "drop", "q", "--yes").exit_code == 0
     assert catalog.find(engine, "q") is None and "q" not in names(engine)
     engine.close()
 
@@ -425,12 +425,12 @@ def test_drop_refuses_a_foreign_key_to_the_queue_on_mariadb(request, tmp_path):
             f"FOREIGN KEY (qid) REFERENCES {engine.qualified('q')} (id))"
         ]
     )
-    result = qadmin(target, "drop", "q", "--yes")
+    result = invoke_on(target, "drop", "q", "--yes")
     assert result.exit_code == 1, result.output
     assert "foreign key" in result.stderr and "q_ref" in result.stderr, result.stderr
     works(engine, "q")
     engine.run([f"DROP TABLE {engine.qualified('q_ref')}"])
-    assert qadmin(target, "drop", "q", "--yes").exit_code == 0
+    assert invoke_on(target, "drop", "q", "--yes").exit_code == 0
     assert catalog.find(engine, "q") is None
     engine.close()
 
@@ -449,16 +449,16 @@ def test_a_half_dropped_queue_is_a_finding_and_drop_finishes_it(request, tmp_pat
     cursor.execute("BEGIN")
     cursor.execute(f"SELECT count(*) FROM {reader.qualified('q')}")  # its metadata lock
     try:
-        result = qadmin(target, "drop", "q", "--yes", "--lock-timeout", "1000")
+        result = invoke_on(target, "drop", "q", "--yes", "--lock-timeout", "1000")
         assert result.exit_code != 0, result.output
     finally:
         reader._rollback()
         reader.close()
-    result = qadmin(target, "check", "q")
+    result = invoke_on(target, "check", "q")
     assert result.exit_code == 2 and "objects_missing" in result.stdout, result.stdout
-    found = json.loads(qadmin(target, "inspect", "q", "--format", "json").stdout)
+    found = json.loads(invoke_on(target, "inspect", "q", "--format", "json").stdout)
     fix = next(f["fix"] for f in found["findings"] if f["code"] == "objects_missing")
     assert "drop q --yes" in fix, fix
-    assert qadmin(target, "drop", "q", "--yes").exit_code == 0
+    assert invoke_on(target, "drop", "q", "--yes").exit_code == 0
     assert catalog.find(engine, "q") is None and "q" not in names(engine)
     engine.close()
