@@ -19,11 +19,12 @@ from typing import Any
 
 from click.testing import CliRunner, Result
 
+from qadmin import catalog
 from qadmin.cli import cli
 from qadmin.engines import Engine
 from qadmin.errors import QueueEmpty
 from qadmin.kinds import Kind
-from qadmin.ops import catalog, messages, queues
+from qadmin.ops import messages, queues
 from qadmin.ops.queues import QueueSpec
 
 REPO = Path(__file__).resolve().parents[1]
