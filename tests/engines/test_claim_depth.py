@@ -104,6 +104,19 @@ def test_a_ceiling_of_waiting_rows_is_never_judged_critical(label, request, tmp_
         sized["claimed_quality"],
     ), (tailed, sized)
     assert (tailed["depth"], tailed["depth_quality"]) == (part.depth, "floor")
+    # status says each figure's quality too: in JSON, and marked in its text (N+ a floor)
+    listed = runner.invoke(cli, [*target.cli_args(), "status", "--format", "json"])
+    line = next(r for r in json.loads(listed.stdout) if r["name"] == f"{target.schema}.cc_q")
+    assert (line["depth"], line["depth_quality"]) == (part.depth, "floor"), line
+    assert line["oldest_quality"] in ("exact", "floor") and line["dead_quality"] == "exact"
+    assert (line["running"], line["claimed_quality"]) == (
+        sized["claimed"],
+        sized["claimed_quality"],
+    ), line
+    assert line["stale"] == 0 and line["stale_quality"] == line["claimed_quality"], line
+    plain = runner.invoke(cli, [*target.cli_args(), "status", "--format", "plain"]).stdout
+    shown = next(t for t in plain.splitlines() if t.startswith(f"{target.schema}.cc_q"))
+    assert f"{part.depth}+" in shown.split(), shown
 
 
 def test_estimate_reason_gives_the_true_range() -> None:

@@ -74,7 +74,7 @@ def best_claimed(*figures: tuple[int | None, str | None]) -> tuple[int | None, s
     """One claimed figure wherever it is shown, from the reads that counted it (size's
     count up to EXACT_DEPTH_LIMIT + 1, this listing up to CLAIMS_SHOWN or a window): an
     exact one, else the highest floor (size said "10001 or more" where tail said "1000+")."""
-    known = [(n, q or "exact") for n, q in figures if n is not None]
+    known = [(n, q) for n, q in figures if n is not None and q is not None]
     exact = [f for f in known if f[1] == "exact"]
     if exact:
         return exact[0]

@@ -114,7 +114,7 @@ class Size(Result):
     def claimed_quality(self) -> str | None:
         """A claim queue's claimed count: ``exact``, ``floor`` (it stopped at its limit, or
         another read's listing stands in), None when not counted."""
-        if self.claimed is None:
+        if self.claimed is None or not self.claim_queue:  # a profile's: its states' counts
             return None
         return "floor" if self.claimed_at_least else "exact"
 
