@@ -442,16 +442,32 @@ def requeue(
     if spec is None and resolved.profile.release is None:
         raise UsageError(f"requeue: {name}: {claims_part.why_no_release(resolved.profile)}")
     if dry_run:
-        stale = _stale_claims(engine, resolved, stale_after).stale
+        read = _stale_claims(engine, resolved, stale_after)
+        stale = read.stale
         shown = stale if spec is not None else claims_part.releasable(stale)
         columns = _columns(resolved)
         if spec is not None:  # a stale claim at its last attempt goes to the dead table
             shown = [{**c, "outcome": claims_part.outcome(spec, c.get("attempts"))} for c in shown]
             columns = [*columns, "outcome"]
-        if not shown:
+        # The claims are listed up to CLAIMS_SHOWN (or from a window of ids): the stale ones
+        # shown are then a floor of what the run would release (1000 shown, 30,000 released).
+        complete = read.claimed_quality != "floor"
+        if not complete:
+            shown = [{**c, "listing_complete": False} for c in shown]
+            columns = [*columns, "listing_complete"]
+        if not shown and complete:
             render.note(f"qadmin: {name}: no claim is stale: nothing to requeue")
+        elif not shown:
+            render.note(
+                f"qadmin: {name}: no stale claim among the {read.claimed:,} claims listed "
+                f"({_listing(read)}): older ones may lie past them"
+            )
         elif spec is not None:
-            _counts(name, shown, "would be ")
+            _counts(name, shown, "would be ", None if complete else _listing(read))
+        elif not complete:
+            render.note(
+                f"qadmin: {name}: at least {len(shown):,} would be requeued ({_listing(read)})"
+            )
         render.rows(shown, columns, fmt)
         return
     confirm("requeue stale claims of", name, yes)
@@ -471,10 +487,20 @@ def requeue(
     render.rows(rows, ["id", "outcome"], fmt)
 
 
-def _counts(name: str, rows: list[dict[str, Any]], verb: str) -> None:
-    """``q: 3 requeued, 1 dead``: a stale claim at max_attempts moves to the dead table."""
+def _counts(name: str, rows: list[dict[str, Any]], verb: str, partial: str | None = None) -> None:
+    """``q: 3 requeued, 1 dead``: a stale claim at max_attempts moves to the dead table; from
+    a listing that stopped (``partial`` says where), each count is a floor."""
     dead = sum(1 for r in rows if r["outcome"] == "dead")
-    render.note(f"qadmin: {name}: {len(rows) - dead} {verb}requeued, {dead} {verb}dead")
+    floor = "at least " if partial else ""
+    text = f"{floor}{len(rows) - dead} {verb}requeued, {floor}{dead} {verb}dead"
+    render.note(f"qadmin: {name}: {text}" + (f" ({partial})" if partial else ""))
+
+
+def _listing(read: claims_part.Claims) -> str:
+    """Where a listing of claims stopped: its row limit, or the window of ids it read."""
+    if read.claimed_source:
+        return f"claims listed from {read.claimed_source} only"
+    return f"the listing stops at {claims_part.CLAIMS_SHOWN:,} claims"
 
 
 PLAN: Table = (
