@@ -252,14 +252,21 @@ def _waiting_floor(head: Head, estimate: int | None) -> Head:
     """A claim queue whose claimed rows were not all counted: the catalog's estimate (minus
     those counted) is only an upper bound of its waiting rows (90,000 claimed of 100,000 read
     as ~89,999 waiting for 10,000). The waiting rows the pop index walk counted are the
-    depth, a floor unless the walk saw them all, and that estimate its ceiling."""
+    depth: a probe's count stands when that bound says no more lie below its window, else
+    it is a floor and the estimate its ceiling, never the depth."""
     if head.exact or head.depth is None:
         return head
     counted = head.depth if head.depth_at_least else head.counted
     ceiling = None if estimate is None else max(estimate, counted)
+    room = max(ESTIMATE_SLACK, counted // 2)
+    if not head.depth_at_least and head.depth <= counted and (ceiling or 0) - counted <= room:
+        return head  # the upper bound leaves no more rows below the window than its noise
     source = head.source
     if ceiling is not None:
-        source += f"; at most ~{ceiling:,} by the catalog's estimate, claimed rows not all counted"
+        source += (
+            f"; at most ~{ceiling:,} by the catalog's estimate (claimed rows included: not "
+            "all counted)"
+        )
     if not head.depth_at_least:
         source = f"at least: {counted:,} waiting rows counted through the pop index ({source})"
     return Head(
@@ -444,12 +451,6 @@ def _head(
     walked = facts
     if spec.info.claims and (claimed is None or claimed > EXACT_DEPTH_LIMIT):
         walked = {**facts, "estimated_rows": None}
-    if spec.info.claims and skips_dead:
-        # InnoDB: the pop index (processing_started_at, id) seeks to the waiting rows and the
-        # walk skips delete-marked entries itself (as the claimed count's does): counted.
-        n, oldest = _walk(engine, spec, BOTTOM)
-        how = "counted through the pop index (InnoDB skips delete-marked entries)"
-        return _counted(n, oldest, walked, how, "the first row")
     if dead is None or int(dead) > DEAD_WALK_LIMIT:
         if top is None:  # nothing to probe below, and a walk would meet the dead entries
             catalog = facts.get("estimate_source") or "catalog"
