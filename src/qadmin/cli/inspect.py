@@ -604,7 +604,7 @@ def check(
         try:
             return check_all.run(target, given, stale_after, queue_timeout or 2.0, fmt)
         except QadminError as exc:  # the config's thresholds, the connection: UNKNOWN
-            click.echo(check_ops.unknown("all queues", str(exc)).line)
+            click.echo(render.visible(check_ops.unknown("all queues", str(exc)).line))
             return check_ops.UNKNOWN
     if name is None:
         click.echo("QADMIN UNKNOWN - usage: Missing argument 'NAME' (or --all).")
@@ -618,7 +618,7 @@ def check(
     if render.resolve_format(fmt) == "json":
         render.document(result.to_json_dict(), "json")
     else:
-        click.echo(result.line)
+        click.echo(render.visible(result.line, lines=False))
     return result.code
 
 
