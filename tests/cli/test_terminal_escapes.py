@@ -26,8 +26,9 @@ ERROR = "err \x1b[2J\x1b]0;pwn\x07 \x9b31m \u202eevil"
 PAYLOAD = "\x1b[31mRED\x1b]0;title\x07\x85\u2066"
 LIBRARY_QUEUE = "mail\x1b]0;queue\x07\x1b[2J"
 
-# rich's own styles on a terminal (bold headers): the only escape sequences allowed out
-_STYLE = re.compile(r"\x1b\[[0-9;]*m")
+# rich's own on a terminal (styles, a live table's cursor hidden and moved, lines erased):
+# the only escape sequences allowed out; the data's clear-screen and title never
+_STYLE = re.compile(r"\x1b\[(?:[0-9;]*m|\?25[lh]|[0-9]*A|2K)|\r")
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
@@ -86,7 +87,8 @@ HUMAN = [
     ["peek", "q"],
     ["inspect", "q", "--sample", "0"],
     ["inspect", "procrastinate_jobs", "--sample", "0"],
-    ["tail", "q", "procrastinate_jobs", "--count", "1", "--interval", "0.1"],
+    ["tail", "q", "--count", "1", "--interval", "0.2"],
+    ["tail", "procrastinate_jobs", "--count", "1", "--interval", "0.2"],
     ["check", "procrastinate_jobs", "--sample", "0"],
 ]
 
@@ -96,11 +98,11 @@ HUMAN = [
 def test_no_escape_sequence_from_stored_data_reaches_a_human_format(db, args, fmt):
     for terminal in (False, True):
         code, out, err = _run([*args, *db, "--format", fmt], terminal=terminal)
-        assert code in (0, 1, 2), err
+        assert code == 0 or (args[0] == "check" and code in (1, 2)), err
         assert not _unsafe(out), (terminal, out)
         assert not _unsafe(err), (terminal, err)
-    if args[0] == "dead":
-        assert "\\x1b[2J" in out + err, "the error is shown, its escapes as text"
+    if args[0] == "dead" or args[:2] == ["inspect", "procrastinate_jobs"]:
+        assert "\\x1b[2J" in out + err, "the data is shown, its escapes as text"
 
 
 @pytest.mark.parametrize("fmt", ["table", "plain"])
