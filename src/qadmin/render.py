@@ -9,6 +9,9 @@ Booleans are ``yes``/``no`` in every text format, CSV included; table and plain 
 four significant digits, CSV and JSON keep them whole.
 Payloads are shown as UTF-8 text when they decode, else as ``base64:...``; JSON carries an
 ``encoding`` key ("utf-8" or "base64") beside ``payload`` so scripts can round-trip any bytes.
+Text shown to a person (table, plain, notes, stderr lines) has its control characters made
+visible (``visible``): stored data (an error, a payload, a queue's name) must not drive the
+reader's terminal. JSON escapes them itself; CSV keeps the data exact, for machines.
 """
 
 from __future__ import annotations
@@ -27,6 +30,20 @@ from typing import Any, Protocol
 import click
 
 FORMATS = ("table", "plain", "json", "csv")
+
+
+# C0 (but tab and newline, which a cell may hold), DEL, C1, and the bidi overrides/isolates
+# that reorder what a line seems to say: each shown as its escape (``\\x1b``, ``\\u202e``).
+_UNSAFE = [*range(0x00, 0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+_VISIBLE = {c: (f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}") for c in _UNSAFE}
+_VISIBLE_CELL = {c: v for c, v in _VISIBLE.items() if c not in (0x09, 0x0A)}
+
+
+def visible(text: str, *, lines: bool = True) -> str:
+    """``text`` safe to write to a terminal: escape sequences, BEL, C1 and bidi overrides from
+    stored data shown as ``\\x1b``-style text, never sent raw (``lines``: tab and newline kept,
+    as a cell may hold them; else they are shown too, for a one-line message)."""
+    return text.translate(_VISIBLE_CELL if lines else _VISIBLE)
 
 
 def resolve_format(fmt: str | None) -> str:
@@ -71,17 +88,20 @@ def _json_row(row: Mapping[str, Any]) -> dict[str, Any]:
 
 def _cell(value: Any, exact: bool = False) -> str:
     """One value as text: booleans ``yes``/``no`` in every text format (CSV too); floats to
-    four significant digits for people (table, plain), in full with ``exact`` (CSV)."""
+    four significant digits for people (table, plain), in full with ``exact`` (CSV); control
+    characters made visible for people, kept exact for CSV."""
     if value is None:
         return ""
     if isinstance(value, bytes):
         text, encoding = payload_text(value)
-        return text if encoding == "utf-8" else "base64:" + text
-    if isinstance(value, bool):
+        text = text if encoding == "utf-8" else "base64:" + text
+    elif isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, float | Decimal) and not exact:
+    elif isinstance(value, float | Decimal) and not exact:
         return _rounded(float(value))  # MySQL's DECIMAL figures (xact_age_s) too
-    return str(value)
+    else:
+        text = str(value)
+    return text if exact else visible(text)  # CSV keeps the data exact, for machines
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -141,7 +161,7 @@ def rows(
         writer = csv.writer(buf, lineterminator="\n")
         writer.writerow(columns)
         writer.writerows([[_cell(r.get(c), exact=True) for c in columns] for r in data])
-        click.echo(buf.getvalue(), nl=False)
+        click.echo(buf.getvalue(), nl=False, color=True)  # exact: no ANSI stripped
     elif fmt == "plain":
         from tabulate import tabulate
 
@@ -154,9 +174,10 @@ def rows(
         from rich.table import Table
         from rich.text import Text
 
+        title = None if title is None else visible(title, lines=False)
         table_view = Table(title=title, show_header=True, header_style="bold")
         for column in columns:
-            table_view.add_column(column)
+            table_view.add_column(visible(column, lines=False))
         for r in data:
             # Text, not markup: a value such as jobs[mail] or an error's [brackets] is shown
             # as it is, never read as a style.
@@ -245,7 +266,7 @@ def report(
         _report_csv(data, sections)
         return
     for line in lead:
-        click.echo(line)
+        click.echo(visible(line))
     for heading, key, columns in sections[:first]:
         _section(data, heading, key, columns, fmt)
     flat = _flatten(data)
@@ -281,7 +302,7 @@ def _report_csv(
                 continue
             for column in columns:
                 writer.writerow([key, n, column, _cell(row.get(column), exact=True)])
-    click.echo(buf.getvalue(), nl=False)
+    click.echo(buf.getvalue(), nl=False, color=True)  # exact: no ANSI stripped
 
 
 def _section(
@@ -291,7 +312,7 @@ def _section(
     if items:
         click.echo("")
         if fmt != "table":
-            click.echo(f"# {heading}")
+            click.echo(f"# {visible(heading, lines=False)}")
         else:
             columns = [c for c in columns if any(_cell(r.get(c)) for r in items)]
         rows(items, columns, fmt, title=heading)
@@ -311,7 +332,7 @@ def _grid(values: Mapping[str, Any]) -> None:
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column(overflow="fold")
     for part, pairs in parts.items():
-        grid.add_row(Text(part), Text(" · ".join(pairs)))
+        grid.add_row(Text(visible(part)), Text(" · ".join(pairs)))
     click.echo("")
     _console().print(grid)
 
@@ -342,7 +363,8 @@ def _console() -> Any:
 
 def note(text: str) -> None:
     """Human remarks go to stderr, so stdout stays pure data in every format; they can quote
-    driver messages, so they are scrubbed of secrets like errors are."""
+    driver messages (and stored names and errors), so they are scrubbed of secrets like errors
+    are and their control characters are made visible."""
     from qadmin import secrets
 
-    click.echo(secrets.scrub(text), err=True)
+    click.echo(visible(secrets.scrub(text)), err=True)

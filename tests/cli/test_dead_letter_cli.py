@@ -392,3 +392,20 @@ def _lines(tmp_path, n: int):
     path = tmp_path / "lines.txt"
     path.write_text("".join(f"m{i}\n" for i in range(n)))
     return path
+
+
+def test_an_empty_age_range_is_refused_in_one_line(tmp_path):
+    """--older-than 2h with --newer-than 1h: died over 2 h ago and within the last hour is no
+    time at all, so dead, discard and redrive refuse it rather than match nothing."""
+    db = ["--dsn", f"sqlite:///{tmp_path / 'q.db'}"]
+    _json(db, "create", "q", "--kind", "claim", "--max-attempts", "1")
+    for command in ("dead", "discard", "redrive"):
+        for older, newer in (("2h", "1h"), ("1h", "1h")):
+            yes = [] if command == "dead" else ["--yes"]
+            code, out, err = _run(
+                db, command, "q", "--older-than", older, "--newer-than", newer, *yes
+            )
+            assert code == EXIT_USAGE and out == "", (command, err)
+            assert err.count("\n") == 1 and "--older-than" in err and "--newer-than" in err
+    code, _, err = _run(db, "dead", "q", "--older-than", "1h", "--newer-than", "2h")
+    assert code == 0, err

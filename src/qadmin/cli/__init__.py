@@ -34,9 +34,11 @@ def _say(message: str, code: int) -> None:
     interrupts.settle()  # the line is being said: a second stop must not cut it short
     quiet = (EXIT_EMPTY, EXIT_FULL, EXIT_INTERRUPTED)
     prefix = "qadmin: " if code in quiet else "qadmin: error: "
-    from qadmin import secrets  # with the DSN parser it scrubs with: imported when needed
+    from qadmin import render, secrets  # with the DSN parser it scrubs with: when needed
 
-    click.echo(secrets.scrub(prefix + " ".join(message.split())), err=True)
+    # one line, and nothing in it (a stored name, a driver's message) drives the terminal
+    text = secrets.scrub(prefix + " ".join(message.split()))
+    click.echo(render.visible(text, lines=False), err=True)
 
 
 def _missing_dependency(exc: Exception, argv: list[str]) -> QadminError | None:

@@ -243,7 +243,7 @@ def run(
         texts[-1] += " | " + perf[0]
         texts += perf[1:]
     for text in texts:
-        click.echo(text)
+        click.echo(render.visible(text))  # a stored queue name never drives the terminal
     return code
 
 

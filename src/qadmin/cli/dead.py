@@ -147,6 +147,12 @@ def filter_options(func: F) -> F:
 def _picked(older_s: int | None, newer_s: int | None, error: str | None) -> dead.Filter:
     if error is not None and (not error or any(ord(c) < 32 for c in error)):
         raise UsageError("--error takes a non-empty text without control characters")
+    if older_s is not None and newer_s is not None and older_s >= newer_s:
+        # died more than older_s ago and within newer_s: no time is both, so nothing matches
+        raise UsageError(
+            f"--older-than ({older_s}s) must be shorter than --newer-than ({newer_s}s): "
+            "no message died in that range"
+        )
     return dead.Filter(older_s=older_s, newer_s=newer_s, error=error)
 
 

@@ -652,7 +652,7 @@ def check(
             if render.resolve_format(fmt) == "json":
                 render.document(check_all.failed_document(failed.problems[0]), "json")
             else:
-                click.echo(failed.line)
+                click.echo(render.visible(failed.line))
             return check_ops.UNKNOWN
     if name is None:
         click.echo("QADMIN UNKNOWN - usage: Missing argument 'NAME' (or --all).")
@@ -666,7 +666,7 @@ def check(
     if render.resolve_format(fmt) == "json":
         render.document(result.to_json_dict(), "json")
     else:
-        click.echo(result.line)
+        click.echo(render.visible(result.line, lines=False))
     return result.code
 
 

@@ -108,7 +108,7 @@ class Emitter:
                 writer.writerow(COLUMNS)
                 self.header_done = True
             writer.writerows(render.text_row(row, COLUMNS, exact=True) for row in rows)
-            click.echo(buf.getvalue(), nl=False)
+            click.echo(buf.getvalue(), nl=False, color=True)  # exact: no ANSI stripped
         elif self.fmt == "plain":
             self._plain(rows)
         else:
@@ -126,9 +126,11 @@ class Emitter:
             click.echo("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip())
             self.header_done = True
         for r in rows:
-            cells = [str(r["time"]), r["queue"], r["kind"], *_figures(r)]
+            cells = [render.visible(str(r[c]), lines=False) for c in ("time", "queue", "kind")]
+            cells += _figures(r)
             line = "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
-            click.echo(f"{line}  error: {r['error']}" if r.get("error") else line)
+            error = render.visible(str(r["error"]), lines=False) if r.get("error") else ""
+            click.echo(f"{line}  error: {error}" if error else line)
 
     def _table(self, rows: list[dict[str, Any]], note: str | None, width: int = 0) -> Any:
         """The live table, as wide as the terminal (``width``) allows without cutting a number
@@ -144,7 +146,8 @@ class Emitter:
         for r in rows:
             figures = _figures(r)
             spark = "-" if r.get("error") else sparkline(list(self.history.get(r["queue"], [])))
-            cells.append([r["queue"], r["kind"], *figures[:2], spark, *figures[2:]])
+            queue, kind = (render.visible(str(r[c]), lines=False) for c in ("queue", "kind"))
+            cells.append([queue, kind, *figures[:2], spark, *figures[2:]])
         widths = [
             max(_widest(cells, n), *(len(line) for line in HEADERS.get(c, c).split("\n")))
             for n, c in enumerate(names)
@@ -162,12 +165,12 @@ class Emitter:
             padding=(0, 1),
             header_style="bold",
             title=f"qadmin tail  {when}  interval {interval or '-'} s",
-            caption=note
+            caption=(note and render.visible(note, lines=False))
             or "rates: "
             + ", ".join(
                 sorted(
                     {
-                        f"{r['queue']}: {r['dequeue_source']}"
+                        render.visible(f"{r['queue']}: {r['dequeue_source']}", lines=False)
                         for r in rows
                         if r.get("dequeue_source")
                     }
