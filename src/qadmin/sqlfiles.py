@@ -22,6 +22,7 @@ from functools import cache
 from pathlib import Path
 
 _SECTION = re.compile(r"^--\s*name:\s*([a-z_]+)\s*$", re.MULTILINE)
+_EXTENDS = re.compile(r"^--\s*extends:\s*(\S+)", re.MULTILINE)
 
 
 @cache
@@ -56,6 +57,19 @@ class SqlFile:
             extend = name in ("create", "drop")
             sections[name] = (*sections.get(name, ()), *statements) if extend else statements
         return SqlFile(path=self.path, header=self.header, sections=sections)
+
+    def extended_by(self, other: SqlFile) -> SqlFile:
+        """``other`` built on this file (its ``-- extends:``): its sections replace ours whole,
+        its header and path are the result's."""
+        return SqlFile(
+            path=other.path, header=other.header, sections={**self.sections, **other.sections}
+        )
+
+
+def extends(header: str) -> str | None:
+    """The file a header's ``-- extends:`` line names (relative to ``sql/``), if any."""
+    match = _EXTENDS.search(header)
+    return match.group(1) if match else None
 
 
 def parse(text: str, path: Path) -> SqlFile:
@@ -103,7 +117,21 @@ def _leading_comment(body: str) -> str:
 def load(relative: str) -> SqlFile:
     """Load ``sql/<relative>``; cached, since the files do not change while qadmin runs."""
     path = sql_root() / relative
-    return parse(path.read_text(encoding="utf-8"), path)
+    own = parse(path.read_text(encoding="utf-8"), path)
+    base = extends(own.header)
+    return own if base is None else load(base).extended_by(own)
+
+
+def chain(relative: str) -> list[SqlFile]:
+    """``sql/<relative>`` and the files it extends, each as written (not merged), own first."""
+    files = []
+    while True:
+        path = sql_root() / relative
+        files.append(parse(path.read_text(encoding="utf-8"), path))
+        base = extends(files[-1].header)
+        if base is None:
+            return files
+        relative = base
 
 
 def exists(relative: str) -> bool:

@@ -17,6 +17,16 @@
 -- at READ COMMITTED, committed before the routine returns and rolled back on any error.
 -- txn_declare and txn_handler go in the routine's DECLARE list (variables first, handlers
 -- after the cursors), txn_begin first and txn_end last in its body.
+-- extends: queues/common/fragments.sql (the fragments shared with other engines)
+
+-- name: now_utc
+UTC_TIMESTAMP(6)
+
+-- name: changed_rows
+ROW_COUNT()
+
+-- name: insert_ignore
+INSERT IGNORE
 
 -- name: create_sequence
 CREATE TABLE {obj} (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY) ENGINE=InnoDB
