@@ -95,12 +95,7 @@ BEGIN
     {batch_guard()};
     {txn_begin()};
     SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;  -- the gate
-    OPEN batch_rows;
-    take: LOOP
-        FETCH batch_rows INTO v_payload;
-        IF v_done = 1 THEN
-            LEAVE take;
-        END IF;
+    {batch_next()}
         BEGIN
             DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_old = NULL;
             DECLARE CONTINUE HANDLER FOR 1062 SET v_dup = 1;
@@ -137,31 +132,7 @@ BEGIN
 END
 
 -- name: create
-CREATE PROCEDURE {pop}(IN p_count INT)
-BEGIN
-    {txn_declare()};
-    DECLARE v_id BIGINT;
-    DECLARE v_at DATETIME(6);
-    DECLARE v_payload LONGBLOB;
-    DECLARE v_done INT DEFAULT 0;
-    DECLARE next_rows CURSOR FOR
-        SELECT id, enqueued_at, payload FROM {table}
-        ORDER BY id LIMIT p_count FOR UPDATE SKIP LOCKED;
-    {txn_handler()};
-    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
-    {txn_begin()};
-    OPEN next_rows;
-    take: LOOP
-        FETCH next_rows INTO v_id, v_at, v_payload;
-        IF v_done = 1 THEN
-            LEAVE take;
-        END IF;
-        DELETE FROM {table} WHERE id = v_id;
-        SELECT v_id AS id, v_at AS enqueued_at, v_payload AS payload;
-    END LOOP;
-    CLOSE next_rows;
-    {txn_end()};
-END
+{pop_rows()}
 
 -- name: drop
 DROP PROCEDURE IF EXISTS {pop}

@@ -124,3 +124,117 @@ IF p_batch IS NULL OR JSON_VALID(p_batch) = 0 THEN
         SIGNAL SQLSTATE '22032'
             SET MESSAGE_TEXT = 'push_many: an element is not a base64 string';
     END IF
+
+-- name: batch_next
+OPEN batch_rows;
+    take: LOOP
+        FETCH batch_rows INTO v_payload;
+        IF v_done = 1 THEN
+            LEAVE take;
+        END IF;
+
+-- name: batch_declare
+DECLARE v_payload LONGTEXT;
+    DECLARE v_ids LONGTEXT DEFAULT '[';  -- the ids taken, closed at the end
+    DECLARE v_done INT DEFAULT 0;
+    {txn_declare()};
+    DECLARE batch_rows CURSOR FOR
+        SELECT t.p FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (n FOR ORDINALITY,
+                                                      p LONGTEXT PATH '$')) AS t ORDER BY t.n;
+    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
+    {txn_handler()};
+    {batch_guard()};
+    {txn_begin()};  -- all or nothing for an autocommit caller too
+
+-- name: push_many_rows
+-- Many messages in one call (push --lines, --file; applications too): p_batch is a JSON array
+-- of base64 payloads, inserted in array order, returned as ONE result set (id, ...) in that
+-- order. Each message is its own INSERT: one INSERT ... SELECT would be faster, but InnoDB
+-- reserves AUTO_INCREMENT values for it in doubling steps and loses the unused ones at the end
+-- of the statement (up to the batch size per batch), which made the ids-issued enqueue rate
+-- overstate what was pushed; and under innodb_autoinc_lock_mode 2 (MySQL 8's default) its ids
+-- could interleave with other sessions'. Measured: 7.6 s against 6.9 s for 100,000 lines.
+CREATE PROCEDURE {push_many}(IN p_batch LONGTEXT)
+BEGIN
+    DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
+    {batch_declare()}
+    {batch_next()}
+        INSERT INTO {table} (enqueued_at, payload) VALUES (v_at, FROM_BASE64(v_payload));
+        SET v_ids = CONCAT(v_ids, IF(v_ids = '[', '', ','), LAST_INSERT_ID());
+    END LOOP;
+    CLOSE batch_rows;
+    SELECT t.id, v_at AS enqueued_at
+    FROM JSON_TABLE(CONCAT(v_ids, ']'), '$[*]'
+                    COLUMNS (n FOR ORDINALITY, id BIGINT PATH '$')) AS t
+    ORDER BY t.n;
+    {txn_end()};
+END
+
+-- name: delete_each
+OPEN next_rows;
+    take: LOOP
+        FETCH next_rows INTO v_id, v_at, v_payload;
+        IF v_done = 1 THEN
+            LEAVE take;
+        END IF;
+        DELETE FROM {table} WHERE id = v_id;
+        SELECT v_id AS id, v_at AS enqueued_at, v_payload AS payload;
+
+-- name: claim_each
+OPEN next_rows;
+    take: LOOP
+        FETCH next_rows INTO v_id, v_at, v_attempts, v_payload;
+        IF v_done = 1 THEN
+            LEAVE take;
+        END IF;
+        UPDATE {table}
+        SET processing_started_at = UTC_TIMESTAMP(6), claimed_by = p_worker,
+            claimed_session = CONNECTION_ID(), attempts = attempts + 1
+        WHERE id = v_id;
+        SELECT v_id AS id, v_at AS enqueued_at, v_attempts + 1 AS attempts, v_payload AS payload;
+
+-- name: wm_tick_end
+IF v_id % {wm_every} = 0 THEN
+            SET v_tick = 1;
+        END IF;
+    END LOOP;
+    CLOSE next_rows;
+    IF v_tick = 1 THEN
+        CALL {wm_advance}(NULL);
+    END IF;
+    {txn_end()};
+END
+
+-- name: pop_rows
+CREATE PROCEDURE {pop}(IN p_count INT)
+BEGIN
+    {txn_declare()};
+    DECLARE v_id BIGINT;
+    DECLARE v_at DATETIME(6);
+    DECLARE v_payload LONGBLOB;
+    DECLARE v_done INT DEFAULT 0;
+    DECLARE next_rows CURSOR FOR
+        SELECT id, enqueued_at, payload FROM {table} {order_by}
+        LIMIT p_count FOR UPDATE {skip_locked};
+    {txn_handler()};
+    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
+    {txn_begin()};
+    {delete_each()}
+    END LOOP;
+    CLOSE next_rows;
+    {txn_end()};
+END
+
+-- name: push_batch_calls
+-- A queue created before push_many, many messages in one round trip on MariaDB: an anonymous
+-- block calls the push procedure for each element of one JSON array of base64 payloads, in
+-- array order (a convert's gate too); each call returns its result set.
+-- MySQL 8 has no anonymous blocks: there qadmin does not use this section (MysqlEngine) and
+-- pushes a batch one CALL at a time in one transaction.
+BEGIN NOT ATOMIC
+    FOR j IN (SELECT t.p FROM JSON_TABLE(:batch, '$[*]' COLUMNS (n FOR ORDINALITY,
+                                                  p LONGTEXT PATH '$')) AS t ORDER BY t.n)
+    DO
+        CALL {push}(FROM_BASE64(j.p));
+    END FOR;
+END

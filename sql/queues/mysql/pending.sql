@@ -60,23 +60,8 @@ CREATE PROCEDURE {push_many}(IN p_batch LONGTEXT, IN p_due_at DATETIME(6))
 BEGIN
     DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
     DECLARE v_due DATETIME(6) DEFAULT COALESCE(p_due_at, v_at);
-    DECLARE v_payload LONGTEXT;
-    DECLARE v_ids LONGTEXT DEFAULT '[';  -- the ids taken, closed at the end
-    DECLARE v_done INT DEFAULT 0;
-    {txn_declare()};
-    DECLARE batch_rows CURSOR FOR
-        SELECT t.p FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (n FOR ORDINALITY,
-                                                      p LONGTEXT PATH '$')) AS t ORDER BY t.n;
-    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
-    {txn_handler()};
-    {batch_guard()};
-    {txn_begin()};  -- all or nothing for an autocommit caller too
-    OPEN batch_rows;
-    take: LOOP
-        FETCH batch_rows INTO v_payload;
-        IF v_done = 1 THEN
-            LEAVE take;
-        END IF;
+    {batch_declare()}
+    {batch_next()}
         INSERT INTO {table} (due_at, enqueued_at, payload)
         VALUES (v_due, v_at, FROM_BASE64(v_payload));
         SET v_ids = CONCAT(v_ids, IF(v_ids = '[', '', ','), LAST_INSERT_ID());

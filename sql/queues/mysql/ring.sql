@@ -217,12 +217,7 @@ BEGIN
     SET v_lock = NULL;
     SET v_ids = CONCAT(v_ids, ']'), v_i = 0;
     IF v_free = 1 THEN
-        OPEN batch_rows;
-        take: LOOP
-            FETCH batch_rows INTO v_payload;
-            IF v_done = 1 THEN
-                LEAVE take;
-            END IF;
+        {batch_next()}
             SET v_seq = JSON_EXTRACT(v_ids, CONCAT('$[', v_i, ']')), v_i = v_i + 1;
             {next_prune(push_seq)};
             SET v_slot = NULL;

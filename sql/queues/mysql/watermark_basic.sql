@@ -22,24 +22,8 @@ BEGIN
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
     {txn_begin()};
     SELECT wm INTO v_wm FROM {wm} WHERE one = 1;
-    OPEN next_rows;
-    take: LOOP
-        FETCH next_rows INTO v_id, v_at, v_payload;
-        IF v_done = 1 THEN
-            LEAVE take;
-        END IF;
-        DELETE FROM {table} WHERE id = v_id;
-        SELECT v_id AS id, v_at AS enqueued_at, v_payload AS payload;
-        IF v_id % {wm_every} = 0 THEN
-            SET v_tick = 1;
-        END IF;
-    END LOOP;
-    CLOSE next_rows;
-    IF v_tick = 1 THEN
-        CALL {wm_advance}(NULL);
-    END IF;
-    {txn_end()};
-END
+    {delete_each()}
+        {wm_tick_end()}
 
 -- name: head
 -- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one
