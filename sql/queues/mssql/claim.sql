@@ -6,6 +6,7 @@
 -- entry's options on every call) moves the message to the queue's _dead table in the same
 -- transaction. Redrive moves it back as a new delivery: a new id at the tail (so no attempt
 -- token of the old id can match it), attempts reset, enqueued_at and errors kept.
+-- extends: queues/mssql/basic.sql (its messages go in as a basic queue's do: push, push_many, purge and counters come from there)
 
 -- name: create
 CREATE TABLE {table} (
@@ -174,12 +175,6 @@ DROP TABLE IF EXISTS {dead}
 -- name: drop
 DROP TABLE IF EXISTS {table}
 
--- name: push
-EXEC {push} @payload = :payload
-
--- name: push_many
-EXEC {push_many} @batch = :batch
-
 -- name: pop
 EXEC {pop} @count = :count, @worker = :worker
 
@@ -200,10 +195,6 @@ SELECT TOP (:count) id, enqueued_at, processing_started_at, claimed_by, attempts
        payload
 FROM {table} WITH (READPAST, READCOMMITTEDLOCK)
 ORDER BY id
-
--- name: purge
-DELETE FROM {table};
-SELECT @@ROWCOUNT AS purged;
 
 -- name: depth
 -- At most :limit waiting rows (claimed ones are counted apart: claimed_count) with ids from
@@ -262,9 +253,6 @@ UPDATE {table}
 SET processing_started_at = NULL, claimed_by = NULL, claimed_session = NULL
 OUTPUT inserted.id, CAST(0 AS bit) AS dead
 WHERE processing_started_at < @cutoff;
-
--- name: counters
-SELECT CAST(IDENT_CURRENT({table.lit}) AS bigint) AS enqueued_total
 
 -- name: dead_depth
 -- Bounded like inspect's other counts: at most :limit rows are counted.

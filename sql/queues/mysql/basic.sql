@@ -17,12 +17,7 @@ CREATE TABLE {table} (
 ) ENGINE=InnoDB
 
 -- name: create
-CREATE PROCEDURE {push}(IN p_payload LONGBLOB)
-BEGIN
-    DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
-    INSERT INTO {table} (enqueued_at, payload) VALUES (v_at, p_payload);
-    SELECT LAST_INSERT_ID() AS id, v_at AS enqueued_at;
-END
+{push_row()}
 
 -- name: create
 {pop_rows()}

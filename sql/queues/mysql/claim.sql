@@ -6,6 +6,7 @@
 -- entry's options on every call) moves the message to the queue's _dead table in the same
 -- transaction. Redrive moves it back as a new delivery: a new id at the tail (so no attempt
 -- token of the old id can match it), attempts reset, enqueued_at and errors kept.
+-- extends: queues/mysql/basic.sql (its messages go in as a basic queue's do: push, push_many, purge and counters come from there)
 
 -- name: create
 CREATE TABLE {table} (
@@ -35,29 +36,18 @@ CREATE TABLE {dead} (
 ) ENGINE=InnoDB
 
 -- name: create
-CREATE PROCEDURE {push}(IN p_payload LONGBLOB)
-BEGIN
-    DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
-    INSERT INTO {table} (enqueued_at, payload) VALUES (v_at, p_payload);
-    SELECT LAST_INSERT_ID() AS id, v_at AS enqueued_at;
-END
+{push_row()}
 
 -- name: create
 CREATE PROCEDURE {pop}(IN p_count INT, IN p_worker VARCHAR(255))
 BEGIN
-    {txn_declare()};
-    DECLARE v_id BIGINT;
-    DECLARE v_at DATETIME(6);
+    {pop_vars()}
     DECLARE v_attempts INT;
-    DECLARE v_payload LONGBLOB;
-    DECLARE v_done INT DEFAULT 0;
     DECLARE next_rows CURSOR FOR
         SELECT id, enqueued_at, attempts, payload FROM {table}
         WHERE processing_started_at IS NULL
         ORDER BY id LIMIT p_count FOR UPDATE SKIP LOCKED;
-    {txn_handler()};
-    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
-    {txn_begin()};
+    {cursor_begin()}
     {claim_each()}
     END LOOP;
     CLOSE next_rows;
@@ -169,15 +159,6 @@ DROP TABLE IF EXISTS {dead}
 -- name: drop
 DROP TABLE IF EXISTS {table}
 
--- name: push
-CALL {push}(:payload)
-
--- name: push_many
-CALL {push_many}(:batch)
-
--- name: push_batch
-{push_batch_calls()}
-
 -- name: pop
 CALL {pop}(:count, :worker)
 
@@ -196,12 +177,6 @@ CALL {fail_fenced}(:id, :error, :retry, :attempt)
 -- name: peek
 SELECT id, enqueued_at, processing_started_at, claimed_by, attempts, last_error, payload
 FROM {table} ORDER BY id LIMIT :count
-
--- name: purge
-SELECT count(*) AS purged FROM {table} FOR UPDATE
-
--- name: purge
-DELETE FROM {table}
 
 -- name: depth
 -- At most :limit waiting rows (claimed ones are counted apart: claimed_count) with ids from
@@ -263,10 +238,6 @@ DELETE FROM {table} WHERE processing_started_at < @qadmin_cutoff AND attempts >=
 UPDATE {table}
 SET processing_started_at = NULL, claimed_by = NULL, claimed_session = NULL
 WHERE processing_started_at < @qadmin_cutoff
-
--- name: counters
-SELECT AUTO_INCREMENT - 1 AS enqueued_total FROM information_schema.TABLES
-WHERE TABLE_SCHEMA = :schema AND TABLE_NAME = :table
 
 -- name: dead_depth
 -- Bounded like inspect's other counts: at most :limit rows are counted.

@@ -208,17 +208,11 @@ END
 -- name: pop_rows
 CREATE PROCEDURE {pop}(IN p_count INT)
 BEGIN
-    {txn_declare()};
-    DECLARE v_id BIGINT;
-    DECLARE v_at DATETIME(6);
-    DECLARE v_payload LONGBLOB;
-    DECLARE v_done INT DEFAULT 0;
+    {pop_vars()}
     DECLARE next_rows CURSOR FOR
         SELECT id, enqueued_at, payload FROM {table} {order_by}
         LIMIT p_count FOR UPDATE {skip_locked};
-    {txn_handler()};
-    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
-    {txn_begin()};
+    {cursor_begin()}
     {delete_each()}
     END LOOP;
     CLOSE next_rows;
@@ -237,4 +231,24 @@ BEGIN NOT ATOMIC
     DO
         CALL {push}(FROM_BASE64(j.p));
     END FOR;
+END
+
+-- name: cursor_begin
+{txn_handler()};
+    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
+    {txn_begin()};
+
+-- name: pop_vars
+{txn_declare()};
+    DECLARE v_id BIGINT;
+    DECLARE v_at DATETIME(6);
+    DECLARE v_payload LONGBLOB;
+    DECLARE v_done INT DEFAULT 0;
+
+-- name: push_row
+CREATE PROCEDURE {push}(IN p_payload LONGBLOB)
+BEGIN
+    DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
+    INSERT INTO {table} (enqueued_at, payload) VALUES (v_at, p_payload);
+    SELECT LAST_INSERT_ID() AS id, v_at AS enqueued_at;
 END

@@ -22,19 +22,13 @@ END
 -- name: create
 CREATE PROCEDURE {pop}(IN p_count INT)
 BEGIN
-    {txn_declare()};
-    DECLARE v_id BIGINT;
-    DECLARE v_at DATETIME(6);
+    {pop_vars()}
     DECLARE v_due DATETIME(6);
-    DECLARE v_payload LONGBLOB;
-    DECLARE v_done INT DEFAULT 0;
     DECLARE next_rows CURSOR FOR
         SELECT id, enqueued_at, due_at, payload FROM {table}
         WHERE due_at <= UTC_TIMESTAMP(6)
         ORDER BY due_at, id LIMIT p_count FOR UPDATE SKIP LOCKED;
-    {txn_handler()};
-    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
-    {txn_begin()};
+    {cursor_begin()}
     OPEN next_rows;
     take: LOOP
         FETCH next_rows INTO v_id, v_at, v_due, v_payload;

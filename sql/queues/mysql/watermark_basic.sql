@@ -8,19 +8,13 @@ DROP PROCEDURE IF EXISTS {pop}
 -- name: create
 CREATE PROCEDURE {pop}(IN p_count INT)
 BEGIN
-    {txn_declare()};
-    DECLARE v_id BIGINT;
-    DECLARE v_at DATETIME(6);
-    DECLARE v_payload LONGBLOB;
-    DECLARE v_done INT DEFAULT 0;
+    {pop_vars()}
     DECLARE v_tick INT DEFAULT 0;
     DECLARE v_wm BIGINT;
     DECLARE next_rows CURSOR FOR
         SELECT id, enqueued_at, payload FROM {table} WHERE id >= v_wm
         ORDER BY id LIMIT p_count FOR UPDATE SKIP LOCKED;
-    {txn_handler()};
-    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
-    {txn_begin()};
+    {cursor_begin()}
     SELECT wm INTO v_wm FROM {wm} WHERE one = 1;
     {delete_each()}
         {wm_tick_end()}

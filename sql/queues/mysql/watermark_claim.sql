@@ -8,21 +8,15 @@ DROP PROCEDURE IF EXISTS {pop}
 -- name: create
 CREATE PROCEDURE {pop}(IN p_count INT, IN p_worker VARCHAR(255))
 BEGIN
-    {txn_declare()};
-    DECLARE v_id BIGINT;
-    DECLARE v_at DATETIME(6);
+    {pop_vars()}
     DECLARE v_attempts INT;
-    DECLARE v_payload LONGBLOB;
-    DECLARE v_done INT DEFAULT 0;
     DECLARE v_tick INT DEFAULT 0;
     DECLARE v_wm BIGINT;
     DECLARE next_rows CURSOR FOR
         SELECT id, enqueued_at, attempts, payload FROM {table}
         WHERE processing_started_at IS NULL AND id >= v_wm
         ORDER BY id LIMIT p_count FOR UPDATE SKIP LOCKED;
-    {txn_handler()};
-    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
-    {txn_begin()};
+    {cursor_begin()}
     SELECT wm INTO v_wm FROM {wm} WHERE one = 1;
     {claim_each()}
         {wm_tick_end()}

@@ -10,6 +10,7 @@
 -- Fencing: ack and fail take the attempt number pop returned (p_attempt; NULL = unfenced) and
 -- act only while the row's attempts still equal it, so a consumer whose claim went stale and
 -- was requeued and claimed again cannot ack or fail the new claim.
+-- extends: queues/postgresql/basic.sql (its messages go in as a basic queue's do: push, push_many, purge and counters come from there)
 
 -- name: create
 CREATE TABLE {table} (
@@ -167,12 +168,6 @@ DROP TABLE IF EXISTS {table}
 -- name: drop
 DROP TABLE IF EXISTS {dead}
 
--- name: push
-SELECT id, enqueued_at FROM {push}(:payload)
-
--- name: push_many
-SELECT id, enqueued_at FROM {push_many}(CAST(:payloads AS bytea[])) ORDER BY id
-
 -- name: pop
 SELECT id, enqueued_at, attempts, payload FROM {pop}(:count, :worker)
 
@@ -191,9 +186,6 @@ SELECT id, attempts, dead FROM {fail}(:id, :error, :retry, :attempt)
 -- name: peek
 SELECT id, enqueued_at, processing_started_at, claimed_by, attempts, last_error, payload
 FROM {table} ORDER BY id LIMIT :count
-
--- name: purge
-WITH gone AS (DELETE FROM {table} RETURNING 1) SELECT count(*) AS purged FROM gone
 
 -- name: depth
 -- At most :limit waiting rows (claimed ones are counted apart: claimed_count) with ids from
@@ -258,11 +250,6 @@ UPDATE {table} AS q
 SET processing_started_at = NULL, claimed_by = NULL, claimed_session = NULL
 WHERE q.processing_started_at < clock_timestamp() - make_interval(secs => :stale_s)
 RETURNING q.id, false AS dead
-
--- name: counters
--- NULL until the first id is issued: 0 ids then, so a new queue's first burst is a rate
-SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence({table.lit}, 'id')), 0)
-       AS enqueued_total
 
 -- name: dead_depth
 -- Bounded like inspect's other counts: at most :limit rows are counted.

@@ -10,6 +10,7 @@
 -- only while the row's attempts still equal it, so a consumer whose claim went stale and was
 -- requeued and claimed again cannot ack or fail the new claim (ack and fail keep their
 -- parameters for existing callers; fail_fenced differs from fail only in its UPDATE's WHERE).
+-- extends: queues/sqlite/basic.sql (its messages go in as a basic queue's do: push, push_many, purge and counters come from there)
 
 -- name: create
 CREATE TABLE {table} (
@@ -51,9 +52,6 @@ DROP TABLE IF EXISTS {dead}
 
 -- name: drop
 DROP TABLE IF EXISTS {table}
-
--- name: push
-INSERT INTO {table} (payload) VALUES (:payload) RETURNING id, enqueued_at
 
 -- name: pop
 UPDATE {table}
@@ -144,12 +142,6 @@ RELEASE qadmin_call
 SELECT id, enqueued_at, processing_started_at, claimed_by, attempts, last_error, payload
 FROM {table} ORDER BY id LIMIT :count
 
--- name: purge
-SELECT count(*) AS purged FROM {table}
-
--- name: purge
-DELETE FROM {table}
-
 -- name: depth
 -- At most :limit waiting rows (claimed ones are counted apart: claimed_count) with ids from
 -- :lo up to below :hi, in id order (the pop index, or the primary key): a walk whose cost
@@ -207,15 +199,6 @@ SET processing_started_at = NULL, claimed_by = NULL, claimed_session = NULL
 WHERE processing_started_at
       < strftime('%Y-%m-%d %H:%M:%f', 'now', '-' || :stale_s || ' seconds')
 RETURNING id, 0 AS dead
-
--- name: counters
-SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = :table), 0) AS enqueued_total
-
--- name: estimate
--- SQLite keeps no row-count statistics: the id range is an upper bound, read with two seeks
--- (max(id) - min(id) in one SELECT would defeat the min/max optimisation and scan the table).
-SELECT coalesce((SELECT max(id) FROM {table}) - (SELECT min(id) FROM {table}) + 1, 0)
-    AS estimated_rows
 
 -- name: dead_depth
 -- Bounded like inspect's other counts: at most :limit rows are counted.
