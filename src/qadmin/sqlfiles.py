@@ -12,6 +12,14 @@ only (its docstring is the reference): ``{x}`` a quoted schema-qualified name, `
 the quoted name alone, ``{x.lit}`` / ``{x.bare_lit}`` / ``{x.schema_lit}`` string literals,
 ``{keyword}`` fixed SQL, ``{fragment(x)}`` a dialect fragment. Diagnostic SQL takes none: only
 bound ``:params``.
+
+So that each statement is written once, a file may build on others: each header line
+``-- extends: queues/common/data.sql`` names a base (relative to ``sql/``; a base may extend
+others in turn). The bases are laid one over the other in the order named, then the file
+itself: a section replaces the same-named section below it whole. ``sql/queues/common/``
+holds what several engines share; an engine's ``claim.sql`` extends its ``basic.sql``. A
+section identical to one it replaces is a defect (``tests/unit/test_sqlfiles.py`` checks every
+chain). Within an engine, shared pieces of statements are fragments (``fragments.sql``).
 """
 
 from __future__ import annotations
@@ -66,10 +74,9 @@ class SqlFile:
         )
 
 
-def extends(header: str) -> str | None:
-    """The file a header's ``-- extends:`` line names (relative to ``sql/``), if any."""
-    match = _EXTENDS.search(header)
-    return match.group(1) if match else None
+def extends(header: str) -> list[str]:
+    """The files a header's ``-- extends:`` lines name (relative to ``sql/``), in order."""
+    return _EXTENDS.findall(header)
 
 
 def parse(text: str, path: Path) -> SqlFile:
@@ -115,23 +122,22 @@ def _leading_comment(body: str) -> str:
 
 @cache
 def load(relative: str) -> SqlFile:
-    """Load ``sql/<relative>``; cached, since the files do not change while qadmin runs."""
+    """Load ``sql/<relative>`` laid over the files it extends; cached, since the files do not
+    change while qadmin runs."""
+    own = own_file(relative)
+    bases = [load(base) for base in extends(own.header)]
+    if not bases:
+        return own
+    merged = bases[0]
+    for base in bases[1:]:
+        merged = merged.extended_by(base)
+    return merged.extended_by(own)
+
+
+def own_file(relative: str) -> SqlFile:
+    """``sql/<relative>`` as written, without the files it extends."""
     path = sql_root() / relative
-    own = parse(path.read_text(encoding="utf-8"), path)
-    base = extends(own.header)
-    return own if base is None else load(base).extended_by(own)
-
-
-def chain(relative: str) -> list[SqlFile]:
-    """``sql/<relative>`` and the files it extends, each as written (not merged), own first."""
-    files = []
-    while True:
-        path = sql_root() / relative
-        files.append(parse(path.read_text(encoding="utf-8"), path))
-        base = extends(files[-1].header)
-        if base is None:
-            return files
-        relative = base
+    return parse(path.read_text(encoding="utf-8"), path)
 
 
 def exists(relative: str) -> bool:

@@ -4,6 +4,7 @@
 -- UPDLOCK makes the scan a locking read even under READ_COMMITTED_SNAPSHOT. A strict queue
 -- drops READPAST, so consumers serialise on the head row (the article's strict FIFO).
 -- {skip_locked} is "READPAST," or empty; {order_by} "ORDER BY id", "ORDER BY id DESC" or empty.
+-- extends: queues/common/basic.sql (the statements it shares with other engines)
 
 -- name: create
 CREATE TABLE {table} (
@@ -53,18 +54,6 @@ BEGIN
     ORDER BY CAST(j.[key] AS int);
     SELECT * FROM @added ORDER BY id;
 END
-
--- name: drop
-DROP PROCEDURE IF EXISTS {push_many}
-
--- name: drop
-DROP PROCEDURE IF EXISTS {pop}
-
--- name: drop
-DROP PROCEDURE IF EXISTS {push}
-
--- name: drop
-DROP TABLE IF EXISTS {table}
 
 -- name: push
 EXEC {push} @payload = :payload

@@ -1,5 +1,6 @@
 -- Pending queue on SQL Server (article 000): clustered on (due_at, id); pop returns due
 -- messages earliest first, skipping rows other consumers hold. Times are UTC.
+-- extends: queues/common/pending.sql (the statements it shares with other engines)
 
 -- name: create
 CREATE TABLE {table} (
@@ -53,18 +54,6 @@ BEGIN
     ORDER BY CAST(j.[key] AS int);
     SELECT * FROM @added ORDER BY id;
 END
-
--- name: drop
-DROP PROCEDURE IF EXISTS {push_many}
-
--- name: drop
-DROP PROCEDURE IF EXISTS {pop}
-
--- name: drop
-DROP PROCEDURE IF EXISTS {push}
-
--- name: drop
-DROP TABLE IF EXISTS {table}
 
 -- name: push
 EXEC {push} @payload = :payload, @due_at = :due_at

@@ -8,6 +8,7 @@
 -- Call it at READ COMMITTED: at REPEATABLE READ the locking read also takes gap locks.
 -- {order_by} is "ORDER BY id" (fifo), "ORDER BY id DESC" (lifo) or empty (heap); a strict
 -- queue drops SKIP LOCKED, so the next consumer waits for the head row's owner to commit.
+-- extends: queues/common/basic.sql (the statements it shares with other engines)
 
 -- name: create
 CREATE TABLE {table} (
@@ -25,18 +26,6 @@ CREATE TABLE {table} (
 -- name: create
 {push_many_rows()}
 
--- name: drop
-DROP PROCEDURE IF EXISTS {push_many}
-
--- name: drop
-DROP PROCEDURE IF EXISTS {pop}
-
--- name: drop
-DROP PROCEDURE IF EXISTS {push}
-
--- name: drop
-DROP TABLE IF EXISTS {table}
-
 -- name: push
 CALL {push}(:payload)
 
@@ -49,30 +38,15 @@ CALL {push_many}(:batch)
 -- name: pop
 CALL {pop}(:count)
 
--- name: peek
-SELECT id, enqueued_at, payload FROM {table} {order_by} LIMIT :count
-
 -- name: purge
 SELECT count(*) AS purged FROM {table} FOR UPDATE
 
 -- name: purge
 DELETE FROM {table}
 
--- name: depth
--- At most :limit rows with ids from :lo up to below :hi, in id order through the primary key: a walk whose cost
--- the caller bounds (diagnostics/entries/size.py picks :lo: the watermark, the bottom when
--- few dead entries can lie on the way, else a window below the id high-water mark).
-SELECT count(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
-FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo AND t.id < :hi ORDER BY t.id LIMIT :limit) AS w
-
 -- name: counters
 SELECT AUTO_INCREMENT - 1 AS enqueued_total FROM information_schema.TABLES
 WHERE TABLE_SCHEMA = :schema AND TABLE_NAME = :table
-
--- name: head
--- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one
--- message, taking no row lock.
-SELECT id FROM {table} {order_by} LIMIT 1
 
 -- name: head_index
 -- The index that makes the head a seek in dequeue order (explain's fix when the plan sorts

@@ -7,6 +7,7 @@
 -- The slot is the clustered key and id a plain index: overwriting a slot then updates one row in
 -- place, where a UNIQUE index on slot (the article's design) takes shared next-key locks for
 -- duplicate checks that deadlock concurrent pushers on InnoDB.
+-- extends: queues/common/capped.sql (the statements it shares with other engines)
 
 -- name: create
 {create_sequence(seq)}
@@ -161,21 +162,11 @@ CALL {push_many}(:batch)
 -- name: pop
 CALL {pop}(:count)
 
--- name: peek
-SELECT id, enqueued_at, payload FROM {table} ORDER BY id LIMIT :count
-
 -- name: purge
 SELECT count(*) AS purged FROM {table} FOR UPDATE
 
 -- name: purge
 DELETE FROM {table}
-
--- name: depth
--- At most :limit rows with ids from :lo up to below :hi, in id order through the primary key: a walk whose cost
--- the caller bounds (diagnostics/entries/size.py picks :lo: the watermark, the bottom when
--- few dead entries can lie on the way, else a window below the id high-water mark).
-SELECT count(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
-FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo AND t.id < :hi ORDER BY t.id LIMIT :limit) AS w
 
 -- name: counters
 SELECT {next_expr(seq)} AS enqueued_total
@@ -201,11 +192,6 @@ UPDATE {table} SET slot = MOD(id, :capacity)
 
 -- name: resize_place
 UPDATE {ctl} SET capacity = :capacity WHERE one = 1
-
--- name: head
--- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one
--- message, taking no row lock.
-SELECT id FROM {table} ORDER BY id LIMIT 1
 
 -- name: head_index
 -- The index that makes the head a seek in dequeue order (explain's fix when the plan sorts

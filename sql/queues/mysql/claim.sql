@@ -7,6 +7,7 @@
 -- transaction. Redrive moves it back as a new delivery: a new id at the tail (so no attempt
 -- token of the old id can match it), attempts reset, enqueued_at and errors kept.
 -- extends: queues/mysql/basic.sql (its messages go in as a basic queue's do: push, push_many, purge and counters come from there)
+-- extends: queues/common/claim.sql (the statements it shares with other engines)
 
 -- name: create
 CREATE TABLE {table} (
@@ -174,25 +175,6 @@ CALL {ack_fenced}(:id, :attempt)
 -- name: fail_fenced
 CALL {fail_fenced}(:id, :error, :retry, :attempt)
 
--- name: peek
-SELECT id, enqueued_at, processing_started_at, claimed_by, attempts, last_error, payload
-FROM {table} ORDER BY id LIMIT :count
-
--- name: depth
--- At most :limit waiting rows (claimed ones are counted apart: claimed_count) with ids from
--- :lo up to below :hi, in id order (the pop index, or the primary key): a walk whose cost
--- the caller bounds (diagnostics/entries/size.py picks :lo: the watermark, the bottom when
--- few dead entries can lie on the way, else a window below the id high-water mark).
-SELECT count(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
-FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo AND t.id < :hi AND t.processing_started_at IS NULL
-      ORDER BY t.id LIMIT :limit) AS w
-
--- name: claimed_count
--- Claimed rows, at most :limit (through the claimed index): a claim queue's depth is its
--- waiting rows, and the catalog's row estimate counts these too.
-SELECT count(*) AS claimed
-FROM (SELECT 1 FROM {table} AS t WHERE t.processing_started_at IS NOT NULL LIMIT :limit) AS c
-
 -- name: claims
 SELECT id, processing_started_at, claimed_by, CAST(claimed_session AS CHAR) AS claimed_session,
        attempts, last_error,
@@ -249,12 +231,6 @@ SELECT (SELECT count(*) FROM (SELECT 1 FROM {dead} LIMIT :limit) AS s) AS dead,
 SELECT id, enqueued_at, attempts, died_at, errors, SUBSTRING(payload, 1, :preview) AS payload
 FROM {dead} ORDER BY died_at, id LIMIT :count
 
--- name: redrive_ids
-SELECT id FROM {dead} ORDER BY id LIMIT :limit FOR UPDATE
-
--- name: redrive_id
-SELECT id FROM {dead} WHERE id = :id FOR UPDATE
-
 -- name: redrive_one
 INSERT INTO {table} (enqueued_at, attempts, last_error, errors, payload)
 SELECT enqueued_at, 0, last_error, errors, payload FROM {dead} WHERE id = :id
@@ -264,11 +240,6 @@ SELECT LAST_INSERT_ID() AS new_id
 
 -- name: redrive_one
 DELETE FROM {dead} WHERE id = :id
-
--- name: head
--- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one
--- message, taking no row lock.
-SELECT id FROM {table} WHERE processing_started_at IS NULL ORDER BY id LIMIT 1
 
 -- name: head_index
 -- The index that makes the head a seek in dequeue order (explain's fix when the plan sorts

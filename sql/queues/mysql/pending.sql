@@ -1,5 +1,6 @@
 -- Pending queue on MySQL 8 and MariaDB (article 000): due times are UTC DATETIME(6); pop takes
 -- due messages earliest first, skipping rows other consumers hold.
+-- extends: queues/common/pending.sql (the statements it shares with other engines)
 
 -- name: create
 CREATE TABLE {table} (
@@ -68,18 +69,6 @@ BEGIN
     {txn_end()};
 END
 
--- name: drop
-DROP PROCEDURE IF EXISTS {push_many}
-
--- name: drop
-DROP PROCEDURE IF EXISTS {pop}
-
--- name: drop
-DROP PROCEDURE IF EXISTS {push}
-
--- name: drop
-DROP TABLE IF EXISTS {table}
-
 -- name: push
 CALL {push}(:payload, :due_at)
 
@@ -103,21 +92,11 @@ END
 -- name: pop
 CALL {pop}(:count)
 
--- name: peek
-SELECT id, enqueued_at, due_at, payload FROM {table} ORDER BY due_at, id LIMIT :count
-
 -- name: purge
 SELECT count(*) AS purged FROM {table} FOR UPDATE
 
 -- name: purge
 DELETE FROM {table}
-
--- name: depth
--- At most :limit rows with ids from :lo up to below :hi, in id order through the primary key: a walk whose cost
--- the caller bounds (diagnostics/entries/size.py picks :lo: the watermark, the bottom when
--- few dead entries can lie on the way, else a window below the id high-water mark).
-SELECT count(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
-FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo AND t.id < :hi ORDER BY t.id LIMIT :limit) AS w
 
 -- name: due
 SELECT count(*) AS due FROM (

@@ -32,6 +32,7 @@
 --   resize holds exclusively while it moves messages to their new slots.
 -- Results come back one result set per message, in the caller's transaction (an autocommit
 -- caller's call runs in one transaction of its own: fragments.sql, txn_begin).
+-- extends: queues/common/ring.sql (the statements it shares with other engines)
 
 -- name: create
 {create_sequence(push_seq)}
@@ -434,11 +435,6 @@ EXECUTE qadmin_catch_up
 -- name: purge
 DEALLOCATE PREPARE qadmin_catch_up
 
--- name: readable
--- Whether the role may read the slot table at all (size asks when the sequences are refused
--- to it: a reader without sequence privileges gets a note, a stranger the error). Reads no row.
-SELECT 1 AS readable FROM {table} LIMIT 0
-
 -- name: depth
 -- What pops will deliver: every number pushers took that poppers have not (its message is in
 -- a slot or, after a resize, in the overflow table), plus every parked number (a converted
@@ -606,17 +602,6 @@ SELECT capacity FROM {ctl} WHERE one = 1 FOR UPDATE
 SELECT (SELECT COUNT(*) FROM {table} WHERE reference_count = 1)
      + (SELECT COUNT(*) FROM {overflow}) AS messages,
        (SELECT capacity FROM {ctl} WHERE one = 1) AS capacity
-
--- name: resize
-INSERT INTO {overflow} (message_id, enqueued_at, payload)
-SELECT message_id, enqueued_at, payload FROM {table} WHERE reference_count = 1
-
--- name: resize
-DELETE FROM {table} WHERE slot >= :capacity
-
--- name: resize
-UPDATE {table} SET reference_count = 0, message_id = NULL, payload = NULL, enqueued_at = NULL
-WHERE reference_count = 1
 
 -- name: resize_grow
 -- A chunk of up to 1,000,000 slots from 1,000 × 1,000 numbers: no recursion deeper than 1,000,

@@ -4,6 +4,7 @@
 -- (fifo), "ORDER BY id DESC" (lifo) or empty (heap). A strict queue drops SKIP LOCKED: one
 -- consumer at a time takes the head, the next waits for it to commit (the article's strict FIFO).
 -- Applications call {push}(payload) and {pop}(count) exactly as qadmin does.
+-- extends: queues/common/basic.sql (the statements it shares with other engines)
 
 -- name: create
 CREATE TABLE {table} (
@@ -72,9 +73,6 @@ SELECT id, enqueued_at FROM {push_many}(CAST(:payloads AS bytea[])) ORDER BY id
 
 -- name: pop
 SELECT id, enqueued_at, payload FROM {pop}(:count)
-
--- name: peek
-SELECT id, enqueued_at, payload FROM {table} {order_by} LIMIT :count
 
 -- name: purge
 WITH gone AS (DELETE FROM {table} RETURNING 1) SELECT count(*) AS purged FROM gone

@@ -4,6 +4,7 @@
 -- inserted, an older message is overwritten and its id returned as overwritten_id. When two
 -- pushes k and k+capacity race for one slot and k+capacity wins, push k is itself the oldest
 -- message: it is dropped at once and reports its own id as overwritten_id.
+-- extends: queues/common/capped.sql (the statements it shares with other engines)
 
 -- name: create
 CREATE SEQUENCE {seq} AS bigint MINVALUE 0 START WITH 0
@@ -121,9 +122,6 @@ SELECT id, enqueued_at, overwritten_id FROM {push_many}(CAST(:payloads AS bytea[
 -- name: pop
 SELECT id, enqueued_at, payload FROM {pop}(:count)
 
--- name: peek
-SELECT id, enqueued_at, payload FROM {table} ORDER BY id LIMIT :count
-
 -- name: purge
 WITH gone AS (DELETE FROM {table} RETURNING 1) SELECT count(*) AS purged FROM gone
 
@@ -153,20 +151,6 @@ FROM {seq}
 
 -- name: resize_lock
 LOCK TABLE {ctl} IN ACCESS EXCLUSIVE MODE
-
--- name: resize_state
-SELECT count(*) AS messages, coalesce(max(id) - min(id) + 1, 0) AS span,
-       (SELECT capacity FROM {ctl}) AS capacity
-FROM {table}
-
--- name: resize
-UPDATE {table} SET slot = -1 - slot
-
--- name: resize
-UPDATE {table} SET slot = id % :capacity
-
--- name: resize_place
-UPDATE {ctl} SET capacity = :capacity
 
 -- name: head
 -- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one

@@ -11,6 +11,7 @@
 -- act only while the row's attempts still equal it, so a consumer whose claim went stale and
 -- was requeued and claimed again cannot ack or fail the new claim.
 -- extends: queues/postgresql/basic.sql (its messages go in as a basic queue's do: push, push_many, purge and counters come from there)
+-- extends: queues/common/claim.sql (the statements it shares with other engines)
 
 -- name: create
 CREATE TABLE {table} (
@@ -183,10 +184,6 @@ SELECT id FROM {ack}(:id, :attempt)
 -- name: fail_fenced
 SELECT id, attempts, dead FROM {fail}(:id, :error, :retry, :attempt)
 
--- name: peek
-SELECT id, enqueued_at, processing_started_at, claimed_by, attempts, last_error, payload
-FROM {table} ORDER BY id LIMIT :count
-
 -- name: depth
 -- At most :limit waiting rows (claimed ones are counted apart: claimed_count) with ids from
 -- :lo up to below :hi, in id order (the pop index, or the primary key): a walk whose cost
@@ -203,12 +200,6 @@ SET LOCAL enable_seqscan = off
 SELECT count(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
 FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo AND t.id < :hi AND t.processing_started_at IS NULL
       ORDER BY t.id LIMIT :limit) AS w
-
--- name: claimed_count
--- Claimed rows, at most :limit (through the claimed index): a claim queue's depth is its
--- waiting rows, and the catalog's row estimate counts these too.
-SELECT count(*) AS claimed
-FROM (SELECT 1 FROM {table} AS t WHERE t.processing_started_at IS NOT NULL LIMIT :limit) AS c
 
 -- name: claims
 SELECT id, processing_started_at, claimed_by, claimed_session::text AS claimed_session, attempts,
@@ -261,12 +252,6 @@ SELECT (SELECT count(*) FROM (SELECT 1 FROM {dead} LIMIT :limit) AS s) AS dead,
 SELECT id, enqueued_at, attempts, died_at, errors::text AS errors,
        substring(payload FROM 1 FOR :preview) AS payload
 FROM {dead} ORDER BY died_at, id LIMIT :count
-
--- name: redrive_ids
-SELECT id FROM {dead} ORDER BY id LIMIT :limit FOR UPDATE
-
--- name: redrive_id
-SELECT id FROM {dead} WHERE id = :id FOR UPDATE
 
 -- name: redrive_one
 WITH gone AS (DELETE FROM {dead} AS d WHERE d.id = :id RETURNING d.*)

@@ -1,5 +1,6 @@
 -- Pending queue on PostgreSQL (article 000): each message is due at a UTC time; pop returns only
 -- due messages, earliest first, skipping rows other consumers hold.
+-- extends: queues/common/pending.sql (the statements it shares with other engines)
 
 -- name: create
 CREATE TABLE {table} (
@@ -70,9 +71,6 @@ FROM {push_many}(CAST(:payloads AS bytea[]), CAST(:due_ats AS timestamptz[])) OR
 
 -- name: pop
 SELECT id, enqueued_at, due_at, payload FROM {pop}(:count)
-
--- name: peek
-SELECT id, enqueued_at, due_at, payload FROM {table} ORDER BY due_at, id LIMIT :count
 
 -- name: purge
 WITH gone AS (DELETE FROM {table} RETURNING 1) SELECT count(*) AS purged FROM gone

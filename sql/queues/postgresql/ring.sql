@@ -33,6 +33,7 @@
 --   which resize takes exclusively while it moves messages to their new slots.
 -- * A pusher or popper killed between taking its number and committing leaves a hole; that is
 --   what `qadmin inspect` and `qadmin repair` look for (see the rings issue).
+-- extends: queues/common/ring.sql (the statements it shares with other engines)
 
 -- name: create
 CREATE SEQUENCE {push_seq} AS bigint MINVALUE 0 START WITH 0
@@ -404,11 +405,6 @@ SELECT setval({pop_seq.lit},
                  FROM {push_seq}),
               false)
 
--- name: readable
--- Whether the role may read the slot table at all (size asks when the sequences are refused
--- to it: a reader without sequence privileges gets a note, a stranger the error). Reads no row.
-SELECT 1 AS readable FROM {table} LIMIT 0
-
 -- name: depth
 -- The oldest message waiting: the next number's slot; when that number is missing (a killed
 -- pusher's hole), the slots of the numbers behind it (min(capacity, 10,000) primary-key
@@ -575,17 +571,6 @@ LOCK TABLE {ctl} IN ACCESS EXCLUSIVE MODE
 SELECT (SELECT count(*) FROM {table} WHERE reference_count = 1)
      + (SELECT count(*) FROM {overflow}) AS messages,
        (SELECT capacity FROM {ctl}) AS capacity
-
--- name: resize
-INSERT INTO {overflow} (message_id, enqueued_at, payload)
-SELECT message_id, enqueued_at, payload FROM {table} WHERE reference_count = 1
-
--- name: resize
-DELETE FROM {table} WHERE slot >= :capacity
-
--- name: resize
-UPDATE {table} SET reference_count = 0, message_id = NULL, payload = NULL, enqueued_at = NULL
-WHERE reference_count = 1
 
 -- name: resize_grow
 INSERT INTO {table} (slot) SELECT generate_series(:lo, :hi - 1)

@@ -11,6 +11,7 @@
 -- requeued and claimed again cannot ack or fail the new claim (ack and fail keep their
 -- parameters for existing callers; fail_fenced differs from fail only in its UPDATE's WHERE).
 -- extends: queues/sqlite/basic.sql (its messages go in as a basic queue's do: push, push_many, purge and counters come from there)
+-- extends: queues/common/claim.sql (the statements it shares with other engines)
 
 -- name: create
 CREATE TABLE {table} (
@@ -138,25 +139,6 @@ DELETE FROM {table} WHERE id = :id AND id IN (SELECT d.id FROM {dead} AS d WHERE
 -- name: fail_fenced
 RELEASE qadmin_call
 
--- name: peek
-SELECT id, enqueued_at, processing_started_at, claimed_by, attempts, last_error, payload
-FROM {table} ORDER BY id LIMIT :count
-
--- name: depth
--- At most :limit waiting rows (claimed ones are counted apart: claimed_count) with ids from
--- :lo up to below :hi, in id order (the pop index, or the primary key): a walk whose cost
--- the caller bounds (diagnostics/entries/size.py picks :lo: the watermark, the bottom when
--- few dead entries can lie on the way, else a window below the id high-water mark).
-SELECT count(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
-FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo AND t.id < :hi AND t.processing_started_at IS NULL
-      ORDER BY t.id LIMIT :limit) AS w
-
--- name: claimed_count
--- Claimed rows, at most :limit (through the claimed index): a claim queue's depth is its
--- waiting rows, and the catalog's row estimate counts these too.
-SELECT count(*) AS claimed
-FROM (SELECT 1 FROM {table} AS t WHERE t.processing_started_at IS NOT NULL LIMIT :limit) AS c
-
 -- name: claims
 SELECT id, processing_started_at, claimed_by, claimed_session, attempts, last_error,
        (julianday('now') - julianday(processing_started_at)) * 86400.0 AS claimed_for_s
@@ -223,11 +205,6 @@ RETURNING id AS new_id
 
 -- name: redrive_one
 DELETE FROM {dead} WHERE id = :id
-
--- name: head
--- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one
--- message, taking no row lock.
-SELECT id FROM {table} WHERE processing_started_at IS NULL ORDER BY id LIMIT 1
 
 -- name: head_index
 -- The index that makes the head a seek in dequeue order (explain's fix when the plan sorts

@@ -1,5 +1,6 @@
 -- Pending queue on SQLite (article 000): each message has a due time in UTC, kept as text in the
 -- form strftime('%Y-%m-%d %H:%M:%f') produces, so text order is time order.
+-- extends: queues/common/pending.sql (the statements it shares with other engines)
 
 -- name: create
 CREATE TABLE {table} (
@@ -29,21 +30,11 @@ WHERE id IN (
     LIMIT :count)
 RETURNING id, enqueued_at, due_at, payload
 
--- name: peek
-SELECT id, enqueued_at, due_at, payload FROM {table} ORDER BY due_at, id LIMIT :count
-
 -- name: purge
 SELECT count(*) AS purged FROM {table}
 
 -- name: purge
 DELETE FROM {table}
-
--- name: depth
--- At most :limit rows with ids from :lo up to below :hi, in id order through the primary key: a walk whose cost
--- the caller bounds (diagnostics/entries/size.py picks :lo: the watermark, the bottom when
--- few dead entries can lie on the way, else a window below the id high-water mark).
-SELECT count(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
-FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo AND t.id < :hi ORDER BY t.id LIMIT :limit) AS w
 
 -- name: due
 SELECT count(*) AS due FROM (
