@@ -1,5 +1,6 @@
 -- Pending queue on SQL Server (article 000): clustered on (due_at, id); pop returns due
 -- messages earliest first, skipping rows other consumers hold. Times are UTC.
+-- extends: queues/mssql/basic.sql (what it does as a basic queue does)
 -- extends: queues/common/pending.sql (the statements it shares with other engines)
 
 -- name: create
@@ -61,17 +62,10 @@ EXEC {push} @payload = :payload, @due_at = :due_at
 -- name: push_many
 EXEC {push_many} @batch = :batch, @due_at = :due_at
 
--- name: pop
-EXEC {pop} @count = :count
-
 -- name: peek
 SELECT TOP (:count) id, enqueued_at, due_at, payload
 FROM {table} WITH (READPAST, READCOMMITTEDLOCK)
 ORDER BY due_at, id
-
--- name: purge
-DELETE FROM {table};
-SELECT @@ROWCOUNT AS purged;
 
 -- name: depth
 -- At most :limit rows with ids from :lo up to below :hi, in id order through the primary key: a walk whose cost
@@ -85,9 +79,6 @@ FROM (SELECT TOP (:limit) t.enqueued_at FROM {table} AS t WITH (READPAST, READCO
 SELECT count(*) AS due FROM (
     SELECT TOP (10000) id FROM {table} WITH (READPAST, READCOMMITTEDLOCK)
     WHERE due_at <= SYSUTCDATETIME()) AS d
-
--- name: counters
-SELECT CAST(IDENT_CURRENT({table.lit}) AS bigint) AS enqueued_total
 
 -- name: head
 -- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one

@@ -1,5 +1,6 @@
 -- Pending queue on MySQL 8 and MariaDB (article 000): due times are UTC DATETIME(6); pop takes
 -- due messages earliest first, skipping rows other consumers hold.
+-- extends: queues/mysql/basic.sql (what it does as a basic queue does)
 -- extends: queues/common/pending.sql (the statements it shares with other engines)
 
 -- name: create
@@ -89,22 +90,9 @@ BEGIN NOT ATOMIC
     END FOR;
 END
 
--- name: pop
-CALL {pop}(:count)
-
--- name: purge
-SELECT count(*) AS purged FROM {table} FOR UPDATE
-
--- name: purge
-DELETE FROM {table}
-
 -- name: due
 SELECT count(*) AS due FROM (
     SELECT 1 FROM {table} WHERE due_at <= UTC_TIMESTAMP(6) LIMIT 10000) AS d
-
--- name: counters
-SELECT AUTO_INCREMENT - 1 AS enqueued_total FROM information_schema.TABLES
-WHERE TABLE_SCHEMA = :schema AND TABLE_NAME = :table
 
 -- name: head
 -- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one

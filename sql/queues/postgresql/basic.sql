@@ -42,16 +42,7 @@ END
 $$
 
 -- name: create
--- Many messages in one statement (push --lines, --file; applications too): inserted in array
--- order, so a fifo's ids ascend in input order; one notification for the batch.
-CREATE FUNCTION {push_many}(p_payloads bytea[])
-RETURNS TABLE (id bigint, enqueued_at timestamptz)
-LANGUAGE sql AS $$
-    SELECT pg_notify('qadmin_' || md5({table.lit}), '');
-    INSERT INTO {table} (payload)
-    SELECT u.p FROM unnest(p_payloads) WITH ORDINALITY AS u(p, n) ORDER BY u.n
-    RETURNING id, enqueued_at
-$$
+{push_many_rows()}
 
 -- name: drop
 DROP FUNCTION IF EXISTS {push_many}(bytea[])

@@ -1,5 +1,6 @@
 -- Pending queue on PostgreSQL (article 000): each message is due at a UTC time; pop returns only
 -- due messages, earliest first, skipping rows other consumers hold.
+-- extends: queues/postgresql/basic.sql (what it does as a basic queue does)
 -- extends: queues/common/pending.sql (the statements it shares with other engines)
 
 -- name: create
@@ -72,9 +73,6 @@ FROM {push_many}(CAST(:payloads AS bytea[]), CAST(:due_ats AS timestamptz[])) OR
 -- name: pop
 SELECT id, enqueued_at, due_at, payload FROM {pop}(:count)
 
--- name: purge
-WITH gone AS (DELETE FROM {table} RETURNING 1) SELECT count(*) AS purged FROM gone
-
 -- name: depth
 -- At most :limit rows with ids from :lo up to below :hi, in id order through the primary key: a walk whose cost
 -- the caller bounds (diagnostics/entries/size.py picks :lo: the watermark, the bottom when
@@ -93,11 +91,6 @@ FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo AND t.id < :hi OR
 -- name: due
 SELECT count(*) AS due FROM (
     SELECT 1 FROM {table} WHERE due_at <= clock_timestamp() LIMIT 10000) AS d
-
--- name: counters
--- NULL until the first id is issued: 0 ids then, so a new queue's first burst is a rate
-SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence({table.lit}, 'id')), 0)
-       AS enqueued_total
 
 -- name: head
 -- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one

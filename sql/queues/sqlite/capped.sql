@@ -3,6 +3,7 @@
 -- reuses a popped id, so the counter lives in its own one-row table instead. A push writes slot
 -- id % capacity: an empty slot (popped, or never used) is inserted, a full one is overwritten,
 -- and the overwritten message's id is returned so nothing disappears unreported.
+-- extends: queues/sqlite/basic.sql (what it does as a basic queue does)
 -- extends: queues/common/capped.sql (the statements it shares with other engines)
 
 -- name: create
@@ -66,12 +67,6 @@ RELEASE qadmin_call
 DELETE FROM {table}
 WHERE id IN (SELECT id FROM {table} ORDER BY id LIMIT :count)
 RETURNING id, enqueued_at, payload
-
--- name: purge
-SELECT count(*) AS purged FROM {table}
-
--- name: purge
-DELETE FROM {table}
 
 -- name: counters
 SELECT next_id AS enqueued_total FROM {seq}

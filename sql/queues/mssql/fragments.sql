@@ -1,0 +1,2 @@
+-- SQL Server's pieces of statements that several templates share ({name()} in a template):
+-- each is written once here. A fragment's text is all SQL: its comments are sent with it.
