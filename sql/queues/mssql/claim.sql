@@ -44,14 +44,7 @@ CREATE INDEX {claimed_idx.bare} ON {table} (processing_started_at)
 WHERE processing_started_at IS NOT NULL
 
 -- name: create
-CREATE PROCEDURE {push} @payload varbinary(max)
-AS
-BEGIN
-    SET NOCOUNT ON;
-    INSERT INTO {table} (payload)
-    OUTPUT inserted.id, inserted.enqueued_at
-    VALUES (@payload);
-END
+{push_row()}
 
 -- name: create
 CREATE PROCEDURE {pop} @count int = 1, @worker nvarchar(255) = NULL
@@ -105,11 +98,7 @@ BEGIN
         failed_at = SYSUTCDATETIME(),
         -- The first error and the latest: element 1 goes once {errors_kept} are kept.
         errors = JSON_MODIFY(
-            CASE WHEN (SELECT COUNT(*) FROM OPENJSON(errors)) >= {errors_kept}
-                 THEN CONCAT(N'[', (SELECT STRING_AGG(e.value, N',')
-                                      WITHIN GROUP (ORDER BY CAST(e.[key] AS int))
-                                    FROM OPENJSON(errors) AS e WHERE e.[key] <> N'1'), N']')
-                 ELSE COALESCE(errors, N'[]') END,
+            {errors_trimmed()},
             'append $', JSON_QUERY(
             (SELECT attempts AS [attempt], @error AS [error], SYSUTCDATETIME() AS [at]
              FOR JSON PATH, WITHOUT_ARRAY_WRAPPER))),
@@ -138,21 +127,7 @@ BEGIN
 END
 
 -- name: create
--- Many messages in one statement (push --lines, --file; applications too): @batch is a JSON
--- array of hex-encoded payloads, inserted in array order (so ids ascend in that
--- order) and returned as one result set, ordered by id.
-CREATE PROCEDURE {push_many} @batch nvarchar(max)
-AS
-BEGIN
-    SET NOCOUNT ON;
-    DECLARE @added TABLE (id bigint, enqueued_at datetime2(6));
-    INSERT INTO {table} (payload)
-    OUTPUT inserted.id, inserted.enqueued_at INTO @added
-    SELECT CONVERT(varbinary(max), j.[value], 2)
-    FROM OPENJSON(@batch) AS j
-    ORDER BY CAST(j.[key] AS int);
-    SELECT * FROM @added ORDER BY id;
-END
+{push_many_rows()}
 
 -- name: drop
 DROP PROCEDURE IF EXISTS {push_many}
@@ -231,11 +206,7 @@ UPDATE {table}
 SET last_error = CONCAT(N'claim went stale after attempt ', attempts, N' (consumer lost)'),
     failed_at = SYSUTCDATETIME(),
     errors = JSON_MODIFY(
-        CASE WHEN (SELECT COUNT(*) FROM OPENJSON(errors)) >= {errors_kept}
-             THEN CONCAT(N'[', (SELECT STRING_AGG(e.value, N',')
-                                  WITHIN GROUP (ORDER BY CAST(e.[key] AS int))
-                                FROM OPENJSON(errors) AS e WHERE e.[key] <> N'1'), N']')
-             ELSE COALESCE(errors, N'[]') END,
+        {errors_trimmed()},
         'append $', JSON_QUERY(
         (SELECT attempts AS [attempt],
                 CONCAT(N'claim went stale after attempt ', attempts, N' (consumer lost)')
