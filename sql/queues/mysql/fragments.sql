@@ -252,3 +252,16 @@ BEGIN
     INSERT INTO {table} (enqueued_at, payload) VALUES (v_at, p_payload);
     SELECT LAST_INSERT_ID() AS id, v_at AS enqueued_at;
 END
+
+-- name: lock_handler
+DECLARE EXIT HANDLER FOR SQLEXCEPTION
+        BEGIN
+            IF v_lock IS NOT NULL THEN
+                DO RELEASE_LOCK(v_lock);  -- a session's lock outlives the transaction
+            END IF;
+            IF v_own = 1 THEN
+                ROLLBACK;
+            END IF;
+            SET @qadmin_fresh = NULL;
+            RESIGNAL;
+        END

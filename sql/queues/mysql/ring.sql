@@ -83,17 +83,7 @@ BEGIN
     DECLARE v_cap INT;
     DECLARE v_name VARCHAR(64);
     DECLARE v_lock VARCHAR(64) DEFAULT NULL;
-    DECLARE EXIT HANDLER FOR SQLEXCEPTION
-        BEGIN
-            IF v_lock IS NOT NULL THEN
-                DO RELEASE_LOCK(v_lock);  -- a session's lock outlives the transaction
-            END IF;
-            IF v_own = 1 THEN
-                ROLLBACK;
-            END IF;
-            SET @qadmin_fresh = NULL;
-            RESIGNAL;
-        END;
+    {lock_handler()};
     {txn_begin()};
     -- A deadlock under REPEATABLE READ's gap locks rolls back after the number is taken, and
     -- no rollback returns a sequence number: refuse that level up front.
@@ -168,17 +158,7 @@ BEGIN
     DECLARE batch_rows CURSOR FOR
         SELECT FROM_BASE64(t.p) FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (n FOR ORDINALITY,
                                                        p LONGTEXT PATH '$')) AS t ORDER BY t.n;
-    DECLARE EXIT HANDLER FOR SQLEXCEPTION
-        BEGIN
-            IF v_lock IS NOT NULL THEN
-                DO RELEASE_LOCK(v_lock);  -- a session's lock outlives the transaction
-            END IF;
-            IF v_own = 1 THEN
-                ROLLBACK;
-            END IF;
-            SET @qadmin_fresh = NULL;
-            RESIGNAL;
-        END;
+    {lock_handler()};
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
     {batch_guard()};
     {txn_begin()};
@@ -264,17 +244,7 @@ BEGIN
     DECLARE parked CURSOR FOR
         SELECT message_id FROM {pending} ORDER BY message_id LIMIT p_count
         FOR UPDATE SKIP LOCKED;
-    DECLARE EXIT HANDLER FOR SQLEXCEPTION
-        BEGIN
-            IF v_lock IS NOT NULL THEN
-                DO RELEASE_LOCK(v_lock);  -- a session's lock outlives the transaction
-            END IF;
-            IF v_own = 1 THEN
-                ROLLBACK;
-            END IF;
-            SET @qadmin_fresh = NULL;
-            RESIGNAL;
-        END;
+    {lock_handler()};
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
     {txn_begin()};
     -- A deadlock under REPEATABLE READ's gap locks rolls back after the number is taken, and
