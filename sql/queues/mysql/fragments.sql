@@ -265,3 +265,17 @@ DECLARE EXIT HANDLER FOR SQLEXCEPTION
             SET @qadmin_fresh = NULL;
             RESIGNAL;
         END
+
+-- name: committed_only
+IF NOT {txn_fresh()} THEN
+        SIGNAL SQLSTATE '25000'
+            SET MESSAGE_TEXT = 'ring {w} runs only in autocommit or at READ COMMITTED';
+    END IF;
+
+-- name: ring_lock
+SET v_name = CONCAT('qadmin_', MD5({obj.lit}));
+    IF NOT GET_LOCK(v_name, @@innodb_lock_wait_timeout) <=> 1 THEN
+        SIGNAL SQLSTATE 'HY000' SET MYSQL_ERRNO = 1205,
+            MESSAGE_TEXT = 'ring {w}: lock wait timeout on the ring''s {w} lock';
+    END IF;
+    SET v_lock = v_name;

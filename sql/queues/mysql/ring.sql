@@ -87,10 +87,7 @@ BEGIN
     {txn_begin()};
     -- A deadlock under REPEATABLE READ's gap locks rolls back after the number is taken, and
     -- no rollback returns a sequence number: refuse that level up front.
-    IF NOT {txn_fresh()} THEN
-        SIGNAL SQLSTATE '25000'
-            SET MESSAGE_TEXT = 'ring push runs only in autocommit or at READ COMMITTED';
-    END IF;
+    {committed_only(w=push)}
     -- A slot's payload column allows NULL (a free slot): refuse one, before a number is taken.
     IF p_payload IS NULL THEN
         SIGNAL SQLSTATE '23000' SET MESSAGE_TEXT = 'ring push: the payload is NULL';
@@ -99,12 +96,7 @@ BEGIN
     -- The capacity gate: resize holds this row exclusively while it moves the slots.
     SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;
     -- The push lock, from the count to the number only (see the invariants).
-    SET v_name = CONCAT('qadmin_', MD5({push_seq.lit}));
-    IF NOT GET_LOCK(v_name, @@innodb_lock_wait_timeout) <=> 1 THEN
-        SIGNAL SQLSTATE 'HY000' SET MYSQL_ERRNO = 1205,
-            MESSAGE_TEXT = 'ring push: lock wait timeout on the ring''s push lock';
-    END IF;
-    SET v_lock = v_name;
+    {ring_lock(push_seq, w=push)}
     -- Plain SELECT ... INTO: a subquery in SET or IF would take shared row locks.
     SELECT {next_expr(push_seq)} INTO v_next;
     SELECT (SELECT COUNT(*) FROM {table}
@@ -162,10 +154,7 @@ BEGIN
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
     {batch_guard()};
     {txn_begin()};
-    IF NOT {txn_fresh()} THEN
-        SIGNAL SQLSTATE '25000'
-            SET MESSAGE_TEXT = 'ring push runs only in autocommit or at READ COMMITTED';
-    END IF;
+    {committed_only(w=push)}
     -- A JSON null or bad base64 decodes to NULL: the whole batch is refused before any
     -- number is taken (a caller's own transaction would keep the numbers taken before it).
     IF EXISTS (SELECT 1 FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (p LONGTEXT PATH '$')) AS t
@@ -177,12 +166,7 @@ BEGIN
     SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;  -- the gate
     SET v_want = JSON_LENGTH(p_batch);
     -- The push lock, from the count to the last number only (see the invariants).
-    SET v_name = CONCAT('qadmin_', MD5({push_seq.lit}));
-    IF NOT GET_LOCK(v_name, @@innodb_lock_wait_timeout) <=> 1 THEN
-        SIGNAL SQLSTATE 'HY000' SET MYSQL_ERRNO = 1205,
-            MESSAGE_TEXT = 'ring push: lock wait timeout on the ring''s push lock';
-    END IF;
-    SET v_lock = v_name;
+    {ring_lock(push_seq, w=push)}
     SELECT {next_expr(push_seq)} INTO v_next;
     SELECT v_want > 0
        AND v_next + v_want - {next_expr(pop_seq)} + (SELECT COUNT(*) FROM {pending}) <= v_cap
@@ -249,10 +233,7 @@ BEGIN
     {txn_begin()};
     -- A deadlock under REPEATABLE READ's gap locks rolls back after the number is taken, and
     -- no rollback returns a sequence number: refuse that level up front.
-    IF NOT {txn_fresh()} THEN
-        SIGNAL SQLSTATE '25000'
-            SET MESSAGE_TEXT = 'ring pop runs only in autocommit or at READ COMMITTED';
-    END IF;
+    {committed_only(w=pop)}
     {stats_fresh};  -- MySQL 8: the ticket counters live, not from a day-old cache
     SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;  -- the gate
     OPEN parked;
@@ -266,12 +247,7 @@ BEGIN
         END IF;
         IF v_seq IS NULL THEN
             -- The pop lock, from the look at "next" to the number only (see the invariants).
-            SET v_name = CONCAT('qadmin_', MD5({pop_seq.lit}));
-            IF NOT GET_LOCK(v_name, @@innodb_lock_wait_timeout) <=> 1 THEN
-                SIGNAL SQLSTATE 'HY000' SET MYSQL_ERRNO = 1205,
-                    MESSAGE_TEXT = 'ring pop: lock wait timeout on the ring''s pop lock';
-            END IF;
-            SET v_lock = v_name;
+            {ring_lock(pop_seq, w=pop)}
             -- Plain SELECT ... INTO: a subquery in SET or IF would take shared row locks.
             SELECT {next_expr(pop_seq)} INTO v_next;
             SELECT (SELECT COUNT(*) FROM {table}

@@ -12,3 +12,11 @@ LANGUAGE sql AS $$
     SELECT u.p FROM unnest(p_payloads) WITH ORDINALITY AS u(p, n) ORDER BY u.n
     RETURNING id, enqueued_at
 $$
+
+-- name: committed_only
+IF current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'ring {w} runs only at READ COMMITTED, not %',
+            current_setting('transaction_isolation')
+            USING ERRCODE = 'invalid_transaction_state',
+                  HINT = 'call it in autocommit or a READ COMMITTED transaction';
+    END IF;

@@ -86,12 +86,7 @@ DECLARE
 BEGIN
     -- A serialization failure (REPEATABLE READ, SERIALIZABLE) rolls back after the number is
     -- taken, and no rollback returns a sequence number: refuse those levels up front.
-    IF current_setting('transaction_isolation') <> 'read committed' THEN
-        RAISE EXCEPTION 'ring push runs only at READ COMMITTED, not %',
-            current_setting('transaction_isolation')
-            USING ERRCODE = 'invalid_transaction_state',
-                  HINT = 'call it in autocommit or a READ COMMITTED transaction';
-    END IF;
+    {committed_only(w=push)}
     -- A slot's payload column allows NULL (a free slot): refuse one here, as every other
     -- kind's NOT NULL column does, before a number is taken.
     IF p_payload IS NULL THEN
@@ -158,12 +153,7 @@ DECLARE
     v_at   timestamptz;
     v_key  bigint := ('x' || left(md5({push_seq.lit}), 16))::bit(64)::bigint;  -- push lock
 BEGIN
-    IF current_setting('transaction_isolation') <> 'read committed' THEN
-        RAISE EXCEPTION 'ring push runs only at READ COMMITTED, not %',
-            current_setting('transaction_isolation')
-            USING ERRCODE = 'invalid_transaction_state',
-                  HINT = 'call it in autocommit or a READ COMMITTED transaction';
-    END IF;
+    {committed_only(w=push)}
     IF array_position(p_payloads, NULL) IS NOT NULL THEN  -- as in push, before any number
         RAISE EXCEPTION 'ring push_many: payload % is NULL', array_position(p_payloads, NULL)
             USING ERRCODE = 'not_null_violation';
@@ -243,12 +233,7 @@ DECLARE
 BEGIN
     -- A serialization failure (REPEATABLE READ, SERIALIZABLE) rolls back after the number is
     -- taken, and no rollback returns a sequence number: refuse those levels up front.
-    IF current_setting('transaction_isolation') <> 'read committed' THEN
-        RAISE EXCEPTION 'ring pop runs only at READ COMMITTED, not %',
-            current_setting('transaction_isolation')
-            USING ERRCODE = 'invalid_transaction_state',
-                  HINT = 'call it in autocommit or a READ COMMITTED transaction';
-    END IF;
+    {committed_only(w=pop)}
     LOCK TABLE {ctl} IN ACCESS SHARE MODE;  -- the capacity gate, as in push
     SELECT c.capacity INTO v_cap FROM {ctl} AS c;
     OPEN parked;
