@@ -20,3 +20,10 @@ IF current_setting('transaction_isolation') <> 'read committed' THEN
             USING ERRCODE = 'invalid_transaction_state',
                   HINT = 'call it in autocommit or a READ COMMITTED transaction';
     END IF;
+
+-- name: lock_released
+EXCEPTION WHEN OTHERS OR query_canceled THEN
+        PERFORM pg_advisory_unlock(v_key);
+        RAISE;
+    END;
+    PERFORM pg_advisory_unlock(v_key);

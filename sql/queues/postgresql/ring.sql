@@ -112,11 +112,7 @@ BEGIN
                 v_seq := nextval({push_seq.lit});
             END IF;
         END IF;
-    EXCEPTION WHEN OTHERS OR query_canceled THEN
-        PERFORM pg_advisory_unlock(v_key);
-        RAISE;
-    END;
-    PERFORM pg_advisory_unlock(v_key);
+    {lock_released()}
     IF v_seq IS NULL THEN
         RETURN;  -- full: nothing written, no number taken
     END IF;
@@ -177,11 +173,7 @@ BEGIN
             SELECT array_agg(nextval({push_seq.lit}) ORDER BY g.i) INTO v_ids
               FROM generate_series(1, v_want) AS g(i);
         END IF;
-    EXCEPTION WHEN OTHERS OR query_canceled THEN
-        PERFORM pg_advisory_unlock(v_key);
-        RAISE;
-    END;
-    PERFORM pg_advisory_unlock(v_key);
+    {lock_released()}
     IF v_ids IS NULL THEN
         RETURN;  -- full: nothing written, no number taken
     END IF;
@@ -256,11 +248,7 @@ BEGIN
                 IF FOUND THEN
                     v_seq := nextval({pop_seq.lit});
                 END IF;
-            EXCEPTION WHEN OTHERS OR query_canceled THEN
-                PERFORM pg_advisory_unlock(v_key);
-                RAISE;
-            END;
-            PERFORM pg_advisory_unlock(v_key);
+            {lock_released()}
             IF v_seq IS NULL THEN
                 EXIT;  -- empty: no number taken
             END IF;
