@@ -61,10 +61,7 @@ CREATE FUNCTION {pop}(p_count integer DEFAULT 1, p_worker text DEFAULT NULL)
 RETURNS TABLE (id bigint, enqueued_at timestamptz, attempts integer, payload bytea)
 LANGUAGE sql AS $$
     UPDATE {table} AS q
-    SET processing_started_at = clock_timestamp(),
-        claimed_by = p_worker,
-        claimed_session = pg_backend_pid(),
-        attempts = q.attempts + 1
+    {claim_set()}
     WHERE q.id IN (
         SELECT s.id FROM {table} AS s
         WHERE s.processing_started_at IS NULL

@@ -27,3 +27,31 @@ EXCEPTION WHEN OTHERS OR query_canceled THEN
         RAISE;
     END;
     PERFORM pg_advisory_unlock(v_key);
+
+-- name: wm_pop_begin
+#variable_conflict use_column
+DECLARE
+    v_wm   bigint;
+    v_tick boolean := false;
+    v_low  bigint;  -- the lowest id taken, passed on when nothing else of ours can roll back
+    v_fresh boolean := txid_current_if_assigned() IS NULL;
+    r      record;
+BEGIN
+    SELECT s.last_value INTO v_wm FROM {wm_seq} AS s;
+    FOR r IN
+
+-- name: wm_pop_end
+v_tick := v_tick OR r.id % {wm_every} = 0;
+        v_low := least(v_low, r.id);
+    END LOOP;
+    IF v_tick THEN
+        PERFORM {wm_advance}(NULL, CASE WHEN v_fresh THEN v_low END);
+    END IF;
+END
+$$
+
+-- name: claim_set
+SET processing_started_at = clock_timestamp(),
+        claimed_by = p_worker,
+        claimed_session = pg_backend_pid(),
+        attempts = q.attempts + 1
