@@ -9,3 +9,24 @@ changes()
 
 -- name: insert_ignore
 INSERT OR IGNORE
+
+-- name: dead_move
+-- changes(): the UPDATE above, so only the message this call failed can move.
+INSERT INTO {dead} (id, enqueued_at, attempts, last_error, errors, payload)
+SELECT id, enqueued_at, attempts, last_error, errors, payload FROM {table}
+WHERE id = :id AND changes() > 0
+  AND attempts >= (SELECT json_extract(c.options, '$.max_attempts') FROM {catalog} AS c
+                   WHERE c.name = {table.bare_lit})
+RETURNING 1 AS dead
+
+-- name: fail_set
+SET last_error = :error,
+    failed_at = strftime('%Y-%m-%d %H:%M:%f', 'now'),
+    -- The first error and the latest: element 1 goes once {errors_kept} are kept.
+    errors = json_insert(
+        CASE WHEN json_array_length(coalesce(errors, '[]')) >= {errors_kept}
+             THEN json_remove(errors, '$[1]') ELSE coalesce(errors, '[]') END,
+        '$[#]', json_object(
+            'attempt', attempts, 'error', :error, 'at', strftime('%Y-%m-%d %H:%M:%f', 'now'))),
+    processing_started_at = CASE WHEN :retry THEN NULL ELSE processing_started_at END,
+    claimed_by = CASE WHEN :retry THEN NULL ELSE claimed_by END
