@@ -33,24 +33,14 @@ CREATE TABLE {table} (
 -- name: create
 CREATE PROCEDURE {push}(IN p_payload LONGBLOB)
 BEGIN
-    {txn_declare()};
-    DECLARE v_seq BIGINT;
-    DECLARE v_id BIGINT;
-    DECLARE v_old BIGINT;
-    DECLARE v_dup INT DEFAULT 0;
-    DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
-    DECLARE v_cap INT;
+    {capped_vars()}
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_old = NULL;
     DECLARE CONTINUE HANDLER FOR 1062 SET v_dup = 1;
     {txn_handler()};
     {txn_begin()};
     -- The capacity gate: resize holds this row exclusively while it moves the slots.
     SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;
-    {next_value(seq)};
-    SET v_id = v_seq;
-    place: LOOP
-        SET v_old = NULL, v_dup = 0;
-        SELECT id INTO v_old FROM {table} WHERE slot = MOD(v_id, v_cap) FOR UPDATE;
+    {slot_look()}
         IF v_old IS NOT NULL AND v_old > v_id THEN
             SELECT v_id AS id, v_at AS enqueued_at, v_id AS overwritten_id;
             LEAVE place;
@@ -78,13 +68,7 @@ END
 -- first messages, exactly as that many pushes do).
 CREATE PROCEDURE {push_many}(IN p_batch LONGTEXT)
 BEGIN
-    {txn_declare()};
-    DECLARE v_seq BIGINT;
-    DECLARE v_id BIGINT;
-    DECLARE v_old BIGINT;
-    DECLARE v_dup INT DEFAULT 0;
-    DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
-    DECLARE v_cap INT;
+    {capped_vars()}
     DECLARE v_payload LONGBLOB;
     DECLARE v_out LONGTEXT DEFAULT '[';  -- [id, overwritten_id] pairs, closed at the end
     DECLARE v_done INT DEFAULT 0;
@@ -100,11 +84,7 @@ BEGIN
         BEGIN
             DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_old = NULL;
             DECLARE CONTINUE HANDLER FOR 1062 SET v_dup = 1;
-            {next_value(seq)};
-            SET v_id = v_seq;
-            place: LOOP
-                SET v_old = NULL, v_dup = 0;
-                SELECT id INTO v_old FROM {table} WHERE slot = MOD(v_id, v_cap) FOR UPDATE;
+            {slot_look()}
                 IF v_old IS NOT NULL AND v_old > v_id THEN
                     SET v_old = v_id;  -- a newer push holds the slot: this one is dropped
                     LEAVE place;

@@ -279,3 +279,19 @@ SET v_name = CONCAT('qadmin_', MD5({obj.lit}));
             MESSAGE_TEXT = 'ring {w}: lock wait timeout on the ring''s {w} lock';
     END IF;
     SET v_lock = v_name;
+
+-- name: capped_vars
+{txn_declare()};
+    DECLARE v_seq BIGINT;
+    DECLARE v_id BIGINT;
+    DECLARE v_old BIGINT;
+    DECLARE v_dup INT DEFAULT 0;
+    DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
+    DECLARE v_cap INT;
+
+-- name: slot_look
+{next_value(seq)};
+    SET v_id = v_seq;
+    place: LOOP
+        SET v_old = NULL, v_dup = 0;
+        SELECT id INTO v_old FROM {table} WHERE slot = MOD(v_id, v_cap) FOR UPDATE;
