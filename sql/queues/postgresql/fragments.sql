@@ -55,3 +55,9 @@ SET processing_started_at = clock_timestamp(),
         claimed_by = p_worker,
         claimed_session = pg_backend_pid(),
         attempts = q.attempts + 1
+
+-- name: gate_wait
+#variable_conflict use_column
+BEGIN
+    LOCK TABLE {src} IN ROW EXCLUSIVE MODE;
+    IF to_regclass({ctl.lit}) IS NOT NULL THEN
