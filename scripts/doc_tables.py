@@ -14,8 +14,11 @@ entry without its words fails here rather than printing a row with a hole.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 
+import qadmin
 from qadmin.diagnostics import registry as diagnostics
 from qadmin.engines import registry as engines
 from qadmin.kinds import CAPABILITIES, kinds_with
@@ -77,6 +80,176 @@ METRIC_WORDS = {
     "backlog_growth": (
         "messages/s",
         "depth growth over `--sample` (default 1 s; `0` skips rates)",
+    ),
+}
+
+# docs/diagnostics.md#findings: each finding code's severities, what it means and what to do,
+# in the order the page lists them. The codes are the ones qadmin's source emits.
+FINDING_WORDS = {
+    "snapshot_held": (
+        "warning, critical",
+        "a session's open transaction or snapshot holds back cleanup of the queue's dead rows / "
+        "InnoDB's undo (PostgreSQL backends, replication slots, prepared transactions; InnoDB's "
+        "oldest transactions)",
+        "end that transaction (the fix names the session); then consider `create --watermark`",
+    ),
+    "dead_rows": (
+        "warning, critical",
+        "at least 1,000 dead rows and either 10x the live rows or 20 % of the table "
+        "(PostgreSQL): dequeues walk them",
+        "find what holds cleanup back (`snapshot_held`), then VACUUM as the fix says",
+    ),
+    "purge_lag": (
+        "warning",
+        "InnoDB's history list is long; it is server-wide (all databases)",
+        "end the oldest transaction named",
+    ),
+    "free_pages": (
+        "info",
+        "SQLite free pages left by deletes",
+        "`VACUUM` when convenient",
+    ),
+    "lock_wait": (
+        "warning, critical",
+        "a session waits on a lock on the queue table past `--warn-lock-wait` / "
+        "`--crit-lock-wait` (5 s / 30 s)",
+        "look at the blocker the finding names; end it if abandoned",
+    ),
+    "lock_pileup": (
+        "warning, critical",
+        "`--crit-lock-waiters` (2) or more sessions wait past the lock-wait warning behind one "
+        "root blocker (a `LOCK TABLE`, an `ALTER` waiting on an open transaction, a metadata "
+        "lock)",
+        "end or finish the root blocker; on MariaDB without `metadata_lock_info` the holder is "
+        "*probably* the one named: confirm before `KILL`",
+    ),
+    "part_blocked": (
+        "warning",
+        "a part of inspect gave up after its 1 s lock timeout; the rest of the report is complete",
+        "the finding names the session holding the lock",
+    ),
+    "stale_claims": (
+        "warning",
+        "claims older than `--stale-after` (claim queues), and whether the claiming session "
+        "still exists",
+        "`qadmin requeue QUEUE --stale-after 5m --dry-run` to see them, then the same with `--yes`",
+    ),
+    "depth_unread": (
+        "warning",
+        "a profiled table's waiting rows could not be read cheaply (a big table with no index "
+        "fitting the count; see [profiles.md](profiles.md)), or a ring's sequences are refused "
+        "to the role (PostgreSQL: it may read the tables but has no SELECT or USAGE on the "
+        "sequences; `check` says WARNING, not OK)",
+        'create the index the message names; `GRANT SELECT ON ALL SEQUENCES IN SCHEMA "s" TO '
+        "<this role>`",
+    ),
+    "queue_unseen": (
+        "warning, info",
+        "`--queue NAME` names a queue no row of the table holds: a misspelt name in a monitoring"
+        " definition would read as an idle queue for ever (warning where the library keeps "
+        "finished rows, so a real queue would show its history; info where it deletes them)",
+        "`qadmin inspect TABLE` lists its named queues",
+    ),
+    "claims_unread": (
+        "warning",
+        "a profiled table with claims whose claimed rows could not be read cheaply, or whose "
+        "claims carry no claim time and no worker heartbeat (a killed consumer's rows look like "
+        "a running one's: persist-queue's unacked rows): its stale claims are unknown, never "
+        "reported as none",
+        "create the index the message names; declare the claim time or the workers' heartbeat "
+        "table ([profiles](profiles.md#declared-profiles-tablesname)); `qadmin claims QUEUE` "
+        "lists the undated claims",
+    ),
+    "ring_push_hole": (
+        "warning, critical",
+        "pops stopped at a number whose pusher died (or rolled back) before writing it",
+        "`qadmin repair QUEUE --yes` (or the printed `hole_fix` SQL)",
+    ),
+    "ring_orphan": (
+        "critical",
+        "a message whose popper died after taking its number: no pop delivers it, and one lap "
+        "later the ring refuses pushes",
+        "`qadmin repair QUEUE --yes` (or the printed `orphan_fix` SQL)",
+    ),
+    "ring_nearly_full": (
+        "warning, critical",
+        "ring depth / capacity at `--warn-ring-fill` 0.9 / `--crit-ring-fill` 1",
+        "more consumers, or `qadmin resize QUEUE --capacity N`",
+    ),
+    "dead_letters": (
+        "warning, critical",
+        "messages of a claim queue that failed their last allowed attempt (`--max-attempts`) "
+        "wait in `QUEUE_dead`; the message gives the count (up to 10,000) and how long ago the "
+        "first died",
+        "`qadmin dead QUEUE` to see their errors; once the cause is fixed, `qadmin redrive QUEUE"
+        " --all --dry-run`, then with `--yes`",
+    ),
+    "watermark_stranded": (
+        "warning, critical",
+        "messages below the watermark: no dequeue will see them",
+        "`qadmin watermark QUEUE repair --yes`",
+    ),
+    "watermark_lagging": (
+        "warning",
+        "the watermark is held back for over a minute, by an open transaction or (MySQL / "
+        "MariaDB) by what the last try recorded (`held_by`: the definer lacks PROCESS, "
+        "`INNODB_TRX` read by others less than 0.1 s apart, REPEATABLE READ dequeues)",
+        "end the transaction, `GRANT PROCESS`, slow the monitor, or dequeue at READ COMMITTED, "
+        "as named",
+    ),
+    "backlog_growing": (
+        "warning, critical",
+        "during `--sample` depth grew and more was enqueued than dequeued (with "
+        "`--warn/--crit-backlog-growth`: only past that rate)",
+        "more or faster consumers",
+    ),
+    "invalid_index": (
+        "warning",
+        "an INVALID index left by a failed `CREATE INDEX CONCURRENTLY` (PostgreSQL)",
+        "`REINDEX INDEX CONCURRENTLY` or drop it",
+    ),
+    "stale_statistics": (
+        "warning",
+        "the planner's statistics were never gathered for the queue (PostgreSQL `reltuples` -1; "
+        "InnoDB persistent statistics missing)",
+        "`ANALYZE` / `ANALYZE TABLE`",
+    ),
+    "dequeue_index_misfit": (
+        "warning, info",
+        "`explain`: the dequeue's plan sorts the waiting rows (no index serves its ORDER BY: a "
+        "PostgreSQL Sort node, a MariaDB/MySQL filesort, SQLite's `USE TEMP B-TREE FOR ORDER "
+        "BY`), or walks an index past 1,000 rows its WHERE removes (rows of other states in "
+        "front of the head); info while fewer than 1,000 rows were examined",
+        "create the index the fix prints (the one `create` makes, or for a library's table its "
+        "dequeue order with the waiting filter, left out where the waiting state reads the "
+        "clock, as GoodJob's and django-tasks' scheduled state does: an index predicate cannot);"
+        " when an existing index already fits and the planner left it unused (PostgreSQL: the "
+        "head planned again with sorts and scans priced out walks it), the finding names that "
+        "index and the fix is `ANALYZE`, never a duplicate",
+    ),
+    "dequeue_dead_entries": (
+        "warning",
+        "`explain` (PostgreSQL, MariaDB): reaching the head read 12 pages or more to return one "
+        "row (and the filter removed fewer than 1,000 rows): dead entries every dequeue walks "
+        "(article 004)",
+        "`qadmin ghosts QUEUE` to see who holds cleanup back; end it, then VACUUM",
+    ),
+    "statistics_outdated": (
+        "info",
+        "`explain` (PostgreSQL): more rows changed since the last ANALYZE than 50 + 20 % of the "
+        "rows it counted",
+        "`ANALYZE`",
+    ),
+    "autovacuum_off": (
+        "warning",
+        "the table's `autovacuum_enabled = false`, or the server's `autovacuum = off` while the "
+        "queue has dead rows",
+        "switch it back on, VACUUM meanwhile",
+    ),
+    "index_bloat": (
+        "info",
+        "an index's estimated (or, with `--deep`, measured) bloat",
+        "rebuild it in a quiet hour",
     ),
 }
 
@@ -143,3 +316,17 @@ def telemetry_fields() -> str:
         for name, unit, meaning in FIELDS
     )
     return _table(("field", "type", "unit", "meaning"), rows)
+
+
+def finding_codes() -> set[str]:
+    """The codes qadmin's source emits: every ``Finding(severity, "code", ...)``."""
+    pattern = re.compile(r'Finding\(\s*[^,()]+,\s*"([a-z_]+)"')
+    source = Path(qadmin.__file__).parent
+    return {code for path in source.rglob("*.py") for code in pattern.findall(path.read_text())}
+
+
+def findings() -> str:
+    """docs/diagnostics.md: one row per finding code the source emits."""
+    _same_keys(FINDING_WORDS, finding_codes(), "finding codes")
+    rows = ((f"`{code}`", *words) for code, words in FINDING_WORDS.items())
+    return _table(("code", "severity", "what it means", "what to do"), rows)

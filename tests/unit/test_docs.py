@@ -61,7 +61,7 @@ def test_tables_generated_from_the_registries_are_current():
 
     pages = [p for p in PAGES if "[[[cog" in p.read_text()]
     blocks = "".join(p.read_text() for p in pages)
-    for table in ("capabilities", "connections", "metrics", "telemetry_fields"):
+    for table in ("capabilities", "connections", "metrics", "telemetry_fields", "findings"):
         assert f"doc_tables.{table}()" in blocks, table
     status = Cog().main(["cog", "--check", "-I", str(REPO / "scripts"), *map(str, pages)])
     assert status == 0, "a generated table differs from its registry: regenerate it with cog -r"
