@@ -18,6 +18,13 @@
 -- txn_declare and txn_handler go in the routine's DECLARE list (variables first, handlers
 -- after the cursors), txn_begin first and txn_end last in its body.
 -- extends: queues/common/fragments.sql (the fragments shared with other engines)
+--
+-- The rest are pieces of the kinds' routines written once here, called {name()} from the
+-- templates: push_row, push_many_rows, push_batch_calls, pop_rows (basic, capped), pop_vars and
+-- cursor_begin (every cursor pop), delete_each / claim_each (the take loop), batch_declare and
+-- batch_next (push_many's batch cursor), wm_tick_end (a watermark pop's tail), capped_vars and
+-- slot_look (capped's push), lock_handler, committed_only(w=push|pop) and
+-- ring_lock(seq, w=push|pop) (the ring: w is the word its messages say).
 
 -- name: now_utc
 UTC_TIMESTAMP(6)
