@@ -21,8 +21,9 @@ from collections.abc import Callable
 
 from places import place
 
+from qadmin import catalog
 from qadmin.engines import Engine, Timeouts, open_engine
-from qadmin.ops import catalog, convert, queues, resize
+from qadmin.ops import convert, queues, resize
 
 
 def _open(dsn: str, schema: str | None) -> Engine:

@@ -33,10 +33,11 @@ from typing import Any
 
 from places import place
 
+from qadmin import catalog
 from qadmin.engines import Engine, open_engine
 from qadmin.errors import QueueEmpty
 from qadmin.kinds import QueueSpec
-from qadmin.ops import catalog, messages, queues
+from qadmin.ops import messages, queues
 
 QADMIN = str(Path(sys.executable).parent / "qadmin")
 

@@ -43,9 +43,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from qadmin import catalog
 from qadmin.engines import Timeouts, open_engine
 from qadmin.errors import NotFound
-from qadmin.ops import catalog, queues
+from qadmin.ops import queues
 from qadmin.pipeline import export, load, report, spark, spark_jobs
 
 DSNS = {

@@ -28,9 +28,10 @@ from typing import Any
 
 from places import PG
 
+from qadmin import catalog
 from qadmin.engines import Engine, Timeouts, open_engine
 from qadmin.errors import LockTimeout, QueueEmpty, QueueFull
-from qadmin.ops import catalog, messages, queues
+from qadmin.ops import messages, queues
 
 MY = "mysql://root@127.0.0.1:3306/test"
 BATCH = 50

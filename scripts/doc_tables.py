@@ -31,7 +31,7 @@ CAPABILITY_COMMANDS = {
     "allows_watermark": "`create --watermark` (then `watermark`)",
     "due": "`push --due/--delay`, a `due_at` column in `load`'s input",
     "claims": "`ack`, `fail`, `requeue`, `export/archive --state`",
-    "dead_letters": "`create --max-attempts`, `alter --max-attempts`, `dead`, `redrive`",
+    "dead_letters": "`create --max-attempts`, `alter --max-attempts`, `dead`, `discard`, `redrive`",
     "ring": "`repair`",
     "resizable": "`resize`",
     "convertible": "`convert`",
@@ -65,6 +65,12 @@ METRIC_WORDS = {
     ),
     "stale_claims": ("claims", "claims older than `--stale-after` (claim queues)"),
     "dead": ("messages", "dead letters in `QUEUE_dead` (claim queues), counted up to 10,000"),
+    "paused_age": (
+        "duration",
+        "how long the queue has been paused (`qadmin pause`): any pause warns by default; "
+        "`--warn-paused-age 1h` accepts planned pauses, `--crit-paused-age 4h` pages on a "
+        "forgotten one",
+    ),
     "snapshot_age": (
         "duration",
         "oldest snapshot / open transaction; by default `snapshot_held` is reported only while"
@@ -175,6 +181,12 @@ FINDING_WORDS = {
         "warning, critical",
         "ring depth / capacity at `--warn-ring-fill` 0.9 / `--crit-ring-fill` 1",
         "more consumers, or `qadmin resize QUEUE --capacity N`",
+    ),
+    "paused": (
+        "warning (info below `--warn-paused-age`), critical at `--crit-paused-age`",
+        "the queue is paused (`qadmin pause`): its pops take nothing, its pushes go on; the "
+        "message says since when",
+        "`qadmin resume QUEUE --yes` once its consumers are ready",
     ),
     "dead_letters": (
         "warning, critical",

@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
-from qadmin import secrets
-from qadmin.engines.registry import BY_NAME, ENGINES, SCHEMES, shown_schemes
+from qadmin import seen
+from qadmin.engine_table import BY_NAME, ENGINES, SCHEMES, shown_schemes
 from qadmin.errors import UsageError, listed
 
 # The engine a raw ODBC string (no scheme) is for.
@@ -122,7 +122,7 @@ def _split_url(scheme: str, rest: str) -> _Url:
     # any output.
     userinfo = rest[: rest.rfind("@")]
     if ":" in userinfo:
-        secrets.register(userinfo.split(":", 1)[1])
+        seen.register(userinfo.split(":", 1)[1])
     if not candidates:
         raise UsageError(f"cannot parse DSN {_mask_unparsed(scheme, rest)}: {_SHAPE}")
     raise UsageError(
@@ -269,8 +269,8 @@ def mask_text(text: str) -> str:
 def _register_query(query: list[tuple[str, str]]) -> None:
     for key, value in query:
         if is_secret_key(key):
-            secrets.register(value)
-            secrets.register(unquote(value))
+            seen.register(value)
+            seen.register(unquote(value))
 
 
 def parse(text: str) -> Dsn:
@@ -308,11 +308,11 @@ def parse(text: str) -> Dsn:
         raw_user, colon, raw_password = url.userinfo.partition(":")
         user = unquote(raw_user) or None
         if colon:
-            secrets.register(raw_password)
+            seen.register(raw_password)
             password = unquote(raw_password)
     if password is None and "password" in query:
         password = query.pop("password")
-    secrets.register(password)
+    seen.register(password)
     port = None
     if url.port:
         port = int(url.port)
@@ -352,7 +352,7 @@ def _parse_odbc(text: str) -> Dsn:
     password = None
     for key, value, _, _ in odbc_pairs(text):
         if key.lower() in _ODBC_SECRET_KEYS or is_secret_key(key):
-            secrets.register(value)
+            seen.register(value)
             if key.lower() in _ODBC_SECRET_KEYS:
                 password = value
     return Dsn(engine=ODBC_ENGINE, raw=text, odbc=text, password=password)

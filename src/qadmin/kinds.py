@@ -8,6 +8,9 @@ from typing import Any
 
 from qadmin.errors import WrongKind, listed
 
+# The most messages one push, pop or peek takes (the --count and --lines limit).
+MAX_BATCH = 10_000
+
 
 class Kind(enum.StrEnum):
     HEAP = "heap"
@@ -148,6 +151,10 @@ ERRORS_KEPT = 100
 # message claimed for ever) and qadmin cuts it before binding (SQLite has no routines).
 ERROR_CHARS = 4000
 MAX_CAPACITY = 10_000_000
+# Catalog option keys of pause (ops/pause.py): when the queue was paused, and that its routines
+# read it (every queue created since pause exists).
+PAUSED_AT = "paused_at"
+PAUSABLE = "pausable"
 
 # Routines beside every kind's table, on engines that have them.
 ROUTINES = {
@@ -237,6 +244,19 @@ class QueueSpec:
         fail routine reads it from the catalog entry on every call."""
         value = self.options.get("max_attempts")
         return None if value is None else int(value)
+
+    @property
+    def paused_at(self) -> str | None:
+        """When ``qadmin pause`` paused the queue (``paused_at`` in its catalog options; the pop
+        routines read it there on every call), or None while it serves."""
+        value = self.options.get(PAUSED_AT)
+        return None if value is None else str(value)
+
+    @property
+    def pausable(self) -> bool:
+        """Whether the queue's routines read the pause (``pausable`` in its catalog options): a
+        queue created by a qadmin from before pause has routines that never look."""
+        return bool(self.options.get(PAUSABLE))
 
     @property
     def dead_table(self) -> bool:

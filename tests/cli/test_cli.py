@@ -153,6 +153,7 @@ def test_list_and_inspect(db):
             "max_attempts": None,
             "created_at": listed[0]["created_at"],
             "state": "ready",
+            "paused_at": None,
         }
     ]
     info = json.loads(run("inspect", "a_q", "--format", "json", *db).stdout)

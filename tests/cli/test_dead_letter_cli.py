@@ -6,7 +6,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import signal
 import sqlite3
+import subprocess
+import sys
 import time
 
 import click.testing
@@ -15,8 +18,10 @@ import pymysql
 import pytest
 from click.testing import CliRunner
 
+from qadmin import catalog
 from qadmin.cli import cli
 from qadmin.errors import EXIT_LOCK_TIMEOUT, EXIT_NOT_FOUND, EXIT_USAGE
+from qadmin.ops import dead, messages
 from tests.conftest import MY_HOST, PG_ADMIN, make_target
 
 
@@ -37,11 +42,11 @@ def test_a_poison_message_dies_is_listed_reported_and_redriven(label, request, t
     created = _json(db, "create", "q", "--kind", "claim", "--max-attempts", "2")
     assert created["max_attempts"] == 2
     _json(db, "push", "q", "poison", "fine")
-    for n, dead in ((1, False), (2, True)):
+    for n, died in ((1, False), (2, True)):
         [popped] = _json(db, "pop", "q")
         assert popped["payload"] == "poison"
         [failed] = _json(db, "fail", "q", str(popped["id"]), "--error", f"e{n}", "--retry")
-        assert (failed["attempts"], failed["dead"]) == (n, dead)
+        assert (failed["attempts"], failed["dead"]) == (n, died)
     [row] = _json(db, "dead", "q")
     assert (row["first_error"], row["last_error"], row["errors"]) == ("e1", "e2", 2)
     code, out, _ = _run(db, "dead", "q", "--format", "csv")
@@ -253,3 +258,111 @@ def test_out_of_range_ids_and_attempts_and_non_utf8_errors_are_usage_errors(args
     code, _, err = _run(db, *args)
     assert code == EXIT_USAGE and len(err.strip().splitlines()) == 1, err
     assert [m["attempts"] for m in _json(db, "peek", "q")] == [0], "nothing was touched"
+
+
+def _dead_ids(db: list[str]) -> list[int]:
+    return [r["id"] for r in _json(db, "dead", "q", "--count", "1000")]
+
+
+def _make_dead(db: list[str], errors: list[str]) -> list[int]:
+    _json(db, "create", "q", "--kind", "claim", "--max-attempts", "1")
+    _json(db, "push", "q", *[f"p{n}" for n in range(len(errors))])
+    for error in errors:
+        [popped] = _json(db, "pop", "q")
+        _json(db, "fail", "q", str(popped["id"]), "--error", error)
+    return _dead_ids(db)
+
+
+@pytest.mark.parametrize("label", ["sqlite", "postgresql"])
+def test_discard_and_redrive_take_ids_filters_or_all_and_say_what_they_take(
+    label, request, tmp_path
+):
+    db = make_target(label, request, tmp_path).cli_args()
+    ids = _make_dead(db, ["boom 1", "boom 2", "timeout", "boom 4"])
+    _json(db, "create", "other", "--kind", "fifo")
+    for args in (["discard", "q"], ["discard", "q", "--all", "--error", "x"], ["redrive", "q"]):
+        code, _, err = _run(db, *args, "--yes")
+        assert code == EXIT_USAGE and "--id ID (repeatable), a filter" in err, err
+    for args in (["--rate", "0/s"], ["--rate", "fast"], ["--error", ""], ["--older-than", "x"]):
+        code, _, err = _run(db, "discard", "q", "--all", *args[:1], args[1], "--yes")
+        assert code == EXIT_USAGE and len(err.strip().splitlines()) == 1, (args, err)
+    # The history of one message, as rows; JSON as one document.
+    code, out, err = _run(db, "dead", "q", "--id", str(ids[2]), "--format", "csv")
+    assert code == 0 and [r["error"] for r in csv.DictReader(io.StringIO(out))] == ["timeout"]
+    assert f"dead message {ids[2]}:" in err and "after 1 attempt;" in err
+    assert _json(db, "dead", "q", "--id", str(ids[2]))["errors"][0]["attempt"] == 1
+    code, _, err = _run(db, "dead", "q", "--id", "999")
+    assert code == EXIT_NOT_FOUND and "no dead message 999" in err
+    # discard by error text: dry run first (count and ids), then refused off a TTY, then done.
+    plan = _json(db, "discard", "q", "--error", "BOOM", "--dry-run")
+    assert (plan["discarded"], plan["ids"], plan["dry_run"]) == (3, [ids[0], ids[1], ids[3]], True)
+    code, _, err = _run(db, "discard", "q", "--error", "BOOM", "--dry-run", "--format", "plain")
+    assert f"discard would discard 3 dead messages of q: {ids[0]}, {ids[1]}, {ids[3]}" in err
+    code, _, err = _run(db, "discard", "q", "--error", "BOOM")
+    assert code == EXIT_USAGE and "without --yes" in err
+    done = _json(db, "discard", "q", "--id", str(ids[0]), "--yes")
+    assert (done["discarded"], done["ids"]) == (1, [ids[0]])
+    done = _json(db, "discard", "q", "--error", "boom", "--rate", "100/s", "--yes")
+    assert (done["discarded"], done["ids"], done["gone"]) == (2, [ids[1], ids[3]], [])
+    assert _dead_ids(db) == [ids[2]]
+    # redrive: nothing older than an hour; into another queue; a queue that is not there.
+    assert _json(db, "redrive", "q", "--older-than", "1h", "--yes")["redriven"] == 0
+    code, _, err = _run(db, "redrive", "q", "--all", "--to", "nosuch", "--yes")
+    assert code == EXIT_NOT_FOUND and "nosuch" in err
+    done = _json(db, "redrive", "q", "--all", "--to", "other", "--yes")
+    assert (done["redriven"], done["to"], done["moved"][0]["id"]) == (1, "other", ids[2])
+    assert [m["payload"] for m in _json(db, "peek", "other")] == ["p2"]
+    assert _json(db, "peek", "q") == [] and _dead_ids(db) == []
+
+
+def _count_everywhere(target, total: int, settled: bool = True) -> tuple[int, int]:
+    """Dead and waiting messages of q; once no redrive runs (``settled``), every payload is
+    in exactly one of the two (while one runs, the two reads can straddle its commit)."""
+    engine = target.engine()
+    try:
+        spec = catalog.get(engine, "q")
+        died = [r["payload"] for r in dead.listing(engine, spec, 1000)]
+        waiting = [r["payload"] for r in messages.peek(engine, spec, 1000)]
+    finally:
+        engine.close()
+    everywhere = died + waiting
+    if settled:
+        assert sorted(everywhere) == sorted(b"p%d" % n for n in range(total)), (died, waiting)
+    return len(died), len(waiting)
+
+
+@pytest.mark.parametrize("label", ["sqlite", "postgresql"])
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGKILL])
+def test_a_redrive_stopped_or_killed_part_way_loses_and_doubles_nothing(
+    label, stop, request, tmp_path
+):
+    """A paced redrive (one message a batch) stopped with Ctrl-C says how many it moved,
+    committed, exit 130; killed, its open batch rolls back. Either way every message is in
+    the queue or in the dead table, once, and a second run moves the rest."""
+    target = make_target(label, request, tmp_path)
+    db = target.cli_args()
+    total = 12
+    _make_dead(db, ["boom"] * total)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "qadmin", "redrive", "q", "--all", "--rate", "4/s", "--yes", *db],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while _count_everywhere(target, total, settled=False)[1] < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(stop)
+    _, err = proc.communicate(timeout=60)
+    died, waiting = _count_everywhere(target, total)
+    assert 0 < died < total, "stopped part way"
+    if stop == signal.SIGINT:
+        assert proc.returncode == 130, err
+        assert err.strip().splitlines()[-1] == (
+            f"qadmin: interrupted: redrive: moved {waiting} dead messages (committed); "
+            "the rest are still dead"
+        )
+    else:
+        assert proc.returncode == -signal.SIGKILL
+    done = _json(db, "redrive", "q", "--all", "--yes")
+    assert done["redriven"] == died and _count_everywhere(target, total) == (0, total)

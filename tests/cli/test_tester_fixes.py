@@ -370,8 +370,9 @@ def test_a_sqlite_command_that_meets_a_convert_reads_the_queue_again(command, tm
     table met "no such column: id", exit 1. The statement fails whole, so the command reads
     the queue again and runs once more, on the ring (the convert made here, between the two,
     from another connection, as a cron convert would)."""
+    from qadmin import catalog
     from qadmin.engines import open_engine
-    from qadmin.ops import catalog, convert, messages, queues
+    from qadmin.ops import convert, messages, queues
 
     dsn = f"sqlite:///{tmp_path / 'q.db'}"
     admin = open_engine(dsn)

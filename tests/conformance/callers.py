@@ -249,8 +249,8 @@ class SqliteCaller(Caller):
 
     def reload(self) -> None:
         """Read the statement sets for the queue as it is now (after a convert, a ring's)."""
+        from qadmin import catalog
         from qadmin.engines import open_engine
-        from qadmin.ops import catalog
 
         engine = open_engine(self.dsn)
         try:

@@ -6,6 +6,9 @@ per case (autocommit or BEGIN/COMMIT, the server's default isolation or the othe
 one message or a batch). Optionally consumers are SIGKILLed at random points and qadmin
 commands run from the CLI against the live queue (``convert`` of a fifo to a ring, ``resize``,
 ``repair``, ``watermark repair --yes``, ``purge --dry-run``, and ``requeue`` for claim queues).
+Optionally (``pauses``) ``qadmin pause`` and ``qadmin resume`` toggle the queue every few tenths
+of a second while producers and consumers run (resumed before the settle): a pause must lose,
+duplicate and strand nothing.
 
 Every worker logs what it learned (Jepsen style, as ``tests/engines/torture.py`` does): a push
 after its commit, a pop's messages before the commit (``pending``) and after (``got``). The
@@ -50,11 +53,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from qadmin import catalog
 from qadmin.diagnostics.entries import size as size_part
 from qadmin.engines import Engine, Timeouts, open_engine
 from qadmin.errors import ConnectionFailed, QueueEmpty
 from qadmin.kinds import Kind, QueueSpec
-from qadmin.ops import catalog, messages, queues
+from qadmin.ops import messages, queues
 from tests.conformance.callers import Caller, Lost, Mode, Refused, Stale, connect
 from tests.engines.torture import _my_database, _pg_schema
 
@@ -119,6 +123,7 @@ class Case:
     faults: bool = False  # SIGKILL consumers and run the admin commands
     kill_every_s: float = 0.7
     min_s: float = 0.0  # pace the producers so the run lasts at least this long
+    pauses: bool = False  # toggle qadmin pause / resume while the workers run
 
 
 @dataclass
@@ -144,6 +149,7 @@ class Result:
     kills: int = 0
     admin_runs: int = 0
     converted: bool = False
+    pause_toggles: int = 0
     admin_failures: list[str] = field(default_factory=list)
     admin_refusals: list[str] = field(default_factory=list)
     # Workers that died on their own (not SIGKILLed by the harness), producers that did not
@@ -183,6 +189,7 @@ class Result:
             f"double-claimed {self.double_claimed} left {self.leftover} | refusals "
             f"{self.refusals} kills {self.kills} admin {self.admin_runs}"
             + (" converted" if self.converted else "")
+            + (f" pauses {self.pause_toggles}" if self.pause_toggles else "")
             + f" admin failures {len(self.admin_failures)} (exit 8: {len(self.admin_refusals)})"
             + f" | {self.seconds:.0f} s  {self.status}"
             + (f"\n    errors: {errors[:600]}" if errors else "")
@@ -401,6 +408,8 @@ class Run:
             ]
         if self.spec.kind is Kind.CLAIM:
             loops.append(threading.Thread(target=self._requeue_loop))
+        if case.pauses:
+            loops.append(threading.Thread(target=self._pause_loop))
         for loop in loops:
             loop.start()
         for proc in prods:
@@ -412,6 +421,8 @@ class Run:
         self._stop.set()
         for loop in loops:
             loop.join()
+        if case.pauses:
+            self._admin("resume", QUEUE, "--yes")
         self._settle()
         self.stop_file.touch()
         for proc in self.consumers:
@@ -520,6 +531,15 @@ class Run:
             else:
                 self._admin(*commands[step % len(commands)])
             step += 1
+
+    def _pause_loop(self) -> None:
+        """Pause and resume by turns from the CLI, as an operator would, while the workers
+        run; the run ends resumed."""
+        paused = False
+        while not self._stop.wait(random.uniform(0.2, 0.6)):
+            self._admin("resume" if paused else "pause", QUEUE, "--yes")
+            paused = not paused
+            self.result.pause_toggles += 1
 
     def _requeue_loop(self) -> None:
         while not self._stop.wait(1.0):
@@ -691,7 +711,12 @@ def bounded(engine: str) -> list[Case]:
         Case(kind, all_modes[pick % len(all_modes)], messages=400, faults=True, min_s=3.0)
         for kind, pick in picks.items()
     ]
-    return clean + faulty
+    # pause / resume toggling while the workers run, on three kinds (a delete, a claim, a ring)
+    paused = [
+        Case(kind, all_modes[(start + pick) % len(all_modes)], messages=400, min_s=3.0, pauses=True)
+        for kind, pick in {"fifo": 2, "claim": 3, "ring": 5}.items()
+    ]
+    return clean + faulty + paused
 
 
 # -- the full run ----------------------------------------------------------------------------
@@ -719,6 +744,7 @@ def main() -> None:
     parser.add_argument("--faults", choices=["off", "on", "both"], default="both")
     parser.add_argument("--producers", type=int, default=2)
     parser.add_argument("--consumers", type=int, default=2)
+    parser.add_argument("--pauses", action="store_true", help="toggle pause/resume in each case")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     parser.add_argument("--table", metavar="FILE", help="only print the table of a --json file")
     args = parser.parse_args()
@@ -730,7 +756,14 @@ def main() -> None:
         workdir = Path(tempfile.mkdtemp(prefix="conformance-"))
         where = _where(engine, workdir)
         cases = [
-            Case(kind, mode, faults=faults, producers=args.producers, consumers=args.consumers)
+            Case(
+                kind,
+                mode,
+                faults=faults,
+                producers=args.producers,
+                consumers=args.consumers,
+                pauses=args.pauses,
+            )
             for faults in {"off": [False], "on": [True], "both": [False, True]}[args.faults]
             for kind in args.kind or list(KINDS)
             for mode in modes(engine)
@@ -763,7 +796,8 @@ def _run_all(
             case.producers,
             case.consumers,
             case.faults,
-            min_s=3.0 if case.faults else 0.0,
+            min_s=3.0 if case.faults or case.pauses else 0.0,
+            pauses=case.pauses,
         )
         result = run_case(where, sized, workdir)
         print(result.line(), flush=True)

@@ -15,7 +15,8 @@ CASES = [(engine, case) for engine in harness.ENGINES for case in harness.bounde
 
 
 def _id(engine: str, case: harness.Case) -> str:
-    return f"{engine}-{case.kind}-{case.mode.label}" + ("-faults" if case.faults else "")
+    suffix = ("-faults" if case.faults else "") + ("-pauses" if case.pauses else "")
+    return f"{engine}-{case.kind}-{case.mode.label}{suffix}"
 
 
 @pytest.mark.slow
@@ -28,3 +29,5 @@ def test_routines_lose_and_duplicate_nothing(engine, case, request, tmp_path):
     if case.faults:
         assert result.kills > 0, result.line()
         assert result.converted == (case.kind == "fifo" and engine != "mysql8"), result.line()
+    if case.pauses:
+        assert result.pause_toggles > 1, result.line()

@@ -16,9 +16,10 @@ from typing import Any
 import psycopg
 
 from qadmin.engines import Engine, Timeouts, open_engine
-from qadmin.errors import QadminError
+from qadmin.errors import QadminError, QueueEmpty
 from qadmin.kinds import QueueSpec
 from qadmin.ops import messages, queues
+from qadmin.ops import pause as pause_ops
 from qadmin.ops import watermark as wm_ops
 from tests.conftest import Target
 from tests.engines.holding import finish, hold_pop
@@ -129,6 +130,19 @@ def dead_letters(target: Target, engine: Engine) -> Iterator[str]:
     messages.push(engine, spec, [b"poison", b"fine"])
     [popped] = messages.pop(engine, spec, worker="w")
     assert messages.fail(engine, spec, popped["id"], "boom", retry=True)["dead"] is True
+    yield spec.name
+
+
+@contextmanager
+def paused(target: Target, engine: Engine) -> Iterator[str]:
+    """A queue left paused (qadmin pause) with a message waiting: its pop takes nothing."""
+    spec = _queue(engine, "mx_paused", "fifo")
+    messages.push(engine, spec, [b"waiting"])
+    pause_ops.pause(engine, spec)
+    with suppress(QueueEmpty):
+        messages.pop(engine, spec)
+        raise AssertionError("a paused queue's pop took a message")
+    time.sleep(0.2)  # paused_for_s > 0 for tail
     yield spec.name
 
 

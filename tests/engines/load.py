@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from qadmin import catalog
 from qadmin.engines import Engine, Timeouts, open_engine
 from qadmin.errors import LockTimeout, QadminError, QueueEmpty, QueueFull
 from qadmin.kinds import Kind
-from qadmin.ops import catalog, messages
+from qadmin.ops import messages
 
 PUSH_BATCH = 100
 POP_BATCH = 25

@@ -127,6 +127,13 @@ MATRIX: list[Row] = [
         tail_min=1,
     ),
     Row(
+        "paused queue",
+        "paused",
+        1,
+        "paused_for_s",
+        {"postgresql": fs.paused, "mariadb": fs.paused, "sqlite": fs.paused},
+    ),
+    Row(
         "ring push hole",
         "ring_push_hole",
         2,

@@ -19,10 +19,11 @@ import psycopg
 import pymysql
 import pytest
 
+from qadmin import catalog
 from qadmin.engines import open_engine
 from qadmin.errors import QueueEmpty, QueueFull
-from qadmin.ops import catalog, messages, queues
 from qadmin.ops import convert as convert_ops
+from qadmin.ops import messages, queues
 from tests.conftest import MY_HOST, PG_ADMIN, make_target
 from tests.engines import load
 

@@ -10,9 +10,10 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from qadmin import catalog
 from qadmin.cli import cli
 from qadmin.errors import QueueEmpty
-from qadmin.ops import catalog, messages, queues
+from qadmin.ops import messages, queues
 from tests.conftest import make_target
 
 LABELS = ["sqlite", "postgresql", "mariadb"]

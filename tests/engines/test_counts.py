@@ -9,11 +9,12 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from qadmin import catalog
 from qadmin.cli import cli
 from qadmin.diagnostics.entries import ring
 from qadmin.errors import QueueEmpty
-from qadmin.ops import catalog, messages, queues, repair
 from qadmin.ops import convert as convert_ops
+from qadmin.ops import messages, queues, repair
 from qadmin.ops import resize as resize_ops
 from tests.conftest import make_target
 

@@ -22,12 +22,13 @@ import pymysql
 import pytest
 from click.testing import CliRunner
 
+from qadmin import catalog
 from qadmin.cli import cli
 from qadmin.diagnostics.entries import claims as claims_part
 from qadmin.engines import Engine, Timeouts, open_engine
-from qadmin.errors import LockTimeout, NotFound, QueueEmpty, UsageError, WrongKind
+from qadmin.errors import LockTimeout, NotFound, QueueEmpty, QueueFull, UsageError, WrongKind
 from qadmin.kinds import ERROR_CHARS, ERRORS_KEPT
-from qadmin.ops import catalog, dead, messages, queues, watermark
+from qadmin.ops import dead, messages, queues, watermark
 from tests.conftest import MY_HOST, PG_ADMIN, make_target
 from tests.engines.holding import finish, hold_pop
 
@@ -512,4 +513,225 @@ def test_nothing_lost_or_duplicated_with_killed_consumers_and_concurrent_redrive
     assert set(everywhere) == pushed, "a message was lost"
     summary = f"acked={len(acked)} waiting={len(waiting)} dead={len(died)}"
     assert died and all(_poison(i) for i in died), summary
+    engine.close()
+
+
+# -- the dead-letter console: history, filters, discard, redrive --to and --rate -------------
+
+
+def _kill(engine: Engine, spec, payloads: list[bytes], error: str) -> list[int]:
+    """Push and fail each payload once (max_attempts 1: each dies with ``error``)."""
+    ids = [r["id"] for r in messages.push(engine, spec, payloads)]
+    for _ in ids:
+        _fail_once(engine, spec, error)
+    return ids
+
+
+def test_history_shows_every_error_of_one_dead_message(engine):
+    spec = _claim(engine, max_attempts=3)
+    [pushed] = messages.push(engine, spec, [b"m"])
+    for n in (1, 2, 3):
+        _fail_once(engine, spec, f"boom {n}")
+    one = dead.history(engine, spec, pushed["id"])
+    assert (one["id"], one["attempts"], one["payload"]) == (pushed["id"], 3, b"m")
+    assert [(e["attempt"], e["error"]) for e in one["errors"]] == [
+        (1, "boom 1"),
+        (2, "boom 2"),
+        (3, "boom 3"),
+    ]
+    assert all(e["at"] and e["at"].endswith("Z") for e in one["errors"])
+    with pytest.raises(NotFound, match="no dead message 999"):
+        dead.history(engine, spec, 999)
+
+
+def test_filters_pick_by_age_and_by_error_text_taken_literally(engine):
+    spec = _claim(engine, max_attempts=1)
+    old = _kill(engine, spec, [b"a", b"b"], "timeout after 50% (pool_1)")
+    time.sleep(1.5)  # died_at is the server's clock: the first two are now over a second old
+    new = _kill(engine, spec, [b"c"], "TIMEOUT after 5s")
+    other = _kill(engine, spec, [b"d"], "timeout after 500 (pool-1)")
+
+    def ids(**given: Any) -> list[int]:
+        return sorted(r["id"] for r in dead.listing(engine, spec, 100, dead.Filter(**given)))
+
+    assert ids() == sorted(old + new + other)
+    assert ids(older_s=1) == old
+    assert ids(newer_s=1) == sorted(new + other)
+    assert ids(error="timeout after") == sorted(old + new + other), "case-insensitive"
+    assert ids(error="50%") == old, "% is a character, not a wildcard"
+    assert ids(error="pool_1") == old, "_ is a character, not a wildcard"
+    assert ids(error="after 5s") == new
+    assert ids(error="[") == [] and ids(error="!") == []
+    assert ids(error="pool", newer_s=1) == other
+    plan = dead.discard(engine, spec, None, picked=dead.Filter(error="pool_1"), dry_run=True)
+    assert (plan["discarded"], plan["ids"]) == (2, old)
+    assert len(dead.listing(engine, spec, 100)) == 4, "a dry run removes nothing"
+
+
+def test_discard_removes_dead_letters_only_and_each_once(engine):
+    spec = _claim(engine, max_attempts=1)
+    died = _kill(engine, spec, [b"x", b"y", b"z"], "boom")
+    live = [r["id"] for r in messages.push(engine, spec, [b"live1", b"live2"])]
+    [claimed] = messages.pop(engine, spec, 1)
+    with pytest.raises(NotFound, match="nothing was discarded"):
+        dead.discard(engine, spec, [died[0], 999_999])
+    assert len(dead.listing(engine, spec, 10)) == 3, "an unknown id discards nothing at all"
+    done = dead.discard(engine, spec, [died[0]])
+    assert (done["discarded"], done["ids"], done["gone"]) == (1, [died[0]], [])
+    with pytest.raises(NotFound):
+        dead.discard(engine, spec, [died[0]])  # a second discard of it: refused, not counted
+    done = dead.discard(engine, spec, None)  # every one left
+    assert (done["discarded"], done["ids"]) == (2, died[1:])
+    assert dead.listing(engine, spec, 10) == []
+    assert _ids(engine, spec) == live, "the live queue, claims included, is untouched"
+    assert messages.ack(engine, spec, claimed["id"])["id"] == claimed["id"]
+
+
+def test_redrive_to_another_queue_moves_each_payload_once(engine):
+    spec = _claim(engine, max_attempts=1)
+    fifo = queues.create(engine, queues.make_spec("other", "fifo", None, False))
+    died = _kill(engine, spec, [b"p1", b"p2", b"p3"], "boom")
+    done = dead.redrive(engine, spec, None, picked=dead.Filter(), to=fifo)
+    assert (done["redriven"], done["to"], [m["id"] for m in done["moved"]]) == (3, "other", died)
+    assert dead.listing(engine, spec, 10) == [] and _ids(engine, spec) == []
+    assert [r["payload"] for r in messages.pop(engine, fifo, 10)] == [b"p1", b"p2", b"p3"]
+
+
+def test_redrive_to_a_full_ring_moves_nothing(engine):
+    spec = _claim(engine, max_attempts=1)
+    ring = queues.create(engine, queues.make_spec("r", "ring", 1, False))
+    messages.push(engine, ring, [b"fills it"])
+    died = _kill(engine, spec, [b"p1", b"p2"], "boom")
+    with pytest.raises(QueueFull):
+        dead.redrive(engine, spec, None, to=ring)
+    assert sorted(r["id"] for r in dead.listing(engine, spec, 10)) == died
+    assert [r["payload"] for r in messages.peek(engine, ring, 10)] == [b"fills it"]
+
+
+def test_a_paced_redrive_moves_everything_in_small_batches(engine):
+    spec = _claim(engine, max_attempts=1)
+    died = _kill(engine, spec, [b"%d" % n for n in range(7)], "boom")
+    assert dead.Pace(2).batch == 1 and dead.Pace(50).batch == 10 and dead.Pace(1e6).batch == 100
+    done = dead.redrive(engine, spec, None, pace=dead.Pace(1000))
+    assert (done["redriven"], done["ids"]) == (7, died)
+    assert len(_ids(engine, spec)) == 7 and dead.listing(engine, spec, 10) == []
+
+
+# -- exactly once: consumers, a discarder and two redrivers at once -----------------------
+
+CONSOLE_PUSHED = 240
+# Poison by payload: these fail for ever; the discarder takes "fatal" ones, the redrivers
+# send "transient" ones (and, redrive --all, any) back, where they die again.
+ROUNDS = 6
+# Each mover goes on until it has taken this many.
+TAKEN = 8
+
+
+def _console_error(payload: bytes) -> str | None:
+    n = int(payload[1:])
+    if n % 6 == 0:
+        return f"fatal: {payload.decode()}"
+    if n % 6 == 3:
+        return f"transient: {payload.decode()}"
+    return None
+
+
+def console_consumer(dsn: str, schema: str | None, out: str, done: str) -> None:
+    """Ack good messages, fail poison ones (they die at once), and log both: the payload of
+    every ack, and the id each failure killed (dead ids are the ids failures killed)."""
+    engine = _open(dsn, schema)
+    spec = catalog.get(engine, "dl")
+    acked: list[str] = []
+    killed: dict[int, str] = {}
+    empty = 0
+    while empty < 3:
+        try:
+            rows = messages.pop(engine, spec, 4)
+        except QueueEmpty:
+            empty = empty + 1 if Path(done).exists() else 0
+            time.sleep(0.02)
+            continue
+        except LockTimeout:
+            continue
+        empty = 0
+        for row in rows:
+            error = _console_error(row["payload"])
+            if error is None:
+                messages.ack(engine, spec, row["id"])
+                acked.append(row["payload"].decode())
+            else:
+                messages.fail(engine, spec, row["id"], error)
+                killed[row["id"]] = row["payload"].decode()
+    Path(out).write_text(json.dumps({"acked": acked, "killed": killed}))
+    engine.close()
+
+
+def _mover(dsn: str, schema: str | None, work: Any, log: list[dict[str, Any]]) -> None:
+    """Run ``work`` again and again while the consumers fail messages, until it has taken
+    ``TAKEN`` dead messages over at least ``ROUNDS`` runs (or a minute passed)."""
+    engine = _open(dsn, schema)
+    spec = catalog.get(engine, "dl")
+    taken, rounds, deadline = 0, 0, time.monotonic() + 60
+    while (taken < TAKEN or rounds < ROUNDS) and time.monotonic() < deadline:
+        with suppress(LockTimeout):
+            result = work(engine, spec)
+            log.append(result)
+            taken += len(result["ids"])
+            rounds += 1
+        time.sleep(0.05)
+    engine.close()
+
+
+@pytest.mark.parametrize("label", ["sqlite", "postgresql", "mariadb"])
+def test_every_message_is_delivered_once_or_discarded_once(label, request, tmp_path):
+    """Consumer processes ack and fail; at the same time a discard by error text, a redrive
+    by error text and a redrive --all run over the same dead table. Counted independently
+    (the consumers' own logs, the movers' own results): every message pushed was acked once
+    or discarded once, never both, never twice, never lost."""
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = _claim(engine, "dl", 1)
+    pushed = {f"m{n}" for n in range(CONSOLE_PUSHED)}
+    messages.push(engine, spec, sorted(p.encode() for p in pushed))
+    ctx = mp.get_context("spawn")
+    dsn, schema = target.dsn, target.engine_schema
+    done = tmp_path / "movers.done"
+    outs = [tmp_path / f"c{n}.json" for n in range(2)]
+    procs = [
+        ctx.Process(target=console_consumer, args=(dsn, schema, str(o), str(done))) for o in outs
+    ]
+    for proc in procs:
+        proc.start()
+    discards: list[dict[str, Any]] = []
+    redrives: list[dict[str, Any]] = []
+    works = [
+        (lambda e, s: dead.discard(e, s, None, picked=dead.Filter(error="fatal")), discards),
+        (lambda e, s: dead.redrive(e, s, None, picked=dead.Filter(error="transient")), redrives),
+        (lambda e, s: dead.redrive(e, s, None, pace=dead.Pace(500)), redrives),
+    ]
+    threads = [threading.Thread(target=_mover, args=(dsn, schema, w, log)) for w, log in works]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(300)
+    done.write_text("done")
+    for proc in procs:
+        proc.join(300)
+        assert proc.exitcode == 0
+    logs = [json.loads(o.read_text()) for o in outs]
+    killed = {int(k): v for log in logs for k, v in log["killed"].items()}
+    acked = [p for log in logs for p in log["acked"]]
+    # What the movers left in the dead table goes too, counted as the last discard.
+    discards.append(dead.discard(engine, spec, None))
+    discarded = [killed[i] for d in discards for i in d["ids"]]
+    redriven = [i for r in redrives for i in r["ids"]]
+    summary = f"acked={len(acked)} discarded={len(discarded)} redriven={len(redriven)}"
+    assert len(acked) == len(set(acked)), "a message delivered twice: " + summary
+    assert len(discarded) == len(set(discarded)), "a message discarded twice: " + summary
+    assert not set(acked) & set(discarded), summary
+    assert set(acked) | set(discarded) == pushed, "a message lost: " + summary
+    assert {p for p in pushed if _console_error(p.encode())} == set(discarded), summary
+    assert len(redriven) == len(set(redriven)), "one dead id redriven twice: " + summary
+    assert len(redriven) >= 2 * TAKEN and len(discarded) >= TAKEN + len(discards[-1]["ids"])
+    assert messages.peek(engine, spec, 10) == [] and dead.listing(engine, spec, 10) == []
     engine.close()

@@ -166,7 +166,8 @@ def test_blocked_dequeue_shows_waiter_blocker_and_wait_time(label, request, tmp_
 CONSUMER = """
 import sys, time
 from qadmin.engines import open_engine
-from qadmin.ops import catalog, messages
+from qadmin import catalog
+from qadmin.ops import messages
 engine = open_engine(sys.argv[1], None if sys.argv[2] == '-' else sys.argv[2])
 messages.pop(engine, catalog.get(engine, 'claim_q'), worker='doomed')
 print('claimed', flush=True)

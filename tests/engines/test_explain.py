@@ -16,8 +16,8 @@ import pytest
 from click.testing import CliRunner
 
 from qadmin.cli import cli
-from qadmin.diagnostics import explain as explain_ops
 from qadmin.diagnostics import run
+from qadmin.diagnostics.entries import plan as explain_ops
 from qadmin.diagnostics.model import BlockedPart, Options
 from qadmin.engines import open_engine
 from qadmin.engines.base import Timeouts

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from qadmin import catalog
 from qadmin.errors import LockTimeout, NotFound, QueueEmpty, QueueFull, WrongKind
 from qadmin.kinds import Kind
-from qadmin.ops import catalog, messages, queues
+from qadmin.ops import messages, queues
 from tests.engines.holding import finish, hold_pop
 
 
@@ -231,6 +233,32 @@ def test_lax_consumers_skip_rows_another_consumer_holds(target, kind):
     got = messages.pop(other, spec)
     assert payloads(got) == [b"second"]
     assert time.monotonic() - started < 2, "a lax pop must not wait for the holder"
+    finish(holder, commit=False)
+    for eng in (holder, other, setup):
+        eng.close()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "claim"])
+def test_a_waiting_pop_takes_a_message_pushed_behind_a_held_head(target, kind):
+    """A waiting pop that probes the head (no notifications) must not wait on a head another
+    consumer holds: the message pushed behind it is taken within the wait."""
+    if target.label == "sqlite":
+        pytest.skip("SQLite has one writer at a time: no row locks to skip")
+    setup = target.engine()
+    spec = make(setup, "lax", kind)
+    messages.push(setup, spec, [b"held"])
+    holder, held, _ = hold_pop(target, spec)
+    assert held, "the holder got the head"
+    other = target.engine()
+    got: list[bytes] = []
+    waiter = threading.Thread(
+        target=lambda: got.extend(payloads(messages.pop(other, spec, wait_s=60)))
+    )
+    waiter.start()
+    time.sleep(0.5)  # the waiter found nothing it could take and is waiting
+    messages.push(setup, spec, [b"behind"])
+    waiter.join(timeout=90)
+    assert got == [b"behind"]
     finish(holder, commit=False)
     for eng in (holder, other, setup):
         eng.close()

@@ -562,3 +562,16 @@ def test_one_busy_named_queue_does_not_inflate_the_others(
     # past the count's 100,001: the planner's estimate when higher, else a floor; never exact
     assert busy.exit_code == 2, busy.output
     assert "depth ~" in busy.stdout or "depth at least 100001" in busy.stdout
+
+
+def test_epoch_times_in_a_smaller_unit_are_one_line(tasks: Target, tmp_path: Path) -> None:
+    """Epoch milliseconds read as microseconds: January 1970, an age of 56 years that check
+    judged silently; now one line naming the unit, exit 2 (check UNKNOWN)."""
+    wrong = tmp_path / "wrong.toml"
+    wrong.write_text(TASKS_PROFILE.replace('time_unit = "ms"', 'time_unit = "us"'))
+    result = qadmin(tasks, wrong, "size", "tasks", "--queue", "a")
+    assert result.exit_code == 2, result.output
+    assert "is not an epoch in us: it reads as 1970" in result.stderr, result.stderr
+    assert len(result.stderr.splitlines()) == 1
+    checked = qadmin(tasks, wrong, "check", "tasks", "--queue", "a")
+    assert checked.exit_code == 3 and checked.stdout.startswith("QADMIN UNKNOWN"), checked.output

@@ -14,11 +14,12 @@ import time
 import pytest
 from click.testing import CliRunner
 
+from qadmin import catalog
 from qadmin.cli import cli
 from qadmin.errors import QadminError, UsageError
 from qadmin.kinds import QueueSpec
-from qadmin.ops import catalog, messages, queues
 from qadmin.ops import convert as convert_ops
+from qadmin.ops import messages, queues
 from qadmin.pipeline import load
 from tests.conftest import make_target
 

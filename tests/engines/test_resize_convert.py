@@ -13,10 +13,11 @@ import time
 
 import pytest
 
+from qadmin import catalog
 from qadmin.engines import Timeouts, open_engine
 from qadmin.errors import LockTimeout, QadminError, QueueEmpty, UnsupportedError, UsageError
-from qadmin.ops import catalog, messages, queues
 from qadmin.ops import convert as convert_ops
+from qadmin.ops import messages, queues
 from qadmin.ops import resize as resize_ops
 from tests.conftest import MY_HOST, make_target
 from tests.engines import load

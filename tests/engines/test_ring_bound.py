@@ -21,8 +21,9 @@ from typing import Any
 
 import pytest
 
+from qadmin import catalog
 from qadmin.errors import QueueEmpty, QueueFull
-from qadmin.ops import catalog, messages, queues
+from qadmin.ops import messages, queues
 from tests.conftest import Target
 
 SERVER_ENGINES = ["postgresql", "mariadb", "mysql8"]

@@ -14,11 +14,12 @@ import time
 import psycopg
 import pytest
 
-from qadmin.diagnostics import sql
+from qadmin import catalog
+from qadmin.catalog import sql
 from qadmin.diagnostics.entries import ring as ring_part
 from qadmin.diagnostics.entries import size
 from qadmin.errors import QueueEmpty, QueueFull
-from qadmin.ops import catalog, messages, queues
+from qadmin.ops import messages, queues
 from tests.conftest import Target, make_target
 from tests.engines import diag
 from tests.engines.private_pg import quiet_pg  # noqa: F401 - a fixture
@@ -26,7 +27,8 @@ from tests.engines.private_pg import quiet_pg  # noqa: F401 - a fixture
 CLIENT = """
 import sys
 from qadmin.engines import Timeouts, open_engine
-from qadmin.ops import catalog, messages
+from qadmin import catalog
+from qadmin.ops import messages
 engine = open_engine(sys.argv[1], None if sys.argv[2] == '-' else sys.argv[2],
                      Timeouts(lock_ms=60000))
 spec = catalog.get(engine, 'ring_q')

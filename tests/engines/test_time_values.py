@@ -143,3 +143,26 @@ def _target(label: str, request: pytest.FixtureRequest, factory: pytest.TempPath
     if key not in _TARGETS:
         _TARGETS[key] = make_target(label, request, Path(factory.mktemp(label)))
     return _TARGETS[key]
+
+
+def test_sqlite_an_untyped_time_column_is_read_and_never_named_by_an_empty_type(tmp_path):
+    """SQLite lets a column have no declared type: its epoch milliseconds were refused with
+    "column ts of main.jobs is , not an epoch in ms" (an empty type name). Such a column
+    holds what was stored: read, each value checked; a column that cannot order names itself
+    untyped."""
+    import sqlite3
+
+    db = tmp_path / "untyped.db"
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE jobs (id INTEGER PRIMARY KEY, ts, payload)")
+    conn.execute("INSERT INTO jobs (ts, payload) VALUES (1700000000000, 'x')")
+    conn.commit()
+    conn.close()
+    dsn = ["--dsn", f"sqlite:///{db}", "--format", "json"]
+    read = CliRunner().invoke(
+        cli, ["size", "jobs", "--order-by", "id", "--time-column", "ts", "--time-unit", "ms", *dsn]
+    )
+    assert read.exit_code == 0, read.output
+    assert json.loads(read.stdout)["oldest_enqueued_at"].startswith("2023-11-14T22:13:20")
+    order = CliRunner().invoke(cli, ["size", "jobs", "--order-by", "ts", *dsn])
+    assert order.exit_code == 2 and " is , " not in order.stderr, order.output

@@ -11,9 +11,10 @@ from contextlib import contextmanager, suppress
 
 import pytest
 
+from qadmin import catalog
 from qadmin.errors import QueueEmpty
 from qadmin.kinds import WATERMARK_EVERY
-from qadmin.ops import catalog, messages, queues
+from qadmin.ops import messages, queues
 from qadmin.ops import watermark as wm_ops
 from tests.conftest import make_target
 
@@ -537,7 +538,7 @@ def test_concurrent_pops_rolled_back_or_killed_lose_nothing_on_postgresql(kind, 
 def test_a_watermarked_fifo_converts_to_a_ring_and_leaves_no_copy_behind_on_postgresql(
     request, tmp_path
 ):
-    from qadmin.ops import catalog
+    from qadmin import catalog
     from qadmin.ops import convert as convert_ops
 
     _, engine, spec = _queue("postgresql", request, tmp_path)

@@ -38,12 +38,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from qadmin import catalog
 from qadmin.diagnostics.entries import ring, size
 from qadmin.engines import Engine, Timeouts, open_engine
 from qadmin.errors import LockTimeout, QadminError, QueueFull
 from qadmin.kinds import Kind, QueueSpec
-from qadmin.ops import catalog, messages, queues
-from qadmin.ops.values import message
+from qadmin.ops import messages, queues
+from qadmin.values import message
 
 # name -> (kind, capacity, watermark)
 KINDS: dict[str, tuple[str, int | None, bool]] = {

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from qadmin import catalog
 from qadmin.errors import QadminError, QueueFull
 from qadmin.kinds import Kind
-from qadmin.ops import catalog, messages, queues
+from qadmin.ops import messages, queues
 from qadmin.pipeline import archive, export, formats, load
 from tests.conftest import make_target
 from tests.engines.test_payloads import PAYLOADS

@@ -8,6 +8,7 @@ from qadmin import sqlfiles
 from qadmin.engines import Timeouts, open_engine
 from qadmin.engines.base import Engine
 from qadmin.kinds import KINDS, Kind, QueueSpec
+from qadmin.ops import pause
 from tests.sql.tsql_gate import problems
 
 PARAMS = {
@@ -33,12 +34,20 @@ PARAMS = {
     "stale_s": 300,
     "max_pages": 100000,
     "older_s": 60,
+    "newer_s": 60,
+    "has_older": 1,
+    "has_newer": 0,
+    "has_error": 1,
+    "pattern": "%time!_out%",
+    "after": 0,
+    "upto": 2**63 - 1,
     "queue": "q",
     "object_type": "table",
     "position": 0,
     "prefix": "q!_%",
     "preview": 64,
     "names": "qadmin_queues,oban_jobs",
+    "at": "2026-01-01T00:00:00Z",
 }
 
 
@@ -68,6 +77,9 @@ def every_statement() -> list[tuple[str, str]]:
                 sql, _ = engine.bind(statement, PARAMS)
                 label = f"{spec.kind}{'-strict' if spec.strict else ''}:{section}"
                 out.append((label, sql))
+        # pause on a queue from before pause replaces its pop (CREATE OR ALTER PROCEDURE)
+        for _, statement in pause.upgrade(engine, spec):
+            out.append((f"{spec.kind}:pause_upgrade", engine.bind(statement, PARAMS)[0]))
     for section in engine.catalog().sections:
         for statement in engine.catalog_sql(section, "orders_q_push"):
             out.append((f"catalog:{section}", engine.bind(statement, PARAMS)[0]))

@@ -98,12 +98,12 @@ def test_ci_runs_the_readme_test_command():
     commands = [line for line in block.splitlines() if line and not line.startswith("#")]
     assert commands[-1] == "./scripts/test"
     assert "exec ./scripts/test" in (REPO / ".ci" / "run").read_text()
-    assert "qadmin demo" in commands[0] and "demo" in cli.commands
+    assert "qadmin demo" in commands[0] and "demo" in cli.load_all()
 
 
 def _commands() -> dict[str, click.Command]:
     out: dict[str, click.Command] = {}
-    for name, command in cli.commands.items():
+    for name, command in cli.load_all().items():
         if isinstance(command, click.Group):
             out.update({f"{name} {sub}": c for sub, c in command.commands.items()})
         else:

@@ -39,6 +39,7 @@ def test_every_queue_file_is_used():
             "watermark.sql",
             "convert.sql",
             "data.sql",
+            "library_pause.sql",
         }
         | {f"watermark_{spec.template}.sql" for spec in KINDS.values() if spec.allows_watermark}
         | {f"{spec.template}_before_dead.sql" for spec in KINDS.values() if spec.dead_letters}
@@ -269,7 +270,9 @@ def test_every_maintenance_file_and_section_is_used():
     source = inspect.getsource(maintain)
     named = set(re.findall(r'(?:_sql|_read)\(\s*engine,\s*"([a-z_]+)"', source))
     files = sorted((ROOT / "maintenance").glob("*.sql"))
-    assert {p.stem for p in files} == set(maintain.PLANNERS)
+    planners = {e: registry.dialect_class(e).maintenance_planner for e in registry.NAMES}
+    assert {p.stem for p in files} == {e for e, p in planners.items() if p in maintain.PLANNERS}
+    assert set(planners.values()) == set(maintain.PLANNERS), "a planner no dialect names"
     for path in files:
         sections = set(sqlfiles.load(f"maintenance/{path.name}").sections)
         assert sections <= named, f"{path}: {sections - named} not used"

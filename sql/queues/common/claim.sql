@@ -21,8 +21,16 @@ FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo AND t.id < :hi AN
 SELECT count(*) AS claimed
 FROM (SELECT 1 FROM {table} AS t WHERE t.processing_started_at IS NOT NULL LIMIT :limit) AS c
 
--- name: redrive_ids
-SELECT id FROM {dead} ORDER BY id LIMIT :limit FOR UPDATE
+-- name: dead_top
+SELECT max(id) AS top_id FROM {dead}
+
+-- name: dead_take
+-- Lock one dead message by its key and read its payload (redrive --to).
+SELECT id, payload FROM {dead} WHERE id = :id FOR UPDATE
+
+-- name: discard_one
+-- After redrive_id locked it: a dead letter thrown away (the live table is never touched).
+DELETE FROM {dead} WHERE id = :id
 
 -- name: redrive_id
 SELECT id FROM {dead} WHERE id = :id FOR UPDATE

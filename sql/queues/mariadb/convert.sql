@@ -115,6 +115,7 @@ BEGIN
     DECLARE v_switched TINYINT;
     {txn_declare()};
     {txn_handler()};
+    {paused_none()}
     {txn_begin()};
     -- Its own transaction is READ COMMITTED whatever the session's level says; tell the
     -- ring's routine, which refuses REPEATABLE READ.

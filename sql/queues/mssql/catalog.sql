@@ -14,6 +14,17 @@ CREATE TABLE {catalog} (
     qadmin_schema int NOT NULL
 )
 
+-- name: pause
+-- qadmin pause: paused_at in the options (the pop procedures read it there). A queue already
+-- paused keeps the time it was first paused.
+UPDATE {catalog} SET options = JSON_MODIFY(options, '$.paused_at', :at)
+WHERE name = :name AND JSON_VALUE(options, '$.paused_at') IS NULL
+
+-- name: resume
+-- JSON_MODIFY with NULL removes the key (lax mode).
+UPDATE {catalog} SET options = JSON_MODIFY(options, '$.paused_at', NULL)
+WHERE name = :name AND JSON_VALUE(options, '$.paused_at') IS NOT NULL
+
 -- name: objects_create
 CREATE TABLE {objects} (
     queue       nvarchar(128) NOT NULL,

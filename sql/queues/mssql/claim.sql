@@ -51,6 +51,7 @@ CREATE PROCEDURE {pop} @count int = 1, @worker nvarchar(255) = NULL
 AS
 BEGIN
     SET NOCOUNT ON;
+    IF {paused()} SET @count = 0;  -- paused (qadmin pause): take nothing
     WITH claimed AS (
         SELECT TOP (@count) id, enqueued_at, processing_started_at, claimed_by,
                claimed_session, attempts, payload
@@ -233,13 +234,46 @@ SELECT (SELECT count_big(*) FROM (SELECT TOP (:limit) id FROM {dead}
           FROM {dead} WITH (READPAST, READCOMMITTEDLOCK) ORDER BY died_at) AS oldest_dead_s
 
 -- name: dead_list
-SELECT TOP (:count) id, enqueued_at, attempts, died_at, errors,
-       SUBSTRING(payload, 1, :preview) AS payload
-FROM {dead} WITH (READPAST, READCOMMITTEDLOCK)
-ORDER BY died_at, id
+-- The dead messages, first to die first, at most count; the filters of dead, discard and
+-- redrive, each on when its flag is 1: died more than older_s seconds ago, within the last
+-- newer_s seconds, the error it died with matching the LIKE pattern ('!' escapes;
+-- case-insensitive). Flags, not NULLs: every parameter keeps one type.
+SELECT TOP (:count) d.id, d.enqueued_at, d.attempts, d.died_at, d.errors,
+       SUBSTRING(d.payload, 1, :preview) AS payload
+FROM {dead} AS d WITH (READPAST, READCOMMITTEDLOCK)
+WHERE 1 = 1
+  AND (:has_older = 0 OR d.died_at < DATEADD(SECOND, -:older_s, SYSUTCDATETIME()))
+  AND (:has_newer = 0 OR d.died_at >= DATEADD(SECOND, -:newer_s, SYSUTCDATETIME()))
+  AND (:has_error = 0 OR LOWER(d.last_error) LIKE LOWER(:pattern) ESCAPE '!')
+ORDER BY d.died_at, d.id
 
--- name: redrive_ids
-SELECT TOP (:limit) id FROM {dead} WITH (UPDLOCK, ROWLOCK) ORDER BY id
+-- name: dead_match
+-- The dead messages a filter picks, in id order after one id and up to another (the highest
+-- when a run began: deaths during it wait for the next run), bounded. Read without
+-- locks: a dead row never changes, so a mover locks each id by its key and finds it still
+-- the same, or gone (another redrive or discard took it).
+SELECT TOP (:limit) d.id FROM {dead} AS d WITH (READPAST, READCOMMITTEDLOCK)
+WHERE d.id > :after AND d.id <= :upto
+  AND (:has_older = 0 OR d.died_at < DATEADD(SECOND, -:older_s, SYSUTCDATETIME()))
+  AND (:has_newer = 0 OR d.died_at >= DATEADD(SECOND, -:newer_s, SYSUTCDATETIME()))
+  AND (:has_error = 0 OR LOWER(d.last_error) LIKE LOWER(:pattern) ESCAPE '!')
+ORDER BY d.id
+
+-- name: dead_top
+SELECT max(id) AS top_id FROM {dead}
+
+-- name: dead_one
+-- One dead message whole (dead --id): its error history and payload.
+SELECT id, enqueued_at, attempts, died_at, last_error, errors, payload
+FROM {dead} WITH (READCOMMITTEDLOCK) WHERE id = :id
+
+-- name: dead_take
+-- Lock one dead message by its key and read its payload (redrive --to).
+SELECT id, payload FROM {dead} WITH (UPDLOCK, ROWLOCK) WHERE id = :id
+
+-- name: discard_one
+-- After redrive_id locked it: a dead letter thrown away (the live table is never touched).
+DELETE FROM {dead} WHERE id = :id
 
 -- name: redrive_id
 SELECT id FROM {dead} WITH (UPDLOCK, ROWLOCK) WHERE id = :id

@@ -1,11 +1,14 @@
 -- SQL Server's pieces of statements that several templates share ({name()} in a template):
 -- each is written once here. A fragment's text is all SQL: its comments are sent with it.
+--
+-- paused: true while the queue is paused (qadmin pause): its catalog entry's options carry
+-- paused_at. One primary-key read of the catalog; under READ COMMITTED it waits at most for
+-- a pause or resume being committed (one row, a short transaction), and never for a push.
+-- Each pop procedure reads it first and, while it is true, pops with @count = 0 (an empty
+-- result set of the usual columns): pop_begin, the head of every pop procedure but claim's.
 
 -- name: pop_rows
-CREATE PROCEDURE {pop} @count int = 1
-AS
-BEGIN
-    SET NOCOUNT ON;
+{pop_begin()}
     WITH next_rows AS (
         SELECT TOP (@count) id, enqueued_at, payload
         FROM {table} WITH ({skip_locked} ROWLOCK, UPDLOCK)
@@ -56,3 +59,14 @@ END TRY
         THROW;
     END CATCH;
     EXEC sp_releaseapplock @Resource = @lock, @LockOwner = 'Session';
+
+-- name: paused
+EXISTS (SELECT 1 FROM {catalog}
+        WHERE name = {table.bare_lit} AND JSON_VALUE(options, '$.paused_at') IS NOT NULL)
+
+-- name: pop_begin
+CREATE PROCEDURE {pop} @count int = 1
+AS
+BEGIN
+    SET NOCOUNT ON;
+    IF {paused()} SET @count = 0;  -- paused (qadmin pause): take nothing

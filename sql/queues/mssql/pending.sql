@@ -25,10 +25,7 @@ BEGIN
 END
 
 -- name: create
-CREATE PROCEDURE {pop} @count int = 1
-AS
-BEGIN
-    SET NOCOUNT ON;
+{pop_begin()}
     WITH next_rows AS (
         SELECT TOP (@count) id, enqueued_at, due_at, payload
         FROM {table} WITH (READPAST, ROWLOCK, UPDLOCK)

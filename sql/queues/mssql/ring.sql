@@ -101,10 +101,7 @@ BEGIN
 END
 
 -- name: create
-CREATE PROCEDURE {pop} @count int = 1
-AS
-BEGIN
-    SET NOCOUNT ON;
+{pop_begin()}
     SET XACT_ABORT ON;
     DECLARE @out TABLE (id bigint NOT NULL, enqueued_at datetime2(6) NULL, payload varbinary(max) NULL);
     DECLARE @next bigint;

@@ -18,6 +18,16 @@ CREATE TABLE IF NOT EXISTS {catalog} (
 INSERT INTO {catalog} (name, kind, capacity, options, created_at, qadmin_schema)
 VALUES (:name, :kind, :capacity, :options, UTC_TIMESTAMP(6), :qadmin_schema)
 
+-- name: pause
+-- qadmin pause: paused_at in the options (the pop routines read it there). A queue already
+-- paused keeps the time it was first paused.
+UPDATE {catalog} SET options = JSON_SET(options, '$.paused_at', :at)
+WHERE name = :name AND JSON_EXTRACT(options, '$.paused_at') IS NULL
+
+-- name: resume
+UPDATE {catalog} SET options = JSON_REMOVE(options, '$.paused_at')
+WHERE name = :name AND JSON_EXTRACT(options, '$.paused_at') IS NOT NULL
+
 -- name: objects_create
 CREATE TABLE IF NOT EXISTS {objects} (
     queue       VARCHAR(64) NOT NULL,

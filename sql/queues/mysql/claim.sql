@@ -228,8 +228,35 @@ SELECT (SELECT count(*) FROM (SELECT 1 FROM {dead} LIMIT :limit) AS s) AS dead,
           FROM {dead} ORDER BY died_at LIMIT 1) AS oldest_dead_s
 
 -- name: dead_list
-SELECT id, enqueued_at, attempts, died_at, errors, SUBSTRING(payload, 1, :preview) AS payload
-FROM {dead} ORDER BY died_at, id LIMIT :count
+-- The dead messages, first to die first, at most count; the filters of dead, discard and
+-- redrive, each on when its flag is 1: died more than older_s seconds ago, within the last
+-- newer_s seconds, the error it died with matching the LIKE pattern ('!' escapes;
+-- case-insensitive). Flags, not NULLs: every parameter keeps one type.
+SELECT d.id, d.enqueued_at, d.attempts, d.died_at, d.errors,
+       SUBSTRING(d.payload, 1, :preview) AS payload
+FROM {dead} AS d
+WHERE 1 = 1
+  AND (:has_older = 0 OR d.died_at < UTC_TIMESTAMP(6) - INTERVAL :older_s SECOND)
+  AND (:has_newer = 0 OR d.died_at >= UTC_TIMESTAMP(6) - INTERVAL :newer_s SECOND)
+  AND (:has_error = 0 OR LOWER(d.last_error) LIKE LOWER(:pattern) ESCAPE '!')
+ORDER BY d.died_at, d.id LIMIT :count
+
+-- name: dead_match
+-- The dead messages a filter picks, in id order after one id and up to another (the highest
+-- when a run began: deaths during it wait for the next run), bounded. Read without
+-- locks: a dead row never changes, so a mover locks each id by its key and finds it still
+-- the same, or gone (another redrive or discard took it).
+SELECT d.id FROM {dead} AS d
+WHERE d.id > :after AND d.id <= :upto
+  AND (:has_older = 0 OR d.died_at < UTC_TIMESTAMP(6) - INTERVAL :older_s SECOND)
+  AND (:has_newer = 0 OR d.died_at >= UTC_TIMESTAMP(6) - INTERVAL :newer_s SECOND)
+  AND (:has_error = 0 OR LOWER(d.last_error) LIKE LOWER(:pattern) ESCAPE '!')
+ORDER BY d.id LIMIT :limit
+
+-- name: dead_one
+-- One dead message whole (dead --id): its error history and payload.
+SELECT id, enqueued_at, attempts, died_at, last_error, errors, payload
+FROM {dead} WHERE id = :id
 
 -- name: redrive_one
 INSERT INTO {table} (enqueued_at, attempts, last_error, errors, payload)

@@ -17,6 +17,12 @@
 -- at READ COMMITTED, committed before the routine returns and rolled back on any error.
 -- txn_declare and txn_handler go in the routine's DECLARE list (variables first, handlers
 -- after the cursors), txn_begin first and txn_end last in its body.
+--
+-- paused: true while the queue is paused (qadmin pause): its catalog entry's options carry
+-- paused_at. One primary-key read of the catalog, a consistent (non-locking) read: a pause
+-- being written never blocks it, nor it the pause. Each pop procedure reads it before it starts
+-- its own transaction and, while it is true, pops with a count of 0 (nothing taken, no result
+-- set). A caller inside a REPEATABLE READ transaction sees the catalog as of its snapshot.
 -- extends: queues/common/fragments.sql (the fragments shared with other engines)
 --
 -- The rest are pieces of the kinds' routines written once here, called {name()} from the
@@ -24,7 +30,8 @@
 -- cursor_begin (every cursor pop), delete_each / claim_each (the take loop), batch_declare and
 -- batch_next (push_many's batch cursor), wm_tick_end (a watermark pop's tail), capped_vars and
 -- slot_look (capped's push), lock_handler, committed_only(w=push|pop) and
--- ring_lock(seq, w=push|pop) (the ring: w is the word its messages say).
+-- ring_lock(seq, w=push|pop) (the ring: w is the word its messages say), paused_none (a pop's
+-- count set to 0 while the queue is paused, before its transaction begins).
 
 -- name: now_utc
 UTC_TIMESTAMP(6)
@@ -243,6 +250,7 @@ END
 -- name: cursor_begin
 {txn_handler()};
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
+    {paused_none()}
     {txn_begin()};
 
 -- name: pop_vars
@@ -302,3 +310,12 @@ SET v_name = CONCAT('qadmin_', MD5({obj.lit}));
     place: LOOP
         SET v_old = NULL, v_dup = 0;
         SELECT id INTO v_old FROM {table} WHERE slot = MOD(v_id, v_cap) FOR UPDATE;
+
+-- name: paused
+EXISTS (SELECT 1 FROM {catalog}
+        WHERE name = {table.bare_lit} AND JSON_EXTRACT(options, '$.paused_at') IS NOT NULL)
+
+-- name: paused_none
+IF {paused()} THEN
+        SET p_count = 0;  -- paused (qadmin pause): take nothing
+    END IF;

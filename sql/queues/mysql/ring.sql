@@ -230,6 +230,7 @@ BEGIN
         FOR UPDATE SKIP LOCKED;
     {lock_handler()};
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
+    {paused_none()}
     {txn_begin()};
     -- A deadlock under REPEATABLE READ's gap locks rolls back after the number is taken, and
     -- no rollback returns a sequence number: refuse that level up front.

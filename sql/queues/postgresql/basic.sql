@@ -28,6 +28,7 @@ RETURNS TABLE (id bigint, enqueued_at timestamptz, payload bytea)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 BEGIN
+    {paused_return()}
     LOOP
         RETURN QUERY
         DELETE FROM {table} AS q

@@ -76,7 +76,8 @@ RETURNS TABLE (id bigint, enqueued_at timestamptz, payload bytea)
 LANGUAGE sql AS $$
     DELETE FROM {table} AS q
     WHERE q.id IN (
-        SELECT s.id FROM {table} AS s ORDER BY s.id LIMIT p_count FOR UPDATE SKIP LOCKED)
+        SELECT s.id FROM {table} AS s WHERE NOT {paused()}
+        ORDER BY s.id LIMIT p_count FOR UPDATE SKIP LOCKED)
     RETURNING q.id, q.enqueued_at, q.payload
 $$
 

@@ -15,6 +15,16 @@ CREATE TABLE IF NOT EXISTS {catalog} (
     qadmin_schema integer NOT NULL
 )
 
+-- name: pause
+-- qadmin pause: paused_at in the options (the pop routines read it there). A queue already
+-- paused keeps the time it was first paused.
+UPDATE {catalog} SET options = (options::jsonb || jsonb_build_object('paused_at', CAST(:at AS text)))::text
+WHERE name = :name AND (options::jsonb ->> 'paused_at') IS NULL
+
+-- name: resume
+UPDATE {catalog} SET options = (options::jsonb - 'paused_at')::text
+WHERE name = :name AND (options::jsonb ->> 'paused_at') IS NOT NULL
+
 -- name: objects_create
 CREATE TABLE IF NOT EXISTS {objects} (
     queue       text NOT NULL,

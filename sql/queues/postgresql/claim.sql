@@ -64,7 +64,7 @@ LANGUAGE sql AS $$
     {claim_set()}
     WHERE q.id IN (
         SELECT s.id FROM {table} AS s
-        WHERE s.processing_started_at IS NULL
+        WHERE s.processing_started_at IS NULL AND NOT {paused()}
         ORDER BY s.id
         LIMIT p_count
         FOR UPDATE SKIP LOCKED)
@@ -198,6 +198,46 @@ WHERE processing_started_at IS NOT NULL
 ORDER BY processing_started_at
 LIMIT :limit
 
+-- name: claims_head
+-- The first waiting id from :lo up to below :hi, through the pop index (one entry per id,
+-- the ids' first versions, which lie in id order on the heap: a cheap walk even through
+-- acked ids): where the claims window below ends.
+SET LOCAL enable_bitmapscan = off
+
+-- name: claims_head
+SET LOCAL enable_seqscan = off
+
+-- name: claims_head
+SELECT min(w.id) AS head
+FROM (SELECT t.id FROM {table} AS t WHERE t.id >= :lo AND t.id < :hi
+        AND t.processing_started_at IS NULL ORDER BY t.id LIMIT 1) AS w
+
+-- name: claims_window
+-- The claims among the ids from :lo up to below :hi, and how many rows there are claimed: what
+-- inspect reads instead of the claims walk when many dead entries may lie in the claimed index
+-- (acked claims leave theirs first in it, and a held snapshot keeps them: 50,000 buffers
+-- behind 1,000,000). The caller puts the window just below the first waiting id, where claims
+-- are made; claims below it are not read (a floor, said so). A bitmap scan of the primary key
+-- range: each heap page once (an index scan reads a claim's two row versions, on different
+-- pages, a buffer each).
+SET LOCAL enable_seqscan = off
+
+-- name: claims_window
+SET LOCAL enable_indexscan = off
+
+-- name: claims_window
+WITH w AS MATERIALIZED (
+    SELECT t.id, t.processing_started_at, t.claimed_by, t.claimed_session, t.attempts,
+           t.last_error
+    FROM {table} AS t WHERE t.id >= :lo AND t.id < :hi  -- no claim filter: the claimed
+)                                                       -- index must not serve this
+SELECT n.claimed_rows, c.id, c.processing_started_at, c.claimed_by,
+       c.claimed_session::text AS claimed_session, c.attempts, c.last_error,
+       extract(epoch FROM clock_timestamp() - c.processing_started_at)::float8 AS claimed_for_s
+FROM (SELECT count(*) AS claimed_rows FROM w WHERE w.processing_started_at IS NOT NULL) AS n
+LEFT JOIN LATERAL (SELECT * FROM w WHERE w.processing_started_at IS NOT NULL
+                   ORDER BY w.processing_started_at LIMIT :limit) AS c ON true
+
 -- name: requeue
 -- A stale claim at its last allowed attempt (max_attempts) is a message that killed its
 -- consumer every time (it never reached fail): it moves to the dead table with an error entry
@@ -237,9 +277,35 @@ SELECT (SELECT count(*) FROM (SELECT 1 FROM {dead} LIMIT :limit) AS s) AS dead,
           FROM {dead} AS d ORDER BY d.died_at LIMIT 1) AS oldest_dead_s
 
 -- name: dead_list
-SELECT id, enqueued_at, attempts, died_at, errors::text AS errors,
-       substring(payload FROM 1 FOR :preview) AS payload
-FROM {dead} ORDER BY died_at, id LIMIT :count
+-- The dead messages, first to die first, at most count; the filters of dead, discard and
+-- redrive, each on when its flag is 1: died more than older_s seconds ago, within the last
+-- newer_s seconds, the error it died with matching the LIKE pattern ('!' escapes;
+-- case-insensitive). Flags, not NULLs: every parameter keeps one type.
+SELECT d.id, d.enqueued_at, d.attempts, d.died_at, d.errors::text AS errors,
+       substring(d.payload FROM 1 FOR :preview) AS payload
+FROM {dead} AS d
+WHERE true
+  AND (:has_older = 0 OR d.died_at < clock_timestamp() - make_interval(secs => :older_s))
+  AND (:has_newer = 0 OR d.died_at >= clock_timestamp() - make_interval(secs => :newer_s))
+  AND (:has_error = 0 OR d.last_error ILIKE :pattern ESCAPE '!')
+ORDER BY d.died_at, d.id LIMIT :count
+
+-- name: dead_match
+-- The dead messages a filter picks, in id order after one id and up to another (the highest
+-- when a run began: deaths during it wait for the next run), bounded. Read without
+-- locks: a dead row never changes, so a mover locks each id by its key and finds it still
+-- the same, or gone (another redrive or discard took it).
+SELECT d.id FROM {dead} AS d
+WHERE d.id > :after AND d.id <= :upto
+  AND (:has_older = 0 OR d.died_at < clock_timestamp() - make_interval(secs => :older_s))
+  AND (:has_newer = 0 OR d.died_at >= clock_timestamp() - make_interval(secs => :newer_s))
+  AND (:has_error = 0 OR d.last_error ILIKE :pattern ESCAPE '!')
+ORDER BY d.id LIMIT :limit
+
+-- name: dead_one
+-- One dead message whole (dead --id): its error history and payload.
+SELECT id, enqueued_at, attempts, died_at, last_error, errors::text AS errors, payload
+FROM {dead} WHERE id = :id
 
 -- name: redrive_one
 WITH gone AS (DELETE FROM {dead} AS d WHERE d.id = :id RETURNING d.*)

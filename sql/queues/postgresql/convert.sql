@@ -44,7 +44,11 @@ $$
 CREATE OR REPLACE FUNCTION {pop}(p_count integer DEFAULT 1)
 RETURNS TABLE (id bigint, enqueued_at timestamptz, payload bytea)
 LANGUAGE plpgsql AS $$
-{gate_wait()}
+#variable_conflict use_column
+BEGIN
+    {paused_return()}
+    LOCK TABLE {src} IN ROW EXCLUSIVE MODE;
+    IF to_regclass({ctl.lit}) IS NOT NULL THEN
         RETURN QUERY SELECT * FROM {pop}(p_count);  -- converted: the ring's pop
         RETURN;
     END IF;

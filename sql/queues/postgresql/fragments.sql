@@ -1,5 +1,13 @@
 -- PostgreSQL's pieces of statements that several templates share ({name()} in a template):
 -- each is written once here. A fragment's text is all SQL: its comments are sent with it.
+--
+-- paused: true while the queue is paused (qadmin pause): its catalog entry's options carry
+-- paused_at. One primary-key read of the catalog, a plain MVCC read that takes no lock (a
+-- pause being written never blocks it, nor it the pause). Every pop routine reads it first and
+-- takes nothing while it is true; pushes, acks and fails never read it. A call sees a pause
+-- committed before its statement's snapshot (a READ COMMITTED caller: before the call; a
+-- REPEATABLE READ caller: before its transaction's first statement). paused_return: a pop
+-- routine's first statement, returning nothing while it is true.
 
 -- name: push_many_rows
 -- Many messages in one statement (push --lines, --file; applications too): inserted in array
@@ -37,6 +45,7 @@ DECLARE
     v_fresh boolean := txid_current_if_assigned() IS NULL;
     r      record;
 BEGIN
+    {paused_return()}
     SELECT s.last_value INTO v_wm FROM {wm_seq} AS s;
     FOR r IN
 
@@ -61,3 +70,12 @@ SET processing_started_at = clock_timestamp(),
 BEGIN
     LOCK TABLE {src} IN ROW EXCLUSIVE MODE;
     IF to_regclass({ctl.lit}) IS NOT NULL THEN
+
+-- name: paused
+EXISTS (SELECT 1 FROM {catalog} AS qz
+        WHERE qz.name = {table.bare_lit} AND (qz.options::jsonb ->> 'paused_at') IS NOT NULL)
+
+-- name: paused_return
+IF {paused()} THEN
+        RETURN;  -- paused (qadmin pause): take nothing
+    END IF;

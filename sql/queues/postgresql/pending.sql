@@ -31,7 +31,7 @@ LANGUAGE sql AS $$
     DELETE FROM {table} AS q
     WHERE q.id IN (
         SELECT s.id FROM {table} AS s
-        WHERE s.due_at <= clock_timestamp()
+        WHERE s.due_at <= clock_timestamp() AND NOT {paused()}
         ORDER BY s.due_at, s.id
         LIMIT p_count
         FOR UPDATE SKIP LOCKED)

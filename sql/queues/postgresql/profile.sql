@@ -9,7 +9,8 @@
 -- claim_event_at is a claim's start kept as an event row (Profile.claim_event: the job's
 -- latest such event through the library's index on its job column, the type bound as
 -- :ev_type) and claim_event_age the seconds since it; session_gone is requeue's guard that
--- the claiming session (the profile's session column) no longer exists.
+-- the claiming session (the profile's session column) no longer exists; error_like is
+-- dead's and redrive's --error on a library's error column (its text: a JSON array).
 -- extends: queues/common/profile.sql (the statements shared with other engines)
 
 -- name: age
@@ -97,3 +98,26 @@ LIMIT :limit
 -- Now, as a library's state template compares it with its times (its qadmin_clock): to the
 -- microsecond (a run-at time passes when it does, not up to a second later).
 CURRENT_TIMESTAMP
+
+-- name: dead_jobs
+-- A library's failed jobs (qadmin dead): {filter} picks its failed states, the named queue
+-- asked about and the filters; in id order, bounded (a command, run under the statement
+-- timeout: the failed state is a minority the library's state index finds).
+SELECT {columns} FROM {table} WHERE {filter} ORDER BY {id_col.bare} LIMIT :count
+
+-- name: dead_jobs_match
+-- The failed jobs a redrive picks, in id order after one id and up to the highest id when it
+-- began, bounded; read without locks (retry_job checks each row again as it updates it).
+SELECT {id_col.bare} AS id FROM {table}
+WHERE {filter} AND {id_col.bare} > :after AND {id_col.bare} <= :upto
+ORDER BY {id_col.bare} LIMIT :limit
+
+-- name: retry_job
+-- A failed job given back as the library's own retry does (Profile.retry, {assignments}):
+-- the same UPDATE of its row, only while it is still failed ({filter}), so one a worker or
+-- another redrive gave back meanwhile is left alone and not counted.
+UPDATE {table} SET {assignments} WHERE {id_col.bare} = :id AND {filter}
+RETURNING {id_col.bare} AS id
+
+-- name: error_like
+CAST({col.bare} AS text) ILIKE :pattern ESCAPE '!'

@@ -223,6 +223,7 @@ DECLARE
     v_cap   integer;
     v_key   bigint := ('x' || left(md5({pop_seq.lit}), 16))::bit(64)::bigint;  -- pop lock
 BEGIN
+    {paused_return()}
     -- A serialization failure (REPEATABLE READ, SERIALIZABLE) rolls back after the number is
     -- taken, and no rollback returns a sequence number: refuse those levels up front.
     {committed_only(w=pop)}
@@ -412,24 +413,93 @@ SELECT (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END FROM 
            AS dequeued_total
 
 -- name: ring_state
+-- Bitmap scans of slot ranges below, never a scan of the table whatever the planner thinks of
+-- a bloated ring, and not ordered index scans: those fetch a heap page per index entry (a
+-- slot's moved row versions alternate between pages: 2,072 buffers for 5,000 clean slots,
+-- where the bitmap reads each page once: 380).
+SET LOCAL enable_seqscan = off
+
+-- name: ring_state
+SET LOCAL enable_indexscan = off
+
+-- name: ring_state
+-- What a slot behind the pop sequence costs to read: up to 8 slots are read and the buffers
+-- this transaction fetched for them counted; qadmin.ring_behind (below) is how many numbers
+-- behind the pop sequence the orphan search then reads: min(capacity, 10,000), fewer as the
+-- slots cost more (about 256 buffers: a held snapshot keeps every lap's row versions of a
+-- slot, and an index scan visits each; a ring 30 laps deep costs 20 and more a slot).
+DO $$
+DECLARE
+    v_cap  bigint := {capacity};
+    v_last bigint;
+    v_lo   bigint;
+    v_b0   bigint;
+    v_cost numeric;
+    v_n    bigint := least({capacity}, 10000);
+BEGIN
+    SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END INTO v_last
+      FROM {pop_seq};
+    IF v_last >= 0 THEN
+        v_lo := greatest(v_last % v_cap - 7, 0);
+        v_b0 := pg_stat_get_xact_blocks_fetched({table.lit}::regclass)
+                + pg_stat_get_xact_blocks_fetched({slot_idx.lit}::regclass);
+        PERFORM count(r.message_id) FROM {table} AS r
+         WHERE r.slot BETWEEN v_lo AND v_last % v_cap;
+        v_cost := (pg_stat_get_xact_blocks_fetched({table.lit}::regclass)
+                   + pg_stat_get_xact_blocks_fetched({slot_idx.lit}::regclass) - v_b0)
+                  / (v_last % v_cap - v_lo + 1)::numeric;
+        -- a few buffers are the index's descent, whatever the slots: not a slot's price
+        IF v_cost > 1 THEN
+            v_n := least(v_n, greatest(floor(256 / v_cost), 1));
+        END IF;
+    END IF;
+    PERFORM set_config('qadmin.ring_behind', v_n::text, true);
+END
+$$
+
+-- name: ring_state
 -- An orphan is a message whose number the pop sequence has passed, still in its slot and not
--- parked: its popper died before committing. Looked up by primary key in the slots of the
--- min(capacity, 10,000) numbers behind the pop sequence (a live ring cannot pass an orphan by
--- more than a lap: its slot stops the pushes) and the slot the next push needs. A slot whose
--- old version a live transaction is updating is a pop in flight, not an orphan.
+-- parked: its popper died before committing. Looked for in the slots of the numbers behind
+-- the pop sequence (a live ring cannot pass an orphan by more than a lap: its slot stops the
+-- pushes) and the slot the next push needs. A slot whose old version a live transaction is
+-- updating is a pop in flight, not an orphan.
+-- Bounded: the slots behind are read as one or two ranges of the slot index (consecutive
+-- slots share heap pages; point look-ups read three buffers each: 30,000 for 10,000 slots),
+-- and only as many as about 256 buffers allow (orphans_searched, below; measured above). An orphan further
+-- behind is found when the ring laps onto its slot (orphan_blocks_push: the push slot is
+-- always read).
 WITH s AS (
     SELECT (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END
               FROM {push_seq}) AS push_next,
            (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END
               FROM {pop_seq}) AS pop_next
+), w AS (
+    -- how many numbers behind the pop sequence are read (set above)
+    SELECT current_setting('qadmin.ring_behind')::bigint AS n
+), bw AS (
+    SELECT greatest(s.pop_next - w.n, 0) AS lo_k, s.pop_next - 1 AS hi_k FROM s, w
+), br AS (
+    -- the numbers lo_k..hi_k as slot ranges [p1_lo, p1_hi] and [p2_lo, p2_hi] (p2 empty
+    -- unless they wrap past the last slot)
+    SELECT bw.lo_k,
+           CASE WHEN bw.hi_k - bw.lo_k + 1 >= {capacity} THEN 0 ELSE bw.lo_k % {capacity} END
+               AS p1_lo,
+           CASE WHEN bw.hi_k - bw.lo_k + 1 >= {capacity}
+                  OR bw.lo_k % {capacity} > bw.hi_k % {capacity}
+                THEN {capacity} - 1 ELSE bw.hi_k % {capacity} END AS p1_hi,
+           0 AS p2_lo,
+           CASE WHEN bw.hi_k - bw.lo_k + 1 < {capacity}
+                 AND bw.lo_k % {capacity} > bw.hi_k % {capacity}
+                THEN bw.hi_k % {capacity} ELSE -1 END AS p2_hi
+    FROM bw WHERE bw.hi_k >= bw.lo_k
 ), candidates AS (
-    -- a join, not "slot IN (SELECT ... generate_series)": that IN refers to s, so it ran as a
-    -- subplan searched linearly for every slot row (8 s for a 10,000-slot ring)
     SELECT r.slot, r.message_id, r.enqueued_at, r.xmax
-    FROM s CROSS JOIN generate_series(1, least({capacity}, 10000, s.pop_next)) AS g
-    JOIN {table} AS r ON r.slot = (s.pop_next - g) % {capacity}
-    WHERE r.reference_count = 1
-      AND r.message_id >= s.pop_next - least({capacity}, 10000)
+    FROM br JOIN {table} AS r ON r.slot BETWEEN br.p1_lo AND br.p1_hi
+    WHERE r.reference_count = 1 AND r.message_id >= br.lo_k
+    UNION
+    SELECT r.slot, r.message_id, r.enqueued_at, r.xmax
+    FROM br JOIN {table} AS r ON r.slot BETWEEN br.p2_lo AND br.p2_hi
+    WHERE r.reference_count = 1 AND r.message_id >= br.lo_k
     UNION
     SELECT r.slot, r.message_id, r.enqueued_at, r.xmax FROM {table} AS r, s
     WHERE r.reference_count = 1 AND r.slot = s.push_next % {capacity}
@@ -440,6 +510,35 @@ WITH s AS (
       AND NOT EXISTS (SELECT 1 FROM pg_stat_activity AS a WHERE a.backend_xid = c.xmax)
 ), orphan AS (
     SELECT o.slot, o.message_id, o.enqueued_at FROM orphans AS o ORDER BY o.message_id LIMIT 1
+), hole AS (
+    -- the next number is missing (a killed pusher's hole): only then are the slots of the
+    -- next min(capacity, 10,000) numbers read (a killed batch push leaves up to 10,000 holes
+    -- in a row: qadmin's batch limit), as ranges like those behind
+    SELECT s.pop_next + 1 AS lo_k,
+           least(s.pop_next + least({capacity}, 10000), s.push_next - 1) AS hi_k
+    FROM s
+    WHERE s.pop_next < s.push_next
+      AND NOT EXISTS (SELECT 1 FROM {table} AS r WHERE r.slot = s.pop_next % {capacity}
+                       AND r.message_id = s.pop_next)
+      AND NOT EXISTS (SELECT 1 FROM {overflow} AS o WHERE o.message_id = s.pop_next)
+), ar AS (
+    SELECT h.lo_k,
+           CASE WHEN h.hi_k - h.lo_k + 1 >= {capacity} THEN 0 ELSE h.lo_k % {capacity} END
+               AS p1_lo,
+           CASE WHEN h.hi_k - h.lo_k + 1 >= {capacity}
+                  OR h.lo_k % {capacity} > h.hi_k % {capacity}
+                THEN {capacity} - 1 ELSE h.hi_k % {capacity} END AS p1_hi,
+           0 AS p2_lo,
+           CASE WHEN h.hi_k - h.lo_k + 1 < {capacity}
+                 AND h.lo_k % {capacity} > h.hi_k % {capacity}
+                THEN h.hi_k % {capacity} ELSE -1 END AS p2_hi
+    FROM hole AS h WHERE h.hi_k >= h.lo_k
+), behind_hole AS (
+    SELECT r.enqueued_at FROM ar JOIN {table} AS r ON r.slot BETWEEN ar.p1_lo AND ar.p1_hi
+    WHERE r.reference_count = 1 AND r.message_id >= ar.lo_k
+    UNION ALL
+    SELECT r.enqueued_at FROM ar JOIN {table} AS r ON r.slot BETWEEN ar.p2_lo AND ar.p2_hi
+    WHERE r.reference_count = 1 AND r.message_id >= ar.lo_k
 )
 SELECT s.push_next,
        s.pop_next,
@@ -449,6 +548,7 @@ SELECT s.push_next,
        (SELECT count(*) FROM {overflow}) AS overflow,
        (SELECT b.message_id FROM orphan AS b) AS orphan_id,
        (SELECT count(*) FROM orphans) AS orphans,
+       (SELECT bw.hi_k - bw.lo_k + 1 FROM bw WHERE bw.hi_k >= bw.lo_k) AS orphans_searched,
        (SELECT b.slot = s.push_next % {capacity} FROM orphan AS b) AS orphan_blocks_push,
        (SELECT 'INSERT INTO ' || {pending.lit} || ' (message_id, taken_at) VALUES ('
                || b.message_id || ', clock_timestamp())' FROM orphan AS b) AS orphan_fix,
@@ -456,23 +556,9 @@ SELECT s.push_next,
        (SELECT b.slot FROM orphan AS b) AS orphan_slot,
        (SELECT extract(epoch FROM clock_timestamp() - b.enqueued_at)::float8
           FROM orphan AS b) AS orphan_age_s,
-       CASE WHEN s.pop_next < s.push_next
-             AND NOT EXISTS (SELECT 1 FROM {table} AS r WHERE r.slot = s.pop_next % {capacity}
-                              AND r.message_id = s.pop_next)
-             AND NOT EXISTS (SELECT 1 FROM {overflow} AS o WHERE o.message_id = s.pop_next)
-            THEN s.pop_next END AS missing_id,
-       (SELECT extract(epoch FROM clock_timestamp() - min(r.enqueued_at))::float8
-          -- the slots of the next min(capacity, 10,000) numbers: a killed batch push leaves up
-          -- to 10,000 holes in a row (qadmin's batch limit); read only while the next number
-          -- is missing (a one-time filter: no hole, no lookups), by primary-key lookups
-          FROM generate_series(1, least({capacity}, 10000)) AS g
-          JOIN {table} AS r ON r.slot = (s.pop_next + g) % {capacity}
-         WHERE r.reference_count = 1 AND r.message_id > s.pop_next
-           AND s.pop_next < s.push_next
-           AND NOT EXISTS (SELECT 1 FROM {table} AS n WHERE n.slot = s.pop_next % {capacity}
-                              AND n.message_id = s.pop_next)
-           AND NOT EXISTS (SELECT 1 FROM {overflow} AS o WHERE o.message_id = s.pop_next))
-           AS waiting_behind_age_s
+       (SELECT h.lo_k - 1 FROM hole AS h) AS missing_id,
+       (SELECT extract(epoch FROM clock_timestamp() - min(x.enqueued_at))::float8
+          FROM behind_hole AS x) AS waiting_behind_age_s
 FROM s
 
 -- name: repair_orphans

@@ -20,7 +20,7 @@ INSERT INTO {table} (payload) VALUES (:payload) RETURNING id, enqueued_at
 
 -- name: pop
 DELETE FROM {table}
-WHERE id IN (SELECT id FROM {table} {order_by} LIMIT :count)
+WHERE id IN (SELECT id FROM {table} WHERE NOT {paused()} {order_by} LIMIT :count)
 RETURNING id, enqueued_at, payload
 
 -- name: purge

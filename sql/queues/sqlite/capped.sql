@@ -65,7 +65,7 @@ RELEASE qadmin_call
 
 -- name: pop
 DELETE FROM {table}
-WHERE id IN (SELECT id FROM {table} ORDER BY id LIMIT :count)
+WHERE id IN (SELECT id FROM {table} WHERE NOT {paused()} ORDER BY id LIMIT :count)
 RETURNING id, enqueued_at, payload
 
 -- name: counters

@@ -15,6 +15,16 @@ CREATE TABLE IF NOT EXISTS {catalog} (
     qadmin_schema INTEGER NOT NULL
 )
 
+-- name: pause
+-- qadmin pause: paused_at in the options (the pop statements read it there). A queue already
+-- paused keeps the time it was first paused.
+UPDATE {catalog} SET options = json_set(options, '$.paused_at', :at)
+WHERE name = :name AND json_extract(options, '$.paused_at') IS NULL
+
+-- name: resume
+UPDATE {catalog} SET options = json_remove(options, '$.paused_at')
+WHERE name = :name AND json_extract(options, '$.paused_at') IS NOT NULL
+
 -- name: objects_create
 CREATE TABLE IF NOT EXISTS {objects} (
     queue       TEXT NOT NULL,

@@ -60,7 +60,8 @@ SET processing_started_at = strftime('%Y-%m-%d %H:%M:%f', 'now'),
     claimed_by = :worker,
     attempts = attempts + 1
 WHERE id IN (
-    SELECT id FROM {table} WHERE processing_started_at IS NULL ORDER BY id LIMIT :count)
+    SELECT id FROM {table} WHERE processing_started_at IS NULL AND NOT {paused()}
+    ORDER BY id LIMIT :count)
 RETURNING id, enqueued_at, attempts, payload
 
 -- name: ack
@@ -159,11 +160,43 @@ SELECT (SELECT count(*) FROM (SELECT 1 FROM {dead} LIMIT :limit)) AS dead,
           FROM {dead} ORDER BY died_at LIMIT 1) AS oldest_dead_s
 
 -- name: dead_list
-SELECT id, enqueued_at, attempts, died_at, errors, substr(payload, 1, :preview) AS payload
-FROM {dead} ORDER BY died_at, id LIMIT :count
+-- The dead messages, first to die first, at most count; the filters of dead, discard and
+-- redrive, each on when its flag is 1: died more than older_s seconds ago, within the last
+-- newer_s seconds, the error it died with matching the LIKE pattern ('!' escapes;
+-- case-insensitive). Flags, not NULLs: every parameter keeps one type.
+SELECT d.id, d.enqueued_at, d.attempts, d.died_at, d.errors,
+       substr(d.payload, 1, :preview) AS payload
+FROM {dead} AS d
+WHERE 1 = 1
+  AND (:has_older = 0
+       OR d.died_at < strftime('%Y-%m-%d %H:%M:%f', 'now', '-' || :older_s || ' seconds'))
+  AND (:has_newer = 0
+       OR d.died_at >= strftime('%Y-%m-%d %H:%M:%f', 'now', '-' || :newer_s || ' seconds'))
+  AND (:has_error = 0 OR d.last_error LIKE :pattern ESCAPE '!')
+ORDER BY d.died_at, d.id LIMIT :count
 
--- name: redrive_ids
-SELECT id FROM {dead} ORDER BY id LIMIT :limit
+-- name: dead_match
+-- The dead messages a filter picks, in id order after one id and up to another (the highest
+-- when a run began: deaths during it wait for the next run), bounded. Read without
+-- locks: a dead row never changes, so a mover locks each id by its key and finds it still
+-- the same, or gone (another redrive or discard took it).
+SELECT d.id FROM {dead} AS d
+WHERE d.id > :after AND d.id <= :upto
+  AND (:has_older = 0
+       OR d.died_at < strftime('%Y-%m-%d %H:%M:%f', 'now', '-' || :older_s || ' seconds'))
+  AND (:has_newer = 0
+       OR d.died_at >= strftime('%Y-%m-%d %H:%M:%f', 'now', '-' || :newer_s || ' seconds'))
+  AND (:has_error = 0 OR d.last_error LIKE :pattern ESCAPE '!')
+ORDER BY d.id LIMIT :limit
+
+-- name: dead_one
+-- One dead message whole (dead --id): its error history and payload.
+SELECT id, enqueued_at, attempts, died_at, last_error, errors, payload
+FROM {dead} WHERE id = :id
+
+-- name: dead_take
+-- Lock one dead message by its key and read its payload (redrive --to).
+SELECT id, payload FROM {dead} WHERE id = :id
 
 -- name: redrive_id
 SELECT id FROM {dead} WHERE id = :id

@@ -1,5 +1,10 @@
 -- SQLite's spelling of the words the shared statements use (sql/queues/common/).
 -- extends: queues/common/fragments.sql
+--
+-- paused: true while the queue is paused (qadmin pause): its catalog entry's options carry
+-- paused_at. One primary-key read of the catalog, evaluated once per statement (it does not
+-- depend on the row). Each pop statement takes nothing while it is true; an application
+-- running the template's pop statements gets the same.
 
 -- name: now_utc
 strftime('%Y-%m-%d %H:%M:%f', 'now')
@@ -30,3 +35,7 @@ SET last_error = :error,
             'attempt', attempts, 'error', :error, 'at', strftime('%Y-%m-%d %H:%M:%f', 'now'))),
     processing_started_at = CASE WHEN :retry THEN NULL ELSE processing_started_at END,
     claimed_by = CASE WHEN :retry THEN NULL ELSE claimed_by END
+
+-- name: paused
+EXISTS (SELECT 1 FROM {catalog}
+        WHERE name = {table.bare_lit} AND json_extract(options, '$.paused_at') IS NOT NULL)

@@ -26,7 +26,7 @@ RETURNING id, enqueued_at, due_at
 DELETE FROM {table}
 WHERE id IN (
     SELECT id FROM {table}
-    WHERE due_at <= strftime('%Y-%m-%d %H:%M:%f', 'now')
+    WHERE due_at <= strftime('%Y-%m-%d %H:%M:%f', 'now') AND NOT {paused()}
     ORDER BY due_at, id
     LIMIT :count)
 RETURNING id, enqueued_at, due_at, payload

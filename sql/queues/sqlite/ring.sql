@@ -76,7 +76,9 @@ SAVEPOINT qadmin_call
 -- name: pop
 -- The overflow table holds only a converted queue's backlog (qadmin convert): its ids are
 -- all below pop_seq, so it is served first, in id order, then the ring from pop_seq. Slots are
--- found by number (slot = number % capacity), never by scanning the ring.
+-- found by number (slot = number % capacity), never by scanning the ring. While the queue is
+-- paused every statement of the set takes nothing (each reads the pause; one transaction, so
+-- all four see the same answer).
 WITH RECURSIVE k (i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM k WHERE i + 1 < :count)
 SELECT id, enqueued_at, payload FROM (
     SELECT * FROM (SELECT message_id AS id, enqueued_at, payload FROM {overflow}
@@ -87,6 +89,7 @@ SELECT id, enqueued_at, payload FROM (
     WHERE r.slot = (c.pop_seq + k.i) % c.capacity AND r.message_id = c.pop_seq + k.i
       AND r.reference_count = 1
 )
+WHERE NOT {paused()}
 ORDER BY id LIMIT :count
 
 -- name: pop
@@ -98,16 +101,19 @@ WHERE slot IN (SELECT (c.pop_seq + k.i) % c.capacity FROM {ctl} AS c, k
   AND reference_count = 1
   AND message_id >= (SELECT pop_seq FROM {ctl})
   AND message_id < (SELECT pop_seq FROM {ctl}) + :count
+  AND NOT {paused()}
 
 -- name: pop
 UPDATE {ctl}
 SET pop_seq = min(pop_seq + max(:count - (SELECT count(*) FROM
                                           (SELECT 1 FROM {overflow} LIMIT :count)), 0),
                   push_seq)
+WHERE NOT {paused()}
 
 -- name: pop
 DELETE FROM {overflow}
 WHERE message_id IN (SELECT message_id FROM {overflow} ORDER BY message_id LIMIT :count)
+  AND NOT {paused()}
 
 -- name: pop
 RELEASE qadmin_call

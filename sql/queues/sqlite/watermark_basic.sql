@@ -8,7 +8,8 @@ SAVEPOINT qadmin_call
 
 -- name: pop
 DELETE FROM {table}
-WHERE id IN (SELECT id FROM {table} WHERE id >= (SELECT wm FROM {wm}) ORDER BY id LIMIT :count)
+WHERE id IN (SELECT id FROM {table} WHERE id >= (SELECT wm FROM {wm}) AND NOT {paused()}
+             ORDER BY id LIMIT :count)
 RETURNING id, enqueued_at, payload
 
 -- name: pop

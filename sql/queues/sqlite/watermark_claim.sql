@@ -13,7 +13,7 @@ SET processing_started_at = strftime('%Y-%m-%d %H:%M:%f', 'now'),
     attempts = attempts + 1
 WHERE id IN (
     SELECT id FROM {table}
-    WHERE processing_started_at IS NULL AND id >= (SELECT wm FROM {wm})
+    WHERE processing_started_at IS NULL AND id >= (SELECT wm FROM {wm}) AND NOT {paused()}
     ORDER BY id LIMIT :count)
 RETURNING id, enqueued_at, attempts, payload
 

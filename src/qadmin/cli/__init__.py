@@ -6,14 +6,15 @@ documents, a traceback only with --debug, and any secret seen in this process sc
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
-import traceback
 from typing import Any
 
 import click
 
 from qadmin import __version__, interrupts, secrets
+from qadmin.cli.index import INDEX
 from qadmin.cli.options import global_connection_options, global_format_option
 from qadmin.errors import (
     EXIT_EMPTY,
@@ -58,7 +59,39 @@ def _interrupted(said: str | None = None) -> int:
 
 
 class QadminGroup(click.Group):
-    """A group whose standalone run turns every failure into one line and an exit code."""
+    """A group whose standalone run turns every failure into one line and an exit code, and
+    whose commands are imported only when one is run: ``qadmin --help`` and a usage error read
+    the command list from ``cli/index.py`` (a test keeps it equal to the commands) instead of
+    importing every command's modules, the diagnostics and the engines."""
+
+    def list_commands(self, ctx: click.Context | None) -> list[str]:
+        return sorted(set(self.commands) | set(INDEX))
+
+    def get_command(self, ctx: click.Context | None, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in INDEX:
+            self._load(INDEX[cmd_name][0])
+        return self.commands.get(cmd_name)
+
+    def _load(self, module: str) -> None:
+        for command in importlib.import_module(f"qadmin.cli.{module}").COMMANDS:
+            self.add_command(command)
+
+    def load_all(self) -> dict[str, click.Command]:
+        """Every command, imported (the docs tests, the index check, shell completion)."""
+        for module in dict.fromkeys(m for m, _ in INDEX.values()):
+            self._load(module)
+        return dict(self.commands)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            # A listed command's first help paragraph, as click would shorten it.
+            stand_in = self.commands.get(name) or click.Command(name, help=INDEX[name][1])
+            rows.append((name, stand_in.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
         # Before click's own handler, which would print a blank line and abort with exit 1.
@@ -112,7 +145,7 @@ class QadminGroup(click.Group):
             code = exc.exit_code
         except QadminError as exc:
             if debug:
-                click.echo(secrets.scrub(traceback.format_exc()), err=True)
+                _traceback()
             _say(str(exc), exc.exit_code)
             code = exc.exit_code
             if exc.ends_process:
@@ -131,7 +164,7 @@ class QadminGroup(click.Group):
             else:
                 # A path the user gave that cannot be read or written: the path and the reason.
                 if debug:
-                    click.echo(secrets.scrub(traceback.format_exc()), err=True)
+                    _traceback()
                 _say(f"{exc.filename}: {exc.strerror or exc}", EXIT_USAGE)
                 code = EXIT_USAGE
         except Exception as exc:
@@ -140,16 +173,24 @@ class QadminGroup(click.Group):
         sys.exit(code)
 
 
+def _traceback() -> None:
+    """The current exception's traceback, scrubbed, on stderr (--debug only: the module that
+    formats it costs every start ~30 ms, so it is imported here)."""
+    import traceback
+
+    click.echo(secrets.scrub(traceback.format_exc()), err=True)
+
+
 def _command_word(argv: list[str]) -> str | None:
     """The command named in ``argv`` (the first word that is one)."""
-    return next((a for a in argv if a in cli.commands), None)
+    return next((a for a in argv if a in INDEX), None)
 
 
 def _internal(exc: Exception, debug: bool, argv: list[str] | None = None) -> int:
     """An exception nobody classified: a missing optional package's install line, else one
     'internal error' line (the traceback only with --debug, which it then does not advertise)."""
     if debug:
-        click.echo(secrets.scrub(traceback.format_exc()), err=True)
+        _traceback()
     missing = _missing_dependency(exc, argv or [])
     if missing is not None:
         _say(str(missing), missing.exit_code)
@@ -180,43 +221,6 @@ def cli(debug: bool, verbose: bool, **connection: Any) -> None:
     if debug:
         # Read where the detail is produced (the Spark driver's log level, its Java stacks).
         os.environ["QADMIN_DEBUG"] = "1"
-
-
-def _register() -> None:
-    from qadmin.cli import (
-        collect,
-        completion,
-        connections,
-        dead,
-        demo,
-        inspect,
-        messages,
-        pipeline,
-        queues,
-        status,
-        storage,
-        tail,
-    )
-
-    for module in (
-        queues,
-        messages,
-        dead,
-        inspect,
-        status,
-        storage,
-        tail,
-        collect,
-        pipeline,
-        demo,
-        connections,
-        completion,
-    ):
-        for command in module.COMMANDS:
-            cli.add_command(command)
-
-
-_register()
 
 
 def main() -> None:

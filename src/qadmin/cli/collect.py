@@ -9,9 +9,9 @@ from typing import Any
 
 import click
 
+from qadmin import catalog, render
 from qadmin import config as config_mod
 from qadmin import dsn as dsn_mod
-from qadmin import render
 from qadmin.cli.inspect import stale_option
 from qadmin.cli.options import (
     Target,
@@ -20,11 +20,12 @@ from qadmin.cli.options import (
     format_option,
     profile_options,
 )
+from qadmin.engine_table import BY_NAME
 from qadmin.engines import open_engine
 from qadmin.engines.base import Engine
 from qadmin.errors import MissingDependency, QadminError, UsageError
-from qadmin.ops import catalog, telemetry
 from qadmin.ops import collect as collect_ops
+from qadmin.ops import telemetry
 from qadmin.profiles.resolve import Resolved, from_spec, resolve
 
 
@@ -32,8 +33,8 @@ def _server(text: str) -> str:
     """Where a sample came from, without credentials: the engine, then host, port and database
     (SQLite: the file)."""
     parsed = dsn_mod.parse(text)
-    if parsed.engine == "sqlite":
-        return f"sqlite {parsed.path}"
+    if BY_NAME[parsed.engine].file:
+        return f"{parsed.engine} {parsed.path}"
     if parsed.odbc is not None:
         return "mssql " + dsn_mod.mask(parsed.odbc)
     port = f":{parsed.port}" if parsed.port else ""

@@ -1,15 +1,19 @@
-"""Dead letters of claim queues: alter (max attempts), dead (list), redrive (move back)."""
+"""Dead letters of claim queues: alter (max attempts), dead (list, one message's history),
+discard (throw away), redrive (move back, or into another queue)."""
 
 from __future__ import annotations
 
+import math
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar
 
 import click
 
-from qadmin import render
+from qadmin import catalog, render
 from qadmin.cli.options import (
     MESSAGE_ID,
+    Duration,
     Target,
     confirm,
     connection_options,
@@ -17,9 +21,12 @@ from qadmin.cli.options import (
     format_option,
 )
 from qadmin.engines.base import Engine
-from qadmin.errors import UsageError
+from qadmin.errors import UsageError, counted
 from qadmin.kinds import QueueSpec
-from qadmin.ops import catalog, dead
+from qadmin.ops import dead, dead_jobs
+from qadmin.profiles import query
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 DEAD_COLUMNS = [
     "id",
@@ -65,35 +72,163 @@ def alter(name: str, max_attempts: str, target: Target, fmt: str | None) -> None
 
 
 def _queue(target: Target, engine: Engine, name: str, command: str) -> QueueSpec:
-    """The qadmin queue NAME; a table read through a profile (a library's, found as every
-    other command finds it) is refused in one line (exit 2): it has no dead table."""
+    """The qadmin queue NAME; any other table is refused in one line (exit 2)."""
+    found = _either(target, engine, name, command)
+    if isinstance(found, query.Reader):
+        raise UsageError(
+            f"{command}: {name} is a {found.profile.library} table: {command} works on qadmin "
+            "claim queues' dead letters (dead and redrive read a library's failed jobs)"
+        )
+    return found
+
+
+def _either(target: Target, engine: Engine, name: str, command: str) -> QueueSpec | query.Reader:
+    """The qadmin queue NAME, or a job-queue library's table (found as every other command
+    finds it) to read its failed jobs; a table no library made is refused in one line (exit
+    2): it has no dead letters qadmin knows of."""
     spec = catalog.find(engine, name)
     if spec is not None:
         return catalog.get(engine, name)
     resolved = target.resolve(engine, name, {})  # NotFound (exit 5) when there is no table
     if resolved.spec is not None:
         return resolved.spec
-    whose = f"a {resolved.profile.library} table" if resolved.profile.library else "a table"
+    if resolved.profile.library and resolved.shape is not None:
+        return query.Reader(engine, resolved.profile, resolved.shape)
     raise UsageError(
-        f"{command}: {name} is {whose}, not a qadmin queue: dead letters are qadmin claim "
+        f"{command}: {name} is a table, not a qadmin queue: dead letters are qadmin claim "
         "queues' (a library's failed rows are counted in inspect's size.states)"
     )
 
 
+class Rate(click.ParamType):  # type: ignore[type-arg]
+    """--rate: messages a second, as ``N/s`` (or ``N/m``, ``N/h``, or a bare number)."""
+
+    name = "rate"
+    _PER: ClassVar[dict[str, float]] = {"s": 1.0, "m": 60.0, "h": 3600.0}
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if isinstance(value, dead.Pace):
+            return value
+        number, _, unit = str(value).strip().lower().partition("/")
+        try:
+            per_s = float(number) / self._PER[unit or "s"]
+        except (ValueError, KeyError):
+            self.fail(f"{value!r} is not a rate such as 50/s, 600/m or 10", param, ctx)
+        if not (math.isfinite(per_s) and 0.001 <= per_s <= 1_000_000):
+            self.fail(f"{value!r} is out of range (0.001/s to 1,000,000/s)", param, ctx)
+        return dead.Pace(per_s)
+
+
+def filter_options(func: F) -> F:
+    """--older-than, --newer-than, --error: which dead messages dead, discard and redrive
+    pick (the error it died with; a substring, case-insensitive, wildcards literal)."""
+    func = click.option(
+        "--error",
+        "error",
+        metavar="TEXT",
+        help="Only those whose last error contains TEXT (case-insensitive; no wildcards).",
+    )(func)
+    func = click.option(
+        "--newer-than",
+        "newer_s",
+        type=Duration(),
+        metavar="AGE",
+        help="Only those that died within the last AGE (30s, 5m, 2h, 7d).",
+    )(func)
+    return click.option(
+        "--older-than",
+        "older_s",
+        type=Duration(),
+        metavar="AGE",
+        help="Only those that died more than AGE ago (30s, 5m, 2h, 7d).",
+    )(func)
+
+
+def _picked(older_s: int | None, newer_s: int | None, error: str | None) -> dead.Filter:
+    if error is not None and (not error or any(ord(c) < 32 for c in error)):
+        raise UsageError("--error takes a non-empty text without control characters")
+    return dead.Filter(older_s=older_s, newer_s=newer_s, error=error)
+
+
 @click.command(name="dead")
 @click.argument("name")
+@click.option(
+    "--id", "message_id", type=MESSAGE_ID, help="One dead message: its whole error history."
+)
+@filter_options
 @count_option(100, "Show up to this many dead messages (first to die first).")
 @connection_options
 @format_option
-def dead_list(name: str, count: int, target: Target, fmt: str | None) -> None:
-    """Claim queues: list the messages that failed their last allowed attempt (NAME_dead)."""
+def dead_list(
+    name: str,
+    message_id: int | None,
+    older_s: int | None,
+    newer_s: int | None,
+    error: str | None,
+    count: int,
+    target: Target,
+    fmt: str | None,
+) -> None:
+    """Claim queues: list the messages that failed their last allowed attempt (NAME_dead),
+    or (--id) one message's whole error history; a job-queue library's table: its failed
+    jobs with their errors."""
+    picked = _picked(older_s, newer_s, error)
+    if message_id is not None and picked.given:
+        raise UsageError("dead: --id shows one message; filters pick from the list")
     engine = target.engine()
-    rows = dead.listing(engine, _queue(target, engine, name, "dead"), count)
+    found = _either(target, engine, name, "dead")
+    if isinstance(found, query.Reader):
+        _dead_jobs(found, message_id, picked, count, fmt)
+        return
+    if message_id is not None:
+        _show_history(dead.history(engine, found, message_id), fmt)
+        return
+    rows = dead.listing(engine, found, count, picked)
     if not rows:
-        render.note(f"qadmin: {name}: no dead messages")
+        render.note(f"qadmin: {name}: no dead messages" + (" match" if picked.given else ""))
     if render.resolve_format(fmt) in ("table", "plain"):  # JSON and CSV keep them whole
         rows = [{**r, **{k: _clip(r[k]) for k in CLIPPED}} for r in rows]
     render.rows(rows, DEAD_COLUMNS, fmt)
+
+
+HISTORY_COLUMNS = ["attempt", "at", "error"]
+JOB_COLUMNS = ["id", "state", "attempts", "errors", "first_error", "last_error", "failed_at"]
+
+
+def _dead_jobs(
+    reader: query.Reader, job_id: int | None, picked: dead.Filter, count: int, fmt: str | None
+) -> None:
+    """A library's failed jobs, or (--id) one job's errors as the library recorded them."""
+    if job_id is not None:
+        one = dead_jobs.history(reader, job_id)
+        if render.resolve_format(fmt) == "json":
+            render.document(one, fmt)
+            return
+        render.note(
+            f"qadmin: {reader.profile.label(one['id'])}: {one['state']} after "
+            f"{one['attempts']} attempts; {counted(len(one['errors']), 'error')} recorded"
+        )
+        render.rows(one["errors"], HISTORY_COLUMNS, fmt)
+        return
+    rows = dead_jobs.listing(reader, count, picked)
+    if not rows:
+        render.note(f"qadmin: {reader.profile.shown}: no failed jobs")
+    if render.resolve_format(fmt) in ("table", "plain"):
+        rows = [{**r, **{k: _clip(r[k]) for k in CLIPPED}} for r in rows]
+    render.rows(rows, JOB_COLUMNS, fmt)
+
+
+def _show_history(one: dict[str, Any], fmt: str | None) -> None:
+    """JSON: the message as one document; otherwise its errors as rows, the rest in a note."""
+    if render.resolve_format(fmt) == "json":
+        render.document(one, fmt)
+        return
+    render.note(
+        f"qadmin: dead message {one['id']}: enqueued {one['enqueued_at']}, died "
+        f"{one['died_at']} after {counted(one['attempts'], 'attempt')}; "
+        f"{counted(len(one['errors']), 'error')} recorded"
+    )
+    render.rows(one["errors"], HISTORY_COLUMNS, fmt)
 
 
 # Characters of an error a table or plain listing shows (a traceback can be 100 KB).
@@ -107,40 +242,167 @@ def _clip(text: str | None) -> str | None:
     return f"{text[:ERROR_SHOWN]}... ({len(text):,} chars; --format json shows it whole)"
 
 
+def _selection(
+    command: str, ids: tuple[int, ...], every: bool, picked: dead.Filter
+) -> list[int] | None:
+    """Exactly one way of choosing: --id (repeatable), filters, or --all."""
+    if sum((bool(ids), every, picked.given)) != 1:
+        raise UsageError(
+            f"{command}: give --id ID (repeatable), a filter (--older-than, --newer-than, "
+            "--error) or --all"
+        )
+    return list(ids) if ids else None
+
+
+def _move_options(func: F) -> F:
+    """What discard and redrive share: which ones, pacing, --dry-run and --yes."""
+    for option in reversed(
+        [
+            click.option(
+                "--id", "ids", type=MESSAGE_ID, multiple=True, help="A dead message (repeatable)."
+            ),
+            filter_options,
+            click.option("--all", "every", is_flag=True, help="Every dead message."),
+            click.option(
+                "--rate",
+                "pace",
+                type=Rate(),
+                metavar="N/s",
+                help="At most N messages a second, in small batches (one transaction each).",
+            ),
+            click.option("--dry-run", is_flag=True, help="Show the count and ids; change nothing."),
+            click.option(
+                "--yes", "-y", is_flag=True, help="Do it without asking (needed off a TTY)."
+            ),
+        ]
+    ):
+        func = option(func)
+    return func
+
+
 @click.command()
 @click.argument("name")
-@click.option("--id", "ids", type=MESSAGE_ID, multiple=True, help="A dead message to move back.")
-@click.option("--all", "every", is_flag=True, help="Every dead message (up to 10,000 a run).")
-@click.option("--dry-run", is_flag=True, help="Show what would move; change nothing.")
-@click.option("--yes", "-y", is_flag=True, help="Do it without asking (needed off a TTY).")
+@_move_options
 @connection_options
 @format_option
-def redrive(
+def discard(
     name: str,
     ids: tuple[int, ...],
+    older_s: int | None,
+    newer_s: int | None,
+    error: str | None,
     every: bool,
+    pace: dead.Pace | None,
     dry_run: bool,
     yes: bool,
     target: Target,
     fmt: str | None,
 ) -> None:
-    """Claim queues: move dead messages back to queue NAME as waiting messages, in one
-    transaction, each under a new id (so acks fenced with its old attempts find nothing),
-    attempts reset, error history kept."""
-    if bool(ids) == every:
-        raise UsageError("redrive: give --id ID (repeatable) or --all")
+    """Claim queues: throw dead messages away (from NAME_dead only; the live queue is never
+    touched), each exactly once even beside other discards and redrives."""
+    picked = _picked(older_s, newer_s, error)
+    wanted = _selection("discard", ids, every, picked)
     engine = target.engine()
-    spec = _queue(target, engine, name, "redrive")
-    wanted = None if every else list(ids)
-    if not dry_run:
-        dead.require(spec, "redrive")
-        if not yes and sys.stdin.isatty():  # what the name typed will move, before asking
-            render.note(_would_move(dead.redrive(engine, spec, wanted, dry_run=True)))
-        confirm("redrive dead messages of", name, yes)
-    done = dead.redrive(engine, spec, wanted, dry_run=dry_run)
-    render.document(done, fmt)
-    if done["moved"] and render.resolve_format(fmt) in ("table", "plain"):  # JSON has moved
+    spec = _queue(target, engine, name, "discard")
+    dead.require(spec, "discard")
+
+    def run(dry: bool) -> dict[str, Any]:
+        return dead.discard(engine, spec, wanted, picked=picked, dry_run=dry, pace=pace)
+
+    _act("discard", name, run, dry_run, yes, fmt)
+
+
+@click.command()
+@click.argument("name")
+@_move_options
+@click.option(
+    "--to",
+    "to",
+    metavar="QUEUE",
+    help="Move them into this other qadmin queue (same connection; payload only).",
+)
+@connection_options
+@format_option
+def redrive(
+    name: str,
+    ids: tuple[int, ...],
+    older_s: int | None,
+    newer_s: int | None,
+    error: str | None,
+    every: bool,
+    pace: dead.Pace | None,
+    dry_run: bool,
+    yes: bool,
+    to: str | None,
+    target: Target,
+    fmt: str | None,
+) -> None:
+    """Claim queues: move dead messages back to queue NAME as waiting messages (or --to
+    another queue), one transaction per batch, each under a new id (so acks fenced with its
+    old attempts find nothing), attempts reset, error history kept. A library's table: its
+    failed jobs given back as its own retry does, where that is one row's change."""
+    picked = _picked(older_s, newer_s, error)
+    wanted = _selection("redrive", ids, every, picked)
+    engine = target.engine()
+    found = _either(target, engine, name, "redrive")
+    if isinstance(found, query.Reader):
+        _redrive_jobs(found, name, wanted, picked, pace, dry_run, yes, to, fmt)
+        return
+    spec = found
+    dead.require(spec, "redrive")
+    other = catalog.get(engine, to) if to is not None else None
+
+    def run(dry: bool) -> dict[str, Any]:
+        return dead.redrive(engine, spec, wanted, picked=picked, dry_run=dry, pace=pace, to=other)
+
+    done = _act("redrive", name, run, dry_run, yes, fmt, f"to {to}" if other else "")
+    if done.get("moved") and render.resolve_format(fmt) in ("table", "plain"):  # JSON has them
         render.note(_new_ids(done["moved"]))
+
+
+def _redrive_jobs(
+    reader: query.Reader,
+    name: str,
+    wanted: list[int] | None,
+    picked: dead.Filter,
+    pace: dead.Pace | None,
+    dry_run: bool,
+    yes: bool,
+    to: str | None,
+    fmt: str | None,
+) -> None:
+    """A library's failed jobs given back as its own retry does, where that is one row's
+    change (Profile.retry); elsewhere one line, exit 2."""
+    if reader.profile.retry is None:
+        raise UsageError(dead_jobs.why_no_retry(reader.profile))
+    if to is not None:
+        raise UsageError("redrive --to: a library's failed jobs go back into their own table")
+
+    def run(dry: bool) -> dict[str, Any]:
+        return dead_jobs.redrive(reader, wanted, picked=picked, dry_run=dry, pace=pace)
+
+    _act("redrive", name, run, dry_run, yes, fmt)
+
+
+def _act(
+    action: str,
+    name: str,
+    run: Callable[[bool], dict[str, Any]],
+    dry_run: bool,
+    yes: bool,
+    fmt: str | None,
+    to: str = "",
+) -> dict[str, Any]:
+    """Dry run, or ask (on a terminal, after listing what it would take) and do it."""
+    if not dry_run:
+        if not yes and sys.stdin.isatty():  # what the name typed will take, before asking
+            render.note(_would(run(True)))
+        confirm(f"{action} dead messages of", name, yes, to)
+    done = run(dry_run)
+    render.document(done, fmt)
+    if dry_run and render.resolve_format(fmt) in ("table", "plain"):
+        render.note(_would(done, shown=None))  # a dry run names every id it would take
+    return done
 
 
 # Ids a confirmation lists before it says "and N more".
@@ -155,14 +417,18 @@ def _new_ids(moved: list[dict[str, int]]) -> str:
     return "qadmin: redrive: new ids " + ", ".join(pairs) + rest
 
 
-def _would_move(plan: dict[str, Any]) -> str:
+def _would(plan: dict[str, Any], shown: int | None = IDS_SHOWN) -> str:
+    action = plan["action"]
+    verb = "move" if action == "redrive" else "discard"
     ids = [str(i) for i in plan["ids"]]
     if not ids:
-        return f"qadmin: redrive: {plan['queue']} has no dead messages: nothing would move"
-    more = len(ids) - IDS_SHOWN
-    shown = ", ".join(ids[:IDS_SHOWN]) + (f" and {more:,} more" if more > 0 else "")
-    moving = f"{len(ids):,} dead message{'' if len(ids) == 1 else 's'}"
-    return f"qadmin: redrive would move {moving} of {plan['queue']}: {shown}"
+        return (
+            f"qadmin: {action}: {plan['queue']} has no dead messages to take: nothing would {verb}"
+        )
+    more = len(ids) - (shown or len(ids))
+    listed = ", ".join(ids[:shown]) + (f" and {more:,} more" if more > 0 else "")
+    taking = f"{len(ids):,} dead message{'' if len(ids) == 1 else 's'}"
+    return f"qadmin: {action} would {verb} {taking} of {plan['queue']}: {listed}"
 
 
-COMMANDS = [alter, dead_list, redrive]
+COMMANDS = [alter, dead_list, discard, redrive]

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import click
 
-from qadmin import render
+from qadmin import catalog, render
 from qadmin.cli.inspect import show
 from qadmin.cli.options import Target, connection_options, report_format_option
 from qadmin.diagnostics import run
 from qadmin.errors import NotFound, counted
 from qadmin.kinds import Kind
-from qadmin.ops import catalog, messages, queues
+from qadmin.ops import messages, queues
 
 DEMO_QUEUE = "orders_q"
 DEMO_KIND = Kind.FIFO

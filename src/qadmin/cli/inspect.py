@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from qadmin import render
+from qadmin import catalog, render
 from qadmin.cli.options import (
     Duration,
     Target,
@@ -19,12 +19,12 @@ from qadmin.cli.options import (
 )
 from qadmin.cli.thresholds import limits, threshold_options
 from qadmin.diagnostics import check as check_ops
-from qadmin.diagnostics import explain as explain_ops
 from qadmin.diagnostics import registry, run
 from qadmin.diagnostics.entries import claims as claims_part
 from qadmin.diagnostics.entries import fragmentation as fragmentation_part
 from qadmin.diagnostics.entries import ghosts as ghosts_part
 from qadmin.diagnostics.entries import locks as locks_part
+from qadmin.diagnostics.entries import plan as explain_ops
 from qadmin.diagnostics.entries import size as size_part
 from qadmin.diagnostics.model import (
     DEFAULT_MAX_PAGES,
@@ -34,7 +34,6 @@ from qadmin.diagnostics.model import (
 )
 from qadmin.engines.base import Engine
 from qadmin.errors import EXIT_ERROR, QadminError, UsageError, counted
-from qadmin.ops import catalog
 from qadmin.ops import repair as repair_ops
 from qadmin.profiles.resolve import Resolved
 

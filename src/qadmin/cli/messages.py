@@ -10,7 +10,7 @@ from typing import Any, BinaryIO
 
 import click
 
-from qadmin import render
+from qadmin import catalog, render
 from qadmin.cli import output, progress
 from qadmin.cli.options import (
     ATTEMPT,
@@ -25,7 +25,7 @@ from qadmin.diagnostics import run
 from qadmin.diagnostics.model import Options
 from qadmin.errors import Interrupted, QadminError, QueueEmpty, QueueFull, UsageError
 from qadmin.kinds import QueueSpec
-from qadmin.ops import catalog, messages
+from qadmin.ops import messages
 from qadmin.profiles.resolve import Resolved, from_spec
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024

@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 import click
 from click.core import ParameterSource
 
-from qadmin import config as config_mod
-from qadmin import dsn as dsn_mod
-from qadmin.engines import Engine, Timeouts, open_engine
+from qadmin.engine_table import BY_NAME
 from qadmin.errors import ConnectionFailed, UsageError
-from qadmin.ops.messages import MAX_BATCH
+from qadmin.kinds import MAX_BATCH
 from qadmin.render import FORMATS
 
 if TYPE_CHECKING:
+    from qadmin import config as config_mod
+    from qadmin.engines import Engine, Timeouts
     from qadmin.profiles.resolve import Resolved
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -41,6 +41,7 @@ class Target:
     def resolve(self, engine: Engine, name: str, given: dict[str, Any], **how: bool) -> Resolved:
         """NAME's profile on ``engine``: a qadmin queue, a declared ``[tables.NAME]``, or an
         existing table (qadmin.profiles.resolve)."""
+        from qadmin import config as config_mod
         from qadmin.profiles.resolve import resolve
 
         conf = config_mod.load_config(self.config)
@@ -49,9 +50,13 @@ class Target:
 
     def engine(self, create: bool = False) -> Engine:
         """The engine; ``create``: this command may make a new SQLite file (``create``)."""
+        from qadmin import config as config_mod
+
         conf = config_mod.load_config(self.config)
         resolved = config_mod.resolve(self.dsn, self.connection, conf)
         check_sqlite_file(resolved, create)
+        from qadmin.engines import open_engine
+
         engine = open_engine(resolved.dsn, self.schema or resolved.schema, self.timeouts)
         ctx = click.get_current_context()
         if ctx.find_root().params.get("verbose"):
@@ -80,6 +85,8 @@ class Target:
     @property
     def dsn_secret(self) -> bool:
         """Whether the given DSN holds a password or another secret (then it is not printed)."""
+        from qadmin import dsn as dsn_mod
+
         return self.dsn is not None and dsn_mod.mask(self.dsn) != self.dsn
 
     def runnable(self, fix: str, declared: bool = False) -> str:
@@ -177,10 +184,11 @@ def check_sqlite_file(resolved: config_mod.Connection, create: bool = False) -> 
     """A SQLite DSN names a file that exists, or one ``create`` may make in an existing folder:
     a typo must not leave a new empty database (and folders) behind and then list nothing. The
     embedded default is exempt: it makes its file and folder on first use, with no setup."""
+    from qadmin import config as config_mod
     from qadmin import dsn as dsn_mod
 
     parsed = dsn_mod.parse(resolved.dsn)
-    if parsed.engine != "sqlite" or resolved.source == config_mod.EMBEDDED:
+    if not BY_NAME[parsed.engine].file or resolved.source == config_mod.EMBEDDED:
         return
     if not parsed.path or parsed.path == ":memory:" or parsed.query.get("mode") == "memory":
         return
@@ -207,6 +215,8 @@ def connection_options(func: F) -> F:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from qadmin.engines import Timeouts
+
         values = {name: given(name, kwargs.pop(name)) for name in CONNECTION_PARAMS}
         timeouts = Timeouts(
             connect_s=values["connect_timeout"],

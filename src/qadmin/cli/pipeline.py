@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import click
 
-from qadmin import render
+from qadmin import catalog, render
 from qadmin.cli import progress
 from qadmin.cli.options import (
     Duration,
@@ -28,7 +28,6 @@ from qadmin.diagnostics.entries import size
 from qadmin.engines.base import Engine
 from qadmin.errors import Interrupted, UsageError
 from qadmin.kinds import QueueSpec
-from qadmin.ops import catalog
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -6,11 +6,11 @@ from contextlib import nullcontext
 
 import click
 
-from qadmin import render
+from qadmin import catalog, render
 from qadmin.cli import progress
 from qadmin.cli.options import Target, confirm, connection_options, format_option
 from qadmin.kinds import Kind, QueueSpec
-from qadmin.ops import catalog, queues
+from qadmin.ops import queues
 from qadmin.ops import watermark as watermark_ops
 
 # A ring this large takes seconds to fill with slot rows: show a bar (on a terminal).
@@ -24,6 +24,7 @@ SPEC_COLUMNS = [
     "max_attempts",
     "created_at",
     "state",
+    "paused_at",
 ]
 
 
@@ -37,6 +38,7 @@ def _spec_row(spec: QueueSpec) -> dict[str, object]:
         "max_attempts": spec.max_attempts,
         "created_at": spec.created_at,
         "state": spec.state,
+        "paused_at": spec.paused_at,
     }
 
 
@@ -98,7 +100,7 @@ def list_queues(target: Target, fmt: str | None) -> None:
     engine = target.engine()
     specs = catalog.all_queues(engine, creating=True)
     if not specs:  # someone else's database, or an empty one: say so rather than nothing
-        where = engine.dsn.path if engine.name == "sqlite" else f"schema {engine.schema}"
+        where = engine.dsn.path if engine.hooks.file else f"schema {engine.schema}"
         render.note(f"qadmin: no qadmin queues in {where}")
     render.rows([_spec_row(s) for s in specs], SPEC_COLUMNS, fmt)
 
@@ -149,7 +151,7 @@ def _dead_note(plan: queues.Plan) -> None:
     else:
         render.note(
             f"qadmin: {plan.queue}: purge leaves {count} in {plan.queue}_dead "
-            "(redrive --all, then purge, empties both)"
+            "(discard --all empties it)"
         )
 
 

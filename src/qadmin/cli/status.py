@@ -27,6 +27,7 @@ JSON_COLUMNS = [
     "running",
     "stale",
     "dead",
+    "paused_at",
     "status",
     "worst",
     "error",

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from qadmin import render
+from qadmin import catalog, render
 from qadmin.cli import progress
 from qadmin.cli.options import (
     Millis,
@@ -27,7 +27,6 @@ from qadmin.errors import (
     UsageError,
     counted,
 )
-from qadmin.ops import catalog
 from qadmin.ops import convert as convert_ops
 from qadmin.ops import maintain as maintain_ops
 from qadmin.ops import resize as resize_ops

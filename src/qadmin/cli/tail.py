@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from qadmin import render
+from qadmin import catalog, render
 from qadmin.cli.inspect import stale_option
 from qadmin.cli.options import (
     Duration,
@@ -23,7 +23,7 @@ from qadmin.cli.options import (
 from qadmin.diagnostics import registry
 from qadmin.engines import Engine
 from qadmin.errors import ConnectionFailed, LockTimeout, QadminError, UsageError
-from qadmin.ops import catalog, telemetry
+from qadmin.ops import telemetry
 from qadmin.profiles.resolve import Resolved, from_spec
 
 # The keys of each JSON line (and the CSV header): the diagnostics registry's tail fields

@@ -15,7 +15,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from qadmin.ops.values import iso
+from qadmin.values import iso
 
 if TYPE_CHECKING:
     from qadmin.engines.base import Engine
@@ -85,6 +85,12 @@ class Limit:
     given: bool = False  # set by an option rather than the registry's default
 
 
+# Each metric's default levels by name, laid here by the registry's ``Diagnostic`` of the entry
+# that declares them, as its module is imported (the registry imports this module, never the
+# other way round).
+DEFAULT_LIMITS: dict[str, Limit] = {}
+
+
 @dataclass
 class Options:
     """What a caller asked for: shared by inspect, check, tail and collect."""
@@ -97,10 +103,7 @@ class Options:
     telemetry: bool = False  # a tail / collect snapshot: one counter sample, no sleep
 
     def limit(self, metric: str) -> Limit:
-        from qadmin.diagnostics.registry import metric_spec
-
-        default = metric_spec(metric)
-        return self.limits.get(metric, Limit(default.warn, default.crit))
+        return self.limits.get(metric) or DEFAULT_LIMITS[metric]
 
 
 @dataclass

@@ -14,9 +14,10 @@ import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any
 
-from qadmin.diagnostics.model import Context, Finding, InspectReport, Result
+from qadmin.diagnostics.model import DEFAULT_LIMITS, Context, Finding, InspectReport, Limit, Result
 from qadmin.kinds import KINDS, Kind
 
 Rule = Callable[[InspectReport], list[Finding]]
@@ -125,6 +126,11 @@ class Diagnostic:
     lock_free: bool = False  # reads only catalogs and statistics: never waits on the table
     queue_only: bool = False  # needs qadmin's catalog: not run on a hand-built table
 
+    def __post_init__(self) -> None:
+        # Its metrics' default levels, where a report's ``limit`` reads them (the model cannot
+        # import this registry: the registry imports the model).
+        DEFAULT_LIMITS.update({m.name: Limit(m.warn, m.crit) for m in self.metrics})
+
     def applies(self, ctx: Context) -> bool:
         return ctx.spec is not None or not self.queue_only
 
@@ -133,15 +139,23 @@ class Diagnostic:
         return any(collecting or not f.collect_only for f in self.fields)
 
 
+# Where the entry modules are (a folder, not an import: see ``entries``).
+ENTRIES_PACKAGE = "qadmin.diagnostics.entries"
+ENTRIES_FOLDER = Path(__file__).with_name("entries")
+
+
 @cache
 def entries() -> tuple[Diagnostic, ...]:
-    """Every entry module's ``ENTRY``, in run order."""
-    from qadmin.diagnostics import entries as package
+    """Every entry module's ``ENTRY``, in run order.
 
+    The entries are found at run time, as plugins: each entry module imports this registry (its
+    types), never the other way round, so adding one touches nothing here. A module there
+    without an ``ENTRY`` is one the entries share (``plan``: explain's plan of the head)."""
     found = []
-    for module in pkgutil.iter_modules(package.__path__):
-        loaded = importlib.import_module(f"{package.__name__}.{module.name}")
-        found.append(loaded.ENTRY)
+    for module in pkgutil.iter_modules([str(ENTRIES_FOLDER)]):
+        loaded = importlib.import_module(f"{ENTRIES_PACKAGE}.{module.name}")
+        if hasattr(loaded, "ENTRY"):
+            found.append(loaded.ENTRY)
     return tuple(sorted(found, key=lambda d: (d.order, d.name)))
 
 
@@ -176,7 +190,7 @@ def sections() -> tuple[Section, ...]:
 
 
 # Files read outside the entries: a table's primary key (convert), columns and indexes
-# (profiles), explain's plan and SQLite statistics (qadmin.diagnostics.explain), and the
+# (profiles), explain's plan and SQLite statistics (qadmin.diagnostics.entries.plan), and the
 # tables status starts from (qadmin.ops.status).
 SUPPORT_SQL = ("primary_key", "columns", "indexes", "explain", "statistics", "queue_tables")
 

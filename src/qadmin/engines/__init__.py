@@ -1,7 +1,7 @@
 """Engines: ``open_engine`` builds the one a DSN names (the list is in ``registry``).
 
-Nothing is imported here up front: the DSN parser reads the registry in this package, and
-``base`` needs the DSN parser, so ``Engine`` and ``Timeouts`` load on first use.
+Nothing is imported here up front: reading a DSN or the engine table (``qadmin.engine_table``)
+must not load ``base`` and the SQL machinery, so ``Engine`` and ``Timeouts`` load on first use.
 """
 
 from __future__ import annotations

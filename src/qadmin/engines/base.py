@@ -1,9 +1,11 @@
-"""The one interface every engine implements, and the behaviour they all share.
+"""The one interface every engine's connection implements, and the behaviour they all share.
 
-An engine owns a DB-API connection and everything that differs between database servers:
-connecting (with timeouts and an application name), quoting identifiers, the placeholder style,
-running a list of statements as one transaction, and turning driver exceptions into qadmin
-errors. Nothing above this layer imports a driver or sees a driver exception.
+An engine owns a DB-API connection: connecting (with timeouts and an application name), the
+placeholder style, running a list of statements as one transaction, and turning driver
+exceptions into qadmin errors. What differs beyond that (quoting, the SQL lookup chain, advice,
+the hooks the layers above ask) is its dialect (``engines.dialect``, ``Engine.hooks``); the
+methods here that quote or advise delegate to it, so callers keep one object. Nothing above
+this layer imports a driver or sees a driver exception.
 
 Guarantees each engine gives:
 - every connection carries a lock timeout and a statement timeout (``Timeouts``);
@@ -20,15 +22,18 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any, ClassVar
 
 from qadmin import secrets, sqlfiles, sqltext
 from qadmin.dsn import Dsn
+from qadmin.engine_table import BY_NAME, load
+from qadmin.engines.dialect import Dialect
 from qadmin.errors import NotFound, QadminError, UnsupportedError, WrongKind
 from qadmin.kinds import KINDS, QueueSpec, said
 
 APP_NAME = "qadmin"
-# qadmin's catalog table, in the schema that holds the queues (ops/catalog.py).
+# qadmin's catalog table, in the schema that holds the queues (qadmin/catalog.py).
 CATALOG_TABLE = "qadmin_queues"
 READ_MARGIN_S = 10
 
@@ -70,6 +75,13 @@ class Jdbc:
     # The same for load (the move into the queue costs the same either way: only staging
     # differs, and COPY on PostgreSQL keeps the Python path ahead far longer).
     spark_load_from_rows: int = 20_000_000
+
+
+@cache
+def _dialect_of(name: str) -> type[Dialect]:
+    """The registry's dialect for an engine (quoting is the same for every flavour of it)."""
+    found: type[Dialect] = load(BY_NAME[name].dialect)  # type: ignore[assignment]
+    return found
 
 
 Row = dict[str, Any]
@@ -177,6 +189,15 @@ class Engine(ABC):
     def base_dialect(self) -> str:
         return self.name
 
+    def dialect_class(self) -> type[Dialect]:
+        """This engine's dialect, as the registry names it (a flavour may pick its own)."""
+        return _dialect_of(self.name)
+
+    @property
+    def hooks(self) -> Dialect:
+        """The dialect's hooks, asked instead of comparing engine names above this layer."""
+        return self.dialect_class()(self.label, lambda: self.schema)
+
     # -- errors -----------------------------------------------------------------------------
 
     @contextmanager
@@ -198,25 +219,28 @@ class Engine(ABC):
 
     # -- SQL text ---------------------------------------------------------------------------
 
-    @abstractmethod
     def quote_ident(self, name: str) -> str:
-        """The only way an identifier reaches SQL on this engine."""
+        """The only way an identifier reaches SQL on this engine (its dialect's quoting)."""
+        return _dialect_of(self.name).quote_ident(name)
 
     def quote_literal(self, text: str) -> str:
         """A string literal; only the renderer (``render_text``) calls it."""
-        return "'" + text.replace("'", "''") + "'"
+        return _dialect_of(self.name).quote_literal(text)
 
     def qualified(self, name: str) -> str:
         return f"{self.quote_ident(self.schema)}.{self.quote_ident(name)}"
 
     def _queue_file(self, name: str) -> sqlfiles.SqlFile:
-        """A queue template, from the flavour's folder if it has its own."""
-        relative = f"queues/{self.dialect}/{name}.sql"
-        if self.dialect != self.base_dialect and not sqlfiles.exists(relative):
-            relative = f"queues/{self.base_dialect}/{name}.sql"
-        if not sqlfiles.exists(relative):
+        """A queue template, from the first folder of the dialect's chain that has it."""
+        found = self.hooks.sql_file("queues", name)
+        if found is None:
             raise UnsupportedError(f"{name.replace('_', ' ')} is not available on {self.dialect}")
-        return sqlfiles.load(relative)
+        return found
+
+    def queue_file(self, name: str) -> sqlfiles.SqlFile:
+        """A file of sql/queues/ that belongs to no kind (a library's pause), for this
+        dialect; UnsupportedError where the dialect has none."""
+        return self._queue_file(name)
 
     def template(self, spec: QueueSpec) -> sqlfiles.SqlFile:
         """The kind's template with its overlays (e.g. a watermark) laid over it."""
@@ -228,8 +252,8 @@ class Engine(ABC):
     def fragment(self, name: str) -> str:
         """A dialect's piece of SQL (``{name(object)}`` in a template), e.g. how to take a
         sequence value on a server that has no sequences; KeyError if the dialect has none."""
-        for dialect in dict.fromkeys((self.dialect, self.base_dialect)):
-            relative = f"queues/{dialect}/fragments.sql"
+        for folder in self.hooks.folders:
+            relative = f"queues/{folder}/fragments.sql"
             if sqlfiles.exists(relative) and sqlfiles.load(relative).has(name):
                 return sqlfiles.load(relative).statements(name)[0]
         raise KeyError(name)
@@ -468,12 +492,9 @@ class Engine(ABC):
     # -- catalog helpers ---------------------------------------------------------------------
 
     def diagnostic_file(self, name: str) -> sqlfiles.SqlFile | None:
-        """``sql/diagnostics/<dialect>/<name>.sql`` (a flavour's own, else its base's), if any."""
-        for dialect in dict.fromkeys((self.dialect, self.base_dialect)):
-            relative = f"diagnostics/{dialect}/{name}.sql"
-            if sqlfiles.exists(relative):
-                return sqlfiles.load(relative)
-        return None
+        """``sql/diagnostics/<folder>/<name>.sql`` from the dialect's chain (a flavour's own, else
+        its base's), if any."""
+        return self.hooks.sql_file("diagnostics", name)
 
     def diagnostic(self, name: str, params: Mapping[str, Any] | None = None) -> list[Row]:
         """Run a diagnostic query read-only, with this connection's timeouts."""
@@ -516,43 +537,39 @@ class Engine(ABC):
             if self._conn is not None:
                 self._apply_lock_timeout(before)
 
-    # -- advice: what a DBA runs, in this engine's words (findings quote it) ------------------
+    # -- advice: what a DBA runs, in this engine's words (findings quote it): the dialect's ----
+
+    def _advice(self) -> Dialect:
+        """The registry's dialect, flavour aside (a flavour words its advice alike): advice
+        never needs a connection to learn the flavour."""
+        return _dialect_of(self.name)(self.name, lambda: self.schema)
 
     def end_session(self, session: str, kind: str = "session") -> str:
-        """How to end a server session that holds something back (``kind``: the horizon's
-        holder_kind, for engines where a replication slot or a prepared transaction holds it
-        too)."""
-        return f"end session {session} with the server's own tools"
+        return self._advice().end_session(session, kind)
 
     def rebuild_index_advice(self, index: str, table: str) -> str:
-        return f"rebuild index {index}"
+        return self._advice().rebuild_index_advice(index, table)
 
     def vacuum_advice(self, table: str) -> str:
-        """How to return the space of dead rows once nothing holds them."""
-        return f"reclaim the dead rows of {table} once nothing holds them back"
+        return self._advice().vacuum_advice(table)
 
     def deleted_rows_advice(self, table: str) -> str:
-        """What to do about the rows a bulk delete (archive) leaves behind."""
-        return self.vacuum_advice(table)
+        return self._advice().deleted_rows_advice(table)
 
     def analyze_advice(self, table: str) -> str:
-        return f"gather the statistics of {table}"
+        return self._advice().analyze_advice(table)
 
     def autovacuum_advice(self, table: str, *, server: bool) -> str:
-        return "switch the server's automatic maintenance back on"
+        return self._advice().autovacuum_advice(table, server=server)
 
     def idle_transaction_advice(self) -> str:
-        """How to stop abandoned open transactions from recurring."""
-        return "give sessions an idle-in-transaction limit to stop it recurring"
+        return self._advice().idle_transaction_advice()
 
     def horizon_notes(self, holders: Sequence[Row]) -> list[str]:
-        """What the holders list cannot show with this role's privileges."""
-        return []
+        return self._advice().horizon_notes(holders)
 
     def index_waste(self, row: Row) -> tuple[str, bool] | None:
-        """(what is wasted, whether a rebuild is worth it) from this engine's fragmentation
-        row, or None when the row says nothing either way (too small, no figure)."""
-        return None
+        return self._advice().index_waste(row)
 
     def engine_sql(self, section: str) -> str:
         """One of the engine's own queries, from ``sql/engine/<engine>.sql``."""

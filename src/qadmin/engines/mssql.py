@@ -170,33 +170,6 @@ class MssqlEngine(Engine):
     def lock_timeout_statements(self, ms: int) -> list[str]:
         return [f"SET LOCK_TIMEOUT {int(ms)}"]
 
-    def end_session(self, session: str, kind: str = "session") -> str:
-        return f"KILL {int(session)}"
-
-    def rebuild_index_advice(self, index: str, table: str) -> str:
-        return (
-            f"ALTER INDEX {self.quote_ident(index)} ON {self.qualified(table)} REORGANIZE "
-            "(or REBUILD WITH (ONLINE = ON))"
-        )
-
-    def vacuum_advice(self, table: str) -> str:
-        return "the ghost cleanup task removes them once no snapshot needs them"
-
-    def analyze_advice(self, table: str) -> str:
-        return f"UPDATE STATISTICS {self.qualified(table)}"
-
-    def idle_transaction_advice(self) -> str:
-        return (
-            "find the application that leaves transactions open (sys.dm_tran_session_transactions)"
-        )
-
-    def index_waste(self, row: Mapping[str, Any]) -> tuple[str, bool] | None:
-        """Logical fragmentation from dm_db_index_physical_stats, on at least 1000 pages."""
-        if row.get("fragmentation_pct") is not None and int(row.get("pages") or 0) >= 1000:
-            fragmentation = float(row["fragmentation_pct"])
-            return f"{fragmentation:.0f} % logical fragmentation", fragmentation >= 30
-        return None
-
     def _translate(self, exc: BaseException) -> QadminError | None:
         module = type(exc).__module__
         if not module.startswith("pyodbc"):
@@ -228,12 +201,6 @@ class MssqlEngine(Engine):
 
     def _default_schema(self) -> str:
         return str(self.query(self.engine_sql("default_schema"))[0]["s"] or "dbo")
-
-    def quote_ident(self, name: str) -> str:
-        return "[" + name.replace("]", "]]") + "]"
-
-    def quote_literal(self, text: str) -> str:
-        return "N'" + text.replace("'", "''") + "'"
 
     def keywords(self, spec: QueueSpec) -> dict[str, str]:
         # The article's heap has no clustered index; the ordered kinds cluster on id.

@@ -22,6 +22,7 @@ import pymysql
 from pymysql.constants import CLIENT
 
 from qadmin.engines.base import APP_NAME, Engine, Jdbc
+from qadmin.engines.dialect import Dialect, MariadbDialect, MysqlDialect
 from qadmin.errors import (
     ConnectionFailed,
     Deadlock,
@@ -162,6 +163,10 @@ class MysqlEngine(Engine):
         _ = self.conn
         return "mariadb" if self._is_mariadb else "mysql"
 
+    def dialect_class(self) -> type[Dialect]:
+        """MariaDB's hooks where the server is one (its own title in findings)."""
+        return MariadbDialect if self.dialect == "mariadb" else MysqlDialect
+
     @property
     def base_dialect(self) -> str:
         return "mysql"
@@ -248,9 +253,6 @@ class MysqlEngine(Engine):
             )
         return str(schema)
 
-    def quote_ident(self, name: str) -> str:
-        return "`" + name.replace("`", "``") + "`"
-
     def lock_timeout_statements(self, ms: int) -> list[str]:
         """Both limits are whole seconds, at least 1: row locks (InnoDB) and metadata locks."""
         seconds = max(1, round(ms / 1000))
@@ -258,27 +260,3 @@ class MysqlEngine(Engine):
             f"SET SESSION innodb_lock_wait_timeout = {seconds}",
             f"SET SESSION lock_wait_timeout = {seconds}",
         ]
-
-    def end_session(self, session: str, kind: str = "session") -> str:
-        return f"KILL {int(session)}"
-
-    def rebuild_index_advice(self, index: str, table: str) -> str:
-        return (
-            f"OPTIMIZE TABLE {self.qualified(table)} (rebuilds the table and its indexes "
-            "online for InnoDB)"
-        )
-
-    def vacuum_advice(self, table: str) -> str:
-        return f"let purge catch up, then OPTIMIZE TABLE {self.qualified(table)} if it stays large"
-
-    def deleted_rows_advice(self, table: str) -> str:
-        return (
-            "InnoDB's purge removes the deleted rows by itself; OPTIMIZE TABLE "
-            f"{self.qualified(table)} returns their space to the disk (it rebuilds the table)"
-        )
-
-    def analyze_advice(self, table: str) -> str:
-        return f"ANALYZE TABLE {self.qualified(table)}"
-
-    def idle_transaction_advice(self) -> str:
-        return "set idle_transaction_timeout (MariaDB) or wait_timeout to stop it recurring"

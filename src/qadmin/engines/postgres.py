@@ -16,7 +16,6 @@ from typing import Any
 
 import psycopg
 from psycopg import errors as pgerr
-from psycopg import sql
 
 from qadmin.engines.base import APP_NAME, Engine, Jdbc, Row
 from qadmin.errors import (
@@ -234,12 +233,6 @@ class PostgresEngine(Engine):
             raise QadminError("postgresql: no current schema (empty search_path); use --schema")
         return str(schema)
 
-    def quote_ident(self, name: str) -> str:
-        return sql.Identifier(name).as_string(None)
-
-    def quote_literal(self, text: str) -> str:
-        return sql.Literal(text).as_string(None)
-
     def bulk_insert(self, statement: str, rows: Sequence[Mapping[str, Any]]) -> None:
         """The section is a COPY ... FROM STDIN: several times faster than batched INSERTs.
         Each row's values go in the order of its keys, which is the COPY's column order."""
@@ -252,63 +245,6 @@ class PostgresEngine(Engine):
 
     def lock_timeout_statements(self, ms: int) -> list[str]:
         return [f"SET lock_timeout = {int(ms)}"]
-
-    def end_session(self, session: str, kind: str = "session") -> str:
-        name = self.quote_literal(session)
-        if kind == "replication_slot":
-            return f"SELECT pg_drop_replication_slot({name})"
-        if kind == "prepared_xact":
-            return f"ROLLBACK PREPARED {name}"
-        if session.isdigit():
-            return f"SELECT pg_terminate_backend({int(session)})"
-        return (
-            f"SELECT pg_drop_replication_slot({name}) for a replication slot, "
-            f"ROLLBACK PREPARED {name} for a prepared transaction"
-        )
-
-    def rebuild_index_advice(self, index: str, table: str) -> str:
-        return f"REINDEX INDEX CONCURRENTLY {self.qualified(index)}"
-
-    def vacuum_advice(self, table: str) -> str:
-        return f"VACUUM (VERBOSE) {self.qualified(table)} once the horizon moves"
-
-    def deleted_rows_advice(self, table: str) -> str:
-        return (
-            f"VACUUM {self.qualified(table)} (until a vacuum, autovacuum's or this one, every "
-            "dequeue walks the deleted rows as dead rows)"
-        )
-
-    def analyze_advice(self, table: str) -> str:
-        return f"ANALYZE {self.qualified(table)} (and find why autovacuum has not)"
-
-    def autovacuum_advice(self, table: str, *, server: bool) -> str:
-        if server:
-            return "ALTER SYSTEM SET autovacuum = on; SELECT pg_reload_conf()"
-        return f"ALTER TABLE {self.qualified(table)} RESET (autovacuum_enabled)"
-
-    def idle_transaction_advice(self) -> str:
-        return "set idle_in_transaction_session_timeout to stop it recurring"
-
-    def horizon_notes(self, holders: Sequence[Mapping[str, Any]]) -> list[str]:
-        if any(h.get("detail") == "<insufficient privilege>" for h in holders):
-            return [
-                "partial view: pg_read_all_stats (or pg_monitor) is needed to see what "
-                "other roles' sessions are doing"
-            ]
-        return []
-
-    def index_waste(self, row: Mapping[str, Any]) -> tuple[str, bool] | None:
-        """The catalog estimate (bloat_pct) or pgstatindex's measure (free_pages_pct), on an
-        index of at least 128 pages."""
-        if row.get("bloat_pct") is not None and int(row.get("pages") or 0) >= 128:
-            bloat = float(row["bloat_pct"])
-            return f"an estimated {bloat:.0f} % bloat", bloat >= 50
-        pages = int(row.get("leaf_pages") or 0) + int(row.get("deleted_pages") or 0)
-        if row.get("free_pages_pct") is not None and pages >= 128:
-            density, free = float(row["avg_leaf_density"] or 0), float(row["free_pages_pct"])
-            waste = f"{free:.0f} % empty or deleted pages, leaves {density:.0f} % full (measured)"
-            return waste, free >= 50 or density < 50
-        return None
 
 
 def _first_line(text: str) -> str:

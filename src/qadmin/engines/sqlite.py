@@ -92,9 +92,6 @@ class SqliteEngine(Engine):
         if schema not in (None, "main"):
             raise NotFound(f"sqlite: schema {schema} does not exist (SQLite has one, main)")
 
-    def quote_ident(self, name: str) -> str:
-        return '"' + name.replace('"', '""') + '"'
-
     def bind(self, statement: str, params: Mapping[str, Any]) -> tuple[str, Any]:
         return statement, dict(params)
 
@@ -114,31 +111,6 @@ class SqliteEngine(Engine):
         with self.errors():
             self.conn.execute(f"PRAGMA busy_timeout = {int(ms)}")
         self.lock_ms = ms
-
-    def end_session(self, session: str, kind: str = "session") -> str:
-        return "stop the process that keeps its transaction open on the file"
-
-    def rebuild_index_advice(self, index: str, table: str) -> str:
-        return "VACUUM (rewrites the whole file; locks it meanwhile)"
-
-    def vacuum_advice(self, table: str) -> str:
-        return "VACUUM the database file in a quiet moment (it locks the whole file)"
-
-    def deleted_rows_advice(self, table: str) -> str:
-        return (
-            "the deleted rows' pages are reused by new messages; VACUUM returns them to the "
-            "disk in a quiet moment (it locks the whole file)"
-        )
-
-    def analyze_advice(self, table: str) -> str:
-        return f"ANALYZE {self.quote_ident(table)}"
-
-    def index_waste(self, row: Mapping[str, Any]) -> tuple[str, bool] | None:
-        """dbstat's measure (--deep), on an index of at least 128 pages."""
-        if row.get("unused_pct") is not None and int(row.get("pages") or 0) >= 128:
-            unused = float(row["unused_pct"])
-            return f"{unused:.0f} % unused bytes (measured)", unused >= 50
-        return None
 
     def adapt_time(self, value: datetime) -> str:
         # Same text form as strftime('%Y-%m-%d %H:%M:%f'), so due times compare as text.

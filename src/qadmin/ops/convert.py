@@ -21,11 +21,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from qadmin import catalog
 from qadmin.engines.base import Engine, Execute
 from qadmin.errors import InvalidName, UsageError
 from qadmin.kinds import QueueSpec
 from qadmin.names import validate_schema_name
-from qadmin.ops import catalog, convert_guard, convert_sql, convert_staged, resize
+from qadmin.ops import convert_guard, convert_sql, convert_staged, resize
 from qadmin.ops.convert_sql import (
     BACKUP_SUFFIX,
     CHUNK,

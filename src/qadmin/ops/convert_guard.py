@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 
+from qadmin import catalog
 from qadmin.engines.base import Engine
 from qadmin.kinds import KINDS, Kind
 from qadmin.names import RESERVED_PREFIX
-from qadmin.ops import catalog
 from qadmin.ops.convert_sql import (
     BACKUP_SUFFIX,
     GATE_SUFFIX,

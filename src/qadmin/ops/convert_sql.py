@@ -10,13 +10,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from qadmin import sqlfiles
-from qadmin.diagnostics import sql as diagnostic_sql
-from qadmin.engines.base import Engine, Execute
+from qadmin import catalog, sqlfiles
+from qadmin.catalog import sql as diagnostic_sql
+from qadmin.engines.base import CATALOG_TABLE, Engine, Execute
 from qadmin.errors import NotFound, UnsupportedError, UsageError
-from qadmin.kinds import MAX_CAPACITY, Kind, QueueSpec
+from qadmin.kinds import MAX_CAPACITY, PAUSABLE, PAUSED_AT, Kind, QueueSpec
 from qadmin.names import validate_schema_name
-from qadmin.ops import catalog
 from qadmin.profiles.model import Value
 from qadmin.profiles.resolve import typed_values
 from qadmin.profiles.shape import read_shape
@@ -177,9 +176,13 @@ def ring_spec(src: Source, capacity: int) -> QueueSpec:
     """The ring that takes over the queue's name; its options say where it came from."""
     if not 1 <= capacity <= MAX_CAPACITY:
         raise UsageError(f"--capacity must be between 1 and {MAX_CAPACITY:,}")
-    options: dict[str, Any] = {"converted_from": src.origin}
+    # The ring's routines are the current template's, so they read a pause; a paused queue
+    # stays paused.
+    options: dict[str, Any] = {"converted_from": src.origin, PAUSABLE: True}
     if src.managed is not None and src.managed.watermark:
         options["converted_watermark"] = True
+    if src.managed is not None and src.managed.paused_at is not None:
+        options[PAUSED_AT] = src.managed.paused_at
     return QueueSpec(name=src.table, kind=Kind.RING, capacity=capacity, options=options)
 
 
@@ -189,9 +192,9 @@ def staged_switch(engine: Engine) -> bool:
 
 
 def _file(engine: Engine) -> sqlfiles.SqlFile:
-    for folder in dict.fromkeys((engine.dialect, engine.base_dialect)):
-        if sqlfiles.exists(f"queues/{folder}/convert.sql"):
-            return sqlfiles.load(f"queues/{folder}/convert.sql")
+    found = engine.hooks.sql_file("queues", "convert")
+    if found is not None:
+        return found
     raise UnsupportedError(
         f"convert is not available on {engine.dialect}: its DDL commits on its own and it has "
         "no CREATE OR REPLACE PROCEDURE to switch push/pop atomically (see docs/kinds.md)"
@@ -217,6 +220,7 @@ class ConvertSql:
         }
         self.names = {
             **ring.objects(),
+            "catalog": CATALOG_TABLE,  # the gate's pop reads the pause there
             "src": src.table,
             "id_col": src.id_col,
             "backup": self.backup,

@@ -14,10 +14,11 @@ import dataclasses
 import time
 from typing import Any
 
+from qadmin import catalog
 from qadmin.engines.base import Engine
 from qadmin.errors import Deadlock, LockTimeout, UsageError
 from qadmin.kinds import QueueSpec
-from qadmin.ops import catalog, convert_guard, resize
+from qadmin.ops import convert_guard, resize
 from qadmin.ops.convert_sql import (
     CHUNK,
     GATE_GRACE_S,

@@ -1,47 +1,54 @@
-"""Dead letters of claim queues: the max-attempts setting, listing ``<queue>_dead`` and
-moving its messages back (redrive).
+"""Dead letters of claim queues: the max-attempts setting, listing ``<queue>_dead`` (a
+message's whole error history too), throwing dead letters away (discard) and moving them back
+or into another queue (redrive).
 
 The move to the dead table is the queue's own fail routine (its template), so applications
 and qadmin share it; this module only reads the dead table and empties it again. A redrive
 moves each message back as a new delivery: a new id from the queue's own sequence (at its tail,
 so no ack or fail fenced with an attempt of the old id can match the new claim), attempts reset,
-enqueued_at and error history kept; one transaction for the lot: a message is in the queue or in
-the dead table, never both, never neither.
+enqueued_at and error history kept. Exactly once (docs/reliability.md): a filter's ids are read
+without locks (a dead row never changes), then each batch is one transaction that locks each id
+by its key and moves or deletes only what it found: a message is in the queue or in the dead
+table, never both, never neither, and two movers never both take one.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from qadmin import catalog, interrupts
+from qadmin.catalog.reads import COUNT_LIMIT as COUNT_LIMIT
+from qadmin.catalog.reads import DeadDepth as DeadDepth
+from qadmin.catalog.reads import dead_depth
 from qadmin.diagnostics.entries import locks
 from qadmin.diagnostics.model import PART_LOCK_MS, Context, Options
-from qadmin.engines.base import Engine
-from qadmin.errors import Deadlock, LockTimeout, NotFound, StatementTimeout, UsageError
+from qadmin.engines.base import Engine, Execute
+from qadmin.errors import (
+    Deadlock,
+    Interrupted,
+    LockTimeout,
+    NotFound,
+    QadminError,
+    QueueFull,
+    StatementTimeout,
+    UsageError,
+)
 from qadmin.kinds import QueueSpec
-from qadmin.ops import catalog
-from qadmin.ops.values import iso, message
+from qadmin.values import iso, message, to_bytes
 
-# Counting stops here (inspect's other counts are bounded the same way).
-COUNT_LIMIT = 10_000
 # Bytes of payload a listing shows.
 PREVIEW_BYTES = 64
-# A redrive --all moves at most this many messages per run (one transaction).
-REDRIVE_LIMIT = 10_000
 MAX_ATTEMPTS_LIMIT = 1_000_000
 DEADLOCK_RETRIES = 5
 
 
-@dataclass(frozen=True)
-class DeadDepth:
-    """How many messages the dead table holds (exact below ``COUNT_LIMIT``) and how long the
-    one that died first has been there."""
-
-    count: int
-    exact: bool
-    oldest_s: float | None
+# The dead table's depth is read by inspect too: it lives below both (``catalog.reads``).
+depth = dead_depth
 
 
 def check_max_attempts(value: int | None) -> int | None:
@@ -71,18 +78,6 @@ def set_max_attempts(engine: Engine, spec: QueueSpec, value: int | None) -> Queu
     return catalog.get(engine, spec.name)
 
 
-def depth(engine: Engine, spec: QueueSpec) -> DeadDepth:
-    """The dead table's depth (bounded count) and its oldest death's age: two index reads."""
-    rows = engine.run(engine.section(spec, "dead_depth"), {"limit": COUNT_LIMIT}, write=False)
-    count = int(rows[0]["dead"] or 0)
-    oldest = rows[0]["oldest_dead_s"]
-    return DeadDepth(
-        count=count,
-        exact=count < COUNT_LIMIT,
-        oldest_s=None if oldest is None else round(float(oldest), 3),
-    )
-
-
 def _errors(text: Any) -> list[dict[str, Any]]:
     if text is None:
         return []
@@ -90,17 +85,52 @@ def _errors(text: Any) -> list[dict[str, Any]]:
     return list(parsed) if isinstance(parsed, list) else []
 
 
-def listing(engine: Engine, spec: QueueSpec, count: int) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class Filter:
+    """Which dead messages dead, discard and redrive pick (all of them when nothing is set):
+    died more than ``older_s`` ago, within the last ``newer_s``, the error it died with
+    containing ``error`` (a substring, case-insensitive; LIKE's wildcards in it are literal)."""
+
+    older_s: float | None = None
+    newer_s: float | None = None
+    error: str | None = None
+
+    @property
+    def given(self) -> bool:
+        return self.older_s is not None or self.newer_s is not None or self.error is not None
+
+    def params(self) -> dict[str, Any]:
+        """The filter as the sections bind it: a flag and a value each, never a NULL."""
+        return {
+            "has_older": int(self.older_s is not None),
+            "older_s": self.older_s or 0,
+            "has_newer": int(self.newer_s is not None),
+            "newer_s": self.newer_s or 0,
+            "has_error": int(self.error is not None),
+            "pattern": like_substring(self.error or ""),
+        }
+
+
+# The LIKE escape character every dead section names (ESCAPE '!'); T-SQL's [ escaped too.
+LIKE_ESCAPE = "!"
+
+
+def like_substring(text: str) -> str:
+    """``text`` as a LIKE pattern matching it anywhere, its wildcards taken literally."""
+    escaped = "".join(LIKE_ESCAPE + c if c in "!%_[" else c for c in text)
+    return f"%{escaped}%"
+
+
+def listing(
+    engine: Engine, spec: QueueSpec, count: int, picked: Filter | None = None
+) -> list[dict[str, Any]]:
     """The dead messages, first to die first: id, attempts, first and last error, when it
     was enqueued and died, errors recorded and the payload's first ``PREVIEW_BYTES`` bytes."""
     require(spec, "dead")
+    params = {"count": count, "preview": PREVIEW_BYTES, **(picked or Filter()).params()}
     try:
         with engine.lock_timeout(PART_LOCK_MS):  # a read: give up as a diagnostic part does
-            rows = engine.run(
-                engine.section(spec, "dead_list"),
-                {"count": count, "preview": PREVIEW_BYTES},
-                write=False,
-            )
+            rows = engine.run(engine.section(spec, "dead_list"), params, write=False)
     except StatementTimeout:
         raise
     except LockTimeout as exc:  # who holds it, read at once while the lock is still held
@@ -125,6 +155,39 @@ def listing(engine: Engine, spec: QueueSpec, count: int) -> list[dict[str, Any]]
     return out
 
 
+def history(engine: Engine, spec: QueueSpec, message_id: int) -> dict[str, Any]:
+    """One dead message whole: every error recorded (attempt, error, when; the first and the
+    latest ``ERRORS_KEPT`` - 1 once a message failed more often), its times and its payload."""
+    require(spec, "dead")
+    rows = engine.run(engine.section(spec, "dead_one"), {"id": message_id}, write=False)
+    if not rows:
+        raise NotFound(f"dead: no dead message {message_id} in queue {spec.name}")
+    row = rows[0]
+    errors = [
+        {"attempt": e.get("attempt"), "at": _when(e.get("at")), "error": e.get("error")}
+        for e in _errors(row["errors"])
+    ]
+    return {
+        "id": int(row["id"]),
+        "attempts": int(row["attempts"]),
+        "enqueued_at": iso(row["enqueued_at"]),
+        "died_at": iso(row["died_at"]),
+        "last_error": row["last_error"],
+        "errors": errors,
+        "payload": bytes(row["payload"]),
+    }
+
+
+def _when(value: Any) -> str | None:
+    """An error entry's time as every output writes times (the JSON keeps the server's text)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return iso(value)
+    except ValueError:
+        return value
+
+
 def _blocked(engine: Engine, spec: QueueSpec, exc: LockTimeout) -> str:
     """The listing's lock timeout in one line, naming the session in the way as explain does."""
     text, session, certain = locks.blocker_of(Context(engine, spec.name, spec, Options()), None, [])
@@ -135,68 +198,260 @@ def _blocked(engine: Engine, spec: QueueSpec, exc: LockTimeout) -> str:
     return line
 
 
+# Messages one transaction moves or removes (without --rate): short locks, bounded undo.
+BATCH = 100
+# Ids a filtered dry run reads per round trip.
+PAGE = 1_000
+TOP_ID = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class Pace:
+    """--rate: at most ``per_s`` messages a second, in batches of ``batch``."""
+
+    per_s: float
+
+    @property
+    def batch(self) -> int:
+        # About five transactions a second, each at least one message and at most BATCH.
+        return max(1, min(BATCH, int(self.per_s / 5)))
+
+
 def redrive(
     engine: Engine,
     spec: QueueSpec,
     ids: list[int] | None,
     *,
+    picked: Filter | None = None,
     dry_run: bool = False,
+    pace: Pace | None = None,
+    to: QueueSpec | None = None,
 ) -> dict[str, Any]:
-    """Move dead messages back to the queue as waiting messages (``ids``, or all with None,
-    at most ``REDRIVE_LIMIT``), in one transaction: each gets a new id at the queue's tail
-    (above any watermark, so the dequeue serves it) and keeps its enqueued_at and error
-    history; its attempts start again from 0. A dry run locks and reads, then rolls back."""
+    """Move dead messages back as waiting messages: ``ids`` (all of them or none, one
+    transaction), or those ``picked`` (every one with an empty filter) in batches of one
+    transaction each. Back into ``spec`` each gets a new id at the queue's tail (above any
+    watermark, so the dequeue serves it) and keeps its enqueued_at and error history, attempts
+    from 0; ``to`` another qadmin queue on the same connection, it is pushed there through
+    that queue's own push (payload only) and leaves the dead table in the same transaction."""
     require(spec, "redrive")
-    for attempt in range(DEADLOCK_RETRIES):
-        try:
-            return _redrive(engine, spec, ids, dry_run)
-        except Deadlock:
-            if attempt == DEADLOCK_RETRIES - 1:
-                raise
-    raise AssertionError("unreachable")
+    if to is not None and to.name == spec.name:
+        to = None
+    return _run(engine, spec, "redrive", ids, picked, dry_run, pace, to)
+
+
+def discard(
+    engine: Engine,
+    spec: QueueSpec,
+    ids: list[int] | None,
+    *,
+    picked: Filter | None = None,
+    dry_run: bool = False,
+    pace: Pace | None = None,
+) -> dict[str, Any]:
+    """Throw dead messages away: ``ids`` (all or none) or those ``picked``, from the dead
+    table only (the live queue is never touched), each deleted once: a message another
+    discard or redrive took first is reported gone, not counted twice."""
+    require(spec, "discard")
+    return _run(engine, spec, "discard", ids, picked, dry_run, pace, None)
+
+
+def _run(
+    engine: Engine,
+    spec: QueueSpec,
+    action: str,
+    ids: list[int] | None,
+    picked: Filter | None,
+    dry_run: bool,
+    pace: Pace | None,
+    to: QueueSpec | None,
+) -> dict[str, Any]:
+    done: dict[str, Any] = {
+        "queue": spec.name,
+        "action": action,
+        "dry_run": dry_run,
+        _COUNTED[action]: 0,
+        "ids": [],
+        "gone": [],
+    }
+    if action == "redrive":
+        done["to"] = (to or spec).name
+        done["moved"] = []
+    if ids is not None:
+        _by_id(engine, spec, action, list(dict.fromkeys(ids)), dry_run, to, done)
+        return done
+    picked = picked or Filter()
+    top = engine.run(engine.section(spec, "dead_top"), write=False)[0]["top_id"]
+    if top is None:
+        return done
+    if dry_run:
+        done["ids"] = _matching(engine, spec, picked, 0, int(top), TOP_ID)
+        done[_key(done)] = len(done["ids"])
+        return done
+    size = pace.batch if pace else BATCH
+    after, started = 0, time.monotonic()
+    try:
+        while True:
+            batch = _matching(engine, spec, picked, after, int(top), size)
+            if not batch:
+                return done
+            after = batch[-1]
+            _batch(engine, spec, action, batch, to, done)
+            if pace is not None:  # the next batch waits until the rate allows it
+                time.sleep(max(0.0, started + done[_key(done)] / pace.per_s - time.monotonic()))
+    except KeyboardInterrupt:  # between batches: every one before it committed, none open
+        raise Interrupted(
+            f"{action}: {_so_far(done)} (committed); the rest are still dead"
+        ) from None
+
+
+def _matching(
+    engine: Engine, spec: QueueSpec, picked: Filter, after: int, top: int, limit: int
+) -> list[int]:
+    """Ids of dead messages the filter picks after ``after`` (up to ``top``), at most
+    ``limit``, read without locks."""
+    out: list[int] = []
+    section = engine.section(spec, "dead_match")
+    while len(out) < limit:
+        page = min(PAGE, limit - len(out))
+        params = {"after": after, "upto": top, "limit": page, **picked.params()}
+        got = [int(r["id"]) for r in engine.run(section, params, write=False)]
+        out.extend(got)
+        if len(got) < page:
+            break
+        after = got[-1]
+    return out
+
+
+def _by_id(
+    engine: Engine,
+    spec: QueueSpec,
+    action: str,
+    ids: list[int],
+    dry_run: bool,
+    to: QueueSpec | None,
+    done: dict[str, Any],
+) -> None:
+    """Named ids: one transaction, every id found (locked) or nothing done at all."""
+
+    def check(execute: Execute) -> None:
+        missing = [
+            one for one in ids if not execute(engine.section(spec, "redrive_id")[0], {"id": one})
+        ]
+        if missing:
+            raise NotFound(
+                f"{action}: no dead message {', '.join(map(str, missing))} in queue "
+                f"{spec.name} (nothing was {'moved' if action == 'redrive' else 'discarded'})"
+            )
+        if dry_run:
+            raise _DryRun
+
+    try:
+        _batch(engine, spec, action, ids, to, done, check)
+    except _DryRun:
+        done["ids"], done[_key(done)] = list(ids), len(ids)
 
 
 class _DryRun(Exception):
     """Leaves the transaction rolled back (a dry run changes nothing)."""
 
 
-def _redrive(
-    engine: Engine, spec: QueueSpec, ids: list[int] | None, dry_run: bool
-) -> dict[str, Any]:
-    found: list[int] = []
-    missing: list[int] = []
+def _batch(
+    engine: Engine,
+    spec: QueueSpec,
+    action: str,
+    ids: list[int],
+    to: QueueSpec | None,
+    done: dict[str, Any],
+    first: Callable[[Execute], None] | None = None,
+) -> None:
+    """One transaction over ``ids``: each locked by its key, then moved or deleted; one gone
+    already (another redrive or discard took it) is reported gone. Deadlocks retry the
+    batch; a stop (Ctrl-C, SIGTERM) waits for its commit or rollback, then says what was done."""
+    for attempt in range(DEADLOCK_RETRIES):
+        try:
+            with interrupts.deferred() as held:
+                result = _one_batch(engine, spec, action, ids, to, first)
+            break
+        except Deadlock:
+            if attempt == DEADLOCK_RETRIES - 1:
+                raise _stopped(done, Deadlock) from None
+        except QadminError as exc:
+            if done[_key(done)]:
+                exc.args = (f"{exc}; {_so_far(done)} before it (committed)",)
+            raise
+    taken, gone, moved = result
+    done["ids"].extend(taken)
+    done["gone"].extend(gone)
+    done[_key(done)] += len(taken)
+    if action == "redrive":
+        done["moved"].extend(moved)
+    if held.signum is not None:
+        raise Interrupted(f"{action}: {_so_far(done)} (committed); the rest are still dead")
+
+
+# The document's count key per action (``redriven`` as before filters and discard came).
+_COUNTED = {"redrive": "redriven", "discard": "discarded"}
+
+
+def _key(done: dict[str, Any]) -> str:
+    return _COUNTED[str(done["action"])]
+
+
+def _so_far(done: dict[str, Any]) -> str:
+    verb = "moved" if done["action"] == "redrive" else "discarded"
+    count = int(done[_key(done)])
+    return f"{verb} {count:,} dead message{'' if count == 1 else 's'}"
+
+
+def _stopped(done: dict[str, Any], kind: type[QadminError]) -> QadminError:
+    return kind(f"{done['action']}: deadlocked {DEADLOCK_RETRIES} times; {_so_far(done)}")
+
+
+def _one_batch(
+    engine: Engine,
+    spec: QueueSpec,
+    action: str,
+    ids: list[int],
+    to: QueueSpec | None,
+    first: Callable[[Execute], None] | None,
+) -> tuple[list[int], list[int], list[dict[str, int]]]:
+    taken: list[int] = []
+    gone: list[int] = []
     moved: list[dict[str, int]] = []
-    try:
-        with engine.transaction() as execute:
-            if ids is None:
-                rows = execute(engine.section(spec, "redrive_ids")[0], {"limit": REDRIVE_LIMIT})
-                found = [int(r["id"]) for r in rows]
+    with engine.transaction() as execute:
+        if first is not None:
+            first(execute)
+        for one in ids:
+            if to is not None:
+                rows = execute(engine.section(spec, "dead_take")[0], {"id": one})
             else:
-                for one in dict.fromkeys(ids):
-                    rows = execute(engine.section(spec, "redrive_id")[0], {"id": one})
-                    (found if rows else missing).append(one)
-            if missing:
-                raise NotFound(
-                    f"redrive: no dead message {', '.join(map(str, missing))} in queue "
-                    f"{spec.name} (nothing was moved)"
-                )
-            if dry_run:
-                raise _DryRun
-            for one in found:
-                rows = [
+                rows = execute(engine.section(spec, "redrive_id")[0], {"id": one})
+            if not rows:
+                gone.append(one)
+                continue
+            taken.append(one)
+            if action == "discard":
+                execute(engine.section(spec, "discard_one")[0], {"id": one})
+            elif to is not None:
+                new_id = _push(engine, execute, to, to_bytes(rows[0]["payload"]))
+                execute(engine.section(spec, "discard_one")[0], {"id": one})
+                moved.append({"id": one, "new_id": new_id})
+            else:
+                back = [
                     row
                     for statement in engine.section(spec, "redrive_one")
                     for row in execute(statement, {"id": one})
                 ]
-                moved.append({"id": one, "new_id": int(rows[0]["new_id"])})
-    except _DryRun:
-        pass
-    return {
-        "queue": spec.name,
-        "action": "redrive",
-        "dry_run": dry_run,
-        "redriven": len(found),
-        "ids": found,
-        "moved": moved,
-        "more": ids is None and len(found) == REDRIVE_LIMIT,
-    }
+                moved.append({"id": one, "new_id": int(back[0]["new_id"])})
+    return taken, gone, moved
+
+
+def _push(engine: Engine, execute: Execute, to: QueueSpec, payload: bytes) -> int:
+    """Push one payload into ``to`` through its own push, inside the caller's transaction; a
+    full ring refuses it, and the whole batch rolls back."""
+    params = {"payload": payload, "due_at": None}
+    rows = [row for statement in engine.section(to, "push") for row in execute(statement, params)]
+    ids = [r["id"] for r in rows if r.get("id") is not None]
+    if not ids:
+        raise QueueFull(f"redrive --to: ring {to.name} is full (capacity {to.capacity})")
+    return int(ids[0])

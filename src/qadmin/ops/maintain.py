@@ -283,7 +283,7 @@ def _mysql(engine: Engine, table: str, updated_in_place: bool) -> tuple[Row, lis
     data, index = int(size.get("table_bytes") or 0), int(size.get("index_bytes") or 0)
     free = int(size.get("free_bytes") or 0)
     actions: list[Action] = []
-    server = "MariaDB" if engine.dialect == "mariadb" else "MySQL 8"
+    server = engine.hooks.title
     rows, pages = int(size.get("estimated_rows") or 0), data // int(online.get("page_size") or 1)
     sparse = data + index >= FREE_BYTES and rows < pages
     if sparse or (free >= FREE_BYTES and free >= FREE_SHARE * (data + index + free)):
@@ -424,11 +424,13 @@ def _mssql(engine: Engine, table: str, updated_in_place: bool) -> tuple[Row, lis
     return {}, actions
 
 
+# The planners by what they read and propose; an engine's dialect names its own
+# (``Dialect.maintenance_planner``), and one that names none has no maintain.
 PLANNERS: dict[str, Callable[[Engine, str, bool], tuple[Row, list[Action]]]] = {
-    "postgresql": _postgresql,
-    "mysql": _mysql,
-    "sqlite": _sqlite,
-    "mssql": _mssql,
+    "vacuum": _postgresql,
+    "innodb_rebuild": _mysql,
+    "file_vacuum": _sqlite,
+    "index_rebuild": _mssql,
 }
 
 
@@ -444,8 +446,11 @@ def plan(
 
     ``updated_in_place``: the kind writes its rows in place (a claim, a ring's slots), so it
     gains from free room on each page. Blocking actions are marked refused unless allowed."""
-    reads, actions = PLANNERS[engine.base_dialect](engine, table, updated_in_place)
-    if allow_blocking and engine.name == "postgresql":
+    planner = PLANNERS.get(engine.hooks.maintenance_planner or "")
+    if planner is None:
+        raise engine.hooks.unsupported("maintain")
+    reads, actions = planner(engine, table, updated_in_place)
+    if allow_blocking and engine.hooks.vacuum_truncates:
         actions = [
             replace(
                 a,
@@ -477,11 +482,12 @@ def plan(
 
 
 def check_runnable(engine: Engine) -> None:
-    """SQL Server's statements are printed, never run: they passed the T-SQL gate only."""
-    if engine.name == "mssql":
+    """An engine whose statements passed the T-SQL gate only (SQL Server) has them printed,
+    never run."""
+    if not engine.hooks.maintenance_runs:
         raise UnsupportedError(
-            "maintain: on SQL Server --dry-run prints the statements to run by hand; qadmin "
-            "does not run them (not verified live)"
+            f"maintain: on {engine.hooks.title} --dry-run prints the statements to run by hand; "
+            "qadmin does not run them (not verified live)"
         )
 
 
@@ -512,9 +518,9 @@ def run(
             if starting is not None:
                 starting(action)
             ran = _run_one(engine, action, lock_ms)
-            if engine.name == "postgresql" and action.action == "reindex":
+            if engine.hooks.concurrent_reindex and action.action == "reindex":
                 ran = _clean_up(engine, proposed, ran, lock_ms)
-            elif engine.name == "postgresql" and action.action == "vacuum":
+            elif engine.hooks.concurrent_reindex and action.action == "vacuum":
                 ran = _kept(engine, proposed, ran)
             done.append(ran)
     return replace(proposed, actions=done, dry_run=False)

@@ -17,7 +17,7 @@ from datetime import datetime
 from functools import partial
 from typing import Any, TypeVar
 
-from qadmin import interrupts
+from qadmin import catalog, interrupts
 from qadmin.engines.base import Engine
 from qadmin.errors import (
     Deadlock,
@@ -29,19 +29,20 @@ from qadmin.errors import (
     StaleStatement,
     UsageError,
 )
-from qadmin.kinds import ERROR_CHARS, QueueSpec
-from qadmin.ops import catalog
-from qadmin.ops.values import message
+from qadmin.kinds import ERROR_CHARS, MAX_BATCH, QueueSpec
+from qadmin.values import message
 
-MAX_BATCH = 10_000
 # Messages per statement (and per transaction) when a batch is pushed set-based: large enough
 # that the commit and the round trip are shared by thousands, small enough that one statement's
 # parameters stay a few megabytes and a lock is not held for long.
 PUSH_CHUNK = 2_000
 DEADLOCK_RETRIES = 5
 T = TypeVar("T")
-# pop --wait where the engine has no wake-up: adaptive polling, soon re-polling every 0.1 s
-# (one indexed pop per waiting consumer), so a push is seen within about 0.1 s.
+# pop --wait where the engine has no wake-up (MariaDB/MySQL, SQLite, SQL Server): the queue's
+# head (the dequeue's own read-only SELECT: one index seek, no lock, no write transaction) is
+# probed this often, and the pop runs again only when it shows a message; a push is seen within
+# about 5 ms. A kind without a head section polls the pop itself, backing off to 0.1 s.
+_PROBE_S = 0.005
 _POLL_START_S = 0.01
 _POLL_MAX_S = 0.1
 # pop --wait where the pushes notify (PostgreSQL): a re-poll this often all the same, the safety
@@ -272,6 +273,66 @@ def _too_large(engine: Engine, n: int, payload: bytes, limit: int) -> UsageError
     )
 
 
+def _empty(engine: Engine, spec: QueueSpec) -> QueueEmpty:
+    """Nothing popped: a paused queue says so (its catalog entry read again: the pause may
+    have come while a --wait waited), else it is empty."""
+    with suppress(QadminError):
+        now = catalog.find(engine, spec.name)
+        if now is not None and now.paused_at is not None:
+            return QueueEmpty(
+                f"queue {spec.name} is paused since {now.paused_at}: nothing popped "
+                f"(qadmin resume {spec.name})"
+            )
+    return QueueEmpty(f"queue {spec.name} is empty")
+
+
+class _Waiter:
+    """How an empty pop --wait waits for the next try. Where pushes notify (PostgreSQL's
+    LISTEN) it blocks until one does. Elsewhere it probes the head every 5 ms and says "pop
+    again" when the head shows a message other than the one the last pop could not take (a
+    lax pop skips a row another consumer holds: its head stays there), or after 0.1 s all the
+    same, so a row behind a held head is still reached."""
+
+    def __init__(self, engine: Engine, spec: QueueSpec, wait_s: float) -> None:
+        self.engine = engine
+        self.spec = spec
+        self.deadline = time.monotonic() + wait_s
+        # Listening starts before the first look, so a push committed after it wakes the wait.
+        self.listening = wait_s > 0 and engine.listen(spec)
+        self.probe: list[str] | None = None
+        if wait_s > 0 and not self.listening and engine.template(spec).has("head"):
+            self.probe = engine.section(spec, "head")
+        self.delay = _POLL_START_S
+        self.seen: tuple[Any, ...] | None = None
+
+    def next_try(self) -> bool:
+        """Wait until a pop is worth trying again: False once the wait is over."""
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        if self.listening:
+            self.engine.wait_for_push(self.spec, min(_REPOLL_S, remaining))
+            return True
+        if self.probe is None:
+            time.sleep(min(self.delay, remaining))
+            self.delay = min(self.delay * 2, _POLL_MAX_S)
+            return True
+        fallback = time.monotonic() + _POLL_MAX_S
+        while (now := time.monotonic()) < min(fallback, self.deadline):
+            time.sleep(min(_PROBE_S, self.deadline - now))
+            rows = self.engine.run(self.probe, {}, write=False)
+            head = tuple(rows[0].values()) if rows else None
+            if head is not None and head != self.seen:
+                self.seen = head
+                return True
+        return time.monotonic() < self.deadline
+
+    def close(self) -> None:
+        if self.listening:
+            with suppress(QadminError):  # a dead connection must not hide the first error
+                self.engine.unlisten(self.spec)
+
+
 def pop(
     engine: Engine,
     spec: QueueSpec,
@@ -285,28 +346,17 @@ def pop(
     if spec.info.claims:
         params["worker"] = worker or default_worker()
     statements = engine.section(spec, "pop")
-    deadline = time.monotonic() + wait_s
-    # Listening starts before the first look, so a push committed after it wakes the wait.
-    listening = wait_s > 0 and engine.listen(spec)
-    delay = _POLL_START_S
+    waiter = _Waiter(engine, spec, wait_s)
     try:
         while True:
             got = _retrying(spec, lambda: engine.run(statements, params))
             rows = [message(r) for r in got if r.get("id") is not None]
             if rows:
                 return spec.sort_rows(rows)
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise QueueEmpty(f"queue {spec.name} is empty")
-            if listening:
-                engine.wait_for_push(spec, min(_REPOLL_S, remaining))
-            else:
-                time.sleep(min(delay, remaining))
-                delay = min(delay * 2, _POLL_MAX_S)
+            if not waiter.next_try():
+                raise _empty(engine, spec)
     finally:
-        if listening:
-            with suppress(QadminError):  # a dead connection must not hide the first error
-                engine.unlisten(spec)
+        waiter.close()
 
 
 @dataclass(frozen=True)
@@ -341,9 +391,7 @@ def pop_delivering(
     if spec.info.claims:
         params["worker"] = worker or default_worker()
     statements = engine.section(spec, "pop")
-    deadline = time.monotonic() + wait_s
-    listening = wait_s > 0 and engine.listen(spec)
-    delay = _POLL_START_S
+    waiter = _Waiter(engine, spec, wait_s)
     handed = False
     mark = "qadmin_pop"
 
@@ -393,18 +441,10 @@ def pop_delivering(
             outcome = once()
             if outcome is not None:
                 return outcome
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise QueueEmpty(f"queue {spec.name} is empty")
-            if listening:
-                engine.wait_for_push(spec, min(_REPOLL_S, remaining))
-            else:
-                time.sleep(min(delay, remaining))
-                delay = min(delay * 2, _POLL_MAX_S)
+            if not waiter.next_try():
+                raise _empty(engine, spec)
     finally:
-        if listening:
-            with suppress(QadminError):  # a dead connection must not hide the first error
-                engine.unlisten(spec)
+        waiter.close()
 
 
 def peek(engine: Engine, spec: QueueSpec, count: int = 10) -> list[dict[str, Any]]:

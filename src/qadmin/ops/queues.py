@@ -6,12 +6,13 @@ import dataclasses
 from contextlib import suppress
 from dataclasses import dataclass, field
 
+from qadmin import catalog
 from qadmin.diagnostics.entries import size
 from qadmin.engines.base import Engine
 from qadmin.errors import QadminError, UsageError
-from qadmin.kinds import KINDS, MAX_CAPACITY, Kind, QueueSpec, kinds_with, said
+from qadmin.kinds import KINDS, MAX_CAPACITY, PAUSABLE, Kind, QueueSpec, kinds_with, said
 from qadmin.names import validate_queue_name
-from qadmin.ops import catalog, dead, resize
+from qadmin.ops import dead, resize
 
 
 @dataclass
@@ -64,6 +65,7 @@ def make_spec(
             f"--watermark applies to {_kinds('allows_watermark')} queues, not --strict ones"
         )
     options: dict[str, object] = {"watermark": True} if watermark else {}
+    options[PAUSABLE] = True
     if info.dead_letters:
         options["dead_table"] = True
     if max_attempts is not None:

@@ -16,19 +16,20 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from qadmin import catalog
+from qadmin.catalog import sql
 from qadmin.diagnostics import check as check_mod
-from qadmin.diagnostics import run, sql
+from qadmin.diagnostics import run
 from qadmin.diagnostics.model import PART_LOCK_MS, InspectReport, Options
 from qadmin.engines.base import CATALOG_TABLE, Engine
 from qadmin.errors import LockTimeout, NotFound, QadminError
-from qadmin.ops import catalog
 from qadmin.profiles import detect, query
 from qadmin.profiles.libraries import SHAPES
 from qadmin.profiles.resolve import Resolved, check, from_spec, resolve
 from qadmin.profiles.shape import read_shape
 
 # What a status line reads: nothing that samples, walks dead rows or plans a query.
-PARTS = ("size", "claims", "dead", "ring", "watermark")
+PARTS = ("size", "claims", "dead", "ring", "watermark", "pause")
 
 
 @dataclass
@@ -48,6 +49,7 @@ class StatusLine:
     running: int | None = None
     stale: int | None = None
     dead: int | None = None
+    paused_at: str | None = None  # qadmin pause (qadmin's queues)
     status: str = "UNKNOWN"
     code: int = check_mod.UNKNOWN
     worst: str | None = None  # the worst finding or threshold crossed
@@ -231,6 +233,9 @@ def _fill(line: StatusLine, report: InspectReport) -> None:
     dead = report.part("dead")
     if dead is not None:
         line.dead = dead.count
+    pause = report.part("pause")
+    if pause is not None:
+        line.paused_at = pause.paused_at
     verdict = check_mod.evaluate(report)
     line.status, line.code = verdict.status, verdict.code
     if verdict.problems:

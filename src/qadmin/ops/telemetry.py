@@ -25,7 +25,8 @@ from qadmin.profiles.resolve import Resolved, from_spec
 #    backlog_growth_per_s (and invalid_indexes on PostgreSQL) from the diagnostics registry.
 # 3: depth_quality, oldest_quality, claimed_quality, dead_quality (exact, floor or
 #    estimate); a claim queue's depth is its waiting messages (claimed ones are `claimed`).
-SCHEMA_VERSION = 3
+# 4: paused_for_s (qadmin pause).
+SCHEMA_VERSION = 4
 
 # (field, unit, meaning, Parquet type) of the fields every snapshot has, before the
 # registry's own.
@@ -34,7 +35,7 @@ BASE_FIELDS: tuple[tuple[str, str, str, str], ...] = (
     ("time", "UTC", "when the snapshot was taken", "timestamp"),
     ("connection", "", "named connection (or 'default')", "string"),
     ("server", "", "engine and host:port/database, no credentials", "string"),
-    ("engine", "", "sqlite, postgresql, mysql or mssql", "string"),
+    ("engine", "", "sqlite, postgresql, mariadb, mysql or mssql", "string"),
     ("queue", "", "queue name", "string"),
     ("kind", "", "queue kind", "string"),
 )
@@ -99,7 +100,7 @@ def snapshot(
     if isinstance(target, QueueSpec):
         target = Resolved(from_spec(target, engine.schema), target)
     report = run.snapshot(engine, target, Options(stale_after_s=stale_after_s), collecting)
-    return Snapshot(target, report, datetime.now(UTC), engine.name)
+    return Snapshot(target, report, datetime.now(UTC), engine.label)  # mariadb, not mysql
 
 
 def tail_row(previous: Snapshot | None, current: Snapshot) -> dict[str, Any]:

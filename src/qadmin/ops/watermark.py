@@ -13,10 +13,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from qadmin.catalog.reads import require_watermark as _watermarked
+from qadmin.catalog.reads import watermark
 from qadmin.engines.base import Engine
-from qadmin.errors import PermissionMissing, WrongKind
-from qadmin.kinds import QueueSpec, kinds_with, said
-from qadmin.ops.values import iso
+from qadmin.errors import PermissionMissing
+from qadmin.kinds import QueueSpec
 
 # How long advance and repair keep moving a watermark before they report where it got to:
 # the two-phase rule waits for open producers, and a producer may stay open for long.
@@ -24,35 +25,8 @@ SETTLE_S = 10.0
 _POLL_S = 0.25
 
 
-def _watermarked(spec: QueueSpec) -> None:
-    if not spec.watermark:
-        kinds = said(kinds_with("allows_watermark"), "or")
-        raise WrongKind(
-            f"queue {spec.name} has no watermark (create a {kinds} queue with --watermark)"
-        )
-
-
-def show(engine: Engine, spec: QueueSpec) -> dict[str, Any]:
-    """Value, head, lag and rows stranded below the watermark (read-only, index seeks)."""
-    _watermarked(spec)
-    row = engine.run(engine.section(spec, "wm_show"), write=False)[0]
-    wm, head = int(row["wm"]), _int(row["head_id"])
-    stranded = int(row["stranded"] or 0)
-    return {
-        "queue": spec.name,
-        "watermark": wm,
-        "head_id": head,
-        "lag_ids": None if head is None else head - wm,
-        "candidate": _int(row["candidate"]),
-        "candidate_age_s": _seconds(row["candidate_age_s"]),
-        "advanced_at": iso(row["advanced_at"]),
-        # why the last try did not move it (MySQL / MariaDB queues made since it is recorded)
-        "held_by": row.get("held_by") if row["candidate"] is not None else None,
-        "stranded": stranded,
-        "stranded_min_id": _int(row["stranded_min_id"]),
-        "oldest_stranded_s": _seconds(row["oldest_stranded_s"]),
-        "state": "stranded" if stranded else "ok",
-    }
+# Showing it is read by inspect too: it lives below both (``catalog.reads``).
+show = watermark
 
 
 def unmovable(engine: Engine, spec: QueueSpec) -> str | None:
@@ -69,14 +43,6 @@ def unmovable(engine: Engine, spec: QueueSpec) -> str | None:
             "information_schema.INNODB_TRX (GRANT PROCESS ON *.* TO it)"
         )
     return None
-
-
-def _int(value: Any) -> int | None:
-    return None if value is None else int(value)
-
-
-def _seconds(value: Any) -> float | None:
-    return None if value is None else round(float(value), 3)
 
 
 def advance(engine: Engine, spec: QueueSpec, to: int | None = None) -> dict[str, Any]:

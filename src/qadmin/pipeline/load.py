@@ -18,10 +18,10 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
+from qadmin import catalog
 from qadmin.engines.base import Engine
 from qadmin.errors import QadminError, QueueFull, UsageError
 from qadmin.kinds import QueueSpec
-from qadmin.ops import catalog
 from qadmin.pipeline import formats
 from qadmin.pipeline.export import Progress
 

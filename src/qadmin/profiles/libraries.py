@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from qadmin.profiles.model import ClaimEvent, Heartbeat, LibraryShape, Profile, Release
+from qadmin.profiles.model import ClaimEvent, Heartbeat, LibraryShape, Profile, Release, Retry
 
 POSTGRESQL = ("postgresql",)
 # MariaDB engines may name themselves "mariadb" or their base "mysql": both are listed.
@@ -81,6 +81,13 @@ PROCRASTINATE = _shape(
         heartbeat_floor_s=30.0,
         attempts_column="attempts",
         release=Release(state="todo", clear=("worker_id",)),
+        # procrastinate_retry_job_v2 on a failed job, as its admin's retry calls it (retry_at
+        # now, priority, queue and lock kept): back to 'todo', attempts + 1, due now.
+        retry=Retry(
+            source="procrastinate_retry_job_v2",
+            state="todo",
+            sets=(("attempts", "{attempts.bare} + 1"), ("scheduled_at", "{qadmin_clock}")),
+        ),
     ),
 )
 
@@ -293,6 +300,22 @@ RIVER = _shape(
         claimed_at_column="attempted_at",
         attempts_column="attempt",
         error_column="errors",
+        failed_at_column="finalized_at",
+        # River's JobRetry (river_job_retry): available now, one more attempt allowed when
+        # the job used them all, no longer finalized.
+        retry=Retry(
+            source="River's JobRetry",
+            state="available",
+            sets=(
+                (
+                    "max_attempts",
+                    "CASE WHEN {attempt.bare} = {max_attempts.bare}"
+                    " THEN {max_attempts.bare} + 1 ELSE {max_attempts.bare} END",
+                ),
+                ("scheduled_at", "{qadmin_clock}"),
+                ("finalized_at", "NULL"),
+            ),
+        ),
     ),
 )
 
@@ -346,6 +369,22 @@ OBAN = _shape(
         heartbeat_floor_s=60.0,
         attempts_column="attempt",
         error_column="errors",
+        failed_at_column="discarded_at",
+        # Oban's retry_job (retry_many_jobs.sql in Oban for Python): available now, one more
+        # attempt allowed when it used them all, its finish times cleared, its uniqueness
+        # bitmap emptied.
+        retry=Retry(
+            source="Oban's retry_job",
+            state="available",
+            sets=(
+                ("max_attempts", "GREATEST({max_attempts.bare}, {attempt.bare} + 1)"),
+                ("scheduled_at", "timezone('UTC', now())"),
+                ("completed_at", "NULL"),
+                ("cancelled_at", "NULL"),
+                ("discarded_at", "NULL"),
+                ("meta", "jsonb_set({meta.bare}, ARRAY['uniq_bmp'], CAST('[]' AS jsonb))"),
+            ),
+        ),
     ),
 )
 

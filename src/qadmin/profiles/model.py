@@ -130,6 +130,9 @@ class Profile:
     error_column: str | None = None
     release: Release | None = None
     no_release: str | None = None  # why requeue is refused when the user forbade it
+    # When a failed job failed (Oban's discarded_at): dead --older-than / --newer-than.
+    failed_at_column: str | None = None
+    retry: Retry | None = None  # how redrive gives a failed job back (None: it refuses)
 
     @property
     def has_states(self) -> bool:
@@ -165,6 +168,18 @@ class Profile:
         """How a finding names one row: ``procrastinate job 109``, ``message 17``."""
         who = f"{self.library} {self.noun}" if self.library else self.noun
         return f"{who} {row_id}"
+
+
+@dataclass(frozen=True)
+class Retry:
+    """A failed job given back as the library's own retry gives it back: the same UPDATE of
+    the same row (redrive), and only where that is all the library's retry does. ``sets``
+    are further assignments, each a fixed SQL template from qadmin's registry over the
+    table's columns (``{column.bare}`` placeholders), never text from a user."""
+
+    source: str  # the library's own call this is, as docs and output name it
+    state: Value  # the waiting value set (bound as a parameter)
+    sets: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -19,12 +19,12 @@ from decimal import Decimal
 from typing import Any
 
 from qadmin import sqlfiles
-from qadmin.diagnostics import sql
+from qadmin.catalog import sql
 from qadmin.engines.base import Engine
 from qadmin.errors import UnsupportedError, UsageError
-from qadmin.ops.values import to_utc
 from qadmin.profiles.model import TIME_UNITS, Profile, Value
 from qadmin.profiles.shape import TableShape
+from qadmin.values import to_utc
 
 # A count stops here: above it the figure is "at least this many" or an estimate.
 COUNT_LIMIT = 100_001
@@ -39,6 +39,9 @@ CLAIMS_SHOWN = 1000
 HEARTBEATS_READ = 10_000
 # The keyword a library's state template writes for "now" (Reader.template).
 CLOCK = "qadmin_clock"
+# An epoch that reads as a time before this is in a larger unit than the one given (epoch
+# seconds read as milliseconds are January 1970: an age of 56 years): refused, never judged.
+EPOCH_FLOOR = datetime(2000, 1, 1, tzinfo=UTC)
 GROUPS = ("pending", "scheduled", "retrying", "claimed", "done", "failed")
 QUEUES_SHOWN = 1000
 _KEY = re.compile(r"[a-z_][a-z0-9_]*")
@@ -86,12 +89,12 @@ class Reader:
     # -- SQL text -----------------------------------------------------------------------------
 
     def _file(self) -> sqlfiles.SqlFile:
-        relative = f"queues/{self.engine.base_dialect}/profile.sql"
-        if not sqlfiles.exists(relative):
+        found = self.engine.hooks.sql_file("queues", "profile")
+        if found is None:
             raise UnsupportedError(
                 f"tables qadmin did not create are not read on {self.engine.dialect}"
             )
-        return sqlfiles.load(relative)
+        return found
 
     def section_text(self, section: str) -> str:
         return self._file().statements(section)[0]
@@ -140,9 +143,19 @@ class Reader:
         """A time read back as a UTC instant; one line (exit 2) for a value that is not one
         (an epoch in another unit than the profile says, a year past 9999)."""
         unit = self.profile.time_unit
+        where = f"{self.profile.table}.{column or 'time'}"
         try:
             if unit is not None and isinstance(value, int | float | Decimal):
-                return datetime.fromtimestamp(float(value) / TIME_UNITS[unit], UTC)
+                instant = datetime.fromtimestamp(float(value) / TIME_UNITS[unit], UTC)
+                if float(value) > 0 and instant < EPOCH_FLOOR:
+                    # a unit too small (seconds read as ms: an age of 56 years), never judged
+                    raise UsageError(
+                        f"{where}: {repr(value)[:40]} is not an epoch in {unit}: it reads as "
+                        f"{instant:%Y-%m-%d}, before {EPOCH_FLOOR:%Y}; give the unit the "
+                        "column holds (--time-unit s, ms, us or ns, or time_unit in "
+                        "[tables.NAME])"
+                    )
+                return instant
             return to_utc(value)
         except (OverflowError, OSError, ValueError, TypeError):
             shown = repr(value)[:40]
@@ -152,7 +165,6 @@ class Reader:
                 else "not a time (numbers are read as epoch seconds: give --time-unit ms, us "
                 "or ns, or time_unit in [tables.NAME])"
             )
-            where = f"{self.profile.table}.{column or 'time'}"
             raise UsageError(f"{where}: {shown} is {hint}") from None
 
     @property

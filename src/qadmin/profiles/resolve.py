@@ -14,13 +14,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from qadmin import statewhen
+from qadmin import catalog, statewhen
 from qadmin.config import COLUMN_KEYS, VALUE_KEYS
 from qadmin.engines.base import Engine
 from qadmin.errors import InvalidName, NotFound, UsageError
 from qadmin.kinds import Kind, QueueSpec
 from qadmin.names import validate_queue_name
-from qadmin.ops import catalog
 from qadmin.profiles import detect
 from qadmin.profiles.model import Heartbeat, Profile, Release, Value
 from qadmin.profiles.shape import ORDER_FAMILIES, TIME_FAMILIES, TableShape, read_shape
@@ -164,35 +163,42 @@ def _release(profile: Profile, allowed: bool) -> Profile:
     return dataclasses.replace(profile, release=Release(state, clear))
 
 
-def _fit(
-    shape: TableShape, key: str, column: str, dialect: str, time_unit: str | None = None
-) -> str:
+def _fit(shape: TableShape, key: str, column: str, time_unit: str | None = None) -> str:
     """The column as the catalog spells it, or one line saying why it cannot serve."""
     found = shape.column(column)
     where = f"{shape.schema}.{shape.table}"
     if found is None:
         raise UsageError(f"{key.replace('_', '-')}: no column {column!r} in {where}")
     family = found.family
-    # SQLite has no timestamp type: dates are kept as text or numbers by convention.
+    # An engine with no timestamp type (SQLite) keeps dates as text or numbers by convention.
     times: tuple[str, ...] = (
-        (*TIME_FAMILIES, "text", "number", "integer") if dialect == "sqlite" else TIME_FAMILIES
+        (*TIME_FAMILIES, "text", "number", "integer") if shape.untyped_times else TIME_FAMILIES
     )
     if time_unit is not None:
         times = ("integer", "number")
+    # SQLite lets a column have no declared type: it holds whatever was stored, times too
+    # (each value read is checked: one line for one that is not a time)
+    untyped = shape.untyped_times and not found.data_type.strip()
     if key in ("time_column", "due_column", "claimed_at_column", "heartbeat_column") and (
-        family not in times
+        family not in times and not untyped
     ):
         kind = f"an epoch in {time_unit}" if time_unit else "a timestamp"
         raise UsageError(
             f"{key.replace('_', '-')}: column {found.name} of {where} is "
-            f"{found.data_type}, not {kind}"
+            f"{_type_name(found.data_type)}, not {kind}"
         )
     if key == "order_by" and family not in ORDER_FAMILIES:
-        why = _NO_ORDER.get(family, f"{found.data_type} is not an enqueue order")
+        why = _NO_ORDER.get(family, f"{_type_name(found.data_type)} is not an enqueue order")
         raise UsageError(f"order-by: column {found.name} of {where} cannot order a queue: {why}")
     if key == "attempts_column" and family not in ("integer", "number"):
         raise UsageError(f"attempts-column: column {found.name} of {where} is not a number")
     return found.name
+
+
+def _type_name(data_type: str) -> str:
+    """A column's type as a message names it: SQLite lets a column have none (an empty
+    name read "is , not a timestamp")."""
+    return data_type if data_type.strip() else "untyped (no declared type: SQLite stores any value)"
 
 
 def typed_values(
@@ -244,13 +250,13 @@ def check(profile: Profile, shape: TableShape, dialect: str) -> Profile:
         released = typed_values((profile.release.state,), family, labels)[0]
         profile = dataclasses.replace(profile, release=Release(released, profile.release.clear))
     changes: dict[str, Any] = {
-        key: _fit(shape, key, getattr(profile, key), dialect, profile.time_unit)
+        key: _fit(shape, key, getattr(profile, key), profile.time_unit)
         for key in COLUMN_KEYS
         if getattr(profile, key) is not None
     }
     if profile.state_when:
         changes["state_when"] = tuple(
-            (group, tuple((_fit(shape, "states", c, dialect), null) for c, null in terms))
+            (group, tuple((_fit(shape, "states", c), null) for c, null in terms))
             for group, terms in profile.state_when
         )
     if (profile.queue is not None or profile.queue_null) and profile.queue_column is None:
@@ -268,7 +274,7 @@ def check(profile: Profile, shape: TableShape, dialect: str) -> Profile:
     if profile.release is not None:
         release = Release(
             profile.release.state,
-            tuple(_fit(shape, "release", c, dialect) for c in profile.release.clear),
+            tuple(_fit(shape, "release", c) for c in profile.release.clear),
         )
         changes["release"] = release
     return dataclasses.replace(profile, **changes)
@@ -379,8 +385,8 @@ def _check_heartbeat(engine: Engine, profile: Profile, shape: TableShape) -> Pro
     workers = read_shape(engine, table, shape.schema)
     if workers is None:
         raise UsageError(f"{where}: no table {table!r} in schema {shape.schema}")
-    key = _fit(workers, "heartbeat worker_key", beat.worker_column, engine.dialect)
-    at = _fit(workers, "heartbeat_column", beat.beat_column, engine.dialect, profile.time_unit)
+    key = _fit(workers, "heartbeat worker_key", beat.worker_column)
+    at = _fit(workers, "heartbeat_column", beat.beat_column, profile.time_unit)
     return dataclasses.replace(
         profile, heartbeat=Heartbeat(workers.table, beat.job_column, key, at)
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from qadmin.diagnostics import sql
+from qadmin.catalog import sql
 from qadmin.engines.base import Engine
 
 # Type families (columns.sql): what a column can be used for.
@@ -47,6 +47,8 @@ class TableShape:
     table: str
     columns: tuple[Column, ...]
     indexes: tuple[Index, ...]
+    # The engine has no timestamp type (its dialect's ``untyped_times``): times are text or numbers.
+    untyped_times: bool = False
 
     def column(self, name: str) -> Column | None:
         """The column as the catalog spells it: an exact match first, else the one column
@@ -113,4 +115,5 @@ def read_shape(engine: Engine, table: str, schema: str | None = None) -> TableSh
             )
             for r in idx
         ),
+        untyped_times=engine.hooks.untyped_times,
     )

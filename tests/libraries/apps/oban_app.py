@@ -9,6 +9,9 @@ builds it) and never imports qadmin: ``python -m`` this module with
   there; Oban for Python installs the state but never sets it itself);
 - ``worker QUEUE``: Oban's own worker on one queue (concurrency 1, its producer beating in
   oban_producers every second), until killed;
+- ``doomed N``: installs Oban's schema and enqueues N jobs on queue ``doomed`` whose one
+  attempt fails (Oban discards them), printing their ids; ``retry ID``: Oban's own
+  retry_job of one job (tests/libraries/test_dead_jobs.py);
 - ``view``: prints Oban's own view as a JSON line: its counts per queue and state
   (Query.count_jobs), and the executing jobs whose producer Oban's refresher has pruned
   (cleanup_expired_producers at its default max_age, 60 s).
@@ -60,6 +63,12 @@ class Sleepy:
             await asyncio.sleep(0.1)
 
 
+@worker(queue="doomed", max_attempts=1)
+class Doomed:
+    async def process(self, job: Any) -> None:
+        raise ValueError(f"doomed on purpose {job.args['n']}")
+
+
 async def _pool() -> Any:
     return await Oban.create_pool(os.environ["LIB_DSN"], min_size=1, max_size=4)
 
@@ -103,6 +112,24 @@ async def run_worker(queue: str) -> None:
     await asyncio.Event().wait()
 
 
+async def doomed(count: int) -> list[int]:
+    pool = await _pool()
+    try:
+        oban = Oban(pool=pool)
+        await oban._query.install()
+        return [int((await oban.enqueue(Doomed.new({"n": n}))).id) for n in range(count)]
+    finally:
+        await pool.close()
+
+
+async def retry(job_id: int) -> None:
+    pool = await _pool()
+    try:
+        await Oban(pool=pool).retry_job(job_id)
+    finally:
+        await pool.close()
+
+
 async def view() -> dict[str, Any]:
     pool = await _pool()
     try:
@@ -130,5 +157,9 @@ if __name__ == "__main__":
         asyncio.run(setup())
     elif command == "worker":
         asyncio.run(run_worker(sys.argv[2]))
+    elif command == "doomed":
+        print(json.dumps(asyncio.run(doomed(int(sys.argv[2])))))
+    elif command == "retry":
+        asyncio.run(retry(int(sys.argv[2])))
     elif command == "view":
         print(json.dumps(asyncio.run(view())))

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from qadmin.catalog import reads
 from qadmin.diagnostics.model import CRITICAL, WARNING, Context, Finding, InspectReport, Result
 from qadmin.diagnostics.registry import EXACT, Diagnostic, Field, Metric, Quality
 from qadmin.errors import counted
-from qadmin.ops import dead
 
 
 @dataclass
@@ -24,7 +24,7 @@ def collect(ctx: Context) -> DeadLetters | None:
     spec = ctx.spec
     if spec is None or not spec.dead_table:
         return None
-    depth = dead.depth(ctx.engine, spec)
+    depth = reads.dead_depth(ctx.engine, spec)
     return DeadLetters(depth.count, depth.exact, depth.oldest_s, spec.max_attempts)
 
 

@@ -4,7 +4,7 @@ statistics findings are inspect's own parts' already: only the plan's are raised
 
 from __future__ import annotations
 
-from qadmin.diagnostics import explain as explain_ops
+from qadmin.diagnostics.entries import plan as explain_ops
 from qadmin.diagnostics.model import Context, Finding, InspectReport
 from qadmin.diagnostics.registry import Diagnostic
 from qadmin.errors import UnsupportedError, UsageError

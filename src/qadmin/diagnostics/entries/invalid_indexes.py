@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from qadmin.diagnostics import sql
+from qadmin.catalog import sql
 from qadmin.diagnostics.model import WARNING, Context, Finding, InspectReport, Result
 from qadmin.diagnostics.registry import Diagnostic, Field, Section
 from qadmin.engines.base import Engine

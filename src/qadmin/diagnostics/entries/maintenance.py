@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from qadmin.diagnostics import sql
+from qadmin.catalog import sql
 from qadmin.diagnostics.entries.ghosts import DEAD_ROWS_MIN, Ghosts
 from qadmin.diagnostics.model import WARNING, Context, Finding, InspectReport, Result
 from qadmin.diagnostics.registry import Diagnostic
-from qadmin.ops.values import to_utc
+from qadmin.values import to_utc
 
 # Rows inserted before missing statistics are worth a finding (autovacuum analyzes a table
 # after 50 changed rows by default, so a tiny queue may rightly never have been analyzed), and

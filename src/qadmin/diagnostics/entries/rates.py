@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from qadmin.diagnostics import sql
+from qadmin.catalog import sql
 from qadmin.diagnostics.entries import size
 from qadmin.diagnostics.model import (
     CRITICAL,

@@ -6,10 +6,10 @@ sequences, at most min(capacity, 10,000) each."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from qadmin.diagnostics import sql
+from qadmin.catalog import sql
 from qadmin.diagnostics.model import (
     CRITICAL,
     WARNING,
@@ -24,12 +24,16 @@ from qadmin.engines.base import Engine
 from qadmin.errors import PermissionMissing
 from qadmin.kinds import Kind, QueueSpec
 
+# The numbers behind the pop sequence whose slots are searched for an orphan, at most.
+ORPHAN_LOOKUPS = 10_000
+
 
 @dataclass
 class Ring(Result):
     state: dict[str, Any]  # the template's ring_state row
     hole_fix_sql: str  # the SQL that skips a missing number (by hand, as repair does)
     orphan_fix_sql: str
+    notes: list[str] = field(default_factory=list)
 
     @property
     def stall_s(self) -> float:
@@ -73,7 +77,18 @@ def measure(engine: Engine, spec: QueueSpec) -> Ring | None:
         row["orphan_blocks_push"] = (
             None if row["orphan_id"] is None else bool(row["orphan_blocks_push"])
         )
-    return Ring(row, str(row.pop("hole_fix", None) or ""), str(row.pop("orphan_fix", None) or ""))
+    notes = []
+    searched, lap = row.get("orphans_searched"), min(int(spec.capacity or 0), ORPHAN_LOOKUPS)
+    if searched is not None and int(searched) < min(lap, int(row.get("pop_next") or 0)):
+        # a held snapshot's dead row versions (or a heap of many pages per slot) cut the
+        # search short: an orphan further behind is found when the ring laps onto its slot
+        notes.append(
+            f"orphans looked for in the slots of the {int(searched):,} numbers behind the pop "
+            f"sequence, not {lap:,}: the ring's dead row versions make each slot dear to read "
+            "(an orphan further behind is reported when pushes reach its slot)"
+        )
+    hole, orphan = str(row.pop("hole_fix", None) or ""), str(row.pop("orphan_fix", None) or "")
+    return Ring(row, hole, orphan, notes)
 
 
 def collect(ctx: Context) -> Ring | None:

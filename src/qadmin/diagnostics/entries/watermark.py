@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from qadmin.catalog import reads
 from qadmin.diagnostics.model import CRITICAL, WARNING, Context, Finding, InspectReport, Result
 from qadmin.diagnostics.registry import Diagnostic, Field, Metric
 from qadmin.errors import counted
 from qadmin.kinds import WATERMARK_EVERY
-from qadmin.ops import watermark
 
 # A watermark this many ids behind the head, with a candidate this old, is being held back.
 WATERMARK_LAG_IDS = 10 * WATERMARK_EVERY
@@ -48,7 +48,7 @@ class Watermark(Result):
 def collect(ctx: Context) -> Watermark | None:
     if ctx.spec is None or not ctx.spec.watermark:
         return None
-    return Watermark(watermark.show(ctx.engine, ctx.spec))
+    return Watermark(reads.watermark(ctx.engine, ctx.spec))
 
 
 def rule(report: InspectReport) -> list[Finding]:

@@ -18,7 +18,7 @@ from qadmin.engines.base import CATALOG_TABLE, Engine, Execute
 from qadmin.errors import NotFound, PermissionMissing, UsageError
 from qadmin.kinds import Kind, QueueSpec, derived_names
 from qadmin.names import validate_queue_name
-from qadmin.ops.values import iso
+from qadmin.values import iso
 
 OBJECTS_TABLE = "qadmin_objects"
 # Bumped when the tables or routines qadmin creates change shape. 2: qadmin_objects.
@@ -128,6 +128,16 @@ def mark_ready(engine: Engine, spec: QueueSpec) -> None:
 def set_options(engine: Engine, spec: QueueSpec) -> None:
     """Rewrite the entry's options (e.g. max_attempts, which a claim queue's fail reads)."""
     engine.run_catalog("set_options", {"name": spec.name, "options": _options(spec)})
+
+
+def options_params(spec: QueueSpec) -> dict[str, Any]:
+    """The ``set_options`` parameters for a spec (for a caller's own transaction)."""
+    return {"name": spec.name, "options": _options(spec)}
+
+
+def mark_sql(engine: Engine, section: str) -> list[str]:
+    """A catalog write's statements (``pause``, ``resume``, ``set_options``), rendered."""
+    return _sql(engine, section)
 
 
 def forget(engine: Engine, name: str) -> None:

@@ -17,11 +17,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from qadmin.diagnostics import sql
+from qadmin.catalog import sql
 from qadmin.diagnostics.entries import invalid_indexes, locks
 from qadmin.diagnostics.entries.maintenance import STATS_MIN_ROWS
 from qadmin.diagnostics.model import (
@@ -255,20 +255,20 @@ def _plan(ctx: Context, the_head: Head, result: Explain) -> None:
         result.plan = next(iter(rows[0].values()), None) if rows else None
         result.notes.append("estimated plan (SHOWPLAN_XML): the head was not run")
         return
-    if not file.has("estimate"):  # MySQL 8, SQLite: the plan is an estimate already
-        rows = _explained(ctx, the_head, "plan")
-        if engine.base_dialect == "mysql":
-            _mysql(_document(rows), result, ctx.table, analyzed=False)
-            result.notes.append("MySQL 8: the optimizer's estimates (EXPLAIN FORMAT=JSON); not run")
-        else:
-            _sqlite(rows, result, ctx.table)
+    hooks = engine.hooks
+    parse = _PARSERS.get(hooks.plan_format or "")
+    if parse is None:  # never another engine's parser: a plan read wrong misleads
+        result.notes.append(f"explain: reading the plan is not supported on {engine.label}")
         return
-    estimate = _document(_explained(ctx, the_head, "estimate"))
-    parse = _postgresql if engine.base_dialect == "postgresql" else _mysql
-    parse(estimate, result, ctx.table, analyzed=False)
-    why = _would_scan(result)
+    if not file.has("estimate"):  # MySQL 8, SQLite: the plan is an estimate already
+        parse(_explained(ctx, the_head, "plan"), result, ctx.table, analyzed=False)
+        if hooks.plan_only_note:
+            result.notes.append(hooks.plan_only_note)
+        return
+    parse(_explained(ctx, the_head, "estimate"), result, ctx.table, analyzed=False)
+    why = _would_scan(result, hooks.plan_measure)
     if why is None:
-        parse(_document(_explained(ctx, the_head, "plan")), result, ctx.table, analyzed=True)
+        parse(_explained(ctx, the_head, "plan"), result, ctx.table, analyzed=True)
     else:
         result.notes.append(
             f"estimated plan only: the head was not run, because it {why}; running it would "
@@ -296,20 +296,20 @@ def _explained(ctx: Context, the_head: Head, section: str) -> list[dict[str, Any
     return engine.run(statements, the_head.params, write=False)
 
 
-def _would_scan(result: Explain) -> str | None:
+def _would_scan(result: Explain, measure: str) -> str | None:
     """Why the estimated plan must not be run (a scan or a sort of a large input), or None
-    when it reaches the head through an index at a bounded cost."""
+    when it reaches the head through an index at a bounded cost. ``measure``: what the
+    estimate counts (the dialect's ``plan_measure``: ``cost`` or ``rows examined``)."""
     cost = result.estimated_cost
-    bound = RUN_COST if result.engine == "postgresql" else RUN_ROWS
+    bound = RUN_COST if measure == "cost" else RUN_ROWS
     if cost is None or cost <= bound:
         return None
     what = "sorts the waiting rows" if result.sorts else None
     if result.access == "scan":
         what = "scans the table" + (" and sorts the waiting rows" if result.sorts else "")
-    if what is None and result.engine != "postgresql":
+    if what is None and measure != "cost":
         return None  # MariaDB: an index read in order stops at the head whatever rows says
-    unit = "cost" if result.engine == "postgresql" else "rows examined"
-    return f"{what or 'walks a large share of an index'} (estimated {unit} {cost:,.0f})"
+    return f"{what or 'walks a large share of an index'} (estimated {measure} {cost:,.0f})"
 
 
 def _document(rows: list[dict[str, Any]]) -> Any:
@@ -591,3 +591,16 @@ def _stale_finding(severity: str, code: str, why: str, engine: Any, table: str) 
         f"the queue table's statistics are outdated: {why}",
         engine.analyze_advice(table),
     )
+
+
+# The plan parsers by the format they read; an engine's dialect names its own
+# (``Dialect.plan_format``). Each takes explain.sql's rows.
+_PARSERS: dict[str, Callable[..., None]] = {
+    "plan_tree_json": lambda rows, result, table, *, analyzed: _postgresql(
+        _document(rows), result, table, analyzed=analyzed
+    ),
+    "query_block_json": lambda rows, result, table, *, analyzed: _mysql(
+        _document(rows), result, table, analyzed=analyzed
+    ),
+    "query_plan_rows": lambda rows, result, table, *, analyzed: _sqlite(rows, result, table),
+}

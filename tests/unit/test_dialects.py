@@ -1,0 +1,75 @@
+"""Each engine's dialect, as the engine registry names it: loading one imports no driver, its
+hooks name only planners and parsers that exist, and a hook an engine lacks says "not supported
+on <engine>" instead of borrowing another engine's (a new engine's SQLite-file stand-in here: a
+real SQLite database whose dialect leaves the hook out)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from qadmin.diagnostics import run
+from qadmin.diagnostics.entries import plan
+from qadmin.diagnostics.model import Options
+from qadmin.engines import open_engine, registry
+from qadmin.engines.dialect import Dialect, SqliteDialect
+from qadmin.engines.sqlite import SqliteEngine
+from qadmin.errors import UnsupportedError
+from qadmin.ops import maintain, queues
+from qadmin.profiles.resolve import resolve
+
+
+def test_every_engine_names_a_dialect_whose_hooks_exist():
+    for name in registry.NAMES:
+        dialect = registry.dialect_class(name)
+        assert issubclass(dialect, Dialect) and dialect.folders[-1] == name
+        assert dialect.maintenance_planner in (None, *maintain.PLANNERS), name
+        assert dialect.plan_format in (None, *plan._PARSERS), name
+        assert dialect.plan_measure in ("cost", "rows examined"), name
+
+
+def test_loading_every_dialect_imports_no_driver():
+    code = (
+        "import sys; from qadmin.engines import registry;"
+        "[registry.dialect_class(n) for n in registry.NAMES];"
+        "print(sorted(m for m in ('psycopg', 'pymysql', 'pyodbc') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+class _Bare(SqliteDialect):
+    """SQLite's dialect with no maintenance planner and no plan parser, as a new engine's."""
+
+    maintenance_planner = None
+    plan_format = None
+
+
+class _BareEngine(SqliteEngine):
+    def dialect_class(self) -> type[Dialect]:
+        return _Bare
+
+
+def _engine(tmp_path) -> SqliteEngine:
+    parsed = open_engine(f"sqlite:///{tmp_path / 'q.db'}").dsn
+    return _BareEngine(parsed)
+
+
+def test_a_missing_maintenance_planner_is_not_supported_never_borrowed(tmp_path):
+    engine = _engine(tmp_path)
+    queues.create(engine, queues.make_spec("bare_q", "fifo", None, False))
+    with pytest.raises(UnsupportedError, match=r"^maintain is not supported on sqlite$"):
+        maintain.plan(engine, "bare_q", "bare_q")
+    engine.close()
+
+
+def test_a_missing_plan_parser_is_a_note_never_another_engines_parser(tmp_path):
+    engine = _engine(tmp_path)
+    queues.create(engine, queues.make_spec("bare_q", "claim", None, False))
+    ctx = run.context(engine, resolve(engine, "bare_q", {}, {}), Options())
+    result = plan.explain(ctx)
+    assert "explain: reading the plan is not supported on sqlite" in result.notes
+    assert result.access is None and result.plan is None
+    engine.close()
