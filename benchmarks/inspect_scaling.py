@@ -19,6 +19,7 @@ import uuid
 from places import PG
 
 from qadmin.diagnostics import run as diagnose
+from qadmin.diagnostics.entries import size
 from qadmin.engines import Engine, open_engine
 from qadmin.ops import queues
 
@@ -62,7 +63,8 @@ def measure(engine: Engine, rows: int, fill, runs: int) -> float:
         report = diagnose.inspect(engine, spec)
         times.append(time.perf_counter() - started)
     queues.drop(engine, spec)
-    part = report.part("size")
+    part = report.part(size.ENTRY)
+    assert part is not None
     print(
         f"    {rows:>9,} rows: median {statistics.median(times) * 1000:7.1f} ms "
         f"(depth {part.depth:,}, exact={part.depth_exact})"

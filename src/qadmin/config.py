@@ -13,6 +13,9 @@ The config file is TOML::
     state_column = "status"
     pending = ["new"]           # ... the keys of ``TABLE_KEYS`` (docs/profiles.md)
 
+    [check]                     # check --all's thresholds (qadmin.cli.check_all)
+    warn_depth = 1000
+
 A missing default config file is silent; a missing file named by --config or QADMIN_CONFIG is
 an error, as is a named connection that the file does not define.
 """
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +67,35 @@ class Connection:
         return mask(self.dsn)
 
 
-def load_config(path: str | None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class NamedConnection:
+    """A ``[connections.NAME]`` entry."""
+
+    dsn: str
+    schema: str | None = None
+
+
+@dataclass(frozen=True)
+class Config:
+    """The config file, read and checked once per command: its default connection, named
+    connections, the usable ``[tables.NAME]`` profiles and, by NAME, why the others are not,
+    and the ``[check]`` thresholds as written."""
+
+    default: str | None = None
+    connections: dict[str, NamedConnection] = field(default_factory=dict)
+    tables: dict[str, dict[str, Any]] = field(default_factory=dict)
+    broken: dict[str, str] = field(default_factory=dict)
+    # ``[check]``: check --all's and metrics' thresholds, read by cli/check_all.thresholds.
+    check: object = None
+
+    def check_table(self, name: str) -> None:
+        """Refuse (one line, exit 2) the use of a ``[tables.NAME]`` entry qadmin cannot read."""
+        problem = self.broken.get(name)
+        if problem:
+            raise UsageError(problem)
+
+
+def load_config(path: str | None) -> Config:
     """Read the config file; ``path`` None means the default location, which may be absent."""
     if path is not None and not path.strip():
         raise UsageError("--config is empty: give the config file's path")
@@ -73,7 +104,7 @@ def load_config(path: str | None) -> dict[str, Any]:
     if not file.exists():
         if explicit:
             raise UsageError(f"config file not found: {file}")
-        return {}
+        return Config()
     try:
         with file.open("rb") as fh:
             data = tomllib.load(fh)
@@ -92,7 +123,7 @@ def load_config(path: str | None) -> dict[str, Any]:
     tables = data.get("tables", {})
     if not isinstance(tables, dict) or not all(isinstance(v, dict) for v in tables.values()):
         raise UsageError(f"config file {file}: [tables.NAME] tables expected")
-    # A bad entry is named when it is used (check_table_entry), so it never stops a command
+    # A bad entry is named when it is used (Config.check_table), so it never stops a command
     # that reads another table.
     bad: dict[str, str] = {}
     for name, entry in tables.items():
@@ -100,14 +131,22 @@ def load_config(path: str | None) -> dict[str, Any]:
             _check_table(file, name, entry)
         except UsageError as exc:
             bad[name] = str(exc)
-    data["tables"] = {n: e for n, e in tables.items() if n not in bad}
-    data[_BAD_TABLES] = bad
-    return data
+    default = data.get("default")
+    return Config(
+        default=default if isinstance(default, str) else None,
+        connections={
+            name: NamedConnection(entry["dsn"], entry.get("schema"))
+            for name, entry in conns.items()
+        },
+        tables={n: e for n, e in tables.items() if n not in bad},
+        broken=bad,
+        check=data.get("check"),
+    )
 
 
 # What the file may hold outside ``[tables.NAME]``: a misspelt key (``shema``, ``defualt``)
 # would otherwise be ignored and the connection silently fall back to another one.
-TOP_KEYS = ("default", "connections", "tables")
+TOP_KEYS = ("default", "connections", "tables", "check")
 CONNECTION_KEYS = ("dsn", "schema")
 
 
@@ -117,16 +156,6 @@ def _check_keys(file: Path, where: str, entry: dict[str, Any], known: tuple[str,
             raise UsageError(
                 f"config file {file}: {where}: unknown key {key!r} (known: {', '.join(known)})"
             )
-
-
-_BAD_TABLES = " bad tables"  # not a TOML key anyone writes: a space leads it
-
-
-def check_table_entry(config: dict[str, Any], name: str) -> None:
-    """Refuse (one line, exit 2) the use of a ``[tables.NAME]`` entry qadmin cannot read."""
-    problem = config.get(_BAD_TABLES, {}).get(name)
-    if problem:
-        raise UsageError(problem)
 
 
 # The keys of a ``[tables.NAME]`` declared profile: column keys name a column of the table,
@@ -203,24 +232,7 @@ def _check_heartbeat(where: str, value: object) -> None:
         raise UsageError(f"{where}: heartbeat: unknown key {extra[0]!r} (known: {known})")
 
 
-def broken_tables(config: dict[str, Any]) -> dict[str, str]:
-    """The ``[tables.NAME]`` entries qadmin cannot use, by NAME: the one line saying why."""
-    result: dict[str, str] = config.get(_BAD_TABLES, {})
-    return result
-
-
-def tables(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """The declared profiles, ``[tables.NAME]`` by NAME (checked by ``load_config``)."""
-    result: dict[str, dict[str, Any]] = config.get("tables", {})
-    return result
-
-
-def connections(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    result: dict[str, dict[str, Any]] = config.get("connections", {})
-    return result
-
-
-def resolve(dsn: str | None, name: str | None, config: dict[str, Any]) -> Connection:
+def resolve(dsn: str | None, name: str | None, config: Config) -> Connection:
     """Pick the connection by precedence: --dsn, -c NAME, QADMIN_DSN, config default, SQLite."""
     for option, value in (("--dsn", dsn), ("-c/--connection", name)):
         if value is not None and not value.strip():
@@ -228,20 +240,19 @@ def resolve(dsn: str | None, name: str | None, config: dict[str, Any]) -> Connec
             raise UsageError(f"{option} is empty")
     if dsn:
         return Connection(dsn=dsn, source="--dsn")
-    conns = connections(config)
+    conns = config.connections
     if name:
         if name not in conns:
             known = ", ".join(sorted(conns)) or "none defined"
             raise UsageError(f"unknown connection {name!r} (known: {known})")
         entry = conns[name]
         return Connection(
-            dsn=entry["dsn"], source=f"connection {name}", name=name, schema=entry.get("schema")
+            dsn=entry.dsn, source=f"connection {name}", name=name, schema=entry.schema
         )
     env = os.environ.get("QADMIN_DSN")
     if env:
         return Connection(dsn=env, source="QADMIN_DSN")
-    default = config.get("default")
-    if isinstance(default, str):
-        return resolve(None, default, config)
+    if config.default is not None:
+        return resolve(None, config.default, config)
     path = default_sqlite_path()
     return Connection(dsn=f"sqlite:///{path}", source=EMBEDDED, name=None)

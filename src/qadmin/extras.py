@@ -15,6 +15,7 @@ EXTRAS = {
     "pandas": "spark",
     "py4j": "spark",
     "pyodbc": "mssql",
+    "prometheus_client": "metrics",
 }
 
 

@@ -29,6 +29,34 @@ def _can(what: str, default: bool = False) -> Any:
 
 
 @dataclass(frozen=True)
+class TableColumns:
+    """The columns a kind's template gives its table, as qadmin reads its own queues through a
+    profile (``profiles.resolve.from_spec``): None where the kind has no such column."""
+
+    id: str = "id"  # the message id
+    order: str | None = "id"  # the key read in order; None: a ring, read by its sequences
+    time: str = "enqueued_at"
+    due: str | None = None
+    claimed_at: str | None = None
+    worker: str | None = None
+    session: str | None = None
+    attempts: str | None = None
+
+    @property
+    def claim(self) -> tuple[str, ...]:
+        """The columns a released claim clears."""
+        return tuple(c for c in (self.claimed_at, self.worker, self.session) if c)
+
+
+CLAIM_COLUMNS = TableColumns(
+    claimed_at="processing_started_at",
+    worker="claimed_by",
+    session="claimed_session",
+    attempts="attempts",
+)
+
+
+@dataclass(frozen=True)
 class KindSpec:
     """Everything qadmin knows about one kind, in one place: the CLI, the operations, the
     diagnostics and the pipeline read these flags instead of keeping their own tables."""
@@ -69,8 +97,13 @@ class KindSpec:
     # A fail that records the queue's ``max_attempts``-th attempt moves the message to
     # ``<queue>_dead`` (with its error history); dead and redrive read and empty that table.
     dead_letters: bool = _can("a dead-letter table")
+    # Its rows are updated in place (a claim's columns, a ring's slots), not only inserted and
+    # deleted: maintain weighs a rebuild's fill factor by it.
+    updates_in_place: bool = False
     # Columns shown beside id, payload and enqueued_at when messages are listed.
     columns: tuple[str, ...] = ()
+    # Its table's columns as a profile reads them.
+    table: TableColumns = TableColumns()
     # Objects beside the table: placeholder -> suffix of the object name. Routines exist only
     # on engines that have them; the SQLite templates never mention them.
     objects: dict[str, str] = field(default_factory=dict, hash=False)
@@ -85,7 +118,9 @@ KINDS: dict[Kind, KindSpec] = {
     Kind.HEAP: KindSpec("basic", order_by="", convertible=True),
     Kind.FIFO: KindSpec("basic", allows_strict=True, allows_watermark=True, convertible=True),
     Kind.LIFO: KindSpec("basic", order_by="ORDER BY id DESC", allows_strict=True),
-    Kind.PENDING: KindSpec("pending", due=True, columns=("due_at",)),
+    Kind.PENDING: KindSpec(
+        "pending", due=True, columns=("due_at",), table=TableColumns(due="due_at")
+    ),
     Kind.CAPPED: KindSpec(
         "capped",
         needs_capacity=True,
@@ -102,7 +137,9 @@ KINDS: dict[Kind, KindSpec] = {
         claims=True,
         deletes_are_dequeues=False,
         columns=("attempts",),
+        table=CLAIM_COLUMNS,
         dead_letters=True,
+        updates_in_place=True,
         # MySQL/MariaDB: ack and fail taking the fencing attempt (procedures have no defaults).
         objects={
             "dead": "_dead",
@@ -119,6 +156,8 @@ KINDS: dict[Kind, KindSpec] = {
         archivable=False,
         load_pushes=True,
         depth_from_sequences=True,
+        updates_in_place=True,
+        table=TableColumns(id="message_id", order=None),
         objects={
             "push_seq": "_push_seq",
             "pop_seq": "_pop_seq",

@@ -21,7 +21,7 @@ import math
 import sys
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 
 import click
 
@@ -104,14 +104,21 @@ def text_row(row: Mapping[str, Any], columns: Sequence[str], exact: bool = False
     return [_cell(row.get(c), exact) for c in columns]
 
 
+class Record(Protocol):
+    """A typed row (``diagnostics.model.Row``): printed as the columns its SQL gave."""
+
+    def as_dict(self) -> dict[str, Any]: ...
+
+
 def rows(
-    data: Sequence[Mapping[str, Any]],
+    records: Sequence[Mapping[str, Any]] | Sequence[Record],
     columns: Sequence[str],
     fmt: str | None,
     *,
     title: str | None = None,
 ) -> None:
     """Print rows in the chosen format; ``columns`` fixes the order (and the CSV header)."""
+    data = [r if isinstance(r, Mapping) else r.as_dict() for r in records]
     fmt = resolve_format(fmt)
     if fmt == "json":
         click.echo(

@@ -192,6 +192,31 @@ def test_config_connections_and_conn_list_masks_passwords(tmp_path, monkeypatch)
     assert (tmp_path / "env.db").exists()
 
 
+def test_inspect_reads_the_config_once(tmp_path, monkeypatch):
+    """The connection and a declared table's profile come from one reading of the file."""
+    from qadmin import config as config_mod
+
+    config = tmp_path / "c.toml"
+    db = tmp_path / "named.db"
+    config.write_text(
+        f'default = "local"\n[connections.local]\ndsn = "sqlite:///{db}"\n'
+        '[tables.jobs]\ntable = "jobs_t"\nstate_column = "status"\npending = ["new"]\n'
+    )
+    assert run("create", "orders_q", "--kind", "fifo", "--config", str(config)).exit_code == 0
+    reads: list[str | None] = []
+    load = config_mod.load_config
+
+    def counted(path: str | None) -> config_mod.Config:
+        reads.append(path)
+        return load(path)
+
+    monkeypatch.setattr(config_mod, "load_config", counted)
+    result = run("inspect", "orders_q", "--config", str(config), "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["queue"] == "orders_q"
+    assert reads == [str(config)]
+
+
 def test_verbose_names_the_connection_with_the_password_masked():
     result = CliRunner().invoke(
         cli, ["-v", "list", "--dsn", "postgresql://u:pw-Xy7@127.0.0.1:1/db"]

@@ -23,7 +23,7 @@ from click.testing import CliRunner
 from qadmin import extras, render
 from qadmin.cli import cli
 from qadmin.cli.collect import _server
-from qadmin.diagnostics.entries.ghosts import _holding
+from qadmin.diagnostics.entries.ghosts import Holder, _holding
 from qadmin.pipeline import report_html
 from qadmin.pipeline.report import Report
 
@@ -407,7 +407,7 @@ def test_counts_and_holders_read_right(tmp_path):
     report = json.loads(run("inspect", "c", "--stale-after", "1", "--format", "json", *dsn).stdout)
     stale = [f["message"] for f in report["findings"] if f["code"] == "stale_claims"]
     assert stale and stale[0].startswith("1 claim older than 1 s"), stale
-    assert _holding({"holder_kind": "session", "holder": "55"}) == (
+    assert _holding(Holder.of({"holder_kind": "session", "holder": "55"})) == (
         "session 55 has had a transaction open"
     )
 

@@ -13,7 +13,17 @@ import pytest
 from qadmin.cli.completion import SHELLS, completion_script
 
 REPO = Path(__file__).resolve().parents[2]
-HEAVY = ("pyspark", "psycopg", "pymysql", "pyodbc", "pyarrow", "sqlfluff", "rich", "tabulate")
+HEAVY = (
+    "pyspark",
+    "psycopg",
+    "pymysql",
+    "pyodbc",
+    "pyarrow",
+    "sqlfluff",
+    "rich",
+    "tabulate",
+    "prometheus_client",
+)
 
 
 def qadmin(*args: str, stdin: bytes | None = None, env: dict[str, str] | None = None):

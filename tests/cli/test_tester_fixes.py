@@ -285,9 +285,9 @@ def test_requeue_with_nothing_stale_says_so(tmp_path):
 
 
 def test_a_snapshot_begun_after_the_probe_is_age_0_not_negative():
-    from qadmin.diagnostics.entries.ghosts import Ghosts
+    from qadmin.diagnostics.entries.ghosts import Ghosts, Holder
 
-    ghosts = Ghosts(holders=[{"xact_age_s": -0.0048}], horizon_read=True)
+    ghosts = Ghosts(holders=[Holder.of({"xact_age_s": -0.0048})], horizon_read=True)
     assert ghosts.snapshot_age_s() == 0.0
 
 

@@ -19,4 +19,5 @@ def inspect(
 
 
 def lock_waits(engine: Any, spec: Any) -> list[dict[str, Any]]:
-    return locks.collect(Context(engine, spec.name, spec, Options())).waits
+    waits = locks.collect(Context(engine, spec.name, spec, Options())).waits
+    return [w.as_dict() for w in waits]  # the rows as JSON shows them

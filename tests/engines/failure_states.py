@@ -189,7 +189,7 @@ def watermark_stranded(target: Target, engine: Engine) -> Iterator[str]:
         seq = engine.quote_literal(engine.qualified(spec.name + "_wm_seq"))
         statements.append(f"SELECT setval({seq}, {int(ids[-1])})")
     engine.run(statements)
-    assert wm_ops.show(engine, spec)["stranded"] == 2
+    assert wm_ops.show(engine, spec).stranded == 2
     yield spec.name
 
 

@@ -122,12 +122,12 @@ def test_ring_counts_slots_overflow_and_parked_numbers_and_purge_agrees(label, r
     engine.run([ring.measure(engine, spec).hole_fix_sql])  # a popper took a number, died
     assert [m["id"] for m in messages.pop(engine, spec, count=4)] == pushed[1:5]
     assert _counts(target, "ring_q", 3) == _expected(3)  # the orphan is not poppable yet
-    assert repair.repair(engine, spec, 0)["park"] == [pushed[0]]
+    assert repair.repair(engine, spec, 0).park == [pushed[0]]
     assert _counts(target, "ring_q", 4) == _expected(4)
     resize_ops.resize(engine, spec, 5)  # pushed[0] and pushed[5] share slot 0 or 1
     spec = catalog.get(engine, "ring_q")
     state = ring.measure(engine, spec).state
-    assert (state["parked"], state["overflow"]) == (1, 1)
+    assert (state.parked, state.overflow) == (1, 1)
     assert _counts(target, "ring_q", 4) == _expected(4)
     purged = _json(target, "purge", "ring_q", "--yes")
     assert (purged["messages"], purged["messages_exact"]) == (4, True)

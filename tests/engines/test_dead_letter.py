@@ -155,19 +155,19 @@ def test_redrive_moves_back_under_a_new_id_with_attempts_reset_and_history_kept(
     for n in (1, 2):
         _fail_once(engine, spec, f"e{n}")
     plan = dead.redrive(engine, spec, None, dry_run=True)
-    assert (plan["redriven"], plan["ids"], plan["moved"]) == (1, [pushed["id"]], [])
+    assert (plan.redriven, plan.ids, plan.moved) == (1, [pushed["id"]], [])
     assert dead.depth(engine, spec).count == 1, "a dry run moves nothing"
     with pytest.raises(NotFound):
         dead.redrive(engine, spec, [pushed["id"], 999_999])
     assert dead.depth(engine, spec).count == 1, "an unknown id moves nothing at all"
     done = dead.redrive(engine, spec, [pushed["id"]])
-    [moved] = done["moved"]
-    assert done["ids"] == [pushed["id"]] and moved["id"] == pushed["id"]
-    assert moved["new_id"] > other["id"], "a new id, at the queue's tail"
+    [moved] = done.moved
+    assert done.ids == [pushed["id"]] and moved.id == pushed["id"]
+    assert moved.new_id > other["id"], "a new id, at the queue's tail"
     assert dead.listing(engine, spec, 10) == []
     back = {r["id"]: r for r in messages.peek(engine, spec, 10)}
-    assert set(back) == {other["id"], moved["new_id"]}
-    new = back[moved["new_id"]]
+    assert set(back) == {other["id"], moved.new_id}
+    new = back[moved.new_id]
     assert (new["attempts"], new["last_error"], new["payload"]) == (0, "e2", b"m")
     assert new["enqueued_at"] == pushed["enqueued_at"]
     messages.ack(engine, spec, messages.pop(engine, spec, 1)[0]["id"])  # "other" first
@@ -176,7 +176,7 @@ def test_redrive_moves_back_under_a_new_id_with_attempts_reset_and_history_kept(
     assert _fail_once(engine, spec, "e4")["dead"] is True
     [row] = dead.listing(engine, spec, 10)
     assert (row["id"], row["errors"], row["first_error"], row["last_error"]) == (
-        moved["new_id"],
+        moved.new_id,
         4,
         "e1",
         "e4",
@@ -192,9 +192,9 @@ def test_a_late_ack_or_fail_from_before_death_cannot_touch_the_redriven_claim(en
     [a] = messages.pop(engine, spec, 1, worker="A")
     time.sleep(1.1)
     assert claims_part.requeue(engine, spec, 1).dead == [a["id"]]
-    [moved] = dead.redrive(engine, spec, None)["moved"]
+    [moved] = dead.redrive(engine, spec, None).moved
     [b] = messages.pop(engine, spec, 1, worker="B")
-    assert (b["id"], b["attempts"]) == (moved["new_id"], 1) and b["id"] != a["id"]
+    assert (b["id"], b["attempts"]) == (moved.new_id, 1) and b["id"] != a["id"]
     with pytest.raises(NotFound):
         messages.ack(engine, spec, a["id"], attempt=a["attempts"])
     with pytest.raises(NotFound):
@@ -309,9 +309,9 @@ def test_a_redriven_message_lands_above_the_watermark_and_is_served(label, reque
     # Where the dequeue's advance leaves it once the head has moved on (set directly: an
     # advance waits for unrelated open transactions on some engines).
     engine.run(engine.section(spec, "wm_set"), {"wm": later["id"]})
-    [moved] = dead.redrive(engine, spec, None)["moved"]
-    assert moved["new_id"] > watermark.show(engine, spec)["watermark"]
-    assert [r["id"] for r in messages.pop(engine, spec, 5)] == [later["id"], moved["new_id"]]
+    [moved] = dead.redrive(engine, spec, None).moved
+    assert moved.new_id > watermark.show(engine, spec).watermark
+    assert [r["id"] for r in messages.pop(engine, spec, 5)] == [later["id"], moved.new_id]
     engine.close()
 
 
@@ -468,7 +468,7 @@ def redriver(dsn: str, schema: str | None, done: str) -> None:
     moved = 0
     while moved < REDRIVEN:
         with suppress(LockTimeout):
-            moved += dead.redrive(engine, spec, None)["redriven"]
+            moved += dead.redrive(engine, spec, None).redriven
         time.sleep(0.02)
     engine.close()
     Path(done).write_text(json.dumps(moved))

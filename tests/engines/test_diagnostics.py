@@ -395,9 +395,9 @@ def test_mariadb_index_statistics_are_reported(request, tmp_path):
     spec = _make(engine, "stats_q", "pending")
     messages.push(engine, spec, [b"p"] * 2000)
     engine.run([f"ANALYZE TABLE {engine.qualified('stats_q')}"])
-    indexes = {r["index_name"]: r for r in fragmentation.measure(engine, spec.name).indexes}
+    indexes = {r.index_name: r for r in fragmentation.measure(engine, spec.name).indexes}
     assert set(indexes) == {"PRIMARY", "stats_q_pop_idx"}
-    assert all(int(r["pages"]) >= 1 for r in indexes.values())
+    assert all(int(r.pages or 0) >= 1 for r in indexes.values())
     engine.close()
 
 

@@ -124,7 +124,7 @@ def test_postgresql_a_leftover_invalid_index_is_reported(request, tmp_path):
     ):  # the name an interrupted REINDEX CONCURRENTLY gives its new copy
         admin.execute(f"CREATE UNIQUE INDEX CONCURRENTLY inv_q_pay_ccnew ON {table} (payload)")
     result = _explain(target, "inv_q")
-    assert [i["index_name"] for i in result.invalid_indexes] == ["inv_q_pay_ccnew"]
+    assert [i.index_name for i in result.invalid_indexes] == ["inv_q_pay_ccnew"]
     finding = next(f for f in result.findings if f.code == "invalid_index")
     assert "interrupted REINDEX CONCURRENTLY" in finding.message
     assert finding.fix.startswith(f'DROP INDEX CONCURRENTLY "{target.schema}"."inv_q_pay_ccnew"')

@@ -72,11 +72,14 @@ def test_a_young_queue_waits_for_statistics_only_where_the_server_gathers_them(
     engine = target.engine()  # the pushing backend flushed its counters on close
     assert _until(lambda: "stale_statistics" in _codes(diag.inspect(engine, spec)))
     engine.close()
+    facts = maintenance.MaintenanceFacts.of
     gathering = {"autovacuum_server": True, "autovacuum_table_off": False}
-    assert maintenance._server_gathers(gathering)
-    assert not maintenance._server_gathers({**gathering, "autovacuum_table_off": True})
-    assert maintenance._server_gathers({"auto_recalc_server": 1, "auto_recalc_table_off": 0})
-    assert not maintenance._server_gathers({"auto_recalc_server": 1, "auto_recalc_table_off": 1})
+    assert maintenance._server_gathers(facts(gathering))
+    assert not maintenance._server_gathers(facts({**gathering, "autovacuum_table_off": True}))
+    assert maintenance._server_gathers(facts({"auto_recalc_server": 1, "auto_recalc_table_off": 0}))
+    assert not maintenance._server_gathers(
+        facts({"auto_recalc_server": 1, "auto_recalc_table_off": 1})
+    )
 
 
 def test_autovacuum_switched_off_on_the_queue_table_is_a_finding(request, tmp_path):

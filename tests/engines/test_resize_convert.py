@@ -100,7 +100,7 @@ def test_resize_keeps_order_and_ids_and_refuses_to_shrink_below_backlog(label, r
     with pytest.raises(UsageError, match="holds 4 messages"):
         resize_ops.resize(engine, spec, 3)
     plan = resize_ops.plan(engine, spec, 2500)
-    assert (plan["from_capacity"], plan["messages"], plan["fits"]) == (4, 4, True)
+    assert (plan.from_capacity, plan.messages, plan.fits) == (4, 4, True)
     resize_ops.resize(engine, spec, 2500)
     spec = catalog.get(engine, "ring_q")
     assert spec.capacity == 2500

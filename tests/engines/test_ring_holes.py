@@ -113,7 +113,7 @@ def test_killed_popper_leaves_an_orphan_that_blocks_pushes(label, request, tmp_p
     assert [m["payload"] for m in messages.pop(engine, spec, 10)] == [b"a", b"c", b"d"]
     messages.push(engine, spec, [b"e"])
     assert [m["payload"] for m in messages.pop(engine, spec)] == [b"e"]
-    assert ring_part.measure(engine, spec).state["orphan_id"] is None
+    assert ring_part.measure(engine, spec).state.orphan_id is None
     engine.close()
 
 
@@ -186,7 +186,7 @@ def test_repair_gets_both_stalls_moving_and_loses_nothing(label, request, tmp_pa
         .stdout
     )
     assert stale["void"] == [999]
-    assert ring_part.measure(engine, spec).state["parked"] == 0
+    assert ring_part.measure(engine, spec).state.parked == 0
     engine.close()
 
 

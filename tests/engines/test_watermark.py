@@ -59,9 +59,9 @@ def test_watermark_moves_with_the_dequeues_and_serves_everything(label, kind, re
     assert _drain(engine, spec) == payloads
     messages.push(engine, spec, [b"late"])
     moved = wm_ops.advance(engine, spec)
-    assert moved["reached"] and moved["to"] > 3 * WATERMARK_EVERY - WATERMARK_EVERY
+    assert moved.reached and moved.to > 3 * WATERMARK_EVERY - WATERMARK_EVERY
     state = wm_ops.show(engine, spec)
-    assert (state["stranded"], state["lag_ids"]) == (0, 0)
+    assert (state.stranded, state.lag_ids) == (0, 0)
     assert _drain(engine, spec) == [b"late"]
 
 
@@ -71,17 +71,17 @@ def test_watermark_set_too_high_strands_rows_and_repair_serves_them(label, reque
     ids = [m["id"] for m in messages.push(engine, spec, [f"s{i}".encode() for i in range(20)])]
     _set_wm(engine, spec, ids[10])
     state = wm_ops.show(engine, spec)
-    assert (state["state"], state["stranded"], state["stranded_min_id"]) == (
+    assert (state.state, state.stranded, state.stranded_min_id) == (
         "stranded",
         10,
         ids[0],
     )
-    assert wm_ops.plan(engine, spec)["action"] == "lower"
+    assert wm_ops.plan(engine, spec).action == "lower"
     assert [m["id"] for m in messages.pop(engine, spec)] == [ids[10]]  # the first ten are stuck
     fixed = wm_ops.repair(engine, spec)
-    assert (fixed["action"], fixed["to"]) == ("lower", ids[0])
+    assert (fixed.action, fixed.to) == ("lower", ids[0])
     assert _drain(engine, spec) == [f"s{i}".encode() for i in range(20) if i != 10]
-    assert wm_ops.show(engine, spec)["stranded"] == 0
+    assert wm_ops.show(engine, spec).stranded == 0
 
 
 @pytest.mark.parametrize("label", LABELS)
@@ -92,11 +92,11 @@ def test_watermark_set_too_low_is_raised_by_repair(label, request, tmp_path):
         messages.pop(engine, spec)
     _set_wm(engine, spec, 0)
     before = wm_ops.show(engine, spec)
-    assert before["lag_ids"] >= 20 and before["stranded"] == 0
-    assert wm_ops.plan(engine, spec)["action"] == "raise"
+    assert before.lag_ids >= 20 and before.stranded == 0
+    assert wm_ops.plan(engine, spec).action == "raise"
     fixed = wm_ops.repair(engine, spec)
-    assert fixed["action"] == "raise" and fixed["reached"]
-    assert wm_ops.show(engine, spec)["lag_ids"] == 0
+    assert fixed.action == "raise" and fixed.reached
+    assert wm_ops.show(engine, spec).lag_ids == 0
     assert len(_drain(engine, spec)) == 10
 
 
@@ -111,9 +111,9 @@ def test_an_open_producer_is_not_stranded(label, request, tmp_path):
         others = messages.push(engine, spec, [f"o{i}".encode() for i in range(2 * WATERMARK_EVERY)])
         assert _drain(engine, spec) == [f"o{i}".encode() for i in range(2 * WATERMARK_EVERY)]
         moved = wm_ops.advance(engine, spec)  # returns after SETTLE_S without reaching the head
-        assert moved["to"] <= slow_id < others[0]["id"]
+        assert moved.to <= slow_id < others[0]["id"]
     assert _drain(engine, spec) == [b"slow"]
-    assert wm_ops.show(engine, spec)["stranded"] == 0
+    assert wm_ops.show(engine, spec).stranded == 0
 
 
 @pytest.mark.parametrize("label", ["postgresql", "mariadb"])
@@ -142,7 +142,7 @@ def test_repair_during_concurrent_dequeues_loses_nothing(label, request, tmp_pat
     for w in workers:
         w.join()
     got.extend(_drain(engine, spec))
-    assert fixed["action"] == "lower"
+    assert fixed.action == "lower"
     assert sorted(got) == sorted(f"c{i}".encode() for i in range(total))
 
 
@@ -227,10 +227,10 @@ def test_unrelated_transactions_elsewhere_do_not_hold_the_watermark(
     messages.push(engine, spec, payloads)
     assert _drain(engine, spec) == payloads
     if label == "postgresql":  # only writers of this table count: the dequeues moved it
-        assert wm_ops.show(engine, spec)["watermark"] > WATERMARK_EVERY
+        assert wm_ops.show(engine, spec).watermark > WATERMARK_EVERY
     late = messages.push(engine, spec, [b"late"])[0]["id"]
     moved = wm_ops.advance(engine, spec)
-    assert moved["reached"] and moved["to"] == late, moved
+    assert moved.reached and moved.to == late, moved
     assert _drain(engine, spec) == [b"late"]
     _assert_unrelated_open(label, engine, unrelated_transactions)
 
@@ -262,9 +262,9 @@ def test_an_ordinary_role_advances_the_watermark_on_postgresql(request, tmp_path
     payloads = [f"o{i}".encode() for i in range(3 * WATERMARK_EVERY)]
     messages.push(consumer, spec, payloads)
     assert _drain(consumer, spec) == payloads
-    assert wm_ops.show(consumer, spec)["watermark"] > WATERMARK_EVERY
+    assert wm_ops.show(consumer, spec).watermark > WATERMARK_EVERY
     late = messages.push(consumer, spec, [b"late"])[0]["id"]
-    assert wm_ops.advance(consumer, spec)["to"] == late
+    assert wm_ops.advance(consumer, spec).to == late
     consumer.close()
 
 
@@ -280,7 +280,7 @@ def test_a_table_lock_that_writes_nothing_does_not_hold_the_watermark_on_postgre
         messages.push(engine, spec, [f"v{i}".encode() for i in range(2 * WATERMARK_EVERY)])
         _drain(engine, spec)
         late = messages.push(engine, spec, [b"late"])[0]["id"]
-        assert wm_ops.advance(engine, spec)["to"] == late
+        assert wm_ops.advance(engine, spec).to == late
     assert _drain(engine, spec) == [b"late"]
 
 
@@ -298,15 +298,15 @@ def test_a_repeatable_read_caller_does_not_move_the_watermark_past_a_late_row_on
     messages.push(engine, spec, [b"x"])
     assert _drain(engine, spec) == [b"x"]
     engine.run(advance, {"to": None})  # phase 1 records the open producer
-    assert wm_ops.show(engine, spec)["candidate"] > slow_id
+    assert wm_ops.show(engine, spec).candidate > slow_id
     with reader.transaction() as execute:
         execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         execute(f"SELECT count(*) FROM {engine.qualified(spec.name)}")  # its snapshot
         producing.__exit__(None, None, None)  # the producer commits after that snapshot
         execute(advance[0], {"to": None})
-    assert wm_ops.show(engine, spec)["watermark"] <= slow_id
+    assert wm_ops.show(engine, spec).watermark <= slow_id
     assert _drain(engine, spec) == [b"slow"]
-    assert wm_ops.show(engine, spec)["stranded"] == 0
+    assert wm_ops.show(engine, spec).stranded == 0
 
 
 @pytest.mark.parametrize("label", ["mariadb", "mysql8"])
@@ -337,9 +337,9 @@ def test_an_insert_waiting_with_its_id_taken_holds_the_watermark(label, request,
         gap.rollback()
         gap.close()
         waiting.join()
-    assert state["candidate"] > pushed[0] >= state["watermark"], (state, pushed)
+    assert state.candidate > pushed[0] >= state.watermark, (state, pushed)
     assert _drain(engine, spec) == [b"w"]
-    assert wm_ops.show(engine, spec)["stranded"] == 0
+    assert wm_ops.show(engine, spec).stranded == 0
 
 
 @contextmanager
@@ -393,12 +393,12 @@ def test_an_open_write_in_another_database_holds_a_mariadb_watermark(
             messages.push(engine, spec, [f"w{i}".encode() for i in range(WATERMARK_EVERY)])
             _drain(engine, spec)
             messages.push(engine, spec, [b"late"])
-            assert not wm_ops.advance(engine, spec)["reached"]
+            assert not wm_ops.advance(engine, spec).reached
         finally:
             writer.rollback()
             writer.close()
     monkeypatch.setattr(wm_ops, "SETTLE_S", 10.0)
-    assert wm_ops.advance(engine, spec)["reached"]
+    assert wm_ops.advance(engine, spec).reached
     assert _drain(engine, spec) == [b"late"]
 
 
@@ -428,7 +428,7 @@ def test_pops_rolled_back_after_moving_the_watermark_strand_nothing_on_postgresq
     messages.push(engine, spec, payloads)
     taken = _pop_then_roll_back(engine, spec, [150, 150, 150])
     assert len(taken) == 450
-    assert wm_ops.show(engine, spec)["stranded"] == 0
+    assert wm_ops.show(engine, spec).stranded == 0
     assert _drain(engine, spec) == payloads
 
 
@@ -442,13 +442,13 @@ def test_a_late_row_popped_and_rolled_back_is_served_again_on_postgresql(request
         others = [f"o{i}".encode() for i in range(2 * WATERMARK_EVERY)]
         messages.push(engine, spec, others)
         assert _drain(engine, spec) == others  # the candidate is recorded above slow_id
-    assert wm_ops.show(engine, spec)["candidate"] > slow_id
+    assert wm_ops.show(engine, spec).candidate > slow_id
     after = [f"a{i}".encode() for i in range(WATERMARK_EVERY)]
     messages.push(engine, spec, after)
     taken = _pop_then_roll_back(engine, spec, [1 + WATERMARK_EVERY])
     assert taken[0] == slow_id
     assert _drain(engine, spec) == [b"slow", *after]
-    assert wm_ops.show(engine, spec)["stranded"] == 0
+    assert wm_ops.show(engine, spec).stranded == 0
 
 
 @pytest.mark.parametrize("kind", ["fifo", "claim"])
@@ -531,7 +531,7 @@ def test_concurrent_pops_rolled_back_or_killed_lose_nothing_on_postgresql(kind, 
     received.extend(_drain(engine, spec))
     assert len(pushed) >= 2 * per_producer
     assert sorted(received) == sorted(pushed)
-    assert wm_ops.show(engine, spec)["stranded"] == 0
+    assert wm_ops.show(engine, spec).stranded == 0
     assert {"rollback", "kill"} <= set(undone)
 
 
@@ -572,10 +572,10 @@ def test_a_busy_queue_s_own_ticks_do_not_freeze_its_watermark(label, request, tm
     watermark has moved three times, or 10,000 ids.)"""
     _, engine, spec = _queue(label, request, tmp_path)
     messages.push(engine, spec, [b"m"] * (100 * WATERMARK_EVERY))
-    seen = {wm_ops.show(engine, spec)["watermark"]}
+    seen = {wm_ops.show(engine, spec).watermark}
     for _ in range(100):
         _tick(engine, spec)
-        seen.add(wm_ops.show(engine, spec)["watermark"])
+        seen.add(wm_ops.show(engine, spec).watermark)
         if len(seen) > 3:
             break
         time.sleep(0.02)
@@ -597,7 +597,7 @@ def test_a_transaction_not_at_read_committed_in_a_read_committed_session_does_no
     target, engine, spec = _queue(label, request, tmp_path)
     messages.push(engine, spec, [b"m"] * (30 * WATERMARK_EVERY))
     _tick(engine, spec)  # phase 1: a candidate
-    before = wm_ops.show(engine, spec)["watermark"]
+    before = wm_ops.show(engine, spec).watermark
     caller = pymysql.connect(host="127.0.0.1", user="root", password="", database=target.schema)
     states = []
     try:
@@ -615,12 +615,12 @@ def test_a_transaction_not_at_read_committed_in_a_read_committed_session_does_no
                     pass
                 caller.commit()
                 state = wm_ops.show(engine, spec)
-                assert state["watermark"] == before, state
-                states.append(state["held_by"] or "")
+                assert state.watermark == before, state
+                states.append(state.held_by or "")
     finally:
         caller.close()
     assert f"transaction is {level}" in states[-1], states
-    assert wm_ops.advance(engine, spec)["reached"]  # an autocommit caller moves it
+    assert wm_ops.advance(engine, spec).reached  # an autocommit caller moves it
 
 
 @pytest.mark.parametrize("label", ["mariadb", "mysql8"])
@@ -649,7 +649,7 @@ def test_a_long_read_only_statement_elsewhere_does_not_hold_the_watermark(label,
         time.sleep(0.5)
         _drain(engine, spec)
         messages.push(engine, spec, [b"late"])
-        reached = wm_ops.advance(engine, spec)["reached"]  # SETTLE_S: 10 s
+        reached = wm_ops.advance(engine, spec).reached  # SETTLE_S: 10 s
         still_reading = reading.is_alive()
     finally:
         with pymysql.connect(host="127.0.0.1", user="root", password="") as admin:
@@ -698,8 +698,8 @@ def test_a_definer_without_process_is_named_as_what_holds_the_watermark(
             time.sleep(0.25)
         state = wm_ops.show(engine, spec)
         engine.close()
-        assert state["watermark"] <= WATERMARK_EVERY + 1, state
-        assert "PROCESS" in (state["held_by"] or ""), state
+        assert state.watermark <= WATERMARK_EVERY + 1, state
+        assert "PROCESS" in (state.held_by or ""), state
         monkeypatch.setattr(wm_entry, "WATERMARK_STUCK_S", 0.5)
         check = CliRunner().invoke(cli, ["check", "np_q", "--dsn", dsn, "--format", "json"])
         found = {f["code"]: f for f in json.loads(check.stdout)["findings"]}
@@ -725,4 +725,4 @@ def test_advance_on_an_empty_queue_moves_past_the_popped_ids(label, request, tmp
     _set_wm(engine, spec, 0)
     for to in (99_999_999_999, None):
         result = wm_ops.advance(engine, spec, to=to)
-        assert result["reached"] and result["to"] > 5, result
+        assert result.reached and result.to > 5, result

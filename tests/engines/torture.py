@@ -487,7 +487,7 @@ class Run:
     def _stalled(admin: Engine, spec: QueueSpec) -> bool:
         """Messages still in the ring: counted in depth, or orphaned behind the pop sequence."""
         state = ring.measure(admin, spec)
-        orphan = state is not None and state.state.get("orphan_id") is not None
+        orphan = state is not None and state.state.orphan_id is not None
         return bool(size.measure(admin, spec).depth) or orphan
 
     # -- audit --

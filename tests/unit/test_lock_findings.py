@@ -17,7 +17,7 @@ def _report(waits: list[dict[str, Any]], blocked: BlockedPart | None = None) -> 
     header = Header("q", "db", "mysql", "mariadb", "10.11", "fifo")
     report = InspectReport(
         header,
-        {"locks": locks.Locks(waits)},
+        {"locks": locks.Locks([locks.LockWait.of(w) for w in waits])},
         Options(),
         MysqlEngine(parse("mysql://root@localhost/db")),
     )

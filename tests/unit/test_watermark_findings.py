@@ -12,11 +12,24 @@ from qadmin.diagnostics.entries import watermark
 from qadmin.diagnostics.model import Header, InspectReport, Options
 from qadmin.dsn import parse
 from qadmin.engines.mysql import MysqlEngine
+from qadmin.ops.watermark import WatermarkState
 
 
 def _lagging(held_by: str | None) -> list[Any]:
-    state = {"watermark": 1, "head_id": 5_001, "lag_ids": 5_000, "candidate": 101}
-    state |= {"candidate_age_s": 120.0, "held_by": held_by, "stranded": 0}
+    state = WatermarkState(
+        queue="q",
+        watermark=1,
+        head_id=5_001,
+        lag_ids=5_000,
+        candidate=101,
+        candidate_age_s=120.0,
+        advanced_at=None,
+        held_by=held_by,
+        stranded=0,
+        stranded_min_id=None,
+        oldest_stranded_s=None,
+        state="ok",
+    )
     report = InspectReport(
         Header("q", "db", "mysql", "mariadb", "10.11", "fifo"),
         {"watermark": watermark.Watermark(state)},

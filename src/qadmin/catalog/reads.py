@@ -4,7 +4,7 @@ neither has to import the other."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from qadmin.engines.base import Engine
@@ -38,6 +38,28 @@ def dead_depth(engine: Engine, spec: QueueSpec) -> DeadDepth:
     )
 
 
+@dataclass(frozen=True)
+class WatermarkState:
+    """Where a queue's watermark is, how far behind the head, and what it strands."""
+
+    queue: str
+    watermark: int
+    head_id: int | None
+    lag_ids: int | None
+    candidate: int | None  # the id the last advance may move to once its producers end
+    candidate_age_s: float | None
+    advanced_at: str | None
+    # why the last try did not move it (MySQL / MariaDB queues made since it is recorded)
+    held_by: str | None
+    stranded: int
+    stranded_min_id: int | None
+    oldest_stranded_s: float | None
+    state: str  # "stranded" or "ok"
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 def require_watermark(spec: QueueSpec) -> None:
     if not spec.watermark:
         kinds = said(kinds_with("allows_watermark"), "or")
@@ -46,27 +68,26 @@ def require_watermark(spec: QueueSpec) -> None:
         )
 
 
-def watermark(engine: Engine, spec: QueueSpec) -> dict[str, Any]:
+def watermark(engine: Engine, spec: QueueSpec) -> WatermarkState:
     """Value, head, lag and rows stranded below the watermark (read-only, index seeks)."""
     require_watermark(spec)
     row = engine.run(engine.section(spec, "wm_show"), write=False)[0]
     wm, head = int(row["wm"]), int_or_none(row["head_id"])
     stranded = int(row["stranded"] or 0)
-    return {
-        "queue": spec.name,
-        "watermark": wm,
-        "head_id": head,
-        "lag_ids": None if head is None else head - wm,
-        "candidate": int_or_none(row["candidate"]),
-        "candidate_age_s": seconds_or_none(row["candidate_age_s"]),
-        "advanced_at": iso(row["advanced_at"]),
-        # why the last try did not move it (MySQL / MariaDB queues made since it is recorded)
-        "held_by": row.get("held_by") if row["candidate"] is not None else None,
-        "stranded": stranded,
-        "stranded_min_id": int_or_none(row["stranded_min_id"]),
-        "oldest_stranded_s": seconds_or_none(row["oldest_stranded_s"]),
-        "state": "stranded" if stranded else "ok",
-    }
+    return WatermarkState(
+        queue=spec.name,
+        watermark=wm,
+        head_id=head,
+        lag_ids=None if head is None else head - wm,
+        candidate=int_or_none(row["candidate"]),
+        candidate_age_s=seconds_or_none(row["candidate_age_s"]),
+        advanced_at=iso(row["advanced_at"]),
+        held_by=row.get("held_by") if row["candidate"] is not None else None,
+        stranded=stranded,
+        stranded_min_id=int_or_none(row["stranded_min_id"]),
+        oldest_stranded_s=seconds_or_none(row["oldest_stranded_s"]),
+        state="stranded" if stranded else "ok",
+    )
 
 
 def int_or_none(value: Any) -> int | None:

@@ -8,12 +8,15 @@ lock timeout is not turned into a note here: it propagates, so the part is repor
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
+from qadmin.catalog.rows import Row
 from qadmin.engines.base import Engine
 from qadmin.errors import LockTimeout, PermissionMissing, QadminError
 from qadmin.kinds import QueueSpec
 from qadmin.sqlfiles import header_fields
+
+RowT = TypeVar("RowT", bound=Row)
 
 
 @dataclass
@@ -27,6 +30,14 @@ class Rows:
     @property
     def first(self) -> dict[str, Any]:
         return dict(self.rows[0]) if self.rows else {}
+
+    def typed(self, row_type: type[RowT]) -> list[RowT]:
+        """The rows as the file's typed row."""
+        return [row_type.of(r) for r in self.rows]
+
+    def first_typed(self, row_type: type[RowT]) -> RowT:
+        """The first row typed; with no row, one with no columns (JSON: ``{}``)."""
+        return row_type.of(self.rows[0]) if self.rows else row_type()
 
 
 def read(engine: Engine, name: str, params: dict[str, Any] | None = None) -> Rows:

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from qadmin import __version__, interrupts, secrets
+from qadmin import __version__, interrupts
 from qadmin.cli.index import INDEX
 from qadmin.cli.options import global_connection_options, global_format_option
 from qadmin.errors import (
@@ -34,6 +34,8 @@ def _say(message: str, code: int) -> None:
     interrupts.settle()  # the line is being said: a second stop must not cut it short
     quiet = (EXIT_EMPTY, EXIT_FULL, EXIT_INTERRUPTED)
     prefix = "qadmin: " if code in quiet else "qadmin: error: "
+    from qadmin import secrets  # with the DSN parser it scrubs with: imported when needed
+
     click.echo(secrets.scrub(prefix + " ".join(message.split())), err=True)
 
 
@@ -177,6 +179,8 @@ def _traceback() -> None:
     """The current exception's traceback, scrubbed, on stderr (--debug only: the module that
     formats it costs every start ~30 ms, so it is imported here)."""
     import traceback
+
+    from qadmin import secrets
 
     click.echo(secrets.scrub(traceback.format_exc()), err=True)
 

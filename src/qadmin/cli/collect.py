@@ -90,9 +90,9 @@ def collect(
     is kept); collecting one connection that failed, that failure's own code."""
     if bool(names) == all_queues:
         raise UsageError("name the queues to collect, or give --all (not both)")
-    conf = config_mod.load_config(target.config)
+    conf = target.loaded_config()
     if connections or all_connections:
-        known = config_mod.connections(conf)
+        known = conf.connections
         chosen = (
             sorted(known)
             if all_connections
@@ -119,7 +119,7 @@ def collect(
             check_sqlite_file(source)
             engine = open_engine(source.dsn, target.schema or source.schema, target.timeouts)
             try:
-                declared = config_mod.tables(conf)
+                declared = conf.tables
                 if all_queues:
                     specs = [
                         Resolved(from_spec(s, engine.schema), s) for s in catalog.all_queues(engine)
@@ -169,7 +169,7 @@ def collect(
 def _resolve_each(
     engine: Engine,
     names: Sequence[str],
-    conf: dict[str, Any],
+    conf: config_mod.Config,
     declared: dict[str, dict[str, Any]],
     given: dict[str, Any],
     label: str,
@@ -180,7 +180,7 @@ def _resolve_each(
     bad = 0
     for name in names:
         try:
-            config_mod.check_table_entry(conf, name)
+            conf.check_table(name)
             out.append(resolve(engine, name, declared, given))
         except MissingDependency:
             raise

@@ -49,15 +49,14 @@ def list_connections(config_path: str | None, verbose: bool, fmt: str | None) ->
     """List connection names (with -v, their DSNs with passwords masked)."""
     config_path = _config_path(config_path)
     conf = config_mod.load_config(config_path)
-    default = conf.get("default")
     rows = [
         {
             "name": name,
-            "default": name == default,
-            "schema": entry.get("schema"),
-            "dsn": mask(entry["dsn"]),
+            "default": name == conf.default,
+            "schema": entry.schema,
+            "dsn": mask(entry.dsn),
         }
-        for name, entry in sorted(config_mod.connections(conf).items())
+        for name, entry in sorted(conf.connections.items())
     ]
     columns = ["name", "default", "schema"] + (["dsn"] if verbose else [])
     if not rows:

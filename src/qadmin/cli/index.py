@@ -20,6 +20,7 @@ MODULES = (
     "pause",
     "inspect",
     "status",
+    "metrics",
     "storage",
     "tail",
     "collect",
@@ -107,6 +108,7 @@ INDEX: dict[str, tuple[str, str]] = {
         "storage",
         "Propose, and with --yes run, the online maintenance a queue's table needs, each action's lock stated first (VACUUM, REINDEX CONCURRENTLY, an in-place rebuild...).",
     ),
+    "metrics": ("metrics", "Prometheus metrics for every queue status finds."),
     "pause": (
         "pause",
         "Pause queue NAME: its pops (qadmin's and applications' calls of its routines) take nothing until resume; pushes go on, claims already made can still be acked or failed.",

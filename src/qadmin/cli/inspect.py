@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
 from qadmin import catalog, render
 from qadmin.cli.options import (
@@ -331,8 +332,8 @@ def ghosts(name: str, profile: dict[str, Any], target: Target, fmt: str | None) 
     part = run.bounded(ctx, lambda: ghosts_part.collect(ctx))
     data = dict(
         queue=name,
-        **part.table,
-        holders=part.holders,
+        **part.table.as_dict(),
+        holders=[h.as_dict() for h in part.holders],
         notes=[{"note": n} for n in part.notes],
     )
     title, _, columns = _section("ghosts")
@@ -552,7 +553,23 @@ class PluginCommand(click.Command):
 
 
 @click.command(cls=PluginCommand)
-@click.argument("name")
+@click.argument("name", required=False)
+@click.option(
+    "--all",
+    "all_queues",
+    is_flag=True,
+    help="Every queue status finds, in one run: the worst state is the exit code, one line "
+    "and the performance data of each queue; thresholds also from the config's [check].",
+)
+@click.option(
+    "--queue-timeout",
+    "queue_timeout",
+    type=Duration(fractional=True, low=0.1),
+    default=None,
+    metavar="DURATION",
+    help="With --all: the longest any one statement of a queue's reads may run (as "
+    "status's; default 2s).",
+)
 @stale_option
 @sample_option
 @threshold_options
@@ -560,7 +577,9 @@ class PluginCommand(click.Command):
 @connection_options
 @plugin_format_option
 def check(
-    name: str,
+    name: str | None,
+    all_queues: bool,
+    queue_timeout: float | None,
     stale_after: int,
     sample_s: float,
     profile: dict[str, Any],
@@ -574,7 +593,22 @@ def check(
     finding inspect would show. A threshold this engine has no figure for (dead_ratio on
     MariaDB, snapshot_age on SQLite) is named in the line and left out of the performance
     data; UNKNOWN when no threshold given could be judged and nothing else is wrong. Usage
-    errors (a bad value, warn above crit, an unknown option) exit 3 as well."""
+    errors (a bad value, warn above crit, an unknown option) exit 3 as well.
+
+    --all checks every queue status finds in one run (no NAME, no rate sample, no profile
+    options: those are refused, exit 2)."""
+    if all_queues or queue_timeout is not None:
+        _all_refusals(name, all_queues, profile, given)
+        from qadmin.cli import check_all
+
+        try:
+            return check_all.run(target, given, stale_after, queue_timeout or 2.0, fmt)
+        except QadminError as exc:  # the config's thresholds, the connection: UNKNOWN
+            click.echo(check_ops.unknown("all queues", str(exc)).line)
+            return check_ops.UNKNOWN
+    if name is None:
+        click.echo("QADMIN UNKNOWN - usage: Missing argument 'NAME' (or --all).")
+        return check_ops.UNKNOWN
     try:
         options = Options(stale_after, sample_s, limits=limits(given))
         engine, resolved = _resolve(target, name, profile)
@@ -586,6 +620,30 @@ def check(
     else:
         click.echo(result.line)
     return result.code
+
+
+def _all_refusals(
+    name: str | None, all_queues: bool, profile: dict[str, Any], given: dict[str, Any]
+) -> None:
+    """What makes no sense with --all (or without it): one line, exit 2, as status's."""
+    ctx = click.get_current_context()
+    if not all_queues:
+        raise UsageError("--queue-timeout applies to check --all only")
+    if name is not None:
+        raise UsageError(f"check --all reads every queue: drop NAME ({name}), or drop --all")
+    if ctx.get_parameter_source("sample_s") is not ParameterSource.DEFAULT:
+        raise UsageError("check --all takes no rate sample: --sample applies to check NAME")
+    sampled = {m.name for m in registry.entry("rates").metrics}
+    for key, value in given.items():
+        if value is not None and key.split("_", 1)[1] in sampled:
+            option = "--" + key.replace("_", "-")
+            raise UsageError(f"check --all takes no rate sample: {option} applies to check NAME")
+    if profile:
+        option = "--" + next(iter(profile)).replace("_", "-")
+        raise UsageError(
+            f"check --all reads each table through its own profile: {option} applies to "
+            "check NAME (declare a table in the config's [tables.NAME])"
+        )
 
 
 @click.command()
@@ -609,10 +667,10 @@ def repair(
     """Rings: get a ring stalled by a dead pusher or popper moving again (safe from cron)."""
     engine, spec = _load(target, name)
     if dry_run:
-        result = dict(repair_ops.plan(engine, spec, older_than), dry_run=True)
+        result = dict(repair_ops.plan(engine, spec, older_than).to_json_dict(), dry_run=True)
     else:
         confirm("repair", name, yes)
-        result = dict(repair_ops.repair(engine, spec, older_than), dry_run=False)
+        result = dict(repair_ops.repair(engine, spec, older_than).to_json_dict(), dry_run=False)
     if render.resolve_format(fmt) != "json":
         result = {k: _listed(v) for k, v in result.items()}
     render.document(result, fmt)

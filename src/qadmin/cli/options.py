@@ -8,7 +8,7 @@ import re
 import shlex
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
@@ -38,22 +38,31 @@ class Target:
     schema: str | None
     timeouts: Timeouts
 
+    _config: config_mod.Config | None = field(default=None, init=False, repr=False)
+
+    def loaded_config(self) -> config_mod.Config:
+        """The config file, read and checked once per command (the engine and the profile
+        both need it)."""
+        if self._config is None:
+            from qadmin import config as config_mod
+
+            self._config = config_mod.load_config(self.config)
+        return self._config
+
     def resolve(self, engine: Engine, name: str, given: dict[str, Any], **how: bool) -> Resolved:
         """NAME's profile on ``engine``: a qadmin queue, a declared ``[tables.NAME]``, or an
         existing table (qadmin.profiles.resolve)."""
-        from qadmin import config as config_mod
         from qadmin.profiles.resolve import resolve
 
-        conf = config_mod.load_config(self.config)
-        config_mod.check_table_entry(conf, name)
-        return resolve(engine, name, config_mod.tables(conf), given, **how)
+        conf = self.loaded_config()
+        conf.check_table(name)
+        return resolve(engine, name, conf.tables, given, **how)
 
     def engine(self, create: bool = False) -> Engine:
         """The engine; ``create``: this command may make a new SQLite file (``create``)."""
         from qadmin import config as config_mod
 
-        conf = config_mod.load_config(self.config)
-        resolved = config_mod.resolve(self.dsn, self.connection, conf)
+        resolved = config_mod.resolve(self.dsn, self.connection, self.loaded_config())
         check_sqlite_file(resolved, create)
         from qadmin.engines import open_engine
 

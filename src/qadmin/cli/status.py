@@ -7,7 +7,6 @@ from typing import Any
 
 import click
 
-from qadmin import config as config_mod
 from qadmin import render
 from qadmin.cli.inspect import stale_option
 from qadmin.cli.options import Duration, Target, connection_options, format_option
@@ -143,8 +142,8 @@ def status(
     limit_ms = min(target.timeouts.statement_ms, max(1, round(queue_timeout * 1000)))
     timeouts = dataclasses.replace(target.timeouts, statement_ms=limit_ms)
     engine = dataclasses.replace(target, timeouts=timeouts).engine()
-    conf = config_mod.load_config(target.config)
-    declared, broken = config_mod.tables(conf), config_mod.broken_tables(conf)
+    conf = target.loaded_config()
+    declared, broken = conf.tables, conf.broken
     found = status_ops.gather(engine, declared, options, broken)
     for note in found.notes:
         render.note(f"qadmin: {note}")

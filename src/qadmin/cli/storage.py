@@ -72,14 +72,14 @@ def watermark(
         _refuse_table(target, engine, name, "watermark")
         raise
     if action == "show":
-        result = watermark_ops.show(engine, spec)
+        result = watermark_ops.show(engine, spec).to_json_dict()
     elif action == "advance":
-        result = watermark_ops.advance(engine, spec, to)
+        result = watermark_ops.advance(engine, spec, to).to_json_dict()
     elif dry_run:
-        result = dict(watermark_ops.plan(engine, spec), dry_run=True)
+        result = dict(watermark_ops.plan(engine, spec).to_json_dict(), dry_run=True)
     else:
         confirm("repair the watermark of", name, yes)
-        result = dict(watermark_ops.repair(engine, spec), dry_run=False)
+        result = dict(watermark_ops.repair(engine, spec).to_json_dict(), dry_run=False)
     render.document(result, fmt)
 
 
@@ -135,18 +135,18 @@ def resize(
     engine = target.engine()
     spec = catalog.get(engine, name)
     if dry_run:
-        plan = dict(resize_ops.plan(engine, spec, capacity), dry_run=True)
-        show_plan(plan, fmt)
-        if not plan["fits"]:
+        planned = resize_ops.plan(engine, spec, capacity)
+        show_plan(dict(planned.to_json_dict(), dry_run=True), fmt)
+        if not planned.fits:
             raise UsageError(
-                f"refusing to resize {name} to {capacity:,}: its {plan['messages']:,} messages "
+                f"refusing to resize {name} to {capacity:,}: its {planned.messages:,} messages "
                 "do not fit (pop some first, or choose a larger capacity)"
             )
         return
     confirm("resize", name, yes)
     with progress.bar(f"resizing {name}") as update:
         result = resize_ops.resize(engine, spec, capacity, update)
-    render.document(dict(result, dry_run=False), fmt)
+    render.document(dict(result.to_json_dict(), dry_run=False), fmt)
 
 
 @click.command()
@@ -313,7 +313,7 @@ def maintain(
     if profile.schema is not None:
         engine.use_schema(profile.schema)
     spec = resolved.spec
-    in_place = spec.template in ("claim", "ring") if spec else profile.has_claims
+    in_place = spec.info.updates_in_place if spec else profile.has_claims
     proposed = maintain_ops.plan(
         engine, name, profile.table, updated_in_place=in_place, allow_blocking=allow_blocking
     )

@@ -21,6 +21,7 @@ from typing import Any
 
 from qadmin import secrets
 from qadmin.diagnostics import registry
+from qadmin.diagnostics.entries import size as size_entry
 from qadmin.diagnostics.model import SEVERITY_CODE, InspectReport, json_safe
 
 OK, WARNING, CRITICAL, UNKNOWN = 0, 1, 2, 3
@@ -141,7 +142,7 @@ def _not_evaluable(report: InspectReport, metric: str) -> str:
     for finding in report.findings:
         if finding.code == code:
             return f"{metric} not evaluable: {finding.message}"
-    size = report.part("size")
+    size = report.part(size_entry.ENTRY)
     if metric == "oldest_age" and size is not None and size.oldest_source:
         return f"{metric} not evaluable: {size.oldest_source}"  # where it was looked for
     if metric == "oldest_age" and size is not None:

@@ -9,12 +9,14 @@ uses, ISO 8601 UTC with a Z.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
+from qadmin.catalog.rows import Number as Number
+from qadmin.catalog.rows import Row as Row
 from qadmin.values import iso
 
 if TYPE_CHECKING:
@@ -44,6 +46,8 @@ def json_safe(value: Any) -> Any:
         return None
     if isinstance(value, Mapping):
         return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, Row):  # the columns its engine's SELECT gave, in their order
+        return json_safe(value.as_dict())
     if is_dataclass(value) and not isinstance(value, type):  # a typed row
         return {f.name: json_safe(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, list | tuple):
@@ -74,6 +78,21 @@ class Result:
         """Notes for the report's notes section (why something is missing or partial)."""
         notes = getattr(self, "notes", [])
         return list(notes)
+
+
+R = TypeVar("R", bound=Result)
+R_co = TypeVar("R_co", bound=Result, covariant=True)
+
+
+class PartOf(Protocol[R_co]):
+    """What names a part and says its result's type: a registry entry (``Diagnostic[R]``),
+    so ``report.part(ENTRY)`` is typed without this module importing the registry."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def collect(self) -> Callable[[Context], R_co | None]: ...
 
 
 @dataclass(frozen=True)
@@ -170,9 +189,10 @@ class InspectReport:
     extra: dict[str, Any] = field(default_factory=dict)  # hand-built: order_by, time_column
     profile: Profile | None = None
 
-    def part(self, name: str) -> Any:
-        """A part's result, or None when it did not run, was blocked or does not apply."""
-        return self.parts.get(name)
+    def part(self, entry: PartOf[R]) -> R | None:
+        """An entry's typed result, or None when it did not run, was blocked or does not
+        apply (the entry's ``collect`` made it, so it is of the entry's result type)."""
+        return cast("R | None", self.parts.get(entry.name))
 
     @property
     def queue(self) -> str:

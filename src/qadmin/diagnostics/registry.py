@@ -15,12 +15,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
-from qadmin.diagnostics.model import DEFAULT_LIMITS, Context, Finding, InspectReport, Limit, Result
+from qadmin.diagnostics.model import (
+    DEFAULT_LIMITS,
+    Context,
+    Finding,
+    InspectReport,
+    Limit,
+    Result,
+    Row,
+)
 from qadmin.kinds import KINDS, Kind
 
 Rule = Callable[[InspectReport], list[Finding]]
+R = TypeVar("R", bound=Result)
 
 
 def no_findings(report: InspectReport) -> list[Finding]:
@@ -112,18 +121,21 @@ class Section:
 
 
 @dataclass(frozen=True)
-class Diagnostic:
-    """One diagnostic: everything qadmin knows about it, in one place."""
+class Diagnostic(Generic[R]):
+    """One diagnostic: everything qadmin knows about it, in one place. ``R`` is its result
+    type: ``report.part(ENTRY)`` returns an ``R`` (or None)."""
 
     name: str  # its key in the inspect report
     order: int  # display order (fields, sections); lock-free parts still run first
     sql: tuple[str, ...]  # the sql/diagnostics files (and template sections) it reads
-    collect: Callable[[Context], Result | None]
+    collect: Callable[[Context], R | None]
     rule: Rule = no_findings
     metrics: tuple[Metric, ...] = ()
     fields: tuple[Field, ...] = ()
     sections: tuple[Section, ...] = ()
     lock_free: bool = False  # reads only catalogs and statistics: never waits on the table
+    # Each SQL file's typed row (its fields are the file's columns on every engine: a test).
+    rows: tuple[tuple[str, type[Row]], ...] = ()
     queue_only: bool = False  # needs qadmin's catalog: not run on a hand-built table
 
     def __post_init__(self) -> None:
@@ -145,7 +157,7 @@ ENTRIES_FOLDER = Path(__file__).with_name("entries")
 
 
 @cache
-def entries() -> tuple[Diagnostic, ...]:
+def entries() -> tuple[Diagnostic[Any], ...]:
     """Every entry module's ``ENTRY``, in run order.
 
     The entries are found at run time, as plugins: each entry module imports this registry (its
@@ -159,7 +171,7 @@ def entries() -> tuple[Diagnostic, ...]:
     return tuple(sorted(found, key=lambda d: (d.order, d.name)))
 
 
-def entry(name: str) -> Diagnostic:
+def entry(name: str) -> Diagnostic[Any]:
     for one in entries():
         if one.name == name:
             return one

@@ -9,10 +9,10 @@ inspect during a lock incident still prints a full report.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from qadmin.diagnostics import registry
-from qadmin.diagnostics.entries import locks
+from qadmin.diagnostics.entries import ghosts, locks
 from qadmin.diagnostics.model import (
     PART_LOCK_MS,
     BlockedPart,
@@ -32,7 +32,7 @@ T = TypeVar("T")
 
 
 def _collect(
-    ctx: Context, entries: tuple[registry.Diagnostic, ...]
+    ctx: Context, entries: tuple[registry.Diagnostic[Any], ...]
 ) -> tuple[dict[str, Result | None], dict[str, BlockedPart]]:
     parts: dict[str, Result | None] = {}
     blocked: dict[str, BlockedPart] = {}
@@ -45,8 +45,9 @@ def _collect(
         except StatementTimeout as exc:
             blocked[entry.name] = BlockedPart(f"{entry.name} skipped: {exc}", "", None, True, True)
         except LockTimeout as exc:
-            holders = getattr(parts.get("ghosts"), "holders", [])
-            found = parts.get("locks")
+            seen = parts.get(ghosts.ENTRY.name)
+            holders = seen.holders if isinstance(seen, ghosts.Ghosts) else []
+            found = parts.get(locks.ENTRY.name)
             text, session, certain = locks.blocker_of(
                 ctx, found if isinstance(found, locks.Locks) else None, holders
             )

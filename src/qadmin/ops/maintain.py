@@ -23,7 +23,8 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from qadmin import sqlfiles
-from qadmin.diagnostics.entries.ghosts import co_holders
+from qadmin.diagnostics.entries.ghosts import Holder, co_holders
+from qadmin.diagnostics.entries.maintenance import MaintenanceFacts
 from qadmin.diagnostics.entries.maintenance import stale_reason as _stale
 from qadmin.engines.base import Engine, Row
 from qadmin.errors import LockTimeout, PermissionMissing, QadminError, UnsupportedError
@@ -194,7 +195,7 @@ def _postgresql(engine: Engine, table: str, updated_in_place: bool) -> tuple[Row
                 "keeps it)",
             )
         )
-    stale = _stale(stats) if stats else None
+    stale = _stale(MaintenanceFacts.of(stats)) if stats else None
     if stale and dead < DEAD_ROWS:  # the VACUUM above analyzes too
         actions.append(
             Action(
@@ -238,28 +239,25 @@ def _holder(engine: Engine, min_age_s: float) -> str | None:
     move it). None when there is none, when that holder is a backend whose transaction is
     younger than ``min_age_s``, or when the role cannot read the list."""
     try:
-        rows = engine.diagnostic("horizon")
+        rows = [Holder.of(r) for r in engine.diagnostic("horizon")]
     except PermissionMissing:
         return None
     if not rows:
         return None
     first = rows[0]
-    if first["holder_kind"] == "backend" and float(first.get("xact_age_s") or 0) < min_age_s:
+    if first.holder_kind == "backend" and float(first.xact_age_s or 0) < min_age_s:
         return None
     also = co_holders(rows, max(min_age_s, HELD_S))
     return " and ".join(_one_holder(row) for row in [first, *also])
 
 
-def _one_holder(row: Row) -> str:
-    where = f" in database {row['database']}" if row.get("database") else ""
-    if row["holder_kind"] != "backend":
-        return f"{str(row['holder_kind']).replace('_', ' ')} {row['holder']}{where}"
-    age = float(row.get("xact_age_s") or 0)
-    query = " ".join(str(row.get("detail") or "").split())[:80]
-    return (
-        f"pid {row['holder']} ({row.get('role')}{where}, {row.get('state')} for {age:.0f} s: "
-        f"{query})"
-    )
+def _one_holder(row: Holder) -> str:
+    where = f" in database {row.database}" if row.database else ""
+    if row.holder_kind != "backend":
+        return f"{row.holder_kind.replace('_', ' ')} {row.holder}{where}"
+    age = float(row.xact_age_s or 0)
+    query = " ".join(str(row.detail or "").split())[:80]
+    return f"pid {row.holder} ({row.role}{where}, {row.state} for {age:.0f} s: {query})"
 
 
 def _drop_leftover(engine: Engine, name: str) -> Action:
@@ -315,7 +313,7 @@ def _mysql(engine: Engine, table: str, updated_in_place: bool) -> tuple[Row, lis
                     blocking=True,
                 )
             )
-    stale = _stale(stats) if stats else None
+    stale = _stale(MaintenanceFacts.of(stats)) if stats else None
     never = bool(stats) and (not stats.get("stats_present") or stale is not None)
     if actions or never:
         actions.append(

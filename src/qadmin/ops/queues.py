@@ -145,7 +145,7 @@ def _plan(engine: Engine, spec: QueueSpec, action: str) -> Plan:
         return Plan(action, spec.name, None, statements, False)
     measured = size.measure(engine, spec)
     messages, exact = measured.depth, measured.depth_exact
-    if spec.kind is Kind.CLAIM and messages is not None:  # its claimed rows go too
+    if spec.info.claims and messages is not None:  # its claimed rows go too
         messages += measured.claimed or 0
         # not counted (dead entries in the way): the waiting rows are a floor of what goes
         exact = exact and measured.claimed is not None and not measured.claimed_at_least

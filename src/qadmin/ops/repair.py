@@ -17,6 +17,7 @@ A client that dies between taking a sequence number and committing leaves a hole
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from qadmin.diagnostics.entries import ring
@@ -24,6 +25,29 @@ from qadmin.engines.base import Engine
 from qadmin.kinds import QueueSpec
 
 DEFAULT_OLDER_THAN_S = 60
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A number taken off the pop sequence: its message missing (voided) or present (parked)."""
+
+    id: int
+    action: str
+
+
+@dataclass(frozen=True)
+class RingRepair:
+    """What repair would do (``skip``: the number it would take off the pop sequence) or did
+    (``skip``: the numbers it took off); ``note`` when the engine's rings never have holes."""
+
+    queue: str
+    park: list[int] = field(default_factory=list)
+    void: list[int] = field(default_factory=list)
+    skip: int | list[Skipped] | None = None
+    note: str | None = None
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 def _ids(rows: list[dict[str, Any]]) -> list[int]:
@@ -37,46 +61,37 @@ def _ring_only(engine: Engine, spec: QueueSpec) -> bool:
 
 def _missing(engine: Engine, spec: QueueSpec, older_than_s: int) -> int | None:
     measured = ring.measure(engine, spec)
-    state = measured.state if measured is not None else {}
-    waited = state.get("waiting_behind_age_s")
-    if state.get("missing_id") is not None and waited is not None and waited >= older_than_s:
-        return int(state["missing_id"])
+    state = measured.state if measured is not None else ring.RingState()
+    waited = state.waiting_behind_age_s
+    if state.missing_id is not None and waited is not None and waited >= older_than_s:
+        return int(state.missing_id)
     return None
 
 
-def plan(engine: Engine, spec: QueueSpec, older_than_s: int) -> dict[str, Any]:
+def plan(engine: Engine, spec: QueueSpec, older_than_s: int) -> RingRepair:
     """What repair would do now (read-only)."""
     if not _ring_only(engine, spec):
-        return {
-            "queue": spec.name,
-            "park": [],
-            "void": [],
-            "skip": None,
-            "note": f"{engine.label} rings move both sequences in one transaction: no holes",
-        }
+        return RingRepair(
+            spec.name,
+            note=f"{engine.label} rings move both sequences in one transaction: no holes",
+        )
     park = _ids(engine.run(engine.section(spec, "repair_orphans"), write=False))
     void = _ids(
         engine.run(engine.section(spec, "repair_stale"), {"older_s": older_than_s}, write=False)
     )
-    return {
-        "queue": spec.name,
-        "park": park,
-        "void": void,
-        "skip": _missing(engine, spec, older_than_s),
-        "note": None,
-    }
+    return RingRepair(spec.name, park, void, _missing(engine, spec, older_than_s))
 
 
-def repair(engine: Engine, spec: QueueSpec, older_than_s: int) -> dict[str, Any]:
+def repair(engine: Engine, spec: QueueSpec, older_than_s: int) -> RingRepair:
     """Apply the three fixes; each runs in its own short transaction."""
     if not _ring_only(engine, spec):
         return plan(engine, spec, older_than_s)
     parked = _ids(engine.run(engine.section(spec, "repair_park")))
     voided = _ids(engine.run(engine.section(spec, "repair_void"), {"older_s": older_than_s}))
-    skipped: list[dict[str, Any]] = []
+    skipped: list[Skipped] = []
     for _ in range(int(spec.capacity or 1)):
         if _missing(engine, spec, older_than_s) is None:
             break
         row = engine.run(engine.section(spec, "repair_skip"))[-1]
-        skipped.append({"id": int(row["id"]), "action": str(row["action"])})
-    return {"queue": spec.name, "park": parked, "void": voided, "skip": skipped, "note": None}
+        skipped.append(Skipped(int(row["id"]), str(row["action"])))
+    return RingRepair(spec.name, parked, voided, skipped)

@@ -10,6 +10,7 @@ numbers are untouched, so nothing is lost or duplicated; a killed resize rolls b
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from qadmin.engines.base import Engine, Execute
@@ -79,7 +80,29 @@ def _refuse(spec: QueueSpec, messages: int, needed: int, capacity: int) -> None:
         )
 
 
-def plan(engine: Engine, spec: QueueSpec, capacity: int) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Resized:
+    """A resize done: the capacity before and after, and the messages the ring held."""
+
+    queue: str
+    from_capacity: int
+    to_capacity: int
+    messages: int
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ResizePlan(Resized):
+    """What resize would do (--dry-run): whether the messages fit, its steps and SQL."""
+
+    fits: bool
+    steps: list[str]
+    statements: list[str]
+
+
+def plan(engine: Engine, spec: QueueSpec, capacity: int) -> ResizePlan:
     """What resize would do, from one read-only look (--dry-run)."""
     _check(engine, spec, capacity)
     state = engine.run(engine.section(spec, "resize_state"), write=False)[0]
@@ -90,20 +113,20 @@ def plan(engine: Engine, spec: QueueSpec, capacity: int) -> dict[str, Any]:
         *(s for name in sections if template.has(name) for s in engine.section(spec, name)),
         *engine.catalog_sql("set_capacity"),
     ]
-    return {
-        "queue": spec.name,
-        "from_capacity": current,
-        "to_capacity": capacity,
-        "messages": messages,
-        "fits": needed <= capacity,
-        "steps": [engine.render_text(s, spec.objects()) for s in STEPS[spec.template]],
-        "statements": statements,
-    }
+    return ResizePlan(
+        spec.name,
+        current,
+        capacity,
+        messages,
+        fits=needed <= capacity,
+        steps=[engine.render_text(s, spec.objects()) for s in STEPS[spec.template]],
+        statements=statements,
+    )
 
 
 def resize(
     engine: Engine, spec: QueueSpec, capacity: int, progress: Progress | None = None
-) -> dict[str, Any]:
+) -> Resized:
     _check(engine, spec, capacity)
     with engine.transaction() as execute:
         for statement in engine.section(spec, "resize_lock"):
@@ -112,12 +135,7 @@ def resize(
         (messages, needed), current = _needed(state), int(state["capacity"])
         _refuse(spec, messages, needed, capacity)
         _move(engine, spec, execute, current, capacity, progress)
-    return {
-        "queue": spec.name,
-        "from_capacity": current,
-        "to_capacity": capacity,
-        "messages": messages,
-    }
+    return Resized(spec.name, current, capacity, messages)
 
 
 def _move(

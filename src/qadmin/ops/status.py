@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +20,10 @@ from qadmin import catalog
 from qadmin.catalog import sql
 from qadmin.diagnostics import check as check_mod
 from qadmin.diagnostics import run
+from qadmin.diagnostics.entries import claims as claims_entry
+from qadmin.diagnostics.entries import dead_letters
+from qadmin.diagnostics.entries import pause as pause_entry
+from qadmin.diagnostics.entries import size as size_entry
 from qadmin.diagnostics.model import PART_LOCK_MS, InspectReport, Options
 from qadmin.engines.base import CATALOG_TABLE, Engine
 from qadmin.errors import LockTimeout, NotFound, QadminError
@@ -193,11 +197,20 @@ def _declared(
             yield StatusLine(name, home, name, None, "declared", error=str(exc))
 
 
-def _line(engine: Engine, item: Item, options: Options) -> StatusLine | None:
+# Called with each queue read, its line and its report (None when it could not be read),
+# the engine still in the queue's schema: metrics and check --all take more from a report
+# than a status line shows.
+Each = Callable[[Item, StatusLine, InspectReport | None], None]
+
+
+def _line(
+    engine: Engine, item: Item, options: Options, each: Each | None = None
+) -> StatusLine | None:
     """The item judged; None for a queue found by the catalog that is gone since (dropped
     while status ran); a declared table that is missing stays a line saying so."""
     line = StatusLine(item.name, item.schema, item.table, item.queue, item.what)
     started = time.monotonic()
+    report: InspectReport | None = None
     try:
         engine.use_schema(item.schema)
         engine.read_naive_times_as_utc(item.resolved.profile.naive_utc)
@@ -211,11 +224,13 @@ def _line(engine: Engine, item: Item, options: Options) -> StatusLine | None:
         line.error = str(exc)
         line.worst = f"not read: {exc}"
     line.read_ms = round((time.monotonic() - started) * 1000)
+    if each is not None:
+        each(item, line, report if line.error is None else None)
     return line
 
 
 def _fill(line: StatusLine, report: InspectReport) -> None:
-    size = report.part("size")
+    size = report.part(size_entry.ENTRY)
     if size is not None:
         line.depth, line.depth_exact = size.depth, size.depth_exact
         line.oldest_age_s = size.oldest_age_s
@@ -224,16 +239,16 @@ def _fill(line: StatusLine, report: InspectReport) -> None:
         if size.due is not None and size.depth is not None and size.depth_exact:
             # a qadmin pending queue: its due messages wait, the others are scheduled
             line.depth, line.scheduled = size.due, size.depth - size.due
-    claims = report.part("claims")
+    claims = report.part(claims_entry.ENTRY)
     if claims is not None and claims.claimed is not None:
         # Claims with no claim time: how many are stale is unknown, never 0 (as inspect's
         # named queues say; the claims_unread finding says why).
         line.running = claims.claimed
         line.stale = None if claims.undated else len(claims.stale)
-    dead = report.part("dead")
+    dead = report.part(dead_letters.ENTRY)
     if dead is not None:
         line.dead = dead.count
-    pause = report.part("pause")
+    pause = report.part(pause_entry.ENTRY)
     if pause is not None:
         line.paused_at = pause.paused_at
     verdict = check_mod.evaluate(report)
@@ -304,15 +319,30 @@ def gather(
     declared: dict[str, dict[str, Any]],
     options: Options | None = None,
     broken: dict[str, str] | None = None,
+    *,
+    options_for: Callable[[str], Options] | None = None,
+    each: Each | None = None,
+    deadline: float | None = None,
 ) -> Status:
-    """Every queue found, judged; lines worst first, then by name."""
+    """Every queue found, judged; lines worst first, then by name. ``options_for``: each
+    queue's own options by its name (check --all's thresholds from the config); ``each``: see
+    ``Each``; ``deadline`` (time.monotonic): queues not begun by then are lines saying so,
+    not read (a scrape that must answer in time)."""
     started = time.monotonic()
     options = options or Options(sample_s=0)
     home = engine.schema
     found = find(engine, declared, broken)
     status = Status(list(found.lines), found.notes)
     for item in found.items:
-        judged = _line(engine, item, options)
+        if deadline is not None and time.monotonic() >= deadline:
+            line = StatusLine(item.name, item.schema, item.table, item.queue, item.what)
+            line.error = "the time allowed for the whole run had passed"
+            status.lines.append(line)
+            if each is not None:
+                each(item, line, None)
+            continue
+        own = options_for(item.name) if options_for is not None else options
+        judged = _line(engine, item, own, each)
         if judged is not None:
             status.lines.append(judged)
     for line in status.lines:

@@ -61,7 +61,7 @@ class Snapshot:
 
     @property
     def sample(self) -> rates.Sample | None:
-        part: rates.Rates | None = self.report.part("rates")
+        part = self.report.part(rates.ENTRY)
         return None if part is None else part.latest
 
     @property
@@ -107,11 +107,11 @@ def tail_row(previous: Snapshot | None, current: Snapshot) -> dict[str, Any]:
     """One line of ``tail``: the snapshot's figures plus rates since the previous one."""
     before, after = previous.sample if previous else None, current.sample
     if before is not None and after is not None:
-        current.report.parts["rates"] = rates.between(before, after, current.target.spec)
+        current.report.parts[rates.ENTRY.name] = rates.between(before, after, current.target.spec)
     row = {k: v for k, v in current.figures().items() if k != "schema_version"}
     row["time"] = current.time.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     row["error"] = current.blocked and secrets.scrub(current.blocked)
-    part: rates.Rates | None = current.report.part("rates")
+    part = current.report.part(rates.ENTRY)
     for key in RATE_KEYS:
         row[key] = getattr(part, key) if part is not None else None
     return row

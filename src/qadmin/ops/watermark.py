@@ -11,8 +11,10 @@ DBA looks at it, moves it by hand, and repairs it: a watermark above live rows s
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, replace
 from typing import Any
 
+from qadmin.catalog.reads import WatermarkState as WatermarkState
 from qadmin.catalog.reads import require_watermark as _watermarked
 from qadmin.catalog.reads import watermark
 from qadmin.engines.base import Engine
@@ -23,6 +25,40 @@ from qadmin.kinds import QueueSpec
 # the two-phase rule waits for open producers, and a producer may stay open for long.
 SETTLE_S = 10.0
 _POLL_S = 0.25
+
+
+@dataclass(frozen=True)
+class WatermarkPlan:
+    """What repair would do now: the state, and lower / raise / none to ``goal``."""
+
+    state: WatermarkState
+    action: str
+    goal: int | None
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {**self.state.to_json_dict(), "action": self.action, "goal": self.goal}
+
+
+@dataclass(frozen=True)
+class WatermarkMove:
+    """Where an advance or repair moved the watermark, and whether it reached its goal."""
+
+    queue: str
+    action: str
+    moved_from: int
+    to: int
+    goal: int | None
+    reached: bool
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {
+            "queue": self.queue,
+            "action": self.action,
+            "from": self.moved_from,
+            "to": self.to,
+            "goal": self.goal,
+            "reached": self.reached,
+        }
 
 
 # Showing it is read by inspect too: it lives below both (``catalog.reads``).
@@ -45,7 +81,7 @@ def unmovable(engine: Engine, spec: QueueSpec) -> str | None:
     return None
 
 
-def advance(engine: Engine, spec: QueueSpec, to: int | None = None) -> dict[str, Any]:
+def advance(engine: Engine, spec: QueueSpec, to: int | None = None) -> WatermarkMove:
     """Move the watermark forward, never past a row that is live or may still commit.
 
     Runs the dequeue's own advance until the watermark reaches the head (or ``to``), or
@@ -53,44 +89,38 @@ def advance(engine: Engine, spec: QueueSpec, to: int | None = None) -> dict[str,
     """
     _watermarked(spec)
     before = show(engine, spec)
-    goal = before["head_id"] if to is None else min(to, before["head_id"] or to)
+    goal = before.head_id if to is None else min(to, before.head_id or to)
     statements = engine.section(spec, "wm_advance")
     deadline = time.monotonic() + SETTLE_S
     while True:
         engine.run(statements, {"to": to})
         now = show(engine, spec)
-        if before["head_id"] is None:
+        if before.head_id is None:
             # nothing waited: the goal is a row pushed since, else the next id, the candidate
             # a run recorded (none yet while another session holds the row: not reached)
-            nxt = now["candidate"] if now["head_id"] is None else now["head_id"]
+            nxt = now.candidate if now.head_id is None else now.head_id
             goal = None if nxt is None else nxt if to is None else min(to, nxt)
-        reached = goal is not None and now["watermark"] >= goal
+        reached = goal is not None and now.watermark >= goal
         if reached or time.monotonic() > deadline:
             break
         time.sleep(_POLL_S)
-    return {
-        "queue": spec.name,
-        "action": "advance",
-        "from": before["watermark"],
-        "to": now["watermark"],
-        "goal": goal,
-        "reached": reached,
-    }
+    return WatermarkMove(spec.name, "advance", before.watermark, now.watermark, goal, reached)
 
 
-def plan(engine: Engine, spec: QueueSpec) -> dict[str, Any]:
+def plan(engine: Engine, spec: QueueSpec) -> WatermarkPlan:
     """What repair would do now, from one read-only look."""
     state = show(engine, spec)
-    if state["stranded"]:
-        action, goal = "lower", state["stranded_min_id"]
-    elif state["lag_ids"]:
-        action, goal = "raise", state["head_id"]
+    goal: int | None
+    if state.stranded:
+        action, goal = "lower", state.stranded_min_id
+    elif state.lag_ids:
+        action, goal = "raise", state.head_id
     else:
-        action, goal = "none", state["watermark"]
-    return {**state, "action": action, "goal": goal}
+        action, goal = "none", state.watermark
+    return WatermarkPlan(state, action, goal)
 
 
-def repair(engine: Engine, spec: QueueSpec) -> dict[str, Any]:
+def repair(engine: Engine, spec: QueueSpec) -> WatermarkMove:
     """Lower the watermark to the lowest stranded row, else raise it towards the head.
 
     Lowering happens with the watermark row locked, so it cannot race an advance; concurrent
@@ -106,12 +136,5 @@ def repair(engine: Engine, spec: QueueSpec) -> dict[str, Any]:
             for statement in engine.section(spec, "wm_set"):  # the value and any copy of it
                 execute(statement, {"wm": int(lowest)})
     if lowest is not None:
-        return {
-            "queue": spec.name,
-            "action": "lower",
-            "from": wm,
-            "to": int(lowest),
-            "goal": int(lowest),
-            "reached": True,
-        }
-    return {**advance(engine, spec), "action": "raise"}
+        return WatermarkMove(spec.name, "lower", wm, int(lowest), int(lowest), True)
+    return replace(advance(engine, spec), action="raise")

@@ -18,7 +18,7 @@ from qadmin import catalog, statewhen
 from qadmin.config import COLUMN_KEYS, VALUE_KEYS
 from qadmin.engines.base import Engine
 from qadmin.errors import InvalidName, NotFound, UsageError
-from qadmin.kinds import Kind, QueueSpec
+from qadmin.kinds import QueueSpec
 from qadmin.names import validate_queue_name
 from qadmin.profiles import detect
 from qadmin.profiles.model import Heartbeat, Profile, Release, Value
@@ -80,23 +80,22 @@ def split_table_name(text: str) -> tuple[str | None, str, bool]:
 
 def from_spec(spec: QueueSpec, schema: str | None = None) -> Profile:
     """A qadmin queue as a profile: what its kind's template keeps in its table."""
-    claims = spec.kind is Kind.CLAIM
-    claim_columns = ("processing_started_at", "claimed_by", "claimed_session")
+    columns = spec.info.table
     return Profile(
         name=spec.name,
         table=spec.name,
         schema=schema,
         source="qadmin",
-        id_column="message_id" if spec.kind is Kind.RING else "id",
+        id_column=columns.id,
         # A ring is read by its push and pop sequences (its rows are slots), never by a key.
-        order_by=None if spec.kind is Kind.RING else "id",
-        time_column="enqueued_at",
-        due_column="due_at" if spec.info.due else None,
-        claimed_at_column="processing_started_at" if claims else None,
-        worker_column="claimed_by" if claims else None,
-        session_column="claimed_session" if claims else None,
-        attempts_column="attempts" if claims else None,
-        release=Release(None, claim_columns) if claims else None,
+        order_by=columns.order,
+        time_column=columns.time,
+        due_column=columns.due,
+        claimed_at_column=columns.claimed_at,
+        worker_column=columns.worker,
+        session_column=columns.session,
+        attempts_column=columns.attempts,
+        release=Release(None, columns.claim) if columns.claim else None,
     )
 
 

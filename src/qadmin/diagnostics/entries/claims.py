@@ -24,7 +24,7 @@ from qadmin.diagnostics.registry import (
 )
 from qadmin.engines.base import Engine
 from qadmin.errors import PermissionMissing, UsageError, counted
-from qadmin.kinds import Kind, QueueSpec
+from qadmin.kinds import QueueSpec
 from qadmin.profiles import query
 from qadmin.profiles.model import Profile
 from qadmin.profiles.shape import read_shape
@@ -72,7 +72,7 @@ class Claims(Result):
 
 def measure(engine: Engine, spec: QueueSpec, stale_after_s: int) -> Claims:
     """Claims of a claim queue (other kinds have none: an empty result)."""
-    if spec.kind is not Kind.CLAIM:
+    if not spec.info.claims:
         return Claims()
     window = _window(engine, spec)
     if window is None:
@@ -486,7 +486,7 @@ def _phrase(profile: Profile, row: dict[str, Any]) -> str:
 
 
 def rule(report: InspectReport) -> list[Finding]:
-    part: Claims | None = report.part("claims")
+    part = report.part(ENTRY)
     if part is not None and part.claimed is None and _has_claims(report) and part.notes:
         # Claims the profile promises that could not be read are never a silent OK.
         why = "; ".join(part.notes).removeprefix("claims not read: ")
@@ -558,21 +558,21 @@ def _has_claims(report: InspectReport) -> bool:
 
 
 def _stale(report: InspectReport) -> int | None:
-    part: Claims | None = report.part("claims")
+    part = report.part(ENTRY)
     return None if part is None or part.claimed is None else len(part.stale)
 
 
 def _stale_quality(report: InspectReport) -> Quality:
     """The stale claims are counted among the claims listed: a floor when the listing
     stopped at its limit (more claims, stale or not, lie past it)."""
-    part: Claims | None = report.part("claims")
+    part = report.part(ENTRY)
     if part is not None and part.claimed_quality == "floor":
         source = part.claimed_source or f"the first {CLAIMS_SHOWN:,} claims read"
         return Quality("floor", source=source)
     return EXACT
 
 
-ENTRY = Diagnostic(
+ENTRY: Diagnostic[Claims] = Diagnostic(
     name="claims",
     order=20,
     sql=("sessions",),
@@ -595,14 +595,14 @@ ENTRY = Diagnostic(
             "messages",
             "claimed, not yet acked (claim queues)",
             "int64",
-            lambda r: p.claimed if (p := r.part("claims")) else None,
+            lambda r: p.claimed if (p := r.part(ENTRY)) else None,
         ),
         Field(
             "claimed_quality",
             "",
             "exact, or floor (the listing stopped at 1,000 claims: that many or more)",
             "string",
-            lambda r: p.claimed_quality if (p := r.part("claims")) else None,
+            lambda r: p.claimed_quality if (p := r.part(ENTRY)) else None,
         ),
         Field(
             "stale_claims", "messages", "claims older than the stale-after limit", "int64", _stale

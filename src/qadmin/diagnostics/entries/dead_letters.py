@@ -29,7 +29,7 @@ def collect(ctx: Context) -> DeadLetters | None:
 
 
 def rule(report: InspectReport) -> list[Finding]:
-    part: DeadLetters | None = report.part("dead")
+    part = report.part(ENTRY)
     limit = report.limit("dead")
     first = limit.warn if limit.warn is not None else limit.crit
     if part is None or not part.count or first is None or part.count < first:
@@ -56,27 +56,27 @@ def rule(report: InspectReport) -> list[Finding]:
 
 
 def _count(report: InspectReport) -> int | None:
-    part: DeadLetters | None = report.part("dead")
+    part = report.part(ENTRY)
     return None if part is None else part.count
 
 
 def _oldest(report: InspectReport) -> float | None:
-    part: DeadLetters | None = report.part("dead")
+    part = report.part(ENTRY)
     return None if part is None else part.oldest_s
 
 
 def _quality(report: InspectReport) -> Quality:
     """The bounded count is a floor once it reaches its limit ("or more")."""
-    part: DeadLetters | None = report.part("dead")
+    part = report.part(ENTRY)
     return Quality("floor") if part is not None and not part.exact else EXACT
 
 
 def _count_quality(report: InspectReport) -> str | None:
-    part: DeadLetters | None = report.part("dead")
+    part = report.part(ENTRY)
     return None if part is None else ("exact" if part.exact else "floor")
 
 
-ENTRY = Diagnostic(
+ENTRY: Diagnostic[DeadLetters] = Diagnostic(
     name="dead",
     order=25,
     sql=(),
@@ -90,7 +90,7 @@ ENTRY = Diagnostic(
             "dead letters (claim queues with --max-attempts)",
             lambda r: float(n) if (n := _count(r)) is not None else None,
             warn=1,
-            applies=lambda r: r.part("dead") is not None,
+            applies=lambda r: r.part(ENTRY) is not None,
             quality=_quality,
         ),
     ),

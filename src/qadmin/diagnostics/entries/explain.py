@@ -26,10 +26,12 @@ def collect(ctx: Context) -> explain_ops.Explain | None:
 
 
 def rule(report: InspectReport) -> list[Finding]:
-    part: explain_ops.Explain | None = report.part("explain")
+    part = report.part(ENTRY)
     if part is None:
         return []
     return [f for f in part.findings if f.code in PLAN_FINDINGS]
 
 
-ENTRY = Diagnostic(name="explain", order=85, sql=("explain",), collect=collect, rule=rule)
+ENTRY: Diagnostic[explain_ops.Explain] = Diagnostic(
+    name="explain", order=85, sql=("explain",), collect=collect, rule=rule
+)

@@ -14,7 +14,9 @@ from qadmin.diagnostics.model import (
     Context,
     Finding,
     InspectReport,
+    Number,
     Result,
+    Row,
 )
 from qadmin.diagnostics.registry import Diagnostic, Field, Metric, Section
 
@@ -34,23 +36,59 @@ GHOST_SOURCES = (
 )
 
 
+@dataclass(frozen=True)
+class GhostFacts(Row):
+    """The row of ghosts.sql: each engine's own figures of dead (ghost) records."""
+
+    live_rows: Number | None = None  # PostgreSQL
+    dead_rows: Number | None = None
+    last_autovacuum: Any = None  # a timestamptz
+    last_vacuum: Any = None
+    autovacuum_count: Number | None = None
+    autovacuum_due: bool | None = None
+    autovacuum_enabled: bool | None = None
+    history_list_length: Number | None = None  # MySQL, MariaDB
+    history_list_scope: str | None = None
+    free_pages: Number | None = None  # SQLite
+    pages: Number | None = None
+    ghost_records_cumulative: Number | None = None  # SQL Server
+    leaf_deletes_cumulative: Number | None = None
+    row_lock_waits_cumulative: Number | None = None
+    row_lock_wait_ms_cumulative: Number | None = None
+
+
+@dataclass(frozen=True)
+class Holder(Row):
+    """A row of horizon.sql: a session or backend holding back cleanup, the oldest first."""
+
+    holder_kind: str = ""
+    holder: str | int = ""
+    role: str | None = None
+    database: str | None = None  # PostgreSQL
+    state: str | None = None
+    xmin_age_xids: Number | None = None
+    holds_own_xid: bool | None = None  # PostgreSQL
+    xact_age_s: Number | None = None
+    detail: str | None = None
+
+
 @dataclass
 class Ghosts(Result):
-    table: dict[str, Any] = field(default_factory=dict)
-    holders: list[dict[str, Any]] = field(default_factory=list)
+    table: GhostFacts = field(default_factory=GhostFacts)
+    holders: list[Holder] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     horizon_read: bool = False  # whether the holders list could be read at all
 
-    def oldest_holder(self) -> tuple[dict[str, Any] | None, float]:
+    def oldest_holder(self) -> tuple[Holder | None, float]:
         """The holder that actually holds the horizon and how long its transaction has been
         open: the first row, since every engine's horizon query puts it first (PostgreSQL: the
         oldest xid held back across all databases, its owner before the sessions whose
         snapshots merely began while it ran; InnoDB, SQL Server: the oldest transaction)."""
         oldest = self.holders[0] if self.holders else None
         # At least 0: a transaction that began after this one's now() reads slightly negative.
-        return oldest, max(float(oldest.get("xact_age_s") or 0), 0.0) if oldest else 0.0
+        return oldest, max(float(oldest.xact_age_s or 0), 0.0) if oldest else 0.0
 
-    def co_holders(self, min_age_s: float) -> list[dict[str, Any]]:
+    def co_holders(self, min_age_s: float) -> list[Holder]:
         """Backends whose own snapshot is pinned to the same horizon as the first holder's
         (it began while that transaction ran) and has been open at least ``min_age_s``: ending
         the first alone does not move the horizon while they stay (PostgreSQL; elsewhere
@@ -61,8 +99,8 @@ class Ghosts(Result):
         return self.oldest_holder()[1] if self.horizon_read else None
 
     def dead_ratio(self) -> float | None:
-        dead, live = self.table.get("dead_rows"), self.table.get("live_rows")
-        free, pages = self.table.get("free_pages"), self.table.get("pages")
+        dead, live = self.table.dead_rows, self.table.live_rows
+        free, pages = self.table.free_pages, self.table.pages
         if dead is not None:
             return float(dead) / max(float(live or 0), 1.0)
         if free is not None and pages:
@@ -71,24 +109,25 @@ class Ghosts(Result):
 
     def ghost_figure(self) -> tuple[int | None, str | None]:
         for key, source in GHOST_SOURCES:
-            if self.table.get(key) is not None:
-                return int(self.table[key]), source
+            value = getattr(self.table, key)
+            if value is not None:
+                return int(value), source
         return None, None
 
 
-def co_holders(holders: list[dict[str, Any]], min_age_s: float) -> list[dict[str, Any]]:
+def co_holders(holders: list[Holder], min_age_s: float) -> list[Holder]:
     """The rows after the first that hold back the same xid (``xmin_age_xids``) with a
     transaction open at least ``min_age_s``: a long snapshot taken while the first one's
     transaction ran. A session whose snapshot is younger merely was active, and is left out."""
-    if not holders or holders[0].get("xmin_age_xids") is None:
+    if not holders or holders[0].xmin_age_xids is None:
         return []
-    first = holders[0]["xmin_age_xids"]
+    first = holders[0].xmin_age_xids
     return [
         h
         for h in holders[1:]
-        if h.get("holder_kind") == "backend"
-        and h.get("xmin_age_xids") == first
-        and float(h.get("xact_age_s") or 0) >= min_age_s
+        if h.holder_kind == "backend"
+        and h.xmin_age_xids == first
+        and float(h.xact_age_s or 0) >= min_age_s
     ]
 
 
@@ -97,11 +136,11 @@ def collect(ctx: Context) -> Ghosts:
     holders = sql.read(ctx.engine, "horizon")
     notes = [p.note for p in (dead, holders) if p.note]
     notes += ctx.engine.horizon_notes(holders.rows)
-    return Ghosts(dead.first, holders.rows, notes, holders.note is None)
+    return Ghosts(dead.first_typed(GhostFacts), holders.typed(Holder), notes, holders.note is None)
 
 
 def rule(report: InspectReport) -> list[Finding]:
-    part: Ghosts | None = report.part("ghosts")
+    part = report.part(ENTRY)
     if part is None:
         return []
     advice = report.advice
@@ -109,14 +148,14 @@ def rule(report: InspectReport) -> list[Finding]:
     holder, age = part.oldest_holder()
     holding = holder is not None and limit.warn is not None and age >= limit.warn
     out = []
-    dead, live = sql.as_int(part.table.get("dead_rows")), sql.as_int(part.table.get("live_rows"))
+    dead, live = sql.as_int(part.table.dead_rows), sql.as_int(part.table.live_rows)
     held_back = False
     if dead is not None and dead >= DEAD_ROWS_MIN:
         live = live or 0
         if dead > DEAD_TIMES_LIVE * max(live, 1) or dead > DEAD_SHARE * (live + dead):
             held_back = True
             out.append(_dead_rows(dead, live, holder if holding else None, age, report))
-    hll = sql.as_int(part.table.get("history_list_length"))
+    hll = sql.as_int(part.table.history_list_length)
     if hll is not None and hll >= PURGE_LAG_UNDO_LOGS:
         held_back = True
         message = (
@@ -124,11 +163,11 @@ def rule(report: InspectReport) -> list[Finding]:
         )
         fix = f"{report.command('ghosts')} to see the oldest transaction, then end it"
         if holder is not None and holding:
-            message += f"; session {holder['holder']} has had a transaction open for "
+            message += f"; session {holder.holder} has had a transaction open for "
             message += sql.duration(age)
-            fix = f"end that transaction: {advice.end_session(str(holder['holder']))}"
+            fix = f"end that transaction: {advice.end_session(str(holder.holder))}"
         out.append(Finding(WARNING, "purge_lag", message, fix))
-    free, pages = sql.as_int(part.table.get("free_pages")), sql.as_int(part.table.get("pages"))
+    free, pages = sql.as_int(part.table.free_pages), sql.as_int(part.table.pages)
     if free and pages and free > 0.5 * pages and pages > 1000:
         out.append(
             Finding(
@@ -153,29 +192,29 @@ def rule(report: InspectReport) -> list[Finding]:
     return out
 
 
-def _also(others: list[dict[str, Any]]) -> str:
+def _also(others: list[Holder]) -> str:
     if not others:
         return ""
-    named = ", ".join(f"{h['holder_kind']} {h['holder']}" for h in others)
+    named = ", ".join(f"{h.holder_kind} {h.holder}" for h in others)
     return f" (and so does the snapshot of {named}, taken while it ran)"
 
 
-def _ends(advice: Any, holder: dict[str, Any], others: list[dict[str, Any]]) -> str:
+def _ends(advice: Any, holder: Holder, others: list[Holder]) -> str:
     return "; ".join(
-        advice.end_session(str(h["holder"]), str(h["holder_kind"])) for h in [holder, *others]
+        advice.end_session(str(h.holder), str(h.holder_kind)) for h in [holder, *others]
     )
 
 
-def _holding(holder: dict[str, Any]) -> str:
+def _holding(holder: Holder) -> str:
     """Who holds cleanup back and how: a PostgreSQL backend's snapshot, or a session's open
     transaction (MySQL/MariaDB: the processlist id KILL takes; SQL Server: the session id)."""
-    if holder["holder_kind"] == "session":
-        return f"session {holder['holder']} has had a transaction open"
-    return f"{holder['holder_kind']} {holder['holder']} has had a snapshot / transaction open"
+    if holder.holder_kind == "session":
+        return f"session {holder.holder} has had a transaction open"
+    return f"{holder.holder_kind} {holder.holder} has had a snapshot / transaction open"
 
 
 def _dead_rows(
-    dead: int, live: int, holder: dict[str, Any] | None, age: float, report: InspectReport
+    dead: int, live: int, holder: Holder | None, age: float, report: InspectReport
 ) -> Finding:
     advice = report.advice
     if dead > DEAD_TIMES_LIVE * max(live, 1):
@@ -184,22 +223,22 @@ def _dead_rows(
         message = f"{dead} dead rows, {100 * dead / (live + dead):.0f} % of the table's rows"
     if holder is None:
         return Finding(WARNING, "dead_rows", message, advice.vacuum_advice(report.table))
-    who = str(holder["holder"])
+    who = str(holder.holder)
     return Finding(
         CRITICAL,
         "dead_rows",
-        f"{message} while {holder['holder_kind']} {who} holds a snapshot open for "
-        f"{sql.duration(age)}",
-        f"end that transaction ({advice.end_session(who, str(holder['holder_kind']))} if it is "
+        f"{message} while {holder.holder_kind} {who} holds a snapshot open for {sql.duration(age)}",
+        f"end that transaction ({advice.end_session(who, str(holder.holder_kind))} if it is "
         "abandoned); then consider "
         "qadmin watermark for this queue",
     )
 
 
-ENTRY = Diagnostic(
+ENTRY: Diagnostic[Ghosts] = Diagnostic(
     name="ghosts",
     order=30,
     sql=("ghosts", "horizon"),
+    rows=(("ghosts", GhostFacts), ("horizon", Holder)),
     collect=collect,
     rule=rule,
     lock_free=True,
@@ -208,14 +247,14 @@ ENTRY = Diagnostic(
             "dead_ratio",
             "",
             "dead/ghost rows per live row (SQLite: free pages per page)",
-            lambda r: r.part("ghosts").dead_ratio() if r.part("ghosts") else None,
+            lambda r: p.dead_ratio() if (p := r.part(ENTRY)) else None,
         ),
         Metric(
             "snapshot_age",
             "s",
             "age of the oldest snapshot / open transaction holding back cleanup "
             "(default: named only while it holds back dead rows)",
-            lambda r: r.part("ghosts").snapshot_age_s() if r.part("ghosts") else None,
+            lambda r: p.snapshot_age_s() if (p := r.part(ENTRY)) else None,
             warn=60,
         ),
     ),
@@ -226,21 +265,21 @@ ENTRY = Diagnostic(
             "dead rows (PostgreSQL), history list length (InnoDB, server-wide), "
             "free pages (SQLite), cumulative ghost records (SQL Server); see ghost_source",
             "int64",
-            lambda r: r.part("ghosts").ghost_figure()[0] if r.part("ghosts") else None,
+            lambda r: p.ghost_figure()[0] if (p := r.part(ENTRY)) else None,
         ),
         Field(
             "ghost_source",
             "",
             "which of those ghosts is",
             "string",
-            lambda r: r.part("ghosts").ghost_figure()[1] if r.part("ghosts") else None,
+            lambda r: p.ghost_figure()[1] if (p := r.part(ENTRY)) else None,
         ),
         Field(
             "snapshot_age_s",
             "s",
             "age of the oldest snapshot / open transaction holding back cleanup",
             "float64",
-            lambda r: r.part("ghosts").snapshot_age_s() if r.part("ghosts") else None,
+            lambda r: p.snapshot_age_s() if (p := r.part(ENTRY)) else None,
         ),
     ),
     sections=(

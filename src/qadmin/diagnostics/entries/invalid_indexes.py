@@ -5,17 +5,26 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from qadmin.catalog import sql
-from qadmin.diagnostics.model import WARNING, Context, Finding, InspectReport, Result
+from qadmin.diagnostics.model import WARNING, Context, Finding, InspectReport, Result, Row
 from qadmin.diagnostics.registry import Diagnostic, Field, Section
 from qadmin.engines.base import Engine
 
 
+@dataclass(frozen=True)
+class InvalidIndex(Row):
+    """A row of invalid_indexes.sql."""
+
+    index_name: str = ""
+    definition: str = ""
+    index_bytes: int | None = None
+    maintained: bool | None = None  # indisready: writes still maintain it
+
+
 @dataclass
 class InvalidIndexes(Result):
-    indexes: list[dict[str, Any]] = field(default_factory=list)
+    indexes: list[InvalidIndex] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
 
@@ -23,11 +32,11 @@ def collect(ctx: Context) -> InvalidIndexes | None:
     if not sql.available(ctx.engine, "invalid_indexes"):
         return None
     part = sql.read(ctx.engine, "invalid_indexes", ctx.params)
-    return InvalidIndexes(part.rows, [part.note] if part.note else [])
+    return InvalidIndexes(part.typed(InvalidIndex), [part.note] if part.note else [])
 
 
 def rule(report: InspectReport) -> list[Finding]:
-    part: InvalidIndexes | None = report.part("invalid_indexes")
+    part = report.part(ENTRY)
     if part is None:
         return []
     return [finding(row, report.advice) for row in part.indexes]
@@ -37,15 +46,15 @@ def rule(report: InspectReport) -> list[Finding]:
 _LEFTOVER = re.compile(r"_cc(new|old)[0-9]*$")
 
 
-def finding(row: dict[str, Any], advice: Engine) -> Finding:
+def finding(row: InvalidIndex, advice: Engine) -> Finding:
     """One INVALID index and its fix (inspect's rule; explain reports the same)."""
-    index = advice.qualified(str(row["index_name"]))
-    leftover = _LEFTOVER.search(str(row["index_name"]))
+    index = advice.qualified(row.index_name)
+    leftover = _LEFTOVER.search(row.index_name)
     if leftover:
         return Finding(
             WARNING,
             "invalid_index",
-            f"index {row['index_name']} is the INVALID {leftover.group(1)} copy an interrupted "
+            f"index {row.index_name} is the INVALID {leftover.group(1)} copy an interrupted "
             "REINDEX CONCURRENTLY left: queries never use it, yet every write maintains it",
             f"DROP INDEX CONCURRENTLY {index}"
             + (", then run the REINDEX CONCURRENTLY again" if leftover.group(1) == "new" else ""),
@@ -53,10 +62,10 @@ def finding(row: dict[str, Any], advice: Engine) -> Finding:
     return Finding(
         WARNING,
         "invalid_index",
-        f"index {row['index_name']} is INVALID (a CREATE INDEX CONCURRENTLY failed or "
+        f"index {row.index_name} is INVALID (a CREATE INDEX CONCURRENTLY failed or "
         "was cancelled): queries never use it, yet every write maintains it",
         f"DROP INDEX CONCURRENTLY {index}, then create it again: "
-        f"{_concurrently(str(row['definition']))}; or REINDEX INDEX CONCURRENTLY {index}",
+        f"{_concurrently(row.definition)}; or REINDEX INDEX CONCURRENTLY {index}",
     )
 
 
@@ -66,10 +75,11 @@ def _concurrently(definition: str) -> str:
     return re.sub(r"^(CREATE (?:UNIQUE )?INDEX) ", r"\1 CONCURRENTLY ", definition, count=1)
 
 
-ENTRY = Diagnostic(
+ENTRY: Diagnostic[InvalidIndexes] = Diagnostic(
     name="invalid_indexes",
     order=75,
     sql=("invalid_indexes",),
+    rows=(("invalid_indexes", InvalidIndex),),
     collect=collect,
     rule=rule,
     lock_free=True,
@@ -80,7 +90,7 @@ ENTRY = Diagnostic(
             "INVALID indexes on the queue table, left by a failed CREATE INDEX CONCURRENTLY "
             "(PostgreSQL)",
             "int32",
-            lambda r: len(p.indexes) if (p := r.part("invalid_indexes")) else None,
+            lambda r: len(p.indexes) if (p := r.part(ENTRY)) else None,
         ),
     ),
     sections=(

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from qadmin.catalog import sql
 from qadmin.diagnostics.model import (
@@ -14,26 +15,62 @@ from qadmin.diagnostics.model import (
     Context,
     Finding,
     InspectReport,
+    Number,
     Result,
+    Row,
 )
 from qadmin.diagnostics.registry import Diagnostic, Field, Metric, Section
 from qadmin.engines.base import Engine
 
+if TYPE_CHECKING:
+    from qadmin.diagnostics.entries.ghosts import Holder
+
+
+@dataclass(frozen=True)
+class LockWait(Row):
+    """A row of locks.sql: one session waiting on the queue table and who blocks it."""
+
+    waiter: str = ""
+    blocker: str | None = None
+    lock: str | None = None
+    wait_s: Number | None = None
+    blocker_state: str | None = None
+    blocker_xact_age_s: Number | None = None
+    waiter_query: str | None = None
+    blocker_query: str | None = None
+    blocker_source: str | None = None  # MySQL, MariaDB: how the blocker was found
+    root_blocker: str | None = None  # not SQL Server
+    candidates: str | None = None  # MariaDB: the other sessions an inferred holder may be
+
+
+@dataclass(frozen=True)
+class LockHolder(Row):
+    """A row of lock_holders.sql: a session holding (or queued for) a lock on the table."""
+
+    holder: str = ""
+    mode: str | None = None
+    relation: str | None = None  # PostgreSQL: the queue table or its dead table
+    certain: bool | int | None = None  # MySQL: False for a processlist guess
+    granted: bool | int | None = None
+    state: str | None = None
+    xact_age_s: Number | None = None
+    query: str | None = None
+
 
 @dataclass
 class Locks(Result):
-    waits: list[dict[str, Any]] = field(default_factory=list)
+    waits: list[LockWait] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     read: bool = True  # False: the lock views could not be read (no figure, not "no waits")
 
     @property
     def max_wait_s(self) -> float:
-        return max((float(w.get("wait_s") or 0) for w in self.waits), default=0.0)
+        return max((float(w.wait_s or 0) for w in self.waits), default=0.0)
 
 
 def collect(ctx: Context) -> Locks:
     part = sql.read(ctx.engine, "locks", ctx.params)
-    return Locks(part.rows, [part.note] if part.note else [], part.note is None)
+    return Locks(part.typed(LockWait), [part.note] if part.note else [], part.note is None)
 
 
 # blocker_source values for a holder that is a guess, or that could not be found at all.
@@ -51,14 +88,14 @@ FIND_HOLDER = (
 
 
 def rule(report: InspectReport) -> list[Finding]:
-    part: Locks | None = report.part("locks")
+    part = report.part(ENTRY)
     if part is None:
         part = Locks()
     lock_wait, waiters = report.limit("lock_wait"), report.limit("lock_waiters")
     out = []
     behind = _queues(part, lock_wait.warn)
     for wait in (w for queued in behind.values() for w in queued):
-        wait_s = float(wait.get("wait_s") or 0)
+        wait_s = float(wait.wait_s or 0)
         critical = lock_wait.crit is not None and wait_s >= lock_wait.crit
         out.append(_lock_wait(wait, wait_s, CRITICAL if critical else WARNING, report))
     out += [
@@ -87,12 +124,12 @@ def rule(report: InspectReport) -> list[Finding]:
     return out
 
 
-def _lock_wait(wait: dict[str, Any], wait_s: float, level: str, report: InspectReport) -> Finding:
+def _lock_wait(wait: LockWait, wait_s: float, level: str, report: InspectReport) -> Finding:
     """A certain blocker is named as such; a guessed one says "probably", and its fix asks to
     confirm before ending anything (MariaDB without the metadata_lock_info plugin)."""
-    head = f"session {wait['waiter']} has waited {sql.duration(wait_s)} for {wait.get('lock')}"
+    head = f"session {wait.waiter} has waited {sql.duration(wait_s)} for {wait.lock}"
     if _source(wait) not in (INFERRED, UNKNOWN):
-        blocker = str(wait["blocker"])
+        blocker = str(wait.blocker)
         return Finding(
             level,
             "lock_wait",
@@ -100,8 +137,8 @@ def _lock_wait(wait: dict[str, Any], wait_s: float, level: str, report: InspectR
             f"see what session {blocker} is doing; end its transaction if stuck "
             f"({report.advice.end_session(blocker)})",
         )
-    if wait.get("blocker") and str(wait["blocker"]) != _root(wait):
-        head += f", queued behind session {wait['blocker']}'s pending request, which waits for"
+    if wait.blocker and str(wait.blocker) != _root(wait):
+        head += f", queued behind session {wait.blocker}'s pending request, which waits for"
     else:
         head += " held by"
     return Finding(level, "lock_wait", f"{head} {_holder(wait)}", _fix(wait, report))
@@ -118,11 +155,11 @@ def part_blocked(name: str, blocked: BlockedPart, advice: Engine, locks_command:
     return Finding(WARNING, "part_blocked", message + blocked.blocker, fix)
 
 
-def _source(wait: dict[str, Any]) -> str:
-    return str(wait.get("blocker_source") or "")
+def _source(wait: LockWait) -> str:
+    return str(wait.blocker_source or "")
 
 
-def _holder(wait: dict[str, Any]) -> str:
+def _holder(wait: LockWait) -> str:
     """Who holds what the wait (or its chain) is waiting for, as a human should read it."""
     root = _root(wait)
     if _source(wait) == UNKNOWN:
@@ -132,23 +169,24 @@ def _holder(wait: dict[str, Any]) -> str:
         )
     if _source(wait) != INFERRED:
         return f"session {root}"
-    others = f"; other candidates: {wait['candidates']}" if wait.get("candidates") else ""
+    others = f"; other candidates: {wait.candidates}" if wait.candidates else ""
     return f"probably session {root} (inferred: an open transaction in this database{others})"
 
 
-def _fix(wait: dict[str, Any], report: InspectReport) -> str:
+def _fix(wait: LockWait, report: InspectReport) -> str:
     if _source(wait) == UNKNOWN:
         return FIND_HOLDER
     return CONFIRM + report.advice.end_session(_root(wait))
 
 
-ENTRY = Diagnostic(
+ENTRY: Diagnostic[Locks] = Diagnostic(
     name="locks",
     order=40,
     sql=("locks", "lock_holders"),
     collect=collect,
     rule=rule,
     lock_free=True,
+    rows=(("locks", LockWait), ("lock_holders", LockHolder)),
     metrics=(
         Metric(
             "lock_wait",
@@ -175,14 +213,14 @@ ENTRY = Diagnostic(
             "sessions",
             "sessions waiting on a lock on the queue table",
             "int32",
-            lambda r: len(r.part("locks").waits) if r.part("locks") else None,
+            lambda r: len(p.waits) if (p := r.part(ENTRY)) else None,
         ),
         Field(
             "max_lock_wait_s",
             "s",
             "longest of those waits",
             "float64",
-            lambda r: r.part("locks").max_wait_s if r.part("locks") else None,
+            lambda r: p.max_wait_s if (p := r.part(ENTRY)) else None,
         ),
     ),
     sections=(
@@ -206,31 +244,29 @@ ENTRY = Diagnostic(
 )
 
 
-def _root(wait: dict[str, Any]) -> str:
+def _root(wait: LockWait) -> str:
     """The session at the head of a wait chain (a reader queued behind a waiting ALTER waits,
     in the end, for the transaction the ALTER waits for): a pile-up is counted per root, and
     the waits whose holder could not be found count together, under "unknown"."""
-    if wait.get("root_blocker"):
-        return str(wait["root_blocker"])
-    return UNKNOWN if _source(wait) == UNKNOWN else str(wait["blocker"])
+    if wait.root_blocker:
+        return str(wait.root_blocker)
+    return UNKNOWN if _source(wait) == UNKNOWN else str(wait.blocker)
 
 
 def _read(report: InspectReport) -> Locks | None:
-    part: Locks | None = report.part("locks")
+    part = report.part(ENTRY)
     return part if part is not None and part.read else None
 
 
-def _queues(part: Locks, at_least_s: float | None) -> dict[str, list[dict[str, Any]]]:
+def _queues(part: Locks, at_least_s: float | None) -> dict[str, list[LockWait]]:
     """The waits past the warning level, one per waiter, grouped by root blocker in the order
     listed: consumers of a strict queue wait on each other for a moment by design, and such
     short waits are neither a finding nor a pile-up."""
-    behind: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    behind: dict[str, list[LockWait]] = defaultdict(list)
     seen: set[str] = set()
     for wait in part.waits:
-        waiter = str(wait["waiter"])
-        if waiter in seen or (
-            at_least_s is not None and float(wait.get("wait_s") or 0) < at_least_s
-        ):
+        waiter = str(wait.waiter)
+        if waiter in seen or (at_least_s is not None and float(wait.wait_s or 0) < at_least_s):
             continue
         seen.add(waiter)
         behind[_root(wait)].append(wait)
@@ -243,7 +279,7 @@ def _most_behind_one(part: Locks, at_least_s: float | None) -> int:
 
 
 def blocker_of(
-    ctx: Context, locks: Locks | None, ghosts_holders: list[dict[str, Any]]
+    ctx: Context, locks: Locks | None, ghosts_holders: Sequence[Holder]
 ) -> tuple[str, str | None, bool]:
     """Who a part that timed out on its lock was most likely waiting for, read at once while
     the lock is still held, and whether that is certain: a holder of (or queued for) an
@@ -252,17 +288,18 @@ def blocker_of(
     open transaction."""
     spec = ctx.spec
     dead = spec.objects()["dead"] if spec is not None and spec.dead_table else ctx.table
-    holders = sql.read(ctx.engine, "lock_holders", {**ctx.params, "dead": dead}).rows
-    certain = [h for h in holders if h.get("certain") is None or h["certain"]]
+    holders = sql.read(ctx.engine, "lock_holders", {**ctx.params, "dead": dead}).typed(LockHolder)
+    certain = [h for h in holders if h.certain is None or h.certain]
     if certain:
         first = certain[0]
-        held = "holds" if first.get("granted") else "waits for"
-        on = "the queue table" if first.get("relation", ctx.table) == ctx.table else dead
+        held = "holds" if first.granted else "waits for"
+        relation = first.relation if first.has("relation") else ctx.table
+        on = "the queue table" if relation == ctx.table else dead
         text = (
-            f"session {first['holder']}, which {held} {first['mode']} on {on} "
-            f"({first.get('state') or 'state unknown'}: {first.get('query') or ''})"
+            f"session {first.holder}, which {held} {first.mode} on {on} "
+            f"({first.state or 'state unknown'}: {first.query or ''})"
         )
-        return text, str(first["holder"]), True
+        return text, str(first.holder), True
     if locks is not None and locks.waits:
         wait = locks.waits[0]
         if _source(wait) in (INFERRED, UNKNOWN):
@@ -273,16 +310,16 @@ def blocker_of(
     if holders:
         first = holders[0]
         text = (
-            f"session {first['holder']} (probably: in this database for "
-            f"{first.get('xact_age_s')} s, {first.get('state')}; the server cannot list "
+            f"session {first.holder} (probably: in this database for "
+            f"{first.xact_age_s} s, {first.state}; the server cannot list "
             "table locks without performance_schema)"
         )
-        return text, str(first["holder"]), False
+        return text, str(first.holder), False
     if ghosts_holders:
-        oldest = max(ghosts_holders, key=lambda h: float(h.get("xact_age_s") or 0))
-        who = str(oldest["holder"])
+        oldest = max(ghosts_holders, key=lambda h: float(h.xact_age_s or 0))
+        who = str(oldest.holder)
         text = (
-            f"a guess across the server: probably {oldest['holder_kind']} {who}, the oldest "
+            f"a guess across the server: probably {oldest.holder_kind} {who}, the oldest "
             "open transaction on the server (any database: nothing in this one fits)"
         )
         return text, who, False

@@ -97,7 +97,7 @@ def collect(ctx: Context) -> NamedQueues | None:
     return part
 
 
-ENTRY = Diagnostic(
+ENTRY: Diagnostic[NamedQueues] = Diagnostic(
     name="named_queues",
     order=12,
     sql=(),  # its reads are the profile's (sql/queues/<dialect>/profile.sql: queue_names)

@@ -44,12 +44,12 @@ def collect(ctx: Context) -> Pause | None:
 
 
 def _age(report: InspectReport) -> float | None:
-    part: Pause | None = report.part("pause")
+    part = report.part(ENTRY)
     return None if part is None or not part.paused else part.paused_for_s
 
 
 def rule(report: InspectReport) -> list[Finding]:
-    part: Pause | None = report.part("pause")
+    part = report.part(ENTRY)
     if part is None or not part.paused:
         return []
     limit = report.limit("paused_age")
@@ -72,7 +72,7 @@ def rule(report: InspectReport) -> list[Finding]:
     ]
 
 
-ENTRY = Diagnostic(
+ENTRY: Diagnostic[Pause] = Diagnostic(
     name="pause",
     order=26,
     sql=(),

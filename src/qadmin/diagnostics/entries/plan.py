@@ -97,7 +97,7 @@ class Explain(Result):
     execution_ms: float | None = None
     statistics: dict[str, Any] = field(default_factory=dict)
     nodes: list[dict[str, Any]] = field(default_factory=list)
-    invalid_indexes: list[dict[str, Any]] = field(default_factory=list)
+    invalid_indexes: list[invalid_indexes.InvalidIndex] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     plan: Any = None  # the server's own plan document
@@ -463,7 +463,7 @@ def _invalid(ctx: Context, result: Explain) -> None:
     if not sql.available(ctx.engine, "invalid_indexes"):
         return
     part = sql.read(ctx.engine, "invalid_indexes", ctx.params)
-    result.invalid_indexes = part.rows
+    result.invalid_indexes = part.typed(invalid_indexes.InvalidIndex)
     result.notes.extend([part.note] if part.note else [])
 
 

@@ -21,7 +21,7 @@ from qadmin.diagnostics.model import (
 from qadmin.diagnostics.registry import Diagnostic, Field, Metric
 from qadmin.engines.base import Engine
 from qadmin.errors import PermissionMissing
-from qadmin.kinds import Kind, QueueSpec
+from qadmin.kinds import QueueSpec
 
 
 @dataclass
@@ -116,7 +116,7 @@ def between(before: Sample, after: Sample, spec: QueueSpec | None) -> Rates:
     deq = _delta(before.dequeued_total, after.dequeued_total)
     change = _delta(before.depth, after.depth)
     source = "pop sequence"
-    if deq is None and (spec is None or spec.kind not in (Kind.CLAIM, Kind.CAPPED)):
+    if deq is None and (spec is None or spec.info.deletes_are_dequeues):
         deq = _delta(before.deleted, after.deleted)
         source = "server delete counter"
     if deq is None and enq is not None and change is not None:
@@ -125,7 +125,7 @@ def between(before: Sample, after: Sample, spec: QueueSpec | None) -> Rates:
     if spec is None:
         enqueue_source = after.enqueue_source
     else:
-        enqueue_source = "push sequence" if spec.kind is Kind.RING else "id high-water mark"
+        enqueue_source = "push sequence" if spec.info.ring else "id high-water mark"
     return Rates(
         latest=after,
         interval_s=round(elapsed, 3),
@@ -159,7 +159,7 @@ def collect(ctx: Context) -> Rates | None:
 
 
 def rule(report: InspectReport) -> list[Finding]:
-    part: Rates | None = report.part("rates")
+    part = report.part(ENTRY)
     if part is None or part.backlog_growth_per_s is None or part.enqueue_per_s is None:
         return []
     growth, enq = part.backlog_growth_per_s, part.enqueue_per_s
@@ -184,11 +184,11 @@ def rule(report: InspectReport) -> list[Finding]:
 
 
 def _rates(report: InspectReport) -> Rates | None:
-    part: Rates | None = report.part("rates")
+    part = report.part(ENTRY)
     return part
 
 
-ENTRY = Diagnostic(
+ENTRY: Diagnostic[Rates] = Diagnostic(
     name="rates",
     order=15,
     sql=("counters",),

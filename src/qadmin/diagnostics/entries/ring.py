@@ -16,13 +16,38 @@ from qadmin.diagnostics.model import (
     Context,
     Finding,
     InspectReport,
+    Number,
     Result,
+    Row,
     json_safe,
 )
 from qadmin.diagnostics.registry import Diagnostic, Field, Metric, kind_has
 from qadmin.engines.base import Engine
 from qadmin.errors import PermissionMissing
-from qadmin.kinds import Kind, QueueSpec
+from qadmin.kinds import QueueSpec
+
+
+@dataclass(frozen=True)
+class RingState(Row):
+    """The row of the ring template's ``ring_state`` section: the two sequences, the parked
+    numbers and the two holes (the fixes' SQL is kept apart, on ``Ring``)."""
+
+    push_next: Number | None = None
+    pop_next: Number | None = None
+    parked: Number | None = None
+    oldest_parked_s: Number | None = None
+    overflow: Number | None = None
+    orphan_id: Number | None = None
+    orphans: Number | None = None  # PostgreSQL
+    orphans_searched: Number | None = None  # PostgreSQL: the numbers whose slots were searched
+    orphan_blocks_push: bool | None = None  # PostgreSQL, MySQL, MariaDB
+    orphan_fix: str | None = None
+    hole_fix: str | None = None
+    orphan_slot: Number | None = None
+    orphan_age_s: Number | None = None
+    missing_id: Number | None = None
+    waiting_behind_age_s: Number | None = None
+
 
 # The numbers behind the pop sequence whose slots are searched for an orphan, at most.
 ORPHAN_LOOKUPS = 10_000
@@ -30,7 +55,7 @@ ORPHAN_LOOKUPS = 10_000
 
 @dataclass
 class Ring(Result):
-    state: dict[str, Any]  # the template's ring_state row
+    state: RingState  # the template's ring_state row, without the fixes' SQL
     hole_fix_sql: str  # the SQL that skips a missing number (by hand, as repair does)
     orphan_fix_sql: str
     notes: list[str] = field(default_factory=list)
@@ -38,31 +63,29 @@ class Ring(Result):
     @property
     def stall_s(self) -> float:
         """How long pops have been stopped at a missing number (0: no hole)."""
-        waiting = self.state.get("waiting_behind_age_s")
-        if self.state.get("missing_id") is None or waiting is None:
+        waiting = self.state.waiting_behind_age_s
+        if self.state.missing_id is None or waiting is None:
             return 0.0
         return float(waiting)
 
     @property
     def orphan_age_s(self) -> float:
-        if self.state.get("orphan_id") is None:
+        if self.state.orphan_id is None:
             return 0.0
-        return float(self.state.get("orphan_age_s") or 0)
+        return float(self.state.orphan_age_s or 0)
 
     def to_json_dict(self) -> dict[str, Any]:
         """The state row; each fix's SQL only while its hole exists."""
-        data = dict(self.state)
-        data["hole_fix"] = self.hole_fix_sql if self.state.get("missing_id") is not None else None
-        data["orphan_fix"] = (
-            self.orphan_fix_sql if self.state.get("orphan_id") is not None else None
-        )
+        data = self.state.as_dict()
+        data["hole_fix"] = self.hole_fix_sql if self.state.missing_id is not None else None
+        data["orphan_fix"] = self.orphan_fix_sql if self.state.orphan_id is not None else None
         return dict(json_safe(data))
 
 
 def measure(engine: Engine, spec: QueueSpec) -> Ring | None:
     """None for another kind, or when the role may not read the sequences (size's note says
     so and names the privilege)."""
-    if spec.kind is not Kind.RING:
+    if not spec.info.ring:
         return None
     try:
         row = dict(sql.template_rows(engine, spec, "ring_state")[0])
@@ -88,7 +111,7 @@ def measure(engine: Engine, spec: QueueSpec) -> Ring | None:
             "(an orphan further behind is reported when pushes reach its slot)"
         )
     hole, orphan = str(row.pop("hole_fix", None) or ""), str(row.pop("orphan_fix", None) or "")
-    return Ring(row, hole, orphan, notes)
+    return Ring(RingState.of(row), hole, orphan, notes)
 
 
 def collect(ctx: Context) -> Ring | None:
@@ -106,19 +129,19 @@ def _repair(queue: str, age_s: float) -> str:
 def rule(report: InspectReport) -> list[Finding]:
     """The two ways a ring stalls after a client dies between taking a number and committing;
     the fix names `qadmin repair` and the SQL that does the same by hand."""
-    ring: Ring | None = report.part("ring")
+    ring = report.part(ENTRY)
     if ring is None:
         return []
     queue, state = report.queue, ring.state
     out = []
     limit = report.limit("ring_stall")
     first = limit.warn if limit.warn is not None else limit.crit
-    if state.get("orphan_id") is not None and (
-        state.get("orphan_blocks_push") or (first is not None and ring.orphan_age_s >= first)
+    if state.orphan_id is not None and (
+        state.orphan_blocks_push or (first is not None and ring.orphan_age_s >= first)
     ):
         effect = (
             "the slot the next push needs stays full, so the ring refuses pushes"
-            if state.get("orphan_blocks_push")
+            if state.orphan_blocks_push
             else "no pop will deliver it and depth leaves it out; the ring will refuse pushes "
             "when it laps onto its slot"
         )
@@ -126,15 +149,15 @@ def rule(report: InspectReport) -> list[Finding]:
             Finding(
                 CRITICAL,
                 "ring_orphan",
-                f"message {state['orphan_id']} in slot {state['orphan_slot']} "
+                f"message {state.orphan_id} in slot {state.orphan_slot} "
                 f"({sql.duration(ring.orphan_age_s)} old) was taken by a popper that never "
                 f"finished: {effect}",
                 f"{_repair(queue, ring.orphan_age_s)} (by hand: {ring.orphan_fix_sql})",
             )
         )
-    if state.get("missing_id") is not None and first is not None and ring.stall_s >= first:
+    if state.missing_id is not None and first is not None and ring.stall_s >= first:
         critical = limit.crit is not None and ring.stall_s >= limit.crit
-        missing = state["missing_id"]
+        missing = state.missing_id
         out.append(
             Finding(
                 CRITICAL if critical else WARNING,
@@ -151,11 +174,11 @@ def rule(report: InspectReport) -> list[Finding]:
 
 
 def _ring(report: InspectReport) -> Ring | None:
-    ring: Ring | None = report.part("ring")
+    ring = report.part(ENTRY)
     return ring
 
 
-ENTRY = Diagnostic(
+ENTRY: Diagnostic[Ring] = Diagnostic(
     name="ring",
     order=50,
     sql=(),

@@ -33,7 +33,7 @@ from qadmin.diagnostics.model import (
 from qadmin.diagnostics.registry import Diagnostic, Field, Metric, Quality, kind_has
 from qadmin.engines.base import Engine
 from qadmin.errors import PermissionMissing, UsageError
-from qadmin.kinds import Kind, QueueSpec
+from qadmin.kinds import QueueSpec
 from qadmin.profiles import query
 from qadmin.profiles.model import Profile
 from qadmin.values import iso, to_utc
@@ -194,7 +194,7 @@ def measure(engine: Engine, spec: QueueSpec) -> Size:
     }
     notes: list[str] = []
     counted: dict[str, int] = {}
-    if spec.kind is Kind.RING:
+    if spec.info.ring:
         head = _ring_head(engine, spec, notes)
     else:
         head = _head(engine, spec, facts, params, notes, counted)
@@ -215,13 +215,13 @@ def measure(engine: Engine, spec: QueueSpec) -> Size:
         notes=notes,
         estimate_error=engine.ESTIMATE_ERROR,
         depth_counted=head.counted,
-        estimate_includes_claimed=spec.kind is Kind.CLAIM and claimed is None,
+        estimate_includes_claimed=spec.info.claims and claimed is None,
         claimed=claimed,
         claimed_at_least=claimed is not None and claimed > EXACT_DEPTH_LIMIT,
     )
-    if spec.kind is Kind.PENDING:
+    if spec.info.due:  # a pending queue: its template counts the due ones
         result.due = int(sql.template_rows(engine, spec, "due")[0]["due"])
-    if spec.kind is Kind.RING and spec.capacity and head.depth is not None:
+    if spec.info.ring and spec.capacity and head.depth is not None:
         result.ring_fill = round(head.depth / spec.capacity, 4)
         result.ring_capacity = int(spec.capacity)
     return result
@@ -236,7 +236,7 @@ def _claimed(
     read 90,000 buffers). The catalog's row estimate, which counts them too, is lowered by
     them in ``facts`` (in place), said in its source; said too when they were not counted.
     On InnoDB (``skips_dead``) the walk skips delete-marked entries itself: always counted."""
-    if spec.kind is not Kind.CLAIM:
+    if not spec.info.claims:
         return None
     if not skips_dead and (dead is None or int(dead) > DEAD_WALK_LIMIT):
         if facts.get("estimated_rows") is not None:
@@ -776,7 +776,7 @@ def _resize_fix(report: InspectReport, capacity: int | None) -> str:
 
 
 def rule(report: InspectReport) -> list[Finding]:
-    part: Size | None = report.part("size")
+    part = report.part(ENTRY)
     if part is not None and part.depth is None:
         # A depth that could not be read (an index a profile needs, a privilege) is never a
         # silent OK.
@@ -833,7 +833,7 @@ def _fix(why: str, schema: str, engine: Engine) -> str:
 
 
 def _size(report: InspectReport) -> Size | None:
-    part: Size | None = report.part("size")
+    part = report.part(ENTRY)
     return part
 
 
@@ -860,7 +860,7 @@ def _oldest_quality(report: InspectReport) -> Quality:
     return Quality((part.oldest_quality if part else None) or "exact")
 
 
-ENTRY = Diagnostic(
+ENTRY: Diagnostic[Size] = Diagnostic(
     name="size",
     order=10,
     sql=("size", "dead_bound"),

@@ -7,7 +7,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from qadmin.catalog import reads
-from qadmin.diagnostics.model import CRITICAL, WARNING, Context, Finding, InspectReport, Result
+from qadmin.diagnostics.model import (
+    CRITICAL,
+    WARNING,
+    Context,
+    Finding,
+    InspectReport,
+    Result,
+    json_safe,
+)
 from qadmin.diagnostics.registry import Diagnostic, Field, Metric
 from qadmin.errors import counted
 from qadmin.kinds import WATERMARK_EVERY
@@ -35,14 +43,14 @@ def _fix_for(held_by: str | None, report: InspectReport) -> str:
 
 @dataclass
 class Watermark(Result):
-    state: dict[str, Any]  # what ``qadmin watermark show`` prints
+    state: reads.WatermarkState  # what ``qadmin watermark show`` prints
 
     def to_json_dict(self) -> dict[str, Any]:
-        return dict(super().to_json_dict()["state"])
+        return dict(json_safe(self.state.to_json_dict()))
 
     @property
     def stranded(self) -> int:
-        return int(self.state["stranded"] or 0)
+        return self.state.stranded
 
 
 def collect(ctx: Context) -> Watermark | None:
@@ -52,7 +60,7 @@ def collect(ctx: Context) -> Watermark | None:
 
 
 def rule(report: InspectReport) -> list[Finding]:
-    part: Watermark | None = report.part("watermark")
+    part = report.part(ENTRY)
     if part is None:
         return []
     wm, queue = part.state, report.queue
@@ -64,35 +72,35 @@ def rule(report: InspectReport) -> list[Finding]:
             Finding(
                 CRITICAL if critical else WARNING,
                 "watermark_stranded",
-                f"{counted(wm['stranded'], 'message')} below the watermark {wm['watermark']} "
-                f"{'is' if wm['stranded'] == 1 else 'are'} never dequeued (lowest id "
-                f"{wm['stranded_min_id']}, oldest "
-                f"{wm['oldest_stranded_s']} s)",
+                f"{counted(wm.stranded, 'message')} below the watermark {wm.watermark} "
+                f"{'is' if wm.stranded == 1 else 'are'} never dequeued (lowest id "
+                f"{wm.stranded_min_id}, oldest "
+                f"{wm.oldest_stranded_s} s)",
                 f"qadmin watermark {queue} repair --dry-run, then qadmin watermark {queue} "
                 "repair --yes",
             )
         ]
-    age = wm.get("candidate_age_s")
-    if wm["lag_ids"] and wm["lag_ids"] > WATERMARK_LAG_IDS and age and age > WATERMARK_STUCK_S:
-        held_by = wm.get("held_by") or "a transaction open since then holds it back"
+    age = wm.candidate_age_s
+    if wm.lag_ids and wm.lag_ids > WATERMARK_LAG_IDS and age and age > WATERMARK_STUCK_S:
+        held_by = wm.held_by or "a transaction open since then holds it back"
         return [
             Finding(
                 WARNING,
                 "watermark_lagging",
-                f"the watermark is {wm['lag_ids']} ids behind the head and has not moved for "
+                f"the watermark is {wm.lag_ids} ids behind the head and has not moved for "
                 f"{age:.0f} s: {held_by}, so dequeues walk the dead rows in between",
-                _fix_for(wm.get("held_by"), report),
+                _fix_for(wm.held_by, report),
             )
         ]
     return []
 
 
 def _stranded(report: InspectReport) -> int | None:
-    part: Watermark | None = report.part("watermark")
+    part = report.part(ENTRY)
     return None if part is None else part.stranded
 
 
-ENTRY = Diagnostic(
+ENTRY: Diagnostic[Watermark] = Diagnostic(
     name="watermark",
     order=60,
     sql=(),
@@ -106,7 +114,7 @@ ENTRY = Diagnostic(
             "messages stranded below the watermark (watermarked queues)",
             lambda r: float(n) if (n := _stranded(r)) is not None else None,
             crit=1,
-            applies=lambda r: r.part("watermark") is not None,
+            applies=lambda r: r.part(ENTRY) is not None,
         ),
     ),
     fields=(

@@ -1,0 +1,207 @@
+"""check --all: one Nagios plugin run for every queue status finds. The worst state is the
+exit code; the first line sums up, one long-text line per queue follows, and each queue's
+performance data (labels NAME_METRIC) after them; thresholds come from the registry, the
+config's [check], the options and [check.queues."PATTERN"] in that order; combinations that
+make no sense are refused in one line, exit 2."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from qadmin.cli import cli
+
+
+def _run(*args: str):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+@pytest.fixture
+def db(tmp_path) -> list[str]:
+    """orders: a fifo of three messages; full: a ring at capacity (CRITICAL by default)."""
+    dsn = ["--dsn", f"sqlite:///{tmp_path / 'q.db'}"]
+    assert _run("create", "orders", "--kind", "fifo", *dsn).exit_code == 0
+    assert _run("push", "orders", "a", "b", "c", *dsn).exit_code == 0
+    assert _run("create", "spare", "--kind", "heap", *dsn).exit_code == 0
+    return dsn
+
+
+def _config(tmp_path: Path, text: str) -> list[str]:
+    path = tmp_path / "qadmin.toml"
+    path.write_text(text)
+    return ["--config", str(path)]
+
+
+def test_all_within_thresholds_is_ok_with_a_line_and_perfdata_per_queue(db):
+    result = _run("check", "--all", *db)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("QADMIN OK - 2 queues: 0 critical, 0 warning, 0 unknown, 2 ok")
+    assert lines[0].endswith("| queues=2 critical=0 warning=0 unknown=0 ok=2")
+    assert lines[1].startswith("OK main.orders: ") and lines[2].startswith("OK main.spare: ")
+    # the perfdata of the first queue follows the last long-text line's |, one line each
+    assert " | main.orders_depth=3;;;0 " in lines[2]
+    assert lines[3].startswith("main.spare_depth=0;;;0")
+    assert len(lines) == 4
+
+
+def test_the_worst_queue_sets_the_exit_code_and_leads(db, tmp_path):
+    dsn = db
+    assert _run("create", "full", "--kind", "ring", "--capacity", "2", *dsn).exit_code == 0
+    assert _run("push", "full", "x", "y", *dsn).exit_code == 0
+    result = _run("check", "--all", "--warn-depth", "2", *dsn)
+    assert result.exit_code == 2, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("QADMIN CRITICAL - 3 queues: 1 critical, 1 warning, 0 unknown")
+    assert "; worst main.full: " in lines[0] and "ring_nearly_full" in lines[0]
+    assert lines[1].startswith("CRITICAL main.full: ")
+    assert lines[2].startswith("WARNING main.orders: depth 3 >= 2")
+    assert lines[3].startswith("OK main.spare")
+    assert "main.full_ring_fill=1;0.9;1;0" in result.stdout
+    assert "main.orders_depth=3;2;;0" in result.stdout
+
+
+def test_thresholds_come_from_the_config_the_options_and_then_each_pattern(db, tmp_path):
+    config = _config(
+        tmp_path,
+        """
+[check]
+warn_depth = 1
+crit_oldest_age = "1h"
+
+[check.queues."main.sp*"]
+warn_depth = 100
+""",
+    )
+    result = _run("check", "--all", *config, *db)
+    assert result.exit_code == 1, result.output
+    assert "WARNING main.orders: depth 3 >= 1" in result.stdout
+    assert "main.orders_oldest_age=" in result.stdout and ";;3600;0" in result.stdout
+    assert "main.spare_depth=0;100;;0" in result.stdout  # the pattern's, over [check]'s
+    # an option given wins over [check], and a pattern still wins over the option
+    calm = _run("check", "--all", "--warn-depth", "10", *config, *db)
+    assert calm.exit_code == 0, calm.output
+    assert "main.orders_depth=3;10;;0" in calm.stdout
+    assert "main.spare_depth=0;100;;0" in calm.stdout
+
+
+@pytest.mark.parametrize(
+    "text,said",
+    [
+        ("[check]\nwarn_deph = 1\n", "unknown key 'warn_deph'"),
+        ('[check]\ncrit_oldest_age = "soon"\n', "is not a duration"),
+        ("[check]\nwarn_backlog_growth = 1\n", "no rate sample"),
+        ("[check]\nwarn_depth = 10\ncrit_depth = 5\n", "inverted"),
+        ('[check.queues."main.*"]\nwarn_depth = "ten"\n', "is not a number"),
+    ],
+)
+def test_a_bad_check_section_is_unknown_on_one_line(db, tmp_path, text, said):
+    result = _run("check", "--all", *_config(tmp_path, text), *db)
+    assert result.exit_code == 3, result.output
+    assert result.stdout.startswith("QADMIN UNKNOWN - all queues: ") and said in result.stdout
+    assert len(result.stdout.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "args,said",
+    [
+        (["--all", "orders"], "drop NAME"),
+        (["--all", "--sample", "2"], "no rate sample"),
+        (["--all", "--warn-backlog-growth", "5"], "--warn-backlog-growth"),
+        (["--all", "--library", "oban"], "--library applies to check NAME"),
+        (["orders", "--queue-timeout", "1"], "--queue-timeout applies to check --all"),
+    ],
+)
+def test_combinations_that_make_no_sense_are_refused_exit_2(db, args, said):
+    result = _run("check", *args, *db)
+    assert result.exit_code == 2, result.output
+    assert said in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert result.stdout == ""
+
+
+def test_no_name_and_no_all_is_still_the_plugin_usage_line(db):
+    result = _run("check", *db)
+    assert result.exit_code == 3
+    assert result.stdout.startswith("QADMIN UNKNOWN - usage: Missing argument 'NAME'")
+
+
+def test_no_queue_found_is_unknown(tmp_path):
+    path = tmp_path / "empty.db"
+    sqlite3.connect(path).close()
+    result = _run("check", "--all", "--dsn", f"sqlite:///{path}")
+    assert result.exit_code == 3
+    assert result.stdout.startswith("QADMIN UNKNOWN - no queues found")
+
+
+def test_named_queues_are_labelled_table_and_queue(tmp_path):
+    path = tmp_path / "jobs.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "CREATE TABLE jobs (id INTEGER PRIMARY KEY, queue TEXT NOT NULL, "
+            "status TEXT NOT NULL, created_at TIMESTAMP NOT NULL)"
+        )
+        conn.execute("CREATE INDEX jobs_q ON jobs (queue, status, id)")
+        conn.executemany(
+            "INSERT INTO jobs (queue, status, created_at) VALUES (?, 'new', datetime('now'))",
+            [("mail",), ("mail",), ("sms",)],
+        )
+    config = _config(
+        tmp_path,
+        '[tables.jobs]\nstate_column = "status"\npending = ["new"]\n'
+        'queue_column = "queue"\ntime_column = "created_at"\n'
+        '[check.queues."jobs[mail]"]\nwarn_depth = 1\n',
+    )
+    result = _run("check", "--all", "--dsn", f"sqlite:///{path}", *config)
+    assert result.exit_code == 1, result.output
+    assert "WARNING jobs[mail]: depth 2 >= 1" in result.stdout
+    assert "jobs[mail]_depth=2;1;;0" in result.stdout
+    assert "jobs[sms]_depth=1;;;0" in result.stdout
+
+
+def test_json_holds_every_queue_verdict(db):
+    result = _run("check", "--all", "--warn-depth", "2", "--format", "json", *db)
+    assert result.exit_code == 1
+    document = json.loads(result.stdout)
+    assert document["status"] == "WARNING" and document["code"] == 1
+    assert document["counts"] == {"ok": 1, "warning": 1, "critical": 0, "unknown": 0}
+    first = document["lines"][0]
+    assert first["name"] == "main.orders" and first["metrics"]["depth"] == 3
+    assert first["problems"] == ["depth 3 >= 2"]
+
+
+@pytest.mark.parametrize("label", ["sqlite", "postgresql", "mariadb", "mysql8"])
+def test_each_engine_gives_its_queues_a_line_and_perfdata(label, request, tmp_path):
+    """On a shared server status finds other sessions' queues too: only this test's own
+    queue's line and performance data are asserted."""
+    from tests.conftest import make_target
+
+    target = make_target(label, request, tmp_path)
+    args = target.cli_args()
+    assert _run("create", "orders", "--kind", "claim", *args).exit_code == 0
+    assert _run("push", "orders", "a", "b", "c", *args).exit_code == 0
+    result = _run("check", "--all", "--warn-depth", "3", *args)
+    assert result.exit_code in (1, 2, 3), result.output  # 1 at least: orders is WARNING
+    name = f"{target.schema or 'main'}.orders"
+    assert f"WARNING {name}: depth 3 >= 3" in result.stdout
+    assert f"{name}_depth=3;3;;0" in result.stdout
+    assert f"{name}_stale_claims=0;1;;0" in result.stdout
+    first = result.stdout.splitlines()[0]
+    assert first.startswith("QADMIN ") and " queues: " in first and "| queues=" in first
+
+
+def test_no_connection_is_one_unknown_line_without_the_password():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    dsn = f"postgresql://nagios:s3cretpw@127.0.0.1:{port}/app"
+    result = _run("check", "--all", "--dsn", dsn, "--connect-timeout", "2")
+    assert result.exit_code == 3
+    assert result.stdout.startswith("QADMIN UNKNOWN - all queues: ")
+    assert len(result.stdout.strip().splitlines()) == 1
+    assert "s3cretpw" not in result.stdout + result.stderr

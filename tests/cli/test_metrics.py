@@ -1,0 +1,364 @@
+"""qadmin metrics: its exposition read back with prometheus_client's own parser, the textfile
+written whole, the HTTP endpoint scraping afresh on every request, a failed scrape as
+qadmin_up 0 (no secret in any label), the refusals, and the alert rules checked by promtool."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from prometheus_client.parser import text_string_to_metric_families
+
+from qadmin.cli import cli
+
+REPO = Path(__file__).resolve().parents[2]
+RULES = REPO / "docs" / "prometheus" / "qadmin-rules.yml"
+
+
+def _run(*args: str):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+@pytest.fixture
+def db(tmp_path) -> list[str]:
+    """A SQLite file with a fifo of three messages and a ring pushed twice, popped once."""
+    dsn = ["--dsn", f"sqlite:///{tmp_path / 'q.db'}"]
+    assert _run("create", "orders", "--kind", "fifo", *dsn).exit_code == 0
+    assert _run("push", "orders", "a", "b", "c", *dsn).exit_code == 0
+    assert _run("create", "loop", "--kind", "ring", "--capacity", "10", *dsn).exit_code == 0
+    assert _run("push", "loop", "x", "y", *dsn).exit_code == 0
+    assert _run("pop", "loop", *dsn).exit_code == 0
+    return dsn
+
+
+def _families(text: str) -> dict[str, object]:
+    return {f.name: f for f in text_string_to_metric_families(text)}
+
+
+def _value(families, name: str, **labels: str) -> float:
+    found = [
+        s.value
+        for s in families[name].samples
+        if all(s.labels.get(k) == v for k, v in labels.items())
+    ]
+    assert len(found) == 1, (name, labels, found)
+    return found[0]
+
+
+def test_every_queue_status_finds_is_exposed_with_help_units_and_counters(db):
+    result = _run("metrics", *db)
+    assert result.exit_code == 0, result.stderr
+    families = _families(result.stdout)
+    for family in families.values():
+        assert family.documentation, f"{family.name} has no HELP"
+        assert family.name.startswith("qadmin_")
+    assert _value(families, "qadmin_up") == 1
+    assert _value(families, "qadmin_scrape_error") == 0
+    assert _value(families, "qadmin_scrape_queues") == 2
+    assert _value(families, "qadmin_queue_depth", table="orders") == 3
+    assert _value(families, "qadmin_queue_depth", table="loop") == 1
+    assert _value(families, "qadmin_queue_status", table="orders") == 0
+    assert families["qadmin_queue_oldest_age_seconds"].type == "gauge"
+    # counters from the sequences' high-water marks: the parser names the family without
+    # _total and its samples with it
+    pushed = families["qadmin_queue_pushed"]
+    assert pushed.type == "counter"
+    assert {s.name for s in pushed.samples} == {"qadmin_queue_pushed_total"}
+    assert _value(families, "qadmin_queue_pushed", table="orders") == 3
+    assert _value(families, "qadmin_queue_pushed", table="loop") == 2
+    assert _value(families, "qadmin_queue_popped", table="loop") == 1
+    sample = next(s for s in families["qadmin_queue_depth"].samples if s.labels["table"] == "loop")
+    assert sample.labels["kind"] == "ring" and sample.labels["library"] == ""
+    assert set(sample.labels) == {"server", "schema", "table", "queue", "kind", "library"}
+    # the counted figures are exact here: no quality series says otherwise
+    assert not families["qadmin_queue_quality"].samples
+
+
+def test_a_paused_queue_says_so_until_it_is_resumed(db):
+    assert _run("pause", "orders", "--yes", *db).exit_code == 0
+    families = _families(_run("metrics", *db).stdout)
+    assert _value(families, "qadmin_queue_paused", table="orders") == 1
+    assert _value(families, "qadmin_queue_paused", table="loop") == 0
+    assert _value(families, "qadmin_queue_paused_seconds", table="orders") >= 0
+    assert _run("resume", "orders", "--yes", *db).exit_code == 0
+    families = _families(_run("metrics", *db).stdout)
+    assert _value(families, "qadmin_queue_paused", table="orders") == 0
+    seconds = families.get("qadmin_queue_paused_seconds")
+    assert seconds is None or all(s.labels["table"] != "orders" for s in seconds.samples)
+
+
+def test_openmetrics_output_ends_with_eof(db):
+    result = _run("metrics", "--openmetrics", *db)
+    assert result.exit_code == 0
+    assert result.stdout.rstrip().endswith("# EOF")
+    assert "qadmin_queue_pushed_total{" in result.stdout
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_a_scrape_that_cannot_connect_is_up_0_with_no_secret_anywhere():
+    dsn = f"postgresql://scraper:hunter2secret@127.0.0.1:{_closed_port()}/app"
+    result = _run("metrics", "--dsn", dsn, "--connect-timeout", "2")
+    assert result.exit_code == 6
+    families = _families(result.stdout)
+    assert _value(families, "qadmin_up") == 0
+    assert _value(families, "qadmin_scrape_error") == 1
+    server = families["qadmin_up"].samples[0].labels["server"]
+    assert server.startswith("postgresql://127.0.0.1:") and server.endswith("/app")
+    for text in (result.stdout, result.stderr):
+        assert "hunter2secret" not in text
+    assert "scraper" not in result.stdout
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_textfile_is_written_whole_with_no_temporary_file_left(db, tmp_path):
+    out = tmp_path / "textfile" / "qadmin.prom"
+    out.parent.mkdir()
+    out.write_text("old contents\n")
+    result = _run("metrics", "--textfile", str(out), *db)
+    assert result.exit_code == 0 and result.stdout == ""
+    families = _families(out.read_text())
+    assert _value(families, "qadmin_queue_depth", table="orders") == 3
+    assert sorted(p.name for p in out.parent.iterdir()) == ["qadmin.prom"]
+    assert out.stat().st_mode & 0o044  # node_exporter, another user, can read it
+
+
+@pytest.mark.parametrize(
+    "args,said",
+    [
+        (["--textfile", "metrics.txt"], "*.prom"),
+        (["--textfile", "/no/such/folder/q.prom"], "no such folder"),
+        (["--listen", "9187"], "HOST:PORT"),
+        (["--listen", "127.0.0.1:99999"], "HOST:PORT"),
+        (["--listen", "127.0.0.1:0", "--textfile", "x.prom"], "--textfile"),
+        (["--listen", "127.0.0.1:0", "--openmetrics"], "--openmetrics"),
+        (["--textfile", "x.prom", "--openmetrics"], "--openmetrics"),
+    ],
+)
+def test_refusals_are_one_line_exit_2(db, args, said):
+    result = _run("metrics", *args, *db)
+    assert result.exit_code == 2
+    assert said in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert result.stdout == ""
+
+
+def _serve(args: list[str]) -> tuple[subprocess.Popen[str], str]:
+    """qadmin metrics --listen 127.0.0.1:0, as an operator starts it; its URL from stderr."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "qadmin", "metrics", "--listen", "127.0.0.1:0", *args],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+    )
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    assert "serving metrics on http://127.0.0.1:" in line, line
+    return proc, line.split(" on ", 1)[1].strip()
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def test_listen_runs_a_fresh_scrape_for_every_request(db):
+    proc, url = _serve(db)
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            first = _families(response.read().decode())
+        assert _value(first, "qadmin_queue_depth", table="orders") == 3
+        assert _run("push", "orders", "d", "e", *db).exit_code == 0
+        request = urllib.request.Request(url, headers={"X-Prometheus-Scrape-Timeout-Seconds": "5"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            second = _families(response.read().decode())
+        assert _value(second, "qadmin_queue_depth", table="orders") == 5
+        assert _value(second, "qadmin_queue_pushed", table="orders") == 5
+        accept = {"Accept": "application/openmetrics-text; version=1.0.0"}
+        with urllib.request.urlopen(urllib.request.Request(url, headers=accept)) as response:
+            assert response.headers["Content-Type"].startswith("application/openmetrics-text")
+            assert response.read().decode().rstrip().endswith("# EOF")
+    finally:
+        _stop(proc)
+
+
+def test_listen_on_a_port_in_use_is_one_line(db):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = _run("metrics", "--listen", f"127.0.0.1:{port}", *db)
+    assert result.exit_code == 1
+    assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def _promtool() -> str:
+    found = shutil.which("promtool")
+    if found is None:
+        reason = "promtool not installed (scripts/services installs Debian's prometheus)"
+        if os.environ.get("QADMIN_REQUIRE_SERVERS") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return found
+
+
+def test_the_shipped_alert_rules_pass_promtool():
+    done = subprocess.run(
+        [_promtool(), "check", "rules", str(RULES)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "SUCCESS" in done.stdout
+
+
+def test_the_alert_rules_fire_on_the_series_qadmin_exposes():
+    """promtool's unit tests of the rules (docs/prometheus/qadmin-rules.test.yml): the scrape
+    failing, a queue CRITICAL only after 5 minutes, a full ring, a ring with no pops, new dead
+    letters of a library's named queue, with the labels and annotations qadmin gives them."""
+    tests = RULES.with_name("qadmin-rules.test.yml")
+    done = subprocess.run(
+        [_promtool(), "test", "rules", tests.name],
+        cwd=tests.parent,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "SUCCESS" in done.stdout
+
+
+def test_the_alert_rules_name_only_metrics_qadmin_exposes(db):
+    import re
+
+    exposed = set(_families(_run("metrics", *db).stdout))
+    exposed |= {f"{name}_total" for name in exposed}
+    named = set(re.findall(r"\b(qadmin_[a-z_]+)", RULES.read_text()))
+    assert named and named <= exposed, named - exposed
+
+
+def test_without_prometheus_client_the_line_names_the_extra(db, monkeypatch):
+    import sys as _sys
+
+    import qadmin
+
+    monkeypatch.setitem(_sys.modules, "prometheus_client", None)
+    monkeypatch.setitem(_sys.modules, "qadmin.prometheus", None)
+    monkeypatch.delattr(qadmin, "prometheus", raising=False)  # imported by an earlier test
+    result = _run("metrics", *db)
+    assert result.exit_code == 9
+    assert "prometheus_client" in result.stderr and "[metrics]" in result.stderr
+    assert result.stdout == ""
+
+
+def test_an_estimated_depth_keeps_its_series_and_says_so_apart(pg_own_database):
+    """A fifo the catalog puts above what status counts: its depth is the catalog's estimate.
+    The depth series has the same labels as a counted one; qadmin_queue_quality says it is an
+    estimate."""
+    from qadmin.engines import open_engine
+    from qadmin.kinds import Kind, QueueSpec
+    from qadmin.ops import messages, queues
+
+    engine = open_engine(pg_own_database)
+    try:
+        big = queues.create(engine, QueueSpec("big", Kind.FIFO))
+        messages.push(engine, big, [b"m"] * 12_000)
+        small = queues.create(engine, QueueSpec("small", Kind.FIFO))
+        messages.push(engine, small, [b"m"] * 3)
+        engine.run(['ANALYZE "public"."big"'], None, write=True)
+    finally:
+        engine.close()
+    result = _run("metrics", "--dsn", pg_own_database)
+    assert result.exit_code == 0, result.stderr
+    families = _families(result.stdout)
+    depth = _value(families, "qadmin_queue_depth", table="big")
+    assert depth > 10_000
+    assert _value(families, "qadmin_queue_depth", table="small") == 3
+    labels = {
+        frozenset(s.labels) for s in families["qadmin_queue_depth"].samples
+    }  # one label set for counted and estimated figures alike
+    assert len(labels) == 1
+    assert _value(families, "qadmin_queue_quality", table="big", figure="depth") == 1
+    quality = next(
+        s for s in families["qadmin_queue_quality"].samples if s.labels["table"] == "big"
+    )
+    assert quality.labels["quality"] == "estimate"
+    small_quality = [
+        s for s in families["qadmin_queue_quality"].samples if s.labels["table"] == "small"
+    ]
+    assert small_quality == []
+
+
+def test_queue_status_is_judged_with_the_configs_check_thresholds(db, tmp_path):
+    config = tmp_path / "qadmin.toml"
+    config.write_text('[check]\nwarn_depth = 3\n[check.queues."main.loop"]\nwarn_depth = 100\n')
+    result = _run("metrics", "--config", str(config), *db)
+    assert result.exit_code == 0, result.stderr
+    families = _families(result.stdout)
+    assert _value(families, "qadmin_queue_status", table="orders") == 1  # WARNING: 3 >= 3
+    assert _value(families, "qadmin_queue_status", table="loop") == 0
+    config.write_text("[check]\nwarn_depht = 3\n")
+    refused = _run("metrics", "--config", str(config), *db)
+    assert refused.exit_code == 2 and "warn_depht" in refused.stderr
+    assert refused.stdout == ""
+
+
+def test_queues_not_begun_within_the_scrape_timeout_are_counted_unread(pg_own_database):
+    """Another session holds both queue tables locked: the first queue read waits for its
+    lock (inspect's short part lock timeout, then names the holder), and by then the scrape's
+    time is over, so the other queue is not read at all: status 3, counted unread."""
+    import psycopg
+
+    from qadmin.engines import open_engine
+    from qadmin.kinds import Kind, QueueSpec
+    from qadmin.ops import messages, queues
+
+    engine = open_engine(pg_own_database)
+    try:
+        for name in ("first", "second"):
+            spec = queues.create(engine, QueueSpec(name, Kind.FIFO))
+            messages.push(engine, spec, [b"m"])
+    finally:
+        engine.close()
+    with psycopg.connect(pg_own_database) as holder:
+        holder.execute('LOCK TABLE "public"."first", "public"."second" IN ACCESS EXCLUSIVE MODE')
+        result = _run("metrics", "--dsn", pg_own_database, "--scrape-timeout", "0.5")
+        holder.rollback()
+    assert result.exit_code == 0, result.stderr
+    families = _families(result.stdout)
+    assert _value(families, "qadmin_up") == 1
+    assert _value(families, "qadmin_scrape_queues") == 2
+    assert _value(families, "qadmin_scrape_queues_unread") >= 1
+    statuses = {s.labels["table"]: s.value for s in families["qadmin_queue_status"].samples}
+    assert set(statuses) == {"first", "second"} and 3 in statuses.values()
+
+
+@pytest.mark.parametrize("label", ["postgresql", "mariadb", "mysql8"])
+def test_each_server_engine_exposes_depth_and_pushed_counter(label, request, tmp_path):
+    """PostgreSQL in a database of its own; MariaDB's status sees every database on the
+    server, so only this test's queue is asserted (and the scrape given time for the rest)."""
+    from tests.conftest import make_target
+
+    if label == "postgresql":
+        args = ["--dsn", request.getfixturevalue("pg_own_database")]
+        schema = "public"
+    else:
+        target = make_target(label, request, tmp_path)
+        args, schema = target.cli_args(), str(target.schema)
+    assert _run("create", "orders", "--kind", "fifo", *args).exit_code == 0
+    assert _run("push", "orders", "a", "b", "c", *args).exit_code == 0
+    result = _run("metrics", "--scrape-timeout", "120", *args)
+    assert result.exit_code == 0, result.stderr
+    families = _families(result.stdout)
+    assert _value(families, "qadmin_queue_depth", schema=schema, table="orders") == 3
+    assert _value(families, "qadmin_queue_pushed", schema=schema, table="orders") == 3
+    assert _value(families, "qadmin_queue_status", schema=schema, table="orders") == 0
