@@ -75,7 +75,11 @@ METRIC_WORDS = {
         "duration",
         "oldest snapshot / open transaction; by default `snapshot_held` is reported only while"
         " it holds back dead rows (1,000 on PostgreSQL, a history list of 100,000 on InnoDB); a"
-        " threshold given judges any snapshot",
+        " threshold given judges any snapshot. An age the role cannot read is never judged OK:"
+        " PostgreSQL without `pg_read_all_stats` (or `pg_monitor`) sees another role's"
+        " transaction id but not its start, MariaDB/MySQL without `PROCESS` no holders at all;"
+        " the line says `snapshot_age not evaluable: ...` naming the privilege, UNKNOWN (3) when"
+        " nothing else is wrong",
     ),
     "ring_fill": ("fraction", "ring depth / capacity (rings; full refuses pushes)"),
     "ring_stall": (
@@ -181,6 +185,15 @@ FINDING_WORDS = {
         "warning, critical",
         "ring depth / capacity at `--warn-ring-fill` 0.9 / `--crit-ring-fill` 1",
         "more consumers, or `qadmin resize QUEUE --capacity N`",
+    ),
+    "objects_missing": (
+        "critical",
+        "a drop stopped half-way: on an engine without transactional DDL (MariaDB/MySQL) `drop` "
+        "marks the catalog entry `dropping`, drops the objects one by one (routines first) and "
+        "removes the entry last; one stopped between (a lock timeout on the table) leaves push "
+        "and pop failing while the table and entry remain",
+        "`qadmin drop QUEUE --dry-run`, then `qadmin drop QUEUE --yes` finishes the drop "
+        "(`IF EXISTS`, the entry last)",
     ),
     "paused": (
         "warning (info below `--warn-paused-age`), critical at `--crit-paused-age`",

@@ -112,6 +112,48 @@ def _forget_held_row(row_id: int) -> None:
         cur.execute(f"DELETE FROM `{UNRELATED_DB}`.held WHERE id = %s", (row_id,))
 
 
+# The longest tests, started first so that no worker is left running one at the end while
+# the others idle (each pattern's position is its rank; the rest keep their order after them).
+LONGEST_FIRST = (
+    "tests/pipeline/test_spark_cluster.py",
+    "tests/pipeline/test_spark.py",
+    "tests/engines/test_read_only.py",
+    "tests/engines/test_resize_convert.py::test_resized_up_and_down_under_load",
+    "tests/engines/test_concurrency.py",
+    "tests/engines/test_torture.py",
+    "tests/libraries/",
+    "tests/engines/test_resize_convert.py",
+    "tests/conformance/",
+)
+
+
+def _rank(item: pytest.Item) -> int:
+    for rank, prefix in enumerate(LONGEST_FIRST):
+        if item.nodeid.startswith(prefix):
+            return rank
+    return len(LONGEST_FIRST)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist: the longest first (a stable sort, so every worker collects the same
+    order, as xdist requires), and a check that ``--dist loadgroup`` took: xdist's own hook
+    (run before this one) puts each ``xdist_group`` test's group in its node id, which is how
+    the scheduler keeps the group on one worker. Should a pytest or xdist release stop that,
+    fail rather than start a Spark JVM (and a cluster) on every worker."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    items.sort(key=_rank)
+    if not config.getoption("loadgroup", default=False):
+        return
+    lost = [i.nodeid for i in items if i.get_closest_marker("xdist_group") and "@" not in i.nodeid]
+    if lost:
+        raise pytest.UsageError(
+            f"--dist loadgroup did not group {lost[0]} (and {len(lost) - 1} more): this "
+            "pytest/pytest-xdist pair does not support it (see pyproject's pytest pin)"
+        )
+
+
 @pytest.fixture(scope="session", autouse=True)
 def interruptible_children() -> None:
     """Started from a shell's background job, pytest inherits SIGINT ignored, and so would

@@ -18,6 +18,7 @@ import csv
 import io
 import json
 import math
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
@@ -81,6 +82,15 @@ def _cell(value: Any, exact: bool = False) -> str:
     if isinstance(value, float | Decimal) and not exact:
         return _rounded(float(value))  # MySQL's DECIMAL figures (xact_age_s) too
     return str(value)
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def escaped(text: str) -> str:
+    """A control character (a newline in a queue's name) as its escape (``\\n``,
+    ``\\x1b``): one row or one plugin line stays one line, and a terminal is not steered."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
 
 
 def figure(value: Any) -> str:

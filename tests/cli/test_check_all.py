@@ -205,3 +205,79 @@ def test_no_connection_is_one_unknown_line_without_the_password():
     assert result.stdout.startswith("QADMIN UNKNOWN - all queues: ")
     assert len(result.stdout.strip().splitlines()) == 1
     assert "s3cretpw" not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+@pytest.mark.parametrize("content", [None, "junk\n"], ids=["missing", "not-a-database"])
+def test_a_missing_or_non_database_file_is_unknown_with_its_cause(tmp_path, content, fmt):
+    path = tmp_path / "n.db"
+    if content is not None:
+        path.write_text(content)
+    args = ["check", "--all", "--dsn", f"sqlite:///{path}"]
+    result = _run(*args, *(["--format", "json"] if fmt == "json" else []))
+    assert result.exit_code == 3
+    cause = "no database file" if content is None else "is not a SQLite database file"
+    if fmt == "json":
+        document = json.loads(result.stdout)  # the documented document, never the plain line
+        assert document["status"] == "UNKNOWN" and document["code"] == 3
+        assert document["queues"] == 0 and document["lines"] == []
+        assert cause in document["error"]
+    else:
+        assert result.stdout.startswith("QADMIN UNKNOWN - all queues: ")
+        assert cause in result.stdout and "no queues found" not in result.stdout
+    assert path.exists() == (content is not None)  # never a new empty database
+
+
+def test_status_on_a_file_that_is_not_a_database_exits_6_with_the_cause(tmp_path):
+    path = tmp_path / "n.db"
+    path.write_text("junk\n")
+    result = _run("status", "--dsn", f"sqlite:///{path}")
+    assert result.exit_code == 6
+    assert "is not a SQLite database file" in result.stderr
+    assert "no queues found" not in result.stderr
+
+
+def test_patterns_match_with_or_without_the_schema_and_one_matching_nothing_is_said(db, tmp_path):
+    config = _config(
+        tmp_path,
+        '[check.queues."orders"]\nwarn_depth = 3\n'
+        '[check.queues."main.spare"]\nwarn_depth = 0\n'
+        '[check.queues."nosuch[*]"]\nwarn_depth = 1\n',
+    )
+    result = _run("check", "--all", *db, *config)
+    assert result.exit_code == 1, result.output
+    assert "WARNING main.orders: depth 3 >= 3" in result.stdout
+    assert "WARNING main.spare: depth 0 >= 0" in result.stdout
+    first = result.stdout.splitlines()[0]
+    assert "1 threshold pattern(s) match no queue" in first
+    assert 'WARNING config: [check.queues."nosuch[*]"] matches no queue found' in result.stdout
+    document = json.loads(_run("check", "--all", "--format", "json", *db, *config).stdout)
+    assert any("nosuch[*]" in note for note in document["notes"])
+
+
+def test_a_library_tables_queues_match_the_documented_pattern_and_a_newline_stays_escaped(
+    pg_own_database, tmp_path
+):
+    """procrastinate's table, as status names it (public.procrastinate_jobs[QUEUE]): the
+    documented form procrastinate_jobs[*] sets the level; a queue_name holding a newline keeps
+    every plugin line, label and status row on its line."""
+    import procrastinate
+
+    app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=pg_own_database))
+    with app.open():
+        app.schema_manager.apply_schema()
+        for queue in ("t29q", "t29q", "line\nbreak"):
+            app.configure_task("noop", queue=queue, allow_unknown=True).defer()
+    config = _config(tmp_path, '[check.queues."procrastinate_jobs[*]"]\nwarn_depth = 2\n')
+    result = _run("check", "--all", "--dsn", pg_own_database, *config)
+    assert result.exit_code == 1, result.output
+    assert "WARNING public.procrastinate_jobs[t29q]: depth 2 >= 2" in result.stdout
+    assert "match no queue" not in result.stdout
+    lines = result.stdout.splitlines()
+    assert "public.procrastinate_jobs[line\\nbreak]" in result.stdout
+    for line in lines[1:]:
+        assert line.startswith(("OK ", "WARNING ", "CRITICAL ", "UNKNOWN ", "public.")), line
+    status = _run("status", "--dsn", pg_own_database, "--format", "plain")
+    rows = status.stdout.splitlines()
+    assert len(rows) == 3, status.stdout  # the header and one row per queue
+    assert any("line\\nbreak" in row for row in rows)

@@ -8,23 +8,13 @@ import pytest
 from click.testing import CliRunner
 
 from qadmin.cli import cli
-
-
-def run(*args: str, input: bytes | str | None = None):
-    result = CliRunner().invoke(cli, list(args), input=input)
-    assert "Traceback" not in result.stderr
-    return result
+from tests.helpers import one_line as one_line_error
+from tests.helpers import run
 
 
 @pytest.fixture
 def db(tmp_path) -> list[str]:
     return ["--dsn", f"sqlite:///{tmp_path / 'q.db'}"]
-
-
-def one_line_error(result) -> str:
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    return lines[0]
 
 
 def test_create_push_pop_in_every_format(db):

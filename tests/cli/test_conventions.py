@@ -18,7 +18,6 @@ from contextlib import suppress
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from qadmin import extras, render
 from qadmin.cli import cli
@@ -26,32 +25,12 @@ from qadmin.cli.collect import _server
 from qadmin.diagnostics.entries.ghosts import Holder, _holding
 from qadmin.pipeline import report_html
 from qadmin.pipeline.report import Report
+from tests.helpers import one_line, run, run_qadmin
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def run(*args: str, input: bytes | str | None = None, env: dict[str, str] | None = None):
-    result = CliRunner().invoke(cli, list(args), input=input, env=env)
-    assert "Traceback" not in result.stderr
-    return result
-
-
-def one_line(result) -> str:
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    return lines[0]
-
-
-def qadmin(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None, stdin=b""):
-    return subprocess.run(
-        [sys.executable, "-m", "qadmin", *args],
-        input=stdin,
-        capture_output=True,
-        env=dict(os.environ, **(env or {})),
-        cwd=cwd,
-        timeout=120,
-        check=False,
-    )
+qadmin = run_qadmin
 
 
 @pytest.fixture

@@ -366,3 +366,29 @@ def test_a_redrive_stopped_or_killed_part_way_loses_and_doubles_nothing(
         assert proc.returncode == -signal.SIGKILL
     done = _json(db, "redrive", "q", "--all", "--yes")
     assert done["redriven"] == died and _count_everywhere(target, total) == (0, total)
+
+
+def test_requeue_dry_run_past_the_listing_limit_says_at_least(tmp_path, request):
+    """1,500 stale claims: the dry run lists 1,000 (the claims listing's limit) and must say
+    that is a floor, on stderr and in JSON, never "1000 would be requeued" as a count."""
+    db = make_target("sqlite", request, tmp_path).cli_args()
+    _json(db, "create", "q", "--kind", "claim")
+    code, _, _ = _run(db, "push", "q", "--lines", "-f", str(_lines(tmp_path, 1_500)))
+    assert code == 0
+    _json(db, "pop", "q", "--count", "1500")
+    time.sleep(1.1)
+    dry = ("requeue", "q", "--stale-after", "1s", "--dry-run", "--format", "json")
+    code, out, err = _run(db, *dry)
+    assert code == 0, err
+    assert "q: at least 1000 would be requeued, at least 0 would be dead" in err, err
+    assert "the listing stops at 1,000 claims" in err, err
+    rows = json.loads(out)
+    assert len(rows) == 1_000 and all(r["listing_complete"] is False for r in rows)
+    code, out, err = _run(db, "requeue", "q", "--stale-after", "1s", "--yes", "--format", "json")
+    assert code == 0 and "q: 1500 requeued, 0 dead" in err, err
+
+
+def _lines(tmp_path, n: int):
+    path = tmp_path / "lines.txt"
+    path.write_text("".join(f"m{i}\n" for i in range(n)))
+    return path

@@ -362,3 +362,130 @@ def test_each_server_engine_exposes_depth_and_pushed_counter(label, request, tmp
     assert _value(families, "qadmin_queue_depth", schema=schema, table="orders") == 3
     assert _value(families, "qadmin_queue_pushed", schema=schema, table="orders") == 3
     assert _value(families, "qadmin_queue_status", schema=schema, table="orders") == 0
+
+
+def test_a_served_sqlite_file_removed_since_is_down_and_never_made_again(db, tmp_path):
+    """Only create and demo make a SQLite file: a scrape after the file is gone is
+    qadmin_up 0 with the reason, and leaves no new empty database behind."""
+    proc, url = _serve(db)
+    path = tmp_path / "q.db"
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            first = _families(response.read().decode())
+        assert _value(first, "qadmin_up") == 1
+        for leftover in tmp_path.glob("q.db*"):
+            leftover.unlink()
+        with urllib.request.urlopen(url, timeout=30) as response:
+            second = _families(response.read().decode())
+        assert _value(second, "qadmin_up") == 0
+        assert _value(second, "qadmin_scrape_error") == 1
+        assert not path.exists()
+    finally:
+        _stop(proc)
+
+
+def test_a_missing_file_at_start_is_served_as_down(tmp_path):
+    proc, url = _serve(["--dsn", f"sqlite:///{tmp_path / 'gone.db'}"])
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            assert _value(_families(response.read().decode()), "qadmin_up") == 0
+        assert not (tmp_path / "gone.db").exists()
+    finally:
+        _stop(proc)
+
+
+def test_a_file_that_is_not_a_database_is_down_exit_6_with_the_cause(tmp_path):
+    junk = tmp_path / "n.db"
+    junk.write_text("junk\n")
+    result = _run("metrics", "--dsn", f"sqlite:///{junk}")
+    assert result.exit_code == 6
+    families = _families(result.stdout)
+    assert _value(families, "qadmin_up") == 0
+    assert _value(families, "qadmin_scrape_queues") == 0
+    assert "is not a SQLite database file" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_textfile_on_a_missing_file_is_written_up_0_over_the_old_figures(db, tmp_path):
+    out = tmp_path / "tf" / "s3.prom"
+    out.parent.mkdir()
+    assert _run("metrics", "--textfile", str(out), *db).exit_code == 0
+    assert _value(_families(out.read_text()), "qadmin_up") == 1
+    gone = ["--dsn", f"sqlite:///{tmp_path / 'missing.db'}"]
+    result = _run("metrics", "--textfile", str(out), *gone)
+    assert result.exit_code == 6 and "no database file" in result.stderr
+    families = _families(out.read_text())
+    assert _value(families, "qadmin_up") == 0
+    assert families["qadmin_queue_depth"].samples == []  # no old figure left
+    assert not (tmp_path / "missing.db").exists()
+
+
+def test_a_textfile_that_cannot_be_written_exits_1_on_one_line(db, tmp_path):
+    taken = tmp_path / "a.prom"
+    taken.mkdir()  # a folder where the file should go: the rename over it fails
+    result = _run("metrics", "--textfile", str(taken), *db)
+    assert result.exit_code == 1
+    assert "cannot write" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def test_a_socket_style_dsn_names_its_host_and_port_in_the_server_label():
+    port = _closed_port()
+    dsn = f"postgresql://scraper@/app?host=127.0.0.1&port={port}"
+    result = _run("metrics", "--dsn", dsn, "--connect-timeout", "2")
+    assert result.exit_code == 6
+    server = _families(result.stdout)["qadmin_up"].samples[0].labels["server"]
+    assert server == f"postgresql://127.0.0.1:{port}/app"
+
+
+def test_a_queue_locked_by_another_session_is_unread_status_3(pg_own_database):
+    """ACCESS EXCLUSIVE held elsewhere: the queue's parts wait out their short lock timeout,
+    so it is not read: qadmin_queue_status 3 and counted in qadmin_scrape_queues_unread (as
+    docs/monitoring.md says), the other queue read as ever."""
+    import psycopg
+
+    from qadmin.engines import open_engine
+    from qadmin.kinds import Kind, QueueSpec
+    from qadmin.ops import messages, queues
+
+    engine = open_engine(pg_own_database)
+    try:
+        for name in ("held", "free"):
+            spec = queues.create(engine, QueueSpec(name, Kind.FIFO))
+            messages.push(engine, spec, [b"m"])
+    finally:
+        engine.close()
+    with psycopg.connect(pg_own_database) as holder:
+        holder.execute('LOCK TABLE "public"."held" IN ACCESS EXCLUSIVE MODE')
+        result = _run("metrics", "--dsn", pg_own_database, "--scrape-timeout", "60")
+        holder.rollback()
+    assert result.exit_code == 0, result.stderr
+    families = _families(result.stdout)
+    assert _value(families, "qadmin_up") == 1
+    assert _value(families, "qadmin_queue_status", table="held") == 3
+    assert _value(families, "qadmin_scrape_queues_unread") == 1
+    assert _value(families, "qadmin_queue_depth", table="free") == 1
+
+
+def test_a_threshold_pattern_matching_no_queue_is_said(db, tmp_path):
+    config = tmp_path / "qadmin.toml"
+    config.write_text('[check.queues."nosuch[*]"]\nwarn_depth = 1\n')
+    result = _run("metrics", "--config", str(config), *db)
+    assert result.exit_code == 0
+    assert '[check.queues."nosuch[*]"] matches no queue found' in result.stderr
+
+
+def test_a_file_removed_between_the_check_and_the_connection_is_not_made(tmp_path):
+    """The scrape's connection opens the file read-write only: removed after the check, it
+    is a connection failure, never a new empty database."""
+    from qadmin import config as config_mod
+    from qadmin.cli import metrics as metrics_cli
+    from qadmin.engines import open_engine
+    from qadmin.errors import ConnectionFailed
+
+    given = config_mod.Connection(dsn=f"sqlite:///{tmp_path / 'x.db'}", source="--dsn", name=None)
+    engine = open_engine(metrics_cli._never_made(given).dsn, None)
+    with pytest.raises(ConnectionFailed):
+        engine.server_version()
+    engine.close()
+    assert list(tmp_path.iterdir()) == []

@@ -7,22 +7,9 @@ import json
 import sys
 
 import pytest
-from click.testing import CliRunner
 
 from qadmin import extras
-from qadmin.cli import cli
-
-
-def run(*args: str, env: dict[str, str] | None = None):
-    result = CliRunner().invoke(cli, list(args), env=env)
-    assert "Traceback" not in result.stderr
-    return result
-
-
-def one_line(result) -> str:
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    return lines[0]
+from tests.helpers import one_line, run
 
 
 @pytest.fixture

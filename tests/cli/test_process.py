@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from qadmin.cli.completion import SHELLS, completion_script
+from tests.helpers import run_qadmin
 
 REPO = Path(__file__).resolve().parents[2]
 HEAVY = (
@@ -26,16 +27,7 @@ HEAVY = (
 )
 
 
-def qadmin(*args: str, stdin: bytes | None = None, env: dict[str, str] | None = None):
-    full_env = dict(os.environ, **(env or {}))
-    return subprocess.run(
-        [sys.executable, "-m", "qadmin", *args],
-        input=stdin or b"",
-        capture_output=True,
-        env=full_env,
-        timeout=60,
-        check=False,
-    )
+qadmin = run_qadmin
 
 
 def test_importing_the_cli_loads_no_driver_and_no_pyspark():

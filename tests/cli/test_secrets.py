@@ -6,25 +6,18 @@ percent-encoded, through every output path (parse errors, --debug tracebacks, dr
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+from functools import partial
 from urllib.parse import quote
 
 import pytest
 
 from qadmin.dsn import odbc_value
+from tests.helpers import run_qadmin
 
 PASSWORDS = ["Pa/ss-w0rd", "P@ss-w0rd/x@y", "a:b?c#d-Kq", "se;mi co%n-ü", "{Br}ace}}-pw"]
 
 
-def qadmin(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "qadmin", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+qadmin = partial(run_qadmin, text=True)
 
 
 def pieces(password: str) -> list[str]:

@@ -6,21 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
 
-from qadmin.cli import cli
-
-
-def run(*args: str, input: bytes | str | None = None, env: dict[str, str] | None = None):
-    result = CliRunner().invoke(cli, list(args), input=input, env=env)
-    assert "Traceback" not in result.stderr
-    return result
-
-
-def one_line(result) -> str:
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    return lines[0]
+from tests.helpers import one_line, run
 
 
 @pytest.fixture

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
 
 import pytest
+
+from tests.helpers import run_qadmin
 
 
 @pytest.fixture
@@ -40,15 +41,10 @@ def silent_port() -> Iterator[int]:
     listener.close()
 
 
-def qadmin(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
+def timed_qadmin(*args: str) -> tuple[subprocess.CompletedProcess[str], float]:
+    """qadmin in its own process, and how long it took (the timeouts' tests print it)."""
     started = time.monotonic()
-    result = subprocess.run(
-        [sys.executable, "-m", "qadmin", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    result = run_qadmin(*args, text=True)
     return result, time.monotonic() - started
 
 
@@ -65,13 +61,13 @@ def test_a_silent_server_fails_ping_and_check_within_the_connect_timeout(engine,
     if engine == "mssql":
         pytest.importorskip("pyodbc")
     dsn = DSNS[engine].format(port=silent_port)
-    ping, took = qadmin("ping", "--dsn", dsn, "--connect-timeout", "3")
+    ping, took = timed_qadmin("ping", "--dsn", dsn, "--connect-timeout", "3")
     assert ping.returncode == 6, ping.stderr
     assert took < 30
     lines = ping.stderr.strip().splitlines()
     assert len(lines) == 1 and f"127.0.0.1:{silent_port}" in lines[0], ping.stderr
     assert "Silent-pw1" not in ping.stderr
-    check, took = qadmin("check", "q", "--dsn", dsn, "--connect-timeout", "3")
+    check, took = timed_qadmin("check", "q", "--dsn", dsn, "--connect-timeout", "3")
     assert took < 30
     # check speaks the Nagios convention: 3 UNKNOWN, the reason on its one line.
     assert check.returncode == 3 and f"127.0.0.1:{silent_port}" in check.stdout, check
@@ -79,7 +75,7 @@ def test_a_silent_server_fails_ping_and_check_within_the_connect_timeout(engine,
 
 
 def test_the_default_connect_timeout_is_five_seconds(silent_port):
-    result, took = qadmin("ping", "--dsn", f"mysql://root@127.0.0.1:{silent_port}/test")
+    result, took = timed_qadmin("ping", "--dsn", f"mysql://root@127.0.0.1:{silent_port}/test")
     assert result.returncode == 6 and "within 5 s" in result.stderr
     assert 4 < took < 30
 

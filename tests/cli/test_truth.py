@@ -13,16 +13,9 @@ import sys
 import pytest
 
 from tests.conftest import make_target
+from tests.helpers import run_qadmin
 
-
-def qadmin(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [sys.executable, "-m", "qadmin", *args],
-        input=stdin or b"",
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
+qadmin = run_qadmin
 
 
 def _through_head(lines: int, *args: str) -> tuple[bytes, bytes, int]:

@@ -18,22 +18,17 @@ import psycopg
 from qadmin.engines import Engine, Timeouts, open_engine
 from qadmin.errors import QadminError, QueueEmpty
 from qadmin.kinds import QueueSpec
-from qadmin.ops import messages, queues
+from qadmin.ops import messages
 from qadmin.ops import pause as pause_ops
 from qadmin.ops import watermark as wm_ops
 from tests.conftest import Target
 from tests.engines.holding import finish, hold_pop
 from tests.engines.incidents import connect, execute, pileup, session_id, until, waiting_sessions
 from tests.engines.test_ring_holes import _block_push, _kill_blocked_client, _lock_slot
+from tests.helpers import make_queue
 
 Creator = Callable[[Target, Engine], AbstractContextManager[str]]
 HELD_S = 1.2  # past the 1 s thresholds the matrix passes (--warn-snapshot-age 1s, ...)
-
-
-def _queue(engine: Engine, name: str, kind: str, **options: Any) -> QueueSpec:
-    capacity = options.pop("capacity", None)
-    strict = options.pop("strict", False)
-    return queues.create(engine, queues.make_spec(name, kind, capacity, strict, **options))
 
 
 def _template(engine: Engine, spec: QueueSpec, section: str, **params: Any) -> dict[str, Any]:
@@ -43,7 +38,7 @@ def _template(engine: Engine, spec: QueueSpec, section: str, **params: Any) -> d
 @contextmanager
 def held_snapshot(target: Target, engine: Engine) -> Iterator[str]:
     """A session that read the queue in a snapshot transaction and stays open."""
-    spec = _queue(engine, "mx_snapshot", "fifo")
+    spec = make_queue(engine, "mx_snapshot", "fifo")
     messages.push(engine, spec, [b"s"] * 10)
     holder = connect(target)
     if target.label == "postgresql":
@@ -67,7 +62,7 @@ def held_snapshot(target: Target, engine: Engine) -> Iterator[str]:
 @contextmanager
 def row_lock_wait(target: Target, engine: Engine) -> Iterator[str]:
     """A consumer holds the head message in an open transaction; a strict consumer waits."""
-    spec = _queue(engine, "mx_rowlock", "fifo", strict=True)
+    spec = make_queue(engine, "mx_rowlock", "fifo", strict=True)
     messages.push(engine, spec, [b"a", b"b"])
     holder, _, _ = hold_pop(target, spec)
     waiter = open_engine(target.dsn, target.engine_schema, Timeouts(lock_ms=60_000))
@@ -103,7 +98,7 @@ def lock_pileup(target: Target, engine: Engine) -> Iterator[str]:
     """An ALTER TABLE waits behind a transaction that read the queue; a reader queues behind
     the ALTER: two sessions waiting (PostgreSQL: for the table lock; MariaDB: for the table's
     metadata lock)."""
-    spec = _queue(engine, "mx_pileup", "fifo")
+    spec = make_queue(engine, "mx_pileup", "fifo")
     messages.push(engine, spec, [b"p"] * 10)
     with pileup(target, engine.qualified(spec.name), readers=1):
         time.sleep(0.6)
@@ -113,7 +108,7 @@ def lock_pileup(target: Target, engine: Engine) -> Iterator[str]:
 @contextmanager
 def stale_claim(target: Target, engine: Engine) -> Iterator[str]:
     """A claim older than --stale-after 1."""
-    spec = _queue(engine, "mx_claim", "claim")
+    spec = make_queue(engine, "mx_claim", "claim")
     messages.push(engine, spec, [b"job"])
     messages.pop(engine, spec, worker="stalled")
     time.sleep(HELD_S)
@@ -126,7 +121,7 @@ def stale_claim(target: Target, engine: Engine) -> Iterator[str]:
 @contextmanager
 def dead_letters(target: Target, engine: Engine) -> Iterator[str]:
     """A message that failed its last allowed attempt (--max-attempts 1): in the dead table."""
-    spec = _queue(engine, "mx_dead", "claim", max_attempts=1)
+    spec = make_queue(engine, "mx_dead", "claim", max_attempts=1)
     messages.push(engine, spec, [b"poison", b"fine"])
     [popped] = messages.pop(engine, spec, worker="w")
     assert messages.fail(engine, spec, popped["id"], "boom", retry=True)["dead"] is True
@@ -136,7 +131,7 @@ def dead_letters(target: Target, engine: Engine) -> Iterator[str]:
 @contextmanager
 def paused(target: Target, engine: Engine) -> Iterator[str]:
     """A queue left paused (qadmin pause) with a message waiting: its pop takes nothing."""
-    spec = _queue(engine, "mx_paused", "fifo")
+    spec = make_queue(engine, "mx_paused", "fifo")
     messages.push(engine, spec, [b"waiting"])
     pause_ops.pause(engine, spec)
     with suppress(QueueEmpty):
@@ -149,7 +144,7 @@ def paused(target: Target, engine: Engine) -> Iterator[str]:
 @contextmanager
 def ring_push_hole(target: Target, engine: Engine) -> Iterator[str]:
     """A pusher killed after taking its number: pops stop at the missing message."""
-    spec = _queue(engine, "ring_q", "ring", capacity=4)
+    spec = make_queue(engine, "ring_q", "ring", capacity=4)
     _kill_blocked_client(target, "push", _block_push(target))  # number 0, slot 0
     messages.push(engine, spec, [b"behind"])
     time.sleep(HELD_S)  # the message behind the hole waits past --crit-ring-stall 1s
@@ -160,7 +155,7 @@ def ring_push_hole(target: Target, engine: Engine) -> Iterator[str]:
 @contextmanager
 def ring_orphan(target: Target, engine: Engine) -> Iterator[str]:
     """A popper killed after taking its number: its slot stays full and blocks the pushes."""
-    spec = _queue(engine, "ring_q", "ring", capacity=4)
+    spec = make_queue(engine, "ring_q", "ring", capacity=4)
     messages.push(engine, spec, [b"a", b"b"])
     _kill_blocked_client(target, "pop", _lock_slot(target, 0))  # number 0, slot 0
     messages.pop(engine, spec)
@@ -172,7 +167,7 @@ def ring_orphan(target: Target, engine: Engine) -> Iterator[str]:
 @contextmanager
 def ring_nearly_full(target: Target, engine: Engine) -> Iterator[str]:
     """9 messages in a ring of 10 (fill 0.9, between --warn-ring-fill 0.8 and crit 0.95)."""
-    spec = _queue(engine, "mx_ring", "ring", capacity=10)
+    spec = make_queue(engine, "mx_ring", "ring", capacity=10)
     messages.push(engine, spec, [b"r"] * 9)
     state = _template(engine, spec, "ring_state")
     assert int(state["push_next"]) - int(state["pop_next"]) == 9
@@ -182,7 +177,7 @@ def ring_nearly_full(target: Target, engine: Engine) -> Iterator[str]:
 @contextmanager
 def watermark_stranded(target: Target, engine: Engine) -> Iterator[str]:
     """The watermark set above committed messages: two are below it and never served."""
-    spec = _queue(engine, "mx_wm", "fifo", watermark=True)
+    spec = make_queue(engine, "mx_wm", "fifo", watermark=True)
     ids = [m["id"] for m in messages.push(engine, spec, [b"w1", b"w2", b"w3"])]
     statements = [f"UPDATE {engine.qualified(spec.name + '_wm')} SET wm = {int(ids[-1])}"]
     if engine.dialect == "postgresql":  # and the copy its dequeues read
@@ -196,7 +191,7 @@ def watermark_stranded(target: Target, engine: Engine) -> Iterator[str]:
 @contextmanager
 def backlog_growing(target: Target, engine: Engine) -> Iterator[str]:
     """A producer pushing 10 messages every 0.1 s, no consumer, while the block runs."""
-    spec = _queue(engine, "mx_backlog", "fifo")
+    spec = make_queue(engine, "mx_backlog", "fifo")
     stop = threading.Event()
 
     def produce() -> None:
@@ -221,7 +216,7 @@ def backlog_growing(target: Target, engine: Engine) -> Iterator[str]:
 @contextmanager
 def invalid_index(target: Target, engine: Engine) -> Iterator[str]:
     """A CREATE UNIQUE INDEX CONCURRENTLY that failed on duplicates leaves an INVALID index."""
-    spec = _queue(engine, "mx_invalid", "fifo")
+    spec = make_queue(engine, "mx_invalid", "fifo")
     messages.push(engine, spec, [b"dup", b"dup"])
     conn = connect(target)
     index = engine.quote_ident("mx_invalid_payload")
@@ -250,7 +245,7 @@ def stale_statistics(target: Target, engine: Engine) -> Iterator[str]:
     """A table with rows whose statistics were never gathered (PostgreSQL: autovacuum kept
     off the table so it cannot ANALYZE it meanwhile; MariaDB: the persistent statistics of
     the table removed and their automatic recalculation off)."""
-    spec = _queue(engine, "mx_stats", "fifo")
+    spec = make_queue(engine, "mx_stats", "fifo")
     table = engine.qualified(spec.name)
     conn = connect(target)
     try:
@@ -294,7 +289,7 @@ def _push_on_own_session(target: Target, spec: QueueSpec, count: int) -> None:
 @contextmanager
 def autovacuum_off(target: Target, engine: Engine) -> Iterator[str]:
     """The table's autovacuum_enabled reloption set to false."""
-    spec = _queue(engine, "mx_autovac", "fifo")
+    spec = make_queue(engine, "mx_autovac", "fifo")
     table = engine.qualified(spec.name)
     engine.run([f"ALTER TABLE {table} SET (autovacuum_enabled = false)"])
     rows = engine.query(

@@ -26,6 +26,7 @@ from qadmin.ops import convert as convert_ops
 from qadmin.ops import messages, queues
 from tests.conftest import MY_HOST, PG_ADMIN, make_target
 from tests.engines import load
+from tests.helpers import drain
 
 BATCH = messages.PUSH_CHUNK * 2 + 500
 ENGINES = ["sqlite", "postgresql", "mariadb", "mysql8"]
@@ -42,15 +43,6 @@ def _lines(count: int) -> list[bytes]:
     return [f"m-{n}".encode() for n in range(count)]
 
 
-def _drain(engine, spec) -> list[dict]:
-    got: list[dict] = []
-    while True:
-        try:
-            got.extend(messages.pop(engine, spec, 1000))
-        except QueueEmpty:
-            return got
-
-
 @pytest.mark.parametrize("kind", ["heap", "fifo", "lifo", "pending", "claim"])
 def test_a_batch_push_keeps_its_order_and_pop_count_takes_each_once(engine, kind):
     spec = queues.create(engine, queues.make_spec("bq", kind, None, False))
@@ -58,7 +50,7 @@ def test_a_batch_push_keeps_its_order_and_pop_count_takes_each_once(engine, kind
     pushed = messages.push(engine, spec, sent)
     ids = [r["id"] for r in pushed]
     assert len(ids) == BATCH and ids == sorted(set(ids)), "ids rise in the input's order"
-    got = _drain(engine, spec)
+    got = drain(engine, spec, 1000)
     assert sorted(r["payload"] for r in got) == sorted(sent)
     by_id = dict(zip(ids, sent, strict=True))
     assert all(by_id[r["id"]] == r["payload"] for r in got), "each id carries its own line"
@@ -81,7 +73,7 @@ def test_a_ring_batch_stops_at_the_first_refusal_and_keeps_what_went_in(engine):
     went_in = messages.PUSH_CHUNK if engine.HAS_ROUTINES else capacity
     assert len(full.value.pushed) == went_in
     assert f"pushed {went_in} of {BATCH}" in str(full.value)
-    got = _drain(engine, spec)
+    got = drain(engine, spec, 1000)
     assert [r["payload"] for r in got] == sent[:went_in]
     assert [r["id"] for r in got] == [r["id"] for r in full.value.pushed]
     again = messages.push(engine, spec, sent[:capacity])  # no number was lost to the refusal
@@ -96,7 +88,7 @@ def test_a_capped_batch_reports_each_message_it_overwrote(engine):
     ids = [r["id"] for r in pushed]
     overwritten = [r["overwritten_id"] for r in pushed if r.get("overwritten_id") is not None]
     assert overwritten == ids[: BATCH - capacity]
-    assert [r["payload"] for r in _drain(engine, spec)] == sent[BATCH - capacity :]
+    assert [r["payload"] for r in drain(engine, spec, 1000)] == sent[BATCH - capacity :]
 
 
 @pytest.mark.slow
@@ -222,7 +214,7 @@ def test_a_ring_batch_that_does_not_fit_is_refused_whole(engine):
     if took == 0:
         pushed = messages.push(engine, spec, sent[:6])
         assert [r["id"] for r in pushed] == [first[-1]["id"] + 1 + n for n in range(6)]
-    got = [r["payload"] for r in _drain(engine, spec)]
+    got = [r["payload"] for r in drain(engine, spec, 1000)]
     assert got == _lines(6)[2:] + sent[:6]
 
 
@@ -287,7 +279,7 @@ def test_push_many_during_and_after_a_convert_lands_once_in_the_ring(label, requ
     assert ring.kind.value == "ring" and messages.push_many_section(engine, ring) is not None
     assert pushed[-1][0] >= result["next_id"], "the last batches took the ring's numbers"
     assert [r[0] for r in pushed] == sorted(r[0] for r in pushed)
-    got = [(r["id"], r["payload"]) for r in _drain(engine, ring)]
+    got = [(r["id"], r["payload"]) for r in drain(engine, ring, 1000)]
     assert got == pushed
     engine.close()
 
@@ -312,7 +304,7 @@ def test_a_queue_made_before_push_many_still_takes_batches(label, kind, request,
     sent = _lines(messages.PUSH_CHUNK + 10 if kind == "fifo" else 60)
     ids = [r["id"] for r in messages.push(engine, spec, sent)]
     assert ids == sorted(set(ids)) and len(ids) == len(sent)
-    assert [r["payload"] for r in _drain(engine, spec)] == sent
+    assert [r["payload"] for r in drain(engine, spec, 1000)] == sent
     engine.close()
 
 
@@ -339,8 +331,8 @@ def test_an_application_calls_push_many_itself_on_postgresql(request, tmp_path):
         assert app.execute("SELECT id FROM r_push_many(%s)", [_lines(10)]).fetchall() == []
         rows = app.execute("SELECT id FROM r_push_many(%s)", [_lines(8)]).fetchall()
         assert len(rows) == 8
-    assert [r["payload"] for r in _drain(engine, fifo)] == [b"a", b"b", b"c"]
-    assert [r["payload"] for r in _drain(engine, ring)] == _lines(8)
+    assert [r["payload"] for r in drain(engine, fifo, 1000)] == [b"a", b"b", b"c"]
+    assert [r["payload"] for r in drain(engine, ring, 1000)] == _lines(8)
     engine.close()
 
 
@@ -387,8 +379,8 @@ def test_an_application_calls_push_many_itself_on_mysql(label, request, tmp_path
     sets = _result_sets(app, "CALL r_push_many(%s)", _b64(_lines(8)))
     assert len(sets) == 1 and len(sets[0]) == 8
     app.close()
-    assert [r["payload"] for r in _drain(engine, fifo)] == [b"a", b"b", b"c"]
-    assert [r["payload"] for r in _drain(engine, ring)] == _lines(8)
+    assert [r["payload"] for r in drain(engine, fifo, 1000)] == [b"a", b"b", b"c"]
+    assert [r["payload"] for r in drain(engine, ring, 1000)] == _lines(8)
     engine.close()
 
 

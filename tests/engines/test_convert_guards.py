@@ -12,9 +12,9 @@ from click.testing import CliRunner
 
 from qadmin import catalog
 from qadmin.cli import cli
-from qadmin.errors import QueueEmpty
 from qadmin.ops import messages, queues
 from tests.conftest import make_target
+from tests.helpers import drain_payloads
 
 LABELS = ["sqlite", "postgresql", "mariadb"]
 SERIAL = {
@@ -51,16 +51,6 @@ def _count(engine, table: str) -> int:
     return int(engine.query(f"SELECT count(*) AS n FROM {engine.qualified(table)}")[0]["n"])
 
 
-def _drain(engine, name: str) -> list[bytes]:
-    spec = catalog.get(engine, name)
-    got: list[bytes] = []
-    while True:
-        try:
-            got += [m["payload"] for m in messages.pop(engine, spec, count=10)]
-        except QueueEmpty:
-            return got
-
-
 @pytest.mark.parametrize("label", LABELS)
 def test_kombu_like_table_is_refused_unless_told_which_rows_wait(label, request, tmp_path):
     """kombu keeps delivered messages with visible = 0: converting every row re-delivered
@@ -92,7 +82,7 @@ def test_kombu_like_table_is_refused_unless_told_which_rows_wait(label, request,
     assert done.exit_code == 0, done.stderr
     result = json.loads(done.stdout)
     assert (result["messages"], result["rows_left"]) == (3, 2)
-    assert _drain(engine, "kombu_message") == [b"wait1", b"wait2", b"wait3"]
+    assert drain_payloads(engine, "kombu_message", 10) == [b"wait1", b"wait2", b"wait3"]
     assert _count(engine, "kombu_message_before_ring") == 5  # the rest stay where they were
 
 
@@ -187,7 +177,7 @@ def test_qadmin_queue_with_a_view_on_it_is_refused(label, request, tmp_path):
     engine.run([f"CREATE VIEW {view} AS SELECT id FROM {table}"])
     assert "view " in _refused_both_ways(target, "conv_q")
     assert catalog.get(engine, "conv_q").kind.value == "fifo"
-    assert _drain(engine, "conv_q") == [b"a", b"b"]
+    assert drain_payloads(engine, "conv_q", 10) == [b"a", b"b"]
 
 
 @pytest.mark.parametrize("label", LABELS)
@@ -203,7 +193,7 @@ def test_qadmin_internal_tables_are_refused(label, request, tmp_path):
     assert line.endswith("it is qadmin's own table")
     assert engine.table_exists("r_overflow")
     assert [(q.name, q.kind.value) for q in catalog.all_queues(engine)] == [("r", "ring")]
-    assert _drain(engine, "r") == [b"keep"]
+    assert drain_payloads(engine, "r", 10) == [b"keep"]
 
 
 @pytest.mark.parametrize("label", LABELS)
@@ -284,7 +274,7 @@ def test_kombu_like_convert_killed_after_the_rename_resumes_with_its_filter(
     done = _convert(target, "kombu_message", *flt, "--yes", "--format", "json")
     assert done.exit_code == 0, done.stderr
     assert json.loads(done.stdout)["rows_left"] == 1
-    assert _drain(engine, "kombu_message") == [b"w1", b"w2"]
+    assert drain_payloads(engine, "kombu_message", 10) == [b"w1", b"w2"]
     assert _count(engine, "kombu_message_before_ring") == 3
 
 
@@ -316,7 +306,7 @@ def test_interrupted_convert_refused_on_rerun_puts_the_queue_back(request, tmp_p
     real = _cli(target, "convert", "conv_q", "--to", "ring", "--capacity", "1000", "--yes")
     assert real.exit_code == 2 and "view conv_q_recent" in real.stderr
     assert _schema_objects(engine, "conv_q") == before | {"conv_q_recent"}
-    assert _drain(engine, "conv_q") == [b"a", b"b"]
+    assert drain_payloads(engine, "conv_q", 10) == [b"a", b"b"]
 
 
 @pytest.mark.parametrize("label", ["sqlite", "postgresql", "mariadb"])

@@ -17,6 +17,7 @@ from qadmin.ops import convert as convert_ops
 from qadmin.ops import messages, queues, repair
 from qadmin.ops import resize as resize_ops
 from tests.conftest import make_target
+from tests.helpers import drain_ids
 
 BACKLOG = 30
 AFTER = 5
@@ -57,17 +58,6 @@ def _expected(n: int) -> dict[str, object]:
     }
 
 
-def _drain(engine, name: str) -> list[tuple[int, bytes]]:
-    spec = catalog.get(engine, name)
-    got: list[tuple[int, bytes]] = []
-    while True:
-        try:
-            batch = messages.pop(engine, spec, count=7)
-        except QueueEmpty:
-            return got
-        got.extend((m["id"], m["payload"]) for m in batch)
-
-
 def _hand_built(engine, label: str) -> None:
     serial = {
         "sqlite": "integer PRIMARY KEY",
@@ -103,7 +93,7 @@ def test_counts_after_convert_include_the_parked_backlog(label, source, request,
     ring = catalog.get(engine, name)
     messages.push(engine, ring, [f"a{i}".encode() for i in range(AFTER)])  # into the slots
     assert _counts(target, name, BACKLOG + AFTER) == _expected(BACKLOG + AFTER)
-    got = _drain(engine, name)
+    got = drain_ids(engine, name, 7)
     assert len(got) == BACKLOG + AFTER == len({i for i, _ in got})
     assert [p for _, p in got][-AFTER:] == [f"a{i}".encode() for i in range(AFTER)]
     assert _counts(target, name, 0) == _expected(0)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 import uuid
-from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
@@ -362,10 +361,12 @@ def test_an_empty_probe_window_does_not_walk_the_popped_ids_below(label, request
     assert part.oldest_enqueued_at is None, part.oldest_source
     args = ["check", "deep_lifo", "--crit-depth", "7000", "--crit-oldest-age", "1s"]
     result = CliRunner().invoke(cli, [*args, *target.cli_args()])
-    # UNKNOWN, or CRITICAL; a WARNING a shared server adds (another session's old
-    # transaction: purge_lag, snapshot_held) must still name the depth not evaluable
-    assert result.exit_code in (1, 2, 3) and "QADMIN OK" not in result.output, result.output
-    assert result.exit_code == 2 or "depth not evaluable" in result.output, result.output
+    assert "QADMIN OK" not in result.output, result.output
+    # A shared server's own warnings (InnoDB purge lag, a snapshot held elsewhere) may set the
+    # verdict at WARNING; the figure is still said to be not evaluable.
+    assert result.exit_code in (2, 3) or (
+        result.exit_code == 1 and "not evaluable" in result.output
+    ), result.output
 
 
 @pytest.mark.parametrize("left", [0, 5])
@@ -464,21 +465,22 @@ def test_postgres_a_fill_the_catalog_has_not_seen_is_at_least_the_walk_limit(req
 def test_postgres_a_reset_estimate_of_0_and_an_empty_window_are_not_an_empty_queue(
     request, tmp_path
 ):
-    """5,000 messages due in 2099 below 20,000 popped ids, counters reset, and the last
-    ANALYZE counted 0 rows: the probe finds none in its window and nothing trusted says
-    more lie below. That is "at least 0", never an empty queue: check judged depth 0 and
-    oldest age 0 s as OK. Now neither figure is judged."""
+    """5,000 messages below 20,000 popped ids, counters reset, and the last ANALYZE counted
+    0 rows: the probe finds none in its window and nothing trusted says more lie below. That
+    is "at least 0", never an empty queue: check judged depth 0 and oldest age 0 s as OK.
+    Now neither figure is judged. (A fifo: a pending queue's depth is its due messages,
+    counted through its (due_at, id) index, and messages due in 2099 are scheduled.)"""
     target = make_target("postgresql", request, tmp_path)
     engine = target.engine()
-    spec = queues.create(engine, queues.make_spec("later_q", "pending", None, False))
+    spec = queues.create(engine, queues.make_spec("later_q", "fifo", None, False))
     table = engine.qualified(spec.name)
     engine.close()
     with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
         admin.execute(f"VACUUM ANALYZE {table}")  # while empty: reltuples 0
     engine = target.engine()
-    messages.push(engine, spec, [b"later"] * 5_000, datetime(2099, 1, 1, tzinfo=UTC))
-    now = "SELECT 'now'::bytea, clock_timestamp() FROM generate_series(1, 20000)"
-    engine.run([f"INSERT INTO {table} (payload, due_at) {now}"])
+    messages.push(engine, spec, [b"later"] * 5_000)
+    now = "SELECT 'now'::bytea FROM generate_series(1, 20000)"
+    engine.run([f"INSERT INTO {table} (payload) {now}"])
     engine.run([f"DELETE FROM {table} WHERE payload <> 'later'::bytea"])  # the pops
     engine.close()
     with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
@@ -524,7 +526,7 @@ def _claims_read(engine: Engine, spec: QueueSpec, schema: str) -> tuple[claims.C
     """The claims part of an inspect, and the buffers the whole inspect read."""
     engine.query("SELECT pg_stat_force_next_flush()")
     before = _buffers(engine, schema)
-    part = run.inspect(engine, spec).part("claims")
+    part = run.inspect(engine, spec).part(claims.ENTRY)
     return part, _buffers(engine, schema) - before
 
 
@@ -636,10 +638,10 @@ def test_postgres_ring_orphan_search_is_bounded_clean_and_laps_deep(request):
         holder.conn.rollback()
         holder.close()
     engine.close()
-    assert clean.state["orphans_searched"] == RING_SLOTS and not clean.notes
+    assert clean.state.orphans_searched == RING_SLOTS and not clean.notes
     assert clean_read < RING_SLOTS // 5, clean_read
-    assert clean.state["orphan_id"] is None and part.state["orphan_id"] is None
-    assert 0 < part.state["orphans_searched"] < RING_SLOTS // 10
+    assert clean.state.orphan_id is None and part.state.orphan_id is None
+    assert 0 < part.state.orphans_searched < RING_SLOTS // 10
     assert part.notes and "orphans looked for in the slots of the" in part.notes[0]
     assert read <= 2 * clean_read, (read, clean_read)
 

@@ -26,6 +26,7 @@ from qadmin.kinds import QueueSpec
 from qadmin.ops import messages, queues
 from qadmin.profiles.resolve import resolve
 from tests.conftest import MY_HOST, PG_ADMIN, make_target
+from tests.helpers import make_queue
 
 
 def _explain(target, name: str) -> explain_ops.Explain:
@@ -49,12 +50,12 @@ def _without_waiting(fix: str) -> str:
 
 
 def _queue(target, name: str, kind: str, count: int, capacity: int | None = None) -> QueueSpec:
+    """A queue on ``target`` holding ``count`` messages (its own connection, closed after)."""
     engine = target.engine()
-    spec = queues.create(engine, queues.make_spec(name, kind, capacity, False))
-    if count:
-        messages.push(engine, spec, [b"m%d" % i for i in range(count)])
-    engine.close()
-    return spec
+    try:
+        return make_queue(engine, name, kind, capacity, count=count)
+    finally:
+        engine.close()
 
 
 def test_postgresql_dead_rows_behind_the_head_grow_the_pages_read(request, tmp_path):

@@ -160,7 +160,8 @@ def test_postgres_a_claim_queue_behind_its_claims_dead_versions_is_not_called_ov
 
 
 def test_tail_says_a_claimed_count_that_stopped_at_its_limit_is_a_floor(request, tmp_path):
-    """1,001 claimed: inspect said "1000 or more", tail and collect printed claimed 1000."""
+    """1,001 claimed: inspect said "1000 or more", tail and collect printed claimed 1000.
+    Now size's count (exact up to 10,000) is the one figure everywhere: 1001, exact."""
     target = make_target("sqlite", request, tmp_path)
     engine = target.engine()
     spec = queues.create(engine, queues.make_spec("many_q", "claim", None, False))
@@ -169,10 +170,10 @@ def test_tail_says_a_claimed_count_that_stopped_at_its_limit_is_a_floor(request,
     engine.close()
     args = ["tail", "many_q", "--count", "1", *target.cli_args()]
     line = json.loads(CliRunner().invoke(cli, [*args, "--format", "json"]).stdout)
-    assert (line["claimed"], line["claimed_quality"]) == (1000, "floor"), line
+    assert (line["claimed"], line["claimed_quality"]) == (1001, "exact"), line
     assert line["depth_quality"] == "exact" and line["oldest_quality"] == "exact", line
     plain = CliRunner().invoke(cli, [*args, "--format", "plain"]).stdout
-    assert "1000+" in plain, plain
+    assert "1001" in plain.split() and "1000+" not in plain, plain
 
 
 def test_tail_on_a_new_queue_rates_its_first_burst(request, tmp_path):

@@ -131,6 +131,45 @@ def test_pending_message_becomes_due(engine):
     assert payloads(messages.pop(engine, spec, wait_s=5)) == [b"soon"]
 
 
+def test_pending_depth_and_oldest_are_the_due_messages(engine, target):
+    """Messages not due yet are no backlog: check, status and inspect count the due ones as
+    depth (the oldest: since it fell due), the others apart as scheduled."""
+    from click.testing import CliRunner
+
+    from qadmin.cli import cli
+
+    spec = make(engine, "p", "pending")
+    now = datetime.now(UTC)
+    messages.push(engine, spec, [b"a", b"b", b"c"], due=now + timedelta(hours=1))
+    with pytest.raises(QueueEmpty):
+        messages.pop(engine, spec)
+
+    def run(*args: str):
+        return CliRunner().invoke(cli, [*args, *target.cli_args()], catch_exceptions=False)
+
+    # (The server is shared: its own findings, such as InnoDB's purge lag, may warn.)
+    for limit in (["--crit-depth", "1"], ["--crit-oldest-age", "5m"]):
+        result = run("check", "p", *limit)
+        assert result.exit_code in {0, 1} and "CRITICAL" not in result.stdout, result.stdout
+        assert "depth=0;" in result.stdout and "oldest_age=0s;" in result.stdout, result.stdout
+    status = run("status", "--crit-depth", "1", "--format", "json")
+    import json
+
+    mine = target.schema or "main"
+    line = next(q for q in json.loads(status.stdout) if (q["schema"], q["table"]) == (mine, "p"))
+    assert (line["depth"], line["scheduled"], line["oldest_age_s"]) == (0, 3, None), line
+    assert line["status"] != "CRITICAL", line
+    # One message fell due ten minutes ago: it is the depth and the oldest, from its due time.
+    messages.push(engine, spec, [b"late"], due=now - timedelta(minutes=10))
+    result = run("check", "p", "--crit-depth", "2", "--crit-oldest-age", "5m")
+    assert result.exit_code == 2, result.stdout
+    assert "depth=1;" in result.stdout and "oldest_age >= 300s" not in result.stdout
+    assert "oldest_age 6" in result.stdout, result.stdout  # about 600 s since it fell due
+    size = json.loads(run("size", "p", "--format", "json").stdout)
+    assert (size["depth"], size["depth_quality"], size["scheduled"]) == (1, "exact", 3), size
+    assert payloads(messages.pop(engine, spec, 10)) == [b"late"]
+
+
 def test_capped_overwrites_oldest_and_reports_it(engine, target):
     spec = make(engine, "c", "capped", 3)
     base = first_id(target)

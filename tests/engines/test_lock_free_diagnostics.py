@@ -14,9 +14,9 @@ import pytest
 from qadmin import sqlfiles
 from qadmin.engines import Engine, Timeouts, open_engine
 from qadmin.errors import LockTimeout
-from qadmin.ops import messages, queues
 from tests.conftest import Target, make_target
 from tests.engines.incidents import connect, execute, pileup, table_locked
+from tests.helpers import make_queue
 
 SHORT = Timeouts(lock_ms=500)
 # Diagnostics that must return at least one row for an existing queue table.
@@ -36,10 +36,9 @@ def catalog_diagnostics(engine: Engine) -> list[str]:
 
 
 def _queue(target: Target) -> tuple[Engine, str]:
+    """An engine on ``target`` and the qualified table of a fifo holding 50 messages."""
     engine = target.engine()
-    spec = queues.create(engine, queues.make_spec("lockfree_q", "fifo", None, False))
-    messages.push(engine, spec, [b"x"] * 50)
-    return engine, engine.qualified(spec.name)
+    return engine, engine.qualified(make_queue(engine, "lockfree_q", count=50).name)
 
 
 def _answers(target: Target) -> dict[str, list[dict[str, object]]]:

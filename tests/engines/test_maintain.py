@@ -520,6 +520,8 @@ def test_maintain_proposes_the_analyze_that_stale_statistics_asks_for(label, req
         assert "stale_statistics" in codes()
         planned = _maintain(target, queue, "--dry-run", "--format", "json")
         assert _actions(planned)["analyze"] == "proposed", planned.output
+        # the engine as ping, explain and inspect name it (MariaDB is not "mysql")
+        assert json.loads(planned.stdout)["engine"] == label, planned.stdout
         analyze = next(a for a in json.loads(planned.stdout)["actions"] if a["action"] == "analyze")
         assert "\nANALYZE " in "\n" + analyze["statements"][0]
         ran = _maintain(target, queue, "--yes", "--format", "json")

@@ -13,9 +13,9 @@ from click.testing import CliRunner
 
 from qadmin.cli import cli
 from qadmin.engines import Engine
-from qadmin.ops import messages, queues
 from tests.conftest import Target, make_target
 from tests.engines.incidents import connect, execute, session_id, waiting
+from tests.helpers import make_queue
 
 CONFIRM = "confirm first"
 # Any wait counts (the default lock-wait warning is 5 s, longer than these tests wait).
@@ -23,9 +23,8 @@ COMMON = ["--format", "json", "--sample", "0", "--lock-timeout", "1000", "--warn
 
 
 def _queue(engine: Engine, name: str) -> str:
-    spec = queues.create(engine, queues.make_spec(name, "fifo", None, False))
-    messages.push(engine, spec, [b"x"] * 5)
-    return engine.qualified(spec.name)
+    """A fifo holding 5 messages; its qualified table name."""
+    return engine.qualified(make_queue(engine, name, count=5).name)
 
 
 def _run(target: Target, *args: str) -> tuple[int, dict[str, Any]]:

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from qadmin.cli import cli
 from tests.conftest import Target
+from tests.helpers import invoke_on
 
 LIVE = ("sqlite", "postgresql", "mariadb", "mysql8")
 
@@ -56,12 +56,13 @@ worker_column = "worker"
 """
 
 
-def qadmin(target: Target, config: Path, *args: str) -> Result:
-    return CliRunner().invoke(cli, [*args, *target.cli_args(), "--config", str(config)])
+def configured(target: Target, config: Path, *args: str) -> Result:
+    """``args`` on ``target`` with the config file that names its queues."""
+    return invoke_on(target, *args, "--config", str(config))
 
 
 def as_json(target: Target, config: Path, *args: str, codes: tuple[int, ...] = (0,)) -> Any:
-    result = qadmin(target, config, *args, "--format", "json")
+    result = configured(target, config, *args, "--format", "json")
     assert result.exit_code in codes, (args, result.exit_code, result.output)
     return json.loads(result.stdout)
 
@@ -165,14 +166,14 @@ def test_inspect_lists_each_named_queue(jobs: Target, config: Path) -> None:
 def test_check_and_claims_take_one_named_queue(jobs: Target, config: Path) -> None:
     # A shared server may add its own warnings (an old snapshot elsewhere, InnoDB's purge
     # lag): the queue's verdicts are read from the line, the exit code only where it must be.
-    quiet = qadmin(jobs, config, "check", "jobs", "--queue", "orders", "--warn-depth", "4")
+    quiet = configured(jobs, config, "check", "jobs", "--queue", "orders", "--warn-depth", "4")
     assert quiet.exit_code in (0, 1) and "depth 3 >=" not in quiet.stdout, quiet.output
     assert "depth=3;4;" in quiet.stdout  # 3 due: the 3 not due do not count
-    deep = qadmin(jobs, config, "check", "jobs", "--queue", "orders", "--warn-depth", "3")
+    deep = configured(jobs, config, "check", "jobs", "--queue", "orders", "--warn-depth", "3")
     assert deep.exit_code == 1 and "depth 3 >= 3" in deep.stdout, deep.output
-    stuck = qadmin(jobs, config, "check", "jobs", "--queue", "mail", "--stale-after", "5m")
+    stuck = configured(jobs, config, "check", "jobs", "--queue", "mail", "--stale-after", "5m")
     assert stuck.exit_code == 1 and "stale_claims" in stuck.stdout, stuck.output
-    fine = qadmin(jobs, config, "check", "jobs", "--queue", "orders", "--stale-after", "5m")
+    fine = configured(jobs, config, "check", "jobs", "--queue", "orders", "--stale-after", "5m")
     assert fine.exit_code in (0, 1) and "stale_claims:" not in fine.stdout, fine.output
     claims = as_json(jobs, config, "claims", "jobs", "--queue", "mail", "--stale-after", "5m")
     assert [c["claimed_by"] for c in claims] == ["w1"]
@@ -181,7 +182,7 @@ def test_check_and_claims_take_one_named_queue(jobs: Target, config: Path) -> No
 
 
 def test_status_shows_every_named_queue_worst_first(jobs: Target, config: Path) -> None:
-    result = qadmin(jobs, config, "status", "--stale-after", "5m", "--format", "json")
+    result = configured(jobs, config, "status", "--stale-after", "5m", "--format", "json")
     if jobs.label == "sqlite":  # a file of its own: the server engines hold others' queues
         assert result.exit_code == 1, result.output  # mail's stale claim: WARNING
     lines = json.loads(result.stdout)
@@ -194,7 +195,7 @@ def test_status_shows_every_named_queue_worst_first(jobs: Target, config: Path) 
 def test_a_named_queue_on_a_table_that_holds_one_is_refused(jobs: Target, tmp_path: Path) -> None:
     plain = tmp_path / "plain.toml"
     plain.write_text(PROFILE.replace('queue_column = "queue"\n', ""))
-    result = qadmin(jobs, plain, "size", "jobs", "--queue", "orders")
+    result = configured(jobs, plain, "size", "jobs", "--queue", "orders")
     assert result.exit_code == 2 and "--queue applies to tables that hold several" in result.stderr
 
 
@@ -302,12 +303,12 @@ def test_states_from_null_columns_epochs_and_a_workers_table(
 def test_a_bad_states_condition_is_one_line(tasks: Target, tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text(TASKS_PROFILE.replace("failed_at IS NOT NULL", "failed_at = 1; DROP TABLE x"))
-    result = qadmin(tasks, bad, "size", "tasks")
+    result = configured(tasks, bad, "size", "tasks")
     assert result.exit_code == 2, result.output
     assert "write COLUMN IS [NOT] NULL" in result.stderr and len(result.stderr.splitlines()) == 1
     missing = tmp_path / "missing.toml"
     missing.write_text(TASKS_PROFILE.replace("finished_at IS NOT NULL", "nosuch IS NOT NULL"))
-    result = qadmin(tasks, missing, "size", "tasks")
+    result = configured(tasks, missing, "size", "tasks")
     assert result.exit_code == 2 and "no column 'nosuch'" in result.stderr, result.output
 
 
@@ -316,10 +317,10 @@ def test_claims_without_a_claim_time_are_never_an_empty_ok(tasks: Target, tmp_pa
     undated = tmp_path / "undated.toml"
     text = TASKS_PROFILE.split("[tables.tasks.heartbeat]")[0]
     undated.write_text(text.replace('claimed_at_column = "dequeued_at"\n', ""))
-    listed = qadmin(tasks, undated, "claims", "tasks", "--queue", "a", "--format", "json")
+    listed = configured(tasks, undated, "claims", "tasks", "--queue", "a", "--format", "json")
     assert listed.exit_code == 1, listed.output
     assert len(json.loads(listed.stdout)) == 2 and "age is unknown" in listed.stderr
-    checked = qadmin(tasks, undated, "check", "tasks", "--queue", "a")
+    checked = configured(tasks, undated, "check", "tasks", "--queue", "a")
     assert checked.exit_code == 1 and "claims_unread" in checked.stdout, checked.output
 
 
@@ -327,10 +328,10 @@ def test_epoch_times_in_another_unit_are_one_line(tasks: Target, tmp_path: Path)
     """Epoch milliseconds read as seconds: a year past 9999, one line, never a traceback."""
     wrong = tmp_path / "wrong.toml"
     wrong.write_text(TASKS_PROFILE.replace('time_unit = "ms"', 'time_unit = "s"'))
-    result = qadmin(tasks, wrong, "size", "tasks", "--queue", "a")
+    result = configured(tasks, wrong, "size", "tasks", "--queue", "a")
     assert result.exit_code == 2, result.output
     assert "is not an epoch in s" in result.stderr and len(result.stderr.splitlines()) == 1
-    checked = qadmin(tasks, wrong, "check", "tasks", "--queue", "a")
+    checked = configured(tasks, wrong, "check", "tasks", "--queue", "a")
     assert checked.exit_code == 3 and checked.stdout.startswith("QADMIN UNKNOWN"), checked.output
 
 
@@ -379,13 +380,13 @@ def test_status_fits_a_terminal_and_names_what_it_cannot_read(
         + '\n[tables.typo]\nstate_colum = "st"\n'
     )
     monkeypatch.setenv("COLUMNS", "80")
-    shown = qadmin(target, config, "status", "--stale-after", "5m", "--format", "table")
+    shown = configured(target, config, "status", "--stale-after", "5m", "--format", "table")
     assert shown.exit_code == 3, shown.output  # UNKNOWN: one entry cannot be used
     lines = shown.stdout.splitlines()
     assert lines and max(len(line) for line in lines) <= 80, shown.stdout
     assert "jobs[mail]" in shown.stdout and "jobs[orders]" in shown.stdout
     assert "[tables.gone] not read here" in shown.stderr
-    data = json.loads(qadmin(target, config, "status", "--format", "json").stdout)
+    data = json.loads(configured(target, config, "status", "--format", "json").stdout)
     typo = next(line for line in data if line["name"] == "typo")
     assert typo["status"] == "UNKNOWN" and "state_colum" in typo["error"]
     assert not any(line["name"] == "gone" for line in data)
@@ -414,7 +415,7 @@ def test_rows_that_name_no_queue_are_a_queue_too(
     lines = {q["queue"]: q["depth"] for q in report["named_queues"]["queues"]}
     assert lines == {"mail": 1, None: 2}
     assert as_json(target, config, "size", "dj", "--queue-null")["depth"] == 2
-    status = json.loads(qadmin(target, config, "status", "--format", "json").stdout)
+    status = json.loads(configured(target, config, "status", "--format", "json").stdout)
     assert {line["name"]: line["depth"] for line in status} == {"dj[mail]": 1, "dj[]": 2}
 
 
@@ -428,9 +429,9 @@ def test_a_heartbeat_table_qadmin_cannot_read_is_one_line(tasks: Target, tmp_pat
         bad = tmp_path / "bad_heartbeat.toml"
         bad.write_text(TASKS_PROFILE.replace(text, said))
         for command in ("claims", "requeue"):
-            result = qadmin(tasks, bad, command, "tasks", "--queue", "a", "--dry-run")
+            result = configured(tasks, bad, command, "tasks", "--queue", "a", "--dry-run")
             if command == "claims":
-                result = qadmin(tasks, bad, command, "tasks", "--queue", "a")
+                result = configured(tasks, bad, command, "tasks", "--queue", "a")
             assert result.exit_code == 2, (said, result.output)
             assert "heartbeat" in result.stderr and len(result.stderr.splitlines()) == 1
 
@@ -460,10 +461,10 @@ def test_a_due_time_that_is_not_a_time_is_one_line(
         '[tables.junk]\nstate_column = "st"\npending = ["new"]\ndue_column = "run_at"\n'
     )
     for name in ("ep", "junk"):
-        size = qadmin(target, config, "size", name)
+        size = configured(target, config, "size", name)
         assert size.exit_code == 2, size.output
         assert f"{name}.run_at" in size.stderr and len(size.stderr.splitlines()) == 1
-        checked = qadmin(target, config, "check", name, "--sample", "0")
+        checked = configured(target, config, "check", name, "--sample", "0")
         assert checked.exit_code == 3 and checked.stdout.startswith("QADMIN UNKNOWN")
     config.write_text(
         config.read_text().replace(
@@ -497,7 +498,7 @@ def test_a_threshold_whose_figure_was_not_read_is_never_ok(
     )
     config = tmp_path / "big.toml"
     config.write_text('[tables.big]\nstate_column = "st"\npending = ["new"]\ntime_column = "at"\n')
-    result = qadmin(
+    result = configured(
         target,
         config,
         "check",
@@ -514,10 +515,10 @@ def test_a_threshold_whose_figure_was_not_read_is_never_ok(
 
 
 def test_a_misspelt_named_queue_is_never_a_silent_ok(jobs: Target, config: Path) -> None:
-    result = qadmin(jobs, config, "check", "jobs", "--queue", "ordres", "--sample", "0")
+    result = configured(jobs, config, "check", "jobs", "--queue", "ordres", "--sample", "0")
     assert result.exit_code == 1 and "queue_unseen" in result.stdout, result.output
     assert "'ordres'" in result.stdout
-    real = qadmin(jobs, config, "check", "jobs", "--queue", "orders", "--sample", "0")
+    real = configured(jobs, config, "check", "jobs", "--queue", "orders", "--sample", "0")
     assert "queue_unseen" not in real.stdout
 
 
@@ -556,7 +557,7 @@ def test_one_busy_named_queue_does_not_inflate_the_others(
     assert 1790 <= quiet["oldest_age_s"] < 2400
     idle = as_json(target, config, "size", "jobs", "--queue", "mailers")
     assert (idle["depth"], idle["depth_exact"], idle["scheduled"]) == (0, True, 3), idle
-    busy = qadmin(
+    busy = configured(
         target, config, "check", "jobs", "--queue", "bulk", "--crit-depth", "100", "--sample", "0"
     )
     # past the count's 100,001: the planner's estimate when higher, else a floor; never exact
@@ -569,9 +570,9 @@ def test_epoch_times_in_a_smaller_unit_are_one_line(tasks: Target, tmp_path: Pat
     judged silently; now one line naming the unit, exit 2 (check UNKNOWN)."""
     wrong = tmp_path / "wrong.toml"
     wrong.write_text(TASKS_PROFILE.replace('time_unit = "ms"', 'time_unit = "us"'))
-    result = qadmin(tasks, wrong, "size", "tasks", "--queue", "a")
+    result = configured(tasks, wrong, "size", "tasks", "--queue", "a")
     assert result.exit_code == 2, result.output
     assert "is not an epoch in us: it reads as 1970" in result.stderr, result.stderr
     assert len(result.stderr.splitlines()) == 1
-    checked = qadmin(tasks, wrong, "check", "tasks", "--queue", "a")
+    checked = configured(tasks, wrong, "check", "tasks", "--queue", "a")
     assert checked.exit_code == 3 and checked.stdout.startswith("QADMIN UNKNOWN"), checked.output

@@ -12,16 +12,15 @@ import threading
 import time
 
 import pytest
-from click.testing import CliRunner
 
 from qadmin import catalog
-from qadmin.cli import cli
 from qadmin.errors import QadminError, UsageError
 from qadmin.kinds import QueueSpec
 from qadmin.ops import convert as convert_ops
 from qadmin.ops import messages, queues
 from qadmin.pipeline import load
 from tests.conftest import make_target
+from tests.helpers import invoke_on
 
 WITH_DATA = ["sqlite", "postgresql", "mariadb", "mysql8"]
 
@@ -31,10 +30,6 @@ def engine(target):
     eng = target.engine()
     yield eng
     eng.close()
-
-
-def qadmin(target, *args: str):
-    return CliRunner().invoke(cli, [*args, *target.cli_args()])
 
 
 def names(engine) -> set[str]:
@@ -76,13 +71,13 @@ def test_drop_leaves_queues_named_like_its_staging_tables(engine, target):
     for name in ("a_stage", "a_loaded"):
         old_create(engine, queues.make_spec(name, "fifo", None, False))
     make_legacy(engine)
-    assert qadmin(target, "drop", "a", "--yes").exit_code == 0
+    assert invoke_on(target, "drop", "a", "--yes").exit_code == 0
     assert catalog.find(engine, "a") is None
     for name in ("a_stage", "a_loaded"):
         works(engine, name)
         assert ("table", name) in catalog.owned(engine, catalog.get(engine, name))
     assert "a" not in names(engine) and "a_pop" not in names(engine)
-    assert qadmin(target, "drop", "a_stage", "--yes").exit_code == 0
+    assert invoke_on(target, "drop", "a_stage", "--yes").exit_code == 0
     works(engine, "a_loaded")
 
 
@@ -95,7 +90,7 @@ def test_upgrade_never_gives_a_queue_a_table_merely_named_like_its_staging(engin
     make_legacy(engine)
     catalog.ensure(engine)
     assert ("table", "a_stage") not in catalog.owned(engine, catalog.get(engine, "a"))
-    assert qadmin(target, "drop", "a", "--yes").exit_code == 0
+    assert invoke_on(target, "drop", "a", "--yes").exit_code == 0
     rows = engine.query(f"SELECT userdata FROM {engine.qualified('a_stage')}")
     assert [r["userdata"] for r in rows] == ["precious"]
 
@@ -115,7 +110,7 @@ def test_upgrade_gives_each_old_queue_its_own_objects(engine):
 def test_a_refused_ring_create_leaves_the_queue_named_like_its_control_table(engine, target):
     queues.create(engine, queues.make_spec("z_ctl", "fifo", None, False))
     before = names(engine)
-    result = qadmin(target, "create", "z", "--kind", "ring", "--capacity", "10")
+    result = invoke_on(target, "create", "z", "--kind", "ring", "--capacity", "10")
     one_line_refusal(result, "z_ctl")
     works(engine, "z_ctl")
     assert names(engine) == before
@@ -125,7 +120,7 @@ def test_a_refused_ring_create_leaves_the_queue_named_like_its_control_table(eng
 def test_a_refused_watermark_create_leaves_the_queue_named_like_its_watermark(engine, target):
     queues.create(engine, queues.make_spec("b_wm", "fifo", None, False))
     before = names(engine)
-    one_line_refusal(qadmin(target, "create", "b", "--kind", "fifo", "--watermark"), "b_wm")
+    one_line_refusal(invoke_on(target, "create", "b", "--kind", "fifo", "--watermark"), "b_wm")
     works(engine, "b_wm")
     assert names(engine) == before
 
@@ -201,7 +196,7 @@ def test_create_refuses_a_name_whose_objects_would_collide(engine, target, kind,
     engine.run([_hand_made(target, engine, kind, taken)])
     before = names(engine)
     args = ["--capacity", "10"] if queue_kind == "capped" else []
-    result = qadmin(target, "create", "c", "--kind", queue_kind, *args)
+    result = invoke_on(target, "create", "c", "--kind", queue_kind, *args)
     one_line_refusal(result, taken, "exists")
     assert names(engine) == before
 
@@ -209,19 +204,19 @@ def test_create_refuses_a_name_whose_objects_would_collide(engine, target, kind,
 def test_names_only_another_kind_would_use_are_free(engine, target):
     """PostgreSQL names fifo q's identity sequence q_id_seq: a fifo q_id never needs it."""
     queues.create(engine, queues.make_spec("q", "fifo", None, False))
-    assert qadmin(target, "create", "q_id", "--kind", "fifo").exit_code == 0
+    assert invoke_on(target, "create", "q_id", "--kind", "fifo").exit_code == 0
     works(engine, "q_id")
     works(engine, "q")
 
 
 def test_create_refuses_names_another_queue_owns_or_would_derive(engine, target):
     queues.create(engine, queues.make_spec("d", "fifo", None, False))
-    one_line_refusal(qadmin(target, "create", "d_loaded", "--kind", "fifo"), "queue d")
-    one_line_refusal(qadmin(target, "create", "d__ring", "--kind", "fifo"), "queue d")
+    one_line_refusal(invoke_on(target, "create", "d_loaded", "--kind", "fifo"), "queue d")
+    one_line_refusal(invoke_on(target, "create", "d__ring", "--kind", "fifo"), "queue d")
     queues.create(engine, queues.make_spec("e_overflow", "fifo", None, False))
-    one_line_refusal(qadmin(target, "create", "e", "--kind", "fifo"), "e_overflow")
-    one_line_refusal(qadmin(target, "create", "d", "--kind", "fifo"), "already exists")
-    assert qadmin(target, "create", "d_other", "--kind", "fifo").exit_code == 0
+    one_line_refusal(invoke_on(target, "create", "e", "--kind", "fifo"), "e_overflow")
+    one_line_refusal(invoke_on(target, "create", "d", "--kind", "fifo"), "already exists")
+    assert invoke_on(target, "create", "d_other", "--kind", "fifo").exit_code == 0
 
 
 @pytest.mark.parametrize("label", WITH_DATA)
@@ -285,18 +280,18 @@ def test_a_killed_create_is_finished_by_create_or_removed_by_drop(label, then, r
     queues.create(engine, queues.make_spec("bigx", "fifo", None, False))  # a bystander
     before = names(engine)
     assert _kill_create(target, engine) == -signal.SIGKILL
-    listed = json.loads(qadmin(target, "list", "--format", "json").stdout)
+    listed = json.loads(invoke_on(target, "list", "--format", "json").stdout)
     assert {q["name"]: q["state"] for q in listed} == {"big": "creating", "bigx": "ready"}
-    inspected = json.loads(qadmin(target, "inspect", "big", "--format", "json").stdout)
+    inspected = json.loads(invoke_on(target, "inspect", "big", "--format", "json").stdout)
     assert inspected["state"] == "creating" and "qadmin drop big" in inspected["note"]
-    one_line_refusal(qadmin(target, "push", "big", "x"), "still being created", "create")
+    one_line_refusal(invoke_on(target, "push", "big", "x"), "still being created", "create")
     if then == "create":
         capacity = str(BIG[label])
-        done = qadmin(target, "create", "big", "--kind", "ring", "--capacity", capacity)
+        done = invoke_on(target, "create", "big", "--kind", "ring", "--capacity", capacity)
         assert done.exit_code == 0, done.stderr
         works(engine, "big")
         assert catalog.get(engine, "big").state == "ready"
-    dropped = qadmin(target, "drop", "big", "--yes")
+    dropped = invoke_on(target, "drop", "big", "--yes")
     assert dropped.exit_code == 0, dropped.stderr
     assert names(engine) == before
     assert catalog.find(engine, "big") is None
@@ -382,4 +377,88 @@ def test_drop_after_a_mariadb_convert_stopped_after_its_switch_leaves_nothing(re
     queues.drop(engine, catalog.get(engine, "k"))
     assert names(engine) == before
     queues.create(engine, queues.make_spec("k", "fifo", None, False))
+    engine.close()
+
+
+def test_drop_refuses_what_depends_on_the_queue_and_drops_nothing(request, tmp_path):
+    """PostgreSQL: a view over the queue table made the drop fail after its functions were
+    gone (applications' push failed, the table and catalog entry stayed, check said OK).
+    Now the dependent is named and nothing is dropped; one the check cannot see (a
+    BEGIN ATOMIC function reading the table) rolls the whole drop back."""
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("q", "fifo", None, False))
+    table = engine.qualified("q")
+    engine.run([f"CREATE VIEW {engine.qualified('q_view')} AS SELECT id FROM {table}"])
+    result = invoke_on(target, "drop", "q", "--yes")
+    assert result.exit_code == 1, result.output
+    line = result.stderr.strip()
+    assert "\n" not in line and "view" in line and "q_view" in line, line
+    assert "nothing was dropped" in line
+    works(engine, "q")
+    engine.run([f"DROP VIEW {engine.qualified('q_view')}"])
+    engine.run(
+        [
+            f"CREATE FUNCTION {engine.qualified('q_count')}() RETURNS bigint LANGUAGE sql "
+            f"BEGIN ATOMIC SELECT count(*) FROM {table}; END"
+        ]
+    )
+    result = invoke_on(target, "drop", "q", "--yes")
+    assert result.exit_code == 1, result.output
+    works(engine, "q")  # its routines, table and catalog entry: all still there
+    assert catalog.get(engine, "q") == spec
+    engine.run([f"DROP FUNCTION {engine.qualified('q_count')}()"])
+    assert invoke_on(target, "drop", "q", "--yes").exit_code == 0
+    assert catalog.find(engine, "q") is None and "q" not in names(engine)
+    engine.close()
+
+
+def test_drop_refuses_a_foreign_key_to_the_queue_on_mariadb(request, tmp_path):
+    """MariaDB has no transactional DDL: another table's foreign key to the queue is found
+    before anything is dropped, and the drop refused naming it."""
+    target = make_target("mariadb", request, tmp_path)
+    engine = target.engine()
+    queues.create(engine, queues.make_spec("q", "fifo", None, False))
+    engine.run(
+        [
+            f"CREATE TABLE {engine.qualified('q_ref')} (id BIGINT PRIMARY KEY, qid BIGINT, "
+            f"FOREIGN KEY (qid) REFERENCES {engine.qualified('q')} (id))"
+        ]
+    )
+    result = invoke_on(target, "drop", "q", "--yes")
+    assert result.exit_code == 1, result.output
+    assert "foreign key" in result.stderr and "q_ref" in result.stderr, result.stderr
+    works(engine, "q")
+    engine.run([f"DROP TABLE {engine.qualified('q_ref')}"])
+    assert invoke_on(target, "drop", "q", "--yes").exit_code == 0
+    assert catalog.find(engine, "q") is None
+    engine.close()
+
+
+def test_a_half_dropped_queue_is_a_finding_and_drop_finishes_it(request, tmp_path):
+    """MariaDB drops one object at a time: a drop whose DROP TABLE timed out behind a reader's
+    metadata lock, after the routines went, left a queue whose push fails while check said
+    OK. Now its entry says so (CRITICAL, whatever the role may see), and the drop it prints
+    finishes the job."""
+    target = make_target("mariadb", request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("q", "fifo", None, False))
+    messages.push(engine, spec, [b"a"])
+    reader = target.engine()
+    cursor = reader.conn.cursor()
+    cursor.execute("BEGIN")
+    cursor.execute(f"SELECT count(*) FROM {reader.qualified('q')}")  # its metadata lock
+    try:
+        result = invoke_on(target, "drop", "q", "--yes", "--lock-timeout", "1000")
+        assert result.exit_code != 0, result.output
+    finally:
+        reader._rollback()
+        reader.close()
+    result = invoke_on(target, "check", "q")
+    assert result.exit_code == 2 and "objects_missing" in result.stdout, result.stdout
+    found = json.loads(invoke_on(target, "inspect", "q", "--format", "json").stdout)
+    fix = next(f["fix"] for f in found["findings"] if f["code"] == "objects_missing")
+    assert "drop q --yes" in fix, fix
+    assert invoke_on(target, "drop", "q", "--yes").exit_code == 0
+    assert catalog.find(engine, "q") is None and "q" not in names(engine)
     engine.close()

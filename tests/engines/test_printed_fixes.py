@@ -47,7 +47,8 @@ SQL_START = re.compile(
     r"\b(?:SELECT|KILL|ANALYZE|ALTER TABLE|DROP INDEX|REINDEX|CREATE (?:UNIQUE )?INDEX|"
     r"INSERT INTO|VACUUM|SHOW PROCESSLIST|ROLLBACK PREPARED)\b"
 )
-SQL_STOPS = (" once", " then", " (and", " if ", " for a ", " to stop")
+# (No " (": prose in parentheses after a statement is not SQL, and fails as printed.)
+SQL_STOPS = (" once", " then", " if ", " for a ", " to stop")
 QADMIN = re.compile(r"(?<![\w-])qadmin (?=[-a-z])")
 QADMIN_STOPS = {"to", "then", "or", "once", "lists"}
 ENDS_SESSION = re.compile(r"^(?:SELECT pg_terminate_backend\((\d+)\)|KILL (\d+))$")
@@ -120,7 +121,7 @@ def test_the_extractors_read_fixes_as_printed():
     assert sql_statements(
         "end it (SELECT pg_terminate_backend(12)); set idle_in_transaction_session_timeout"
     ) == ["SELECT pg_terminate_backend(12)"]
-    assert sql_statements('ANALYZE "s"."t" (and find why autovacuum has not)') == [
+    assert sql_statements('ANALYZE "s"."t"; then find why autovacuum has not run it') == [
         'ANALYZE "s"."t"'
     ]
     assert sql_statements(
@@ -214,3 +215,55 @@ def test_every_printed_fix_runs_as_printed(row: Row, label: str, request, tmp_pa
         with suppress(psycopg.Error, pymysql.Error, QadminError):
             state.__exit__(None, None, None)
         engine.close()
+
+
+PROFILED = {
+    "postgresql": (
+        'CREATE TABLE {t} ("Job Id" bigint PRIMARY KEY, "Created At" timestamptz NOT NULL, '
+        '"State" text NOT NULL, "Claimed At" timestamptz)',
+        "now() - interval '1 hour'",
+    ),
+    "sqlite": (
+        'CREATE TABLE {t} ("Job Id" INTEGER PRIMARY KEY, "Created At" TEXT NOT NULL, '
+        '"State" TEXT NOT NULL, "Claimed At" TEXT)',
+        "strftime('%Y-%m-%d %H:%M:%f', 'now', '-1 hour')",
+    ),
+}
+
+
+@pytest.mark.parametrize("label", sorted(PROFILED))
+def test_a_fix_carries_the_profile_options_it_was_read_with(label, request, tmp_path):
+    """A table read through one-off profile options: the printed requeue runs as printed
+    (it carries --id-column, --state-column, --pending...: without them it exit 2 with
+    "has no claims qadmin can see"), and clears the stale claims."""
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    table = engine.qualified("P1 Jobs")
+    ddl, hour_ago = PROFILED[label]
+    engine.run([ddl.format(t=table)])
+    engine.run(
+        [
+            f'INSERT INTO {table} ("Job Id", "Created At", "State", "Claimed At") VALUES '
+            f"(1, {hour_ago}, 'busy', {hour_ago}), (2, {hour_ago}, 'new', NULL)"
+        ]
+    )
+    engine.close()
+    options = [
+        *("--id-column", "Job Id", "--order-by", "Job Id", "--time-column", "Created At"),
+        *("--state-column", "State", "--pending", "new", "--claimed", "busy"),
+        *("--claimed-at-column", "Claimed At"),
+    ]
+
+    def findings() -> dict[str, str]:
+        args = ["inspect", '"P1 Jobs"', *options, "--format", "json", *target.cli_args()]
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 0, result.output
+        return {f["code"]: str(f.get("fix") or "") for f in json.loads(result.stdout)["findings"]}
+
+    fix = findings()["stale_claims"]
+    commands = qadmin_commands(fix)
+    assert commands and all("--claimed-at-column" in c for c in commands), fix
+    for command in commands:
+        result = CliRunner().invoke(cli, command)
+        assert result.exit_code == 0, (command, result.output)
+    assert "stale_claims" not in findings()

@@ -116,8 +116,12 @@ def _roles(label: str, target: Any) -> tuple[str, str, Any]:
     return dsns[0], dsns[1], drop
 
 
+# One test per role (the sweep is the suite's longest on one engine): they run side by side.
+@pytest.mark.parametrize("who", ["reader", "stranger"])
 @pytest.mark.parametrize("label", ["postgresql", "mariadb"])
-def test_every_diagnostic_as_a_reader_and_as_a_stranger_writes_nothing(label, request, tmp_path):
+def test_every_diagnostic_as_a_reader_and_as_a_stranger_writes_nothing(
+    label, who, request, tmp_path
+):
     target = make_target(label, request, tmp_path)
     admin = target.engine()
     for name, (kind, capacity, watermark) in QUEUES.items():
@@ -129,7 +133,8 @@ def test_every_diagnostic_as_a_reader_and_as_a_stranger_writes_nothing(label, re
     try:
         before = _state(admin)
         schema = ["--schema", target.engine_schema] if target.engine_schema else []
-        for dsn, allowed in ((reader, {0}), (stranger, DEGRADED)):
+        roles = {"reader": (reader, {0}), "stranger": (stranger, DEGRADED)}
+        for dsn, allowed in [roles[who]]:
             assert open_engine(dsn).server_version()
             for name in QUEUES:
                 for args in READS + PER_KIND.get(name, []):
@@ -154,5 +159,74 @@ def test_every_diagnostic_as_a_reader_and_as_a_stranger_writes_nothing(label, re
                             named = ("needs", "permission denied", "command denied")
                             assert any(n in result.stderr for n in named), result.stderr
         assert _state(admin) == before
+    finally:
+        drop()
+
+
+def test_snapshot_age_a_role_cannot_see_is_unknown_never_ok(request, tmp_path):
+    """PostgreSQL without pg_read_all_stats: another role's open transaction shows its xid but
+    not its start, so its age is unread: check says UNKNOWN naming the privilege, never OK on
+    an age of 0 (and as the admin, who sees it, the same threshold is judged)."""
+    target = make_target("postgresql", request, tmp_path)
+    admin = target.engine()
+    queues.create(admin, queues.make_spec("f_q", "fifo", None, False, False))
+    holder = target.engine()
+    cursor = holder.conn.cursor()
+    cursor.execute("SELECT pg_current_xact_id()")  # an xid: it holds the horizon back
+    reader, _stranger, drop = _roles("postgresql", target)
+    try:
+        argv = ["check", "f_q", "--schema", target.engine_schema, "--warn-snapshot-age", "1h"]
+        result = CliRunner().invoke(cli, [*argv, "--dsn", reader])
+        assert result.exit_code == 3, result.stdout
+        assert "snapshot_age not evaluable" in result.stdout
+        assert "pg_read_all_stats" in result.stdout
+        assert "snapshot_age=" not in result.stdout  # no figure claimed in the perfdata
+        seen = CliRunner().invoke(cli, [*argv, "--dsn", target.dsn])
+        assert seen.exit_code in {0, 1, 2}, seen.stdout  # read: judged (the server is shared)
+        assert "snapshot_age=" in seen.stdout
+    finally:
+        holder._rollback()
+        holder.close()
+        drop()
+
+
+def test_a_refusal_names_the_privilege_it_needed(request, tmp_path):
+    """PostgreSQL says "permission denied for table x" and no more: the exit-7 line names
+    the privilege (SELECT for a read, DELETE for a purge, the routine's for a push)."""
+    target = make_target("postgresql", request, tmp_path)
+    admin = target.engine()
+    spec = queues.create(admin, queues.make_spec("f_q", "fifo", None, False))
+    messages.push(admin, spec, [b"a"])
+    reader, stranger, drop = _roles("postgresql", target)
+    schema = ["--schema", target.engine_schema]
+    try:
+        cases = [
+            (stranger, ["peek", "f_q"], "needs SELECT on table f_q"),
+            (reader, ["purge", "f_q", "--yes"], "needs DELETE on table f_q"),
+            (reader, ["push", "f_q", "b"], "(SELECT, INSERT, UPDATE or DELETE)"),
+        ]
+        for dsn, argv, named in cases:
+            result = CliRunner().invoke(cli, [*argv, "--dsn", dsn, *schema])
+            assert result.exit_code == 7, (argv, result.output)
+            line = result.stderr.strip()
+            assert "\n" not in line and named in line, (argv, line)
+    finally:
+        drop()
+
+
+def test_mariadb_snapshot_age_without_process_is_unknown_beside_judged_thresholds(
+    request, tmp_path
+):
+    """MariaDB without PROCESS reads no holders: the snapshot age is not evaluable (naming
+    the privilege) and check is never OK on it, even beside a threshold that was judged."""
+    target = make_target("mariadb", request, tmp_path)
+    admin = target.engine()
+    queues.create(admin, queues.make_spec("f_q", "fifo", None, False))
+    reader, _stranger, drop = _roles("mariadb", target)
+    try:
+        argv = ["check", "f_q", "--warn-snapshot-age", "1h", "--crit-depth", "100"]
+        result = CliRunner().invoke(cli, [*argv, "--dsn", reader])
+        assert result.exit_code == 3, result.stdout
+        assert "snapshot_age not evaluable" in result.stdout and "PROCESS" in result.stdout
     finally:
         drop()

@@ -15,12 +15,13 @@ import pytest
 
 from qadmin import catalog
 from qadmin.engines import Timeouts, open_engine
-from qadmin.errors import LockTimeout, QadminError, QueueEmpty, UnsupportedError, UsageError
+from qadmin.errors import LockTimeout, QadminError, UnsupportedError, UsageError
 from qadmin.ops import convert as convert_ops
 from qadmin.ops import messages, queues
 from qadmin.ops import resize as resize_ops
 from tests.conftest import MY_HOST, make_target
 from tests.engines import load
+from tests.helpers import drain_ids
 
 LABELS = ["sqlite", "postgresql", "mariadb", "mysql8"]
 TOTAL = 6_000
@@ -166,17 +167,6 @@ def _fifo_with_backlog(engine, n: int = 50):
     return [(m["id"], f"b{i}".encode()) for i, m in enumerate(pushed)][5:]
 
 
-def _drain(engine, name: str) -> list[tuple[int, bytes]]:
-    spec = catalog.get(engine, name)
-    got: list[tuple[int, bytes]] = []
-    while True:
-        try:
-            batch = messages.pop(engine, spec, count=100)
-        except QueueEmpty:
-            return got
-        got.extend((m["id"], m["payload"]) for m in batch)
-
-
 @pytest.mark.parametrize("label", CONVERT_LABELS)
 def test_convert_keeps_backlog_ids_and_order(label, request, tmp_path):
     target = make_target(label, request, tmp_path)
@@ -194,7 +184,7 @@ def test_convert_keeps_backlog_ids_and_order(label, request, tmp_path):
     assert (spec.kind.value, spec.capacity) == ("ring", 64)
     new = messages.push(engine, spec, [b"after"])
     assert new[0]["id"] == result["next_id"]
-    assert _drain(engine, "conv_q") == [*backlog, (new[0]["id"], b"after")]
+    assert drain_ids(engine, "conv_q") == [*backlog, (new[0]["id"], b"after")]
 
 
 @pytest.mark.parametrize("label", ["postgresql", "mariadb"])
@@ -226,7 +216,7 @@ def test_convert_hand_built_table_keeps_a_backup_and_fails_old_sql_loudly(label,
     assert src.id_col == "job_id"
     result = convert_ops.convert(engine, src, 16)
     assert result["backup_table"] == "jobs_before_ring"
-    got = _drain(engine, "jobs")
+    got = drain_ids(engine, "jobs")
     assert [i for i, _ in got] == [1, 2, 3]
     assert [json.loads(p) for _, p in got] == [
         {"body": "x", "prio": 1},
@@ -246,7 +236,7 @@ def test_convert_is_refused_on_mysql8(request, tmp_path):
     _fifo_with_backlog(engine, 8)
     with pytest.raises(UnsupportedError, match="not available on mysql"):
         convert_ops.convert(engine, convert_ops.source(engine, "conv_q"), 8)
-    assert [p for _, p in _drain(engine, "conv_q")] == [b"b5", b"b6", b"b7"]  # still a fifo
+    assert [p for _, p in drain_ids(engine, "conv_q")] == [b"b5", b"b6", b"b7"]  # still a fifo
 
 
 def _autocommit_push(database: str, payload: bytes) -> None:
@@ -295,7 +285,7 @@ def test_convert_killed_at_each_step_then_run_again_loses_nothing(label, request
             pushed = messages.push(engine, catalog.get(engine, "conv_q"), [victim.encode()])
             expected += [(None, f"auto-{victim}".encode()), (pushed[0]["id"], victim.encode())]
     convert_ops.convert(engine, convert_ops.source(engine, "conv_q"), 1000)
-    got = _drain(engine, "conv_q")
+    got = drain_ids(engine, "conv_q")
     assert [p for _, p in got] == [p for _, p in expected]
     assert [i for i, _ in got] == sorted(i for i, _ in got)
     assert all(want in (None, i) for (want, _), (i, _) in zip(expected, got, strict=True))
@@ -321,7 +311,7 @@ def test_an_interrupted_convert_refused_on_rerun_puts_the_queue_back(request, tm
     with pytest.raises(UsageError, match="backlog of 15 messages"):
         convert_ops.convert(engine, convert_ops.source(engine, "conv_q"), 10)
     assert _schema_objects(engine, "conv_q") == before
-    assert _drain(engine, "conv_q") == backlog
+    assert drain_ids(engine, "conv_q") == backlog
 
 
 def test_convert_refuses_when_a_name_the_ring_needs_is_taken(request, tmp_path):
@@ -335,7 +325,7 @@ def test_convert_refuses_when_a_name_the_ring_needs_is_taken(request, tmp_path):
     with pytest.raises(UsageError, match="conv_q_ctl already exist"):
         convert_ops.convert(engine, convert_ops.source(engine, "conv_q"), 64)
     assert "conv_q__gate" not in _schema_objects(engine, "conv_q")
-    assert _drain(engine, "conv_q") == backlog
+    assert drain_ids(engine, "conv_q") == backlog
     assert engine.query(f"SELECT note FROM {other}") == [{"note": "keep"}]
 
 
@@ -394,7 +384,7 @@ def test_convert_waits_out_an_open_transaction_or_gives_up_cleanly(request, tmp_
     result = convert_ops.convert(impatient, convert_ops.source(impatient, "conv_q"), 64)
     holder.join()
     assert result["messages"] == len(backlog) + 1
-    assert _drain(engine, "conv_q") == [*backlog, (late, b"late")]
+    assert drain_ids(engine, "conv_q") == [*backlog, (late, b"late")]
 
 
 KILLABLE_TABLE = KILLABLE.replace(
@@ -425,7 +415,7 @@ def test_hand_built_convert_killed_then_run_again_keeps_every_row(victim, reques
     src = convert_ops.source(engine, "jobs", payload_cols=("body",))
     result = convert_ops.convert(engine, src, 1000)  # the capacity the killed run began
     assert (result["backup_table"], result["next_id"]) == ("jobs_before_ring", 5)
-    assert _drain(engine, "jobs") == [(1, b"a"), (2, b"b"), (3, b"c"), (4, b"d")]
+    assert drain_ids(engine, "jobs") == [(1, b"a"), (2, b"b"), (3, b"c"), (4, b"d")]
     backup = engine.qualified("jobs_before_ring")
     assert engine.query(f"SELECT count(*) AS n FROM {backup}")[0]["n"] == 4
     assert "jobs__gate" not in _schema_objects(engine, "jobs")

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -22,18 +23,12 @@ from qadmin.ops import messages, queues
 from tests.conftest import make_target
 from tests.engines.holding import finish, hold_pop
 from tests.engines.sockets import client_ports
+from tests.helpers import run_qadmin
 
 TOLERANCE = 0.35  # rates averaged over the steady samples must be within 35 % of the truth
 
 
-def qadmin(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "qadmin", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+qadmin = partial(run_qadmin, text=True)
 
 
 class Workload:

@@ -425,7 +425,7 @@ class Run:
         commands = self._commands()
         step = 0
         while not self._stop.wait(1.0):
-            if convert and step == 1:
+            if convert and step == 0:  # first: it must land while the producers run
                 result = self._admin(
                     "convert", "torture_q", "--to", "ring", "--capacity", "1000000", "--yes"
                 )

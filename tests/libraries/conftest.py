@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import file_lock
+
 REPO = Path(__file__).resolve().parents[2]
 NODE_DIR = Path(__file__).resolve().parent / "node"
 NPM_CACHE = REPO / ".cache" / "npm"
@@ -91,6 +93,11 @@ def node_modules() -> Path:
     if shutil.which("npm") is None or shutil.which("node") is None:
         pytest.fail("Node.js and npm are needed for the pg-boss and graphile-worker tests")
     NPM_CACHE.mkdir(parents=True, exist_ok=True)
+    with file_lock(REPO / ".cache" / "npm.lock"):  # parallel workers: the first one installs
+        return _install_node_modules()
+
+
+def _install_node_modules() -> Path:
     lock = NODE_DIR / "package-lock.json"
     stamp = NPM_CACHE / "installed-lock.json"
     for _ in range(2):
@@ -133,6 +140,11 @@ def oban_python() -> str:
     extra installs it there), else .cache/oban-py312, built once from a Python 3.12."""
     if sys.version_info >= (3, 12):
         return sys.executable
+    with file_lock(REPO / ".cache" / "oban-py312.lock"):  # parallel workers: the first builds
+        return _oban_venv()
+
+
+def _oban_venv() -> str:
     python = OBAN_VENV / "bin" / "python"
     stamp = OBAN_VENV / "installed-requirement.txt"
     probe = [str(python), "-c", "import oban, psycopg"]

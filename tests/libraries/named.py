@@ -1,5 +1,5 @@
 """Per named queue: qadmin's figures for each of a table's named queues against the library's
-own, and the trouble (a held snapshot, a row lock) on MariaDB and SQLite, for any table.
+own (the trouble a DBA meets, and running the apps: tests/libraries/scenario.py).
 
 ``QueueView`` is what the library itself says of one named queue; ``check_named`` reads
 inspect's ``named_queues`` (the whole table) and ``size``/``claims``/``tail`` with ``--queue NAME``
@@ -9,17 +9,14 @@ and compares every figure.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
-from tests.conftest import MY_HOST
-from tests.libraries.scenario import qadmin, qadmin_json
+from tests.libraries.scenario import app_json, my_trouble, qadmin, qadmin_json, sqlite_trouble
+
+# Re-exported: the library tests take them from here or from scenario.
+__all__ = ["QueueView", "app_json", "check_named", "instant", "my_trouble", "sqlite_trouble"]
 
 
 @dataclass(frozen=True)
@@ -45,22 +42,6 @@ def instant(value: float | str) -> datetime:
         return datetime.fromtimestamp(value, UTC)
     parsed = datetime.fromisoformat(value)
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def app_json(module: str, *args: str, env: dict[str, str] | None = None) -> Any:
-    """A test app's subcommand in its own process (a library's settings are per process):
-    its last stdout line, as JSON."""
-    import os
-
-    out = subprocess.run(
-        [sys.executable, "-m", module, *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, **(env or {})},
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
-    return json.loads(out.stdout.strip().splitlines()[-1]) if out.stdout.strip() else None
 
 
 def check_named(
@@ -117,37 +98,3 @@ def check_named(
 
 def _any(view: QueueView) -> bool:
     return bool(view.depth or view.scheduled or view.running or view.failed)
-
-
-@contextmanager
-def my_trouble(database: str, table: str, lock_where: str) -> Iterator[None]:
-    """A consistent snapshot that read the table, and a locked row, on MariaDB."""
-    import pymysql
-
-    snap = pymysql.connect(host=MY_HOST, user="root", password="", database=database)
-    locker = pymysql.connect(host=MY_HOST, user="root", password="", database=database)
-    with snap, locker, snap.cursor() as s, locker.cursor() as lk:
-        s.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
-        s.execute(f"SELECT count(*) FROM `{table}`")
-        lk.execute("START TRANSACTION")
-        lk.execute(f"SELECT 1 FROM `{table}` WHERE {lock_where} LIMIT 1 FOR UPDATE")
-        try:
-            yield
-        finally:
-            snap.rollback()
-            locker.rollback()
-
-
-@contextmanager
-def sqlite_trouble(path: Path, table: str) -> Iterator[None]:
-    """Another connection in a read transaction that read the table (its snapshot)."""
-    import sqlite3
-
-    reader = sqlite3.connect(path, isolation_level=None)
-    try:
-        reader.execute("BEGIN")
-        reader.execute(f'SELECT count(*) FROM "{table}"').fetchall()
-        yield
-    finally:
-        reader.execute("ROLLBACK")
-        reader.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -18,20 +19,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
 
-from qadmin.cli import cli
 from qadmin.engines import open_engine
 from qadmin.profiles.detect import detect
 from qadmin.profiles.shape import read_shape
-from tests.libraries.conftest import NODE_DIR
+from tests.conftest import MY_HOST
+from tests.helpers import invoke as qadmin
+from tests.libraries.conftest import NODE_DIR, REPO
 
 STALE_AFTER = "2s"
-
-
-def qadmin(*args: str) -> Result:
-    """One qadmin command, in process (its exit code and stdout as a user sees them)."""
-    return CliRunner().invoke(cli, list(args))
 
 
 def qadmin_json(*args: str) -> Any:
@@ -224,3 +220,87 @@ class NodeScript:
 
     def command(self, *args: str) -> list[str]:
         return ["node", str(self.path), *args]
+
+
+def app_output(
+    module: str,
+    *args: str,
+    python: str = sys.executable,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+) -> str:
+    """A test app's subcommand (tests/libraries/apps) in its own process, as the library runs
+    in an application (its settings are per process): its stdout, stripped. ``python``: the
+    interpreter that has the library (Oban's own venv); ``env`` is added to the test's."""
+    out = subprocess.run(
+        [python, "-m", module, *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout.strip()
+
+
+def app_json(
+    module: str, *args: str, python: str = sys.executable, env: dict[str, str] | None = None
+) -> Any:
+    """``app_output``'s last line as JSON (the app's own view), None when it printed nothing."""
+    out = app_output(module, *args, python=python, env=env)
+    return json.loads(out.splitlines()[-1]) if out else None
+
+
+def pg_counts(dsn: str, sql: str) -> dict[Any, int]:
+    """A library's own counts from a ``SELECT key..., count(*) ... GROUP BY`` on PostgreSQL:
+    {key: n} for one key column, {(key1, key2): n} for more."""
+    import psycopg
+
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute(sql).fetchall()
+    return {(row[0] if len(row) == 2 else tuple(row[:-1])): int(row[-1]) for row in rows}
+
+
+def pg_age_s(dsn: str, sql: str, *params: object) -> float:
+    """Seconds from a one-value ``SELECT extract(epoch FROM now() - ...)``; 0 while the row or
+    its time is not there yet."""
+    import psycopg
+
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute(sql, params).fetchone()
+    return float(row[0]) if row and row[0] is not None else 0.0
+
+
+@contextmanager
+def my_trouble(database: str, table: str, lock_where: str) -> Iterator[None]:
+    """A consistent snapshot that read the table, and a locked row, on MariaDB."""
+    import pymysql
+
+    snap = pymysql.connect(host=MY_HOST, user="root", password="", database=database)
+    locker = pymysql.connect(host=MY_HOST, user="root", password="", database=database)
+    with snap, locker, snap.cursor() as s, locker.cursor() as lk:
+        s.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
+        s.execute(f"SELECT count(*) FROM `{table}`")
+        lk.execute("START TRANSACTION")
+        lk.execute(f"SELECT 1 FROM `{table}` WHERE {lock_where} LIMIT 1 FOR UPDATE")
+        try:
+            yield
+        finally:
+            snap.rollback()
+            locker.rollback()
+
+
+@contextmanager
+def sqlite_trouble(path: Path, table: str) -> Iterator[None]:
+    """Another connection in a read transaction that read the table (its snapshot)."""
+    import sqlite3
+
+    reader = sqlite3.connect(path, isolation_level=None)
+    try:
+        reader.execute("BEGIN")
+        reader.execute(f'SELECT count(*) FROM "{table}"').fetchall()
+        yield
+    finally:
+        reader.execute("ROLLBACK")
+        reader.close()

@@ -16,6 +16,7 @@ from tests.libraries.conftest import Processes
 from tests.libraries.scenario import (
     STALE_AFTER,
     detected_library,
+    pg_counts,
     pg_trouble,
     qadmin,
     qadmin_json,
@@ -29,9 +30,7 @@ APP = "tests.libraries.apps.chancy_app"
 
 
 def _states(dsn: str) -> dict[tuple[str, str], int]:
-    with psycopg.connect(dsn) as conn:
-        rows = conn.execute("SELECT queue, state, count(*) FROM chancy_jobs GROUP BY 1, 2")
-        return {(q, s): int(n) for q, s, n in rows.fetchall()}
+    return pg_counts(dsn, "SELECT queue, state, count(*) FROM chancy_jobs GROUP BY 1, 2")
 
 
 def _running(dsn: str, queue: str) -> str:

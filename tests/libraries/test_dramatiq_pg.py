@@ -18,6 +18,7 @@ from tests.libraries.conftest import Processes
 from tests.libraries.scenario import (
     STALE_AFTER,
     detected_library,
+    pg_counts,
     pg_trouble,
     qadmin,
     qadmin_json,
@@ -31,11 +32,9 @@ APP = "tests.libraries.apps.dramatiq_pg_app"
 
 
 def _states(dsn: str) -> dict[tuple[str, str], int]:
-    with psycopg.connect(dsn) as conn:
-        rows = conn.execute(
-            "SELECT queue_name, state::text, count(*) FROM dramatiq.queue GROUP BY 1, 2"
-        )
-        return {(q, s): int(n) for q, s, n in rows.fetchall()}
+    return pg_counts(
+        dsn, "SELECT queue_name, state::text, count(*) FROM dramatiq.queue GROUP BY 1, 2"
+    )
 
 
 def _orphaned(dsn: str) -> list[str]:

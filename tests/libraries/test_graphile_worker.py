@@ -15,6 +15,7 @@ from tests.libraries.scenario import (
     NodeScript,
     check_qadmin,
     detected_library,
+    pg_age_s,
     pg_trouble,
     qadmin_json,
     queue_entry,
@@ -90,12 +91,5 @@ def test_graphile_worker(
 
 
 def _locked_s(dsn: str, job_id: object) -> float:
-    import psycopg
-
-    with psycopg.connect(dsn) as conn:
-        row = conn.execute(
-            "SELECT extract(epoch FROM now() - locked_at) FROM graphile_worker._private_jobs"
-            " WHERE id = %s",
-            (int(str(job_id)),),
-        ).fetchone()
-    return float(row[0]) if row and row[0] is not None else 0.0
+    sql = "SELECT extract(epoch FROM now() - locked_at) FROM graphile_worker._private_jobs"
+    return pg_age_s(dsn, sql + " WHERE id = %s", int(str(job_id)))

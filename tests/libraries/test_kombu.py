@@ -6,10 +6,7 @@ message is done as far as the table can tell: no claim for qadmin to find or rel
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
@@ -19,9 +16,12 @@ from tests.libraries.conftest import Processes
 from tests.libraries.named import QueueView, check_named
 from tests.libraries.scenario import (
     LibraryView,
+    app_output,
     check_qadmin,
     detected_library,
+    my_trouble,
     pg_trouble,
+    sqlite_trouble,
     wait_until,
 )
 
@@ -29,45 +29,7 @@ APP = "tests.libraries.apps.kombu_app"
 
 
 def _kombu(*args: str) -> str:
-    out = subprocess.run(
-        [sys.executable, "-m", APP, *args], capture_output=True, text=True, timeout=60
-    )
-    assert out.returncode == 0, out.stderr
-    return out.stdout.strip()
-
-
-@contextmanager
-def my_trouble(database: str) -> Iterator[None]:
-    """A consistent snapshot that read the table, and a locked waiting row, on MariaDB."""
-    import pymysql
-
-    snap = pymysql.connect(host=MY_HOST, user="root", password="", database=database)
-    locker = pymysql.connect(host=MY_HOST, user="root", password="", database=database)
-    with snap, locker, snap.cursor() as s, locker.cursor() as lk:
-        s.execute("START TRANSACTION WITH CONSISTENT SNAPSHOT")
-        s.execute("SELECT count(*) FROM kombu_message")
-        lk.execute("START TRANSACTION")
-        lk.execute("SELECT id FROM kombu_message WHERE visible = 1 LIMIT 1 FOR UPDATE")
-        try:
-            yield
-        finally:
-            snap.rollback()
-            locker.rollback()
-
-
-@contextmanager
-def sqlite_trouble(path: Path) -> Iterator[None]:
-    """Another connection in a read transaction that read the table (its snapshot)."""
-    import sqlite3
-
-    reader = sqlite3.connect(path, isolation_level=None)
-    try:
-        reader.execute("BEGIN")
-        reader.execute("SELECT count(*) FROM kombu_message").fetchall()
-        yield
-    finally:
-        reader.execute("ROLLBACK")
-        reader.close()
+    return app_output(APP, *args, timeout=60)
 
 
 @pytest.mark.parametrize("engine", ["postgresql", "mariadb", "sqlite"])
@@ -127,9 +89,9 @@ def test_kombu(
             "SELECT id FROM kombu_message WHERE visible LIMIT 1 FOR UPDATE",
         )
     elif engine == "mariadb":
-        trouble = my_trouble(dsn.rsplit("/", 1)[1])
+        trouble = my_trouble(dsn.rsplit("/", 1)[1], "kombu_message", "visible = 1")
     else:
-        trouble = sqlite_trouble(path)
+        trouble = sqlite_trouble(path, "kombu_message")
     with trouble:
         report = check_qadmin(["--dsn", dsn], "kombu_message", "kombu", view, releasable=False)
     assert report["size"]["done"] == 4  # delivered: kept, never delivered again

@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import psycopg
 
-from tests.libraries.conftest import REPO, Processes
+from tests.libraries.conftest import Processes
 from tests.libraries.scenario import (
     STALE_AFTER,
+    app_json,
     detected_library,
+    pg_counts,
     pg_trouble,
     qadmin,
     qadmin_json,
@@ -31,24 +32,11 @@ APP = "tests.libraries.apps.oban_app"
 
 
 def _app(python: str, env: dict[str, str], *args: str) -> Any:
-    out = subprocess.run(
-        [python, "-m", APP, *args],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout.strip().splitlines()[-1]) if out.stdout.strip() else None
+    return app_json(APP, *args, python=python, env=env)
 
 
 def _states(dsn: str) -> dict[tuple[str, str], int]:
-    with psycopg.connect(dsn) as conn:
-        rows = conn.execute(
-            "SELECT queue, state::text, count(*) FROM oban_jobs GROUP BY 1, 2"
-        ).fetchall()
-    return {(q, s): int(n) for q, s, n in rows}
+    return pg_counts(dsn, "SELECT queue, state::text, count(*) FROM oban_jobs GROUP BY 1, 2")
 
 
 def _job(dsn: str, queue: str, state: str) -> int:

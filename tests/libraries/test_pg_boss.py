@@ -15,6 +15,7 @@ from tests.libraries.scenario import (
     NodeScript,
     check_qadmin,
     detected_library,
+    pg_age_s,
     pg_trouble,
     qadmin_json,
     queue_entry,
@@ -82,11 +83,5 @@ def test_pg_boss(
 
 
 def _started_s(dsn: str, job_id: str) -> float:
-    import psycopg
-
-    with psycopg.connect(dsn) as conn:
-        row = conn.execute(
-            "SELECT extract(epoch FROM now() - started_on) FROM pgboss.job WHERE id = %s",
-            (job_id,),
-        ).fetchone()
-    return float(row[0]) if row else 0.0
+    sql = "SELECT extract(epoch FROM now() - started_on) FROM pgboss.job WHERE id = %s"
+    return pg_age_s(dsn, sql, job_id)

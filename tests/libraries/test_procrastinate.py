@@ -17,6 +17,7 @@ from tests.libraries.scenario import (
     LibraryView,
     check_qadmin,
     detected_library,
+    pg_counts,
     pg_trouble,
     qadmin,
     qadmin_json,
@@ -28,11 +29,7 @@ APP = "tests.libraries.apps.procrastinate_app"
 
 
 def _statuses(dsn: str) -> dict[str, int]:
-    with psycopg.connect(dsn) as conn:
-        rows = conn.execute(
-            "SELECT status::text, count(*) FROM procrastinate_jobs GROUP BY 1"
-        ).fetchall()
-    return {status: int(n) for status, n in rows}
+    return pg_counts(dsn, "SELECT status::text, count(*) FROM procrastinate_jobs GROUP BY 1")
 
 
 def test_procrastinate(

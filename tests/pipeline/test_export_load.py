@@ -14,32 +14,19 @@ import pytest
 
 from qadmin import catalog
 from qadmin.errors import QadminError, QueueFull
-from qadmin.kinds import Kind
-from qadmin.ops import messages, queues
+from qadmin.ops import messages
 from qadmin.pipeline import archive, export, formats, load
 from tests.conftest import make_target
 from tests.engines.test_payloads import PAYLOADS
+from tests.helpers import drain, make_queue
 
 LABELS = ["sqlite", "postgresql", "mariadb", "mysql8"]
 KINDS = ["fifo", "lifo", "pending", "claim", "capped", "ring"]
 
 
 def _queue(engine, name, kind, capacity=64):
-    spec = queues.make_spec(name, kind, capacity if kind in ("ring", "capped") else None, False)
-    return queues.create(engine, spec)
-
-
-def _drain(engine, spec):
-    got = []
-    while True:
-        try:
-            batch = messages.pop(engine, spec, count=50)
-        except Exception:  # QueueEmpty
-            return got
-        for message in batch:
-            if spec.kind is Kind.CLAIM:
-                messages.ack(engine, spec, message["id"])
-        got.extend(batch)
+    """A queue of ``kind``; the bounded kinds get ``capacity``."""
+    return make_queue(engine, name, kind, capacity if kind in ("ring", "capped") else None)
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
@@ -57,7 +44,7 @@ def test_export_then_load_keeps_every_byte_in_order(label, kind, fmt, request, t
     copy = _queue(engine, "dst_q", kind)
     counts = load.load_python(engine, copy, path, fmt, None)
     assert counts == {"read": len(sent), "loaded": len(sent), "skipped": 0}
-    received = [m["payload"] for m in _drain(engine, copy)]
+    received = [m["payload"] for m in drain(engine, copy, 50, ack=True)]
     expected = list(reversed(sent)) if kind == "lifo" else sent
     assert received == expected
     # export read the source; it did not consume it

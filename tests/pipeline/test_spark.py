@@ -14,18 +14,17 @@ import pytest
 from click.testing import CliRunner
 
 from qadmin.cli import cli
-from qadmin.ops import messages, queues
+from qadmin.ops import messages
 from qadmin.pipeline import export, load, report, report_html, spark, spark_jobs
 from tests.conftest import make_target
 from tests.engines.test_payloads import PAYLOADS
+from tests.helpers import make_queue
 from tests.pipeline import history
 
+# One worker runs every Spark test (pytest-xdist's loadgroup): one local session for all.
+pytestmark = pytest.mark.xdist_group("spark")
 HOURS = 12
 LOCAL = spark.Where("local[2]")
-
-
-def _queue(engine, name, kind):
-    return queues.create(engine, queues.make_spec(name, kind, None, False))
 
 
 @pytest.mark.parametrize("kind", ["fifo", "pending", "claim"])
@@ -34,7 +33,7 @@ def test_spark_export_and_spark_load_keep_every_byte_in_order(
     label, kind, spark_session, request, tmp_path
 ):
     engine = make_target(label, request, tmp_path).engine()
-    source = _queue(engine, "sp_src", kind)
+    source = make_queue(engine, "sp_src", kind)
     sent = [*PAYLOADS, *[f"m{i}".encode() for i in range(200)]]
     messages.push(engine, source, sent)
     folder = tmp_path / "out"
@@ -45,7 +44,7 @@ def test_spark_export_and_spark_load_keep_every_byte_in_order(
     parts = sorted(folder.glob("part-*.parquet"))
     assert len(parts) == (2 if label == "postgresql" else 1)  # MariaDB: one snapshot, one read
 
-    copy = _queue(engine, "sp_dst", kind)
+    copy = make_queue(engine, "sp_dst", kind)
     load.prepare_stage(engine, copy, replace=False)
     with load.dropping_stage(engine, copy):
         assert spark_jobs.stage(engine, copy, folder, "parquet", "id", LOCAL) == len(sent)
@@ -60,18 +59,18 @@ def test_spark_export_and_spark_load_keep_every_byte_in_order(
     times = pq.read_table(kept).column("enqueued_at").to_pylist()
     assert times == pq.read_table(folder).sort_by("id").column("enqueued_at").to_pylist()
     # and the python path reads Spark's folder the same way
-    again = _queue(engine, "sp_py", kind)
+    again = make_queue(engine, "sp_py", kind)
     load.load_python(engine, again, folder, "parquet", None)
     assert [m["payload"] for m in messages.peek(engine, again, count=500)] == sent
 
 
 def test_spark_load_reads_jsonl_written_by_the_python_export(spark_session, request, tmp_path):
     engine = make_target("postgresql", request, tmp_path).engine()
-    source = _queue(engine, "js_src", "fifo")
+    source = make_queue(engine, "js_src", "fifo")
     messages.push(engine, source, PAYLOADS)
     path = tmp_path / "out.jsonl"
     export.export(engine, source, path, "jsonl", export.Selection())
-    copy = _queue(engine, "js_dst", "fifo")
+    copy = make_queue(engine, "js_dst", "fifo")
     load.prepare_stage(engine, copy, replace=False)
     with load.dropping_stage(engine, copy):
         spark_jobs.stage(engine, copy, path, "jsonl", None, LOCAL)
@@ -210,7 +209,7 @@ def test_spark_export_on_postgresql_reads_one_snapshot_in_parallel(
     partitions read) are not in the file: every partition imported the same snapshot."""
     target = make_target("postgresql", request, tmp_path)
     engine = target.engine()
-    spec = _queue(engine, "snap_q", "fifo")
+    spec = make_queue(engine, "snap_q", "fifo")
     messages.push(engine, spec, [f"m{i}".encode() for i in range(100)])
     before = [m["id"] for m in messages.peek(engine, spec, count=200)]
     other = target.engine()
@@ -257,11 +256,11 @@ def test_a_spark_job_past_job_timeout_is_exit_6_and_the_process_ends(request, tm
 
     target = make_target("postgresql", request, tmp_path)
     engine = target.engine()
-    source = _queue(engine, "jt_src", "fifo")
+    source = make_queue(engine, "jt_src", "fifo")
     messages.push(engine, source, [b"a", b"b", b"c"])
     path = tmp_path / "in.parquet"
     export.export(engine, source, path, "parquet", export.Selection())
-    copy = _queue(engine, "jt_dst", "fifo")
+    copy = make_queue(engine, "jt_dst", "fifo")
     stage = f'"{target.schema}"."{copy.objects()["stage"]}"'
     proc = subprocess.Popen(
         [sys.executable, "-m", "qadmin", "load", "jt_dst", "--from", str(path), "--engine",

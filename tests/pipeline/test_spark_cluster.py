@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +27,14 @@ from qadmin.ops import messages, queues
 from qadmin.pipeline import export, formats, load, spark_jobs
 from tests.conftest import make_target
 from tests.engines.test_payloads import PAYLOADS
+from tests.helpers import run_qadmin
 from tests.pipeline import history
 from tests.pipeline.cluster import FAST_JVM, Services, free_port, silent_port
 from tests.pipeline.conftest import SPARK_ENV
 
-pytestmark = pytest.mark.cluster
+# One worker runs these (pytest-xdist's loadgroup): one cluster at a time, and one local
+# session for its baselines; tests/pipeline/test_spark.py's session is on another worker.
+pytestmark = [pytest.mark.cluster, pytest.mark.xdist_group("spark_cluster")]
 LOCAL = spark_jobs.spark.Where("local[2]")
 MESSAGES = 3000
 HISTORY_MINUTES = 12 * 60  # the planted anomalies need half a day
@@ -69,16 +73,10 @@ def cli_env() -> dict[str, str]:
     return {**os.environ, **SPARK_ENV, "QADMIN_SPARK_DRIVER_MEMORY": "512m"}
 
 
-def qadmin(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    """The CLI in its own process: a cluster's driver is a JVM of its own, as for a user."""
-    return subprocess.run(
-        [sys.executable, "-m", "qadmin", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=cli_env(),
-        stdin=subprocess.DEVNULL,
-    )
+# The CLI in its own process: a cluster's driver is a JVM of its own, as for a user.
+qadmin = partial(
+    run_qadmin, text=True, timeout=240, env={**SPARK_ENV, "QADMIN_SPARK_DRIVER_MEMORY": "512m"}
+)
 
 
 def where_args(services: Services, mode: str) -> list[str]:

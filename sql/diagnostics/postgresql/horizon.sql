@@ -31,7 +31,9 @@ SELECT 'backend'                         AS holder_kind,
        b.state                           AS state,
        age(b.held_xid)                   AS xmin_age_xids,
        coalesce(b.backend_xid = b.held_xid, false) AS holds_own_xid,
-       greatest(extract(epoch FROM now() - b.xact_start)::float8, 0) AS xact_age_s,
+       -- NULL (not 0) when xact_start is hidden from this role: an age not read
+       CASE WHEN b.xact_start IS NOT NULL
+            THEN greatest(extract(epoch FROM now() - b.xact_start)::float8, 0) END AS xact_age_s,
        left(b.query, 200)                AS detail
 FROM backends AS b
 WHERE b.held_xid IS NOT NULL

@@ -73,9 +73,18 @@ FROM (SELECT TOP (:limit) t.enqueued_at FROM {table} AS t WITH (READPAST, READCO
       WHERE t.id >= :lo AND t.id < :hi ORDER BY t.id) AS w
 
 -- name: due
-SELECT count(*) AS due FROM (
-    SELECT TOP (10000) id FROM {table} WITH (READPAST, READCOMMITTEDLOCK)
-    WHERE due_at <= SYSUTCDATETIME()) AS d
+-- The due messages (what a pop can take now): at most :limit of them, earliest due first
+-- through the (due_at, id) index, as the pop walks it, and the earliest due time. A pending
+-- queue's depth and oldest age are these: messages not due yet are counted apart (scheduled).
+SELECT count_big(*) AS depth, min(d.due_at) AS oldest_due_at FROM (
+    SELECT TOP (:limit) due_at FROM {table} WITH (READPAST, READCOMMITTEDLOCK)
+    WHERE due_at <= SYSUTCDATETIME() ORDER BY due_at, id) AS d
+
+-- name: scheduled
+-- Messages not due yet: at most :limit, through the (due_at, id) index from now up.
+SELECT count_big(*) AS scheduled FROM (
+    SELECT TOP (:limit) id FROM {table} WITH (READPAST, READCOMMITTEDLOCK)
+    WHERE due_at > SYSUTCDATETIME() ORDER BY due_at, id) AS s
 
 -- name: head
 -- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one

@@ -60,3 +60,12 @@ DROP PROCEDURE IF EXISTS {object}
 
 -- name: drop_function
 DROP FUNCTION IF EXISTS {object}
+
+-- name: dependents
+-- What outside the queue makes DROP TABLE refuse: another table's foreign key to one of its
+-- tables (a view reading it does not: it is left invalid). Catalog only.
+SELECT CONCAT('foreign key ', CONSTRAINT_NAME) AS dependent_kind,
+       CONSTRAINT_SCHEMA AS dependent_schema, TABLE_NAME AS dependent_name
+FROM information_schema.REFERENTIAL_CONSTRAINTS
+WHERE UNIQUE_CONSTRAINT_SCHEMA = :schema AND REFERENCED_TABLE_NAME = :table
+  AND TABLE_NAME <> :table

@@ -91,8 +91,18 @@ BEGIN NOT ATOMIC
 END
 
 -- name: due
-SELECT count(*) AS due FROM (
-    SELECT 1 FROM {table} WHERE due_at <= UTC_TIMESTAMP(6) LIMIT 10000) AS d
+-- The due messages (what a pop can take now): at most :limit of them, earliest due first
+-- through the (due_at, id) index, as the pop walks it, and the earliest due time. A pending
+-- queue's depth and oldest age are these: messages not due yet are counted apart (scheduled).
+SELECT count(*) AS depth, min(d.due_at) AS oldest_due_at FROM (
+    SELECT due_at FROM {table} WHERE due_at <= UTC_TIMESTAMP(6)
+    ORDER BY due_at, id LIMIT :limit) AS d
+
+-- name: scheduled
+-- Messages not due yet: at most :limit, through the (due_at, id) index from now up.
+SELECT count(*) AS scheduled FROM (
+    SELECT id FROM {table} WHERE due_at > UTC_TIMESTAMP(6)
+    ORDER BY due_at, id LIMIT :limit) AS s
 
 -- name: head
 -- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one

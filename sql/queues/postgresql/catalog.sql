@@ -62,3 +62,26 @@ DROP FUNCTION IF EXISTS {object}
 
 -- name: drop_procedure
 DROP PROCEDURE IF EXISTS {object}
+
+-- name: dependents
+-- What outside the queue depends on one of its tables and makes DROP TABLE refuse: a view
+-- (or materialized view) reading it, another table's foreign key to it. Catalog only.
+SELECT DISTINCT CASE v.relkind WHEN 'm' THEN 'materialized view' ELSE 'view' END AS dependent_kind,
+       vn.nspname::text AS dependent_schema, v.relname::text AS dependent_name
+FROM pg_catalog.pg_class AS t
+JOIN pg_catalog.pg_namespace AS tn ON tn.oid = t.relnamespace
+JOIN pg_catalog.pg_depend AS d
+  ON d.refclassid = 'pg_catalog.pg_class'::regclass AND d.refobjid = t.oid
+ AND d.classid = 'pg_catalog.pg_rewrite'::regclass
+JOIN pg_catalog.pg_rewrite AS r ON r.oid = d.objid
+JOIN pg_catalog.pg_class AS v ON v.oid = r.ev_class AND v.oid <> t.oid
+JOIN pg_catalog.pg_namespace AS vn ON vn.oid = v.relnamespace
+WHERE tn.nspname = :schema AND t.relname = :table
+UNION
+SELECT 'foreign key ' || c.conname::text, fn.nspname::text, f.relname::text
+FROM pg_catalog.pg_class AS t
+JOIN pg_catalog.pg_namespace AS tn ON tn.oid = t.relnamespace
+JOIN pg_catalog.pg_constraint AS c ON c.contype = 'f' AND c.confrelid = t.oid AND c.conrelid <> t.oid
+JOIN pg_catalog.pg_class AS f ON f.oid = c.conrelid
+JOIN pg_catalog.pg_namespace AS fn ON fn.oid = f.relnamespace
+WHERE tn.nspname = :schema AND t.relname = :table

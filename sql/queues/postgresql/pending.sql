@@ -89,8 +89,33 @@ SELECT count(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
 FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo AND t.id < :hi ORDER BY t.id LIMIT :limit) AS w
 
 -- name: due
-SELECT count(*) AS due FROM (
-    SELECT 1 FROM {table} WHERE due_at <= clock_timestamp() LIMIT 10000) AS d
+-- An ordered index scan stops at the limit (see depth): no bitmap scan, no seq scan.
+SET LOCAL enable_bitmapscan = off
+
+-- name: due
+SET LOCAL enable_seqscan = off
+
+-- name: due
+-- The due messages (what a pop can take now): at most :limit of them, earliest due first
+-- through the (due_at, id) index, as the pop walks it, and the earliest due time. A pending
+-- queue's depth and oldest age are these: messages not due yet are counted apart (scheduled).
+-- statement_timestamp(), not the pop's clock_timestamp(): a stable value bounds the index
+-- scan (Index Cond); a volatile one is only a Filter, and the walk would read every entry.
+SELECT count(*) AS depth, min(d.due_at) AS oldest_due_at FROM (
+    SELECT due_at FROM {table} WHERE due_at <= statement_timestamp()
+    ORDER BY due_at, id LIMIT :limit) AS d
+
+-- name: scheduled
+SET LOCAL enable_bitmapscan = off
+
+-- name: scheduled
+SET LOCAL enable_seqscan = off
+
+-- name: scheduled
+-- Messages not due yet: at most :limit, through the (due_at, id) index from now up.
+SELECT count(*) AS scheduled FROM (
+    SELECT id FROM {table} WHERE due_at > statement_timestamp()
+    ORDER BY due_at, id LIMIT :limit) AS s
 
 -- name: head
 -- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one

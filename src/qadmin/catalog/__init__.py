@@ -25,6 +25,9 @@ OBJECTS_TABLE = "qadmin_objects"
 QADMIN_SCHEMA = 2
 CREATING = "creating"
 READY = "ready"
+# A drop under way, one object at a time (no transactional DDL): one that stopped half-way
+# stays visible (the objects_missing finding) and is finished by running the drop again.
+DROPPING = "dropping"
 
 # (object type, name)
 Obj = tuple[str, str]
@@ -140,10 +143,17 @@ def mark_sql(engine: Engine, section: str) -> list[str]:
     return _sql(engine, section)
 
 
-def forget(engine: Engine, name: str) -> None:
-    """Remove the queue's entry and its objects' records (the objects are gone by then)."""
-    engine.run_catalog("objects_forget", {"queue": name})
-    engine.run_catalog("delete", {"name": name})
+def forget(engine: Engine, name: str, execute: Execute | None = None) -> None:
+    """Remove the queue's entry and its objects' records (the objects are gone by then);
+    ``execute``: inside the caller's transaction (a drop, all or nothing)."""
+    if execute is None:
+        engine.run_catalog("objects_forget", {"queue": name})
+        engine.run_catalog("delete", {"name": name})
+        return
+    for statement in engine.catalog_sql("objects_forget"):
+        execute(statement, {"queue": name})
+    for statement in engine.catalog_sql("delete"):
+        execute(statement, {"name": name})
 
 
 def find(engine: Engine, name: str) -> QueueSpec | None:
@@ -286,6 +296,28 @@ def planned(
                     break
         out.append((statement, obj))
     return out
+
+
+def dependents(engine: Engine, objs: list[Obj]) -> list[str]:
+    """What outside the queue depends on one of its tables and would make its drop refuse
+    (a view, another table's foreign key), each as ``view s.v``; none where the engine's
+    catalog file cannot say (``dependents`` section absent)."""
+    if not engine.catalog().has("dependents"):
+        return []
+    mine = {name for kind, name in objs}
+    found: list[str] = []
+    for kind, name in objs:
+        if kind != "table":
+            continue
+        params = {"schema": engine.schema, "table": name}
+        for row in engine.run_catalog("dependents", params, write=False):
+            schema, other = str(row["dependent_schema"]), str(row["dependent_name"])
+            if schema == engine.schema and other in mine:
+                continue  # the queue's own (its dead table's key, say): dropped with it
+            said = f"{row['dependent_kind']} {schema}.{other} (on {name})"
+            if said not in found:
+                found.append(said)
+    return found
 
 
 def drop_statements(engine: Engine, objs: list[Obj]) -> list[str]:

@@ -2,7 +2,8 @@
 
 A part the role may not read is switched off with a note naming the privilege (from the SQL
 file's header), and the rest goes on: a missing privilege never reads as "nothing wrong". A
-lock timeout is not turned into a note here: it propagates, so the part is reported blocked.
+lock timeout is not turned into a note here: it propagates, so the part is reported blocked;
+nor is a connection failure (a file that is not a database): it is the command's error.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any, TypeVar
 
 from qadmin.catalog.rows import Row
 from qadmin.engines.base import Engine
-from qadmin.errors import LockTimeout, PermissionMissing, QadminError
+from qadmin.errors import ConnectionFailed, LockTimeout, PermissionMissing, QadminError
 from qadmin.kinds import QueueSpec
 from qadmin.sqlfiles import header_fields
 
@@ -49,8 +50,8 @@ def read(engine: Engine, name: str, params: dict[str, Any] | None = None) -> Row
     except PermissionMissing:
         privilege = header_fields(file.header).get("privilege", "a privilege qadmin lacks")
         return Rows(name, note=f"{name} unavailable: needs {privilege}")
-    except LockTimeout:
-        raise
+    except (LockTimeout, ConnectionFailed):
+        raise  # a lock is a blocked part; no database at all is no part of any version
     except QadminError as exc:
         version = header_fields(file.header).get("min version", "")
         return Rows(name, note=f"{name} unavailable ({version}): {exc}")

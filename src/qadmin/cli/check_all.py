@@ -9,7 +9,8 @@ performance data on lines of their own (after a ``|`` on the last long-text line
 Thresholds: the registry's defaults, then the config's ``[check]`` keys (``warn_depth = 1000``,
 ``crit_oldest_age = "10m"``), then the ``--warn-X/--crit-X`` options, then each
 ``[check.queues."PATTERN"]`` whose pattern (``*`` and ``?`` wildcards) matches the queue's
-name (in file order, a later one winning key by key): the most specific word wins.
+name, with or without its schema (in file order, a later one winning key by key): the most
+specific word wins. A pattern matching no queue found is said (a typo must not pass silently).
 """
 
 from __future__ import annotations
@@ -67,11 +68,18 @@ def _keys(where: str, entry: dict[str, Any]) -> dict[str, float]:
     return out
 
 
-def _matches(name: str, pattern: str) -> bool:
+def matches(name: str, pattern: str) -> bool:
     """``*`` any run of characters, ``?`` one; everything else literal (a named queue's
-    brackets too: ``jobs[mail]`` is that queue, not a character class)."""
-    regex = re.escape(pattern).replace(r"\*", ".*").replace(r"\?", ".")
-    return re.fullmatch(regex, name) is not None
+    brackets too: ``jobs[mail]`` is that queue, not a character class). The name is status's
+    (``schema.table[QUEUE]``), matched as it is or without its schema (``table[QUEUE]``), as
+    the docs write a library's table."""
+    regex = re.compile(re.escape(pattern).replace(r"\*", ".*").replace(r"\?", "."))
+    if regex.fullmatch(name) is not None:
+        return True
+    table = name.split("[", 1)[0]
+    if "." not in table:
+        return False
+    return regex.fullmatch(name.split(".", 1)[1]) is not None
 
 
 @dataclass
@@ -85,9 +93,19 @@ class Thresholds:
     def values(self, name: str) -> dict[str, float]:
         merged = {**self.base, **self.given}
         for pattern, keys in self.patterns:
-            if _matches(name, pattern):
+            if matches(name, pattern):
                 merged.update(keys)
         return merged
+
+    def unmatched(self, names: list[str]) -> list[str]:
+        """The notes for the patterns that match none of the queues found: a misspelt or
+        mis-qualified pattern must not leave its queues silently at the looser levels."""
+        return [
+            f'[check.queues."{pattern}"] matches no queue found (names as status shows them: '
+            "schema.table, schema.table[QUEUE], with or without the schema)"
+            for pattern, _ in self.patterns
+            if not any(matches(name, pattern) for name in names)
+        ]
 
     def options(self, name: str, stale_after: int) -> Options:
         values: dict[str, Any] = dict(self.values(name))
@@ -124,9 +142,17 @@ class Verdict:
     problems: list[str] = field(default_factory=list)
 
 
+def plain(text: str, keep_bar: bool = False) -> str:
+    """One plugin output line: a control character (a newline in a queue's name) shown as
+    its escape (``\\n``, ``\\x1b``), never a line break; ``|`` (perfdata's separator) as
+    ``/`` unless it is the line's own separator (``keep_bar``)."""
+    text = render.escaped(text)
+    return text if keep_bar else text.replace("|", "/")
+
+
 def _label(name: str, metric: str) -> str:
     """A perfdata label: quoted when it holds a space, ``=`` or a quote (doubled)."""
-    label = f"{name}_{metric}".replace("|", "/")
+    label = plain(f"{name}_{metric}")
     if any(c in label for c in " ='"):
         return "'" + label.replace("'", "''") + "'"
     return label
@@ -187,6 +213,7 @@ def run(
     )
     ordered = [verdicts.get(line.name) or _verdict(line, None) for line in found.lines]
     code = found.code
+    unmatched = limits_for.unmatched([line.name for line in found.lines])
     if not ordered:
         code = check_ops.UNKNOWN
     shown = check_ops.STATUS[code]
@@ -199,13 +226,18 @@ def run(
                 "queues": len(ordered),
                 "counts": {k.lower(): v for k, v in counts.items()},
                 "lines": [dataclasses.asdict(v) for v in ordered],
-                "notes": found.notes,
+                "notes": [*found.notes, *unmatched],
             },
             "json",
         )
         return code
-    click.echo(_first_line(shown, ordered, counts))
-    texts = [f"{v.status} {v.name}: {v.summary}".replace("|", "/") for v in ordered]
+    first = _first_line(shown, ordered, counts)
+    if unmatched:
+        head, _, counted = first.partition(" | ")
+        first = f"{head}; {len(unmatched)} threshold pattern(s) match no queue | {counted}"
+    click.echo(plain(first, keep_bar=True))
+    texts = [plain(f"WARNING config: {note}") for note in unmatched]
+    texts += [plain(f"{v.status} {v.name}: {v.summary}") for v in ordered]
     perf = [" ".join(v.perf) for v in ordered if v.perf]
     if texts and perf:
         texts[-1] += " | " + perf[0]
@@ -213,6 +245,21 @@ def run(
     for text in texts:
         click.echo(text)
     return code
+
+
+def failed_document(error: str) -> dict[str, Any]:
+    """--format json when the run itself failed (no connection, a bad config): the same
+    document as a run's, UNKNOWN with no queue, and the reason in ``error``."""
+    counts = {s.lower(): 0 for s in check_ops.STATUS.values()}
+    return {
+        "status": check_ops.STATUS[check_ops.UNKNOWN],
+        "code": check_ops.UNKNOWN,
+        "queues": 0,
+        "counts": counts,
+        "lines": [],
+        "notes": [],
+        "error": error,
+    }
 
 
 def _first_line(shown: str, ordered: list[Verdict], counts: dict[str, int]) -> str:

@@ -141,8 +141,14 @@ def show(report: InspectReport, fmt: str | None, target: Target | None = None) -
         title=f"qadmin inspect {report.queue}",
         lead=_headline(data, verdict),
         first=1,
-        hidden=[*HIDDEN_ON_TERMINAL, *_read_flags(data)],
+        hidden=[*HIDDEN_ON_TERMINAL, *_read_flags(data), *_serving(data)],
     )
+
+
+def _serving(data: dict[str, Any]) -> list[str]:
+    """A queue that is not paused needs no pause line on a screen (scripts still get it)."""
+    pause = data.get("pause")
+    return ["pause"] if isinstance(pause, dict) and not pause.get("paused") else []
 
 
 def _headline(data: dict[str, Any], verdict: check_ops.CheckResult) -> list[str]:
@@ -168,9 +174,15 @@ def _headline(data: dict[str, Any], verdict: check_ops.CheckResult) -> list[str]
         floor = size.get("oldest_at_least") or size.get("oldest_quality") == "floor"
         at_least = "at least " if floor else ""
         figures.append(f"oldest {at_least}{render.figure(size['oldest_age_s'])} s")
-    if size.get("claimed") is not None and size.get("states") is None:  # a claim queue
-        more = " or more" if size.get("claimed_at_least") else ""
-        figures.append(f"{render.figure(size['claimed'])}{more} claimed")
+    if "claimed_quality" in size and size.get("states") is None:  # a claim queue
+        listed = data.get("claims") or {}
+        claimed, quality = claims_part.best_claimed(
+            (size.get("claimed"), size.get("claimed_quality")),
+            (listed.get("claimed"), "floor" if listed.get("claimed_note") else "exact"),
+        )
+        if claimed is not None:
+            more = " or more" if quality == "floor" else ""
+            figures.append(f"{render.figure(claimed)}{more} claimed")
     rates = data.get("rates") or {}
     if rates.get("enqueue_per_s") is not None:
         into, out = (render.figure(rates.get(k)) for k in ("enqueue_per_s", "dequeue_per_s"))
@@ -317,6 +329,12 @@ def size(name: str, profile: dict[str, Any], target: Target, fmt: str | None) ->
         part = run.bounded(ctx, lambda: size_part.measure(engine, spec))
     else:
         part = run.bounded(ctx, lambda: size_part.profiled(ctx))
+    if spec is not None and spec.info.claims and part.claimed is None:
+        # not counted (dead entries in the claimed index's way): the claims' bounded listing
+        # gives the figure inspect and tail show, a floor
+        listed = run.bounded(ctx, lambda: claims_part.measure(engine, spec, 0))
+        part.claimed, quality = listed.claimed, listed.claimed_quality
+        part.claimed_at_least = quality == "floor"
     render.document(dict(queue=resolved.profile.shown, **part.to_json_dict()), fmt)
 
 
@@ -430,16 +448,32 @@ def requeue(
     if spec is None and resolved.profile.release is None:
         raise UsageError(f"requeue: {name}: {claims_part.why_no_release(resolved.profile)}")
     if dry_run:
-        stale = _stale_claims(engine, resolved, stale_after).stale
+        read = _stale_claims(engine, resolved, stale_after)
+        stale = read.stale
         shown = stale if spec is not None else claims_part.releasable(stale)
         columns = _columns(resolved)
         if spec is not None:  # a stale claim at its last attempt goes to the dead table
             shown = [{**c, "outcome": claims_part.outcome(spec, c.get("attempts"))} for c in shown]
             columns = [*columns, "outcome"]
-        if not shown:
+        # The claims are listed up to CLAIMS_SHOWN (or from a window of ids): the stale ones
+        # shown are then a floor of what the run would release (1000 shown, 30,000 released).
+        complete = read.claimed_quality != "floor"
+        if not complete:
+            shown = [{**c, "listing_complete": False} for c in shown]
+            columns = [*columns, "listing_complete"]
+        if not shown and complete:
             render.note(f"qadmin: {name}: no claim is stale: nothing to requeue")
+        elif not shown:
+            render.note(
+                f"qadmin: {name}: no stale claim among the {read.claimed:,} claims listed "
+                f"({_listing(read)}): older ones may lie past them"
+            )
         elif spec is not None:
-            _counts(name, shown, "would be ")
+            _counts(name, shown, "would be ", None if complete else _listing(read))
+        elif not complete:
+            render.note(
+                f"qadmin: {name}: at least {len(shown):,} would be requeued ({_listing(read)})"
+            )
         render.rows(shown, columns, fmt)
         return
     confirm("requeue stale claims of", name, yes)
@@ -459,10 +493,20 @@ def requeue(
     render.rows(rows, ["id", "outcome"], fmt)
 
 
-def _counts(name: str, rows: list[dict[str, Any]], verb: str) -> None:
-    """``q: 3 requeued, 1 dead``: a stale claim at max_attempts moves to the dead table."""
+def _counts(name: str, rows: list[dict[str, Any]], verb: str, partial: str | None = None) -> None:
+    """``q: 3 requeued, 1 dead``: a stale claim at max_attempts moves to the dead table; from
+    a listing that stopped (``partial`` says where), each count is a floor."""
     dead = sum(1 for r in rows if r["outcome"] == "dead")
-    render.note(f"qadmin: {name}: {len(rows) - dead} {verb}requeued, {dead} {verb}dead")
+    floor = "at least " if partial else ""
+    text = f"{floor}{len(rows) - dead} {verb}requeued, {floor}{dead} {verb}dead"
+    render.note(f"qadmin: {name}: {text}" + (f" ({partial})" if partial else ""))
+
+
+def _listing(read: claims_part.Claims) -> str:
+    """Where a listing of claims stopped: its row limit, or the window of ids it read."""
+    if read.claimed_source:
+        return f"claims listed from {read.claimed_source} only"
+    return f"the listing stops at {claims_part.CLAIMS_SHOWN:,} claims"
 
 
 PLAN: Table = (
@@ -604,7 +648,11 @@ def check(
         try:
             return check_all.run(target, given, stale_after, queue_timeout or 2.0, fmt)
         except QadminError as exc:  # the config's thresholds, the connection: UNKNOWN
-            click.echo(check_ops.unknown("all queues", str(exc)).line)
+            failed = check_ops.unknown("all queues", str(exc))
+            if render.resolve_format(fmt) == "json":
+                render.document(check_all.failed_document(failed.problems[0]), "json")
+            else:
+                click.echo(failed.line)
             return check_ops.UNKNOWN
     if name is None:
         click.echo("QADMIN UNKNOWN - usage: Missing argument 'NAME' (or --all).")

@@ -40,6 +40,21 @@ def _textfile(value: str) -> Path:
     return path
 
 
+def _never_made(conn: config_mod.Connection) -> config_mod.Connection:
+    """A SQLite file opened read-write only (``mode=rw``): a file removed between a scrape's
+    check and its connection is a failed scrape, never a new empty database."""
+    from qadmin import dsn as dsn_mod
+    from qadmin.engine_table import BY_NAME
+
+    parsed = dsn_mod.parse(conn.dsn)
+    if not BY_NAME[parsed.engine].file or conn.source == config_mod.EMBEDDED:
+        return conn
+    if not parsed.path or parsed.path == ":memory:" or "mode" in parsed.query:
+        return conn
+    joined = "&" if "?" in conn.dsn else "?"
+    return dataclasses.replace(conn, dsn=f"{conn.dsn}{joined}mode=rw")
+
+
 @click.command()
 @click.option(
     "--listen",
@@ -115,9 +130,9 @@ def metrics(
 
     conf = config_mod.load_config(target.config)
     conn = config_mod.resolve(target.dsn, target.connection, conf)
-    check_sqlite_file(conn)
     if click.get_current_context().find_root().params.get("verbose"):
         click.echo(f"qadmin: using {conn.masked} ({conn.source})", err=True)
+    conn = _never_made(conn)
     declared, broken = conf.tables, conf.broken
     limits_for = check_all.thresholds(conf, {})  # qadmin_queue_status judged as check --all
     limit_ms = min(target.timeouts.statement_ms, max(1, round(queue_timeout * 1000)))
@@ -126,7 +141,15 @@ def metrics(
     # a bad DSN or schema: exit 2 now, not per scrape
     server = metrics_ops.server_label(open_engine(conn.dsn, schema, timeouts))
 
+    said: list[str] = []  # the unmatched [check.queues] patterns already said
+
     def scrape(seconds: float) -> metrics_ops.Scrape:
+        try:  # every scrape: a file removed since is a down database, never a new empty one
+            check_sqlite_file(conn)
+        except QadminError as exc:
+            result = metrics_ops.failed(server, secrets.scrub(str(exc)), exc.exit_code)
+            render.note(f"qadmin: scrape failed: {result.error}")
+            return result
         result = metrics_ops.scrape(
             lambda: open_engine(conn.dsn, schema, timeouts),
             declared,
@@ -137,6 +160,12 @@ def metrics(
         )
         if result.error is not None:
             render.note(f"qadmin: scrape failed: {result.error}")
+        else:
+            unmatched = limits_for.unmatched(result.names)
+            if unmatched != said:  # said once, not every scrape, and again when it changes
+                for line in unmatched:
+                    render.note(f"qadmin: warning: {render.escaped(line)}")
+                said[:] = unmatched
         return result
 
     if where is not None:
@@ -160,7 +189,10 @@ def metrics(
         return 0
     result = scrape(scrape_timeout)
     if path is not None:
-        prometheus.write_textfile(path, result)
+        try:
+            prometheus.write_textfile(path, result)
+        except OSError as exc:
+            raise QadminError(f"--textfile {path}: cannot write: {exc.strerror or exc}") from None
     else:
         sys.stdout.buffer.write(prometheus.text(result, open_metrics))
         sys.stdout.flush()

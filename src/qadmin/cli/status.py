@@ -21,11 +21,16 @@ JSON_COLUMNS = [
     "what",
     "depth",
     "depth_exact",
+    "depth_quality",
     "scheduled",
     "oldest_age_s",
+    "oldest_quality",
     "running",
+    "claimed_quality",
     "stale",
+    "stale_quality",
     "dead",
+    "dead_quality",
     "paused_at",
     "status",
     "worst",
@@ -34,11 +39,23 @@ JSON_COLUMNS = [
 ]
 
 
+def _marked(text: str, quality: str | None) -> str:
+    """A figure that is not exact says so, as tail's do: ``5000+`` a floor (at least),
+    ``~5000`` an estimate."""
+    if not text or quality in (None, "exact"):
+        return text
+    return f"{text}+" if quality == "floor" else f"~{text}"
+
+
 def _depth(line: Any) -> str:
-    """Exact as counted; ``~`` an estimate or a floor (status reads no more than that)."""
     if line.depth is None:
         return "?"
-    return str(line.depth) if line.depth_exact else f"~{line.depth}"
+    quality = line.depth_quality or ("exact" if line.depth_exact else "estimate")
+    return _marked(str(line.depth), quality)
+
+
+def _count(value: int | None, quality: str | None) -> str | None:
+    return None if value is None else _marked(str(value), quality)
 
 
 def _age(seconds: float | None) -> str:
@@ -55,15 +72,15 @@ def _age(seconds: float | None) -> str:
 
 def _text(line: Any) -> dict[str, Any]:
     return {
-        "queue": line.name,
+        "queue": render.escaped(line.name),  # a newline in a name: still one row
         "what": line.what,
         "depth": _depth(line),
-        "oldest": _age(line.oldest_age_s),
-        "running": line.running,
-        "stale": line.stale,
-        "dead": line.dead,
+        "oldest": _marked(_age(line.oldest_age_s), line.oldest_quality),
+        "running": _count(line.running, line.claimed_quality),
+        "stale": _count(line.stale, line.stale_quality),
+        "dead": _count(line.dead, line.dead_quality),
         "status": line.status,
-        "worst": line.worst or "",
+        "worst": render.escaped(line.worst or ""),
     }
 
 
@@ -124,8 +141,8 @@ def status(
 
     qadmin's own queues in every schema this role may read, each named queue of every
     job-queue library table found, and every [tables.NAME] of the config: depth (waiting and
-    due; ~ an estimate or a floor), the oldest due message's age, running and stale claims,
-    dead or failed, and the worst finding. Cheap reads only (catalog estimates, bounded
+    due), the oldest due message's age, running and stale claims, dead or failed (each
+    ~N an estimate, N+ a floor), and the worst finding. Cheap reads only (catalog estimates, bounded
     counts, index probes), each under the statement timeout: a queue that cannot be read is
     a line saying why. Exit code as check's: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN."""
     from qadmin.diagnostics import registry

@@ -69,6 +69,8 @@ def evaluate(report: InspectReport) -> CheckResult:
         if value is None:
             if given and metric.applies is not None and not metric.applies(report):
                 not_applicable.append(f"{metric.name} does not apply to {_what(report)}")
+            elif given and metric.unread is not None and (why := metric.unread(report)):
+                not_judged.append(f"{metric.name} not evaluable: {why}")
             elif given:
                 not_judged.append(_not_evaluable(report, metric.name))
             continue
@@ -91,7 +93,7 @@ def evaluate(report: InspectReport) -> CheckResult:
         warn, crit = _fmt(limit.warn), _fmt(limit.crit)
         given_perf.append(f"{metric.name}={_fmt(value)}{metric.unit};{warn};{crit};0{marks}")
         if unsure is not None:
-            not_judged.append(_unproven(metric.name, shown, quality, unsure, metric.unit))
+            not_judged.append(_unproven(metric.name, shown, quality, value, unsure, metric.unit))
             if level == OK:
                 continue
         judged += 1
@@ -116,9 +118,15 @@ def evaluate(report: InspectReport) -> CheckResult:
         # others say; a figure this engine never has (SQLite's snapshot age) is only noted
         # beside thresholds that were judged, as one template serves every engine.
         code = UNKNOWN
-    summary = ", ".join(problems) if problems else "all within thresholds"
+    # "all within thresholds" only when nothing was left unjudged: an UNKNOWN says why alone
+    if problems:
+        summary = ", ".join(problems)
+    elif code == UNKNOWN or (not judged and not_judged):
+        summary = ""
+    else:
+        summary = "all within thresholds"
     if not_judged or not_applicable:
-        summary += "; " + ", ".join(not_judged + not_applicable)
+        summary = "; ".join(x for x in (summary, ", ".join(not_judged + not_applicable)) if x)
     perf = " ".join(given_perf + other_perf)
     return CheckResult(
         STATUS[code],
@@ -167,14 +175,28 @@ def _marks(name: str, quality: registry.Quality) -> str:
     return ""
 
 
-def _unproven(name: str, shown: str, quality: registry.Quality, bound: float, unit: str) -> str:
-    """Why a floor or an estimate does not prove which side of a threshold the truth lies."""
-    if quality.kind == "floor":
+def _unproven(
+    name: str, shown: str, quality: registry.Quality, value: float, bound: float, unit: str
+) -> str:
+    """Why a floor or an estimate does not prove which side of a threshold the truth lies:
+    the range the truth may lie in, which holds the threshold."""
+    low, high = quality.bounds(value)
+    if quality.kind == "floor" and quality.ceiling is None:
         return f"{name} not evaluable: {shown}"  # under the threshold; the rest is not read
+    if quality.kind == "floor":
+        return (
+            f"{name} not evaluable: {shown}, at most ~{_fmt(quality.ceiling)}{unit} by an "
+            f"estimate that may be {quality.error:.0%} off (up to {_fmt(round(high))}{unit}), "
+            f"and {_fmt(bound)}{unit} lies between"
+        )
     where = f" ({quality.source})" if quality.source else ""
+    why = (
+        f"only {_fmt(low)}{unit} counted" if quality.low is not None else f"{quality.error:.0%} off"
+    )
+    top = "" if high == float("inf") else f" to {_fmt(round(high))}{unit}"
     return (
-        f"{name} not evaluable: estimate {shown}{where} may be {quality.error:.0%} off, "
-        f"and {_fmt(bound)}{unit} is within that"
+        f"{name} not evaluable: estimate {shown}{where} puts the truth at "
+        f"{_fmt(round(low))}{unit}{top} ({why}), and {_fmt(bound)}{unit} is within that"
     )
 
 

@@ -48,15 +48,24 @@ class Quality:
     # An estimate known to count more than the figure (a claim queue's row estimate, its
     # claimed rows included): the truth is only known to be at least this (what was counted).
     low: float | None = None
+    # A floor's upper bound (a claim queue's waiting rows: the catalog's estimate minus a floor
+    # of its claimed rows), itself an estimate that may be ``error`` off; None: no ceiling.
+    ceiling: float | None = None
 
     def bounds(self, value: float) -> tuple[float, float]:
         """Where the true figure lies, given this figure."""
         if self.kind == "floor":
-            return value, float("inf")
+            return value, self.high_ceiling()
         if self.kind == "estimate":
             high = value / (1 - self.error) if self.error < 1 else float("inf")
             return (value / (1 + self.error) if self.low is None else self.low), high
         return value, value
+
+    def high_ceiling(self) -> float:
+        """The most a floor can be: its ceiling widened by that estimate's error."""
+        if self.ceiling is None or self.error >= 1:
+            return float("inf")
+        return self.ceiling / (1 - self.error)
 
 
 EXACT = Quality("exact")
@@ -79,6 +88,9 @@ class Metric:
     # Whether the figure is exact, a floor or an estimate (None: always exact). check judges
     # a threshold only where the figure proves which side of it the truth lies.
     quality: Callable[[InspectReport], Quality] | None = None
+    # Why the figure was not read when it exists on this engine (a privilege missing), else
+    # None: a threshold given on it is then UNKNOWN with that reason, never OK.
+    unread: Callable[[InspectReport], str | None] | None = None
 
     @property
     def duration(self) -> bool:

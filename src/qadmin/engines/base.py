@@ -200,6 +200,9 @@ class Engine(ABC):
 
     # -- errors -----------------------------------------------------------------------------
 
+    # The statement last sent: a refusal's message names the privilege that statement needed.
+    statement: str = ""
+
     @contextmanager
     def errors(self) -> Iterator[None]:
         """Turn driver exceptions into qadmin errors whose text holds no secret."""
@@ -349,6 +352,7 @@ class Engine(ABC):
             cursor = conn.cursor()
 
             def execute(statement: str, params: Mapping[str, Any] | None = None) -> list[Row]:
+                self.statement = statement  # an error names the privilege it needed
                 with self.errors():
                     if params:
                         sql, args = self.bind(statement, params)
@@ -372,6 +376,7 @@ class Engine(ABC):
         """One statement with no transaction around it, committed by the server as it runs:
         maintenance that refuses a transaction block (VACUUM, REINDEX ... CONCURRENTLY) and
         DDL that commits on its own (MySQL)."""
+        self.statement = statement
         with self.errors():
             cursor = self.conn.cursor()
             try:

@@ -51,6 +51,9 @@ class Dialect:
     # How a routine is replaced in one statement, callers never finding it missing (pause
     # upgrading an old queue's pop); None: the engine cannot (MySQL 8 drops and creates).
     replace_routine: ClassVar[str | None] = None
+    # DDL is transactional: a queue's objects and its catalog entry are dropped in one
+    # transaction, all or nothing (elsewhere one by one, the catalog entry last).
+    transactional_ddl: ClassVar[bool] = False
 
     def __init__(self, label: str, schema: Callable[[], str] | None = None) -> None:
         self.label = label
@@ -138,6 +141,7 @@ class SqliteDialect(Dialect):
     folders: ClassVar[tuple[str, ...]] = ("sqlite",)
     file = True
     untyped_times = True
+    transactional_ddl = True
     maintenance_planner = "file_vacuum"
     plan_format = "query_plan_rows"
 
@@ -174,6 +178,7 @@ class SqliteDialect(Dialect):
 class PostgresDialect(Dialect):
     title = "PostgreSQL"
     replace_routine = "CREATE OR REPLACE"
+    transactional_ddl = True
     folders: ClassVar[tuple[str, ...]] = ("postgresql",)
     maintenance_planner = "vacuum"
     vacuum_truncates = True
@@ -210,12 +215,13 @@ class PostgresDialect(Dialect):
 
     def deleted_rows_advice(self, table: str) -> str:
         return (
-            f"VACUUM {self.qualified(table)} (until a vacuum, autovacuum's or this one, every "
-            "dequeue walks the deleted rows as dead rows)"
+            f"VACUUM {self.qualified(table)}; until a vacuum (autovacuum's or this one) every "
+            "dequeue walks the deleted rows as dead rows"
         )
 
     def analyze_advice(self, table: str) -> str:
-        return f"ANALYZE {self.qualified(table)} (and find why autovacuum has not)"
+        # The SQL alone, prose after a semicolon: the statement runs as printed in psql.
+        return f"ANALYZE {self.qualified(table)}; then find why autovacuum has not run it"
 
     def autovacuum_advice(self, table: str, *, server: bool) -> str:
         if server:
@@ -263,8 +269,8 @@ class MysqlDialect(Dialect):
 
     def rebuild_index_advice(self, index: str, table: str) -> str:
         return (
-            f"OPTIMIZE TABLE {self.qualified(table)} (rebuilds the table and its indexes "
-            "online for InnoDB)"
+            f"OPTIMIZE TABLE {self.qualified(table)}; for InnoDB it rebuilds the table and its "
+            "indexes online"
         )
 
     def vacuum_advice(self, table: str) -> str:

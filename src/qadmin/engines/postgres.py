@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import os
+import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -130,7 +131,10 @@ class PostgresEngine(Engine):
                 f"postgresql: statement cancelled after {self.timeouts.statement_ms} ms: {text}"
             )
         if isinstance(exc, pgerr.InsufficientPrivilege):
-            return PermissionMissing(f"postgresql: {text}", privilege=None)
+            context = getattr(exc.diag, "context", None) or ""
+            needed = privilege_needed(text, self.statement, context)
+            said = f"postgresql: {text}" + (f": needs {needed}" if needed else "")
+            return PermissionMissing(said, privilege=needed)
         if isinstance(exc, (pgerr.UndefinedTable, pgerr.UndefinedFunction)):
             return NotFound(f"postgresql: {text}")
         if state in _LOGIN_SQLSTATES or "authentication failed" in text:
@@ -180,6 +184,7 @@ class PostgresEngine(Engine):
         if len(statements) != 1 or len(batch) < 2:
             return super().run_batch(statements, batch, write=write)
         sql, _ = self.bind(statements[0], batch[0])
+        self.statement = statements[0]
         with self.transaction(write=write), self.errors():
             cursor = self.conn.cursor()
             cursor.executemany(sql, [dict(one) for one in batch], returning=True)
@@ -249,3 +254,34 @@ class PostgresEngine(Engine):
 
 def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else "connection failed"
+
+
+# The privilege each kind of object in "permission denied for <kind> <name>" is refused.
+_OBJECT_PRIVILEGE = {
+    "function": "EXECUTE",
+    "procedure": "EXECUTE",
+    "routine": "EXECUTE",
+    "schema": "USAGE",
+    "sequence": "USAGE",
+    "database": "CONNECT",
+}
+_WRITES = ("INSERT", "UPDATE", "DELETE", "TRUNCATE")
+
+
+def privilege_needed(text: str, statement: str, context: str = "") -> str | None:
+    """The privilege PostgreSQL's "permission denied for table x" leaves unnamed: EXECUTE on a
+    routine, USAGE on a schema or sequence; on a table the statement's own verbs (SELECT
+    when it only reads), or, refused inside a routine (``context``), the routine's."""
+    if text.startswith("must be owner of "):
+        return f"ownership of {text.removeprefix('must be owner of ')}"
+    match = re.match(r"permission denied for (\w+(?: view)?) (.+)$", text)
+    if match is None:
+        return None
+    kind, name = match.groups()
+    if kind in _OBJECT_PRIVILEGE:
+        return f"{_OBJECT_PRIVILEGE[kind]} on {kind} {name}"
+    routine = re.search(r"(?:SQL|PL/pgSQL) function (\S+)", context)
+    if routine is not None:
+        return f"what {routine[1]} does on {kind} {name} (SELECT, INSERT, UPDATE or DELETE)"
+    verbs = [v for v in _WRITES if re.search(rf"\b{v}\b", statement, re.IGNORECASE)]
+    return f"{' and '.join(verbs or ['SELECT'])} on {kind} {name}"

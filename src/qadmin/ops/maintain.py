@@ -476,7 +476,7 @@ def plan(
             else a
             for a in actions
         ]
-    return Plan(queue, table, engine.name, reads, actions)
+    return Plan(queue, table, engine.label, reads, actions)
 
 
 def check_runnable(engine: Engine) -> None:

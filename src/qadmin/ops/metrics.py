@@ -21,6 +21,7 @@ from typing import Any
 
 from qadmin import secrets
 from qadmin.catalog import sql
+from qadmin.diagnostics import check as check_mod
 from qadmin.diagnostics import registry
 from qadmin.diagnostics.model import PART_LOCK_MS, InspectReport, Options
 from qadmin.engines.base import Engine
@@ -159,6 +160,7 @@ class Scrape:
     unread: int = 0
     samples: list[Sample] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)  # the queues found, as status names them
     code: int = 0  # the worst queue's check code (as status's exit code)
     exit_code: int = 0  # the error's (6: no connection), when the scrape failed
 
@@ -166,9 +168,14 @@ class Scrape:
 def server_label(engine: Engine) -> str:
     """The server as a label: engine://host:port/database, never a user or a secret."""
     d = engine.dsn
-    if d.host:
-        port = f":{d.port}" if d.port else ""
-        return secrets.scrub(f"{d.engine}://{d.host}{port}/{d.database or ''}")
+    # a socket-style DSN (postgresql:///db?host=H&port=P) names its server in the query
+    host = d.host or d.query.get("host") or d.query.get("hostaddr")
+    port_of = d.port or d.query.get("port")
+    if host and not host.startswith("/"):
+        port = f":{port_of}" if port_of else ""
+        return secrets.scrub(f"{d.engine}://{host}{port}/{d.database or ''}")
+    if host:  # a Unix socket's folder
+        return secrets.scrub(f"{d.engine}://localhost/{d.database or ''}")
     if d.path:
         return secrets.scrub(f"{d.engine}://{d.path}")
     return d.engine
@@ -198,6 +205,7 @@ class _Collector:
         self.samples: list[Sample] = []
         self.seen: set[tuple[str, tuple[str, ...]]] = set()
         self.lines: set[str] = set()  # the status lines already turned into samples
+        self.blocked: set[str] = set()  # read, but a part was blocked by a lock: unread
 
     def add(self, family: str, labels: tuple[str, ...], value: float | int | None) -> None:
         if value is None or (family, labels) in self.seen:
@@ -235,7 +243,12 @@ class _Collector:
             return
         self.lines.add(line.name)
         at = self.labels(line, library)
-        self.add("qadmin_queue_status", at, line.code)
+        if report is not None and report.blocked:
+            # a part waited out its lock (another session's ACCESS EXCLUSIVE): not read, as
+            # monitoring.md says, so status 3 and counted unread; what was read still shows
+            self.blocked.add(line.name)
+        code = check_mod.UNKNOWN if line.name in self.blocked else line.code
+        self.add("qadmin_queue_status", at, code)
         if report is None:
             return
         self.add("qadmin_queue_read_seconds", at, line.read_ms / 1000)
@@ -310,7 +323,10 @@ def scrape(
         result.up = True
         result.notes = found.notes
         result.queues = len(found.lines)
-        result.unread = sum(1 for line in found.lines if line.error is not None)
+        result.names = [line.name for line in found.lines]
+        result.unread = sum(
+            1 for line in found.lines if line.error is not None or line.name in collector.blocked
+        )
         result.code = found.code
         for line in found.lines:
             if line.error is not None:

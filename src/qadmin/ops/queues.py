@@ -166,7 +166,25 @@ def drop(engine: Engine, spec: QueueSpec) -> Plan:
     name (a queue ``a_stage`` is not queue ``a``'s staging table)."""
     catalog.ensure(engine)
     plan = drop_plan(engine, spec)
-    _remove(engine, spec)
+    objs = catalog.owned(engine, spec)
+    blocking = catalog.dependents(engine, objs)
+    if blocking:
+        raise QadminError(
+            f"cannot drop {spec.name}: {', '.join(blocking)} depends on it; drop or change "
+            "that first (nothing was dropped)"
+        )
+    if not engine.hooks.transactional_ddl:
+        # One by one, the catalog entry last and marked first: a drop that stops half-way
+        # (a lock timeout on the table after its routines went) is a finding, and re-runnable.
+        catalog.set_options(engine, dataclasses.replace(spec, state=catalog.DROPPING))
+        _remove(engine, spec)
+        return plan
+    # All or nothing: a refusal half-way (a dependent made since the check) leaves the queue
+    # whole, its routines, table and catalog entry, and applications still pushing.
+    with engine.transaction() as execute:
+        for statement in catalog.drop_statements(engine, objs):
+            execute(statement)
+        catalog.forget(engine, spec.name, execute)
     return plan
 
 

@@ -54,6 +54,13 @@ class StatusLine:
     stale: int | None = None
     dead: int | None = None
     paused_at: str | None = None  # qadmin pause (qadmin's queues)
+    # Each figure's quality, as size and tail say it: exact, floor (at least) or estimate;
+    # None where the figure is None. claimed_quality is the running column's.
+    depth_quality: str | None = None
+    oldest_quality: str | None = None
+    claimed_quality: str | None = None
+    stale_quality: str | None = None
+    dead_quality: str | None = None
     status: str = "UNKNOWN"
     code: int = check_mod.UNKNOWN
     worst: str | None = None  # the worst finding or threshold crossed
@@ -233,21 +240,29 @@ def _fill(line: StatusLine, report: InspectReport) -> None:
     size = report.part(size_entry.ENTRY)
     if size is not None:
         line.depth, line.depth_exact = size.depth, size.depth_exact
+        line.depth_quality = size.depth_quality
         line.oldest_age_s = size.oldest_age_s
+        line.oldest_quality = size.oldest_quality if size.oldest_age_s is not None else None
         line.scheduled = size.scheduled.rows if size.scheduled is not None else None
         line.dead = size.failed
-        if size.due is not None and size.depth is not None and size.depth_exact:
-            # a qadmin pending queue: its due messages wait, the others are scheduled
-            line.depth, line.scheduled = size.due, size.depth - size.due
+        if size.failed is not None and size.states is not None:
+            failed = [s["exact"] for s in size.states if s["group"] == "failed"]
+            line.dead_quality = "exact" if all(failed) else "floor"
     claims = report.part(claims_entry.ENTRY)
     if claims is not None and claims.claimed is not None:
         # Claims with no claim time: how many are stale is unknown, never 0 (as inspect's
         # named queues say; the claims_unread finding says why).
-        line.running = claims.claimed
+        counted = (size.claimed, size.claimed_quality) if size is not None else (None, None)
+        line.running, line.claimed_quality = claims_entry.best_claimed(
+            (claims.claimed, claims.claimed_quality), counted
+        )
         line.stale = None if claims.undated else len(claims.stale)
+        # stale claims are read from the claims listed: a floor when the listing is one
+        line.stale_quality = None if line.stale is None else claims.claimed_quality
     dead = report.part(dead_letters.ENTRY)
     if dead is not None:
         line.dead = dead.count
+        line.dead_quality = None if dead.count is None else ("exact" if dead.exact else "floor")
     pause = report.part(pause_entry.ENTRY)
     if pause is not None:
         line.paused_at = pause.paused_at

@@ -133,6 +133,9 @@ class Profile:
     # When a failed job failed (Oban's discarded_at): dead --older-than / --newer-than.
     failed_at_column: str | None = None
     retry: Retry | None = None  # how redrive gives a failed job back (None: it refuses)
+    # The one-off profile options it was read with (``--state-column State``...), as words:
+    # a printed fix carries them, or it would read the table another way (``--queue`` apart).
+    options: tuple[str, ...] = ()
 
     @property
     def has_states(self) -> bool:
@@ -159,7 +162,7 @@ class Profile:
         """A qadmin command on this queue, as a fix prints it (names shell-quoted)."""
         import shlex
 
-        text = f"qadmin {verb} {shlex.quote(self.name)}"
+        text = f"qadmin {verb} " + " ".join(shlex.quote(w) for w in (self.name, *self.options))
         if self.queue_null:
             return text + " --queue-null"
         return text + f" --queue {shlex.quote(self.queue)}" if self.queue is not None else text

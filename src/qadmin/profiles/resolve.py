@@ -99,6 +99,19 @@ def from_spec(spec: QueueSpec, schema: str | None = None) -> Profile:
     )
 
 
+def option_words(given: dict[str, Any]) -> tuple[str, ...]:
+    """The one-off profile options as typed (``--state-column State --pending new``), for a
+    printed fix to carry; ``--queue`` and ``--queue-null`` are left to ``Profile.command``."""
+    words: list[str] = []
+    for key, value in given.items():
+        if key in ("queue", "queue_null"):
+            continue
+        flag = "--" + key.replace("_", "-")
+        for one in value if isinstance(value, list | tuple) else [value]:
+            words += [flag, str(one)]
+    return tuple(words)
+
+
 def _overlay(profile: Profile, fields: dict[str, Any], source: str) -> Profile:
     changes: dict[str, Any] = {}
     new_state = fields.get("state_column") not in (None, profile.state_column)
@@ -362,6 +375,7 @@ def resolve(
         profile = _overlay(profile, entry, "declared")
     if given:
         profile = _overlay(profile, given, "options")
+        profile = dataclasses.replace(profile, options=option_words(given))
     profile = _release(profile, bool(entry.get("requeue", True)))
     profile = check(profile, shape, engine.dialect)
     if profile.heartbeat is not None and "heartbeat" in entry:  # a declared workers table

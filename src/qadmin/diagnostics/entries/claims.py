@@ -70,6 +70,25 @@ class Claims(Result):
         return "floor" if self.claimed_note else "exact"
 
 
+def best_claimed(*figures: tuple[int | None, str | None]) -> tuple[int | None, str | None]:
+    """One claimed figure wherever it is shown, from the reads that counted it (size's
+    count up to EXACT_DEPTH_LIMIT + 1, this listing up to CLAIMS_SHOWN or a window): an
+    exact one, else the highest floor (size said "10001 or more" where tail said "1000+")."""
+    known = [(n, q) for n, q in figures if n is not None and q is not None]
+    exact = [f for f in known if f[1] == "exact"]
+    if exact:
+        return exact[0]
+    return max(known, default=(None, None))
+
+
+def _claimed_figure(report: InspectReport) -> tuple[int | None, str | None]:
+    mine, counted = report.part(ENTRY), report.part(size.ENTRY)
+    return best_claimed(
+        (mine.claimed, mine.claimed_quality) if mine else (None, None),
+        (counted.claimed, counted.claimed_quality) if counted else (None, None),
+    )
+
+
 def measure(engine: Engine, spec: QueueSpec, stale_after_s: int) -> Claims:
     """Claims of a claim queue (other kinds have none: an empty result)."""
     if not spec.info.claims:
@@ -595,14 +614,14 @@ ENTRY: Diagnostic[Claims] = Diagnostic(
             "messages",
             "claimed, not yet acked (claim queues)",
             "int64",
-            lambda r: p.claimed if (p := r.part(ENTRY)) else None,
+            lambda r: _claimed_figure(r)[0],
         ),
         Field(
             "claimed_quality",
             "",
-            "exact, or floor (the listing stopped at 1,000 claims: that many or more)",
+            "exact, or floor (the count stopped at its limit: that many or more)",
             "string",
-            lambda r: p.claimed_quality if (p := r.part(ENTRY)) else None,
+            lambda r: _claimed_figure(r)[1],
         ),
         Field(
             "stale_claims", "messages", "claims older than the stale-after limit", "int64", _stale

@@ -28,6 +28,9 @@ DEAD_TIMES_LIVE = 10
 # InnoDB's history list (server-wide) this long means purge is behind.
 PURGE_LAG_UNDO_LOGS = 100_000
 
+# Holders whose age is a transaction's (a replication slot has none).
+SESSION_KINDS = ("backend", "session", "prepared_xact")
+
 GHOST_SOURCES = (
     ("dead_rows", "pg_stat_user_tables.n_dead_tup"),
     ("history_list_length", "innodb history list length"),
@@ -78,6 +81,9 @@ class Ghosts(Result):
     holders: list[Holder] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     horizon_read: bool = False  # whether the holders list could be read at all
+    # Why the holder's age was not read (a privilege missing), else None: check then says
+    # UNKNOWN naming it, never OK on an age it could not see.
+    age_unread: str | None = None
 
     def oldest_holder(self) -> tuple[Holder | None, float]:
         """The holder that actually holds the horizon and how long its transaction has been
@@ -96,7 +102,9 @@ class Ghosts(Result):
         return co_holders(self.holders, min_age_s)
 
     def snapshot_age_s(self) -> float | None:
-        return self.oldest_holder()[1] if self.horizon_read else None
+        if not self.horizon_read or self.age_unread is not None:
+            return None
+        return self.oldest_holder()[1]
 
     def dead_ratio(self) -> float | None:
         dead, live = self.table.dead_rows, self.table.live_rows
@@ -135,8 +143,27 @@ def collect(ctx: Context) -> Ghosts:
     dead = sql.read(ctx.engine, "ghosts", ctx.params)
     holders = sql.read(ctx.engine, "horizon")
     notes = [p.note for p in (dead, holders) if p.note]
-    notes += ctx.engine.horizon_notes(holders.rows)
-    return Ghosts(dead.first_typed(GhostFacts), holders.typed(Holder), notes, holders.note is None)
+    privilege = ctx.engine.horizon_notes(holders.rows)
+    notes += privilege
+    typed = holders.typed(Holder)
+    # A file this engine has but could not run is a privilege (or version) missing; a file
+    # it lacks (SQLite) is a figure the engine never has, noted by check as such.
+    note = holders.note if sql.available(ctx.engine, "horizon") else None
+    unread = _age_unread(note, typed, privilege)
+    return Ghosts(dead.first_typed(GhostFacts), typed, notes, holders.note is None, unread)
+
+
+def _age_unread(note: str | None, holders: list[Holder], privilege: list[str]) -> str | None:
+    """Why the snapshot age is not known: the holders list itself unread (MariaDB without
+    PROCESS), or the first holder a session whose transaction start this role cannot see
+    (PostgreSQL without pg_read_all_stats: its age reads NULL, never 0)."""
+    if note is not None:
+        return note
+    first = holders[0] if holders else None
+    if first is not None and first.holder_kind in SESSION_KINDS and first.xact_age_s is None:
+        why = privilege[0] if privilege else "its transaction start is not visible to this role"
+        return f"{first.holder_kind} {first.holder} holds cleanup back, its age unread: {why}"
+    return None
 
 
 def rule(report: InspectReport) -> list[Finding]:
@@ -256,6 +283,7 @@ ENTRY: Diagnostic[Ghosts] = Diagnostic(
             "(default: named only while it holds back dead rows)",
             lambda r: p.snapshot_age_s() if (p := r.part(ENTRY)) else None,
             warn=60,
+            unread=lambda r: p.age_unread if (p := r.part(ENTRY)) else None,
         ),
     ),
     fields=(

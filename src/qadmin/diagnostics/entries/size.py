@@ -104,6 +104,19 @@ class Size(Result):
     # A claim queue whose claimed rows were not counted: the catalog's estimate includes
     # them, so it is an upper bound of the waiting rows, and only what was counted a lower.
     estimate_includes_claimed: bool = False
+    # A claim queue's waiting rows known only as a floor (what the pop index walk counted)
+    # and this ceiling: the catalog's estimate minus a floor of its claimed rows. It proves
+    # a threshold above it is met, never one below it crossed.
+    depth_ceiling: int | None = None
+    claim_queue: bool = False  # a qadmin claim queue: its JSON always says its claimed rows
+
+    @property
+    def claimed_quality(self) -> str | None:
+        """A claim queue's claimed count: ``exact``, ``floor`` (it stopped at its limit, or
+        another read's listing stands in), None when not counted."""
+        if self.claimed is None or not self.claim_queue:  # a profile's: its states' counts
+            return None
+        return "floor" if self.claimed_at_least else "exact"
 
     @property
     def depth_quality(self) -> str | None:
@@ -136,6 +149,8 @@ class Size(Result):
             data["oldest_at_least"] = True
         if self.depth_at_least:
             data["depth_at_least"] = True
+        if self.depth_ceiling is not None:
+            data["depth_at_most"] = self.depth_ceiling
         if self.rows_below:
             data["rows_below_window"] = True
         for key in ("due", "ring_fill", "note"):
@@ -149,8 +164,9 @@ class Size(Result):
         if self.states is not None:
             data.update(states=self.states, claimed=self.claimed, done=self.done)
             data.update(failed=self.failed)
-        elif self.claimed is not None:  # a claim queue: its claimed rows, apart from depth
+        elif self.claimed is not None or self.claim_queue:  # apart from depth
             data.update(claimed=self.claimed, claimed_at_least=self.claimed_at_least)
+            data["claimed_quality"] = self.claimed_quality
         if self.queue_unseen is not None:
             data["queue_unseen"] = True
         if self.notes:
@@ -178,6 +194,7 @@ class Head:
     depth_at_least: bool = False
     rows_below: bool = False
     counted: int = 0  # the waiting rows a walk saw, when the depth is an estimate
+    ceiling: int | None = None  # a floor's upper bound (a claim queue's estimate)
 
 
 def measure(engine: Engine, spec: QueueSpec) -> Size:
@@ -194,11 +211,16 @@ def measure(engine: Engine, spec: QueueSpec) -> Size:
     }
     notes: list[str] = []
     counted: dict[str, int] = {}
+    scheduled: query.Count | None = None
     if spec.info.ring:
         head = _ring_head(engine, spec, notes)
+    elif spec.info.due:  # a pending queue: what a pop can take now, the rest scheduled apart
+        head, scheduled = _due_head(engine, spec)
     else:
         head = _head(engine, spec, facts, params, notes, counted)
     claimed = counted.get("claimed")
+    if spec.info.claims and (claimed is None or claimed > EXACT_DEPTH_LIMIT):
+        head = _waiting_floor(head, _estimate(facts))
     when = to_utc(head.oldest)
     result = Size(
         head.depth,
@@ -216,15 +238,52 @@ def measure(engine: Engine, spec: QueueSpec) -> Size:
         estimate_error=engine.ESTIMATE_ERROR,
         depth_counted=head.counted,
         estimate_includes_claimed=spec.info.claims and claimed is None,
+        depth_ceiling=head.ceiling,
+        claim_queue=spec.info.claims,
         claimed=claimed,
         claimed_at_least=claimed is not None and claimed > EXACT_DEPTH_LIMIT,
     )
-    if spec.info.due:  # a pending queue: its template counts the due ones
-        result.due = int(sql.template_rows(engine, spec, "due")[0]["due"])
+    if scheduled is not None:
+        result.due, result.scheduled = head.depth, scheduled
     if spec.info.ring and spec.capacity and head.depth is not None:
         result.ring_fill = round(head.depth / spec.capacity, 4)
         result.ring_capacity = int(spec.capacity)
     return result
+
+
+def _waiting_floor(head: Head, estimate: int | None) -> Head:
+    """A claim queue whose claimed rows were not all counted: the catalog's estimate (minus
+    those counted) is only an upper bound of its waiting rows (90,000 claimed of 100,000 read
+    as ~89,999 waiting for 10,000). The waiting rows the pop index walk counted are the
+    depth: a probe's count stands when that bound says no more lie below its window, else
+    it is a floor and the estimate its ceiling, never the depth."""
+    if head.exact or head.depth is None:
+        return head
+    counted = head.depth if head.depth_at_least else head.counted
+    ceiling = None if estimate is None else max(estimate, counted)
+    room = max(ESTIMATE_SLACK, counted // 2)
+    if not head.depth_at_least and head.depth <= counted and (ceiling or 0) - counted <= room:
+        return head  # the upper bound leaves no more rows below the window than its noise
+    source = head.source
+    if ceiling is not None:
+        source += (
+            f"; at most ~{ceiling:,} by the catalog's estimate (claimed rows included: not "
+            "all counted)"
+        )
+    if not head.depth_at_least:
+        source = f"at least: {counted:,} waiting rows counted through the pop index ({source})"
+    return Head(
+        counted,
+        False,
+        source,
+        head.oldest,
+        head.oldest_source,
+        head.at_least,
+        True,
+        head.rows_below,
+        counted,
+        ceiling,
+    )
 
 
 def _claimed(
@@ -254,6 +313,30 @@ def _claimed(
         source = facts.get("estimate_source") or "catalog"
         facts["estimate_source"] = f"{source} minus {claimed:,}{more} claimed"
     return claimed
+
+
+def _due_head(engine: Engine, spec: QueueSpec) -> tuple[Head, query.Count]:
+    """A pending queue's depth: its due messages, counted up to EXACT_DEPTH_LIMIT (a floor
+    past it) through the (due_at, id) index as its pop walks it; the oldest is the earliest
+    due time (an age since it fell due; none when nothing is due). The messages not due yet
+    are counted apart, the same way: scheduled."""
+    limit = {"limit": EXACT_DEPTH_LIMIT + 1}
+    row = engine.run(engine.section(spec, "due"), limit, write=False)[0]
+    n, over = int(row["depth"]), int(row["depth"]) > EXACT_DEPTH_LIMIT
+    later = int(engine.run(engine.section(spec, "scheduled"), limit, write=False)[0]["scheduled"])
+    how = "due messages counted through the (due_at, id) index"
+    if over:
+        how = f"due messages: more than {EXACT_DEPTH_LIMIT:,} (counting stopped)"
+    head = Head(
+        n,
+        not over,
+        how,
+        row["oldest_due_at"],
+        "the earliest due message (its due time)",
+        depth_at_least=over,
+    )
+    source = None if later <= EXACT_DEPTH_LIMIT else f"more than {EXACT_DEPTH_LIMIT:,}"
+    return head, query.Count(later, later <= EXACT_DEPTH_LIMIT, source)
 
 
 def _ring_head(engine: Engine, spec: QueueSpec, notes: list[str]) -> Head:
@@ -389,6 +472,12 @@ def _head(
     claimed = _claimed(engine, spec, facts, dead, skips_dead)
     if claimed is not None:
         counted["claimed"] = claimed
+    # A claim queue whose claimed rows were not all counted: the catalog's estimate counts
+    # some of them, so it says nothing of rows below a probe's window nor of the depth; the
+    # walks count the waiting rows alone (measure then sets the estimate as the ceiling).
+    walked = facts
+    if spec.info.claims and (claimed is None or claimed > EXACT_DEPTH_LIMIT):
+        walked = {**facts, "estimated_rows": None}
     if dead is None or int(dead) > DEAD_WALK_LIMIT:
         if top is None:  # nothing to probe below, and a walk would meet the dead entries
             catalog = facts.get("estimate_source") or "catalog"
@@ -401,9 +490,16 @@ def _head(
                 f"statistics have not seen {missed:,} of the {top:,} ids issued (counters not "
                 "flushed yet, or reset): rows below the probe's window are not ruled out"
             )
-        return _probe(engine, spec, facts, top, dead, reset=reset, lagging=missed > ESTIMATE_NOISE)
-    estimate = _estimate(facts)
+        lagging = missed > ESTIMATE_NOISE
+        return _probe(engine, spec, walked, top, dead, reset=reset, lagging=lagging)
+    estimate = _estimate(walked)
     # SQLite's id range is only an upper bound (and its walks meet no dead entries): counted.
+    if spec.info.claims and estimate is not None and estimate > EXACT_DEPTH_LIMIT:
+        # The waiting rows are counted through the pop index (at most EXACT_DEPTH_LIMIT + 1,
+        # past at most DEAD_WALK_LIMIT dead entries): a stale estimate never stands for them.
+        n, oldest = _walk(engine, spec, BOTTOM)
+        how = f"counted through the pop index ({dead_source})"
+        return _counted(n, oldest, walked, how, "the first row")
     if estimate is not None and estimate > EXACT_DEPTH_LIMIT and not _upper_bound(facts):
         n, oldest = _walk(engine, spec, BOTTOM, STALE_CHECK + 1)
         if n <= STALE_CHECK:  # the estimate lags a drain (counters reach the catalog late)
@@ -414,7 +510,7 @@ def _head(
         return Head(estimate, False, source, oldest, "the first row", counted=n)
     n, oldest = _walk(engine, spec, BOTTOM)
     how = f"counted ({dead_source})"  # the walk meets at most that many dead entries
-    return _counted(n, oldest, facts, how, "the first row")
+    return _counted(n, oldest, walked, how, "the first row")
 
 
 def _analyzed(facts: dict[str, Any], bound: dict[str, Any]) -> dict[str, Any]:
@@ -852,7 +948,8 @@ def _depth_quality(report: InspectReport) -> Quality:
     kind = (part.depth_quality if part else None) or "exact"
     error = part.estimate_error if part else 0.0
     low = part.depth_counted if part and part.estimate_includes_claimed else None
-    return Quality(kind, error, part.depth_source if part else None, low)
+    ceiling = part.depth_ceiling if part else None
+    return Quality(kind, error, part.depth_source if part else None, low, ceiling)
 
 
 def _oldest_quality(report: InspectReport) -> Quality:
