@@ -12,6 +12,14 @@ only (its docstring is the reference): ``{x}`` a quoted schema-qualified name, `
 the quoted name alone, ``{x.lit}`` / ``{x.bare_lit}`` / ``{x.schema_lit}`` string literals,
 ``{keyword}`` fixed SQL, ``{fragment(x)}`` a dialect fragment. Diagnostic SQL takes none: only
 bound ``:params``.
+
+So that each statement is written once, a file may build on others: each header line
+``-- extends: queues/common/data.sql`` names a base (relative to ``sql/``; a base may extend
+others in turn). The bases are laid one over the other in the order named, then the file
+itself: a section replaces the same-named section below it whole. ``sql/queues/common/``
+holds what several engines share; an engine's ``claim.sql`` extends its ``basic.sql``. A
+section identical to one it replaces is a defect (``tests/unit/test_sqlfiles.py`` checks every
+chain). Within an engine, shared pieces of statements are fragments (``fragments.sql``).
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from functools import cache
 from pathlib import Path
 
 _SECTION = re.compile(r"^--\s*name:\s*([a-z_]+)\s*$", re.MULTILINE)
+_EXTENDS = re.compile(r"^--\s*extends:\s*(\S+)", re.MULTILINE)
 
 
 @cache
@@ -56,6 +65,18 @@ class SqlFile:
             extend = name in ("create", "drop")
             sections[name] = (*sections.get(name, ()), *statements) if extend else statements
         return SqlFile(path=self.path, header=self.header, sections=sections)
+
+    def extended_by(self, other: SqlFile) -> SqlFile:
+        """``other`` built on this file (its ``-- extends:``): its sections replace ours whole,
+        its header and path are the result's."""
+        return SqlFile(
+            path=other.path, header=other.header, sections={**self.sections, **other.sections}
+        )
+
+
+def extends(header: str) -> list[str]:
+    """The files a header's ``-- extends:`` lines name (relative to ``sql/``), in order."""
+    return _EXTENDS.findall(header)
 
 
 def parse(text: str, path: Path) -> SqlFile:
@@ -101,7 +122,20 @@ def _leading_comment(body: str) -> str:
 
 @cache
 def load(relative: str) -> SqlFile:
-    """Load ``sql/<relative>``; cached, since the files do not change while qadmin runs."""
+    """Load ``sql/<relative>`` laid over the files it extends; cached, since the files do not
+    change while qadmin runs."""
+    own = own_file(relative)
+    bases = [load(base) for base in extends(own.header)]
+    if not bases:
+        return own
+    merged = bases[0]
+    for base in bases[1:]:
+        merged = merged.extended_by(base)
+    return merged.extended_by(own)
+
+
+def own_file(relative: str) -> SqlFile:
+    """``sql/<relative>`` as written, without the files it extends."""
     path = sql_root() / relative
     return parse(path.read_text(encoding="utf-8"), path)
 

@@ -17,6 +17,9 @@ placeholder          becomes                                                e.g.
 ``{f(x)}``           the dialect's fragment ``f``, rendered by these same   (fragments.sql)
                      rules with ``obj`` standing for name ``x``
 ``{f()}``            fragment ``f`` rendered with the caller's names
+``{f(x, k=w)}``      fragment ``f`` with ``{k}`` standing for the word ``w``  ``{guard(w=push)}``
+                     (a lower-case SQL word written in the template; any
+                     number of them, with or without ``x``)
 ==================  =====================================================  ==================
 
 Names are validated object names, columns, or a name the server gave (a snapshot id); a name
@@ -34,8 +37,10 @@ from dataclasses import dataclass
 
 # Any braced text: each must be a placeholder of the grammar.
 _BRACED = re.compile(r"\{([^{}]*)\}|[{}]")
+_WORD = r"[a-z_][a-z0-9_]*"
 _PLACEHOLDER = re.compile(
-    r"(?P<key>[a-z_][a-z0-9_]*)(?:\.(?P<form>[a-z_]+)|\((?P<arg>[a-z_][a-z0-9_]*)?\))?"
+    rf"(?P<key>{_WORD})(?:\.(?P<form>[a-z_]+)|\((?P<args>{_WORD}(?:=[a-z0-9_]+)?"
+    rf"(?:, {_WORD}=[a-z0-9_]+)*)?\))?"
 )
 _FORMS = ("bare", "lit", "bare_lit", "schema_lit")
 
@@ -75,9 +80,9 @@ def render(
         parsed = _PLACEHOLDER.fullmatch(inner) if inner is not None else None
         if parsed is None:
             raise TemplateError(f"{match.group(0)!r} is not a placeholder, in: {_excerpt(text)}")
-        key, form, arg = parsed.group("key", "form", "arg")
+        key, form, args = parsed.group("key", "form", "args")
         if "(" in inner:
-            return _fragment(key, arg, target, names, words, text)
+            return _fragment(key, args, target, names, words, text)
         if key in words and form is None:
             return words[key]
         if key not in names:
@@ -105,7 +110,7 @@ def _name(name: str, form: str | None, target: Target, inner: str, text: str) ->
 
 def _fragment(
     key: str,
-    arg: str | None,
+    args: str | None,
     target: Target,
     names: Mapping[str, str],
     words: Mapping[str, str],
@@ -117,11 +122,21 @@ def _fragment(
         raise TemplateError(
             f"no fragment {key!r} for {{{key}(...)}}, in: {_excerpt(text)}"
         ) from None
+    arg, given = None, {}
+    for part in (args or "").split(", ") if args else ():
+        word, _, value = part.partition("=")
+        if not value:
+            arg = word
+        elif word in names:
+            raise TemplateError(f"{{{key}(...)}}: {word} is a name, in: {_excerpt(text)}")
+        else:
+            given[word] = value
+    fill_words = {**words, **given}
     if arg is None:
-        return render(body, target, names, words)
+        return render(body, target, names, fill_words)
     if arg not in names:
         raise TemplateError(f"{{{key}({arg})}} names nothing given, in: {_excerpt(text)}")
-    return render(body, target, {**names, "obj": names[arg]}, words)
+    return render(body, target, {**names, "obj": names[arg]}, fill_words)
 
 
 def _excerpt(text: str) -> str:

@@ -52,6 +52,21 @@ def section(text: str, heading: str) -> str:
     return text.split(f"\n{heading}\n", 1)[1].split("\n## ", 1)[0]
 
 
+def test_tables_generated_from_the_registries_are_current():
+    """The tables that mirror a registry (kinds' capabilities, engines, check's metrics,
+    telemetry fields) are cog blocks filled by scripts/doc_tables.py: ``cog --check`` fails
+    when a registry changed and the page was not regenerated (``PYTHONPATH=src cog -r -I
+    scripts docs/*.md``)."""
+    from cogapp import Cog
+
+    pages = [p for p in PAGES if "[[[cog" in p.read_text()]
+    blocks = "".join(p.read_text() for p in pages)
+    for table in ("capabilities", "connections", "metrics", "telemetry_fields", "findings"):
+        assert f"doc_tables.{table}()" in blocks, table
+    status = Cog().main(["cog", "--check", "-I", str(REPO / "scripts"), *map(str, pages)])
+    assert status == 0, "a generated table differs from its registry: regenerate it with cog -r"
+
+
 def test_readme_fits_in_twelve_kilobytes():
     assert len(README.read_bytes()) <= 12 * 1024
 

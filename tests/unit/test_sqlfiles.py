@@ -48,16 +48,125 @@ def test_every_queue_file_is_used():
         assert path.name in used, f"{path} is not referenced by qadmin"
 
 
-def test_fragments_referenced_by_templates_exist_for_each_mysql_dialect():
-    pattern = re.compile(r"\{([a-z_]+)\([a-z_]*\)\}")
-    wanted = set()
-    for dialect in ("mysql", "mariadb"):
-        for path in (ROOT / "queues" / dialect).glob("*.sql"):
-            wanted |= set(pattern.findall(path.read_text()))
-    shared = set(sqlfiles.load("queues/mysql/fragments.sql").sections)
-    for dialect in ("mysql", "mariadb"):
-        have = shared | set(sqlfiles.load(f"queues/{dialect}/fragments.sql").sections)
-        assert wanted <= have, f"{dialect} lacks {wanted - have}"
+FOLDERS = {"sqlite": ["sqlite"], "postgresql": ["postgresql"], "mysql": ["mysql"]}
+FOLDERS.update(mariadb=["mariadb", "mysql"], mssql=["mssql"])
+FRAGMENT_CALL = re.compile(r"\{([a-z_]+)\([^{}]*\)\}")
+
+
+def _fragments(folders: list[str]) -> dict[str, str]:
+    """The fragments a dialect's templates can call: its folder's fragments.sql (with what it
+    extends) over its base's, as Engine.fragment looks them up."""
+    found: dict[str, str] = {}
+    for folder in reversed(folders):
+        if (ROOT / "queues" / folder / "fragments.sql").is_file():
+            file = sqlfiles.load(f"queues/{folder}/fragments.sql")
+            found.update({name: body[0] for name, body in file.sections.items()})
+    return found
+
+
+@pytest.mark.parametrize("dialect", list(FOLDERS))
+def test_every_fragment_a_dialect_calls_exists_there(dialect):
+    """Templates, the common files they extend, and fragments calling fragments: each call
+    names a fragment of the dialect's chain (a missing one fails only when rendered)."""
+    have = _fragments(FOLDERS[dialect])
+    texts = list(have.values())
+    for folder in FOLDERS[dialect]:
+        for path in (ROOT / "queues" / folder).glob("*.sql"):
+            merged = sqlfiles.load(path.relative_to(ROOT).as_posix())  # with what it extends
+            texts += [s for statements in merged.sections.values() for s in statements]
+    wanted = {name for text in texts for name in FRAGMENT_CALL.findall(text)}
+    assert wanted <= set(have), f"{dialect} lacks {wanted - set(have)}"
+
+
+def _statement_runs(path: Path, run: int) -> list[tuple[int, tuple[str, ...]]]:
+    """Each run of ``run`` statement lines (white space folded; blank, comment-only and
+    punctuation-only lines passed over) with the line it starts at."""
+    lines = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        text = " ".join(line.split())
+        if text and not text.startswith("--") and re.search(r"[A-Za-z0-9]", text):
+            lines.append((number, text))
+    return [
+        (lines[i][0], tuple(t for _, t in lines[i : i + run])) for i in range(len(lines) - run + 1)
+    ]
+
+
+def test_no_sql_is_written_twice():
+    """A duplicate-code scan of sql/: no run of 6 statement lines stands in two places
+    (issue 28: 46 pairs of files before the common bases and fragments). Diagnostic files
+    stay whole, each runnable by hand, so their own repeats are allowed (2 pairs)."""
+    places: dict[tuple[str, ...], list[tuple[str, int]]] = {}
+    for path in sorted(ROOT.rglob("*.sql")):
+        for line, key in _statement_runs(path, 6):
+            places.setdefault(key, []).append((path.relative_to(ROOT).as_posix(), line))
+    pairs = set()
+    for spots in places.values():
+        for i, (a, line_a) in enumerate(spots):
+            for b, line_b in spots[i + 1 :]:
+                if a != b or abs(line_a - line_b) >= 6:
+                    pairs.add((a, b))
+    outside = {pair for pair in pairs if not all(p.startswith("diagnostics/") for p in pair)}
+    assert not outside, f"written twice: {sorted(outside)}"
+    assert len(pairs) <= 2, sorted(pairs)
+
+
+def _overrides() -> list[tuple[str, sqlfiles.SqlFile, sqlfiles.SqlFile]]:
+    """(what, a file as written, what it is laid over): every chain qadmin builds."""
+    out = []
+    for path in sorted(ROOT.rglob("*.sql")):
+        relative = path.relative_to(ROOT).as_posix()
+        own = sqlfiles.own_file(relative)
+        bases = [sqlfiles.load(b) for b in sqlfiles.extends(own.header)]
+        if bases:
+            under = bases[0]
+            for base in bases[1:]:
+                under = under.extended_by(base)
+            out.append((relative, own, under))
+    for path in sorted((ROOT / "queues" / "mariadb").glob("*.sql")):  # a flavour's folder
+        if (ROOT / "queues" / "mysql" / path.name).is_file():
+            mine = sqlfiles.load(f"queues/mariadb/{path.name}")
+            out.append(
+                (
+                    f"mariadb over mysql {path.name}",
+                    mine,
+                    sqlfiles.load(f"queues/mysql/{path.name}"),
+                )
+            )
+    for folder in FOLDERS:  # overlays laid over a kind's template (Engine.template)
+        for spec in KINDS.values():
+            layers = [f"watermark_{spec.template}", "watermark", f"{spec.template}_before_dead"]
+            for layer in layers:
+                if (ROOT / "queues" / folder / f"{layer}.sql").is_file():
+                    template = sqlfiles.load(f"queues/{folder}/{spec.template}.sql")
+                    top = sqlfiles.load(f"queues/{folder}/{layer}.sql")
+                    replaced = {
+                        k: v for k, v in top.sections.items() if k not in ("create", "drop")
+                    }
+                    top = sqlfiles.SqlFile(top.path, top.header, replaced)
+                    out.append((f"{folder}/{layer} over {spec.template}", top, template))
+    return out
+
+
+def test_no_section_repeats_within_a_chain():
+    """A section identical to the one it replaces (a base's, the MySQL folder's under
+    MariaDB's, a kind's under its overlay) is written twice: a defect."""
+    chains = _overrides()
+    assert len(chains) > 20
+    for what, top, under in chains:
+        same = [n for n, s in top.sections.items() if under.sections.get(n) == s]
+        assert not same, f"{what}: {same} repeat what they replace"
+
+
+def test_a_file_reads_its_bases_in_order():
+    """A claim queue takes messages as a basic queue does: its push comes from basic.sql,
+    its peek from the engines' shared claim file over that, its pop from its own file."""
+    own = sqlfiles.own_file("queues/mysql/claim.sql")
+    claim = sqlfiles.load("queues/mysql/claim.sql")
+    assert "push" not in own.sections and "peek" not in own.sections
+    assert claim.statements("push") == sqlfiles.load("queues/mysql/basic.sql").statements("push")
+    assert claim.statements("peek") == sqlfiles.load("queues/common/claim.sql").statements("peek")
+    assert claim.statements("pop") == own.statements("pop")
+    assert claim.header == own.header
 
 
 @pytest.mark.parametrize("engine", QUEUE_DIALECTS)

@@ -17,6 +17,7 @@ FRAGMENTS = {
     "next_value": "SELECT nextval({obj.lit}) -- in {obj.schema_lit}",
     "take": "SET v = ({next_value(obj)})",
     "begin": "BEGIN {mode}",
+    "guard": "RAISE 'ring {w} only' -- {obj.bare_lit} {order_by}",
 }
 
 
@@ -65,6 +66,19 @@ def test_a_fragment_without_an_object_takes_the_callers_keywords():
     assert fill("{begin()}", {"mode": "WORK"}) == "BEGIN WORK"
 
 
+def test_a_fragment_takes_words_beside_its_object():
+    """``{f(x, k=w)}``: the template's own word ``w`` stands for ``{k}`` in the fragment only."""
+    words = {"order_by": "ORDER BY id"}
+    assert fill("{guard(seq, w=push)}", words) == "RAISE 'ring push only' -- 'q_seq' ORDER BY id"
+    assert fill("{guard(table, w=pop)} {order_by}", words).startswith("RAISE 'ring pop only'")
+    with pytest.raises(TemplateError, match="w} names nothing given"):
+        fill("{guard(seq)}", words)
+    with pytest.raises(TemplateError, match="seq is a name"):
+        fill("{guard(table, seq=x)}", words)
+    with pytest.raises(TemplateError, match="is not a placeholder"):
+        fill("{guard(seq, w=Push)}", words)
+
+
 def test_filled_text_is_never_read_again():
     """A name that looks like a placeholder is a name, quoted once."""
     target = Target(_quote_ident, _quote_literal, "{table}", FRAGMENTS.__getitem__)
@@ -100,7 +114,8 @@ def test_a_name_is_never_also_a_keyword():
 def test_every_shipped_placeholder_is_in_the_grammar():
     braced = re.compile(r"\{[^{}]*\}|[{}]")
     form = re.compile(
-        r"\{[a-z_][a-z0-9_]*(\.(bare|lit|bare_lit|schema_lit)|\([a-z_][a-z0-9_]*\)|\(\))?\}"
+        r"\{[a-z_][a-z0-9_]*(\.(bare|lit|bare_lit|schema_lit)"
+        r"|\(([a-z_][a-z0-9_]*)?((, )?[a-z_][a-z0-9_]*=[a-z0-9_]+)*\))?\}"
     )
     root = sqlfiles.sql_root()
     for path in [*root.glob("queues/*/*.sql"), *root.glob("engine/*.sql")]:

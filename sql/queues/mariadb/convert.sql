@@ -62,15 +62,9 @@ BEGIN
     {txn_declare()};
     {txn_handler()};
     {txn_begin()};
-    SELECT switched INTO v_switched FROM {gate} WHERE one = 1 LOCK IN SHARE MODE;
-    IF v_switched = 1 THEN
-        -- Its own transaction is READ COMMITTED whatever the session's level says; tell the
-        -- ring's routine, which refuses REPEATABLE READ.
-        SET @qadmin_fresh = v_own;
-        CALL {staged_push}(p_payload);
-        SET @qadmin_fresh = NULL;
-    ELSEIF EXISTS (SELECT 1 FROM information_schema.TABLES
-                   WHERE TABLE_SCHEMA = {table.schema_lit} AND TABLE_NAME = {backup.bare_lit}) THEN
+    -- Its own transaction is READ COMMITTED whatever the session's level says; tell the
+    -- ring's routine, which refuses REPEATABLE READ.
+    {gate_switched(staged_push, arg=p_payload)}
         INSERT INTO {backup} (enqueued_at, payload) VALUES (v_at, p_payload);
         SELECT LAST_INSERT_ID() AS id, v_at AS enqueued_at;
     ELSE
@@ -91,13 +85,7 @@ BEGIN
     {txn_handler()};
     {batch_guard()};
     {txn_begin()};
-    SELECT switched INTO v_switched FROM {gate} WHERE one = 1 LOCK IN SHARE MODE;
-    IF v_switched = 1 THEN
-        SET @qadmin_fresh = v_own;
-        CALL {staged_push_many}(p_batch);
-        SET @qadmin_fresh = NULL;
-    ELSEIF EXISTS (SELECT 1 FROM information_schema.TABLES
-                   WHERE TABLE_SCHEMA = {table.schema_lit} AND TABLE_NAME = {backup.bare_lit}) THEN
+    {gate_switched(staged_push_many, arg=p_batch)}
         FOR j IN (SELECT FROM_BASE64(t.p) AS p
                   FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (n FOR ORDINALITY,
                                                          p LONGTEXT PATH '$')) AS t
@@ -127,19 +115,11 @@ BEGIN
     DECLARE v_switched TINYINT;
     {txn_declare()};
     {txn_handler()};
-    IF {paused()} THEN
-        SET p_count = 0;  -- paused (qadmin pause): take nothing
-    END IF;
+    {paused_none()}
     {txn_begin()};
-    SELECT switched INTO v_switched FROM {gate} WHERE one = 1 LOCK IN SHARE MODE;
-    IF v_switched = 1 THEN
-        -- Its own transaction is READ COMMITTED whatever the session's level says; tell the
-        -- ring's routine, which refuses REPEATABLE READ.
-        SET @qadmin_fresh = v_own;
-        CALL {staged_pop}(p_count);
-        SET @qadmin_fresh = NULL;
-    ELSEIF EXISTS (SELECT 1 FROM information_schema.TABLES
-                   WHERE TABLE_SCHEMA = {table.schema_lit} AND TABLE_NAME = {backup.bare_lit}) THEN
+    -- Its own transaction is READ COMMITTED whatever the session's level says; tell the
+    -- ring's routine, which refuses REPEATABLE READ.
+    {gate_switched(staged_pop, arg=p_count)}
         DELETE FROM {backup} {src_order_by} LIMIT p_count RETURNING id, enqueued_at, payload;
     ELSE
         DELETE FROM {src} {src_order_by} LIMIT p_count RETURNING id, enqueued_at, payload;

@@ -47,3 +47,12 @@ IF @@autocommit = 1 AND @@in_transaction = 0 THEN
         START TRANSACTION;
         SET v_own = 1;
     END IF
+
+-- name: gate_switched
+SELECT switched INTO v_switched FROM {gate} WHERE one = 1 LOCK IN SHARE MODE;
+    IF v_switched = 1 THEN
+        SET @qadmin_fresh = v_own;
+        CALL {obj}({arg});
+        SET @qadmin_fresh = NULL;
+    ELSEIF EXISTS (SELECT 1 FROM information_schema.TABLES
+                   WHERE TABLE_SCHEMA = {table.schema_lit} AND TABLE_NAME = {backup.bare_lit}) THEN

@@ -4,6 +4,7 @@
 -- UPDLOCK makes the scan a locking read even under READ_COMMITTED_SNAPSHOT. A strict queue
 -- drops READPAST, so consumers serialise on the head row (the article's strict FIFO).
 -- {skip_locked} is "READPAST," or empty; {order_by} "ORDER BY id", "ORDER BY id DESC" or empty.
+-- extends: queues/common/basic.sql (the statements it shares with other engines)
 
 -- name: create
 CREATE TABLE {table} (
@@ -14,58 +15,13 @@ CREATE TABLE {table} (
 )
 
 -- name: create
-CREATE PROCEDURE {push} @payload varbinary(max)
-AS
-BEGIN
-    SET NOCOUNT ON;
-    INSERT INTO {table} (payload)
-    OUTPUT inserted.id, inserted.enqueued_at
-    VALUES (@payload);
-END
+{push_row()}
 
 -- name: create
-CREATE PROCEDURE {pop} @count int = 1
-AS
-BEGIN
-    SET NOCOUNT ON;
-    IF {paused()} SET @count = 0;  -- paused (qadmin pause): take nothing
-    WITH next_rows AS (
-        SELECT TOP (@count) id, enqueued_at, payload
-        FROM {table} WITH ({skip_locked} ROWLOCK, UPDLOCK)
-        {order_by}
-    )
-    DELETE FROM next_rows
-    OUTPUT deleted.id, deleted.enqueued_at, deleted.payload;
-END
+{pop_rows()}
 
 -- name: create
--- Many messages in one statement (push --lines, --file; applications too): @batch is a JSON
--- array of hex-encoded payloads, inserted in array order (so ids ascend in that
--- order) and returned as one result set, ordered by id.
-CREATE PROCEDURE {push_many} @batch nvarchar(max)
-AS
-BEGIN
-    SET NOCOUNT ON;
-    DECLARE @added TABLE (id bigint, enqueued_at datetime2(6));
-    INSERT INTO {table} (payload)
-    OUTPUT inserted.id, inserted.enqueued_at INTO @added
-    SELECT CONVERT(varbinary(max), j.[value], 2)
-    FROM OPENJSON(@batch) AS j
-    ORDER BY CAST(j.[key] AS int);
-    SELECT * FROM @added ORDER BY id;
-END
-
--- name: drop
-DROP PROCEDURE IF EXISTS {push_many}
-
--- name: drop
-DROP PROCEDURE IF EXISTS {pop}
-
--- name: drop
-DROP PROCEDURE IF EXISTS {push}
-
--- name: drop
-DROP TABLE IF EXISTS {table}
+{push_many_rows()}
 
 -- name: push
 EXEC {push} @payload = :payload

@@ -45,19 +45,7 @@ BEGIN
 END
 
 -- name: create
-CREATE PROCEDURE {pop} @count int = 1
-AS
-BEGIN
-    SET NOCOUNT ON;
-    IF {paused()} SET @count = 0;  -- paused (qadmin pause): take nothing
-    WITH next_rows AS (
-        SELECT TOP (@count) id, enqueued_at, payload
-        FROM {table} WITH (READPAST, ROWLOCK, UPDLOCK)
-        ORDER BY id
-    )
-    DELETE FROM next_rows
-    OUTPUT deleted.id, deleted.enqueued_at, deleted.payload;
-END
+{pop_rows()}
 
 -- name: drop
 DROP PROCEDURE IF EXISTS {pop}

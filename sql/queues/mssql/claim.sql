@@ -6,6 +6,7 @@
 -- entry's options on every call) moves the message to the queue's _dead table in the same
 -- transaction. Redrive moves it back as a new delivery: a new id at the tail (so no attempt
 -- token of the old id can match it), attempts reset, enqueued_at and errors kept.
+-- extends: queues/mssql/basic.sql (its messages go in as a basic queue's do: push, push_many, purge and counters come from there)
 
 -- name: create
 CREATE TABLE {table} (
@@ -43,14 +44,7 @@ CREATE INDEX {claimed_idx.bare} ON {table} (processing_started_at)
 WHERE processing_started_at IS NOT NULL
 
 -- name: create
-CREATE PROCEDURE {push} @payload varbinary(max)
-AS
-BEGIN
-    SET NOCOUNT ON;
-    INSERT INTO {table} (payload)
-    OUTPUT inserted.id, inserted.enqueued_at
-    VALUES (@payload);
-END
+{push_row()}
 
 -- name: create
 CREATE PROCEDURE {pop} @count int = 1, @worker nvarchar(255) = NULL
@@ -105,11 +99,7 @@ BEGIN
         failed_at = SYSUTCDATETIME(),
         -- The first error and the latest: element 1 goes once {errors_kept} are kept.
         errors = JSON_MODIFY(
-            CASE WHEN (SELECT COUNT(*) FROM OPENJSON(errors)) >= {errors_kept}
-                 THEN CONCAT(N'[', (SELECT STRING_AGG(e.value, N',')
-                                      WITHIN GROUP (ORDER BY CAST(e.[key] AS int))
-                                    FROM OPENJSON(errors) AS e WHERE e.[key] <> N'1'), N']')
-                 ELSE COALESCE(errors, N'[]') END,
+            {errors_trimmed()},
             'append $', JSON_QUERY(
             (SELECT attempts AS [attempt], @error AS [error], SYSUTCDATETIME() AS [at]
              FOR JSON PATH, WITHOUT_ARRAY_WRAPPER))),
@@ -138,21 +128,7 @@ BEGIN
 END
 
 -- name: create
--- Many messages in one statement (push --lines, --file; applications too): @batch is a JSON
--- array of hex-encoded payloads, inserted in array order (so ids ascend in that
--- order) and returned as one result set, ordered by id.
-CREATE PROCEDURE {push_many} @batch nvarchar(max)
-AS
-BEGIN
-    SET NOCOUNT ON;
-    DECLARE @added TABLE (id bigint, enqueued_at datetime2(6));
-    INSERT INTO {table} (payload)
-    OUTPUT inserted.id, inserted.enqueued_at INTO @added
-    SELECT CONVERT(varbinary(max), j.[value], 2)
-    FROM OPENJSON(@batch) AS j
-    ORDER BY CAST(j.[key] AS int);
-    SELECT * FROM @added ORDER BY id;
-END
+{push_many_rows()}
 
 -- name: drop
 DROP PROCEDURE IF EXISTS {push_many}
@@ -175,12 +151,6 @@ DROP TABLE IF EXISTS {dead}
 -- name: drop
 DROP TABLE IF EXISTS {table}
 
--- name: push
-EXEC {push} @payload = :payload
-
--- name: push_many
-EXEC {push_many} @batch = :batch
-
 -- name: pop
 EXEC {pop} @count = :count, @worker = :worker
 
@@ -201,10 +171,6 @@ SELECT TOP (:count) id, enqueued_at, processing_started_at, claimed_by, attempts
        payload
 FROM {table} WITH (READPAST, READCOMMITTEDLOCK)
 ORDER BY id
-
--- name: purge
-DELETE FROM {table};
-SELECT @@ROWCOUNT AS purged;
 
 -- name: depth
 -- At most :limit waiting rows (claimed ones are counted apart: claimed_count) with ids from
@@ -241,11 +207,7 @@ UPDATE {table}
 SET last_error = CONCAT(N'claim went stale after attempt ', attempts, N' (consumer lost)'),
     failed_at = SYSUTCDATETIME(),
     errors = JSON_MODIFY(
-        CASE WHEN (SELECT COUNT(*) FROM OPENJSON(errors)) >= {errors_kept}
-             THEN CONCAT(N'[', (SELECT STRING_AGG(e.value, N',')
-                                  WITHIN GROUP (ORDER BY CAST(e.[key] AS int))
-                                FROM OPENJSON(errors) AS e WHERE e.[key] <> N'1'), N']')
-             ELSE COALESCE(errors, N'[]') END,
+        {errors_trimmed()},
         'append $', JSON_QUERY(
         (SELECT attempts AS [attempt],
                 CONCAT(N'claim went stale after attempt ', attempts, N' (consumer lost)')
@@ -263,9 +225,6 @@ UPDATE {table}
 SET processing_started_at = NULL, claimed_by = NULL, claimed_session = NULL
 OUTPUT inserted.id, CAST(0 AS bit) AS dead
 WHERE processing_started_at < @cutoff;
-
--- name: counters
-SELECT CAST(IDENT_CURRENT({table.lit}) AS bigint) AS enqueued_total
 
 -- name: dead_depth
 -- Bounded like inspect's other counts: at most :limit rows are counted.

@@ -1,5 +1,7 @@
 -- Pending queue on SQL Server (article 000): clustered on (due_at, id); pop returns due
 -- messages earliest first, skipping rows other consumers hold. Times are UTC.
+-- extends: queues/mssql/basic.sql (what it does as a basic queue does)
+-- extends: queues/common/pending.sql (the statements it shares with other engines)
 
 -- name: create
 CREATE TABLE {table} (
@@ -23,11 +25,7 @@ BEGIN
 END
 
 -- name: create
-CREATE PROCEDURE {pop} @count int = 1
-AS
-BEGIN
-    SET NOCOUNT ON;
-    IF {paused()} SET @count = 0;  -- paused (qadmin pause): take nothing
+{pop_begin()}
     WITH next_rows AS (
         SELECT TOP (@count) id, enqueued_at, due_at, payload
         FROM {table} WITH (READPAST, ROWLOCK, UPDLOCK)
@@ -55,35 +53,16 @@ BEGIN
     SELECT * FROM @added ORDER BY id;
 END
 
--- name: drop
-DROP PROCEDURE IF EXISTS {push_many}
-
--- name: drop
-DROP PROCEDURE IF EXISTS {pop}
-
--- name: drop
-DROP PROCEDURE IF EXISTS {push}
-
--- name: drop
-DROP TABLE IF EXISTS {table}
-
 -- name: push
 EXEC {push} @payload = :payload, @due_at = :due_at
 
 -- name: push_many
 EXEC {push_many} @batch = :batch, @due_at = :due_at
 
--- name: pop
-EXEC {pop} @count = :count
-
 -- name: peek
 SELECT TOP (:count) id, enqueued_at, due_at, payload
 FROM {table} WITH (READPAST, READCOMMITTEDLOCK)
 ORDER BY due_at, id
-
--- name: purge
-DELETE FROM {table};
-SELECT @@ROWCOUNT AS purged;
 
 -- name: depth
 -- At most :limit rows with ids from :lo up to below :hi, in id order through the primary key: a walk whose cost
@@ -106,9 +85,6 @@ SELECT count_big(*) AS depth, min(d.due_at) AS oldest_due_at FROM (
 SELECT count_big(*) AS scheduled FROM (
     SELECT TOP (:limit) id FROM {table} WITH (READPAST, READCOMMITTEDLOCK)
     WHERE due_at > SYSUTCDATETIME() ORDER BY due_at, id) AS s
-
--- name: counters
-SELECT CAST(IDENT_CURRENT({table.lit}) AS bigint) AS enqueued_total
 
 -- name: head
 -- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one

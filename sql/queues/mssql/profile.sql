@@ -9,16 +9,13 @@
 
 -- session_gone (an expression) is requeue's guard that the claiming session (the
 -- profile's session column) no longer exists.
+-- extends: queues/common/profile.sql (the statements shared with other engines)
 
 -- name: age
 DATEDIFF_BIG(MILLISECOND, {col.bare}, SYSUTCDATETIME()) / 1000.0
 
 -- name: count
 SELECT count(*) AS n FROM (SELECT TOP (:limit) 1 AS one FROM {table} WHERE {filter}) AS s
-
--- name: oldest_min
-SELECT {instant} AS oldest_at, {age} AS age_s
-FROM (SELECT min({time_col.bare}) AS oldest_at FROM {table} WHERE {filter}) AS o
 
 -- name: claims
 SELECT TOP (:limit) {columns} FROM {table} WHERE {filter}
@@ -29,9 +26,6 @@ SELECT TOP (:limit) {hb_worker.bare} AS worker, {age} AS beat_age_s FROM {hb_tab
 -- name: release
 UPDATE {table} SET {assignments} OUTPUT inserted.{id_col.bare} AS id
 WHERE {id_col.bare} = :id AND {filter} AND {stale}
-
--- name: high_water
-SELECT max({order_col.bare}) AS high FROM {table}
 
 -- name: dead_worker
 NOT EXISTS (SELECT 1 FROM {hb_table} AS h WHERE h.{hb_worker.bare} = {table}.{hb_job.bare}

@@ -87,12 +87,7 @@ BEGIN
            AND EXISTS (SELECT 1 FROM {table} WITH (READPAST) WHERE slot = @next % {capacity}
                        AND (reference_count = 0 OR message_id >= @next))
             SET @seq = NEXT VALUE FOR {push_seq};
-    END TRY
-    BEGIN CATCH
-        EXEC sp_releaseapplock @Resource = @lock, @LockOwner = 'Session';
-        THROW;
-    END CATCH;
-    EXEC sp_releaseapplock @Resource = @lock, @LockOwner = 'Session';
+    {lock_released()}
     IF @seq IS NULL
         RETURN;  -- full: nothing written, no number taken
     BEGIN TRANSACTION;
@@ -106,11 +101,7 @@ BEGIN
 END
 
 -- name: create
-CREATE PROCEDURE {pop} @count int = 1
-AS
-BEGIN
-    SET NOCOUNT ON;
-    IF {paused()} SET @count = 0;  -- paused (qadmin pause): take nothing
+{pop_begin()}
     SET XACT_ABORT ON;
     DECLARE @out TABLE (id bigint NOT NULL, enqueued_at datetime2(6) NULL, payload varbinary(max) NULL);
     DECLARE @next bigint;
@@ -154,12 +145,7 @@ BEGIN
                            WHERE slot = @next % {capacity} AND message_id = @next)
                    OR EXISTS (SELECT 1 FROM {overflow} WITH (READPAST) WHERE message_id = @next)
                     SET @seq = NEXT VALUE FOR {pop_seq};
-            END TRY
-            BEGIN CATCH
-                EXEC sp_releaseapplock @Resource = @lock, @LockOwner = 'Session';
-                THROW;
-            END CATCH;
-            EXEC sp_releaseapplock @Resource = @lock, @LockOwner = 'Session';
+            {lock_released()}
             IF @seq IS NULL
                 BREAK;  -- empty: no number taken
         END;

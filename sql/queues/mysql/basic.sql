@@ -8,6 +8,7 @@
 -- Call it at READ COMMITTED: at REPEATABLE READ the locking read also takes gap locks.
 -- {order_by} is "ORDER BY id" (fifo), "ORDER BY id DESC" (lifo) or empty (heap); a strict
 -- queue drops SKIP LOCKED, so the next consumer waits for the head row's owner to commit.
+-- extends: queues/common/basic.sql (the statements it shares with other engines)
 
 -- name: create
 CREATE TABLE {table} (
@@ -17,93 +18,13 @@ CREATE TABLE {table} (
 ) ENGINE=InnoDB
 
 -- name: create
-CREATE PROCEDURE {push}(IN p_payload LONGBLOB)
-BEGIN
-    DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
-    INSERT INTO {table} (enqueued_at, payload) VALUES (v_at, p_payload);
-    SELECT LAST_INSERT_ID() AS id, v_at AS enqueued_at;
-END
+{push_row()}
 
 -- name: create
-CREATE PROCEDURE {pop}(IN p_count INT)
-BEGIN
-    {txn_declare()};
-    DECLARE v_id BIGINT;
-    DECLARE v_at DATETIME(6);
-    DECLARE v_payload LONGBLOB;
-    DECLARE v_done INT DEFAULT 0;
-    DECLARE next_rows CURSOR FOR
-        SELECT id, enqueued_at, payload FROM {table} {order_by}
-        LIMIT p_count FOR UPDATE {skip_locked};
-    {txn_handler()};
-    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
-    IF {paused()} THEN
-        SET p_count = 0;  -- paused (qadmin pause): take nothing
-    END IF;
-    {txn_begin()};
-    OPEN next_rows;
-    take: LOOP
-        FETCH next_rows INTO v_id, v_at, v_payload;
-        IF v_done = 1 THEN
-            LEAVE take;
-        END IF;
-        DELETE FROM {table} WHERE id = v_id;
-        SELECT v_id AS id, v_at AS enqueued_at, v_payload AS payload;
-    END LOOP;
-    CLOSE next_rows;
-    {txn_end()};
-END
+{pop_rows()}
 
 -- name: create
--- Many messages in one call (push --lines, --file; applications too): p_batch is a JSON array
--- of base64 payloads, inserted in array order, returned as ONE result set (id, ...) in that
--- order. Each message is its own INSERT: one INSERT ... SELECT would be faster, but InnoDB
--- reserves AUTO_INCREMENT values for it in doubling steps and loses the unused ones at the end
--- of the statement (up to the batch size per batch), which made the ids-issued enqueue rate
--- overstate what was pushed; and under innodb_autoinc_lock_mode 2 (MySQL 8's default) its ids
--- could interleave with other sessions'. Measured: 7.6 s against 6.9 s for 100,000 lines.
-CREATE PROCEDURE {push_many}(IN p_batch LONGTEXT)
-BEGIN
-    DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
-    DECLARE v_payload LONGTEXT;
-    DECLARE v_ids LONGTEXT DEFAULT '[';  -- the ids taken, closed at the end
-    DECLARE v_done INT DEFAULT 0;
-    {txn_declare()};
-    DECLARE batch_rows CURSOR FOR
-        SELECT t.p FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (n FOR ORDINALITY,
-                                                      p LONGTEXT PATH '$')) AS t ORDER BY t.n;
-    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
-    {txn_handler()};
-    {batch_guard()};
-    {txn_begin()};  -- all or nothing for an autocommit caller too
-    OPEN batch_rows;
-    take: LOOP
-        FETCH batch_rows INTO v_payload;
-        IF v_done = 1 THEN
-            LEAVE take;
-        END IF;
-        INSERT INTO {table} (enqueued_at, payload) VALUES (v_at, FROM_BASE64(v_payload));
-        SET v_ids = CONCAT(v_ids, IF(v_ids = '[', '', ','), LAST_INSERT_ID());
-    END LOOP;
-    CLOSE batch_rows;
-    SELECT t.id, v_at AS enqueued_at
-    FROM JSON_TABLE(CONCAT(v_ids, ']'), '$[*]'
-                    COLUMNS (n FOR ORDINALITY, id BIGINT PATH '$')) AS t
-    ORDER BY t.n;
-    {txn_end()};
-END
-
--- name: drop
-DROP PROCEDURE IF EXISTS {push_many}
-
--- name: drop
-DROP PROCEDURE IF EXISTS {pop}
-
--- name: drop
-DROP PROCEDURE IF EXISTS {push}
-
--- name: drop
-DROP TABLE IF EXISTS {table}
+{push_many_rows()}
 
 -- name: push
 CALL {push}(:payload)
@@ -112,24 +33,10 @@ CALL {push}(:payload)
 CALL {push_many}(:batch)
 
 -- name: push_batch
--- A queue created before push_many, many messages in one round trip on MariaDB: an anonymous
--- block calls the push procedure for each element of one JSON array of base64 payloads, in
--- array order (a convert's gate too); each call returns its result set.
--- MySQL 8 has no anonymous blocks: there qadmin does not use this section (MysqlEngine) and
--- pushes a batch one CALL at a time in one transaction.
-BEGIN NOT ATOMIC
-    FOR j IN (SELECT t.p FROM JSON_TABLE(:batch, '$[*]' COLUMNS (n FOR ORDINALITY,
-                                                  p LONGTEXT PATH '$')) AS t ORDER BY t.n)
-    DO
-        CALL {push}(FROM_BASE64(j.p));
-    END FOR;
-END
+{push_batch_calls()}
 
 -- name: pop
 CALL {pop}(:count)
-
--- name: peek
-SELECT id, enqueued_at, payload FROM {table} {order_by} LIMIT :count
 
 -- name: purge
 SELECT count(*) AS purged FROM {table} FOR UPDATE
@@ -137,21 +44,9 @@ SELECT count(*) AS purged FROM {table} FOR UPDATE
 -- name: purge
 DELETE FROM {table}
 
--- name: depth
--- At most :limit rows with ids from :lo up to below :hi, in id order through the primary key: a walk whose cost
--- the caller bounds (diagnostics/entries/size.py picks :lo: the watermark, the bottom when
--- few dead entries can lie on the way, else a window below the id high-water mark).
-SELECT count(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
-FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo AND t.id < :hi ORDER BY t.id LIMIT :limit) AS w
-
 -- name: counters
 SELECT AUTO_INCREMENT - 1 AS enqueued_total FROM information_schema.TABLES
 WHERE TABLE_SCHEMA = :schema AND TABLE_NAME = :table
-
--- name: head
--- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one
--- message, taking no row lock.
-SELECT id FROM {table} {order_by} LIMIT 1
 
 -- name: head_index
 -- The index that makes the head a seek in dequeue order (explain's fix when the plan sorts

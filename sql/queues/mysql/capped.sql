@@ -7,6 +7,7 @@
 -- The slot is the clustered key and id a plain index: overwriting a slot then updates one row in
 -- place, where a UNIQUE index on slot (the article's design) takes shared next-key locks for
 -- duplicate checks that deadlock concurrent pushers on InnoDB.
+-- extends: queues/common/capped.sql (the statements it shares with other engines)
 
 -- name: create
 {create_sequence(seq)}
@@ -32,24 +33,14 @@ CREATE TABLE {table} (
 -- name: create
 CREATE PROCEDURE {push}(IN p_payload LONGBLOB)
 BEGIN
-    {txn_declare()};
-    DECLARE v_seq BIGINT;
-    DECLARE v_id BIGINT;
-    DECLARE v_old BIGINT;
-    DECLARE v_dup INT DEFAULT 0;
-    DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
-    DECLARE v_cap INT;
+    {capped_vars()}
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_old = NULL;
     DECLARE CONTINUE HANDLER FOR 1062 SET v_dup = 1;
     {txn_handler()};
     {txn_begin()};
     -- The capacity gate: resize holds this row exclusively while it moves the slots.
     SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;
-    {next_value(seq)};
-    SET v_id = v_seq;
-    place: LOOP
-        SET v_old = NULL, v_dup = 0;
-        SELECT id INTO v_old FROM {table} WHERE slot = MOD(v_id, v_cap) FOR UPDATE;
+    {slot_look()}
         IF v_old IS NOT NULL AND v_old > v_id THEN
             SELECT v_id AS id, v_at AS enqueued_at, v_id AS overwritten_id;
             LEAVE place;
@@ -77,13 +68,7 @@ END
 -- first messages, exactly as that many pushes do).
 CREATE PROCEDURE {push_many}(IN p_batch LONGTEXT)
 BEGIN
-    {txn_declare()};
-    DECLARE v_seq BIGINT;
-    DECLARE v_id BIGINT;
-    DECLARE v_old BIGINT;
-    DECLARE v_dup INT DEFAULT 0;
-    DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
-    DECLARE v_cap INT;
+    {capped_vars()}
     DECLARE v_payload LONGBLOB;
     DECLARE v_out LONGTEXT DEFAULT '[';  -- [id, overwritten_id] pairs, closed at the end
     DECLARE v_done INT DEFAULT 0;
@@ -95,20 +80,11 @@ BEGIN
     {batch_guard()};
     {txn_begin()};
     SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;  -- the gate
-    OPEN batch_rows;
-    take: LOOP
-        FETCH batch_rows INTO v_payload;
-        IF v_done = 1 THEN
-            LEAVE take;
-        END IF;
+    {batch_next()}
         BEGIN
             DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_old = NULL;
             DECLARE CONTINUE HANDLER FOR 1062 SET v_dup = 1;
-            {next_value(seq)};
-            SET v_id = v_seq;
-            place: LOOP
-                SET v_old = NULL, v_dup = 0;
-                SELECT id INTO v_old FROM {table} WHERE slot = MOD(v_id, v_cap) FOR UPDATE;
+            {slot_look()}
                 IF v_old IS NOT NULL AND v_old > v_id THEN
                     SET v_old = v_id;  -- a newer push holds the slot: this one is dropped
                     LEAVE place;
@@ -137,34 +113,7 @@ BEGIN
 END
 
 -- name: create
-CREATE PROCEDURE {pop}(IN p_count INT)
-BEGIN
-    {txn_declare()};
-    DECLARE v_id BIGINT;
-    DECLARE v_at DATETIME(6);
-    DECLARE v_payload LONGBLOB;
-    DECLARE v_done INT DEFAULT 0;
-    DECLARE next_rows CURSOR FOR
-        SELECT id, enqueued_at, payload FROM {table}
-        ORDER BY id LIMIT p_count FOR UPDATE SKIP LOCKED;
-    {txn_handler()};
-    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
-    IF {paused()} THEN
-        SET p_count = 0;  -- paused (qadmin pause): take nothing
-    END IF;
-    {txn_begin()};
-    OPEN next_rows;
-    take: LOOP
-        FETCH next_rows INTO v_id, v_at, v_payload;
-        IF v_done = 1 THEN
-            LEAVE take;
-        END IF;
-        DELETE FROM {table} WHERE id = v_id;
-        SELECT v_id AS id, v_at AS enqueued_at, v_payload AS payload;
-    END LOOP;
-    CLOSE next_rows;
-    {txn_end()};
-END
+{pop_rows()}
 
 -- name: drop
 DROP PROCEDURE IF EXISTS {pop}
@@ -193,21 +142,11 @@ CALL {push_many}(:batch)
 -- name: pop
 CALL {pop}(:count)
 
--- name: peek
-SELECT id, enqueued_at, payload FROM {table} ORDER BY id LIMIT :count
-
 -- name: purge
 SELECT count(*) AS purged FROM {table} FOR UPDATE
 
 -- name: purge
 DELETE FROM {table}
-
--- name: depth
--- At most :limit rows with ids from :lo up to below :hi, in id order through the primary key: a walk whose cost
--- the caller bounds (diagnostics/entries/size.py picks :lo: the watermark, the bottom when
--- few dead entries can lie on the way, else a window below the id high-water mark).
-SELECT count(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
-FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo AND t.id < :hi ORDER BY t.id LIMIT :limit) AS w
 
 -- name: counters
 SELECT {next_expr(seq)} AS enqueued_total
@@ -233,11 +172,6 @@ UPDATE {table} SET slot = MOD(id, :capacity)
 
 -- name: resize_place
 UPDATE {ctl} SET capacity = :capacity WHERE one = 1
-
--- name: head
--- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one
--- message, taking no row lock.
-SELECT id FROM {table} ORDER BY id LIMIT 1
 
 -- name: head_index
 -- The index that makes the head a seek in dequeue order (explain's fix when the plan sorts

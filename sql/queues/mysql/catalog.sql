@@ -2,6 +2,7 @@
 -- {objects}: what qadmin created for each queue (tables, sequences, routines, indexes where
 -- they are objects of their own); drop, a failed create, convert and load touch only these.
 -- drop_<type>: one per type qadmin records, {object} the quoted object.
+-- extends: queues/common/catalog.sql (the statements shared with other engines)
 
 -- name: create
 CREATE TABLE IF NOT EXISTS {catalog} (
@@ -16,21 +17,6 @@ CREATE TABLE IF NOT EXISTS {catalog} (
 -- name: insert
 INSERT INTO {catalog} (name, kind, capacity, options, created_at, qadmin_schema)
 VALUES (:name, :kind, :capacity, :options, UTC_TIMESTAMP(6), :qadmin_schema)
-
--- name: delete
-DELETE FROM {catalog} WHERE name = :name
-
--- name: get
-SELECT name, kind, capacity, options, created_at, qadmin_schema FROM {catalog} WHERE name = :name
-
--- name: list
-SELECT name, kind, capacity, options, created_at, qadmin_schema FROM {catalog} ORDER BY name
-
--- name: set_capacity
-UPDATE {catalog} SET capacity = :capacity WHERE name = :name
-
--- name: set_options
-UPDATE {catalog} SET options = :options WHERE name = :name
 
 -- name: pause
 -- qadmin pause: paused_at in the options (the pop routines read it there). A queue already
@@ -51,22 +37,6 @@ CREATE TABLE IF NOT EXISTS {objects} (
     PRIMARY KEY (object_type, name)
 ) ENGINE=InnoDB
 
--- name: object_add
-INSERT INTO {objects} (queue, object_type, name, position)
-VALUES (:queue, :object_type, :name, :position)
-
--- name: object_forget
-DELETE FROM {objects} WHERE queue = :queue AND object_type = :object_type AND name = :name
-
--- name: objects_forget
-DELETE FROM {objects} WHERE queue = :queue
-
--- name: objects_of
-SELECT object_type, name, position FROM {objects} WHERE queue = :queue ORDER BY position
-
--- name: objects_all
-SELECT queue, object_type, name FROM {objects}
-
 -- name: schema_objects
 -- Every object in the database whose name starts with :prefix (a LIKE pattern, '!' escapes):
 -- tables, views and (MariaDB) sequences, routines and triggers. Indexes are named per table.
@@ -81,9 +51,6 @@ WHERE ROUTINE_SCHEMA = :schema AND ROUTINE_NAME LIKE :prefix ESCAPE '!'
 UNION ALL
 SELECT 'trigger', TRIGGER_NAME FROM information_schema.TRIGGERS
 WHERE TRIGGER_SCHEMA = :schema AND TRIGGER_NAME LIKE :prefix ESCAPE '!'
-
--- name: drop_table
-DROP TABLE IF EXISTS {object}
 
 -- name: drop_sequence
 DROP SEQUENCE IF EXISTS {object}

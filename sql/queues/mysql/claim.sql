@@ -6,6 +6,8 @@
 -- entry's options on every call) moves the message to the queue's _dead table in the same
 -- transaction. Redrive moves it back as a new delivery: a new id at the tail (so no attempt
 -- token of the old id can match it), attempts reset, enqueued_at and errors kept.
+-- extends: queues/mysql/basic.sql (its messages go in as a basic queue's do: push, push_many, purge and counters come from there)
+-- extends: queues/common/claim.sql (the statements it shares with other engines)
 
 -- name: create
 CREATE TABLE {table} (
@@ -35,43 +37,19 @@ CREATE TABLE {dead} (
 ) ENGINE=InnoDB
 
 -- name: create
-CREATE PROCEDURE {push}(IN p_payload LONGBLOB)
-BEGIN
-    DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
-    INSERT INTO {table} (enqueued_at, payload) VALUES (v_at, p_payload);
-    SELECT LAST_INSERT_ID() AS id, v_at AS enqueued_at;
-END
+{push_row()}
 
 -- name: create
 CREATE PROCEDURE {pop}(IN p_count INT, IN p_worker VARCHAR(255))
 BEGIN
-    {txn_declare()};
-    DECLARE v_id BIGINT;
-    DECLARE v_at DATETIME(6);
+    {pop_vars()}
     DECLARE v_attempts INT;
-    DECLARE v_payload LONGBLOB;
-    DECLARE v_done INT DEFAULT 0;
     DECLARE next_rows CURSOR FOR
         SELECT id, enqueued_at, attempts, payload FROM {table}
         WHERE processing_started_at IS NULL
         ORDER BY id LIMIT p_count FOR UPDATE SKIP LOCKED;
-    {txn_handler()};
-    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
-    IF {paused()} THEN
-        SET p_count = 0;  -- paused (qadmin pause): take nothing
-    END IF;
-    {txn_begin()};
-    OPEN next_rows;
-    take: LOOP
-        FETCH next_rows INTO v_id, v_at, v_attempts, v_payload;
-        IF v_done = 1 THEN
-            LEAVE take;
-        END IF;
-        UPDATE {table}
-        SET processing_started_at = UTC_TIMESTAMP(6), claimed_by = p_worker,
-            claimed_session = CONNECTION_ID(), attempts = attempts + 1
-        WHERE id = v_id;
-        SELECT v_id AS id, v_at AS enqueued_at, v_attempts + 1 AS attempts, v_payload AS payload;
+    {cursor_begin()}
+    {claim_each()}
     END LOOP;
     CLOSE next_rows;
     {txn_end()};
@@ -153,43 +131,7 @@ BEGIN
 END
 
 -- name: create
--- Many messages in one call (push --lines, --file; applications too): p_batch is a JSON array
--- of base64 payloads, inserted in array order, returned as ONE result set (id, ...) in that
--- order. Each message is its own INSERT: one INSERT ... SELECT would be faster, but InnoDB
--- reserves AUTO_INCREMENT values for it in doubling steps and loses the unused ones at the end
--- of the statement (up to the batch size per batch), which made the ids-issued enqueue rate
--- overstate what was pushed; and under innodb_autoinc_lock_mode 2 (MySQL 8's default) its ids
--- could interleave with other sessions'. Measured: 7.6 s against 6.9 s for 100,000 lines.
-CREATE PROCEDURE {push_many}(IN p_batch LONGTEXT)
-BEGIN
-    DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
-    DECLARE v_payload LONGTEXT;
-    DECLARE v_ids LONGTEXT DEFAULT '[';  -- the ids taken, closed at the end
-    DECLARE v_done INT DEFAULT 0;
-    {txn_declare()};
-    DECLARE batch_rows CURSOR FOR
-        SELECT t.p FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (n FOR ORDINALITY,
-                                                      p LONGTEXT PATH '$')) AS t ORDER BY t.n;
-    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
-    {txn_handler()};
-    {batch_guard()};
-    {txn_begin()};  -- all or nothing for an autocommit caller too
-    OPEN batch_rows;
-    take: LOOP
-        FETCH batch_rows INTO v_payload;
-        IF v_done = 1 THEN
-            LEAVE take;
-        END IF;
-        INSERT INTO {table} (enqueued_at, payload) VALUES (v_at, FROM_BASE64(v_payload));
-        SET v_ids = CONCAT(v_ids, IF(v_ids = '[', '', ','), LAST_INSERT_ID());
-    END LOOP;
-    CLOSE batch_rows;
-    SELECT t.id, v_at AS enqueued_at
-    FROM JSON_TABLE(CONCAT(v_ids, ']'), '$[*]'
-                    COLUMNS (n FOR ORDINALITY, id BIGINT PATH '$')) AS t
-    ORDER BY t.n;
-    {txn_end()};
-END
+{push_many_rows()}
 
 -- name: drop
 DROP PROCEDURE IF EXISTS {push_many}
@@ -218,26 +160,6 @@ DROP TABLE IF EXISTS {dead}
 -- name: drop
 DROP TABLE IF EXISTS {table}
 
--- name: push
-CALL {push}(:payload)
-
--- name: push_many
-CALL {push_many}(:batch)
-
--- name: push_batch
--- A queue created before push_many, many messages in one round trip on MariaDB: an anonymous
--- block calls the push procedure for each element of one JSON array of base64 payloads, in
--- array order (a convert's gate too); each call returns its result set.
--- MySQL 8 has no anonymous blocks: there qadmin does not use this section (MysqlEngine) and
--- pushes a batch one CALL at a time in one transaction.
-BEGIN NOT ATOMIC
-    FOR j IN (SELECT t.p FROM JSON_TABLE(:batch, '$[*]' COLUMNS (n FOR ORDINALITY,
-                                                  p LONGTEXT PATH '$')) AS t ORDER BY t.n)
-    DO
-        CALL {push}(FROM_BASE64(j.p));
-    END FOR;
-END
-
 -- name: pop
 CALL {pop}(:count, :worker)
 
@@ -252,31 +174,6 @@ CALL {ack_fenced}(:id, :attempt)
 
 -- name: fail_fenced
 CALL {fail_fenced}(:id, :error, :retry, :attempt)
-
--- name: peek
-SELECT id, enqueued_at, processing_started_at, claimed_by, attempts, last_error, payload
-FROM {table} ORDER BY id LIMIT :count
-
--- name: purge
-SELECT count(*) AS purged FROM {table} FOR UPDATE
-
--- name: purge
-DELETE FROM {table}
-
--- name: depth
--- At most :limit waiting rows (claimed ones are counted apart: claimed_count) with ids from
--- :lo up to below :hi, in id order (the pop index, or the primary key): a walk whose cost
--- the caller bounds (diagnostics/entries/size.py picks :lo: the watermark, the bottom when
--- few dead entries can lie on the way, else a window below the id high-water mark).
-SELECT count(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
-FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo AND t.id < :hi AND t.processing_started_at IS NULL
-      ORDER BY t.id LIMIT :limit) AS w
-
--- name: claimed_count
--- Claimed rows, at most :limit (through the claimed index): a claim queue's depth is its
--- waiting rows, and the catalog's row estimate counts these too.
-SELECT count(*) AS claimed
-FROM (SELECT 1 FROM {table} AS t WHERE t.processing_started_at IS NOT NULL LIMIT :limit) AS c
 
 -- name: claims
 SELECT id, processing_started_at, claimed_by, CAST(claimed_session AS CHAR) AS claimed_session,
@@ -324,10 +221,6 @@ UPDATE {table}
 SET processing_started_at = NULL, claimed_by = NULL, claimed_session = NULL
 WHERE processing_started_at < @qadmin_cutoff
 
--- name: counters
-SELECT AUTO_INCREMENT - 1 AS enqueued_total FROM information_schema.TABLES
-WHERE TABLE_SCHEMA = :schema AND TABLE_NAME = :table
-
 -- name: dead_depth
 -- Bounded like inspect's other counts: at most :limit rows are counted.
 SELECT (SELECT count(*) FROM (SELECT 1 FROM {dead} LIMIT :limit) AS s) AS dead,
@@ -360,24 +253,10 @@ WHERE d.id > :after AND d.id <= :upto
   AND (:has_error = 0 OR LOWER(d.last_error) LIKE LOWER(:pattern) ESCAPE '!')
 ORDER BY d.id LIMIT :limit
 
--- name: dead_top
-SELECT max(id) AS top_id FROM {dead}
-
 -- name: dead_one
 -- One dead message whole (dead --id): its error history and payload.
 SELECT id, enqueued_at, attempts, died_at, last_error, errors, payload
 FROM {dead} WHERE id = :id
-
--- name: dead_take
--- Lock one dead message by its key and read its payload (redrive --to).
-SELECT id, payload FROM {dead} WHERE id = :id FOR UPDATE
-
--- name: discard_one
--- After redrive_id locked it: a dead letter thrown away (the live table is never touched).
-DELETE FROM {dead} WHERE id = :id
-
--- name: redrive_id
-SELECT id FROM {dead} WHERE id = :id FOR UPDATE
 
 -- name: redrive_one
 INSERT INTO {table} (enqueued_at, attempts, last_error, errors, payload)
@@ -388,11 +267,6 @@ SELECT LAST_INSERT_ID() AS new_id
 
 -- name: redrive_one
 DELETE FROM {dead} WHERE id = :id
-
--- name: head
--- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one
--- message, taking no row lock.
-SELECT id FROM {table} WHERE processing_started_at IS NULL ORDER BY id LIMIT 1
 
 -- name: head_index
 -- The index that makes the head a seek in dequeue order (explain's fix when the plan sorts

@@ -1,10 +1,7 @@
 -- A claim queue created by a qadmin from before dead letters (no dead table, no errors
--- column; QueueSpec.dead_table is false): laid over claim.sql, it keeps calling the fail
--- procedure that queue has, which returns (id, attempts) and never moves a message; requeue
--- only releases.
-
--- name: fail
-CALL {fail}(:id, :error, :retry)
+-- column; QueueSpec.dead_table is false): laid over claim.sql. claim.sql's fail call stays:
+-- on such a queue it calls the fail procedure that queue has, which returns (id, attempts)
+-- and never moves a message. Requeue only releases.
 
 -- name: requeue
 SET @qadmin_cutoff = UTC_TIMESTAMP(6) - INTERVAL :stale_s SECOND

@@ -1,5 +1,7 @@
 -- Pending queue on MySQL 8 and MariaDB (article 000): due times are UTC DATETIME(6); pop takes
 -- due messages earliest first, skipping rows other consumers hold.
+-- extends: queues/mysql/basic.sql (what it does as a basic queue does)
+-- extends: queues/common/pending.sql (the statements it shares with other engines)
 
 -- name: create
 CREATE TABLE {table} (
@@ -22,22 +24,13 @@ END
 -- name: create
 CREATE PROCEDURE {pop}(IN p_count INT)
 BEGIN
-    {txn_declare()};
-    DECLARE v_id BIGINT;
-    DECLARE v_at DATETIME(6);
+    {pop_vars()}
     DECLARE v_due DATETIME(6);
-    DECLARE v_payload LONGBLOB;
-    DECLARE v_done INT DEFAULT 0;
     DECLARE next_rows CURSOR FOR
         SELECT id, enqueued_at, due_at, payload FROM {table}
         WHERE due_at <= UTC_TIMESTAMP(6)
         ORDER BY due_at, id LIMIT p_count FOR UPDATE SKIP LOCKED;
-    {txn_handler()};
-    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
-    IF {paused()} THEN
-        SET p_count = 0;  -- paused (qadmin pause): take nothing
-    END IF;
-    {txn_begin()};
+    {cursor_begin()}
     OPEN next_rows;
     take: LOOP
         FETCH next_rows INTO v_id, v_at, v_due, v_payload;
@@ -63,23 +56,8 @@ CREATE PROCEDURE {push_many}(IN p_batch LONGTEXT, IN p_due_at DATETIME(6))
 BEGIN
     DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
     DECLARE v_due DATETIME(6) DEFAULT COALESCE(p_due_at, v_at);
-    DECLARE v_payload LONGTEXT;
-    DECLARE v_ids LONGTEXT DEFAULT '[';  -- the ids taken, closed at the end
-    DECLARE v_done INT DEFAULT 0;
-    {txn_declare()};
-    DECLARE batch_rows CURSOR FOR
-        SELECT t.p FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (n FOR ORDINALITY,
-                                                      p LONGTEXT PATH '$')) AS t ORDER BY t.n;
-    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
-    {txn_handler()};
-    {batch_guard()};
-    {txn_begin()};  -- all or nothing for an autocommit caller too
-    OPEN batch_rows;
-    take: LOOP
-        FETCH batch_rows INTO v_payload;
-        IF v_done = 1 THEN
-            LEAVE take;
-        END IF;
+    {batch_declare()}
+    {batch_next()}
         INSERT INTO {table} (due_at, enqueued_at, payload)
         VALUES (v_due, v_at, FROM_BASE64(v_payload));
         SET v_ids = CONCAT(v_ids, IF(v_ids = '[', '', ','), LAST_INSERT_ID());
@@ -91,18 +69,6 @@ BEGIN
     ORDER BY t.n;
     {txn_end()};
 END
-
--- name: drop
-DROP PROCEDURE IF EXISTS {push_many}
-
--- name: drop
-DROP PROCEDURE IF EXISTS {pop}
-
--- name: drop
-DROP PROCEDURE IF EXISTS {push}
-
--- name: drop
-DROP TABLE IF EXISTS {table}
 
 -- name: push
 CALL {push}(:payload, :due_at)
@@ -124,25 +90,6 @@ BEGIN NOT ATOMIC
     END FOR;
 END
 
--- name: pop
-CALL {pop}(:count)
-
--- name: peek
-SELECT id, enqueued_at, due_at, payload FROM {table} ORDER BY due_at, id LIMIT :count
-
--- name: purge
-SELECT count(*) AS purged FROM {table} FOR UPDATE
-
--- name: purge
-DELETE FROM {table}
-
--- name: depth
--- At most :limit rows with ids from :lo up to below :hi, in id order through the primary key: a walk whose cost
--- the caller bounds (diagnostics/entries/size.py picks :lo: the watermark, the bottom when
--- few dead entries can lie on the way, else a window below the id high-water mark).
-SELECT count(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
-FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo AND t.id < :hi ORDER BY t.id LIMIT :limit) AS w
-
 -- name: due
 -- The due messages (what a pop can take now): at most :limit of them, earliest due first
 -- through the (due_at, id) index, as the pop walks it, and the earliest due time. A pending
@@ -156,10 +103,6 @@ SELECT count(*) AS depth, min(d.due_at) AS oldest_due_at FROM (
 SELECT count(*) AS scheduled FROM (
     SELECT id FROM {table} WHERE due_at > UTC_TIMESTAMP(6)
     ORDER BY due_at, id LIMIT :limit) AS s
-
--- name: counters
-SELECT AUTO_INCREMENT - 1 AS enqueued_total FROM information_schema.TABLES
-WHERE TABLE_SCHEMA = :schema AND TABLE_NAME = :table
 
 -- name: head
 -- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one

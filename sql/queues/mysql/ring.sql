@@ -32,6 +32,7 @@
 --   resize holds exclusively while it moves messages to their new slots.
 -- Results come back one result set per message, in the caller's transaction (an autocommit
 -- caller's call runs in one transaction of its own: fragments.sql, txn_begin).
+-- extends: queues/common/ring.sql (the statements it shares with other engines)
 
 -- name: create
 {create_sequence(push_seq)}
@@ -82,24 +83,11 @@ BEGIN
     DECLARE v_cap INT;
     DECLARE v_name VARCHAR(64);
     DECLARE v_lock VARCHAR(64) DEFAULT NULL;
-    DECLARE EXIT HANDLER FOR SQLEXCEPTION
-        BEGIN
-            IF v_lock IS NOT NULL THEN
-                DO RELEASE_LOCK(v_lock);  -- a session's lock outlives the transaction
-            END IF;
-            IF v_own = 1 THEN
-                ROLLBACK;
-            END IF;
-            SET @qadmin_fresh = NULL;
-            RESIGNAL;
-        END;
+    {lock_handler()};
     {txn_begin()};
     -- A deadlock under REPEATABLE READ's gap locks rolls back after the number is taken, and
     -- no rollback returns a sequence number: refuse that level up front.
-    IF NOT {txn_fresh()} THEN
-        SIGNAL SQLSTATE '25000'
-            SET MESSAGE_TEXT = 'ring push runs only in autocommit or at READ COMMITTED';
-    END IF;
+    {committed_only(w=push)}
     -- A slot's payload column allows NULL (a free slot): refuse one, before a number is taken.
     IF p_payload IS NULL THEN
         SIGNAL SQLSTATE '23000' SET MESSAGE_TEXT = 'ring push: the payload is NULL';
@@ -108,12 +96,7 @@ BEGIN
     -- The capacity gate: resize holds this row exclusively while it moves the slots.
     SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;
     -- The push lock, from the count to the number only (see the invariants).
-    SET v_name = CONCAT('qadmin_', MD5({push_seq.lit}));
-    IF NOT GET_LOCK(v_name, @@innodb_lock_wait_timeout) <=> 1 THEN
-        SIGNAL SQLSTATE 'HY000' SET MYSQL_ERRNO = 1205,
-            MESSAGE_TEXT = 'ring push: lock wait timeout on the ring''s push lock';
-    END IF;
-    SET v_lock = v_name;
+    {ring_lock(push_seq, w=push)}
     -- Plain SELECT ... INTO: a subquery in SET or IF would take shared row locks.
     SELECT {next_expr(push_seq)} INTO v_next;
     SELECT (SELECT COUNT(*) FROM {table}
@@ -167,24 +150,11 @@ BEGIN
     DECLARE batch_rows CURSOR FOR
         SELECT FROM_BASE64(t.p) FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (n FOR ORDINALITY,
                                                        p LONGTEXT PATH '$')) AS t ORDER BY t.n;
-    DECLARE EXIT HANDLER FOR SQLEXCEPTION
-        BEGIN
-            IF v_lock IS NOT NULL THEN
-                DO RELEASE_LOCK(v_lock);  -- a session's lock outlives the transaction
-            END IF;
-            IF v_own = 1 THEN
-                ROLLBACK;
-            END IF;
-            SET @qadmin_fresh = NULL;
-            RESIGNAL;
-        END;
+    {lock_handler()};
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
     {batch_guard()};
     {txn_begin()};
-    IF NOT {txn_fresh()} THEN
-        SIGNAL SQLSTATE '25000'
-            SET MESSAGE_TEXT = 'ring push runs only in autocommit or at READ COMMITTED';
-    END IF;
+    {committed_only(w=push)}
     -- A JSON null or bad base64 decodes to NULL: the whole batch is refused before any
     -- number is taken (a caller's own transaction would keep the numbers taken before it).
     IF EXISTS (SELECT 1 FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (p LONGTEXT PATH '$')) AS t
@@ -196,12 +166,7 @@ BEGIN
     SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;  -- the gate
     SET v_want = JSON_LENGTH(p_batch);
     -- The push lock, from the count to the last number only (see the invariants).
-    SET v_name = CONCAT('qadmin_', MD5({push_seq.lit}));
-    IF NOT GET_LOCK(v_name, @@innodb_lock_wait_timeout) <=> 1 THEN
-        SIGNAL SQLSTATE 'HY000' SET MYSQL_ERRNO = 1205,
-            MESSAGE_TEXT = 'ring push: lock wait timeout on the ring''s push lock';
-    END IF;
-    SET v_lock = v_name;
+    {ring_lock(push_seq, w=push)}
     SELECT {next_expr(push_seq)} INTO v_next;
     SELECT v_want > 0
        AND v_next + v_want - {next_expr(pop_seq)} + (SELECT COUNT(*) FROM {pending}) <= v_cap
@@ -217,12 +182,7 @@ BEGIN
     SET v_lock = NULL;
     SET v_ids = CONCAT(v_ids, ']'), v_i = 0;
     IF v_free = 1 THEN
-        OPEN batch_rows;
-        take: LOOP
-            FETCH batch_rows INTO v_payload;
-            IF v_done = 1 THEN
-                LEAVE take;
-            END IF;
+        {batch_next()}
             SET v_seq = JSON_EXTRACT(v_ids, CONCAT('$[', v_i, ']')), v_i = v_i + 1;
             {next_prune(push_seq)};
             SET v_slot = NULL;
@@ -268,28 +228,13 @@ BEGIN
     DECLARE parked CURSOR FOR
         SELECT message_id FROM {pending} ORDER BY message_id LIMIT p_count
         FOR UPDATE SKIP LOCKED;
-    DECLARE EXIT HANDLER FOR SQLEXCEPTION
-        BEGIN
-            IF v_lock IS NOT NULL THEN
-                DO RELEASE_LOCK(v_lock);  -- a session's lock outlives the transaction
-            END IF;
-            IF v_own = 1 THEN
-                ROLLBACK;
-            END IF;
-            SET @qadmin_fresh = NULL;
-            RESIGNAL;
-        END;
+    {lock_handler()};
     DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
-    IF {paused()} THEN
-        SET p_count = 0;  -- paused (qadmin pause): take nothing
-    END IF;
+    {paused_none()}
     {txn_begin()};
     -- A deadlock under REPEATABLE READ's gap locks rolls back after the number is taken, and
     -- no rollback returns a sequence number: refuse that level up front.
-    IF NOT {txn_fresh()} THEN
-        SIGNAL SQLSTATE '25000'
-            SET MESSAGE_TEXT = 'ring pop runs only in autocommit or at READ COMMITTED';
-    END IF;
+    {committed_only(w=pop)}
     {stats_fresh};  -- MySQL 8: the ticket counters live, not from a day-old cache
     SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;  -- the gate
     OPEN parked;
@@ -303,12 +248,7 @@ BEGIN
         END IF;
         IF v_seq IS NULL THEN
             -- The pop lock, from the look at "next" to the number only (see the invariants).
-            SET v_name = CONCAT('qadmin_', MD5({pop_seq.lit}));
-            IF NOT GET_LOCK(v_name, @@innodb_lock_wait_timeout) <=> 1 THEN
-                SIGNAL SQLSTATE 'HY000' SET MYSQL_ERRNO = 1205,
-                    MESSAGE_TEXT = 'ring pop: lock wait timeout on the ring''s pop lock';
-            END IF;
-            SET v_lock = v_name;
+            {ring_lock(pop_seq, w=pop)}
             -- Plain SELECT ... INTO: a subquery in SET or IF would take shared row locks.
             SELECT {next_expr(pop_seq)} INTO v_next;
             SELECT (SELECT COUNT(*) FROM {table}
@@ -441,11 +381,6 @@ EXECUTE qadmin_catch_up
 
 -- name: purge
 DEALLOCATE PREPARE qadmin_catch_up
-
--- name: readable
--- Whether the role may read the slot table at all (size asks when the sequences are refused
--- to it: a reader without sequence privileges gets a note, a stranger the error). Reads no row.
-SELECT 1 AS readable FROM {table} LIMIT 0
 
 -- name: depth
 -- What pops will deliver: every number pushers took that poppers have not (its message is in
@@ -614,17 +549,6 @@ SELECT capacity FROM {ctl} WHERE one = 1 FOR UPDATE
 SELECT (SELECT COUNT(*) FROM {table} WHERE reference_count = 1)
      + (SELECT COUNT(*) FROM {overflow}) AS messages,
        (SELECT capacity FROM {ctl} WHERE one = 1) AS capacity
-
--- name: resize
-INSERT INTO {overflow} (message_id, enqueued_at, payload)
-SELECT message_id, enqueued_at, payload FROM {table} WHERE reference_count = 1
-
--- name: resize
-DELETE FROM {table} WHERE slot >= :capacity
-
--- name: resize
-UPDATE {table} SET reference_count = 0, message_id = NULL, payload = NULL, enqueued_at = NULL
-WHERE reference_count = 1
 
 -- name: resize_grow
 -- A chunk of up to 1,000,000 slots from 1,000 × 1,000 numbers: no recursion deeper than 1,000,

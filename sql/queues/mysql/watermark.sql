@@ -38,6 +38,7 @@
 -- Privilege: reading INNODB_TRX needs PROCESS. The routine runs with its definer's rights,
 -- so the account that creates the queue needs PROCESS; without it the watermark never moves
 -- (held_by says so), it is never wrong.
+-- extends: queues/common/watermark.sql (the statements it shares with other engines)
 
 -- name: create
 CREATE TABLE {wm} (
@@ -175,15 +176,8 @@ SELECT wm, candidate FROM {wm}
 -- that needs no rows is answered without the privilege check.
 SELECT count(*) AS open_transactions FROM information_schema.INNODB_TRX
 
--- name: wm_value
--- Where dequeues start looking (size reads the depth and the oldest from here up).
-SELECT wm FROM {wm}
-
 -- name: wm_lock
 SELECT wm FROM {wm} WHERE one = 1 FOR UPDATE
-
--- name: wm_stranded
-SELECT min(t.id) AS stranded_min_id FROM {table} AS t WHERE t.id < :wm
 
 -- name: wm_set
 UPDATE {wm} SET wm = :wm, candidate = NULL, candidate_at = NULL WHERE one = 1

@@ -8,46 +8,18 @@ DROP PROCEDURE IF EXISTS {pop}
 -- name: create
 CREATE PROCEDURE {pop}(IN p_count INT, IN p_worker VARCHAR(255))
 BEGIN
-    {txn_declare()};
-    DECLARE v_id BIGINT;
-    DECLARE v_at DATETIME(6);
+    {pop_vars()}
     DECLARE v_attempts INT;
-    DECLARE v_payload LONGBLOB;
-    DECLARE v_done INT DEFAULT 0;
     DECLARE v_tick INT DEFAULT 0;
     DECLARE v_wm BIGINT;
     DECLARE next_rows CURSOR FOR
         SELECT id, enqueued_at, attempts, payload FROM {table}
         WHERE processing_started_at IS NULL AND id >= v_wm
         ORDER BY id LIMIT p_count FOR UPDATE SKIP LOCKED;
-    {txn_handler()};
-    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
-    IF {paused()} THEN
-        SET p_count = 0;  -- paused (qadmin pause): take nothing
-    END IF;
-    {txn_begin()};
+    {cursor_begin()}
     SELECT wm INTO v_wm FROM {wm} WHERE one = 1;
-    OPEN next_rows;
-    take: LOOP
-        FETCH next_rows INTO v_id, v_at, v_attempts, v_payload;
-        IF v_done = 1 THEN
-            LEAVE take;
-        END IF;
-        UPDATE {table}
-        SET processing_started_at = UTC_TIMESTAMP(6), claimed_by = p_worker,
-            claimed_session = CONNECTION_ID(), attempts = attempts + 1
-        WHERE id = v_id;
-        SELECT v_id AS id, v_at AS enqueued_at, v_attempts + 1 AS attempts, v_payload AS payload;
-        IF v_id % {wm_every} = 0 THEN
-            SET v_tick = 1;
-        END IF;
-    END LOOP;
-    CLOSE next_rows;
-    IF v_tick = 1 THEN
-        CALL {wm_advance}(NULL);
-    END IF;
-    {txn_end()};
-END
+    {claim_each()}
+        {wm_tick_end()}
 
 -- name: head
 -- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one

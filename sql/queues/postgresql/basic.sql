@@ -4,6 +4,7 @@
 -- (fifo), "ORDER BY id DESC" (lifo) or empty (heap). A strict queue drops SKIP LOCKED: one
 -- consumer at a time takes the head, the next waits for it to commit (the article's strict FIFO).
 -- Applications call {push}(payload) and {pop}(count) exactly as qadmin does.
+-- extends: queues/common/basic.sql (the statements it shares with other engines)
 
 -- name: create
 CREATE TABLE {table} (
@@ -27,9 +28,7 @@ RETURNS TABLE (id bigint, enqueued_at timestamptz, payload bytea)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 BEGIN
-    IF {paused()} THEN
-        RETURN;  -- paused (qadmin pause): take nothing
-    END IF;
+    {paused_return()}
     LOOP
         RETURN QUERY
         DELETE FROM {table} AS q
@@ -44,16 +43,7 @@ END
 $$
 
 -- name: create
--- Many messages in one statement (push --lines, --file; applications too): inserted in array
--- order, so a fifo's ids ascend in input order; one notification for the batch.
-CREATE FUNCTION {push_many}(p_payloads bytea[])
-RETURNS TABLE (id bigint, enqueued_at timestamptz)
-LANGUAGE sql AS $$
-    SELECT pg_notify('qadmin_' || md5({table.lit}), '');
-    INSERT INTO {table} (payload)
-    SELECT u.p FROM unnest(p_payloads) WITH ORDINALITY AS u(p, n) ORDER BY u.n
-    RETURNING id, enqueued_at
-$$
+{push_many_rows()}
 
 -- name: drop
 DROP FUNCTION IF EXISTS {push_many}(bytea[])
@@ -75,9 +65,6 @@ SELECT id, enqueued_at FROM {push_many}(CAST(:payloads AS bytea[])) ORDER BY id
 
 -- name: pop
 SELECT id, enqueued_at, payload FROM {pop}(:count)
-
--- name: peek
-SELECT id, enqueued_at, payload FROM {table} {order_by} LIMIT :count
 
 -- name: purge
 WITH gone AS (DELETE FROM {table} RETURNING 1) SELECT count(*) AS purged FROM gone

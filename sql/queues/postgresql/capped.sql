@@ -4,6 +4,8 @@
 -- inserted, an older message is overwritten and its id returned as overwritten_id. When two
 -- pushes k and k+capacity race for one slot and k+capacity wins, push k is itself the oldest
 -- message: it is dropped at once and reports its own id as overwritten_id.
+-- extends: queues/postgresql/basic.sql (what it does as a basic queue does)
+-- extends: queues/common/capped.sql (the statements it shares with other engines)
 
 -- name: create
 CREATE SEQUENCE {seq} AS bigint MINVALUE 0 START WITH 0
@@ -119,15 +121,6 @@ SELECT id, enqueued_at, overwritten_id FROM {push}(:payload)
 -- name: push_many
 SELECT id, enqueued_at, overwritten_id FROM {push_many}(CAST(:payloads AS bytea[])) ORDER BY id
 
--- name: pop
-SELECT id, enqueued_at, payload FROM {pop}(:count)
-
--- name: peek
-SELECT id, enqueued_at, payload FROM {table} ORDER BY id LIMIT :count
-
--- name: purge
-WITH gone AS (DELETE FROM {table} RETURNING 1) SELECT count(*) AS purged FROM gone
-
 -- name: depth
 -- At most :limit rows with ids from :lo up to below :hi, in id order through the primary key: a walk whose cost
 -- the caller bounds (diagnostics/entries/size.py picks :lo: the watermark, the bottom when
@@ -155,26 +148,7 @@ FROM {seq}
 -- name: resize_lock
 LOCK TABLE {ctl} IN ACCESS EXCLUSIVE MODE
 
--- name: resize_state
-SELECT count(*) AS messages, coalesce(max(id) - min(id) + 1, 0) AS span,
-       (SELECT capacity FROM {ctl}) AS capacity
-FROM {table}
-
--- name: resize
-UPDATE {table} SET slot = -1 - slot
-
--- name: resize
-UPDATE {table} SET slot = id % :capacity
-
--- name: resize_place
-UPDATE {ctl} SET capacity = :capacity
-
 -- name: head
 -- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one
 -- message, taking no row lock.
 SELECT s.id FROM {table} AS s ORDER BY s.id LIMIT 1
-
--- name: head_index
--- The index that makes the head a seek in dequeue order (explain's fix when the plan sorts
--- or scans); create makes it (or the primary key serves).
-CREATE INDEX CONCURRENTLY ON {table} (id)

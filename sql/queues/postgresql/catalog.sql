@@ -3,6 +3,7 @@
 -- they are objects of their own); drop, a failed create, convert and load touch only these.
 -- drop_<type>: one per type qadmin records, {object} the quoted object (qadmin creates one
 -- function of each name, so the name alone identifies it).
+-- extends: queues/common/catalog.sql (the statements shared with other engines)
 
 -- name: create
 CREATE TABLE IF NOT EXISTS {catalog} (
@@ -13,25 +14,6 @@ CREATE TABLE IF NOT EXISTS {catalog} (
     created_at    timestamptz NOT NULL DEFAULT now(),
     qadmin_schema integer NOT NULL
 )
-
--- name: insert
-INSERT INTO {catalog} (name, kind, capacity, options, qadmin_schema)
-VALUES (:name, :kind, :capacity, :options, :qadmin_schema)
-
--- name: delete
-DELETE FROM {catalog} WHERE name = :name
-
--- name: get
-SELECT name, kind, capacity, options, created_at, qadmin_schema FROM {catalog} WHERE name = :name
-
--- name: list
-SELECT name, kind, capacity, options, created_at, qadmin_schema FROM {catalog} ORDER BY name
-
--- name: set_capacity
-UPDATE {catalog} SET capacity = :capacity WHERE name = :name
-
--- name: set_options
-UPDATE {catalog} SET options = :options WHERE name = :name
 
 -- name: pause
 -- qadmin pause: paused_at in the options (the pop routines read it there). A queue already
@@ -52,22 +34,6 @@ CREATE TABLE IF NOT EXISTS {objects} (
     PRIMARY KEY (object_type, name)
 )
 
--- name: object_add
-INSERT INTO {objects} (queue, object_type, name, position)
-VALUES (:queue, :object_type, :name, :position)
-
--- name: object_forget
-DELETE FROM {objects} WHERE queue = :queue AND object_type = :object_type AND name = :name
-
--- name: objects_forget
-DELETE FROM {objects} WHERE queue = :queue
-
--- name: objects_of
-SELECT object_type, name, position FROM {objects} WHERE queue = :queue ORDER BY position
-
--- name: objects_all
-SELECT queue, object_type, name FROM {objects}
-
 -- name: schema_objects
 -- Every object in the schema whose name starts with :prefix (a LIKE pattern, '!' escapes):
 -- tables, views, sequences and indexes share one namespace here; routines have their own.
@@ -84,9 +50,6 @@ SELECT CASE p.prokind WHEN 'p' THEN 'procedure' ELSE 'function' END, p.proname
 FROM pg_catalog.pg_proc AS p
 JOIN pg_catalog.pg_namespace AS n ON n.oid = p.pronamespace
 WHERE n.nspname = :schema AND p.proname LIKE :prefix ESCAPE '!'
-
--- name: drop_table
-DROP TABLE IF EXISTS {object}
 
 -- name: drop_sequence
 DROP SEQUENCE IF EXISTS {object}

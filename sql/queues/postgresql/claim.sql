@@ -10,6 +10,8 @@
 -- Fencing: ack and fail take the attempt number pop returned (p_attempt; NULL = unfenced) and
 -- act only while the row's attempts still equal it, so a consumer whose claim went stale and
 -- was requeued and claimed again cannot ack or fail the new claim.
+-- extends: queues/postgresql/basic.sql (its messages go in as a basic queue's do: push, push_many, purge and counters come from there)
+-- extends: queues/common/claim.sql (the statements it shares with other engines)
 
 -- name: create
 CREATE TABLE {table} (
@@ -59,10 +61,7 @@ CREATE FUNCTION {pop}(p_count integer DEFAULT 1, p_worker text DEFAULT NULL)
 RETURNS TABLE (id bigint, enqueued_at timestamptz, attempts integer, payload bytea)
 LANGUAGE sql AS $$
     UPDATE {table} AS q
-    SET processing_started_at = clock_timestamp(),
-        claimed_by = p_worker,
-        claimed_session = pg_backend_pid(),
-        attempts = q.attempts + 1
+    {claim_set()}
     WHERE q.id IN (
         SELECT s.id FROM {table} AS s
         WHERE s.processing_started_at IS NULL AND NOT {paused()}
@@ -128,16 +127,7 @@ END
 $$
 
 -- name: create
--- Many messages in one statement (push --lines, --file; applications too): inserted in array
--- order, so a fifo's ids ascend in input order; one notification for the batch.
-CREATE FUNCTION {push_many}(p_payloads bytea[])
-RETURNS TABLE (id bigint, enqueued_at timestamptz)
-LANGUAGE sql AS $$
-    SELECT pg_notify('qadmin_' || md5({table.lit}), '');
-    INSERT INTO {table} (payload)
-    SELECT u.p FROM unnest(p_payloads) WITH ORDINALITY AS u(p, n) ORDER BY u.n
-    RETURNING id, enqueued_at
-$$
+{push_many_rows()}
 
 -- name: drop
 DROP FUNCTION IF EXISTS {push_many}(bytea[])
@@ -167,12 +157,6 @@ DROP TABLE IF EXISTS {table}
 -- name: drop
 DROP TABLE IF EXISTS {dead}
 
--- name: push
-SELECT id, enqueued_at FROM {push}(:payload)
-
--- name: push_many
-SELECT id, enqueued_at FROM {push_many}(CAST(:payloads AS bytea[])) ORDER BY id
-
 -- name: pop
 SELECT id, enqueued_at, attempts, payload FROM {pop}(:count, :worker)
 
@@ -187,13 +171,6 @@ SELECT id FROM {ack}(:id, :attempt)
 
 -- name: fail_fenced
 SELECT id, attempts, dead FROM {fail}(:id, :error, :retry, :attempt)
-
--- name: peek
-SELECT id, enqueued_at, processing_started_at, claimed_by, attempts, last_error, payload
-FROM {table} ORDER BY id LIMIT :count
-
--- name: purge
-WITH gone AS (DELETE FROM {table} RETURNING 1) SELECT count(*) AS purged FROM gone
 
 -- name: depth
 -- At most :limit waiting rows (claimed ones are counted apart: claimed_count) with ids from
@@ -211,12 +188,6 @@ SET LOCAL enable_seqscan = off
 SELECT count(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
 FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo AND t.id < :hi AND t.processing_started_at IS NULL
       ORDER BY t.id LIMIT :limit) AS w
-
--- name: claimed_count
--- Claimed rows, at most :limit (through the claimed index): a claim queue's depth is its
--- waiting rows, and the catalog's row estimate counts these too.
-SELECT count(*) AS claimed
-FROM (SELECT 1 FROM {table} AS t WHERE t.processing_started_at IS NOT NULL LIMIT :limit) AS c
 
 -- name: claims
 SELECT id, processing_started_at, claimed_by, claimed_session::text AS claimed_session, attempts,
@@ -299,11 +270,6 @@ SET processing_started_at = NULL, claimed_by = NULL, claimed_session = NULL
 WHERE q.processing_started_at < clock_timestamp() - make_interval(secs => :stale_s)
 RETURNING q.id, false AS dead
 
--- name: counters
--- NULL until the first id is issued: 0 ids then, so a new queue's first burst is a rate
-SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence({table.lit}, 'id')), 0)
-       AS enqueued_total
-
 -- name: dead_depth
 -- Bounded like inspect's other counts: at most :limit rows are counted.
 SELECT (SELECT count(*) FROM (SELECT 1 FROM {dead} LIMIT :limit) AS s) AS dead,
@@ -336,24 +302,10 @@ WHERE d.id > :after AND d.id <= :upto
   AND (:has_error = 0 OR d.last_error ILIKE :pattern ESCAPE '!')
 ORDER BY d.id LIMIT :limit
 
--- name: dead_top
-SELECT max(id) AS top_id FROM {dead}
-
 -- name: dead_one
 -- One dead message whole (dead --id): its error history and payload.
 SELECT id, enqueued_at, attempts, died_at, last_error, errors::text AS errors, payload
 FROM {dead} WHERE id = :id
-
--- name: dead_take
--- Lock one dead message by its key and read its payload (redrive --to).
-SELECT id, payload FROM {dead} WHERE id = :id FOR UPDATE
-
--- name: discard_one
--- After redrive_id locked it: a dead letter thrown away (the live table is never touched).
-DELETE FROM {dead} WHERE id = :id
-
--- name: redrive_id
-SELECT id FROM {dead} WHERE id = :id FOR UPDATE
 
 -- name: redrive_one
 WITH gone AS (DELETE FROM {dead} AS d WHERE d.id = :id RETURNING d.*)

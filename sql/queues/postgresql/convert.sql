@@ -17,10 +17,7 @@
 CREATE OR REPLACE FUNCTION {push}(p_payload bytea)
 RETURNS TABLE (id bigint, enqueued_at timestamptz)
 LANGUAGE plpgsql AS $$
-#variable_conflict use_column
-BEGIN
-    LOCK TABLE {src} IN ROW EXCLUSIVE MODE;
-    IF to_regclass({ctl.lit}) IS NOT NULL THEN
+{gate_wait()}
         RETURN QUERY SELECT * FROM {push}(p_payload);  -- converted: the ring's push
         RETURN;
     END IF;
@@ -33,10 +30,7 @@ $$
 CREATE OR REPLACE FUNCTION {push_many}(p_payloads bytea[])
 RETURNS TABLE (id bigint, enqueued_at timestamptz)
 LANGUAGE plpgsql AS $$
-#variable_conflict use_column
-BEGIN
-    LOCK TABLE {src} IN ROW EXCLUSIVE MODE;
-    IF to_regclass({ctl.lit}) IS NOT NULL THEN
+{gate_wait()}
         RETURN QUERY SELECT * FROM {push_many}(p_payloads);  -- converted: the ring's
         RETURN;
     END IF;
@@ -52,9 +46,7 @@ RETURNS TABLE (id bigint, enqueued_at timestamptz, payload bytea)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 BEGIN
-    IF {paused()} THEN
-        RETURN;  -- paused (qadmin pause): take nothing
-    END IF;
+    {paused_return()}
     LOCK TABLE {src} IN ROW EXCLUSIVE MODE;
     IF to_regclass({ctl.lit}) IS NOT NULL THEN
         RETURN QUERY SELECT * FROM {pop}(p_count);  -- converted: the ring's pop

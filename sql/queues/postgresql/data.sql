@@ -5,41 +5,10 @@
 -- (:ready / :claimed / :failed). Load copies the input into {stage} and moves it into the queue
 -- with one INSERT ... SELECT per chunk of :chunk rows, all in one transaction; {loaded} holds
 -- the idempotency keys of what was loaded, written in the same transaction.
+-- extends: queues/common/data.sql (the statements shared with other engines)
 
 -- Sections serve the kinds whose tables share a shape: export_rows heap/fifo/lifo/capped,
 -- archive_rows heap/fifo/lifo/pending, load_rows heap/fifo/lifo/claim.
-
--- name: export_rows
-SELECT id, enqueued_at, payload FROM {table}
-WHERE id > :after AND enqueued_at < :before
-ORDER BY id LIMIT :limit
-
--- name: export_pending
-SELECT id, enqueued_at, due_at, payload FROM {table}
-WHERE id > :after AND enqueued_at < :before
-ORDER BY id LIMIT :limit
-
--- name: export_claim
-SELECT id, enqueued_at, state, attempts, last_error, payload FROM (
-    SELECT id, enqueued_at, attempts, last_error, payload,
-           CASE WHEN processing_started_at IS NULL THEN 'ready'
-                WHEN failed_at >= processing_started_at THEN 'failed'
-                ELSE 'claimed' END AS state
-    FROM {table}
-    WHERE id > :after AND enqueued_at < :before
-) AS m
-WHERE (state = 'ready' AND :ready) OR (state = 'claimed' AND :claimed)
-   OR (state = 'failed' AND :failed)
-ORDER BY id LIMIT :limit
-
--- name: export_ring
-SELECT id, enqueued_at, payload FROM (
-    SELECT message_id AS id, enqueued_at, payload FROM {table} WHERE reference_count = 1
-    UNION ALL
-    SELECT message_id, enqueued_at, payload FROM {overflow}
-) AS m
-WHERE id > :after AND enqueued_at < :before
-ORDER BY id LIMIT :limit
 
 -- name: archive_rows
 WITH gone AS (DELETE FROM {table} WHERE id = :id RETURNING 1) SELECT count(*) AS deleted FROM gone
@@ -52,24 +21,6 @@ WITH gone AS (
     RETURNING 1
 )
 SELECT count(*) AS deleted FROM gone
-
--- name: plan_rows
--- archive --dry-run: how many messages the selection holds now, and their id range (one
--- read of the selected rows; exact at the time of the read).
-SELECT count(*) AS messages, min(id) AS first_id, max(id) AS last_id FROM {table}
-WHERE enqueued_at < :before
-
--- name: plan_claim
-SELECT count(*) AS messages, min(id) AS first_id, max(id) AS last_id FROM (
-    SELECT id,
-           CASE WHEN processing_started_at IS NULL THEN 'ready'
-                WHEN failed_at >= processing_started_at THEN 'failed'
-                ELSE 'claimed' END AS state
-    FROM {table}
-    WHERE enqueued_at < :before
-) AS m
-WHERE (state = 'ready' AND :ready) OR (state = 'claimed' AND :claimed)
-   OR (state = 'failed' AND :failed)
 
 -- name: stage_create
 CREATE UNLOGGED TABLE {stage} (
@@ -84,21 +35,11 @@ CREATE UNLOGGED TABLE {stage} (
 -- Rows go in as (seq, payload, due_at, load_key, enqueued_at), in that order.
 COPY {stage} (seq, payload, due_at, load_key, enqueued_at) FROM STDIN
 
--- name: stage_drop
-DROP TABLE IF EXISTS {stage}
-
 -- name: loaded_create
 CREATE TABLE IF NOT EXISTS {loaded} (
     load_key  text PRIMARY KEY,
     loaded_at timestamptz NOT NULL DEFAULT clock_timestamp()
 )
-
--- name: stage_duplicate_key
-SELECT load_key FROM {stage} WHERE load_key IS NOT NULL
-GROUP BY load_key HAVING count(*) > 1 LIMIT 1
-
--- name: stage_range
-SELECT count(*) AS staged, min(seq) AS first_seq, max(seq) AS last_seq FROM {stage}
 
 -- name: load_rows
 WITH fresh AS (
@@ -127,12 +68,6 @@ WITH fresh AS (
     FROM fresh ORDER BY seq RETURNING id
 )
 SELECT count(*) AS loaded FROM added
-
--- name: key_seen
-SELECT 1 AS seen FROM {loaded} WHERE load_key = :load_key
-
--- name: key_record
-INSERT INTO {loaded} (load_key) VALUES (:load_key)
 
 -- name: id_bounds
 -- Spark's partition bounds: two index probes on the primary key.

@@ -1,5 +1,7 @@
 -- Pending queue on PostgreSQL (article 000): each message is due at a UTC time; pop returns only
 -- due messages, earliest first, skipping rows other consumers hold.
+-- extends: queues/postgresql/basic.sql (what it does as a basic queue does)
+-- extends: queues/common/pending.sql (the statements it shares with other engines)
 
 -- name: create
 CREATE TABLE {table} (
@@ -71,12 +73,6 @@ FROM {push_many}(CAST(:payloads AS bytea[]), CAST(:due_ats AS timestamptz[])) OR
 -- name: pop
 SELECT id, enqueued_at, due_at, payload FROM {pop}(:count)
 
--- name: peek
-SELECT id, enqueued_at, due_at, payload FROM {table} ORDER BY due_at, id LIMIT :count
-
--- name: purge
-WITH gone AS (DELETE FROM {table} RETURNING 1) SELECT count(*) AS purged FROM gone
-
 -- name: depth
 -- At most :limit rows with ids from :lo up to below :hi, in id order through the primary key: a walk whose cost
 -- the caller bounds (diagnostics/entries/size.py picks :lo: the watermark, the bottom when
@@ -120,11 +116,6 @@ SET LOCAL enable_seqscan = off
 SELECT count(*) AS scheduled FROM (
     SELECT id FROM {table} WHERE due_at > statement_timestamp()
     ORDER BY due_at, id LIMIT :limit) AS s
-
--- name: counters
--- NULL until the first id is issued: 0 ids then, so a new queue's first burst is a rate
-SELECT coalesce(pg_sequence_last_value(pg_get_serial_sequence({table.lit}, 'id')), 0)
-       AS enqueued_total
 
 -- name: head
 -- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one

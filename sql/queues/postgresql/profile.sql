@@ -11,12 +11,10 @@
 -- :ev_type) and claim_event_age the seconds since it; session_gone is requeue's guard that
 -- the claiming session (the profile's session column) no longer exists; error_like is
 -- dead's and redrive's --error on a library's error column (its text: a JSON array).
+-- extends: queues/common/profile.sql (the statements shared with other engines)
 
 -- name: age
 extract(epoch FROM (now() - {col.bare}))::float8
-
--- name: count
-SELECT count(*) AS n FROM (SELECT 1 AS one FROM {table} WHERE {filter} LIMIT :limit) AS s
 
 -- name: estimate
 EXPLAIN (FORMAT JSON) SELECT 1 FROM {table} WHERE {filter}
@@ -46,19 +44,6 @@ SET LOCAL enable_seqscan = off
 SELECT {instant} AS oldest_at, {age} AS age_s
 FROM (SELECT min({time_col.bare}) AS oldest_at FROM {table} WHERE {filter}) AS o
 
--- name: claims
-SELECT {columns} FROM {table} WHERE {filter} LIMIT :limit
-
--- name: heartbeats
-SELECT {hb_worker.bare} AS worker, {age} AS beat_age_s FROM {hb_table} LIMIT :limit
-
--- name: release
-UPDATE {table} SET {assignments} WHERE {id_col.bare} = :id AND {filter} AND {stale}
-RETURNING {id_col.bare} AS id
-
--- name: high_water
-SELECT max({order_col.bare}) AS high FROM {table}
-
 -- name: dead_worker
 NOT EXISTS (SELECT 1 FROM {hb_table} AS h WHERE h.{hb_worker.bare} = {table}.{hb_job.bare}
             AND h.{hb_beat.bare} > now() - make_interval(secs => :beat_s))
@@ -67,14 +52,6 @@ NOT EXISTS (SELECT 1 FROM {hb_table} AS h WHERE h.{hb_worker.bare} = {table}.{hb
 -- The claiming session (the profile's session column) no longer exists: requeue's guard.
 ({sess.bare} IS NULL OR CAST({sess.bare} AS text) NOT IN
  (SELECT CAST(pid AS text) FROM pg_stat_activity))
-
--- name: state_values
-SELECT {state} AS state, count(*) AS n FROM {table} GROUP BY {state} LIMIT :limit
-
--- name: head
--- The dequeue's head as the library takes it, read-only (qadmin explain): the first waiting
--- row ({filter}) in the library's order ({order}: checked columns, ASC/DESC), taking no row lock.
-SELECT {id_col.bare} FROM {table} WHERE {filter} ORDER BY {order} LIMIT 1
 
 -- name: head_index
 -- The index that makes that head a seek (explain's fix); {keys} the order's columns,
@@ -121,12 +98,6 @@ LIMIT :limit
 -- Now, as a library's state template compares it with its times (its qadmin_clock): to the
 -- microsecond (a run-at time passes when it does, not up to a second later).
 CURRENT_TIMESTAMP
-
--- name: sample
--- One value of a time column among the rows the filter picks (a due time that cannot be
--- compared, or one not due yet), so qadmin can say it is not a time rather than count the
--- row nowhere: bounded to one row, run on a small table or where counts found such rows.
-SELECT {col.bare} AS v FROM {table} WHERE {filter} LIMIT 1
 
 -- name: dead_jobs
 -- A library's failed jobs (qadmin dead): {filter} picks its failed states, the named queue

@@ -33,6 +33,7 @@
 --   which resize takes exclusively while it moves messages to their new slots.
 -- * A pusher or popper killed between taking its number and committing leaves a hole; that is
 --   what `qadmin inspect` and `qadmin repair` look for (see the rings issue).
+-- extends: queues/common/ring.sql (the statements it shares with other engines)
 
 -- name: create
 CREATE SEQUENCE {push_seq} AS bigint MINVALUE 0 START WITH 0
@@ -85,12 +86,7 @@ DECLARE
 BEGIN
     -- A serialization failure (REPEATABLE READ, SERIALIZABLE) rolls back after the number is
     -- taken, and no rollback returns a sequence number: refuse those levels up front.
-    IF current_setting('transaction_isolation') <> 'read committed' THEN
-        RAISE EXCEPTION 'ring push runs only at READ COMMITTED, not %',
-            current_setting('transaction_isolation')
-            USING ERRCODE = 'invalid_transaction_state',
-                  HINT = 'call it in autocommit or a READ COMMITTED transaction';
-    END IF;
+    {committed_only(w=push)}
     -- A slot's payload column allows NULL (a free slot): refuse one here, as every other
     -- kind's NOT NULL column does, before a number is taken.
     IF p_payload IS NULL THEN
@@ -116,11 +112,7 @@ BEGIN
                 v_seq := nextval({push_seq.lit});
             END IF;
         END IF;
-    EXCEPTION WHEN OTHERS OR query_canceled THEN
-        PERFORM pg_advisory_unlock(v_key);
-        RAISE;
-    END;
-    PERFORM pg_advisory_unlock(v_key);
+    {lock_released()}
     IF v_seq IS NULL THEN
         RETURN;  -- full: nothing written, no number taken
     END IF;
@@ -157,12 +149,7 @@ DECLARE
     v_at   timestamptz;
     v_key  bigint := ('x' || left(md5({push_seq.lit}), 16))::bit(64)::bigint;  -- push lock
 BEGIN
-    IF current_setting('transaction_isolation') <> 'read committed' THEN
-        RAISE EXCEPTION 'ring push runs only at READ COMMITTED, not %',
-            current_setting('transaction_isolation')
-            USING ERRCODE = 'invalid_transaction_state',
-                  HINT = 'call it in autocommit or a READ COMMITTED transaction';
-    END IF;
+    {committed_only(w=push)}
     IF array_position(p_payloads, NULL) IS NOT NULL THEN  -- as in push, before any number
         RAISE EXCEPTION 'ring push_many: payload % is NULL', array_position(p_payloads, NULL)
             USING ERRCODE = 'not_null_violation';
@@ -186,11 +173,7 @@ BEGIN
             SELECT array_agg(nextval({push_seq.lit}) ORDER BY g.i) INTO v_ids
               FROM generate_series(1, v_want) AS g(i);
         END IF;
-    EXCEPTION WHEN OTHERS OR query_canceled THEN
-        PERFORM pg_advisory_unlock(v_key);
-        RAISE;
-    END;
-    PERFORM pg_advisory_unlock(v_key);
+    {lock_released()}
     IF v_ids IS NULL THEN
         RETURN;  -- full: nothing written, no number taken
     END IF;
@@ -240,17 +223,10 @@ DECLARE
     v_cap   integer;
     v_key   bigint := ('x' || left(md5({pop_seq.lit}), 16))::bit(64)::bigint;  -- pop lock
 BEGIN
-    IF {paused()} THEN
-        RETURN;  -- paused (qadmin pause): take nothing
-    END IF;
+    {paused_return()}
     -- A serialization failure (REPEATABLE READ, SERIALIZABLE) rolls back after the number is
     -- taken, and no rollback returns a sequence number: refuse those levels up front.
-    IF current_setting('transaction_isolation') <> 'read committed' THEN
-        RAISE EXCEPTION 'ring pop runs only at READ COMMITTED, not %',
-            current_setting('transaction_isolation')
-            USING ERRCODE = 'invalid_transaction_state',
-                  HINT = 'call it in autocommit or a READ COMMITTED transaction';
-    END IF;
+    {committed_only(w=pop)}
     LOCK TABLE {ctl} IN ACCESS SHARE MODE;  -- the capacity gate, as in push
     SELECT c.capacity INTO v_cap FROM {ctl} AS c;
     OPEN parked;
@@ -273,11 +249,7 @@ BEGIN
                 IF FOUND THEN
                     v_seq := nextval({pop_seq.lit});
                 END IF;
-            EXCEPTION WHEN OTHERS OR query_canceled THEN
-                PERFORM pg_advisory_unlock(v_key);
-                RAISE;
-            END;
-            PERFORM pg_advisory_unlock(v_key);
+            {lock_released()}
             IF v_seq IS NULL THEN
                 EXIT;  -- empty: no number taken
             END IF;
@@ -406,11 +378,6 @@ SELECT setval({pop_seq.lit},
               (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END
                  FROM {push_seq}),
               false)
-
--- name: readable
--- Whether the role may read the slot table at all (size asks when the sequences are refused
--- to it: a reader without sequence privileges gets a note, a stranger the error). Reads no row.
-SELECT 1 AS readable FROM {table} LIMIT 0
 
 -- name: depth
 -- The oldest message waiting: the next number's slot; when that number is missing (a killed
@@ -663,17 +630,6 @@ LOCK TABLE {ctl} IN ACCESS EXCLUSIVE MODE
 SELECT (SELECT count(*) FROM {table} WHERE reference_count = 1)
      + (SELECT count(*) FROM {overflow}) AS messages,
        (SELECT capacity FROM {ctl}) AS capacity
-
--- name: resize
-INSERT INTO {overflow} (message_id, enqueued_at, payload)
-SELECT message_id, enqueued_at, payload FROM {table} WHERE reference_count = 1
-
--- name: resize
-DELETE FROM {table} WHERE slot >= :capacity
-
--- name: resize
-UPDATE {table} SET reference_count = 0, message_id = NULL, payload = NULL, enqueued_at = NULL
-WHERE reference_count = 1
 
 -- name: resize_grow
 INSERT INTO {table} (slot) SELECT generate_series(:lo, :hi - 1)

@@ -30,6 +30,7 @@
 -- the dequeue; a rolled-back dequeue's rows are then at or above the copy. Any other caller
 -- moves {wm} only, and the next such advance publishes it. Queues created before the copy
 -- existed keep their routines, which read {wm}.
+-- extends: queues/common/watermark.sql (the statements it shares with other engines)
 
 -- name: create
 CREATE TABLE {wm} (
@@ -140,15 +141,8 @@ FROM {wm} AS w
 -- name: wm_advance
 SELECT wm, candidate, moved FROM {wm_advance}(:to)
 
--- name: wm_value
--- Where dequeues start looking (size reads the depth and the oldest from here up).
-SELECT wm FROM {wm}
-
 -- name: wm_lock
 SELECT wm FROM {wm} FOR UPDATE
-
--- name: wm_stranded
-SELECT min(t.id) AS stranded_min_id FROM {table} AS t WHERE t.id < :wm
 
 -- name: wm_set
 UPDATE {wm} SET wm = :wm, candidate = NULL, candidate_at = NULL

@@ -3,6 +3,7 @@
 -- every pop runs in BEGIN IMMEDIATE and strict and lax FIFO are the same thing here.
 -- AUTOINCREMENT keeps ids from being reused when the queue drains (plain rowids restart at 1).
 -- {order_by} is "ORDER BY id" (fifo), "ORDER BY id DESC" (lifo) or empty (heap).
+-- extends: queues/common/basic.sql (the statements it shares with other engines)
 
 -- name: create
 CREATE TABLE {table} (
@@ -22,21 +23,11 @@ DELETE FROM {table}
 WHERE id IN (SELECT id FROM {table} WHERE NOT {paused()} {order_by} LIMIT :count)
 RETURNING id, enqueued_at, payload
 
--- name: peek
-SELECT id, enqueued_at, payload FROM {table} {order_by} LIMIT :count
-
 -- name: purge
 SELECT count(*) AS purged FROM {table}
 
 -- name: purge
 DELETE FROM {table}
-
--- name: depth
--- At most :limit rows with ids from :lo up to below :hi, in id order through the primary key: a walk whose cost
--- the caller bounds (diagnostics/entries/size.py picks :lo: the watermark, the bottom when
--- few dead entries can lie on the way, else a window below the id high-water mark).
-SELECT count(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
-FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo AND t.id < :hi ORDER BY t.id LIMIT :limit) AS w
 
 -- name: counters
 SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = :table), 0) AS enqueued_total
@@ -46,8 +37,3 @@ SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = :table), 0) AS enq
 -- (max(id) - min(id) in one SELECT would defeat the min/max optimisation and scan the table).
 SELECT coalesce((SELECT max(id) FROM {table}) - (SELECT min(id) FROM {table}) + 1, 0)
     AS estimated_rows
-
--- name: head
--- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one
--- message, taking no row lock.
-SELECT id FROM {table} {order_by} LIMIT 1

@@ -3,6 +3,8 @@
 -- reuses a popped id, so the counter lives in its own one-row table instead. A push writes slot
 -- id % capacity: an empty slot (popped, or never used) is inserted, a full one is overwritten,
 -- and the overwritten message's id is returned so nothing disappears unreported.
+-- extends: queues/sqlite/basic.sql (what it does as a basic queue does)
+-- extends: queues/common/capped.sql (the statements it shares with other engines)
 
 -- name: create
 CREATE TABLE {table} (
@@ -66,22 +68,6 @@ DELETE FROM {table}
 WHERE id IN (SELECT id FROM {table} WHERE NOT {paused()} ORDER BY id LIMIT :count)
 RETURNING id, enqueued_at, payload
 
--- name: peek
-SELECT id, enqueued_at, payload FROM {table} ORDER BY id LIMIT :count
-
--- name: purge
-SELECT count(*) AS purged FROM {table}
-
--- name: purge
-DELETE FROM {table}
-
--- name: depth
--- At most :limit rows with ids from :lo up to below :hi, in id order through the primary key: a walk whose cost
--- the caller bounds (diagnostics/entries/size.py picks :lo: the watermark, the bottom when
--- few dead entries can lie on the way, else a window below the id high-water mark).
-SELECT count(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
-FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo AND t.id < :hi ORDER BY t.id LIMIT :limit) AS w
-
 -- name: counters
 SELECT next_id AS enqueued_total FROM {seq}
 
@@ -97,22 +83,3 @@ SELECT coalesce((SELECT max(id) FROM {table}) - (SELECT min(id) FROM {table}) + 
 
 -- name: resize_lock
 SELECT capacity FROM {ctl}
-
--- name: resize_state
-SELECT count(*) AS messages, coalesce(max(id) - min(id) + 1, 0) AS span,
-       (SELECT capacity FROM {ctl}) AS capacity
-FROM {table}
-
--- name: resize
-UPDATE {table} SET slot = -1 - slot
-
--- name: resize
-UPDATE {table} SET slot = id % :capacity
-
--- name: resize_place
-UPDATE {ctl} SET capacity = :capacity
-
--- name: head
--- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one
--- message, taking no row lock.
-SELECT id FROM {table} ORDER BY id LIMIT 1

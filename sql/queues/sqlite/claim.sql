@@ -10,6 +10,8 @@
 -- only while the row's attempts still equal it, so a consumer whose claim went stale and was
 -- requeued and claimed again cannot ack or fail the new claim (ack and fail keep their
 -- parameters for existing callers; fail_fenced differs from fail only in its UPDATE's WHERE).
+-- extends: queues/sqlite/basic.sql (its messages go in as a basic queue's do: push, push_many, purge and counters come from there)
+-- extends: queues/common/claim.sql (the statements it shares with other engines)
 
 -- name: create
 CREATE TABLE {table} (
@@ -52,9 +54,6 @@ DROP TABLE IF EXISTS {dead}
 -- name: drop
 DROP TABLE IF EXISTS {table}
 
--- name: push
-INSERT INTO {table} (payload) VALUES (:payload) RETURNING id, enqueued_at
-
 -- name: pop
 UPDATE {table}
 SET processing_started_at = strftime('%Y-%m-%d %H:%M:%f', 'now'),
@@ -80,27 +79,12 @@ SAVEPOINT qadmin_call
 
 -- name: fail
 UPDATE {table}
-SET last_error = :error,
-    failed_at = strftime('%Y-%m-%d %H:%M:%f', 'now'),
-    -- The first error and the latest: element 1 goes once {errors_kept} are kept.
-    errors = json_insert(
-        CASE WHEN json_array_length(coalesce(errors, '[]')) >= {errors_kept}
-             THEN json_remove(errors, '$[1]') ELSE coalesce(errors, '[]') END,
-        '$[#]', json_object(
-            'attempt', attempts, 'error', :error, 'at', strftime('%Y-%m-%d %H:%M:%f', 'now'))),
-    processing_started_at = CASE WHEN :retry THEN NULL ELSE processing_started_at END,
-    claimed_by = CASE WHEN :retry THEN NULL ELSE claimed_by END
+{fail_set()}
 WHERE id = :id AND processing_started_at IS NOT NULL
 RETURNING id, attempts
 
 -- name: fail
--- changes(): the UPDATE above, so only the message this call failed can move.
-INSERT INTO {dead} (id, enqueued_at, attempts, last_error, errors, payload)
-SELECT id, enqueued_at, attempts, last_error, errors, payload FROM {table}
-WHERE id = :id AND changes() > 0
-  AND attempts >= (SELECT json_extract(c.options, '$.max_attempts') FROM {catalog} AS c
-                   WHERE c.name = {table.bare_lit})
-RETURNING 1 AS dead
+{dead_move()}
 
 -- name: fail
 DELETE FROM {table} WHERE id = :id AND id IN (SELECT d.id FROM {dead} AS d WHERE d.id = :id)
@@ -113,58 +97,18 @@ SAVEPOINT qadmin_call
 
 -- name: fail_fenced
 UPDATE {table}
-SET last_error = :error,
-    failed_at = strftime('%Y-%m-%d %H:%M:%f', 'now'),
-    -- The first error and the latest: element 1 goes once {errors_kept} are kept.
-    errors = json_insert(
-        CASE WHEN json_array_length(coalesce(errors, '[]')) >= {errors_kept}
-             THEN json_remove(errors, '$[1]') ELSE coalesce(errors, '[]') END,
-        '$[#]', json_object(
-            'attempt', attempts, 'error', :error, 'at', strftime('%Y-%m-%d %H:%M:%f', 'now'))),
-    processing_started_at = CASE WHEN :retry THEN NULL ELSE processing_started_at END,
-    claimed_by = CASE WHEN :retry THEN NULL ELSE claimed_by END
+{fail_set()}
 WHERE id = :id AND processing_started_at IS NOT NULL AND attempts = :attempt
 RETURNING id, attempts
 
 -- name: fail_fenced
--- changes(): the UPDATE above, so only the message this call failed can move.
-INSERT INTO {dead} (id, enqueued_at, attempts, last_error, errors, payload)
-SELECT id, enqueued_at, attempts, last_error, errors, payload FROM {table}
-WHERE id = :id AND changes() > 0
-  AND attempts >= (SELECT json_extract(c.options, '$.max_attempts') FROM {catalog} AS c
-                   WHERE c.name = {table.bare_lit})
-RETURNING 1 AS dead
+{dead_move()}
 
 -- name: fail_fenced
 DELETE FROM {table} WHERE id = :id AND id IN (SELECT d.id FROM {dead} AS d WHERE d.id = :id)
 
 -- name: fail_fenced
 RELEASE qadmin_call
-
--- name: peek
-SELECT id, enqueued_at, processing_started_at, claimed_by, attempts, last_error, payload
-FROM {table} ORDER BY id LIMIT :count
-
--- name: purge
-SELECT count(*) AS purged FROM {table}
-
--- name: purge
-DELETE FROM {table}
-
--- name: depth
--- At most :limit waiting rows (claimed ones are counted apart: claimed_count) with ids from
--- :lo up to below :hi, in id order (the pop index, or the primary key): a walk whose cost
--- the caller bounds (diagnostics/entries/size.py picks :lo: the watermark, the bottom when
--- few dead entries can lie on the way, else a window below the id high-water mark).
-SELECT count(*) AS depth, min(w.enqueued_at) AS oldest_enqueued_at
-FROM (SELECT t.enqueued_at FROM {table} AS t WHERE t.id >= :lo AND t.id < :hi AND t.processing_started_at IS NULL
-      ORDER BY t.id LIMIT :limit) AS w
-
--- name: claimed_count
--- Claimed rows, at most :limit (through the claimed index): a claim queue's depth is its
--- waiting rows, and the catalog's row estimate counts these too.
-SELECT count(*) AS claimed
-FROM (SELECT 1 FROM {table} AS t WHERE t.processing_started_at IS NOT NULL LIMIT :limit) AS c
 
 -- name: claims
 SELECT id, processing_started_at, claimed_by, claimed_session, attempts, last_error,
@@ -209,15 +153,6 @@ WHERE processing_started_at
       < strftime('%Y-%m-%d %H:%M:%f', 'now', '-' || :stale_s || ' seconds')
 RETURNING id, 0 AS dead
 
--- name: counters
-SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = :table), 0) AS enqueued_total
-
--- name: estimate
--- SQLite keeps no row-count statistics: the id range is an upper bound, read with two seeks
--- (max(id) - min(id) in one SELECT would defeat the min/max optimisation and scan the table).
-SELECT coalesce((SELECT max(id) FROM {table}) - (SELECT min(id) FROM {table}) + 1, 0)
-    AS estimated_rows
-
 -- name: dead_depth
 -- Bounded like inspect's other counts: at most :limit rows are counted.
 SELECT (SELECT count(*) FROM (SELECT 1 FROM {dead} LIMIT :limit)) AS dead,
@@ -254,9 +189,6 @@ WHERE d.id > :after AND d.id <= :upto
   AND (:has_error = 0 OR d.last_error LIKE :pattern ESCAPE '!')
 ORDER BY d.id LIMIT :limit
 
--- name: dead_top
-SELECT max(id) AS top_id FROM {dead}
-
 -- name: dead_one
 -- One dead message whole (dead --id): its error history and payload.
 SELECT id, enqueued_at, attempts, died_at, last_error, errors, payload
@@ -265,10 +197,6 @@ FROM {dead} WHERE id = :id
 -- name: dead_take
 -- Lock one dead message by its key and read its payload (redrive --to).
 SELECT id, payload FROM {dead} WHERE id = :id
-
--- name: discard_one
--- After redrive_id locked it: a dead letter thrown away (the live table is never touched).
-DELETE FROM {dead} WHERE id = :id
 
 -- name: redrive_id
 SELECT id FROM {dead} WHERE id = :id
@@ -280,11 +208,6 @@ RETURNING id AS new_id
 
 -- name: redrive_one
 DELETE FROM {dead} WHERE id = :id
-
--- name: head
--- The dequeue's head, read-only (qadmin explain): the pop's own WHERE / ORDER BY for one
--- message, taking no row lock.
-SELECT id FROM {table} WHERE processing_started_at IS NULL ORDER BY id LIMIT 1
 
 -- name: head_index
 -- The index that makes the head a seek in dequeue order (explain's fix when the plan sorts

@@ -3,6 +3,7 @@
 -- holds the write lock, so no id can commit behind a dequeue and the watermark may always move
 -- straight to the head. Each dequeue moves it there. Rows below it exist only if it was set
 -- too high by hand; `qadmin watermark QUEUE repair` lowers it so they are served.
+-- extends: queues/common/watermark.sql (the statements it shares with other engines)
 
 -- name: create
 CREATE TABLE {wm} (
@@ -53,15 +54,8 @@ SET wm = max(wm, min(coalesce(:to, (SELECT id FROM head)), (SELECT id FROM head)
     advanced_at = strftime('%Y-%m-%d %H:%M:%f', 'now')
 RETURNING wm, candidate
 
--- name: wm_value
--- Where dequeues start looking (size reads the depth and the oldest from here up).
-SELECT wm FROM {wm}
-
 -- name: wm_lock
 SELECT wm FROM {wm}
-
--- name: wm_stranded
-SELECT min(t.id) AS stranded_min_id FROM {table} AS t WHERE t.id < :wm
 
 -- name: wm_set
 UPDATE {wm} SET wm = :wm, candidate = NULL, candidate_at = NULL

@@ -86,6 +86,8 @@ def _code(statement: str) -> str:
 
 
 def _is_routine(statement: str) -> bool:
+    """Whether a rendered statement creates a routine (rendered: a template may write a whole
+    routine as a fragment, ``{pop_rows()}``)."""
     return _code(statement).startswith(_CREATE_ROUTINE)
 
 
@@ -105,8 +107,8 @@ class _Staging:
         staged names but reading the final table names (they only run after the rename)."""
         out = []
         for raw in self.engine.template(self.ring).statements("create"):
-            spec = self.routines if _is_routine(raw) else self.tables
-            out.append(self.engine.render(raw, spec))
+            routine = _is_routine(self.engine.render(raw, self.ring))
+            out.append(self.engine.render(raw, self.routines if routine else self.tables))
         return out
 
     def discard(self) -> list[str]:
@@ -116,11 +118,13 @@ class _Staging:
     def routines_of(self, spec: QueueSpec) -> list[str]:
         """``spec``'s push/pop (and helpers) as CREATE OR REPLACE: swapped atomically, so no
         caller ever finds the routine missing."""
+        rendered = [
+            self.engine.render(raw, spec) for raw in self.engine.template(spec).statements("create")
+        ]
         return [
-            "CREATE OR REPLACE PROCEDURE"
-            + self.engine.render(_code(raw), spec)[len(_CREATE_ROUTINE) :]
-            for raw in self.engine.template(spec).statements("create")
-            if _is_routine(raw)
+            "CREATE OR REPLACE PROCEDURE" + _code(statement)[len(_CREATE_ROUTINE) :]
+            for statement in rendered
+            if _is_routine(statement)
         ]
 
     def leftovers(self) -> list[str]:
