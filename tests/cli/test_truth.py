@@ -96,7 +96,7 @@ def test_inspect_of_schema_dot_table_prints_a_fix_that_runs(pg_schema):
     fix = fixes["stale_statistics"]
     assert fix.startswith(f'ANALYZE "{pg_schema}"."jobs"'), fix
     with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
-        conn.execute(fix.split(" (")[0])  # runs as printed
+        conn.execute(fix.split(";")[0])  # runs as printed: the statement, then the advice
 
 
 def test_a_stale_claims_fix_on_a_declared_table_names_the_config(tmp_path):

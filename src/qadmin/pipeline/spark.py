@@ -428,6 +428,15 @@ def _give_up() -> None:
             spark.client._closed = True  # its exit hook then makes no call
     for folder in SCRATCH:
         shutil.rmtree(folder, ignore_errors=True)
+    # A local Spark's JVM is this process's child and shares its stderr: ended now, it logs
+    # nothing after the one line that says why the job was given up.
+    with suppress(Exception):
+        from pyspark import SparkContext
+
+        proc = getattr(SparkContext._gateway, "proc", None)
+        if proc is not None:
+            proc.kill()
+            proc.wait(timeout=10)
 
 
 _CONNECT_SESSIONS: list[Any] = []
