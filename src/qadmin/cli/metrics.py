@@ -41,18 +41,17 @@ def _textfile(value: str) -> Path:
 
 
 def _never_made(conn: config_mod.Connection) -> config_mod.Connection:
-    """A SQLite file opened read-write only (``mode=rw``): a file removed between a scrape's
-    check and its connection is a failed scrape, never a new empty database."""
+    """The DSN opening only a database that exists (the dialect's ``existing_only``: SQLite's
+    ``mode=rw``), so a file removed between a scrape's check and its connection is a failed
+    scrape, never a new empty database. The embedded default is made as ever."""
     from qadmin import dsn as dsn_mod
-    from qadmin.engine_table import BY_NAME
+    from qadmin.engines import registry
 
+    if conn.source == config_mod.EMBEDDED:
+        return conn
     parsed = dsn_mod.parse(conn.dsn)
-    if not BY_NAME[parsed.engine].file or conn.source == config_mod.EMBEDDED:
-        return conn
-    if not parsed.path or parsed.path == ":memory:" or "mode" in parsed.query:
-        return conn
-    joined = "&" if "?" in conn.dsn else "?"
-    return dataclasses.replace(conn, dsn=f"{conn.dsn}{joined}mode=rw")
+    dialect = registry.dialect_class(parsed.engine)
+    return dataclasses.replace(conn, dsn=dialect.existing_only(conn.dsn, parsed.path, parsed.query))
 
 
 @click.command()

@@ -59,6 +59,12 @@ class Dialect:
         self.label = label
         self._schema = schema
 
+    @staticmethod
+    def existing_only(dsn: str, path: str | None, query: Mapping[str, str]) -> str:
+        """The DSN opening only a database that exists (a monitor must never make one); a
+        server's databases are never made by connecting: the DSN as it is."""
+        return dsn
+
     def unsupported(self, what: str) -> UnsupportedError:
         """The one line a caller raises when this engine lacks a hook."""
         return UnsupportedError(f"{what} is not supported on {self.label}")
@@ -148,6 +154,14 @@ class SqliteDialect(Dialect):
     @staticmethod
     def quote_ident(name: str) -> str:
         return '"' + name.replace('"', '""') + '"'
+
+    @staticmethod
+    def existing_only(dsn: str, path: str | None, query: Mapping[str, str]) -> str:
+        """A file opened read-write only (``mode=rw``): one removed since it was checked is a
+        failed connection, never a new empty database. In-memory and explicit modes stay."""
+        if not path or path == ":memory:" or "mode" in query:
+            return dsn
+        return f"{dsn}{'&' if '?' in dsn else '?'}mode=rw"
 
     def end_session(self, session: str, kind: str = "session") -> str:
         return "stop the process that keeps its transaction open on the file"
