@@ -34,31 +34,6 @@ import status_scale  # the set-up of the same database
 PG = status_scale.PG
 
 
-def _setup(dsn: str, url: str, schemas: int, per_schema: int, rows: int) -> None:
-    from qadmin.engines import open_engine
-    from qadmin.kinds import Kind, QueueSpec
-    from qadmin.ops import messages, queues
-
-    for s in range(schemas):
-        schema = f"app{s:02d}"
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            conn.execute(f"CREATE SCHEMA {schema}")
-        engine = open_engine(url, schema)
-        for q in range(per_schema):
-            kind = Kind(status_scale.KINDS[q % len(status_scale.KINDS)])
-            capacity = 100 if kind is Kind.RING else None
-            spec = queues.create(engine, QueueSpec(f"q{q:02d}", kind, capacity=capacity))
-            messages.push(engine, spec, [b"x", b"y"])
-        engine.close()
-    if rows:
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            conn.execute("CREATE SCHEMA lib")
-            conn.execute(status_scale.OBAN)
-            conn.execute(status_scale.RIVER)
-            status_scale._fill_library(conn, "oban_jobs", rows, "completed", "executing")
-            status_scale._fill_library(conn, "river_job", rows, "completed", "running")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--schemas", type=int, default=20)
@@ -75,7 +50,7 @@ def main() -> None:
     server = None
     try:
         started = time.monotonic()
-        _setup(dsn, url, args.schemas, args.queues, args.rows)
+        status_scale.setup(dsn, url, args.schemas, args.queues, args.rows)
         print(f"# set-up: {time.monotonic() - started:.1f} s")
         load = os.getloadavg()
         print(f"# machine: {os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f}")

@@ -95,6 +95,34 @@ def _buffers(dsn: str, database: str) -> int:
     return int(row[0]) if row else 0
 
 
+def setup(dsn: str, url: str, schemas: int, per_schema: int, rows: int) -> None:
+    """The bench database (this script's and metrics_scale.py's): ``schemas`` schemas of
+    ``per_schema`` qadmin queues, two messages each, and (``rows`` > 0) the Oban and River
+    tables filled."""
+    from qadmin.engines import open_engine
+    from qadmin.kinds import Kind, QueueSpec
+    from qadmin.ops import messages, queues
+
+    for s in range(schemas):
+        schema = f"app{s:02d}"
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(f"CREATE SCHEMA {schema}")
+        engine = open_engine(url, schema)
+        for q in range(per_schema):
+            kind = Kind(KINDS[q % len(KINDS)])
+            capacity = 100 if kind is Kind.RING else None
+            spec = queues.create(engine, QueueSpec(f"q{q:02d}", kind, capacity=capacity))
+            messages.push(engine, spec, [b"x", b"y"])
+        engine.close()
+    if rows:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("CREATE SCHEMA lib")
+            conn.execute(OBAN)
+            conn.execute(RIVER)
+            _fill_library(conn, "oban_jobs", rows, "completed", "executing")
+            _fill_library(conn, "river_job", rows, "completed", "running")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--schemas", type=int, default=20)
@@ -109,28 +137,8 @@ def main() -> None:
     dsn = make_conninfo(PG, dbname=database)
     url = f"postgresql://postgres@127.0.0.1:5432/{database}"
     try:
-        from qadmin.engines import open_engine
-        from qadmin.kinds import Kind, QueueSpec
-        from qadmin.ops import messages, queues
-
         started = time.monotonic()
-        for s in range(args.schemas):
-            schema = f"app{s:02d}"
-            with psycopg.connect(dsn, autocommit=True) as conn:
-                conn.execute(f"CREATE SCHEMA {schema}")
-            engine = open_engine(url, schema)
-            for q in range(args.queues):
-                kind = Kind(KINDS[q % len(KINDS)])
-                capacity = 100 if kind is Kind.RING else None
-                spec = queues.create(engine, QueueSpec(f"q{q:02d}", kind, capacity=capacity))
-                messages.push(engine, spec, [b"x", b"y"])
-            engine.close()
-        with psycopg.connect(dsn, autocommit=True) as conn:
-            conn.execute("CREATE SCHEMA lib")
-            conn.execute(OBAN)
-            conn.execute(RIVER)
-            _fill_library(conn, "oban_jobs", args.rows, "completed", "executing")
-            _fill_library(conn, "river_job", args.rows, "completed", "running")
+        setup(dsn, url, args.schemas, args.queues, args.rows)
         print(f"# set-up: {time.monotonic() - started:.1f} s")
         load = os.getloadavg()
         print(f"# machine: {os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f}")

@@ -11,22 +11,17 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from qadmin.cli import cli
-
-
-def _run(*args: str):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+from tests.helpers import run
 
 
 @pytest.fixture
 def db(tmp_path) -> list[str]:
     """orders: a fifo of three messages; full: a ring at capacity (CRITICAL by default)."""
     dsn = ["--dsn", f"sqlite:///{tmp_path / 'q.db'}"]
-    assert _run("create", "orders", "--kind", "fifo", *dsn).exit_code == 0
-    assert _run("push", "orders", "a", "b", "c", *dsn).exit_code == 0
-    assert _run("create", "spare", "--kind", "heap", *dsn).exit_code == 0
+    assert run("create", "orders", "--kind", "fifo", *dsn).exit_code == 0
+    assert run("push", "orders", "a", "b", "c", *dsn).exit_code == 0
+    assert run("create", "spare", "--kind", "heap", *dsn).exit_code == 0
     return dsn
 
 
@@ -37,7 +32,7 @@ def _config(tmp_path: Path, text: str) -> list[str]:
 
 
 def test_all_within_thresholds_is_ok_with_a_line_and_perfdata_per_queue(db):
-    result = _run("check", "--all", *db)
+    result = run("check", "--all", *db)
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0].startswith("QADMIN OK - 2 queues: 0 critical, 0 warning, 0 unknown, 2 ok")
@@ -51,9 +46,9 @@ def test_all_within_thresholds_is_ok_with_a_line_and_perfdata_per_queue(db):
 
 def test_the_worst_queue_sets_the_exit_code_and_leads(db, tmp_path):
     dsn = db
-    assert _run("create", "full", "--kind", "ring", "--capacity", "2", *dsn).exit_code == 0
-    assert _run("push", "full", "x", "y", *dsn).exit_code == 0
-    result = _run("check", "--all", "--warn-depth", "2", *dsn)
+    assert run("create", "full", "--kind", "ring", "--capacity", "2", *dsn).exit_code == 0
+    assert run("push", "full", "x", "y", *dsn).exit_code == 0
+    result = run("check", "--all", "--warn-depth", "2", *dsn)
     assert result.exit_code == 2, result.output
     lines = result.stdout.splitlines()
     assert lines[0].startswith("QADMIN CRITICAL - 3 queues: 1 critical, 1 warning, 0 unknown")
@@ -77,13 +72,13 @@ crit_oldest_age = "1h"
 warn_depth = 100
 """,
     )
-    result = _run("check", "--all", *config, *db)
+    result = run("check", "--all", *config, *db)
     assert result.exit_code == 1, result.output
     assert "WARNING main.orders: depth 3 >= 1" in result.stdout
     assert "main.orders_oldest_age=" in result.stdout and ";;3600;0" in result.stdout
     assert "main.spare_depth=0;100;;0" in result.stdout  # the pattern's, over [check]'s
     # an option given wins over [check], and a pattern still wins over the option
-    calm = _run("check", "--all", "--warn-depth", "10", *config, *db)
+    calm = run("check", "--all", "--warn-depth", "10", *config, *db)
     assert calm.exit_code == 0, calm.output
     assert "main.orders_depth=3;10;;0" in calm.stdout
     assert "main.spare_depth=0;100;;0" in calm.stdout
@@ -100,7 +95,7 @@ warn_depth = 100
     ],
 )
 def test_a_bad_check_section_is_unknown_on_one_line(db, tmp_path, text, said):
-    result = _run("check", "--all", *_config(tmp_path, text), *db)
+    result = run("check", "--all", *_config(tmp_path, text), *db)
     assert result.exit_code == 3, result.output
     assert result.stdout.startswith("QADMIN UNKNOWN - all queues: ") and said in result.stdout
     assert len(result.stdout.strip().splitlines()) == 1
@@ -117,14 +112,14 @@ def test_a_bad_check_section_is_unknown_on_one_line(db, tmp_path, text, said):
     ],
 )
 def test_combinations_that_make_no_sense_are_refused_exit_2(db, args, said):
-    result = _run("check", *args, *db)
+    result = run("check", *args, *db)
     assert result.exit_code == 2, result.output
     assert said in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert result.stdout == ""
 
 
 def test_no_name_and_no_all_is_still_the_plugin_usage_line(db):
-    result = _run("check", *db)
+    result = run("check", *db)
     assert result.exit_code == 3
     assert result.stdout.startswith("QADMIN UNKNOWN - usage: Missing argument 'NAME'")
 
@@ -132,7 +127,7 @@ def test_no_name_and_no_all_is_still_the_plugin_usage_line(db):
 def test_no_queue_found_is_unknown(tmp_path):
     path = tmp_path / "empty.db"
     sqlite3.connect(path).close()
-    result = _run("check", "--all", "--dsn", f"sqlite:///{path}")
+    result = run("check", "--all", "--dsn", f"sqlite:///{path}")
     assert result.exit_code == 3
     assert result.stdout.startswith("QADMIN UNKNOWN - no queues found")
 
@@ -155,7 +150,7 @@ def test_named_queues_are_labelled_table_and_queue(tmp_path):
         'queue_column = "queue"\ntime_column = "created_at"\n'
         '[check.queues."jobs[mail]"]\nwarn_depth = 1\n',
     )
-    result = _run("check", "--all", "--dsn", f"sqlite:///{path}", *config)
+    result = run("check", "--all", "--dsn", f"sqlite:///{path}", *config)
     assert result.exit_code == 1, result.output
     assert "WARNING jobs[mail]: depth 2 >= 1" in result.stdout
     assert "jobs[mail]_depth=2;1;;0" in result.stdout
@@ -163,7 +158,7 @@ def test_named_queues_are_labelled_table_and_queue(tmp_path):
 
 
 def test_json_holds_every_queue_verdict(db):
-    result = _run("check", "--all", "--warn-depth", "2", "--format", "json", *db)
+    result = run("check", "--all", "--warn-depth", "2", "--format", "json", *db)
     assert result.exit_code == 1
     document = json.loads(result.stdout)
     assert document["status"] == "WARNING" and document["code"] == 1
@@ -181,9 +176,9 @@ def test_each_engine_gives_its_queues_a_line_and_perfdata(label, request, tmp_pa
 
     target = make_target(label, request, tmp_path)
     args = target.cli_args()
-    assert _run("create", "orders", "--kind", "claim", *args).exit_code == 0
-    assert _run("push", "orders", "a", "b", "c", *args).exit_code == 0
-    result = _run("check", "--all", "--warn-depth", "3", *args)
+    assert run("create", "orders", "--kind", "claim", *args).exit_code == 0
+    assert run("push", "orders", "a", "b", "c", *args).exit_code == 0
+    result = run("check", "--all", "--warn-depth", "3", *args)
     assert result.exit_code in (1, 2, 3), result.output  # 1 at least: orders is WARNING
     name = f"{target.schema or 'main'}.orders"
     assert f"WARNING {name}: depth 3 >= 3" in result.stdout
@@ -200,7 +195,7 @@ def test_no_connection_is_one_unknown_line_without_the_password():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     dsn = f"postgresql://nagios:s3cretpw@127.0.0.1:{port}/app"
-    result = _run("check", "--all", "--dsn", dsn, "--connect-timeout", "2")
+    result = run("check", "--all", "--dsn", dsn, "--connect-timeout", "2")
     assert result.exit_code == 3
     assert result.stdout.startswith("QADMIN UNKNOWN - all queues: ")
     assert len(result.stdout.strip().splitlines()) == 1
@@ -214,7 +209,7 @@ def test_a_missing_or_non_database_file_is_unknown_with_its_cause(tmp_path, cont
     if content is not None:
         path.write_text(content)
     args = ["check", "--all", "--dsn", f"sqlite:///{path}"]
-    result = _run(*args, *(["--format", "json"] if fmt == "json" else []))
+    result = run(*args, *(["--format", "json"] if fmt == "json" else []))
     assert result.exit_code == 3
     cause = "no database file" if content is None else "is not a SQLite database file"
     if fmt == "json":
@@ -231,7 +226,7 @@ def test_a_missing_or_non_database_file_is_unknown_with_its_cause(tmp_path, cont
 def test_status_on_a_file_that_is_not_a_database_exits_6_with_the_cause(tmp_path):
     path = tmp_path / "n.db"
     path.write_text("junk\n")
-    result = _run("status", "--dsn", f"sqlite:///{path}")
+    result = run("status", "--dsn", f"sqlite:///{path}")
     assert result.exit_code == 6
     assert "is not a SQLite database file" in result.stderr
     assert "no queues found" not in result.stderr
@@ -244,14 +239,14 @@ def test_patterns_match_with_or_without_the_schema_and_one_matching_nothing_is_s
         '[check.queues."main.spare"]\nwarn_depth = 0\n'
         '[check.queues."nosuch[*]"]\nwarn_depth = 1\n',
     )
-    result = _run("check", "--all", *db, *config)
+    result = run("check", "--all", *db, *config)
     assert result.exit_code == 1, result.output
     assert "WARNING main.orders: depth 3 >= 3" in result.stdout
     assert "WARNING main.spare: depth 0 >= 0" in result.stdout
     first = result.stdout.splitlines()[0]
     assert "1 threshold pattern(s) match no queue" in first
     assert 'WARNING config: [check.queues."nosuch[*]"] matches no queue found' in result.stdout
-    document = json.loads(_run("check", "--all", "--format", "json", *db, *config).stdout)
+    document = json.loads(run("check", "--all", "--format", "json", *db, *config).stdout)
     assert any("nosuch[*]" in note for note in document["notes"])
 
 
@@ -269,7 +264,7 @@ def test_a_library_tables_queues_match_the_documented_pattern_and_a_newline_stay
         for queue in ("t29q", "t29q", "line\nbreak"):
             app.configure_task("noop", queue=queue, allow_unknown=True).defer()
     config = _config(tmp_path, '[check.queues."procrastinate_jobs[*]"]\nwarn_depth = 2\n')
-    result = _run("check", "--all", "--dsn", pg_own_database, *config)
+    result = run("check", "--all", "--dsn", pg_own_database, *config)
     assert result.exit_code == 1, result.output
     assert "WARNING public.procrastinate_jobs[t29q]: depth 2 >= 2" in result.stdout
     assert "match no queue" not in result.stdout
@@ -277,7 +272,7 @@ def test_a_library_tables_queues_match_the_documented_pattern_and_a_newline_stay
     assert "public.procrastinate_jobs[line\\nbreak]" in result.stdout
     for line in lines[1:]:
         assert line.startswith(("OK ", "WARNING ", "CRITICAL ", "UNKNOWN ", "public.")), line
-    status = _run("status", "--dsn", pg_own_database, "--format", "plain")
+    status = run("status", "--dsn", pg_own_database, "--format", "plain")
     rows = status.stdout.splitlines()
     assert len(rows) == 3, status.stdout  # the header and one row per queue
     assert any("line\\nbreak" in row for row in rows)

@@ -13,28 +13,23 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from prometheus_client.parser import text_string_to_metric_families
 
-from qadmin.cli import cli
+from tests.helpers import run
 
 REPO = Path(__file__).resolve().parents[2]
 RULES = REPO / "docs" / "prometheus" / "qadmin-rules.yml"
-
-
-def _run(*args: str):
-    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
 
 
 @pytest.fixture
 def db(tmp_path) -> list[str]:
     """A SQLite file with a fifo of three messages and a ring pushed twice, popped once."""
     dsn = ["--dsn", f"sqlite:///{tmp_path / 'q.db'}"]
-    assert _run("create", "orders", "--kind", "fifo", *dsn).exit_code == 0
-    assert _run("push", "orders", "a", "b", "c", *dsn).exit_code == 0
-    assert _run("create", "loop", "--kind", "ring", "--capacity", "10", *dsn).exit_code == 0
-    assert _run("push", "loop", "x", "y", *dsn).exit_code == 0
-    assert _run("pop", "loop", *dsn).exit_code == 0
+    assert run("create", "orders", "--kind", "fifo", *dsn).exit_code == 0
+    assert run("push", "orders", "a", "b", "c", *dsn).exit_code == 0
+    assert run("create", "loop", "--kind", "ring", "--capacity", "10", *dsn).exit_code == 0
+    assert run("push", "loop", "x", "y", *dsn).exit_code == 0
+    assert run("pop", "loop", *dsn).exit_code == 0
     return dsn
 
 
@@ -53,7 +48,7 @@ def _value(families, name: str, **labels: str) -> float:
 
 
 def test_every_queue_status_finds_is_exposed_with_help_units_and_counters(db):
-    result = _run("metrics", *db)
+    result = run("metrics", *db)
     assert result.exit_code == 0, result.stderr
     families = _families(result.stdout)
     for family in families.values():
@@ -82,20 +77,20 @@ def test_every_queue_status_finds_is_exposed_with_help_units_and_counters(db):
 
 
 def test_a_paused_queue_says_so_until_it_is_resumed(db):
-    assert _run("pause", "orders", "--yes", *db).exit_code == 0
-    families = _families(_run("metrics", *db).stdout)
+    assert run("pause", "orders", "--yes", *db).exit_code == 0
+    families = _families(run("metrics", *db).stdout)
     assert _value(families, "qadmin_queue_paused", table="orders") == 1
     assert _value(families, "qadmin_queue_paused", table="loop") == 0
     assert _value(families, "qadmin_queue_paused_seconds", table="orders") >= 0
-    assert _run("resume", "orders", "--yes", *db).exit_code == 0
-    families = _families(_run("metrics", *db).stdout)
+    assert run("resume", "orders", "--yes", *db).exit_code == 0
+    families = _families(run("metrics", *db).stdout)
     assert _value(families, "qadmin_queue_paused", table="orders") == 0
     seconds = families.get("qadmin_queue_paused_seconds")
     assert seconds is None or all(s.labels["table"] != "orders" for s in seconds.samples)
 
 
 def test_openmetrics_output_ends_with_eof(db):
-    result = _run("metrics", "--openmetrics", *db)
+    result = run("metrics", "--openmetrics", *db)
     assert result.exit_code == 0
     assert result.stdout.rstrip().endswith("# EOF")
     assert "qadmin_queue_pushed_total{" in result.stdout
@@ -109,7 +104,7 @@ def _closed_port() -> int:
 
 def test_a_scrape_that_cannot_connect_is_up_0_with_no_secret_anywhere():
     dsn = f"postgresql://scraper:hunter2secret@127.0.0.1:{_closed_port()}/app"
-    result = _run("metrics", "--dsn", dsn, "--connect-timeout", "2")
+    result = run("metrics", "--dsn", dsn, "--connect-timeout", "2")
     assert result.exit_code == 6
     families = _families(result.stdout)
     assert _value(families, "qadmin_up") == 0
@@ -126,7 +121,7 @@ def test_textfile_is_written_whole_with_no_temporary_file_left(db, tmp_path):
     out = tmp_path / "textfile" / "qadmin.prom"
     out.parent.mkdir()
     out.write_text("old contents\n")
-    result = _run("metrics", "--textfile", str(out), *db)
+    result = run("metrics", "--textfile", str(out), *db)
     assert result.exit_code == 0 and result.stdout == ""
     families = _families(out.read_text())
     assert _value(families, "qadmin_queue_depth", table="orders") == 3
@@ -147,7 +142,7 @@ def test_textfile_is_written_whole_with_no_temporary_file_left(db, tmp_path):
     ],
 )
 def test_refusals_are_one_line_exit_2(db, args, said):
-    result = _run("metrics", *args, *db)
+    result = run("metrics", *args, *db)
     assert result.exit_code == 2
     assert said in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert result.stdout == ""
@@ -178,7 +173,7 @@ def test_listen_runs_a_fresh_scrape_for_every_request(db):
         with urllib.request.urlopen(url, timeout=30) as response:
             first = _families(response.read().decode())
         assert _value(first, "qadmin_queue_depth", table="orders") == 3
-        assert _run("push", "orders", "d", "e", *db).exit_code == 0
+        assert run("push", "orders", "d", "e", *db).exit_code == 0
         request = urllib.request.Request(url, headers={"X-Prometheus-Scrape-Timeout-Seconds": "5"})
         with urllib.request.urlopen(request, timeout=30) as response:
             second = _families(response.read().decode())
@@ -197,7 +192,7 @@ def test_listen_on_a_port_in_use_is_one_line(db):
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        result = _run("metrics", "--listen", f"127.0.0.1:{port}", *db)
+        result = run("metrics", "--listen", f"127.0.0.1:{port}", *db)
     assert result.exit_code == 1
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
@@ -240,7 +235,7 @@ def test_the_alert_rules_fire_on_the_series_qadmin_exposes():
 def test_the_alert_rules_name_only_metrics_qadmin_exposes(db):
     import re
 
-    exposed = set(_families(_run("metrics", *db).stdout))
+    exposed = set(_families(run("metrics", *db).stdout))
     exposed |= {f"{name}_total" for name in exposed}
     named = set(re.findall(r"\b(qadmin_[a-z_]+)", RULES.read_text()))
     assert named and named <= exposed, named - exposed
@@ -254,7 +249,7 @@ def test_without_prometheus_client_the_line_names_the_extra(db, monkeypatch):
     monkeypatch.setitem(_sys.modules, "prometheus_client", None)
     monkeypatch.setitem(_sys.modules, "qadmin.prometheus", None)
     monkeypatch.delattr(qadmin, "prometheus", raising=False)  # imported by an earlier test
-    result = _run("metrics", *db)
+    result = run("metrics", *db)
     assert result.exit_code == 9
     assert "prometheus_client" in result.stderr and "[metrics]" in result.stderr
     assert result.stdout == ""
@@ -277,7 +272,7 @@ def test_an_estimated_depth_keeps_its_series_and_says_so_apart(pg_own_database):
         engine.run(['ANALYZE "public"."big"'], None, write=True)
     finally:
         engine.close()
-    result = _run("metrics", "--dsn", pg_own_database)
+    result = run("metrics", "--dsn", pg_own_database)
     assert result.exit_code == 0, result.stderr
     families = _families(result.stdout)
     depth = _value(families, "qadmin_queue_depth", table="big")
@@ -301,13 +296,13 @@ def test_an_estimated_depth_keeps_its_series_and_says_so_apart(pg_own_database):
 def test_queue_status_is_judged_with_the_configs_check_thresholds(db, tmp_path):
     config = tmp_path / "qadmin.toml"
     config.write_text('[check]\nwarn_depth = 3\n[check.queues."main.loop"]\nwarn_depth = 100\n')
-    result = _run("metrics", "--config", str(config), *db)
+    result = run("metrics", "--config", str(config), *db)
     assert result.exit_code == 0, result.stderr
     families = _families(result.stdout)
     assert _value(families, "qadmin_queue_status", table="orders") == 1  # WARNING: 3 >= 3
     assert _value(families, "qadmin_queue_status", table="loop") == 0
     config.write_text("[check]\nwarn_depht = 3\n")
-    refused = _run("metrics", "--config", str(config), *db)
+    refused = run("metrics", "--config", str(config), *db)
     assert refused.exit_code == 2 and "warn_depht" in refused.stderr
     assert refused.stdout == ""
 
@@ -331,7 +326,7 @@ def test_queues_not_begun_within_the_scrape_timeout_are_counted_unread(pg_own_da
         engine.close()
     with psycopg.connect(pg_own_database) as holder:
         holder.execute('LOCK TABLE "public"."first", "public"."second" IN ACCESS EXCLUSIVE MODE')
-        result = _run("metrics", "--dsn", pg_own_database, "--scrape-timeout", "0.5")
+        result = run("metrics", "--dsn", pg_own_database, "--scrape-timeout", "0.5")
         holder.rollback()
     assert result.exit_code == 0, result.stderr
     families = _families(result.stdout)
@@ -354,9 +349,9 @@ def test_each_server_engine_exposes_depth_and_pushed_counter(label, request, tmp
     else:
         target = make_target(label, request, tmp_path)
         args, schema = target.cli_args(), str(target.schema)
-    assert _run("create", "orders", "--kind", "fifo", *args).exit_code == 0
-    assert _run("push", "orders", "a", "b", "c", *args).exit_code == 0
-    result = _run("metrics", "--scrape-timeout", "120", *args)
+    assert run("create", "orders", "--kind", "fifo", *args).exit_code == 0
+    assert run("push", "orders", "a", "b", "c", *args).exit_code == 0
+    result = run("metrics", "--scrape-timeout", "120", *args)
     assert result.exit_code == 0, result.stderr
     families = _families(result.stdout)
     assert _value(families, "qadmin_queue_depth", schema=schema, table="orders") == 3
@@ -397,7 +392,7 @@ def test_a_missing_file_at_start_is_served_as_down(tmp_path):
 def test_a_file_that_is_not_a_database_is_down_exit_6_with_the_cause(tmp_path):
     junk = tmp_path / "n.db"
     junk.write_text("junk\n")
-    result = _run("metrics", "--dsn", f"sqlite:///{junk}")
+    result = run("metrics", "--dsn", f"sqlite:///{junk}")
     assert result.exit_code == 6
     families = _families(result.stdout)
     assert _value(families, "qadmin_up") == 0
@@ -409,10 +404,10 @@ def test_a_file_that_is_not_a_database_is_down_exit_6_with_the_cause(tmp_path):
 def test_textfile_on_a_missing_file_is_written_up_0_over_the_old_figures(db, tmp_path):
     out = tmp_path / "tf" / "s3.prom"
     out.parent.mkdir()
-    assert _run("metrics", "--textfile", str(out), *db).exit_code == 0
+    assert run("metrics", "--textfile", str(out), *db).exit_code == 0
     assert _value(_families(out.read_text()), "qadmin_up") == 1
     gone = ["--dsn", f"sqlite:///{tmp_path / 'missing.db'}"]
-    result = _run("metrics", "--textfile", str(out), *gone)
+    result = run("metrics", "--textfile", str(out), *gone)
     assert result.exit_code == 6 and "no database file" in result.stderr
     families = _families(out.read_text())
     assert _value(families, "qadmin_up") == 0
@@ -423,7 +418,7 @@ def test_textfile_on_a_missing_file_is_written_up_0_over_the_old_figures(db, tmp
 def test_a_textfile_that_cannot_be_written_exits_1_on_one_line(db, tmp_path):
     taken = tmp_path / "a.prom"
     taken.mkdir()  # a folder where the file should go: the rename over it fails
-    result = _run("metrics", "--textfile", str(taken), *db)
+    result = run("metrics", "--textfile", str(taken), *db)
     assert result.exit_code == 1
     assert "cannot write" in result.stderr and len(result.stderr.strip().splitlines()) == 1
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
@@ -432,7 +427,7 @@ def test_a_textfile_that_cannot_be_written_exits_1_on_one_line(db, tmp_path):
 def test_a_socket_style_dsn_names_its_host_and_port_in_the_server_label():
     port = _closed_port()
     dsn = f"postgresql://scraper@/app?host=127.0.0.1&port={port}"
-    result = _run("metrics", "--dsn", dsn, "--connect-timeout", "2")
+    result = run("metrics", "--dsn", dsn, "--connect-timeout", "2")
     assert result.exit_code == 6
     server = _families(result.stdout)["qadmin_up"].samples[0].labels["server"]
     assert server == f"postgresql://127.0.0.1:{port}/app"
@@ -457,7 +452,7 @@ def test_a_queue_locked_by_another_session_is_unread_status_3(pg_own_database):
         engine.close()
     with psycopg.connect(pg_own_database) as holder:
         holder.execute('LOCK TABLE "public"."held" IN ACCESS EXCLUSIVE MODE')
-        result = _run("metrics", "--dsn", pg_own_database, "--scrape-timeout", "60")
+        result = run("metrics", "--dsn", pg_own_database, "--scrape-timeout", "60")
         holder.rollback()
     assert result.exit_code == 0, result.stderr
     families = _families(result.stdout)
@@ -470,7 +465,7 @@ def test_a_queue_locked_by_another_session_is_unread_status_3(pg_own_database):
 def test_a_threshold_pattern_matching_no_queue_is_said(db, tmp_path):
     config = tmp_path / "qadmin.toml"
     config.write_text('[check.queues."nosuch[*]"]\nwarn_depth = 1\n')
-    result = _run("metrics", "--config", str(config), *db)
+    result = run("metrics", "--config", str(config), *db)
     assert result.exit_code == 0
     assert '[check.queues."nosuch[*]"] matches no queue found' in result.stderr
 

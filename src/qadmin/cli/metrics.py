@@ -15,7 +15,14 @@ from qadmin import config as config_mod
 from qadmin import render, secrets
 from qadmin.cli import check_all
 from qadmin.cli.inspect import stale_option
-from qadmin.cli.options import Duration, Target, check_sqlite_file, connection_options
+from qadmin.cli.options import (
+    Target,
+    check_sqlite_file,
+    connection_options,
+    queue_timeout_option,
+    queue_timeouts,
+    seconds_option,
+)
 from qadmin.errors import EXIT_ERROR, QadminError, UsageError
 
 
@@ -71,25 +78,14 @@ def _never_made(conn: config_mod.Connection) -> config_mod.Connection:
     is_flag=True,
     help="Print OpenMetrics text instead of the Prometheus text format.",
 )
-@click.option(
+@seconds_option(
     "--scrape-timeout",
-    "scrape_timeout",
-    type=Duration(fractional=True, low=0.5),
-    default=10.0,
-    show_default=True,
-    metavar="DURATION",
-    help="The longest one scrape may take (served: less when Prometheus waits less); "
+    10.0,
+    0.5,
+    "The longest one scrape may take (served: less when Prometheus waits less); "
     "queues not read by then are counted in qadmin_scrape_queues_unread.",
 )
-@click.option(
-    "--queue-timeout",
-    "queue_timeout",
-    type=Duration(fractional=True, low=0.1),
-    default=2.0,
-    show_default=True,
-    metavar="DURATION",
-    help="The longest any one statement of a queue's reads may run (as status's).",
-)
+@queue_timeout_option
 @stale_option
 @connection_options
 def metrics(
@@ -134,8 +130,7 @@ def metrics(
     conn = _never_made(conn)
     declared, broken = conf.tables, conf.broken
     limits_for = check_all.thresholds(conf, {})  # qadmin_queue_status judged as check --all
-    limit_ms = min(target.timeouts.statement_ms, max(1, round(queue_timeout * 1000)))
-    timeouts = dataclasses.replace(target.timeouts, statement_ms=limit_ms)
+    timeouts = queue_timeouts(target, queue_timeout)
     schema = target.schema or conn.schema
     # a bad DSN or schema: exit 2 now, not per scrape
     server = metrics_ops.server_label(open_engine(conn.dsn, schema, timeouts))

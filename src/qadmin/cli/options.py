@@ -458,6 +458,38 @@ class Duration(click.ParamType):  # type: ignore[type-arg]
         return seconds if self.fractional else int(seconds)
 
 
+def seconds_option(flag: str, default: float, low: float, help_text: str) -> Callable[[F], F]:
+    """A ``DURATION`` option in seconds, fractions allowed (``2``, ``0.5``, ``1m``), its
+    parameter named after its flag."""
+    return click.option(
+        flag,
+        flag[2:].replace("-", "_"),
+        type=Duration(fractional=True, low=low),
+        default=default,
+        show_default=True,
+        metavar="DURATION",
+        help=help_text,
+    )
+
+
+# The commands that read every queue (status, metrics): each queue's statements bounded.
+queue_timeout_option = seconds_option(
+    "--queue-timeout",
+    2.0,
+    0.1,
+    "The longest any one statement of a queue's reads may run (lower of this and "
+    "--statement-timeout): a slow queue is a line saying so.",
+)
+
+
+def queue_timeouts(target: Target, queue_timeout: float) -> Timeouts:
+    """The target's timeouts with the statement timeout lowered to ``--queue-timeout``."""
+    import dataclasses
+
+    limit_ms = min(target.timeouts.statement_ms, max(1, round(queue_timeout * 1000)))
+    return dataclasses.replace(target.timeouts, statement_ms=limit_ms)
+
+
 class Millis(Duration):
     """Milliseconds as a bare number (``5000``, as before), or a duration with ``ms``, ``s``,
     ``m`` or ``h`` (``500ms``, ``5s``, ``1m``)."""

@@ -9,7 +9,13 @@ import click
 
 from qadmin import render
 from qadmin.cli.inspect import stale_option
-from qadmin.cli.options import Duration, Target, connection_options, format_option
+from qadmin.cli.options import (
+    Target,
+    connection_options,
+    format_option,
+    queue_timeout_option,
+    queue_timeouts,
+)
 from qadmin.cli.thresholds import limits, threshold_options
 
 COLUMNS = ["queue", "what", "depth", "oldest", "running", "stale", "dead", "status", "worst"]
@@ -121,16 +127,7 @@ def _table(lines: list[Any]) -> None:
 
 @click.command()
 @stale_option
-@click.option(
-    "--queue-timeout",
-    "queue_timeout",
-    type=Duration(fractional=True, low=0.1),
-    default=2.0,
-    show_default=True,
-    metavar="DURATION",
-    help="The longest any one statement of a queue's reads may run (lower of this and "
-    "--statement-timeout): a slow queue is a line saying so.",
-)
+@queue_timeout_option
 @threshold_options
 @connection_options
 @format_option
@@ -156,8 +153,7 @@ def status(
             option = "--" + key.replace("_", "-")
             raise UsageError(f"status takes no rate sample: {option} applies to check and inspect")
     options = Options(stale_after, 0.0, limits=limits(given))
-    limit_ms = min(target.timeouts.statement_ms, max(1, round(queue_timeout * 1000)))
-    timeouts = dataclasses.replace(target.timeouts, statement_ms=limit_ms)
+    timeouts = queue_timeouts(target, queue_timeout)
     engine = dataclasses.replace(target, timeouts=timeouts).engine()
     conf = target.loaded_config()
     declared, broken = conf.tables, conf.broken
