@@ -53,15 +53,19 @@ def section(text: str, heading: str) -> str:
 
 
 def test_tables_generated_from_the_registries_are_current():
-    """The tables that mirror a registry (kinds' capabilities, engines, check's metrics,
-    telemetry fields) are cog blocks filled by scripts/doc_tables.py: ``cog --check`` fails
-    when a registry changed and the page was not regenerated (``PYTHONPATH=src cog -r -I
-    scripts docs/*.md``)."""
+    """The tables that mirror a registry (the kinds and their capabilities, engines, check's
+    metrics, telemetry fields, findings, the library profiles, the metrics families, the exit
+    codes, a [tables.NAME] entry's keys; docs/layout.md lists them) are cog blocks filled by
+    scripts/doc_tables.py: ``cog --check`` fails when a registry changed and the page was not
+    regenerated (``PYTHONPATH=src cog -r -I scripts docs/*.md``)."""
     from cogapp import Cog
 
     pages = [p for p in PAGES if "[[[cog" in p.read_text()]
     blocks = "".join(p.read_text() for p in pages)
-    for table in ("capabilities", "connections", "metrics", "telemetry_fields", "findings"):
+    generated = ("capabilities", "connections", "metrics", "telemetry_fields", "findings")
+    generated += ("libraries", "library_queues", "library_retries", "prometheus_metrics")
+    generated += ("exit_codes", "kinds", "table_keys")
+    for table in generated:
         assert f"doc_tables.{table}()" in blocks, table
     status = Cog().main(["cog", "--check", "-I", str(REPO / "scripts"), *map(str, pages)])
     assert status == 0, "a generated table differs from its registry: regenerate it with cog -r"
