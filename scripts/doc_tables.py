@@ -618,6 +618,7 @@ LIBRARY_WORDS = {
         "`RetryStrategy(wait=3600)` retry: `todo`, attempted, an hour ahead), running, failed "
         "and stale per queue equal its own `list_jobs` read by due time",
         due="(NULL: due now)",
+        not_due="(its retry sets `scheduled_at`)",
     ),
     "pgqueuer": LibraryWords(
         title="pgqueuer 1.x",
