@@ -19,7 +19,11 @@ from contextlib import contextmanager
 import pytest
 
 from qadmin import catalog
+from qadmin.diagnostics import run
+from qadmin.diagnostics.entries import rates
+from qadmin.diagnostics.model import Options
 from qadmin.ops import messages
+from qadmin.profiles.resolve import Resolved, from_spec
 from tests.conftest import Target, make_target
 from tests.helpers import make_queue
 
@@ -95,41 +99,57 @@ def _text(drawn: bytes) -> str:
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def queue(request: pytest.FixtureRequest, tmp_path) -> Iterator[tuple[Target, list[str]]]:
+def queue(request: pytest.FixtureRequest, tmp_path) -> tuple[Target, list[str]]:
     target = make_target(request.param, request, tmp_path)
     engine = target.engine()
     try:
         make_queue(engine, "jobs_live", "fifo", count=3)
     finally:
         engine.close()
-    yield target, target.cli_args()
+    return target, target.cli_args()
 
 
 def test_inspect_first_screen_before_the_rate_sample_then_the_rates(queue):
     """The first screen (the queue, its depth, rates ``sampling…``) is drawn before the
-    sample's second read: messages pushed after it was seen are counted in the rates."""
-    target, db = queue
-    with on_a_terminal("inspect", "jobs_live", "--sample", "10", *db) as terminal:
-        first = _text(terminal.wait_for("sampling… over 10 s"))
-        headline = first.splitlines()[:2]
-        assert headline[0].startswith("qadmin inspect jobs_live: fifo queue")
-        assert "depth 3, " in headline[1] and headline[1].endswith(", rates sampling…")
-        assert "rates" in first and "sampling… over 10 s" in first
-        assert "enqueue_per_s" not in first
-        engine = target.engine()
-        try:
-            spec = catalog.get(engine, "jobs_live")
-            messages.push(engine, spec, [b"late1", b"late2", b"late3", b"late4"])
-        finally:
-            engine.close()
+    rates are known, then replaced by the full report with them: the order of what the
+    terminal received, not a timing."""
+    _, db = queue
+    with on_a_terminal("inspect", "jobs_live", "--sample", "3", *db) as terminal:
+        first = _text(terminal.wait_for("sampling… over 3 s"))
         code, drawn = terminal.finish()
     assert code == 0, drawn
-    final = _text(drawn)
-    after = final[final.index("sampling…") :]
-    assert "enqueued 4" in after and "enqueue_per_s" in after, after
-    assert "Traceback" not in final
+    headline = first.splitlines()[:2]
+    assert headline[0].startswith("qadmin inspect jobs_live: fifo queue")
+    assert "depth 3, " in headline[1] and headline[1].endswith(", rates sampling…")
+    text = _text(drawn)
+    # (Live draws the first screen again as it stops, then clears it)
+    screen, report = text.rsplit("sampling… over 3 s", 1)
+    assert "enqueue_per_s" not in screen and "enqueue_per_s" in report, text
+    assert "sampling" not in report and "Traceback" not in text
     # the first screen was cleared (a transient display) and the cursor shown again
     assert drawn.rfind(SHOW_CURSOR) > drawn.rfind(HIDE_CURSOR) >= 0
+
+
+def test_inspect_staged_rates_count_what_came_between_the_two_reads(queue):
+    """run.inspect_staged: the report at once with the sample's first read only, judged as
+    inspect judges; the second read, when finished, counts the messages pushed meanwhile."""
+    target, _ = queue
+    engine = target.engine()
+    try:
+        spec = catalog.get(engine, "jobs_live")
+        resolved = Resolved(from_spec(spec, engine.schema), spec)
+        report, finish = run.inspect_staged(engine, resolved, Options(sample_s=0.1))
+        pending = report.part(rates.ENTRY)
+        assert pending is not None and pending.enqueue_per_s is None and finish is not None
+        whole = run.inspect_resolved(engine, resolved, Options(sample_s=0.1))
+        assert [f.code for f in report.findings] == [f.code for f in whole.findings]
+        messages.push(engine, spec, [b"late1", b"late2", b"late3", b"late4"])
+        done = finish().part(rates.ENTRY)
+        assert done is not None and done.enqueued == 4 and done.enqueue_per_s is not None
+        assert done.depth_change == 4
+        assert run.inspect_staged(engine, resolved, Options(sample_s=0))[1] is None
+    finally:
+        engine.close()
 
 
 def test_inspect_ctrl_c_during_the_rate_sample_leaves_the_terminal_sane(queue):
