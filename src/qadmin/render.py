@@ -171,18 +171,23 @@ def rows(
                 tabulate(table, headers=list(columns), tablefmt="plain", disable_numparse=True)
             )
     else:
-        from rich.table import Table
-        from rich.text import Text
+        _console().print(_table(data, columns, title))
 
-        title = None if title is None else visible(title, lines=False)
-        table_view = Table(title=title, show_header=True, header_style="bold")
-        for column in columns:
-            table_view.add_column(visible(column, lines=False))
-        for r in data:
-            # Text, not markup: a value such as jobs[mail] or an error's [brackets] is shown
-            # as it is, never read as a style.
-            table_view.add_row(*[Text(_cell(r.get(c))) for c in columns])
-        _console().print(table_view)
+
+def _table(data: Sequence[Mapping[str, Any]], columns: Sequence[str], title: str | None) -> Any:
+    """Rows as a rich table (drawn by the caller)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    title = None if title is None else visible(title, lines=False)
+    table_view = Table(title=title, show_header=True, header_style="bold")
+    for column in columns:
+        table_view.add_column(visible(column, lines=False))
+    for r in data:
+        # Text, not markup: a value such as jobs[mail] or an error's [brackets] is shown
+        # as it is, never read as a style.
+        table_view.add_row(*[Text(_cell(r.get(c))) for c in columns])
+    return table_view
 
 
 def row_texts(
@@ -265,24 +270,92 @@ def report(
     if fmt == "csv":
         _report_csv(data, sections)
         return
+    if fmt == "table":
+        for piece in _table_report(data, sections, lead, first, hidden):
+            if isinstance(piece, str):
+                click.echo(piece)
+            else:
+                _console().print(piece)
+        return
     for line in lead:
         click.echo(visible(line))
     for heading, key, columns in sections[:first]:
         _section(data, heading, key, columns, fmt)
-    flat = _flatten(data)
-    if fmt == "table":
-        shown = {
-            k: v
-            for k, v in flat.items()
-            if v not in (None, "") and not any(k == h or k.startswith(h + ".") for h in hidden)
-        }
-        _grid(shown)
-    else:
-        if lead:
-            click.echo("")
-        document(flat, fmt, title=None if lead else title)
+    if lead:
+        click.echo("")
+    document(_flatten(data), fmt, title=None if lead else title)
     for heading, key, columns in sections[first:]:
         _section(data, heading, key, columns, fmt)
+
+
+def report_view(
+    data: Mapping[str, Any],
+    sections: Sequence[tuple[str, str, Sequence[str]]],
+    *,
+    lead: Sequence[str] = (),
+    first: int = 0,
+    hidden: Sequence[str] = (),
+) -> Any:
+    """What ``report`` draws on a terminal, as one rich renderable cut to the terminal's
+    height (a transient ``Live`` display shows it while a part is still being read, inspect's
+    rate sample, and can clear only what fits on the screen)."""
+    from rich.console import Group
+    from rich.segment import Segment
+    from rich.text import Text
+
+    pieces = _table_report(data, sections, lead, first, hidden)
+    whole = Group(*(Text(p) if isinstance(p, str) else p for p in pieces))
+
+    class Screenful:
+        def __rich_console__(self, console: Any, options: Any) -> Any:
+            lines = console.render_lines(whole, options, pad=False)
+            room = max(console.height - 1, 2)
+            if len(lines) > room:
+                lines = [*lines[: room - 1], [Segment("…")]]
+            for line in lines:
+                yield from line
+                yield Segment.line()
+
+    return Screenful()
+
+
+def console() -> Any:
+    """The rich console every table is drawn on (a ``Live`` display draws on it too)."""
+    return _console()
+
+
+def _table_report(
+    data: Mapping[str, Any],
+    sections: Sequence[tuple[str, str, Sequence[str]]],
+    lead: Sequence[str],
+    first: int,
+    hidden: Sequence[str],
+) -> list[Any]:
+    """A report for a terminal, in order: lines of text (made visible) and rich tables."""
+    pieces: list[Any] = [visible(line) for line in lead]
+    for heading, key, columns in sections[:first]:
+        pieces += _table_section(data, heading, key, columns)
+    shown = {
+        k: v
+        for k, v in _flatten(data).items()
+        if v not in (None, "") and not any(k == h or k.startswith(h + ".") for h in hidden)
+    }
+    pieces += ["", _grid(shown)]
+    for heading, key, columns in sections[first:]:
+        pieces += _table_section(data, heading, key, columns)
+    return pieces
+
+
+def _table_section(
+    data: Mapping[str, Any], heading: str, key: str, columns: Sequence[str]
+) -> list[Any]:
+    """A section on a terminal: a blank line and its table, without the columns empty in
+    every row; nothing when it has no rows."""
+    items = _lookup(data, key)
+    if not items:
+        return []
+    columns = [c for c in columns if any(_cell(r.get(c)) for r in items)]
+    return ["", _table(items, columns, heading)]
 
 
 def _report_csv(
@@ -311,16 +384,14 @@ def _section(
     items = _lookup(data, key)
     if items:
         click.echo("")
-        if fmt != "table":
-            click.echo(f"# {visible(heading, lines=False)}")
-        else:
-            columns = [c for c in columns if any(_cell(r.get(c)) for r in items)]
+        click.echo(f"# {visible(heading, lines=False)}")
         rows(items, columns, fmt, title=heading)
 
 
-def _grid(values: Mapping[str, Any]) -> None:
+def _grid(values: Mapping[str, Any]) -> Any:
     """The summary of a terminal report: one line per part (``size``, ``rates``...) holding
-    its ``key value`` pairs, folded at the terminal's width, without borders."""
+    its ``key value`` pairs, folded at the terminal's width, without borders (drawn by the
+    caller)."""
     from rich.table import Table
     from rich.text import Text
 
@@ -333,8 +404,7 @@ def _grid(values: Mapping[str, Any]) -> None:
     grid.add_column(overflow="fold")
     for part, pairs in parts.items():
         grid.add_row(Text(visible(part)), Text(" · ".join(pairs)))
-    click.echo("")
-    _console().print(grid)
+    return grid
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
@@ -97,6 +98,10 @@ sample_option = click.option(
 )
 
 
+# What a terminal's first screen says of the rates while their sample runs (headline and
+# summary), replaced by the figures when it is over.
+SAMPLING = "sampling…"
+
 # Keys a terminal's summary leaves out: the headline says them, the findings judge them (the
 # maintenance facts), or they only tell a script whether a part could be read (a note says so
 # when it could not).
@@ -118,6 +123,18 @@ def show(report: InspectReport, fmt: str | None, target: Target | None = None) -
     """The one way an inspect report is printed (inspect and demo): a status line and the
     findings first, as a status tool reads, then the figures and the sections. ``target``:
     the fixes that are qadmin commands name its connection, so they run as printed."""
+    data, sections, shape = _laid_out(report, render.resolve_format(fmt) == "table", target)
+    render.report(data, sections, fmt, title=f"qadmin inspect {report.queue}", **shape)
+
+
+def _laid_out(
+    report: InspectReport,
+    terminal: bool,
+    target: Target | None,
+    sampling: float | None = None,
+) -> tuple[dict[str, Any], list[Table], dict[str, Any]]:
+    """A report's data, its sections and how a terminal shows it (lead, first, hidden);
+    ``sampling``: the rate sample is still running, over that many seconds."""
     verdict = check_ops.evaluate(report)
     data = report.to_json_dict()
     if target is not None:
@@ -127,22 +144,42 @@ def show(report: InspectReport, fmt: str | None, target: Target | None = None) -
     data["status"] = verdict.status
     data["not_covered"] = [{"note": n} for n in report.not_covered]
     data["notes"] = [{"note": n} for n in report.notes()]
+    if sampling is not None:  # the first screen: the rates are still being sampled
+        data["rates"] = {SAMPLING: f"over {render.figure(sampling)} s"}
     raised = {f.code for f in report.findings}
-    terminal = render.resolve_format(fmt) == "table"
     sections = [
         (s.title, s.path, list(s.columns))
         for s in registry.sections()
         if not (terminal and s.shown_with and raised.isdisjoint(s.shown_with))
     ]
-    render.report(
-        data,
-        [FINDINGS, *sections, NOTES, NOT_COVERED],
-        fmt,
-        title=f"qadmin inspect {report.queue}",
+    shape = dict(
         lead=_headline(data, verdict),
         first=1,
         hidden=[*HIDDEN_ON_TERMINAL, *_read_flags(data), *_serving(data)],
     )
+    return data, [FINDINGS, *sections, NOTES, NOT_COVERED], shape
+
+
+def _live(engine: Engine, resolved: Resolved, options: Options, target: Target) -> InspectReport:
+    """inspect on a terminal: every part but the rates' second read, shown at once (the rates
+    ``sampling…``), then the full report once the sample is over. The first screen is drawn
+    by rich's Live, transient: it is cleared (cursor shown again) before the report is
+    printed, and on Ctrl-C before qadmin's one line."""
+    report, finish = run.inspect_staged(engine, resolved, options)
+    if finish is None:
+        return report
+    from rich.live import Live
+
+    data, sections, shape = _laid_out(report, True, target, options.sample_s)
+    screen = render.report_view(data, sections, **shape)
+    live = Live(screen, console=render.console(), auto_refresh=False, transient=True)
+    try:
+        # started here, not by ``with``: a Ctrl-C while the screen is being drawn (Live's
+        # start stops itself on an Exception only) must still show the cursor and clear it
+        live.start(refresh=True)
+        return finish()
+    finally:
+        live.stop()
 
 
 def _serving(data: dict[str, Any]) -> list[str]:
@@ -184,7 +221,9 @@ def _headline(data: dict[str, Any], verdict: check_ops.CheckResult) -> list[str]
             more = " or more" if quality == "floor" else ""
             figures.append(f"{render.figure(claimed)}{more} claimed")
     rates = data.get("rates") or {}
-    if rates.get("enqueue_per_s") is not None:
+    if SAMPLING in rates:
+        figures.append(f"rates {SAMPLING}")
+    elif rates.get("enqueue_per_s") is not None:
         into, out = (render.figure(rates.get(k)) for k in ("enqueue_per_s", "dequeue_per_s"))
         figures.append(f"in {into}/s, out {out}/s")
     found = ", ".join([*verdict.breaches, *counts]) or "no findings"
@@ -284,6 +323,9 @@ def inspect(
     spec = resolved.spec
     if spec is not None and spec.state == catalog.CREATING:
         render.document(_creating(engine, spec), fmt)
+        return
+    if sample_s > 0 and render.resolve_format(fmt) == "table" and sys.stdout.isatty():
+        show(_live(engine, resolved, options, target), fmt, target)
         return
     show(run.inspect_resolved(engine, resolved, options), fmt, target)
 

@@ -120,6 +120,8 @@ class Options:
     max_pages: int = DEFAULT_MAX_PAGES
     limits: dict[str, Limit] = field(default_factory=dict)
     telemetry: bool = False  # a tail / collect snapshot: one counter sample, no sleep
+    # inspect on a terminal: the rate sample's first read only; its second is run.inspect_staged's
+    rates_later: bool = False
 
     def limit(self, metric: str) -> Limit:
         return self.limits.get(metric) or DEFAULT_LIMITS[metric]

@@ -8,11 +8,12 @@ inspect during a lock incident still prints a full report.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from qadmin.diagnostics import registry
-from qadmin.diagnostics.entries import ghosts, locks
+from qadmin.diagnostics.entries import ghosts, locks, rates
 from qadmin.diagnostics.model import (
     PART_LOCK_MS,
     BlockedPart,
@@ -156,6 +157,34 @@ def inspect_resolved(
         profile=profile,
     )
     return _judge(report)
+
+
+def inspect_staged(
+    engine: Engine, resolved: Resolved, options: Options
+) -> tuple[InspectReport, Callable[[], InspectReport] | None]:
+    """``inspect_resolved`` in two steps, for a terminal: the report at once, its rates part
+    holding the sample's first read only (no figures yet), and the call that waits out the
+    rest of ``--sample``, reads the counters again and judges the report anew (None when no
+    sample is pending: ``--sample 0``, a part that does not apply or was blocked)."""
+    report = inspect_resolved(engine, resolved, dataclasses.replace(options, rates_later=True))
+    report.options = options
+    started = report.part(rates.ENTRY)
+    if started is None or options.sample_s <= 0:
+        return report, None
+
+    def finish() -> InspectReport:
+        ctx = context(engine, resolved, options)
+        second = dataclasses.replace(rates.ENTRY, collect=lambda c: rates.finish(c, started))
+        parts, blocked = _collect(ctx, (second,))
+        done = parts.get(rates.ENTRY.name)
+        if done is None:  # the second read was blocked: a note and a finding, as any part's
+            report.parts.pop(rates.ENTRY.name, None)
+            report.blocked.update(blocked)
+        else:
+            report.parts[rates.ENTRY.name] = done
+        return _judge(report)
+
+    return report, finish
 
 
 def snapshot(

@@ -146,16 +146,22 @@ def collect(ctx: Context) -> Rates | None:
     sample, the rate comes from the previous snapshot."""
     if ctx.options.sample_s <= 0 and not ctx.options.telemetry:
         return None
-    spec = ctx.spec
-
-    def take() -> Sample:
-        return sample_profile(ctx) if spec is None else sample(ctx.engine, spec)
-
-    first = take()
-    if ctx.options.telemetry:
+    first = _take(ctx)
+    if ctx.options.telemetry or ctx.options.rates_later:
         return Rates(latest=first, notes=first.notes)
     time.sleep(ctx.options.sample_s)
-    return between(first, take(), spec)
+    return between(first, _take(ctx), ctx.spec)
+
+
+def _take(ctx: Context) -> Sample:
+    return sample_profile(ctx) if ctx.spec is None else sample(ctx.engine, ctx.spec)
+
+
+def finish(ctx: Context, started: Rates) -> Rates:
+    """The second read of a sample whose first was taken earlier (inspect on a terminal shows
+    its first screen meanwhile): what is left of ``--sample`` waited out, then the rates."""
+    time.sleep(max(ctx.options.sample_s - (time.monotonic() - started.latest.at), 0.0))
+    return between(started.latest, _take(ctx), ctx.spec)
 
 
 def rule(report: InspectReport) -> list[Finding]:
