@@ -133,7 +133,7 @@ def test_every_shipped_placeholder_is_in_the_grammar():
 )
 def test_each_engine_spells_names_and_literals_its_own_way(dsn, expected):
     engine = open_engine(dsn, schema="App")
-    assert engine.render_text("{t} / {t.bare_lit}", {"t": 'Order "Q"'}) == expected
+    assert engine.base_hooks.render_text("{t} / {t.bare_lit}", {"t": 'Order "Q"'}) == expected
 
 
 def test_sql_server_clusters_the_ordered_kinds_only():
