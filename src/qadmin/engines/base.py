@@ -2,10 +2,12 @@
 
 An engine owns a DB-API connection: connecting (with timeouts and an application name), the
 placeholder style, running a list of statements as one transaction, and turning driver
-exceptions into qadmin errors. What differs beyond that (quoting, the SQL lookup chain, advice,
-the hooks the layers above ask) is its dialect (``engines.dialect``, ``Engine.hooks``); the
-methods here that quote or advise delegate to it, so callers keep one object. Nothing above
-this layer imports a driver or sees a driver exception.
+exceptions into qadmin errors. What differs beyond that is its dialect (``engines.dialect``):
+the SQL lookup chain and the one renderer (names and specs in, SQL text out), quoting, the
+dialect facts and version gates, advice and the hooks the layers above ask. Callers reach it
+through ``Engine.hooks`` (the flavour's: the SQL a queue runs) or ``Engine.base_hooks`` (the
+registry's, which never connects: advice, the engine's own SQL); only quoting delegates here.
+Nothing above this layer imports a driver or sees a driver exception.
 
 Guarantees each engine gives:
 - every connection carries a lock timeout and a statement timeout (``Timeouts``);
@@ -25,7 +27,7 @@ from datetime import UTC, datetime
 from functools import cache
 from typing import Any, ClassVar
 
-from qadmin import secrets, sqlfiles
+from qadmin import secrets
 from qadmin.dsn import Dsn
 from qadmin.engine_table import BY_NAME, load
 from qadmin.engines.dialect import CATALOG_TABLE, Dialect
@@ -476,94 +478,3 @@ class Engine(ABC):
         self, section: str, params: Mapping[str, Any] | None = None, *, write: bool = True
     ) -> list[Row]:
         return self.run(self.hooks.catalog_sql(section), params, write=write)
-
-    # -- forwarding to the dialect, until the callers ask it themselves ----------------------
-
-    @property
-    def LOCK_SKIP(self) -> str:
-        return self.hooks.lock_skip
-
-    @property
-    def HAS_ROUTINES(self) -> bool:
-        return self.hooks.has_routines
-
-    @property
-    def ESTIMATE_ERROR(self) -> float:
-        return self.hooks.estimate_error
-
-    def queue_file(self, name: str) -> sqlfiles.SqlFile:
-        return self.hooks.queue_file(name)
-
-    def _data_file(self) -> sqlfiles.SqlFile:
-        return self.hooks.data_file()
-
-    def template(self, spec: QueueSpec) -> sqlfiles.SqlFile:
-        return self.hooks.template(spec)
-
-    def fragment(self, name: str) -> str:
-        return self.hooks.fragment(name)
-
-    def keywords(self, spec: QueueSpec) -> dict[str, str]:
-        return self.hooks.keywords(spec)
-
-    def render_text(
-        self, text: str, names: Mapping[str, str], keywords: Mapping[str, str] | None = None
-    ) -> str:
-        return self.hooks.render_text(text, names, keywords)
-
-    def render(self, statement: str, spec: QueueSpec) -> str:
-        return self.hooks.render(statement, spec)
-
-    def section(self, spec: QueueSpec, section: str) -> list[str]:
-        return self.hooks.section(spec, section)
-
-    def batch_section(self, spec: QueueSpec) -> list[str] | None:
-        return self.hooks.batch_section(spec)
-
-    def data_section(self, spec: QueueSpec, section: str) -> list[str]:
-        return self.hooks.data_section(spec, section)
-
-    def kind_data_section(self, spec: QueueSpec, operation: str) -> list[str]:
-        return self.hooks.kind_data_section(spec, operation)
-
-    def diagnostic_file(self, name: str) -> sqlfiles.SqlFile | None:
-        return self.hooks.diagnostic_file(name)
-
-    def engine_sql(self, section: str) -> str:
-        return self.base_hooks.engine_sql(section)
-
-    def mark_sql(self, mark: str, undo: bool = False) -> str:
-        return self.hooks.mark_sql(mark, undo)
-
-    def catalog(self) -> sqlfiles.SqlFile:
-        return self.hooks.catalog()
-
-    def catalog_sql(self, section: str, obj: str | None = None) -> list[str]:
-        return self.hooks.catalog_sql(section, obj)
-
-    def end_session(self, session: str, kind: str = "session") -> str:
-        return self.base_hooks.end_session(session, kind)
-
-    def rebuild_index_advice(self, index: str, table: str) -> str:
-        return self.base_hooks.rebuild_index_advice(index, table)
-
-    def vacuum_advice(self, table: str) -> str:
-        return self.base_hooks.vacuum_advice(table)
-
-    def deleted_rows_advice(self, table: str) -> str:
-        return self.base_hooks.deleted_rows_advice(table)
-
-    def analyze_advice(self, table: str) -> str:
-        return self.base_hooks.analyze_advice(table)
-
-    def autovacuum_advice(self, table: str, *, server: bool) -> str:
-        return self.base_hooks.autovacuum_advice(table, server=server)
-
-    def idle_transaction_advice(self) -> str:
-        return self.base_hooks.idle_transaction_advice()
-
-    def horizon_notes(self, holders: Sequence[Row]) -> list[str]:
-        return self.base_hooks.horizon_notes(holders)
-
-    def index_waste(self, row: Row) -> tuple[str, bool] | None:
-        return self.base_hooks.index_waste(row)

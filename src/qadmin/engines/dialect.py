@@ -2,9 +2,12 @@
 above instead of comparing engine names (``tests/unit/test_engine_names.py`` holds them to it).
 
 The connection (``engines.base.Engine``) connects, executes, runs transactions and translates
-driver errors; the dialect says how this engine's data and plans are read and maintained. Both
-are named in the engine registry (``qadmin.engine_table``). Plain classes with no driver import:
-asking a dialect never loads a driver. A hook an engine lacks is ``None`` or ``False`` here, and
+driver errors; the dialect finds and renders the SQL it runs (the lookup chain, templates,
+sections, the catalog's and the engine's own files: names and specs in, SQL text out, a server
+fact such as MariaDB-or-MySQL passed in by the connection) and says how this engine's data and
+plans are read and maintained. Both are named in the engine registry (``qadmin.engine_table``).
+Plain classes with no driver import: asking a dialect never loads a driver (PostgreSQL's quoting
+imports psycopg when a name is quoted). A hook an engine lacks is ``None`` or ``False`` here, and
 its caller says "not supported on <engine>": it never borrows another engine's.
 """
 
