@@ -41,14 +41,14 @@ def _open(dsn: str, schema: str | None) -> Engine:
 
 def _without_check(engine: Engine, spec: QueueSpec) -> list[str]:
     """The queue's pop routine (SQLite: pop statements) with the pause check made false."""
-    check = engine.render_text(
-        engine.fragment("paused"), {**spec.objects(), "catalog": "qadmin_queues"}
+    check = engine.hooks.render_text(
+        engine.hooks.fragment("paused"), {**spec.objects(), "catalog": "qadmin_queues"}
     )
     false = "FALSE" if engine.base_dialect == "postgresql" else "1 = 0"
     if engine.base_dialect == "sqlite":
-        return [s.replace(check, "0") for s in engine.section(spec, "pop")]
+        return [s.replace(check, "0") for s in engine.hooks.section(spec, "pop")]
     pop = spec.objects()["pop"]
-    made = catalog.planned(engine, spec, engine.section(spec, "create"))
+    made = catalog.planned(engine, spec, engine.hooks.section(spec, "create"))
     routines = [s.replace(check, false) for s, obj in made if obj is not None and obj[1] == pop]
     if engine.base_dialect == "postgresql":
         return [s.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION", 1) for s in routines]
@@ -153,7 +153,7 @@ def measure(label: str, kind: str, count: int, rounds: int, pops: int) -> str:
         for name in ("q_new", "q_old"):
             spec = queues.create(engine, queues.make_spec(name, kind, capacity, False))
             _fill(engine, spec, count)
-            sets = engine.section(spec, "pop")
+            sets = engine.hooks.section(spec, "pop")
             if name == "q_old":
                 changed = _without_check(engine, spec)
                 if label == "sqlite":

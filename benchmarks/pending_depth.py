@@ -45,7 +45,7 @@ def main() -> None:
                 f"{part.scheduled}, oldest {part.oldest_age_s} s, {ms:.0f} ms"
             )
         for section in ("due", "scheduled"):
-            statements = engine.section(spec, section)
+            statements = engine.hooks.section(spec, section)
             explain = "EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, SUMMARY OFF) " + statements[-1]
             with engine.transaction() as execute:
                 for statement in statements[:-1]:

@@ -46,7 +46,7 @@ def _depth(schema: str, spec: queues.QueueSpec) -> int:
     engine = open_engine(PG, schema)
     try:
         walk = {"lo": 0, "hi": 2**63 - 1, "limit": 10**12}  # every row: the count the check needs
-        return int(engine.run(engine.section(spec, "depth"), walk, write=False)[0]["depth"])
+        return int(engine.run(engine.hooks.section(spec, "depth"), walk, write=False)[0]["depth"])
     finally:
         engine.close()
 

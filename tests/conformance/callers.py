@@ -256,9 +256,9 @@ class SqliteCaller(Caller):
         try:
             spec = catalog.get(engine, self.queue)
             self.sets = {
-                name: engine.section(spec, name)
+                name: engine.hooks.section(spec, name)
                 for name in ("push", "pop", "ack", "fail")
-                if engine.template(spec).has(name)
+                if engine.hooks.template(spec).has(name)
             }
         finally:
             engine.close()

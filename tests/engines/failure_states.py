@@ -32,7 +32,7 @@ HELD_S = 1.2  # past the 1 s thresholds the matrix passes (--warn-snapshot-age 1
 
 
 def _template(engine: Engine, spec: QueueSpec, section: str, **params: Any) -> dict[str, Any]:
-    return dict(engine.run(engine.section(spec, section), params, write=False)[0])
+    return dict(engine.run(engine.hooks.section(spec, section), params, write=False)[0])
 
 
 @contextmanager
@@ -112,7 +112,7 @@ def stale_claim(target: Target, engine: Engine) -> Iterator[str]:
     messages.push(engine, spec, [b"job"])
     messages.pop(engine, spec, worker="stalled")
     time.sleep(HELD_S)
-    claims = engine.run(engine.section(spec, "claims"), {"limit": 10}, write=False)
+    claims = engine.run(engine.hooks.section(spec, "claims"), {"limit": 10}, write=False)
     assert [c["claimed_by"] for c in claims] == ["stalled"]
     assert float(claims[0]["claimed_for_s"]) >= 1
     yield spec.name

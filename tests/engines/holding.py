@@ -24,11 +24,11 @@ def hold_pop(target: Any, spec: QueueSpec) -> tuple[Engine, list[tuple[Any, ...]
         cursor.execute(SESSION_ID[engine.name])
         session = str(cursor.fetchone()[0])
     if engine.name == "mssql":
-        cursor.execute(engine.engine_sql("begin"))
+        cursor.execute(engine.base_hooks.engine_sql("begin"))
     if engine.name == "sqlite":
         cursor.execute("BEGIN IMMEDIATE")
     rows: list[tuple[Any, ...]] = []
-    for statement in engine.section(spec, "pop"):
+    for statement in engine.hooks.section(spec, "pop"):
         sql, args = engine.bind(statement, {"count": 1, "worker": "holder"})
         cursor.execute(sql, args)
         while True:

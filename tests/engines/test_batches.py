@@ -70,7 +70,7 @@ def test_a_ring_batch_stops_at_the_first_refusal_and_keeps_what_went_in(engine):
     sent = _lines(BATCH)
     with pytest.raises(QueueFull) as full:
         messages.push(engine, spec, sent)
-    went_in = messages.PUSH_CHUNK if engine.HAS_ROUTINES else capacity
+    went_in = messages.PUSH_CHUNK if engine.hooks.has_routines else capacity
     assert len(full.value.pushed) == went_in
     assert f"pushed {went_in} of {BATCH}" in str(full.value)
     got = drain(engine, spec, 1000)
@@ -196,7 +196,7 @@ def test_batches_go_through_the_push_many_routine(engine):
     for kind, capacity in (("fifo", None), ("pending", None), ("ring", 10), ("capped", 10)):
         spec = queues.create(engine, queues.make_spec(f"pm_{kind}", kind, capacity, False))
         has = messages.push_many_section(engine, spec) is not None
-        assert has == engine.HAS_ROUTINES, kind
+        assert has == engine.hooks.has_routines, kind
 
 
 def test_a_ring_batch_that_does_not_fit_is_refused_whole(engine):
@@ -209,7 +209,7 @@ def test_a_ring_batch_that_does_not_fit_is_refused_whole(engine):
     sent = [f"n-{n}".encode() for n in range(10)]
     with pytest.raises(QueueFull) as full:
         messages.push(engine, spec, sent)
-    took = 0 if engine.HAS_ROUTINES else 6
+    took = 0 if engine.hooks.has_routines else 6
     assert len(full.value.pushed) == took
     if took == 0:
         pushed = messages.push(engine, spec, sent[:6])

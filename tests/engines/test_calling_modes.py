@@ -120,7 +120,7 @@ def test_a_sqlite_statement_set_run_in_autocommit_is_one_transaction(kind, tmp_p
     path = tmp_path / "q.db"
     engine = open_engine(f"sqlite:///{path}")
     spec = queues.create(engine, queues.make_spec("q", kind, 8, False))
-    statements = engine.section(spec, "push")
+    statements = engine.hooks.section(spec, "push")
     assert len(statements) > 2
     app = sqlite3.connect(path, isolation_level=None)
     for statement in statements[:-1]:

@@ -131,7 +131,7 @@ def test_a_70000_character_error_is_cut_and_the_message_still_dies(engine):
     [got] = messages.pop(engine, spec, 1)
     if engine.base_dialect != "sqlite":  # the routine itself, as an application calls it
         params = {"id": got["id"], "error": long_error, "retry": True}
-        engine.run(engine.section(spec, "fail"), params)
+        engine.run(engine.hooks.section(spec, "fail"), params)
     else:
         messages.fail(engine, spec, got["id"], long_error, retry=True)
     [row] = dead.listing(engine, spec, 10)
@@ -308,7 +308,7 @@ def test_a_redriven_message_lands_above_the_watermark_and_is_served(label, reque
     [later] = messages.push(engine, spec, [b"later"])
     # Where the dequeue's advance leaves it once the head has moved on (set directly: an
     # advance waits for unrelated open transactions on some engines).
-    engine.run(engine.section(spec, "wm_set"), {"wm": later["id"]})
+    engine.run(engine.hooks.section(spec, "wm_set"), {"wm": later["id"]})
     [moved] = dead.redrive(engine, spec, None)["moved"]
     assert moved["new_id"] > watermark.show(engine, spec).watermark
     assert [r["id"] for r in messages.pop(engine, spec, 5)] == [later["id"], moved["new_id"]]
@@ -392,7 +392,7 @@ def test_sqlite_fail_statements_run_in_autocommit_are_one_transaction(tmp_path):
     messages.pop(engine, spec, 1)
     app = sqlite3.connect(path, isolation_level=None)
     params = {"id": pushed["id"], "error": "e", "retry": True}
-    statements = engine.section(spec, "fail")
+    statements = engine.hooks.section(spec, "fail")
     for statement in statements[:-1]:
         app.execute(statement, params).fetchall()
     other = sqlite3.connect(path, isolation_level=None, timeout=0)
@@ -455,7 +455,7 @@ def victim(dsn: str, schema: str | None, ready: str) -> None:
     spec = catalog.get(engine, "c")
     messages.pop(engine, spec, 3)
     with engine.transaction() as execute:
-        for statement in engine.section(spec, "pop"):
+        for statement in engine.hooks.section(spec, "pop"):
             execute(statement, {"count": 3, "worker": "victim"})
         Path(ready).write_text("claimed")
         time.sleep(120)

@@ -336,4 +336,6 @@ def test_strict_fifo_keeps_order_when_the_head_is_rolled_back(target):
 
 def test_kind_enum_covers_every_template(engine):
     for kind in Kind:
-        assert engine.template(queues.make_spec("x", kind.value, capacity_for(kind.value), False))
+        assert engine.hooks.template(
+            queues.make_spec("x", kind.value, capacity_for(kind.value), False)
+        )

@@ -56,7 +56,7 @@ def one_line_refusal(result, *words: str) -> None:
 def old_create(engine, spec: QueueSpec) -> None:
     """What an earlier qadmin did: the kind's create section and a catalog row, no checks."""
     catalog.ensure(engine)
-    for statement in engine.section(spec, "create"):
+    for statement in engine.hooks.section(spec, "create"):
         engine.run([statement])
     catalog.record(engine, spec)
 

@@ -137,11 +137,11 @@ def _old_queue(engine, spec) -> None:
     pause check, its catalog entry without ``pausable``."""
     statements = [
         s
-        for s, obj in catalog.planned(engine, spec, engine.section(spec, "create"))
+        for s, obj in catalog.planned(engine, spec, engine.hooks.section(spec, "create"))
         if obj is not None and obj[1] == spec.objects()["pop"]
     ]
-    check = engine.render_text(
-        engine.fragment("paused"), {**spec.objects(), "catalog": "qadmin_queues"}
+    check = engine.hooks.render_text(
+        engine.hooks.fragment("paused"), {**spec.objects(), "catalog": "qadmin_queues"}
     )
     old = [
         s.replace(check, "FALSE" if engine.base_dialect == "postgresql" else "1 = 0")

@@ -311,7 +311,7 @@ def _plans(engine: Any, resolved: Any) -> str:
             "age": reader.age("oldest_at"),
             "instant": reader.instant("oldest_at"),
         }
-        statement = engine.render_text(
+        statement = engine.hooks.render_text(
             reader._file().statements(section)[-1], {"table": "jobs", **names}, words
         )  # the query itself (oldest_min's first statement is its planner setting)
         rows = engine.query("EXPLAIN " + statement, {**params, "limit": COUNT_LIMIT})

@@ -101,7 +101,7 @@ def test_an_open_producer_is_not_stranded(label, request, tmp_path):
     target, engine, spec = _queue(label, request, tmp_path)
     held = target.engine()
     with held.transaction() as execute:
-        slow = execute(held.section(spec, "push")[0], {"payload": b"slow"})
+        slow = execute(held.hooks.section(spec, "push")[0], {"payload": b"slow"})
         slow_id = int(slow[0]["id"])
         others = messages.push(engine, spec, [f"o{i}".encode() for i in range(2 * WATERMARK_EVERY)])
         assert drained(engine, spec) == [f"o{i}".encode() for i in range(2 * WATERMARK_EVERY)]
@@ -172,7 +172,7 @@ def test_inspect_names_a_watermark_held_back_by_an_open_producer(
     target, engine, spec = _queue(label, request, tmp_path)
     held = target.engine()
     with held.transaction() as execute:
-        execute(held.section(spec, "push")[0], {"payload": b"slow"})
+        execute(held.hooks.section(spec, "push")[0], {"payload": b"slow"})
         count = watermark.WATERMARK_LAG_IDS + 2 * WATERMARK_EVERY
         for start in range(0, count + 50, 500):
             messages.push(engine, spec, [b"o"] * min(500, count + 50 - start))
@@ -292,11 +292,11 @@ def test_a_repeatable_read_caller_does_not_move_the_watermark_past_a_late_row_on
     """Its snapshot can predate a recorded producer's commit: it would not see that row, so it
     leaves the move to a READ COMMITTED call and the row is still served."""
     target, engine, spec = _queue("postgresql", request, tmp_path)
-    advance = engine.section(spec, "wm_advance")
+    advance = engine.hooks.section(spec, "wm_advance")
     producer, reader = target.engine(), target.engine()
     producing = producer.transaction()
     produce = producing.__enter__()
-    slow_id = int(produce(producer.section(spec, "push")[0], {"payload": b"slow"})[0]["id"])
+    slow_id = int(produce(producer.hooks.section(spec, "push")[0], {"payload": b"slow"})[0]["id"])
     messages.push(engine, spec, [b"x"])
     assert drained(engine, spec) == [b"x"]
     engine.run(advance, {"to": None})  # phase 1 records the open producer
@@ -329,7 +329,7 @@ def test_an_insert_waiting_with_its_id_taken_holds_the_watermark(label, request,
     )
     waiting.start()
     time.sleep(1.0)  # it has its id and waits for the gap lock
-    advance = engine.section(spec, "wm_advance")
+    advance = engine.hooks.section(spec, "wm_advance")
     try:
         engine.run(advance, {"to": None})  # phase 1: the candidate is above the waiting id
         time.sleep(1.0)
@@ -414,7 +414,8 @@ def _pop_then_roll_back(engine, spec, counts: list[int]) -> list[int]:
     with pytest.raises(_RolledBack), engine.transaction() as execute:
         for count in counts:
             taken += [
-                int(r["id"]) for r in execute(engine.section(spec, "pop")[0], {"count": count})
+                int(r["id"])
+                for r in execute(engine.hooks.section(spec, "pop")[0], {"count": count})
             ]
         raise _RolledBack
     return taken
@@ -440,7 +441,7 @@ def test_a_late_row_popped_and_rolled_back_is_served_again_on_postgresql(request
     target, engine, spec = _queue("postgresql", request, tmp_path)
     held = target.engine()
     with held.transaction() as execute:
-        slow_id = int(execute(held.section(spec, "push")[0], {"payload": b"slow"})[0]["id"])
+        slow_id = int(execute(held.hooks.section(spec, "push")[0], {"payload": b"slow"})[0]["id"])
         others = [f"o{i}".encode() for i in range(2 * WATERMARK_EVERY)]
         messages.push(engine, spec, others)
         assert drained(engine, spec) == others  # the candidate is recorded above slow_id
@@ -498,10 +499,10 @@ def test_concurrent_pops_rolled_back_or_killed_lose_nothing_on_postgresql(kind, 
                     if kind == "claim":
                         params["worker"] = f"w{seed}"
                     for _ in range(2):  # the second pop's transaction has written already
-                        got += execute(mine.section(spec, "pop")[0], params)
+                        got += execute(mine.hooks.section(spec, "pop")[0], params)
                     if kind == "claim":
                         for m in got:
-                            execute(mine.section(spec, "ack")[0], {"id": m["id"]})
+                            execute(mine.hooks.section(spec, "ack")[0], {"id": m["id"]})
                     if fate == "rollback":
                         raise _RolledBack
                     if fate == "kill":

@@ -194,7 +194,7 @@ def consume(dsn: str, schema: str | None, out: str, pids: str, stop_file: str) -
                 with engine.transaction() as execute:
                     rows = [
                         message(r)
-                        for statement in engine.section(spec, "pop")
+                        for statement in engine.hooks.section(spec, "pop")
                         for r in execute(statement, params)
                         if r.get("id") is not None
                     ]

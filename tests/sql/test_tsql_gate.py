@@ -71,20 +71,20 @@ def every_statement() -> list[tuple[str, str]]:
     engine = _engine()
     out: list[tuple[str, str]] = []
     for spec in _specs():
-        template = engine.template(spec)
+        template = engine.hooks.template(spec)
         for section in template.sections:
-            for statement in engine.section(spec, section):
+            for statement in engine.hooks.section(spec, section):
                 sql, _ = engine.bind(statement, PARAMS)
                 label = f"{spec.kind}{'-strict' if spec.strict else ''}:{section}"
                 out.append((label, sql))
         # pause on a queue from before pause replaces its pop (CREATE OR ALTER PROCEDURE)
         for _, statement in pause.upgrade(engine, spec):
             out.append((f"{spec.kind}:pause_upgrade", engine.bind(statement, PARAMS)[0]))
-    for section in engine.catalog().sections:
-        for statement in engine.catalog_sql(section, "orders_q_push"):
+    for section in engine.hooks.catalog().sections:
+        for statement in engine.hooks.catalog_sql(section, "orders_q_push"):
             out.append((f"catalog:{section}", engine.bind(statement, PARAMS)[0]))
     for section, statements in sqlfiles.load("engine/mssql.sql").sections.items():
-        rendered = (engine.render_text(s, {"mark": "qadmin_pop"}) for s in statements)
+        rendered = (engine.hooks.render_text(s, {"mark": "qadmin_pop"}) for s in statements)
         out.extend((f"engine:{section}", engine.bind(s, PARAMS)[0]) for s in rendered)
     out.extend(("session", s) for s in engine.session_statements())
     out.extend(_profile_statements(engine))
@@ -95,7 +95,9 @@ def every_statement() -> list[tuple[str, str]]:
     maintenance = sqlfiles.load("maintenance/mssql.sql")
     names = {"table": "orders_q", "index": "orders_q_pkey"}
     for section, statements in maintenance.sections.items():
-        out.extend((f"maintenance:{section}", engine.render_text(s, names)) for s in statements)
+        out.extend(
+            (f"maintenance:{section}", engine.hooks.render_text(s, names)) for s in statements
+        )
     return out
 
 
@@ -112,9 +114,9 @@ def _profile_statements(engine: Engine) -> list[tuple[str, str]]:
     def part(section: str, column: str, epoch: bool = False) -> str:
         words = {"scale": "1000"} if epoch else {}
         text = file.statements(section + ("_epoch" if epoch else ""))[0]
-        return engine.render_text(text, {**names, "col": column}, words)
+        return engine.hooks.render_text(text, {**names, "col": column}, words)
 
-    gone = engine.render_text(file.statements("session_gone")[0], {"sess": "claimed_session"})
+    gone = engine.hooks.render_text(file.statements("session_gone")[0], {"sess": "claimed_session"})
     expressions = {"age", "due", "dead_worker", "session_gone"}
     out = []
     for epoch in (False, True):
@@ -139,7 +141,7 @@ def _profile_statements(engine: Engine) -> list[tuple[str, str]]:
         sections = {s for s in file.sections if s.removesuffix("_epoch") not in expressions}
         for section in sorted(sections):
             for statement in file.statements(section):
-                sql = engine.bind(engine.render_text(statement, names, words), params)[0]
+                sql = engine.bind(engine.hooks.render_text(statement, names, words), params)[0]
                 out.append((f"profile:{section}{':epoch' if epoch else ''}", sql))
     return out
 

@@ -14,9 +14,10 @@ from qadmin.diagnostics import run
 from qadmin.diagnostics.entries import plan
 from qadmin.diagnostics.model import Options
 from qadmin.engines import open_engine, registry
-from qadmin.engines.dialect import Dialect, SqliteDialect
+from qadmin.engines.dialect import Dialect, MariadbDialect, MysqlDialect, SqliteDialect
 from qadmin.engines.sqlite import SqliteEngine
 from qadmin.errors import UnsupportedError
+from qadmin.kinds import Kind, QueueSpec
 from qadmin.ops import maintain, queues
 from qadmin.profiles.resolve import resolve
 
@@ -28,6 +29,32 @@ def test_every_engine_names_a_dialect_whose_hooks_exist():
         assert dialect.maintenance_planner in (None, *maintain.PLANNERS), name
         assert dialect.plan_format in (None, *plan._PARSERS), name
         assert dialect.plan_measure in ("cost", "rows examined"), name
+
+
+def test_a_dialect_renders_a_queue_s_sql_with_no_connection():
+    """Names and a spec in, SQL text out: the engine's own SQL and the catalog's too."""
+    for name in registry.NAMES:
+        dialect = registry.dialect_class(name)(name, lambda: "app")
+        spec = QueueSpec("q", Kind.FIFO)
+        assert dialect.section(spec, "push") and dialect.catalog_sql("get")
+        assert dialect.engine_sql("server_version")
+        assert dialect.keywords(spec)["skip_locked"] == dialect.lock_skip
+        strict = QueueSpec("q", Kind.FIFO, strict=True)
+        assert dialect.keywords(strict)["skip_locked"] == ""
+
+
+def test_mysql_s_server_gates_read_the_server_the_connection_found():
+    """dialect=mysql runs MySQL 8's templates on a MariaDB server: the isolation variable is
+    still the server's (MariaDB 10.11 has no @@transaction_isolation)."""
+    on_mariadb = MysqlDialect("mysql", lambda: "app", lambda: "mariadb")
+    assert on_mariadb.server_keywords()["isolation_var"] == "@@tx_isolation"
+    on_mysql = MariadbDialect("mysql", lambda: "app", lambda: "mysql")
+    assert on_mysql.server_keywords()["isolation_var"] == "@@transaction_isolation"
+    mariadb = MysqlDialect.session_statements(5_000, 30_000, mariadb=True)
+    assert "SET SESSION max_statement_time = 30.0" in mariadb
+    assert "SET SESSION max_execution_time = 30000" in MysqlDialect.session_statements(
+        5_000, 30_000, mariadb=False
+    )
 
 
 def test_loading_every_dialect_imports_no_driver():

@@ -55,7 +55,7 @@ FRAGMENT_CALL = re.compile(r"\{([a-z_]+)\([^{}]*\)\}")
 
 def _fragments(folders: list[str]) -> dict[str, str]:
     """The fragments a dialect's templates can call: its folder's fragments.sql (with what it
-    extends) over its base's, as Engine.fragment looks them up."""
+    extends) over its base's, as Dialect.fragment looks them up."""
     found: dict[str, str] = {}
     for folder in reversed(folders):
         if (ROOT / "queues" / folder / "fragments.sql").is_file():
@@ -132,7 +132,7 @@ def _overrides() -> list[tuple[str, sqlfiles.SqlFile, sqlfiles.SqlFile]]:
                     sqlfiles.load(f"queues/mysql/{path.name}"),
                 )
             )
-    for folder in FOLDERS:  # overlays laid over a kind's template (Engine.template)
+    for folder in FOLDERS:  # overlays laid over a kind's template (Dialect.template)
         for spec in KINDS.values():
             layers = [f"watermark_{spec.template}", "watermark", f"{spec.template}_before_dead"]
             for layer in layers:

@@ -133,14 +133,14 @@ def test_every_shipped_placeholder_is_in_the_grammar():
 )
 def test_each_engine_spells_names_and_literals_its_own_way(dsn, expected):
     engine = open_engine(dsn, schema="App")
-    assert engine.render_text("{t} / {t.bare_lit}", {"t": 'Order "Q"'}) == expected
+    assert engine.base_hooks.render_text("{t} / {t.bare_lit}", {"t": 'Order "Q"'}) == expected
 
 
 def test_sql_server_clusters_the_ordered_kinds_only():
     engine = open_engine("mssql://u@h/db?driver=FreeTDS", schema="dbo")
 
     def create(kind: Kind) -> str:
-        return " ".join(engine.section(QueueSpec("q", kind), "create"))
+        return " ".join(engine.hooks.section(QueueSpec("q", kind), "create"))
 
     assert "PRIMARY KEY NONCLUSTERED (id)" in create(Kind.HEAP)
     assert "PRIMARY KEY CLUSTERED (id)" in create(Kind.FIFO)
@@ -162,7 +162,7 @@ CONVERT_EXPRESSIONS = {"payload_bytes", "payload_text", "payload_json", "time_co
 
 def _renders(engine: Engine, spec: QueueSpec, section: str) -> bool:
     try:
-        return bool(engine.data_section(spec, section))
+        return bool(engine.hooks.data_section(spec, section))
     except TemplateError:
         return False
 
@@ -175,12 +175,12 @@ def test_every_shipped_statement_renders_offline(dsn, schema):
     its engine tests render the same files)."""
     engine = open_engine(dsn, schema=schema)
     for spec in _specs():
-        for section in engine.template(spec).sections:
-            assert engine.section(spec, section)
-    for section in engine._data_file().sections:  # each kind uses its own export and load
+        for section in engine.hooks.template(spec).sections:
+            assert engine.hooks.section(spec, section)
+    for section in engine.hooks.data_file().sections:  # each kind uses its own export and load
         assert any(_renders(engine, spec, section) for spec in _specs()), section
-    for section in engine.catalog().sections:
-        assert engine.catalog_sql(section, "q_push")
+    for section in engine.hooks.catalog().sections:
+        assert engine.hooks.catalog_sql(section, "q_push")
     profile = sqlfiles.load(f"queues/{engine.base_dialect}/profile.sql")
     names = {"table": "t", "time_col": "at", "order_col": "id", "id_col": "id", "col": "at"}
     names.update(hb_table="w", hb_worker="id", hb_job="worker", hb_beat="beat", sess="sess")
@@ -189,7 +189,7 @@ def test_every_shipped_statement_renders_offline(dsn, schema):
     keys = ("filter", "columns", "assignments", "stale", "age", "state", "at", "order", "keys")
     words = dict.fromkeys((*keys, "state_keys", "where", "instant", "scale"), "1")
     for section in profile.sections:
-        assert all(engine.render_text(s, names, words) for s in profile.statements(section))
+        assert all(engine.hooks.render_text(s, names, words) for s in profile.statements(section))
     src = Source(table="q", managed=QueueSpec("q", Kind.FIFO))
     sql = ConvertSql(engine, src, ring_spec(src, 100))
     for section in set(sql.file.sections) - CONVERT_EXPRESSIONS:
@@ -199,5 +199,5 @@ def test_every_shipped_statement_renders_offline(dsn, schema):
 def test_postgresql_imports_a_snapshot_by_its_id_as_a_literal():
     engine = open_engine("postgresql://u@h/db", schema="app")
     names = {"snapshot": "00000003-0000001B-1"}
-    text = engine.render_text(engine.engine_sql("import_snapshot"), names)
+    text = engine.hooks.render_text(engine.base_hooks.engine_sql("import_snapshot"), names)
     assert text.endswith("SET TRANSACTION SNAPSHOT '00000003-0000001B-1'")

@@ -67,7 +67,7 @@ def engine(dialect: str) -> Engine:
 
 def columns_on(dialect: str, name: str) -> list[str] | None:
     """The file's columns on one engine (as its lookup finds the file), None without one."""
-    file = engine(dialect).diagnostic_file(name)
+    file = engine(dialect).hooks.diagnostic_file(name)
     return None if file is None else select_aliases(file.statements("main")[-1])
 
 
@@ -77,7 +77,7 @@ TEMPLATE_ROWS = [(Kind.RING, "ring_state", ring.RingState)]
 
 
 def template_columns(dialect: str, kind: Kind, section: str) -> list[str]:
-    template = engine(dialect).template(QueueSpec("q", kind, capacity=10))
+    template = engine(dialect).hooks.template(QueueSpec("q", kind, capacity=10))
     return select_aliases(template.statements(section)[-1])
 
 

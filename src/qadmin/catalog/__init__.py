@@ -56,7 +56,7 @@ def _spec(row: dict[str, Any]) -> QueueSpec:
 
 
 def _sql(engine: Engine, section: str, obj: Obj | None = None) -> list[str]:
-    return engine.catalog_sql(section, None if obj is None else obj[1])
+    return engine.hooks.catalog_sql(section, None if obj is None else obj[1])
 
 
 def ensure(engine: Engine) -> None:
@@ -87,7 +87,9 @@ def _attribute(engine: Engine, specs: list[QueueSpec]) -> dict[str, list[Obj]]:
     for spec in sorted(specs, key=lambda s: s.name):
         # Only what create made: a table called <q>_stage or <q>_loaded may be load's or
         # anybody's, and an upgrade cannot tell, so it is left unowned (never dropped).
-        expected = {obj for _, obj in planned(engine, spec, engine.section(spec, "create")) if obj}
+        expected = {
+            obj for _, obj in planned(engine, spec, engine.hooks.section(spec, "create")) if obj
+        }
         found = [
             obj
             for obj in schema_objects(engine, spec.name)
@@ -150,9 +152,9 @@ def forget(engine: Engine, name: str, execute: Execute | None = None) -> None:
         engine.run_catalog("objects_forget", {"queue": name})
         engine.run_catalog("delete", {"name": name})
         return
-    for statement in engine.catalog_sql("objects_forget"):
+    for statement in engine.hooks.catalog_sql("objects_forget"):
         execute(statement, {"queue": name})
-    for statement in engine.catalog_sql("delete"):
+    for statement in engine.hooks.catalog_sql("delete"):
         execute(statement, {"name": name})
 
 
@@ -206,7 +208,7 @@ def schema_objects(engine: Engine, prefix: str) -> list[Obj]:
     """Objects of any type in the schema whose name starts with ``prefix``."""
     pattern = prefix.replace("!", "!!").replace("_", "!_").replace("%", "!%") + "%"
     rows = engine.query(
-        engine.catalog_sql("schema_objects")[0], {"schema": engine.schema, "prefix": pattern}
+        engine.hooks.catalog_sql("schema_objects")[0], {"schema": engine.schema, "prefix": pattern}
     )
     return [(str(r["object_type"]), str(r["name"])) for r in rows]
 
@@ -253,14 +255,14 @@ def own(engine: Engine, spec: QueueSpec, obj: Obj, execute: Execute | None = Non
 def own_all(engine: Engine, spec: QueueSpec, execute: Execute) -> None:
     """Record every object ``spec``'s create section makes, in the caller's transaction (a
     convert creates the ring there)."""
-    for _, obj in planned(engine, spec, engine.section(spec, "create")):
+    for _, obj in planned(engine, spec, engine.hooks.section(spec, "create")):
         if obj is not None:
             own(engine, spec, obj, execute)
 
 
 def made_by_create(engine: Engine, spec: QueueSpec) -> list[Obj]:
     """The queue's recorded objects that its kind's create section makes (not load's)."""
-    made = {obj for _, obj in planned(engine, spec, engine.section(spec, "create"))}
+    made = {obj for _, obj in planned(engine, spec, engine.hooks.section(spec, "create"))}
     return [obj for obj in owned(engine, spec) if obj in made]
 
 
@@ -302,7 +304,7 @@ def dependents(engine: Engine, objs: list[Obj]) -> list[str]:
     """What outside the queue depends on one of its tables and would make its drop refuse
     (a view, another table's foreign key), each as ``view s.v``; none where the engine's
     catalog file cannot say (``dependents`` section absent)."""
-    if not engine.catalog().has("dependents"):
+    if not engine.hooks.catalog().has("dependents"):
         return []
     mine = {name for kind, name in objs}
     found: list[str] = []
@@ -326,7 +328,7 @@ def drop_statements(engine: Engine, objs: list[Obj]) -> list[str]:
     out = []
     for obj in reversed(objs):
         section = f"drop_{obj[0]}"
-        if engine.catalog().has(section):
+        if engine.hooks.catalog().has(section):
             out += _sql(engine, section, obj)
     return out
 

@@ -28,7 +28,7 @@ class DeadDepth:
 
 def dead_depth(engine: Engine, spec: QueueSpec) -> DeadDepth:
     """The dead table's depth (bounded count) and its oldest death's age: two index reads."""
-    rows = engine.run(engine.section(spec, "dead_depth"), {"limit": COUNT_LIMIT}, write=False)
+    rows = engine.run(engine.hooks.section(spec, "dead_depth"), {"limit": COUNT_LIMIT}, write=False)
     count = int(rows[0]["dead"] or 0)
     oldest = rows[0]["oldest_dead_s"]
     return DeadDepth(
@@ -71,7 +71,7 @@ def require_watermark(spec: QueueSpec) -> None:
 def watermark(engine: Engine, spec: QueueSpec) -> WatermarkState:
     """Value, head, lag and rows stranded below the watermark (read-only, index seeks)."""
     require_watermark(spec)
-    row = engine.run(engine.section(spec, "wm_show"), write=False)[0]
+    row = engine.run(engine.hooks.section(spec, "wm_show"), write=False)[0]
     wm, head = int(row["wm"]), int_or_none(row["head_id"])
     stranded = int(row["stranded"] or 0)
     return WatermarkState(

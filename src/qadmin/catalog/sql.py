@@ -42,7 +42,7 @@ class Rows:
 
 
 def read(engine: Engine, name: str, params: dict[str, Any] | None = None) -> Rows:
-    file = engine.diagnostic_file(name)
+    file = engine.hooks.diagnostic_file(name)
     if file is None:
         return Rows(name, note=f"{name}: not available on {engine.dialect}")
     try:
@@ -58,16 +58,16 @@ def read(engine: Engine, name: str, params: dict[str, Any] | None = None) -> Row
 
 
 def available(engine: Engine, name: str) -> bool:
-    return engine.diagnostic_file(name) is not None
+    return engine.hooks.diagnostic_file(name) is not None
 
 
 def template_rows(
     engine: Engine, spec: QueueSpec, section: str, params: dict[str, Any] | None = None
 ) -> list[dict[str, Any]]:
     """A section of the queue's own template (depth, claims, ring state), if it has one."""
-    if not engine.template(spec).has(section):
+    if not engine.hooks.template(spec).has(section):
         return []
-    return engine.run(engine.section(spec, section), params, write=False)
+    return engine.run(engine.hooks.section(spec, section), params, write=False)
 
 
 def as_int(value: Any) -> int | None:

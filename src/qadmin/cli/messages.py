@@ -227,7 +227,7 @@ def pop(
     if delivered < popped:
         raise output.Undelivered(
             f"output failed ({output.reason()}): delivered {delivered} of {popped}; "
-            f"{_rest(used[-1], engine.HAS_ROUTINES, done)}"
+            f"{_rest(used[-1], engine.hooks.has_routines, done)}"
         )
 
 

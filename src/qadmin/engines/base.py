@@ -2,10 +2,12 @@
 
 An engine owns a DB-API connection: connecting (with timeouts and an application name), the
 placeholder style, running a list of statements as one transaction, and turning driver
-exceptions into qadmin errors. What differs beyond that (quoting, the SQL lookup chain, advice,
-the hooks the layers above ask) is its dialect (``engines.dialect``, ``Engine.hooks``); the
-methods here that quote or advise delegate to it, so callers keep one object. Nothing above
-this layer imports a driver or sees a driver exception.
+exceptions into qadmin errors. What differs beyond that is its dialect (``engines.dialect``):
+the SQL lookup chain and the one renderer (names and specs in, SQL text out), quoting, the
+dialect facts and version gates, advice and the hooks the layers above ask. Callers reach it
+through ``Engine.hooks`` (the flavour's: the SQL a queue runs) or ``Engine.base_hooks`` (the
+registry's, which never connects: advice, the engine's own SQL); only quoting delegates here.
+Nothing above this layer imports a driver or sees a driver exception.
 
 Guarantees each engine gives:
 - every connection carries a lock timeout and a statement timeout (``Timeouts``);
@@ -25,16 +27,16 @@ from datetime import UTC, datetime
 from functools import cache
 from typing import Any, ClassVar
 
-from qadmin import secrets, sqlfiles, sqltext
+from qadmin import secrets
 from qadmin.dsn import Dsn
 from qadmin.engine_table import BY_NAME, load
-from qadmin.engines.dialect import Dialect
-from qadmin.errors import NotFound, QadminError, UnsupportedError, WrongKind
-from qadmin.kinds import KINDS, QueueSpec, said
+from qadmin.engines.dialect import CATALOG_TABLE, Dialect
+from qadmin.errors import NotFound, QadminError, UnsupportedError
+from qadmin.kinds import QueueSpec
+
+__all__ = ["APP_NAME", "CATALOG_TABLE", "Engine", "Execute", "Jdbc", "Row", "Timeouts"]
 
 APP_NAME = "qadmin"
-# qadmin's catalog table, in the schema that holds the queues (qadmin/catalog.py).
-CATALOG_TABLE = "qadmin_queues"
 READ_MARGIN_S = 10
 
 # ``:name`` placeholders in qadmin's SQL files; ``::`` (a PostgreSQL cast) is not one.
@@ -92,16 +94,8 @@ class Engine(ABC):
     """A connection to one database server, speaking its dialect."""
 
     name: ClassVar[str]
-    # What a dequeue adds to skip rows other consumers hold (empty for a strict FIFO pop).
-    LOCK_SKIP: ClassVar[str] = ""
-    # Whether create installs push/pop routines on the server that qadmin then calls.
-    HAS_ROUTINES: ClassVar[bool] = True
     # How Spark connects; None where Spark has no JDBC path (SQLite, SQL Server for now).
     JDBC: ClassVar[Jdbc | None] = None
-    # How far the catalog's row estimate (the depth of a queue too big or too dirty to count)
-    # may be from the truth, as a fraction of the truth: check judges an estimate only when
-    # the threshold lies outside [estimate / (1 + error), estimate / (1 - error)].
-    ESTIMATE_ERROR: ClassVar[float] = 0.5
 
     def __init__(self, dsn: Dsn, schema: str | None = None, timeouts: Timeouts | None = None):
         self.dsn = dsn
@@ -142,6 +136,11 @@ class Engine(ABC):
         """How messages and reports name this server: the engine's name, or the flavour an
         engine that speaks to two kinds of server detected (``mariadb`` or ``mysql``)."""
         return self.name
+
+    def server_label(self) -> str:
+        """The server as the connection finds it, for a dialect's version gates: ``label``,
+        where that needs no connection; MySQL connects to tell MariaDB from MySQL 8."""
+        return self.label
 
     @property
     def conn(self) -> Any:
@@ -195,8 +194,17 @@ class Engine(ABC):
 
     @property
     def hooks(self) -> Dialect:
-        """The dialect's hooks, asked instead of comparing engine names above this layer."""
-        return self.dialect_class()(self.label, lambda: self.schema)
+        """This connection's dialect (a flavour's own: MySQL connects to learn it): the SQL a
+        queue runs (templates, sections, the catalog's), its facts and the hooks asked
+        instead of comparing engine names above this layer."""
+        return self.dialect_class()(self.label, lambda: self.schema, self.server_label)
+
+    @property
+    def base_hooks(self) -> Dialect:
+        """The registry's dialect, flavour aside, which never connects to learn the flavour:
+        the engine's own SQL (``sql/engine``), a session's lock timeout, and advice (a flavour
+        words its advice alike)."""
+        return _dialect_of(self.name)(self.name, lambda: self.schema)
 
     # -- errors -----------------------------------------------------------------------------
 
@@ -227,65 +235,11 @@ class Engine(ABC):
         return _dialect_of(self.name).quote_ident(name)
 
     def quote_literal(self, text: str) -> str:
-        """A string literal; only the renderer (``render_text``) calls it."""
+        """A string literal (the dialect's)."""
         return _dialect_of(self.name).quote_literal(text)
 
     def qualified(self, name: str) -> str:
         return f"{self.quote_ident(self.schema)}.{self.quote_ident(name)}"
-
-    def _queue_file(self, name: str) -> sqlfiles.SqlFile:
-        """A queue template, from the first folder of the dialect's chain that has it."""
-        found = self.hooks.sql_file("queues", name)
-        if found is None:
-            raise UnsupportedError(f"{name.replace('_', ' ')} is not available on {self.dialect}")
-        return found
-
-    def queue_file(self, name: str) -> sqlfiles.SqlFile:
-        """A file of sql/queues/ that belongs to no kind (a library's pause), for this
-        dialect; UnsupportedError where the dialect has none."""
-        return self._queue_file(name)
-
-    def template(self, spec: QueueSpec) -> sqlfiles.SqlFile:
-        """The kind's template with its overlays (e.g. a watermark) laid over it."""
-        merged = self._queue_file(spec.template)
-        for overlay in spec.overlays:
-            merged = merged.overlay(self._queue_file(overlay))
-        return merged
-
-    def fragment(self, name: str) -> str:
-        """A dialect's piece of SQL (``{name(object)}`` in a template), e.g. how to take a
-        sequence value on a server that has no sequences; KeyError if the dialect has none."""
-        for folder in self.hooks.folders:
-            relative = f"queues/{folder}/fragments.sql"
-            if sqlfiles.exists(relative) and sqlfiles.load(relative).has(name):
-                return sqlfiles.load(relative).statements(name)[0]
-        raise KeyError(name)
-
-    def server_keywords(self) -> dict[str, str]:
-        """Fixed SQL words that depend on the server rather than the templates' dialect."""
-        return {}
-
-    def keywords(self, spec: QueueSpec) -> dict[str, str]:
-        """The fixed SQL words a queue's templates take: the kind's, this engine's for the
-        queue, and the server's."""
-        words = spec.keywords()
-        words["skip_locked"] = "" if spec.strict else self.LOCK_SKIP
-        words["capacity"] = str(int(spec.capacity or 0))
-        words.update(self.server_keywords())
-        return words
-
-    def render_text(
-        self, text: str, names: Mapping[str, str], keywords: Mapping[str, str] | None = None
-    ) -> str:
-        """``text`` filled by the one renderer (``qadmin.sqltext``), spelled for this server."""
-        target = sqltext.Target(self.quote_ident, self.quote_literal, self.schema, self.fragment)
-        return sqltext.render(text, target, names, keywords)
-
-    def render(self, statement: str, spec: QueueSpec) -> str:
-        """A queue template's statement: its names are the queue's objects, and ``{catalog}``
-        the catalog table (a claim queue's fail routine reads its max_attempts there)."""
-        names = {**spec.objects(), "catalog": CATALOG_TABLE}
-        return self.render_text(statement, names, self.keywords(spec))
 
     def bind(self, statement: str, params: Mapping[str, Any]) -> tuple[str, Any]:
         """Turn ``:name`` placeholders into the driver's style (pyformat by default)."""
@@ -297,7 +251,7 @@ class Engine(ABC):
     def _begin(self, cursor: Any, write: bool, snapshot: bool = False) -> None:
         """Start a transaction: reads are read-only where the engine's SQL says how, and a
         snapshot read sees one snapshot for all its statements (export's pages)."""
-        sql = sqlfiles.load(f"engine/{self.name}.sql")
+        sql = self.base_hooks.engine_file()
         section = "snapshot_read" if snapshot and sql.has("snapshot_read") else "read_only"
         if (snapshot or not write) and sql.has(section):
             for statement in sql.statements(section):
@@ -397,13 +351,6 @@ class Engine(ABC):
             # The connection may be gone (killed, timed out); the original error matters more.
             self.close()
 
-    def batch_section(self, spec: QueueSpec) -> list[str] | None:
-        """The kind's ``push_batch`` statements (many messages in one statement), or None where
-        this server has none and a batch goes one push call at a time."""
-        if not self.template(spec).has("push_batch"):
-            return None
-        return self.section(spec, "push_batch")
-
     def batch_params(self, payloads: Sequence[bytes]) -> dict[str, Any]:
         """The payloads of one ``push_batch`` as the section binds them."""
         return {"payloads": list(payloads)}
@@ -430,24 +377,6 @@ class Engine(ABC):
         """Return when a push to the queue may have committed, or after ``timeout_s``."""
         time.sleep(timeout_s)
 
-    def section(self, spec: QueueSpec, section: str) -> list[str]:
-        """The rendered statements of one template section, ready to bind and run."""
-        template = self.template(spec)
-        if not template.has(section):
-            raise self._no_section(spec, section)
-        return [self.render(s, spec) for s in template.statements(section)]
-
-    def _no_section(self, spec: QueueSpec, section: str) -> QadminError:
-        """A command reached a section its kind's template lacks (callers check the KindSpec
-        first; this is the net): one line naming the kinds whose templates have it here."""
-        having = [k for k, info in KINDS.items() if self._queue_file(info.template).has(section)]
-        if not having:
-            return UnsupportedError(f"{section} is not available on {self.dialect}")
-        return WrongKind(
-            f"{section}: {spec.name} is a {spec.kind} queue; {section} works on "
-            f"{said(having, 'or')} queues only"
-        )
-
     def default_user(self) -> str | None:
         """The user the driver logs in as when the DSN names none."""
         return None
@@ -459,25 +388,6 @@ class Engine(ABC):
         d = self.dsn
         host, port = d.host or "localhost", d.port or self.JDBC.port
         return f"jdbc:{self.JDBC.scheme}://{host}:{port}/{d.database or ''}"
-
-    def data_section(self, spec: QueueSpec, section: str) -> list[str]:
-        """A section of ``sql/queues/<dialect>/data.sql`` (export, archive, load) for a queue."""
-        return [self.render(s, spec) for s in self._data_file().statements(section)]
-
-    def kind_data_section(self, spec: QueueSpec, operation: str) -> list[str]:
-        """data.sql's ``<operation>_<template>`` where the kind's messages need their own
-        (a pending queue's due times, a claim queue's state, a ring's slots), else the shared
-        ``<operation>_rows``: the file says which, no table in Python does."""
-        own = f"{operation}_{spec.template}"
-        return self.data_section(spec, own if self._data_file().has(own) else f"{operation}_rows")
-
-    def _data_file(self) -> sqlfiles.SqlFile:
-        try:
-            return self._queue_file("data")
-        except UnsupportedError:
-            raise UnsupportedError(
-                f"export, archive and load are not available on {self.dialect}"
-            ) from None
 
     def bulk_insert(self, statement: str, rows: Sequence[Mapping[str, Any]]) -> None:
         """Run one INSERT (load's ``stage_insert``) for many rows in the open transaction, as
@@ -496,26 +406,17 @@ class Engine(ABC):
 
     # -- catalog helpers ---------------------------------------------------------------------
 
-    def diagnostic_file(self, name: str) -> sqlfiles.SqlFile | None:
-        """``sql/diagnostics/<folder>/<name>.sql`` from the dialect's chain (a flavour's own, else
-        its base's), if any."""
-        return self.hooks.sql_file("diagnostics", name)
-
     def diagnostic(self, name: str, params: Mapping[str, Any] | None = None) -> list[Row]:
         """Run a diagnostic query read-only, with this connection's timeouts."""
-        file = self.diagnostic_file(name)
+        file = self.hooks.diagnostic_file(name)
         if file is None:
             raise KeyError(f"no {name} diagnostic for {self.dialect}")
         return self.run(list(file.statements("main")), params, write=False)
 
     # -- a diagnostic part's own lock timeout ------------------------------------------------
 
-    def lock_timeout_statements(self, ms: int) -> list[str]:
-        """What sets this session's lock wait limit to ``ms`` (integers only, never input)."""
-        return []
-
     def _apply_lock_timeout(self, ms: int) -> None:
-        statements = self.lock_timeout_statements(ms)
+        statements = self.base_hooks.lock_timeout_statements(ms)
         if statements:
             conn = self.conn
             with self.errors():
@@ -542,61 +443,20 @@ class Engine(ABC):
             if self._conn is not None:
                 self._apply_lock_timeout(before)
 
-    # -- advice: what a DBA runs, in this engine's words (findings quote it): the dialect's ----
-
-    def _advice(self) -> Dialect:
-        """The registry's dialect, flavour aside (a flavour words its advice alike): advice
-        never needs a connection to learn the flavour."""
-        return _dialect_of(self.name)(self.name, lambda: self.schema)
-
-    def end_session(self, session: str, kind: str = "session") -> str:
-        return self._advice().end_session(session, kind)
-
-    def rebuild_index_advice(self, index: str, table: str) -> str:
-        return self._advice().rebuild_index_advice(index, table)
-
-    def vacuum_advice(self, table: str) -> str:
-        return self._advice().vacuum_advice(table)
-
-    def deleted_rows_advice(self, table: str) -> str:
-        return self._advice().deleted_rows_advice(table)
-
-    def analyze_advice(self, table: str) -> str:
-        return self._advice().analyze_advice(table)
-
-    def autovacuum_advice(self, table: str, *, server: bool) -> str:
-        return self._advice().autovacuum_advice(table, server=server)
-
-    def idle_transaction_advice(self) -> str:
-        return self._advice().idle_transaction_advice()
-
-    def horizon_notes(self, holders: Sequence[Row]) -> list[str]:
-        return self._advice().horizon_notes(holders)
-
-    def index_waste(self, row: Row) -> tuple[str, bool] | None:
-        return self._advice().index_waste(row)
-
-    def engine_sql(self, section: str) -> str:
-        """One of the engine's own queries, from ``sql/engine/<engine>.sql``."""
-        return sqlfiles.load(f"engine/{self.name}.sql").statements(section)[0]
-
     def read_naive_times_as_utc(self, utc: bool) -> None:
         """Read naive timestamps as UTC (a library that always writes UTC) or, by default, in
         the session's time zone. An engine whose ``sql/engine`` file has no such section
         (SQLite, SQL Server: qadmin reads naive times as UTC there) needs nothing."""
-        file = sqlfiles.load(f"engine/{self.name}.sql")
+        file = self.base_hooks.engine_file()
         section = "naive_utc" if utc else "naive_session"
         if file.has(section):
             self.run_outside_transaction(file.statements(section)[0])
 
-    def mark_sql(self, mark: str, undo: bool = False) -> str:
-        """A savepoint named ``mark`` (a qadmin constant), or with ``undo`` the rollback to it."""
-        section = "rollback_to_savepoint" if undo else "savepoint"
-        return self.render_text(self.engine_sql(section), {"mark": mark})
-
     def table_exists(self, name: str) -> bool:
         """Whether a table of this name exists in the schema (a cheap catalog lookup)."""
-        rows = self.query(self.engine_sql("table_exists"), {"schema": self.schema, "name": name})
+        rows = self.query(
+            self.base_hooks.engine_sql("table_exists"), {"schema": self.schema, "name": name}
+        )
         return bool(rows)
 
     def require_schema(self, schema: str | None = None) -> None:
@@ -604,20 +464,9 @@ class Engine(ABC):
         so a typo in --schema is not answered with an empty list, nor a name looked up there
         with "no queue or table" (nor, in create, an unclassified error)."""
         schema = schema or self.schema
-        if not self.query(self.engine_sql("schema_exists"), {"schema": schema}):
+        if not self.query(self.base_hooks.engine_sql("schema_exists"), {"schema": schema}):
             word = "database" if self.base_dialect == "mysql" else "schema"
             raise NotFound(f"{self.label}: {word} {schema} does not exist")
-
-    def catalog(self) -> sqlfiles.SqlFile:
-        return sqlfiles.load(f"queues/{self.base_dialect}/catalog.sql")
-
-    def catalog_sql(self, section: str, obj: str | None = None) -> list[str]:
-        """A section of the catalog file: ``{catalog}`` is the queue table, ``{objects}`` the
-        table of the objects qadmin created for each queue, ``{object}`` one of those."""
-        names = {"catalog": CATALOG_TABLE, "objects": "qadmin_objects"}
-        if obj is not None:
-            names["object"] = obj
-        return [self.render_text(s, names) for s in self.catalog().statements(section)]
 
     def claim_database(self) -> None:
         """qadmin is about to make its catalog here: settings that belong to a database qadmin
@@ -628,4 +477,4 @@ class Engine(ABC):
     def run_catalog(
         self, section: str, params: Mapping[str, Any] | None = None, *, write: bool = True
     ) -> list[Row]:
-        return self.run(self.catalog_sql(section), params, write=write)
+        return self.run(self.hooks.catalog_sql(section), params, write=write)

@@ -29,7 +29,6 @@ from qadmin.errors import (
     QadminError,
     StatementTimeout,
 )
-from qadmin.kinds import QueueSpec
 
 _NATIVE = re.compile(r"\((\d{3,5})\)")
 _LOGIN = {18456, 18452, 4060}
@@ -42,7 +41,6 @@ _PREFERRED_DRIVERS = ("ODBC Driver 18 for SQL Server", "ODBC Driver 17 for SQL S
 
 class MssqlEngine(Engine):
     name = "mssql"
-    LOCK_SKIP = "READPAST,"
 
     def _driver_module(self) -> Any:
         try:
@@ -148,16 +146,16 @@ class MssqlEngine(Engine):
     def _begin(self, cursor: Any, write: bool, snapshot: bool = False) -> None:
         # No snapshot reads here: export (their only user) is not built for SQL Server.
         if write:
-            cursor.execute(self.engine_sql("begin"))
+            cursor.execute(self.base_hooks.engine_sql("begin"))
 
     def _commit(self, cursor: Any, write: bool) -> None:
         if write:
-            cursor.execute(self.engine_sql("commit"))
+            cursor.execute(self.base_hooks.engine_sql("commit"))
 
     def _rollback(self) -> None:
         try:
             cursor = self._conn.cursor()
-            cursor.execute(self.engine_sql("rollback"))
+            cursor.execute(self.base_hooks.engine_sql("rollback"))
             cursor.close()
         except Exception:
             self.close()
@@ -166,9 +164,6 @@ class MssqlEngine(Engine):
         """The lock timeout every qadmin session runs with (the statement limit is the
         driver's query timeout)."""
         return [f"SET LOCK_TIMEOUT {int(self.timeouts.lock_ms)}"]
-
-    def lock_timeout_statements(self, ms: int) -> list[str]:
-        return [f"SET LOCK_TIMEOUT {int(ms)}"]
 
     def _translate(self, exc: BaseException) -> QadminError | None:
         module = type(exc).__module__
@@ -197,15 +192,10 @@ class MssqlEngine(Engine):
         return QadminError(f"mssql: [{state}] {_short(text)}")
 
     def server_version(self) -> str:
-        return str(self.query(self.engine_sql("server_version"))[0]["v"]).splitlines()[0]
+        return str(self.query(self.base_hooks.engine_sql("server_version"))[0]["v"]).splitlines()[0]
 
     def _default_schema(self) -> str:
-        return str(self.query(self.engine_sql("default_schema"))[0]["s"] or "dbo")
-
-    def keywords(self, spec: QueueSpec) -> dict[str, str]:
-        # The article's heap has no clustered index; the ordered kinds cluster on id.
-        clustering = "CLUSTERED" if spec.info.order_by else "NONCLUSTERED"
-        return {**super().keywords(spec), "clustering": clustering}
+        return str(self.query(self.base_hooks.engine_sql("default_schema"))[0]["s"] or "dbo")
 
     def batch_params(self, payloads: Sequence[bytes]) -> dict[str, Any]:
         """push_many's @batch: a JSON array of hex strings (OPENJSON, then CONVERT style 2)."""

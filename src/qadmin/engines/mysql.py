@@ -34,7 +34,6 @@ from qadmin.errors import (
     StatementTimeout,
     UsageError,
 )
-from qadmin.kinds import QueueSpec
 
 _LOGIN = {1045, 1698}
 _UNREACHABLE = {2003, 2005, 2006, 2013, 4031}
@@ -52,7 +51,6 @@ _STATEMENT_ROOM = 64 * 1024  # the CALL around a push's payloads, and the protoc
 
 class MysqlEngine(Engine):
     name = "mysql"
-    LOCK_SKIP = "SKIP LOCKED"
     # jdbc:mysql:// also for MariaDB: with jdbc:mariadb:// Spark picks a dialect that quotes
     # column names with double quotes. Without rewriteBatchedStatements a Spark load is ~7x slower.
     JDBC = Jdbc(
@@ -64,9 +62,6 @@ class MysqlEngine(Engine):
         spark_export_from_rows=1_200_000,
         spark_load_from_rows=2_700_000,
     )
-    # InnoDB's TABLE_ROWS is sampled: "may vary from the actual value by as much as 40% to
-    # 50%" (MySQL manual, information_schema TABLES).
-    ESTIMATE_ERROR = 0.5
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -124,37 +119,18 @@ class MysqlEngine(Engine):
             if greeting and self._is_mariadb is None:
                 self._is_mariadb = "mariadb" in str(greeting).lower()
         with conn.cursor() as cur:
-            cur.execute(self.engine_sql("server_version"))
+            cur.execute(self.base_hooks.engine_sql("server_version"))
             self._is_mariadb = "mariadb" in str(cur.fetchone()[0]).lower()
-            for statement in self.session_statements(self._is_mariadb):
+            statements = MysqlDialect.session_statements(
+                self.timeouts.lock_ms, self.timeouts.statement_ms, self._is_mariadb
+            )
+            for statement in statements:
                 cur.execute(statement)
         conn.commit()
         # Then the read timeout that lets the server's own limits fire first. PyMySQL has no
         # public setter; it applies these before each read and write.
         conn._read_timeout = conn._write_timeout = self.timeouts.read_s
         return conn
-
-    def session_statements(self, mariadb: bool) -> list[str]:
-        """Isolation and the timeouts every qadmin session runs with."""
-        lock_s = max(1, round(self.timeouts.lock_ms / 1000))
-        statements = [
-            "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED",
-            f"SET SESSION innodb_lock_wait_timeout = {lock_s}",
-            f"SET SESSION lock_wait_timeout = {lock_s}",
-        ]
-        if mariadb:
-            limit_s = self.timeouts.statement_ms / 1000
-            statements.append(f"SET SESSION max_statement_time = {limit_s}")
-            # A client that vanishes mid-transaction (the network goes silent) would otherwise
-            # keep its locks until wait_timeout (8 hours by default): as PostgreSQL's
-            # idle_in_transaction_session_timeout, at least a minute.
-            idle_s = max(round(self.timeouts.statement_ms / 1000), 60)
-            statements.append(f"SET SESSION idle_transaction_timeout = {idle_s}")
-        else:
-            # MySQL 8 limits SELECT statements only; DML is bounded by the lock timeout.
-            statements.append(f"SET SESSION max_execution_time = {self.timeouts.statement_ms}")
-            statements.append("SET SESSION information_schema_stats_expiry = 0")
-        return statements
 
     @property
     def dialect(self) -> str:
@@ -171,15 +147,11 @@ class MysqlEngine(Engine):
     def base_dialect(self) -> str:
         return "mysql"
 
-    def server_keywords(self) -> dict[str, str]:
-        # The isolation level's variable: MySQL 8 removed tx_isolation, MariaDB 10.11 has no
-        # transaction_isolation (it came in 11.1); a routine naming the wrong one fails to parse.
-        _ = self.conn  # connecting tells which server this is
-        variable = "@@tx_isolation" if self._is_mariadb else "@@transaction_isolation"
-        # MySQL 8 serves information_schema's AUTO_INCREMENT (the rings' ticket counters) from
-        # a cache for a day by default: a routine an application calls must see it live.
-        stats = "DO 0" if self._is_mariadb else "SET SESSION information_schema_stats_expiry = 0"
-        return {"isolation_var": variable, "stats_fresh": stats}
+    def server_label(self) -> str:
+        """``mariadb`` or ``mysql`` as the server says once connected, whatever ``dialect=``
+        forces on the templates."""
+        _ = self.conn
+        return self.label
 
     def _translate(self, exc: BaseException) -> QadminError | None:
         if not isinstance(exc, pymysql.Error):
@@ -217,11 +189,6 @@ class MysqlEngine(Engine):
             return NotFound(f"{self.label}: {text}")
         return QadminError(f"{self.label}: {text}")
 
-    def batch_section(self, spec: QueueSpec) -> list[str] | None:
-        """The batch section is an anonymous block (BEGIN NOT ATOMIC), which only MariaDB has:
-        MySQL 8 pushes a batch one CALL at a time."""
-        return super().batch_section(spec) if self.dialect == "mariadb" else None
-
     def batch_params(self, payloads: Sequence[bytes]) -> dict[str, Any]:
         """One JSON array of base64 payloads: JSON_TABLE turns it into rows in one statement."""
         return {"batch": json.dumps([base64.b64encode(p).decode("ascii") for p in payloads])}
@@ -242,21 +209,13 @@ class MysqlEngine(Engine):
         return len(str(self.conn.escape(payload)))
 
     def server_version(self) -> str:
-        row = self.query(self.engine_sql("server_version"))[0]
+        row = self.query(self.base_hooks.engine_sql("server_version"))[0]
         return f"{row['v']} ({row['c']})"
 
     def _default_schema(self) -> str:
-        schema = self.query(self.engine_sql("default_schema"))[0]["s"]
+        schema = self.query(self.base_hooks.engine_sql("default_schema"))[0]["s"]
         if not schema:
             raise UsageError(
                 f"{self.label}: the DSN names no database; add /DBNAME or use --schema"
             )
         return str(schema)
-
-    def lock_timeout_statements(self, ms: int) -> list[str]:
-        """Both limits are whole seconds, at least 1: row locks (InnoDB) and metadata locks."""
-        seconds = max(1, round(ms / 1000))
-        return [
-            f"SET SESSION innodb_lock_wait_timeout = {seconds}",
-            f"SET SESSION lock_wait_timeout = {seconds}",
-        ]

@@ -53,7 +53,6 @@ class _Connection(psycopg.Connection[Any]):
 
 class PostgresEngine(Engine):
     name = "postgresql"
-    LOCK_SKIP = "SKIP LOCKED"
     JDBC = Jdbc(
         "postgresql",
         "org.postgresql.Driver",
@@ -68,11 +67,6 @@ class PostgresEngine(Engine):
         ),
         shared_snapshot=True,
     )
-    # n_live_tup counts inserts and deletes as they commit (size checks that the counters
-    # are not behind the id high-water mark), but an ANALYZE replaces it with its own count,
-    # which rows deleted under an open snapshot inflate (14,000 for 7,000 measured): as
-    # InnoDB's, taken to be up to half off.
-    ESTIMATE_ERROR = 0.5
 
     def _open(self) -> psycopg.Connection[Any]:
         d = self.dsn
@@ -229,11 +223,11 @@ class PostgresEngine(Engine):
                 pass
 
     def server_version(self) -> str:
-        row = self.query(self.engine_sql("server_version"))[0]
+        row = self.query(self.base_hooks.engine_sql("server_version"))[0]
         return "PostgreSQL " + str(row["server_version"])
 
     def _default_schema(self) -> str:
-        schema = self.query(self.engine_sql("default_schema"))[0]["s"]
+        schema = self.query(self.base_hooks.engine_sql("default_schema"))[0]["s"]
         if not schema:
             raise QadminError("postgresql: no current schema (empty search_path); use --schema")
         return str(schema)
@@ -247,9 +241,6 @@ class PostgresEngine(Engine):
 
     def adapt_time(self, value: datetime) -> datetime:
         return value.astimezone(UTC)
-
-    def lock_timeout_statements(self, ms: int) -> list[str]:
-        return [f"SET lock_timeout = {int(ms)}"]
 
 
 def _first_line(text: str) -> str:

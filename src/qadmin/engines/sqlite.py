@@ -28,7 +28,6 @@ from qadmin.errors import (
 
 class SqliteEngine(Engine):
     name = "sqlite"
-    HAS_ROUTINES = False
 
     def _open(self) -> sqlite3.Connection:
         path = self.dsn.path or ":memory:"
@@ -76,7 +75,7 @@ class SqliteEngine(Engine):
 
     def server_version(self) -> str:
         # Asked of the connection (not the module's constant) so ping times a real round trip.
-        return "SQLite " + str(self.query(self.engine_sql("server_version"))[0]["v"])
+        return "SQLite " + str(self.query(self.base_hooks.engine_sql("server_version"))[0]["v"])
 
     def _default_schema(self) -> str:
         return "main"

@@ -148,7 +148,7 @@ def _plan(engine: Engine, src: Source, ring: QueueSpec, capacity: int) -> dict[s
         "fits": messages <= capacity,
         "refused": convert_guard.refusals(engine, src, sql),
         "steps": [
-            engine.render_text(
+            engine.hooks.render_text(
                 STEPS[n],
                 {"backup": src.table + BACKUP_SUFFIX},
                 {"grace": str(GATE_GRACE_S), "chunk": f"{CHUNK:,}"},
@@ -162,7 +162,7 @@ def _plan(engine: Engine, src: Source, ring: QueueSpec, capacity: int) -> dict[s
             for s in sql.section(n)
         ]
         + _retire(engine, src, sql)
-        + engine.section(ring, "create")
+        + engine.hooks.section(ring, "create")
         + [s for n in ("start_sequences", "copy", "finish") for s in sql.section(n)],
     }
 
@@ -215,8 +215,8 @@ def convert(
         copy_backlog(sql, execute, int(measured["min_id"] or 0), messages, progress)
         step("catalog")
         if src.managed is not None:
-            execute(engine.catalog_sql("delete")[0], {"name": src.table})
-        for statement in engine.catalog_sql("insert"):
+            execute(engine.hooks.catalog_sql("delete")[0], {"name": src.table})
+        for statement in engine.hooks.catalog_sql("insert"):
             execute(statement, catalog.row(ring))
     return outcome(src, capacity, messages, next_id, int(measured["rows_left"]))
 
@@ -237,6 +237,6 @@ def _switch(
         execute(statement)
     step("create")
     catalog.own_all(engine, ring, execute)
-    for statement in engine.section(ring, "create"):
+    for statement in engine.hooks.section(ring, "create"):
         execute(statement)
     resize.grow(engine, ring, execute, 0, int(ring.capacity or 0))

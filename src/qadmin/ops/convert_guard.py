@@ -151,7 +151,7 @@ def _name_clashes(engine: Engine, sql: ConvertSql) -> list[str]:
     """Names the ring's create would take that something not recorded as the queue's holds
     (a user's table called <q>_ctl made a converted queue's routines call themselves)."""
     ring = sql.ring
-    planned = catalog.planned(engine, ring, engine.section(ring, "create"))
+    planned = catalog.planned(engine, ring, engine.hooks.section(ring, "create"))
     wanted = {obj[1] for _, obj in planned if obj} - {ring.name}
     if sql.file.has("gate_table"):  # a staged switch's gate marks a convert under way
         wanted.add(ring.name + GATE_SUFFIX)

@@ -230,12 +230,14 @@ class ConvertSql:
             "staged_push_many": self.staged["push_many"],
             "staged_pop": self.staged["pop"],
         }
-        self.keywords = engine.keywords(ring)
+        self.keywords = engine.hooks.keywords(ring)
         self.keywords["src_order_by"] = src.managed.keywords()["order_by"] if src.managed else ""
         self.keywords["waiting"] = "1 = 1"
         if src.state_col:
             state = {"state_col": src.state_col}
-            self.keywords["waiting"] = engine.render_text("{state_col.bare} = :waiting", state)
+            self.keywords["waiting"] = engine.hooks.render_text(
+                "{state_col.bare} = :waiting", state
+            )
         # Bound with every statement that filters on {waiting}.
         self.params: dict[str, Any] = {"waiting": src.waiting} if src.state_col else {}
         hand_built = src.managed is None and not src.switched  # switched: nothing to copy
@@ -247,11 +249,12 @@ class ConvertSql:
         self, name: str, names: dict[str, str] | None = None, keywords: dict[str, str] | None = None
     ) -> str:
         """One of convert.sql's column expressions, rendered for this source."""
-        return self.engine.render_text(self.file.statements(name)[0], names or {}, keywords)
+        return self.engine.hooks.render_text(self.file.statements(name)[0], names or {}, keywords)
 
     def _column_types(self, table: str) -> dict[str, str]:
         rows = self.engine.query(
-            self.engine.engine_sql("column_types"), {"schema": self.engine.schema, "name": table}
+            self.engine.base_hooks.engine_sql("column_types"),
+            {"schema": self.engine.schema, "name": table},
         )
         types = {r["column_name"]: str(r["data_type"]).lower() for r in rows}
         src = self.src
@@ -269,14 +272,14 @@ class ConvertSql:
         cols = self.src.payload_cols
         if len(cols) > 1:
             pair = "{col.bare_lit}, {col.bare}"
-            pairs = ", ".join(self.engine.render_text(pair, {"col": c}) for c in cols)
+            pairs = ", ".join(self.engine.hooks.render_text(pair, {"col": c}) for c in cols)
             return self._fragment("payload_json", keywords={"pairs": pairs})
         binary = types.get(cols[0], "bytea") in _BINARY_TYPES
         return self._fragment("payload_bytes" if binary else "payload_text", {"col": cols[0]})
 
     def section(self, name: str) -> list[str]:
         statements = self.file.statements(name) if self.file.has(name) else ()
-        return [self.engine.render_text(s, self.names, self.keywords) for s in statements]
+        return [self.engine.hooks.render_text(s, self.names, self.keywords) for s in statements]
 
 
 def outcome(

@@ -106,20 +106,21 @@ class _Staging:
         """The ring's create section: tables under the staged slot table's name, routines under
         staged names but reading the final table names (they only run after the rename)."""
         out = []
-        for raw in self.engine.template(self.ring).statements("create"):
-            routine = _is_routine(self.engine.render(raw, self.ring))
-            out.append(self.engine.render(raw, self.routines if routine else self.tables))
+        for raw in self.engine.hooks.template(self.ring).statements("create"):
+            routine = _is_routine(self.engine.hooks.render(raw, self.ring))
+            out.append(self.engine.hooks.render(raw, self.routines if routine else self.tables))
         return out
 
     def discard(self) -> list[str]:
         """Drop whatever a previous, interrupted prepare left (none of it is in use yet)."""
-        return self.engine.section(self.tables, "drop")
+        return self.engine.hooks.section(self.tables, "drop")
 
     def routines_of(self, spec: QueueSpec) -> list[str]:
         """``spec``'s push/pop (and helpers) as CREATE OR REPLACE: swapped atomically, so no
         caller ever finds the routine missing."""
         rendered = [
-            self.engine.render(raw, spec) for raw in self.engine.template(spec).statements("create")
+            self.engine.hooks.render(raw, spec)
+            for raw in self.engine.hooks.template(spec).statements("create")
         ]
         return [
             "CREATE OR REPLACE PROCEDURE" + _code(statement)[len(_CREATE_ROUTINE) :]
@@ -139,12 +140,12 @@ class _Staging:
                 push_many=self.sql.staged["push_many"],
                 pop=self.sql.staged["pop"],
             )
-            out += self.engine.section(naive, "drop")
+            out += self.engine.hooks.section(naive, "drop")
         return out + self.sql.section("drop_staged") + self.sql.section("gate_drop")
 
 
 def _ctl_capacity(engine: Engine, ring: QueueSpec) -> int:
-    return int(engine.run(engine.section(ring, "resize_state"), write=False)[0]["capacity"])
+    return int(engine.run(engine.hooks.section(ring, "resize_state"), write=False)[0]["capacity"])
 
 
 def _state(engine: Engine, sql: ConvertSql) -> str:
@@ -174,7 +175,7 @@ def plan(engine: Engine, src: Source, ring: QueueSpec) -> dict[str, Any]:
     )
     fate = "{backup.bare}" if src.managed else "nothing of the table (kept as {backup.bare})"
     words = dict(
-        backup_fate=engine.render_text(fate, names),
+        backup_fate=engine.hooks.render_text(fate, names),
         grace=str(GATE_GRACE_S),
         attempts=str(SWITCH_ATTEMPTS),
         chunk=f"{CHUNK:,}",
@@ -195,14 +196,14 @@ def plan(engine: Engine, src: Source, ring: QueueSpec) -> dict[str, Any]:
             measured = engine.run(sql.section("measure"), sql.params, write=False)[0]
             statements += sql.section("collisions") + sql.section("gate_table")
             statements += staging.discard() + staging.create()
-            statements += engine.section(staging.tables, "resize_grow")
+            statements += engine.hooks.section(staging.tables, "resize_grow")
             if src.managed is not None:
                 statements += sql.section("gate")
         messages, rows_left = int(measured["messages"]), int(measured["rows_left"])
         for name in ("gate_lock", "rename", "measure_backup", "start_sequences", "copy"):
             if name != "rename" or state != "renamed":
                 statements += sql.section(name)
-        statements += sql.section("gate_switched") + engine.catalog_sql("insert")
+        statements += sql.section("gate_switched") + engine.hooks.catalog_sql("insert")
     statements += staging.routines_of(ring) + staging.leftovers()
     return {
         "queue": src.table,
@@ -213,7 +214,7 @@ def plan(engine: Engine, src: Source, ring: QueueSpec) -> dict[str, Any]:
         "rows_left": rows_left,
         "fits": messages is None or messages <= capacity,
         "refused": convert_guard.refusals(engine, src, sql, backup),
-        "steps": [engine.render_text(STEPS[name], names, words) for name in steps],
+        "steps": [engine.hooks.render_text(STEPS[name], names, words) for name in steps],
         "statements": statements,
     }
 
@@ -342,8 +343,8 @@ def _switch(
                     step("catalog")
                     execute(sql.section("gate_switched")[0])
                     if src.managed is not None:
-                        execute(engine.catalog_sql("delete")[0], {"name": src.table})
-                    for statement in engine.catalog_sql("insert"):
+                        execute(engine.hooks.catalog_sql("delete")[0], {"name": src.table})
+                    for statement in engine.hooks.catalog_sql("insert"):
                         execute(statement, catalog.row(ring))
                     catalog.own_all(engine, ring, execute)
                     if src.managed is not None:  # the clean-up drops it; until then, drop does

@@ -130,7 +130,7 @@ def listing(
     params = {"count": count, "preview": PREVIEW_BYTES, **(picked or Filter()).params()}
     try:
         with engine.lock_timeout(PART_LOCK_MS):  # a read: give up as a diagnostic part does
-            rows = engine.run(engine.section(spec, "dead_list"), params, write=False)
+            rows = engine.run(engine.hooks.section(spec, "dead_list"), params, write=False)
     except StatementTimeout:
         raise
     except LockTimeout as exc:  # who holds it, read at once while the lock is still held
@@ -159,7 +159,7 @@ def history(engine: Engine, spec: QueueSpec, message_id: int) -> dict[str, Any]:
     """One dead message whole: every error recorded (attempt, error, when; the first and the
     latest ``ERRORS_KEPT`` - 1 once a message failed more often), its times and its payload."""
     require(spec, "dead")
-    rows = engine.run(engine.section(spec, "dead_one"), {"id": message_id}, write=False)
+    rows = engine.run(engine.hooks.section(spec, "dead_one"), {"id": message_id}, write=False)
     if not rows:
         raise NotFound(f"dead: no dead message {message_id} in queue {spec.name}")
     row = rows[0]
@@ -193,7 +193,7 @@ def _blocked(engine: Engine, spec: QueueSpec, exc: LockTimeout) -> str:
     text, session, certain = locks.blocker_of(Context(engine, spec.name, spec, Options()), None, [])
     line = f"dead: {exc}; blocked by {text}"
     if session is not None:
-        end = engine.end_session(session)
+        end = engine.base_hooks.end_session(session)
         line += f"; end it if stuck: {end}" if certain else f"; {locks.CONFIRM}{end}"
     return line
 
@@ -280,7 +280,7 @@ def _run(
         _by_id(engine, spec, action, list(dict.fromkeys(ids)), dry_run, to, done)
         return done
     picked = picked or Filter()
-    top = engine.run(engine.section(spec, "dead_top"), write=False)[0]["top_id"]
+    top = engine.run(engine.hooks.section(spec, "dead_top"), write=False)[0]["top_id"]
     if top is None:
         return done
     if dry_run:
@@ -310,7 +310,7 @@ def _matching(
     """Ids of dead messages the filter picks after ``after`` (up to ``top``), at most
     ``limit``, read without locks."""
     out: list[int] = []
-    section = engine.section(spec, "dead_match")
+    section = engine.hooks.section(spec, "dead_match")
     while len(out) < limit:
         page = min(PAGE, limit - len(out))
         params = {"after": after, "upto": top, "limit": page, **picked.params()}
@@ -335,7 +335,9 @@ def _by_id(
 
     def check(execute: Execute) -> None:
         missing = [
-            one for one in ids if not execute(engine.section(spec, "redrive_id")[0], {"id": one})
+            one
+            for one in ids
+            if not execute(engine.hooks.section(spec, "redrive_id")[0], {"id": one})
         ]
         if missing:
             raise NotFound(
@@ -423,23 +425,23 @@ def _one_batch(
             first(execute)
         for one in ids:
             if to is not None:
-                rows = execute(engine.section(spec, "dead_take")[0], {"id": one})
+                rows = execute(engine.hooks.section(spec, "dead_take")[0], {"id": one})
             else:
-                rows = execute(engine.section(spec, "redrive_id")[0], {"id": one})
+                rows = execute(engine.hooks.section(spec, "redrive_id")[0], {"id": one})
             if not rows:
                 gone.append(one)
                 continue
             taken.append(one)
             if action == "discard":
-                execute(engine.section(spec, "discard_one")[0], {"id": one})
+                execute(engine.hooks.section(spec, "discard_one")[0], {"id": one})
             elif to is not None:
                 new_id = _push(engine, execute, to, to_bytes(rows[0]["payload"]))
-                execute(engine.section(spec, "discard_one")[0], {"id": one})
+                execute(engine.hooks.section(spec, "discard_one")[0], {"id": one})
                 moved.append({"id": one, "new_id": new_id})
             else:
                 back = [
                     row
-                    for statement in engine.section(spec, "redrive_one")
+                    for statement in engine.hooks.section(spec, "redrive_one")
                     for row in execute(statement, {"id": one})
                 ]
                 moved.append({"id": one, "new_id": int(back[0]["new_id"])})
@@ -450,7 +452,9 @@ def _push(engine: Engine, execute: Execute, to: QueueSpec, payload: bytes) -> in
     """Push one payload into ``to`` through its own push, inside the caller's transaction; a
     full ring refuses it, and the whole batch rolls back."""
     params = {"payload": payload, "due_at": None}
-    rows = [row for statement in engine.section(to, "push") for row in execute(statement, params)]
+    rows = [
+        row for statement in engine.hooks.section(to, "push") for row in execute(statement, params)
+    ]
     ids = [r["id"] for r in rows if r.get("id") is not None]
     if not ids:
         raise QueueFull(f"redrive --to: ring {to.name} is full (capacity {to.capacity})")

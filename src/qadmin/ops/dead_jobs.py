@@ -72,7 +72,7 @@ def _filter(reader: query.Reader, picked: Filter) -> tuple[str, dict[str, Any]]:
                 f"--error: {profile.library or profile.name} keeps no error text on the job's row"
             )
         text = reader.section_text("error_like")
-        parts.append(reader.engine.render_text(text, {"col": profile.error_column}))
+        parts.append(reader.engine.hooks.render_text(text, {"col": profile.error_column}))
         params["pattern"] = picked.params()["pattern"]
     return " AND ".join(parts), params
 

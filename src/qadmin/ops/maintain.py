@@ -106,7 +106,7 @@ def _file(engine: Engine) -> sqlfiles.SqlFile:
 
 
 def _sql(engine: Engine, section: str, **names: str) -> tuple[str, ...]:
-    return tuple(engine.render_text(s, names) for s in _file(engine).statements(section))
+    return tuple(engine.hooks.render_text(s, names) for s in _file(engine).statements(section))
 
 
 def _read(engine: Engine, section: str, table: str) -> Row:
@@ -208,7 +208,7 @@ def _postgresql(engine: Engine, table: str, updated_in_place: bool) -> tuple[Row
         )
     for index in _diagnostic(engine, "fragmentation", table):
         name = str(index["index_name"])
-        waste = engine.index_waste(index)
+        waste = engine.base_hooks.index_waste(index)
         if index.get("valid") is False or waste is None or not waste[1]:
             continue
         actions.append(

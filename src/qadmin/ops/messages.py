@@ -118,13 +118,13 @@ def push(
         many = push_many_section(engine, spec)
         if many is not None:
             return _push_batches(engine, spec, many, payloads, due_at)
-        batch = engine.batch_section(spec)
+        batch = engine.hooks.batch_section(spec)
         if batch is not None:
             return _push_batches(engine, spec, batch, payloads, due_at)
     for n, payload in enumerate(payloads, 1):
         if _over(engine, payload):
             raise _too_large(engine, n, payload, engine.push_limits()[1] or 0)
-    statements = engine.section(spec, "push")
+    statements = engine.hooks.section(spec, "push")
     pushed: list[dict[str, Any]] = []
     # One transaction: a stop waits for its commit or rollback (see _push_batches).
     with _stoppable([], len(params), len(params)) as held:
@@ -164,12 +164,12 @@ def push_many_section(engine: Engine, spec: QueueSpec) -> list[str] | None:
 
 
 def _push_many_call(engine: Engine, spec: QueueSpec) -> list[str] | None:
-    if not engine.template(spec).has("push_many"):
+    if not engine.hooks.template(spec).has("push_many"):
         return None
     name = spec.objects()["push_many"]
     if not any(obj == name for _, obj in catalog.owned(engine, spec)):
         return None
-    return engine.section(spec, "push_many")
+    return engine.hooks.section(spec, "push_many")
 
 
 def _push_batches(
@@ -300,8 +300,8 @@ class _Waiter:
         # Listening starts before the first look, so a push committed after it wakes the wait.
         self.listening = wait_s > 0 and engine.listen(spec)
         self.probe: list[str] | None = None
-        if wait_s > 0 and not self.listening and engine.template(spec).has("head"):
-            self.probe = engine.section(spec, "head")
+        if wait_s > 0 and not self.listening and engine.hooks.template(spec).has("head"):
+            self.probe = engine.hooks.section(spec, "head")
         self.delay = _POLL_START_S
         self.seen: tuple[Any, ...] | None = None
 
@@ -345,7 +345,7 @@ def pop(
     params: dict[str, Any] = {"count": count}
     if spec.info.claims:
         params["worker"] = worker or default_worker()
-    statements = engine.section(spec, "pop")
+    statements = engine.hooks.section(spec, "pop")
     waiter = _Waiter(engine, spec, wait_s)
     try:
         while True:
@@ -390,7 +390,7 @@ def pop_delivering(
     params: dict[str, Any] = {"count": count}
     if spec.info.claims:
         params["worker"] = worker or default_worker()
-    statements = engine.section(spec, "pop")
+    statements = engine.hooks.section(spec, "pop")
     waiter = _Waiter(engine, spec, wait_s)
     handed = False
     mark = "qadmin_pop"
@@ -407,7 +407,7 @@ def pop_delivering(
     def attempt() -> Delivery | None:
         nonlocal handed
         with engine.transaction() as execute:
-            execute(engine.mark_sql(mark))
+            execute(engine.hooks.mark_sql(mark))
             rows = take(execute, count)
             if not rows:
                 return None
@@ -415,14 +415,14 @@ def pop_delivering(
             delivered = deliver(rows)
             if delivered == len(rows):
                 return Delivery(rows, delivered)
-            execute(engine.mark_sql(mark, undo=True))
+            execute(engine.hooks.mark_sql(mark, undo=True))
             if delivered == 0:
                 return Delivery(rows, 0)
             if not spec.info.ring:
                 again = take(execute, delivered)
                 if {r["id"] for r in again} == {r["id"] for r in rows[:delivered]}:
                     return Delivery(rows, delivered)
-                execute(engine.mark_sql(mark, undo=True))
+                execute(engine.hooks.mark_sql(mark, undo=True))
             return Delivery(rows, delivered, exact=False)
 
     def once() -> Delivery | None:
@@ -449,7 +449,7 @@ def pop_delivering(
 
 def peek(engine: Engine, spec: QueueSpec, count: int = 10) -> list[dict[str, Any]]:
     _check_count(count)
-    rows = engine.run(engine.section(spec, "peek"), {"count": count}, write=False)
+    rows = engine.run(engine.hooks.section(spec, "peek"), {"count": count}, write=False)
     return [message(r) for r in rows]
 
 
@@ -463,7 +463,7 @@ def _kept(engine: Engine, error: str) -> str:
     """The error text as the fail routines keep it: ``ERROR_CHARS`` characters, then how long
     it was. The routines cut it themselves (for applications too); SQLite has none, so its
     statements get it cut here."""
-    if engine.HAS_ROUTINES or len(error) <= ERROR_CHARS:
+    if engine.hooks.has_routines or len(error) <= ERROR_CHARS:
         return error
     return f"{error[:ERROR_CHARS]}... (truncated, {len(error)} chars)"
 
@@ -485,7 +485,7 @@ def ack(
     pop returned): only while the message is still at that attempt."""
     spec.require("claims", "ack")
     rows = engine.run(
-        engine.section(spec, _fenced("ack", attempt)),
+        engine.hooks.section(spec, _fenced("ack", attempt)),
         {"id": message_id, "attempt": attempt},
     )
     if not rows:
@@ -506,7 +506,7 @@ def fail(
     table. ``attempt`` fences as for ack."""
     spec.require("claims", "fail")
     rows = engine.run(
-        engine.section(spec, _fenced("fail", attempt)),
+        engine.hooks.section(spec, _fenced("fail", attempt)),
         {"id": message_id, "error": _kept(engine, error), "retry": retry, "attempt": attempt},
     )
     if not any(r.get("id") is not None for r in rows):

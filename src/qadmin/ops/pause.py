@@ -57,7 +57,7 @@ class Outcome:
 
 def _pausable(engine: Engine, spec: QueueSpec) -> bool:
     """An engine without routines (SQLite) runs the current templates' pop statements."""
-    return spec.pausable or not engine.HAS_ROUTINES
+    return spec.pausable or not engine.hooks.has_routines
 
 
 def upgrade(engine: Engine, spec: QueueSpec) -> list[tuple[str, str]]:
@@ -75,7 +75,7 @@ def upgrade(engine: Engine, spec: QueueSpec) -> list[tuple[str, str]]:
         )
     pop = spec.objects()["pop"]
     out = []
-    for statement, obj in catalog.planned(engine, spec, engine.section(spec, "create")):
+    for statement, obj in catalog.planned(engine, spec, engine.hooks.section(spec, "create")):
         if obj is None or obj[1] != pop or obj[0] not in ("function", "procedure"):
             continue
         out.append((pop, _CREATE_ROUTINE.sub(rf"{verb} \1", statement, 1)))
@@ -147,14 +147,14 @@ def library(engine: Engine, resolved: Resolved, action: str, *, dry_run: bool = 
     table = LIBRARY_PAUSES[lib]
     if not engine.table_exists(table):
         raise NotFound(f"{action}: {lib}'s table {table} is not in schema {shape.schema}")
-    sql = engine.queue_file("library_pause")
+    sql = engine.hooks.queue_file("library_pause")
     prefix = "river" if lib == "river" else "solid_queue"
     names = {"river_queue": table, "pauses": table}
 
     def section(part: str) -> list[str]:
         if not sql.has(f"{prefix}_{part}"):
             raise UsageError(f"{action}: {lib}'s pause is not available on {engine.label}")
-        return [engine.render_text(s, names) for s in sql.statements(f"{prefix}_{part}")]
+        return [engine.hooks.render_text(s, names) for s in sql.statements(f"{prefix}_{part}")]
 
     state = section("state")
     rows = engine.run(state, {"queue": queue}, write=False)

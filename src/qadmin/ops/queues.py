@@ -98,7 +98,7 @@ def create(engine: Engine, spec: QueueSpec, progress: resize.Progress | None = N
         )
     catalog.record(engine, dataclasses.replace(spec, state=catalog.CREATING))
     try:
-        for statement, obj in catalog.planned(engine, spec, engine.section(spec, "create")):
+        for statement, obj in catalog.planned(engine, spec, engine.hooks.section(spec, "create")):
             # One statement per transaction: MySQL commits DDL implicitly anyway.
             new = obj is not None and catalog.own(engine, spec, obj)
             try:
@@ -107,7 +107,7 @@ def create(engine: Engine, spec: QueueSpec, progress: resize.Progress | None = N
                 if new and obj is not None:  # not made by us: someone else's from now on
                     catalog.disown(engine, spec, obj)
                 raise
-        if engine.template(spec).has("resize_grow"):
+        if engine.hooks.template(spec).has("resize_grow"):
             with engine.transaction() as execute:
                 resize.grow(engine, spec, execute, 0, int(spec.capacity or 0), progress)
         catalog.mark_ready(engine, spec)
@@ -140,7 +140,7 @@ def _plan(engine: Engine, spec: QueueSpec, action: str) -> Plan:
     if action == "drop":
         statements = catalog.drop_statements(engine, catalog.owned(engine, spec))
     else:
-        statements = engine.section(spec, action)
+        statements = engine.hooks.section(spec, action)
     if spec.state == catalog.CREATING:  # no queue to count yet
         return Plan(action, spec.name, None, statements, False)
     measured = size.measure(engine, spec)
@@ -194,7 +194,7 @@ def purge_plan(engine: Engine, spec: QueueSpec) -> Plan:
 
 def purge(engine: Engine, spec: QueueSpec) -> Plan:
     """Delete every message; the count is taken in the same transaction as the delete."""
-    rows = engine.run(engine.section(spec, "purge"))
+    rows = engine.run(engine.hooks.section(spec, "purge"))
     # A purge reports a count, or (a ring drained through its pop routine) the messages.
     counted = [int(r["purged"]) for r in rows if "purged" in r]
     purged = counted[0] if counted else sum(1 for r in rows if r.get("id") is not None)

@@ -56,7 +56,7 @@ def _ids(rows: list[dict[str, Any]]) -> list[int]:
 
 def _ring_only(engine: Engine, spec: QueueSpec) -> bool:
     spec.require("ring", "repair")
-    return engine.template(spec).has("repair_park")
+    return engine.hooks.template(spec).has("repair_park")
 
 
 def _missing(engine: Engine, spec: QueueSpec, older_than_s: int) -> int | None:
@@ -75,9 +75,11 @@ def plan(engine: Engine, spec: QueueSpec, older_than_s: int) -> RingRepair:
             spec.name,
             note=f"{engine.label} rings move both sequences in one transaction: no holes",
         )
-    park = _ids(engine.run(engine.section(spec, "repair_orphans"), write=False))
+    park = _ids(engine.run(engine.hooks.section(spec, "repair_orphans"), write=False))
     void = _ids(
-        engine.run(engine.section(spec, "repair_stale"), {"older_s": older_than_s}, write=False)
+        engine.run(
+            engine.hooks.section(spec, "repair_stale"), {"older_s": older_than_s}, write=False
+        )
     )
     return RingRepair(spec.name, park, void, _missing(engine, spec, older_than_s))
 
@@ -86,12 +88,12 @@ def repair(engine: Engine, spec: QueueSpec, older_than_s: int) -> RingRepair:
     """Apply the three fixes; each runs in its own short transaction."""
     if not _ring_only(engine, spec):
         return plan(engine, spec, older_than_s)
-    parked = _ids(engine.run(engine.section(spec, "repair_park")))
-    voided = _ids(engine.run(engine.section(spec, "repair_void"), {"older_s": older_than_s}))
+    parked = _ids(engine.run(engine.hooks.section(spec, "repair_park")))
+    voided = _ids(engine.run(engine.hooks.section(spec, "repair_void"), {"older_s": older_than_s}))
     skipped: list[Skipped] = []
     for _ in range(int(spec.capacity or 1)):
         if _missing(engine, spec, older_than_s) is None:
             break
-        row = engine.run(engine.section(spec, "repair_skip"))[-1]
+        row = engine.run(engine.hooks.section(spec, "repair_skip"))[-1]
         skipped.append(Skipped(int(row["id"]), str(row["action"])))
     return RingRepair(spec.name, parked, voided, skipped)

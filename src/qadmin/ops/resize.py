@@ -54,7 +54,7 @@ def _check(engine: Engine, spec: QueueSpec, capacity: int) -> None:
     spec.require("resizable", "resize")
     if not 1 <= capacity <= MAX_CAPACITY:
         raise UsageError(f"--capacity must be between 1 and {MAX_CAPACITY:,}")
-    if not engine.template(spec).has("resize"):
+    if not engine.hooks.template(spec).has("resize"):
         raise UnsupportedError(
             f"resize is not available for {spec.kind} queues on {engine.dialect}"
         )
@@ -105,13 +105,13 @@ class ResizePlan(Resized):
 def plan(engine: Engine, spec: QueueSpec, capacity: int) -> ResizePlan:
     """What resize would do, from one read-only look (--dry-run)."""
     _check(engine, spec, capacity)
-    state = engine.run(engine.section(spec, "resize_state"), write=False)[0]
+    state = engine.run(engine.hooks.section(spec, "resize_state"), write=False)[0]
     (messages, needed), current = _needed(state), int(state["capacity"])
-    template = engine.template(spec)
+    template = engine.hooks.template(spec)
     sections = ("resize_lock", "resize", "resize_grow", "resize_place")
     statements = [
-        *(s for name in sections if template.has(name) for s in engine.section(spec, name)),
-        *engine.catalog_sql("set_capacity"),
+        *(s for name in sections if template.has(name) for s in engine.hooks.section(spec, name)),
+        *engine.hooks.catalog_sql("set_capacity"),
     ]
     return ResizePlan(
         spec.name,
@@ -119,7 +119,7 @@ def plan(engine: Engine, spec: QueueSpec, capacity: int) -> ResizePlan:
         capacity,
         messages,
         fits=needed <= capacity,
-        steps=[engine.render_text(s, spec.objects()) for s in STEPS[spec.template]],
+        steps=[engine.hooks.render_text(s, spec.objects()) for s in STEPS[spec.template]],
         statements=statements,
     )
 
@@ -129,9 +129,9 @@ def resize(
 ) -> Resized:
     _check(engine, spec, capacity)
     with engine.transaction() as execute:
-        for statement in engine.section(spec, "resize_lock"):
+        for statement in engine.hooks.section(spec, "resize_lock"):
             execute(statement)
-        state = execute(engine.section(spec, "resize_state")[0])[0]
+        state = execute(engine.hooks.section(spec, "resize_state")[0])[0]
         (messages, needed), current = _needed(state), int(state["capacity"])
         _refuse(spec, messages, needed, capacity)
         _move(engine, spec, execute, current, capacity, progress)
@@ -147,12 +147,12 @@ def _move(
     progress: Progress | None,
 ) -> None:
     params = {"capacity": capacity}
-    for statement in engine.section(spec, "resize"):
+    for statement in engine.hooks.section(spec, "resize"):
         execute(statement, params)
     grow(engine, spec, execute, min(current, capacity), capacity, progress)
-    for statement in engine.section(spec, "resize_place"):
+    for statement in engine.hooks.section(spec, "resize_place"):
         execute(statement, params)
-    for statement in engine.catalog_sql("set_capacity"):
+    for statement in engine.hooks.catalog_sql("set_capacity"):
         execute(statement, {"capacity": capacity, "name": spec.name})
 
 
@@ -165,9 +165,9 @@ def grow(
     progress: Progress | None = None,
 ) -> None:
     """Add the slot rows ``start .. capacity - 1`` in chunks (create, resize and convert)."""
-    if not engine.template(spec).has("resize_grow"):
+    if not engine.hooks.template(spec).has("resize_grow"):
         return  # a capped queue has no slot rows to add: a push inserts its slot's row
-    statements = engine.section(spec, "resize_grow")
+    statements = engine.hooks.section(spec, "resize_grow")
     starts = range(start, capacity, CHUNK)
     for done, lo in enumerate(starts, 1):
         for statement in statements:

@@ -68,10 +68,10 @@ show = watermark
 def unmovable(engine: Engine, spec: QueueSpec) -> str | None:
     """Why the dequeues of a queue just created can never move its watermark, if they cannot:
     on MySQL / MariaDB the routine reads INNODB_TRX with its definer's (this account's) rights."""
-    if not spec.watermark or not engine.template(spec).has("wm_readable"):
+    if not spec.watermark or not engine.hooks.template(spec).has("wm_readable"):
         return None
     try:
-        engine.run(engine.section(spec, "wm_readable"), write=False)
+        engine.run(engine.hooks.section(spec, "wm_readable"), write=False)
     except PermissionMissing:
         return (
             f"the watermark of {spec.name} will never move (safe, but its dequeues will walk "
@@ -90,7 +90,7 @@ def advance(engine: Engine, spec: QueueSpec, to: int | None = None) -> Watermark
     _watermarked(spec)
     before = show(engine, spec)
     goal = before.head_id if to is None else min(to, before.head_id or to)
-    statements = engine.section(spec, "wm_advance")
+    statements = engine.hooks.section(spec, "wm_advance")
     deadline = time.monotonic() + SETTLE_S
     while True:
         engine.run(statements, {"to": to})
@@ -128,12 +128,12 @@ def repair(engine: Engine, spec: QueueSpec) -> WatermarkMove:
     """
     _watermarked(spec)
     with engine.transaction() as execute:
-        locked = execute(engine.section(spec, "wm_lock")[0])
+        locked = execute(engine.hooks.section(spec, "wm_lock")[0])
         wm = int(locked[0]["wm"])
-        rows = execute(engine.section(spec, "wm_stranded")[0], {"wm": wm})
+        rows = execute(engine.hooks.section(spec, "wm_stranded")[0], {"wm": wm})
         lowest = rows[0]["stranded_min_id"] if rows else None
         if lowest is not None:
-            for statement in engine.section(spec, "wm_set"):  # the value and any copy of it
+            for statement in engine.hooks.section(spec, "wm_set"):  # the value and any copy of it
                 execute(statement, {"wm": int(lowest)})
     if lowest is not None:
         return WatermarkMove(spec.name, "lower", wm, int(lowest), int(lowest), True)

@@ -100,7 +100,7 @@ def plan(engine: Engine, spec: QueueSpec, selection: Selection) -> dict[str, Any
     exact when read; producers, consumers and workers may change it before the run)."""
     check(spec)
     selection.check(spec)
-    statements = engine.kind_data_section(spec, "plan")
+    statements = engine.hooks.kind_data_section(spec, "plan")
     row = engine.run(statements, selection.params(engine), write=False)[0]
     return {
         "messages": int(row["messages"] or 0),
@@ -111,7 +111,7 @@ def plan(engine: Engine, spec: QueueSpec, selection: Selection) -> dict[str, Any
 
 def reclaim_advice(engine: Engine, spec: QueueSpec) -> str:
     """What to do after the deletes: they leave dead rows (PostgreSQL) or free pages."""
-    return engine.deleted_rows_advice(spec.name)
+    return engine.base_hooks.deleted_rows_advice(spec.name)
 
 
 def unfinished(folder: Path, queue: str) -> list[Path]:
@@ -144,7 +144,7 @@ def read_ids(path: Path, fmt: str) -> list[int]:
 
 def delete(engine: Engine, spec: QueueSpec, ids: Sequence[int], progress: Progress) -> int:
     """Delete these ids (and only these) in short transactions; how many were deleted."""
-    statements = engine.kind_data_section(spec, "archive")
+    statements = engine.hooks.kind_data_section(spec, "archive")
     deleted = 0
     for start in range(0, len(ids), DELETE_BATCH):
         batch = [{"id": i} for i in ids[start : start + DELETE_BATCH]]

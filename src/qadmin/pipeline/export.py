@@ -86,7 +86,7 @@ def export(
 ) -> Exported:
     """Write the selected messages to ``path``; with ``keep_empty`` False, no rows, no file."""
     selection.check(spec)
-    statements = engine.kind_data_section(spec, "export")
+    statements = engine.hooks.kind_data_section(spec, "export")
     writer = formats.Writer(path, fmt, formats.columns(spec.info), spec.name, spec.kind.value)
     result = Exported(path=None, format=fmt)
     params = selection.params(engine)

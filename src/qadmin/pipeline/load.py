@@ -49,7 +49,7 @@ def prepare_stage(engine: Engine, spec: QueueSpec, replace: bool) -> None:
                 f"staging table {stage} exists: a load into {spec.name} is running or one "
                 "was killed; when none is running, re-run with --replace-stage"
             )
-        engine.run(engine.data_section(spec, "stage_drop"))
+        engine.run(engine.hooks.data_section(spec, "stage_drop"))
     create_owned(engine, spec, "stage_create", "loaded_create")
 
 
@@ -57,7 +57,7 @@ def create_owned(engine: Engine, spec: QueueSpec, *sections: str) -> None:
     """Run data sections' CREATEs, each object recorded as the queue's before it is made, so
     that drop takes it with the queue; a table of that name that qadmin did not make for this
     queue is refused before anything is made, never reused (another queue's, or a user's)."""
-    statements = [s for section in sections for s in engine.data_section(spec, section)]
+    statements = [s for section in sections for s in engine.hooks.data_section(spec, section)]
     planned = catalog.planned(engine, spec, statements)
     mine = catalog.owned(engine, spec)
     for _, obj in planned:
@@ -83,7 +83,7 @@ def stage_rows(
     engine: Engine, spec: QueueSpec, batches: Iterator[list[dict[str, Any]]], progress: Progress
 ) -> int:
     """The Python path's staging: the file's records, numbered in file order from 0."""
-    statement = engine.data_section(spec, "stage_insert")[0]
+    statement = engine.hooks.data_section(spec, "stage_insert")[0]
     seq = 0
     for batch in batches:
         rows = []
@@ -117,15 +117,15 @@ def _due(spec: QueueSpec, record: dict[str, Any]) -> Any:
 
 def move(engine: Engine, spec: QueueSpec, progress: Progress) -> dict[str, int]:
     """Staging table -> queue, in one transaction; then the staging table is dropped."""
-    duplicate = engine.run(engine.data_section(spec, "stage_duplicate_key"), write=False)
+    duplicate = engine.run(engine.hooks.data_section(spec, "stage_duplicate_key"), write=False)
     if duplicate:
         raise UsageError(f"--key value {duplicate[0]['load_key']!r} appears twice in the input")
-    span = engine.run(engine.data_section(spec, "stage_range"), write=False)[0]
+    span = engine.run(engine.hooks.data_section(spec, "stage_range"), write=False)[0]
     staged = int(span["staged"] or 0)
     loaded = 0
     if staged:
         first, last = int(span["first_seq"]), int(span["last_seq"])
-        statements = engine.kind_data_section(spec, "load")
+        statements = engine.hooks.kind_data_section(spec, "load")
         with engine.transaction() as execute:
             for low in range(first, last + 1, MOVE_CHUNK):
                 params = {"from_seq": low, "to_seq": low + MOVE_CHUNK}
@@ -148,9 +148,9 @@ def push_all(
     if keyed:
         catalog.ensure(engine)
         create_owned(engine, spec, "loaded_create")
-    push = engine.section(spec, "push")
-    seen = engine.data_section(spec, "key_seen") if keyed else []
-    record_key = engine.data_section(spec, "key_record") if keyed else []
+    push = engine.hooks.section(spec, "push")
+    seen = engine.hooks.data_section(spec, "key_seen") if keyed else []
+    record_key = engine.hooks.data_section(spec, "key_record") if keyed else []
     read = loaded = skipped = 0
     for batch in batches:
         full = False
@@ -209,4 +209,4 @@ def dropping_stage(engine: Engine, spec: QueueSpec) -> Iterator[None]:
         yield
     finally:
         with suppress(QadminError):
-            engine.run(engine.data_section(spec, "stage_drop"))
+            engine.run(engine.hooks.data_section(spec, "stage_drop"))

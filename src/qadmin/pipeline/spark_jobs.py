@@ -49,13 +49,13 @@ def export(
     with engine.transaction(write=False, snapshot=True) as execute:
         count = 1
         if facts.shared_snapshot:
-            execute(engine.engine_sql("snapshot_keepalive"))
-            snapshot = execute(engine.engine_sql("export_snapshot"))[0]["snapshot"]
-            options["sessionInitStatement"] = engine.render_text(
-                engine.engine_sql("import_snapshot"), {"snapshot": str(snapshot)}
+            execute(engine.base_hooks.engine_sql("snapshot_keepalive"))
+            snapshot = execute(engine.base_hooks.engine_sql("export_snapshot"))[0]["snapshot"]
+            options["sessionInitStatement"] = engine.hooks.render_text(
+                engine.base_hooks.engine_sql("import_snapshot"), {"snapshot": str(snapshot)}
             )
             count = partitions or spark.parallelism(session)
-        bounds = next(r for s in engine.data_section(spec, "id_bounds") for r in execute(s))
+        bounds = next(r for s in engine.hooks.data_section(spec, "id_bounds") for r in execute(s))
         if bounds["lo"] is not None and count > 1:
             options.update(
                 partitionColumn="id",

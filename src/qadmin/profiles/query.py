@@ -103,7 +103,7 @@ class Reader:
         return self._file().has(section)
 
     def name(self, column: str) -> str:
-        return self.engine.render_text("{c.bare}", {"c": column})
+        return self.engine.hooks.render_text("{c.bare}", {"c": column})
 
     def _timed(self, section: str, column: str) -> str:
         """A time section for ``column``: its ``_epoch`` form (scaled by the profile's unit)
@@ -113,7 +113,7 @@ class Reader:
         if unit is not None:
             section, keywords = f"{section}_epoch", {"scale": str(TIME_UNITS[unit])}
         text = self._file().statements(section)[0]
-        return self.engine.render_text(text, {"col": column}, keywords)
+        return self.engine.hooks.render_text(text, {"col": column}, keywords)
 
     def age(self, column: str) -> str:
         """SQL for the seconds since the time in ``column``, by the server's clock."""
@@ -123,9 +123,9 @@ class Reader:
         """SQL true while a claim's worker has no heartbeat newer than :beat_s."""
         unit = self.profile.time_unit
         if unit is None:
-            return self.engine.render_text(self.section_text("dead_worker"), names)
+            return self.engine.hooks.render_text(self.section_text("dead_worker"), names)
         text = self.section_text("dead_worker_epoch")
-        return self.engine.render_text(text, names, {"scale": str(TIME_UNITS[unit])})
+        return self.engine.hooks.render_text(text, names, {"scale": str(TIME_UNITS[unit])})
 
     def due(self, column: str) -> str:
         """SQL true when the time in ``column`` has come (an index on it still fits)."""
@@ -137,7 +137,7 @@ class Reader:
         where it holds epoch numbers (``when`` converts those)."""
         if self.profile.time_unit is not None or not self.has("instant"):
             return self.name(column)
-        return self.engine.render_text(self._file().statements("instant")[0], {"col": column})
+        return self.engine.hooks.render_text(self._file().statements("instant")[0], {"col": column})
 
     def when(self, value: object, column: str | None) -> datetime | None:
         """A time read back as a UTC instant; one line (exit 2) for a value that is not one
@@ -199,7 +199,7 @@ class Reader:
         if self.has("clock"):
             lines = self.section_text("clock").splitlines()
             clock = " ".join(x for x in lines if not x.lstrip().startswith("--")).strip()
-        return self.engine.render_text(text, names, {CLOCK: clock})
+        return self.engine.hooks.render_text(text, names, {CLOCK: clock})
 
     def where(
         self,
@@ -244,7 +244,9 @@ class Reader:
         write: bool = False,
     ) -> list[dict[str, Any]]:
         statements = [
-            self.engine.render_text(s, {"table": self.profile.table, **(names or {})}, keywords)
+            self.engine.hooks.render_text(
+                s, {"table": self.profile.table, **(names or {})}, keywords
+            )
             for s in self._file().statements(section)
         ]
         return self.engine.run(statements, params, write=write)

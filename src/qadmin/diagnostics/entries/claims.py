@@ -129,7 +129,9 @@ def _window(engine: Engine, spec: QueueSpec) -> tuple[list[dict[str, Any]], str 
     leave theirs first in it; a held snapshot keeps them: 50,000 buffers behind 1,000,000).
     None: the walk is cheap, or this engine has no such bound (InnoDB skips its delete-marked
     entries inside the walk)."""
-    if not sql.available(engine, "dead_bound") or not engine.template(spec).has("claims_window"):
+    if not sql.available(engine, "dead_bound") or not engine.hooks.template(spec).has(
+        "claims_window"
+    ):
         return None
     params = {"schema": engine.schema, "table": spec.name}
     bound = sql.read(engine, "dead_bound", params).first
@@ -152,7 +154,7 @@ def _window(engine: Engine, spec: QueueSpec) -> tuple[list[dict[str, Any]], str 
     while True:
         lo = max(head - width, 1)
         rows = engine.run(
-            engine.section(spec, "claims_window"),
+            engine.hooks.section(spec, "claims_window"),
             {"lo": lo, "hi": head, "limit": CLAIMS_SHOWN},
             write=False,
         )
@@ -175,7 +177,7 @@ def _head(engine: Engine, spec: QueueSpec, top: int) -> tuple[int, str | None]:
     while True:
         lo = top - width + 1
         rows = engine.run(
-            engine.section(spec, "claims_head"), {"lo": lo, "hi": top + 1}, write=False
+            engine.hooks.section(spec, "claims_head"), {"lo": lo, "hi": top + 1}, write=False
         )
         head = rows[0]["head"] if rows else None
         if head is None:
@@ -200,7 +202,7 @@ class Requeued:
 def requeue(engine: Engine, spec: QueueSpec, stale_after_s: int) -> Requeued:
     """Release claims older than ``stale_after_s`` (the messages are served again), or move
     those at max_attempts to the dead table, in one transaction."""
-    rows = engine.run(engine.section(spec, "requeue"), {"stale_s": int(stale_after_s)})
+    rows = engine.run(engine.hooks.section(spec, "requeue"), {"stale_s": int(stale_after_s)})
     outcome: dict[int, bool] = {}
     for row in rows:  # MySQL/MariaDB: the locked rows first, then what happened to them
         if row.get("id") is not None:
@@ -239,8 +241,8 @@ def _claim_time(reader: query.Reader) -> tuple[str | None, str | None]:
         return None, None
     names = {"table": p.table, "id_col": key, "ev_table": event.table}
     names.update(ev_job=event.job_column, ev_type=event.type_column, ev_at=event.at_column)
-    at = reader.engine.render_text(reader.section_text("claim_event_at"), names)
-    age = reader.engine.render_text(reader.section_text("claim_event_age"), {}, {"at": at})
+    at = reader.engine.hooks.render_text(reader.section_text("claim_event_at"), names)
+    age = reader.engine.hooks.render_text(reader.section_text("claim_event_age"), {}, {"at": at})
     return at, age
 
 
@@ -461,7 +463,7 @@ def _still_stale(reader: query.Reader) -> str | None:
         return None
     if profile.session_column is not None and reader.has("session_gone"):
         gone = reader.section_text("session_gone")
-        stale += " AND " + reader.engine.render_text(gone, {"sess": profile.session_column})
+        stale += " AND " + reader.engine.hooks.render_text(gone, {"sess": profile.session_column})
     return stale
 
 

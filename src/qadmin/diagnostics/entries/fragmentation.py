@@ -125,7 +125,7 @@ def rule(report: InspectReport) -> list[Finding]:
     out = []
     rows: list[IndexFigures | IndexMeasured] = [*part.indexes, *(part.indexes_measured or [])]
     for row in rows:
-        waste = report.advice.index_waste(row.as_dict())
+        waste = report.advice.base_hooks.index_waste(row.as_dict())
         if waste is not None and waste[1]:
             index = row.index_name
             out.append(
@@ -133,7 +133,7 @@ def rule(report: InspectReport) -> list[Finding]:
                     INFO,
                     "index_bloat",
                     f"index {index} has {waste[0]}",
-                    report.advice.rebuild_index_advice(index, report.table),
+                    report.advice.base_hooks.rebuild_index_advice(index, report.table),
                 )
             )
     return out

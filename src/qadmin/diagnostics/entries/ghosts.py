@@ -143,7 +143,7 @@ def collect(ctx: Context) -> Ghosts:
     dead = sql.read(ctx.engine, "ghosts", ctx.params)
     holders = sql.read(ctx.engine, "horizon")
     notes = [p.note for p in (dead, holders) if p.note]
-    privilege = ctx.engine.horizon_notes(holders.rows)
+    privilege = ctx.engine.base_hooks.horizon_notes(holders.rows)
     notes += privilege
     typed = holders.typed(Holder)
     # A file this engine has but could not run is a privilege (or version) missing; a file
@@ -170,7 +170,7 @@ def rule(report: InspectReport) -> list[Finding]:
     part = report.part(ENTRY)
     if part is None:
         return []
-    advice = report.advice
+    advice = report.advice.base_hooks
     limit = report.limit("snapshot_age")
     holder, age = part.oldest_holder()
     holding = holder is not None and limit.warn is not None and age >= limit.warn
@@ -243,7 +243,7 @@ def _holding(holder: Holder) -> str:
 def _dead_rows(
     dead: int, live: int, holder: Holder | None, age: float, report: InspectReport
 ) -> Finding:
-    advice = report.advice
+    advice = report.advice.base_hooks
     if dead > DEAD_TIMES_LIVE * max(live, 1):
         message = f"dead rows are {dead / max(live, 1):.0f}x the live rows ({dead} dead)"
     else:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from qadmin.catalog import sql
 from qadmin.diagnostics.model import WARNING, Context, Finding, InspectReport, Result, Row
 from qadmin.diagnostics.registry import Diagnostic, Field, Section
-from qadmin.engines.base import Engine
+from qadmin.engines.dialect import Dialect
 
 
 @dataclass(frozen=True)
@@ -39,14 +39,14 @@ def rule(report: InspectReport) -> list[Finding]:
     part = report.part(ENTRY)
     if part is None:
         return []
-    return [finding(row, report.advice) for row in part.indexes]
+    return [finding(row, report.advice.base_hooks) for row in part.indexes]
 
 
 # What an interrupted REINDEX CONCURRENTLY leaves: the new copy (_ccnew) or the old one (_ccold).
 _LEFTOVER = re.compile(r"_cc(new|old)[0-9]*$")
 
 
-def finding(row: InvalidIndex, advice: Engine) -> Finding:
+def finding(row: InvalidIndex, advice: Dialect) -> Finding:
     """One INVALID index and its fix (inspect's rule; explain reports the same)."""
     index = advice.qualified(row.index_name)
     leftover = _LEFTOVER.search(row.index_name)

@@ -20,7 +20,7 @@ from qadmin.diagnostics.model import (
     Row,
 )
 from qadmin.diagnostics.registry import Diagnostic, Field, Metric, Section
-from qadmin.engines.base import Engine
+from qadmin.engines.dialect import Dialect
 
 if TYPE_CHECKING:
     from qadmin.diagnostics.entries.ghosts import Holder
@@ -99,7 +99,7 @@ def rule(report: InspectReport) -> list[Finding]:
         critical = lock_wait.crit is not None and wait_s >= lock_wait.crit
         out.append(_lock_wait(wait, wait_s, CRITICAL if critical else WARNING, report))
     out += [
-        part_blocked(name, blocked, report.advice, report.command("locks"))
+        part_blocked(name, blocked, report.advice.base_hooks, report.command("locks"))
         for name, blocked in report.blocked.items()
         if not blocked.timed_out
     ]
@@ -112,7 +112,8 @@ def rule(report: InspectReport) -> list[Finding]:
             head = queued[0]
             fix = _fix(head, report)
             if _source(head) not in (INFERRED, UNKNOWN):
-                fix = f"end session {root}'s transaction: {report.advice.end_session(root)}"
+                end = report.advice.base_hooks.end_session(root)
+                fix = f"end session {root}'s transaction: {end}"
             out.append(
                 Finding(
                     level,
@@ -135,7 +136,7 @@ def _lock_wait(wait: LockWait, wait_s: float, level: str, report: InspectReport)
             "lock_wait",
             f"{head} held by session {blocker}",
             f"see what session {blocker} is doing; end its transaction if stuck "
-            f"({report.advice.end_session(blocker)})",
+            f"({report.advice.base_hooks.end_session(blocker)})",
         )
     if wait.blocker and str(wait.blocker) != _root(wait):
         head += f", queued behind session {wait.blocker}'s pending request, which waits for"
@@ -144,7 +145,7 @@ def _lock_wait(wait: LockWait, wait_s: float, level: str, report: InspectReport)
     return Finding(level, "lock_wait", f"{head} {_holder(wait)}", _fix(wait, report))
 
 
-def part_blocked(name: str, blocked: BlockedPart, advice: Engine, locks_command: str) -> Finding:
+def part_blocked(name: str, blocked: BlockedPart, advice: Dialect, locks_command: str) -> Finding:
     """A part that gave up on its short lock timeout, the holder named, and how to end it
     (``locks_command``: ``qadmin locks QUEUE`` as a fix prints it)."""
     fix = f"{locks_command} to find the session holding a lock on the queue table"
@@ -176,7 +177,7 @@ def _holder(wait: LockWait) -> str:
 def _fix(wait: LockWait, report: InspectReport) -> str:
     if _source(wait) == UNKNOWN:
         return FIND_HOLDER
-    return CONFIRM + report.advice.end_session(_root(wait))
+    return CONFIRM + report.advice.base_hooks.end_session(_root(wait))
 
 
 ENTRY: Diagnostic[Locks] = Diagnostic(

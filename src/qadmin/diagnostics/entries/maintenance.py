@@ -100,7 +100,7 @@ def rule(report: InspectReport) -> list[Finding]:
     part = report.part(ENTRY)
     if part is None or not part.facts.columns:
         return []
-    facts, advice, out = part.facts, report.advice, []
+    facts, advice, out = part.facts, report.advice.base_hooks, []
     why = stale_reason(facts)
     if why and not _young(report, facts):
         out.append(

@@ -39,7 +39,7 @@ def collect(ctx: Context) -> Pause | None:
     if since is not None:
         when = to_utc(since)
         age = round(max((datetime.now(UTC) - when).total_seconds(), 0.0), 1) if when else None
-    pausable = spec.pausable or not ctx.engine.HAS_ROUTINES
+    pausable = spec.pausable or not ctx.engine.hooks.has_routines
     return Pause(since is not None, since, age, pausable)
 
 

@@ -120,15 +120,15 @@ def head(ctx: Context) -> Head:
     """The head of a qadmin queue (its template) or of a profiled table (its profile)."""
     engine = ctx.engine
     if ctx.spec is not None:
-        template = engine.template(ctx.spec)
+        template = engine.hooks.template(ctx.spec)
         if not template.has("head"):
             raise UnsupportedError(
                 f"explain: a {ctx.spec.kind} queue's dequeue is not explained on {engine.dialect}"
             )
-        statement = _strip_comment(engine.section(ctx.spec, "head")[0])
+        statement = _strip_comment(engine.hooks.section(ctx.spec, "head")[0])
         fix = None
         if template.has("head_index"):
-            fix = _strip_comment(engine.section(ctx.spec, "head_index")[0])
+            fix = _strip_comment(engine.hooks.section(ctx.spec, "head_index")[0])
         return Head(statement, {}, fix, _ORDERED.search(statement) is not None)
     assert ctx.reader is not None, "a profiled table has its reader"
     return _profiled_head(ctx)
@@ -188,11 +188,11 @@ def _profiled_head(ctx: Context) -> Head:
     }
     id_column = profile.id_column or order[-1][0]
     names = {"table": profile.table, "id_col": id_column, "head_idx": f"{profile.table}_head"}
-    statement = engine.render_text(_strip_comment(reader.section_text("head")), names, words)
+    statement = engine.hooks.render_text(_strip_comment(reader.section_text("head")), names, words)
     fix = None
     if reader.has("head_index"):
         text = _strip_comment(reader.section_text("head_index"))
-        fix = engine.render_text(text, names, words)
+        fix = engine.hooks.render_text(text, names, words)
     return Head(statement, params, fix, True)
 
 
@@ -223,7 +223,7 @@ def explain(ctx: Context) -> Explain:
         with engine.lock_timeout(PART_LOCK_MS):
             _plan(ctx, the_head, result)
     except PermissionMissing:
-        file = engine.diagnostic_file("explain")
+        file = engine.hooks.diagnostic_file("explain")
         privilege = header_fields(file.header).get("privilege") if file else None
         result.notes.append(f"explain unavailable: needs {privilege or 'SELECT on the table'}")
     except StatementTimeout as exc:
@@ -233,7 +233,7 @@ def explain(ctx: Context) -> Explain:
         part = BlockedPart(f"explain skipped: {exc}", text, session, certain)
         result.notes.append(part.note)
         name = ctx.profile.command("locks") if ctx.profile else f"qadmin locks {ctx.table}"
-        blocked.append(locks.part_blocked("explain", part, engine, name))
+        blocked.append(locks.part_blocked("explain", part, engine.base_hooks, name))
     _invalid(ctx, result)
     _statistics(ctx, result)
     result.findings = blocked + _findings(ctx, the_head, result)
@@ -242,7 +242,7 @@ def explain(ctx: Context) -> Explain:
 
 def _plan(ctx: Context, the_head: Head, result: Explain) -> None:
     engine = ctx.engine
-    file = engine.diagnostic_file("explain")
+    file = engine.hooks.diagnostic_file("explain")
     if file is None:
         result.notes.append(f"explain is not available on {engine.dialect}")
         return
@@ -287,10 +287,10 @@ _SORTS = ("Sort", "Incremental Sort")
 def _explained(ctx: Context, the_head: Head, section: str) -> list[dict[str, Any]]:
     """One section of explain.sql around the head, in one READ ONLY transaction."""
     engine = ctx.engine
-    file = engine.diagnostic_file("explain")
+    file = engine.hooks.diagnostic_file("explain")
     assert file is not None
     statements = [
-        engine.render_text(s, {}, {"statement": the_head.statement})
+        engine.hooks.render_text(s, {}, {"statement": the_head.statement})
         for s in file.statements(section)
     ]
     return engine.run(statements, the_head.params, write=False)
@@ -485,7 +485,7 @@ def _statistics(ctx: Context, result: Explain) -> None:
         )
         result.statistics = {k: v for k, v in part.first.items() if k in keep}
     elif sql.available(engine, "statistics"):
-        file = engine.diagnostic_file("statistics")
+        file = engine.hooks.diagnostic_file("statistics")
         assert file is not None
         present = engine.diagnostic("statistics")
         rows = 0
@@ -496,7 +496,7 @@ def _statistics(ctx: Context, result: Explain) -> None:
         if not rows:
             result.notes.append(
                 f"no sqlite_stat1 rows for {ctx.table}: the planner uses fixed guesses "
-                f"({engine.analyze_advice(ctx.table)} gathers them)"
+                f"({engine.base_hooks.analyze_advice(ctx.table)} gathers them)"
             )
 
 
@@ -515,7 +515,7 @@ def _findings(ctx: Context, the_head: Head, result: Explain) -> list[Finding]:
                 f"{result.fitting_index} serves its WHERE and ORDER BY: the planner chose not "
                 "to use it (its statistics or costs make the sort look cheaper)"
             )
-            fix = f"{engine.analyze_advice(table)}; no new index is needed"
+            fix = f"{engine.base_hooks.analyze_advice(table)}; no new index is needed"
         elif result.sorts:
             how = "sorts the waiting rows to find the head: no index serves the dequeue's ORDER BY"
         else:
@@ -548,10 +548,11 @@ def _findings(ctx: Context, the_head: Head, result: Explain) -> list[Finding]:
                 "entries in front of the head (deleted or claimed rows cleanup has not removed "
                 "yet) that every dequeue walks",
                 f"{ctx.profile.command('ghosts') if ctx.profile else 'qadmin ghosts ' + table} "
-                f"to see who holds cleanup back; end it, then {engine.vacuum_advice(table)}",
+                "to see who holds cleanup back; end it, then "
+                + engine.base_hooks.vacuum_advice(table),
             )
         )
-    out.extend(invalid_indexes.finding(row, engine) for row in result.invalid_indexes)
+    out.extend(invalid_indexes.finding(row, engine.base_hooks) for row in result.invalid_indexes)
     out.extend(_stale(ctx, result))
     return out
 
@@ -583,13 +584,13 @@ def _stale_finding(severity: str, code: str, why: str, engine: Any, table: str) 
             severity,
             "stale_statistics",
             f"the queue table's statistics are {why}: the planner may pick a scan or a sort",
-            engine.analyze_advice(table),
+            engine.base_hooks.analyze_advice(table),
         )
     return Finding(
         severity,
         "statistics_outdated",
         f"the queue table's statistics are outdated: {why}",
-        engine.analyze_advice(table),
+        engine.base_hooks.analyze_advice(table),
     )
 
 

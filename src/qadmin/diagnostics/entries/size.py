@@ -99,7 +99,7 @@ class Size(Result):
     done: int | None = None
     failed: int | None = None
     notes: list[str] = field(default_factory=list)
-    estimate_error: float = 0.5  # how far an estimated depth may be off (Engine.ESTIMATE_ERROR)
+    estimate_error: float = 0.5  # how far an estimated depth may be off (Dialect.estimate_error)
     depth_counted: int = 0  # the waiting rows a walk saw (an estimated depth is at least this)
     # A claim queue whose claimed rows were not counted: the catalog's estimate includes
     # them, so it is an upper bound of the waiting rows, and only what was counted a lower.
@@ -235,7 +235,7 @@ def measure(engine: Engine, spec: QueueSpec) -> Size:
         depth_at_least=head.depth_at_least,
         rows_below=head.rows_below,
         notes=notes,
-        estimate_error=engine.ESTIMATE_ERROR,
+        estimate_error=engine.hooks.estimate_error,
         depth_counted=head.counted,
         estimate_includes_claimed=spec.info.claims and claimed is None,
         depth_ceiling=head.ceiling,
@@ -303,7 +303,7 @@ def _claimed(
             facts["estimate_source"] = f"{source} (claimed rows included: not counted)"
         return None
     rows = engine.run(
-        engine.section(spec, "claimed_count"), {"limit": EXACT_DEPTH_LIMIT + 1}, write=False
+        engine.hooks.section(spec, "claimed_count"), {"limit": EXACT_DEPTH_LIMIT + 1}, write=False
     )
     claimed = int(rows[0]["claimed"]) if rows else 0
     estimate = _estimate(facts)
@@ -321,9 +321,11 @@ def _due_head(engine: Engine, spec: QueueSpec) -> tuple[Head, query.Count]:
     due time (an age since it fell due; none when nothing is due). The messages not due yet
     are counted apart, the same way: scheduled."""
     limit = {"limit": EXACT_DEPTH_LIMIT + 1}
-    row = engine.run(engine.section(spec, "due"), limit, write=False)[0]
+    row = engine.run(engine.hooks.section(spec, "due"), limit, write=False)[0]
     n, over = int(row["depth"]), int(row["depth"]) > EXACT_DEPTH_LIMIT
-    later = int(engine.run(engine.section(spec, "scheduled"), limit, write=False)[0]["scheduled"])
+    later = int(
+        engine.run(engine.hooks.section(spec, "scheduled"), limit, write=False)[0]["scheduled"]
+    )
     how = "due messages counted through the (due_at, id) index"
     if over:
         how = f"due messages: more than {EXACT_DEPTH_LIMIT:,} (counting stopped)"
@@ -342,7 +344,7 @@ def _due_head(engine: Engine, spec: QueueSpec) -> tuple[Head, query.Count]:
 def _ring_head(engine: Engine, spec: QueueSpec, notes: list[str]) -> Head:
     """A ring's depth from its sequences; none when the role may not read them."""
     try:
-        row = engine.run(engine.section(spec, "depth"), write=False)[0]
+        row = engine.run(engine.hooks.section(spec, "depth"), write=False)[0]
     except PermissionMissing as exc:
         sql.template_rows(engine, spec, "readable")  # a role refused the slots too: the error
         notes.append(
@@ -363,7 +365,7 @@ def _walk(
 ) -> tuple[int, Any]:
     """Rows with ids from ``lo`` up to below ``hi``, at most ``limit``, and the oldest."""
     params = {"lo": lo, "hi": hi, "limit": limit}
-    row = engine.run(engine.section(spec, "depth"), params, write=False)[0]
+    row = engine.run(engine.hooks.section(spec, "depth"), params, write=False)[0]
     return int(row["depth"]), row["oldest_enqueued_at"]
 
 
@@ -565,7 +567,7 @@ def _probe(
         # (by more than the estimate's own error: ANALYZE samples a table of 1,000,000 dead
         # ids and 1,000 live ones by pages, and a count 10 % over sent the probe through
         # 1,250 more dead ids: 131 buffers where the run before read 68)
-        slack = max(ESTIMATE_NOISE, n // 10, int(n * engine.ESTIMATE_ERROR))
+        slack = max(ESTIMATE_NOISE, n // 10, int(n * engine.hooks.estimate_error))
         more = estimate is not None and estimate - n > slack
         if 0 < n < PROBE_FULL * width and not more:
             break
