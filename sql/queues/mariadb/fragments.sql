@@ -56,3 +56,123 @@ SELECT switched INTO v_switched FROM {gate} WHERE one = 1 LOCK IN SHARE MODE;
         SET @qadmin_fresh = NULL;
     ELSEIF EXISTS (SELECT 1 FROM information_schema.TABLES
                    WHERE TABLE_SCHEMA = {table.schema_lit} AND TABLE_NAME = {backup.bare_lit}) THEN
+
+-- Pops that return ONE result set (MySQL 8's return one per message, which the client parses
+-- one by one: the cost of a batch pop there). The one locking read is MySQL's (SELECT ... FOR
+-- UPDATE SKIP LOCKED of the head, in a derived table), its ids gathered into v_ids (a JSON
+-- array); the rows are then deleted or claimed by primary key alone, so no other row is
+-- locked or waited on. JSON_ARRAYAGG is cut at group_concat_max_len (about 80,000 ids at
+-- 1 MiB): ids_check refuses a cut list rather than act on part of it (nothing is taken).
+
+-- name: ids_take
+SELECT JSON_ARRAYAGG(id) INTO v_ids FROM (
+
+-- name: ids_check
+IF JSON_VALID(v_ids) = 0 THEN
+        SIGNAL SQLSTATE '22001'
+            SET MESSAGE_TEXT = 'pop: the batch''s ids exceed group_concat_max_len';
+    END IF
+
+-- name: ids_in
+-- v_ids as SQL's list (JSON_ARRAYAGG writes no spaces): "[3,4]" -> "3,4"
+SUBSTRING(v_ids, 2, CHAR_LENGTH(v_ids) - 2)
+
+-- name: ids_begin
+{txn_declare()};
+    DECLARE v_ids LONGTEXT;
+    {txn_handler()};
+    {paused_none()}
+    {txn_begin()};
+
+-- name: pop_rows
+-- One DELETE ... RETURNING of the ids taken (a prepared statement: a literal list of primary
+-- keys, which MariaDB reads as key lookups; a subquery there would scan the table).
+CREATE PROCEDURE {pop}(IN p_count INT)
+BEGIN
+    {ids_begin()}
+    {ids_take()}
+        SELECT id FROM {table} {order_by} LIMIT p_count FOR UPDATE {skip_locked}) AS h;
+    {ids_check()};
+    IF v_ids IS NOT NULL THEN
+        EXECUTE IMMEDIATE CONCAT('DELETE FROM ', {table.lit}, ' WHERE id IN (', {ids_in()},
+                                 ') {order_by} RETURNING id, enqueued_at, payload');
+    END IF;
+    {txn_end()};
+END
+
+-- name: pending_pop
+CREATE PROCEDURE {pop}(IN p_count INT)
+BEGIN
+    {ids_begin()}
+    {ids_take()}
+        SELECT id FROM {table} WHERE due_at <= UTC_TIMESTAMP(6)
+        ORDER BY due_at, id LIMIT p_count FOR UPDATE SKIP LOCKED) AS h;
+    {ids_check()};
+    IF v_ids IS NOT NULL THEN
+        EXECUTE IMMEDIATE CONCAT('DELETE FROM ', {table.lit}, ' WHERE id IN (', {ids_in()},
+                                 ') ORDER BY due_at, id',
+                                 ' RETURNING id, enqueued_at, due_at, payload');
+    END IF;
+    {txn_end()};
+END
+
+-- name: claim_pop
+-- One UPDATE of the ids taken (joined from the JSON list, which leads: key lookups), then
+-- one SELECT of them (MariaDB has no UPDATE ... RETURNING).
+CREATE PROCEDURE {pop}(IN p_count INT, IN p_worker VARCHAR(255))
+BEGIN
+    {ids_begin()}
+    {ids_take()}
+        SELECT id FROM {table} WHERE processing_started_at IS NULL
+        ORDER BY id LIMIT p_count FOR UPDATE SKIP LOCKED) AS h;
+    {ids_check()};
+    IF v_ids IS NOT NULL THEN
+        UPDATE JSON_TABLE(v_ids, '$[*]' COLUMNS (id BIGINT PATH '$')) AS j
+        STRAIGHT_JOIN {table} AS t ON t.id = j.id
+        SET t.processing_started_at = UTC_TIMESTAMP(6), t.claimed_by = p_worker,
+            t.claimed_session = CONNECTION_ID(), t.attempts = t.attempts + 1;
+        SELECT t.id, t.enqueued_at, t.attempts, t.payload
+        FROM JSON_TABLE(v_ids, '$[*]' COLUMNS (id BIGINT PATH '$')) AS j
+        STRAIGHT_JOIN {table} AS t ON t.id = j.id
+        ORDER BY t.id;
+    END IF;
+    {txn_end()};
+END
+
+-- The ring pop (sql/queues/mysql/ring.sql) takes its numbers one by one as on MySQL 8, but
+-- frees the slots and overflow rows it holds at the end, in one statement each, after one
+-- SELECT of all its messages in the order taken (v_ids; the slot rows stay locked
+-- throughout, and no two numbers of one pop share a slot: a slot is pushed to again only
+-- after its pop commits).
+
+-- name: ring_clear
+DO 0
+
+-- name: ring_over_clear
+SET v_over = 1
+
+-- name: ring_emit
+SET v_ids = CONCAT(v_ids, IF(v_ids = '[', '', ','), v_seq)
+
+-- name: ring_emit_end
+IF v_ids <> '[' THEN
+        SET v_ids = CONCAT(v_ids, ']');
+        SELECT m.id, m.enqueued_at, m.payload FROM (
+            SELECT j.n, r.message_id AS id, r.enqueued_at, r.payload
+            FROM JSON_TABLE(v_ids, '$[*]' COLUMNS (n FOR ORDINALITY, id BIGINT PATH '$')) AS j
+            STRAIGHT_JOIN {table} AS r ON r.slot = MOD(j.id, v_cap) AND r.message_id = j.id
+            UNION ALL
+            SELECT j.n, o.message_id, o.enqueued_at, o.payload
+            FROM JSON_TABLE(v_ids, '$[*]' COLUMNS (n FOR ORDINALITY, id BIGINT PATH '$')) AS j
+            STRAIGHT_JOIN {overflow} AS o ON o.message_id = j.id
+            WHERE v_over = 1) AS m
+        ORDER BY m.n;
+        UPDATE JSON_TABLE(v_ids, '$[*]' COLUMNS (id BIGINT PATH '$')) AS j
+        STRAIGHT_JOIN {table} AS r ON r.slot = MOD(j.id, v_cap) AND r.message_id = j.id
+        SET r.reference_count = 0, r.message_id = NULL, r.payload = NULL,
+            r.enqueued_at = NULL;
+        IF v_over = 1 THEN
+            DELETE o FROM JSON_TABLE(v_ids, '$[*]' COLUMNS (id BIGINT PATH '$')) AS j
+            STRAIGHT_JOIN {overflow} AS o ON o.message_id = j.id;
+        END IF;
+    END IF
