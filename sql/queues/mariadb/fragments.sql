@@ -61,7 +61,10 @@ SELECT switched INTO v_switched FROM {gate} WHERE one = 1 LOCK IN SHARE MODE;
 -- one by one: the cost of a batch pop there). The one locking read is MySQL's (SELECT ... FOR
 -- UPDATE SKIP LOCKED of the head, in a derived table), its ids gathered into v_ids (a JSON
 -- array); the rows are then deleted or claimed by primary key alone, so no other row is
--- locked or waited on. JSON_ARRAYAGG is cut at group_concat_max_len (about 80,000 ids at
+-- locked or waited on. The pending and claim reads name a column their index lacks: read from
+-- the index alone (covering), InnoDB locks the index entry and waits on one another consumer
+-- delete-marked (its pop or claim), SKIP LOCKED or not; read through to the row, as the cursor
+-- did, it skips it. JSON_ARRAYAGG is cut at group_concat_max_len (about 80,000 ids at
 -- 1 MiB): ids_check refuses a cut list rather than act on part of it (nothing is taken).
 
 -- name: ids_take
@@ -105,7 +108,7 @@ CREATE PROCEDURE {pop}(IN p_count INT)
 BEGIN
     {ids_begin()}
     {ids_take()}
-        SELECT id FROM {table} WHERE due_at <= UTC_TIMESTAMP(6)
+        SELECT id, enqueued_at FROM {table} WHERE due_at <= UTC_TIMESTAMP(6)
         ORDER BY due_at, id LIMIT p_count FOR UPDATE SKIP LOCKED) AS h;
     {ids_check()};
     IF v_ids IS NOT NULL THEN
@@ -118,22 +121,24 @@ END
 
 -- name: claim_pop
 -- One UPDATE of the ids taken (joined from the JSON list, which leads: key lookups), then
--- one SELECT of them (MariaDB has no UPDATE ... RETURNING).
+-- one SELECT of them (MariaDB has no UPDATE ... RETURNING). Every such join forces the
+-- primary key: on a table of a few rows the optimizer would rather scan it, and the UPDATE
+-- (or DELETE) would then lock, and wait on, rows other consumers hold.
 CREATE PROCEDURE {pop}(IN p_count INT, IN p_worker VARCHAR(255))
 BEGIN
     {ids_begin()}
     {ids_take()}
-        SELECT id FROM {table} WHERE processing_started_at IS NULL
+        SELECT id, attempts FROM {table} WHERE processing_started_at IS NULL
         ORDER BY id LIMIT p_count FOR UPDATE SKIP LOCKED) AS h;
     {ids_check()};
     IF v_ids IS NOT NULL THEN
         UPDATE JSON_TABLE(v_ids, '$[*]' COLUMNS (id BIGINT PATH '$')) AS j
-        STRAIGHT_JOIN {table} AS t ON t.id = j.id
+        STRAIGHT_JOIN {table} AS t FORCE INDEX (PRIMARY) ON t.id = j.id
         SET t.processing_started_at = UTC_TIMESTAMP(6), t.claimed_by = p_worker,
             t.claimed_session = CONNECTION_ID(), t.attempts = t.attempts + 1;
         SELECT t.id, t.enqueued_at, t.attempts, t.payload
         FROM JSON_TABLE(v_ids, '$[*]' COLUMNS (id BIGINT PATH '$')) AS j
-        STRAIGHT_JOIN {table} AS t ON t.id = j.id
+        STRAIGHT_JOIN {table} AS t FORCE INDEX (PRIMARY) ON t.id = j.id
         ORDER BY t.id;
     END IF;
     {txn_end()};
@@ -160,19 +165,19 @@ IF v_ids <> '[' THEN
         SELECT m.id, m.enqueued_at, m.payload FROM (
             SELECT j.n, r.message_id AS id, r.enqueued_at, r.payload
             FROM JSON_TABLE(v_ids, '$[*]' COLUMNS (n FOR ORDINALITY, id BIGINT PATH '$')) AS j
-            STRAIGHT_JOIN {table} AS r ON r.slot = MOD(j.id, v_cap) AND r.message_id = j.id
+            STRAIGHT_JOIN {table} AS r FORCE INDEX (PRIMARY) ON r.slot = MOD(j.id, v_cap) AND r.message_id = j.id
             UNION ALL
             SELECT j.n, o.message_id, o.enqueued_at, o.payload
             FROM JSON_TABLE(v_ids, '$[*]' COLUMNS (n FOR ORDINALITY, id BIGINT PATH '$')) AS j
-            STRAIGHT_JOIN {overflow} AS o ON o.message_id = j.id
+            STRAIGHT_JOIN {overflow} AS o FORCE INDEX (PRIMARY) ON o.message_id = j.id
             WHERE v_over = 1) AS m
         ORDER BY m.n;
         UPDATE JSON_TABLE(v_ids, '$[*]' COLUMNS (id BIGINT PATH '$')) AS j
-        STRAIGHT_JOIN {table} AS r ON r.slot = MOD(j.id, v_cap) AND r.message_id = j.id
+        STRAIGHT_JOIN {table} AS r FORCE INDEX (PRIMARY) ON r.slot = MOD(j.id, v_cap) AND r.message_id = j.id
         SET r.reference_count = 0, r.message_id = NULL, r.payload = NULL,
             r.enqueued_at = NULL;
         IF v_over = 1 THEN
             DELETE o FROM JSON_TABLE(v_ids, '$[*]' COLUMNS (id BIGINT PATH '$')) AS j
-            STRAIGHT_JOIN {overflow} AS o ON o.message_id = j.id;
+            STRAIGHT_JOIN {overflow} AS o FORCE INDEX (PRIMARY) ON o.message_id = j.id;
         END IF;
     END IF
