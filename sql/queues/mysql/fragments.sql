@@ -32,9 +32,8 @@
 -- slot_look (capped's push), lock_handler, committed_only(w=push|pop) and
 -- ring_lock(seq, w=push|pop) (the ring: w is the word its messages say), paused_none (a pop's
 -- count set to 0 while the queue is paused, before its transaction begins), claim_pop and
--- pending_pop (those kinds' pops), ring_clear, ring_over_clear, ring_emit and ring_emit_end
--- (the ring pop's per-message steps and its end). MariaDB's pop_rows, claim_pop, pending_pop
--- and ring_* return one result set per pop (sql/queues/mariadb/fragments.sql).
+-- pending_pop (those kinds' pops). MariaDB's pop_rows, claim_pop and pending_pop return one
+-- result set per pop (sql/queues/mariadb/fragments.sql).
 
 -- name: now_utc
 UTC_TIMESTAMP(6)
@@ -363,20 +362,3 @@ BEGIN
     CLOSE next_rows;
     {txn_end()};
 END
-
--- name: ring_clear
--- The ring pop's per-message steps (ring.sql): free the slot of v_seq (held FOR UPDATE) ...
-UPDATE {table}
-            SET reference_count = 0, message_id = NULL, payload = NULL, enqueued_at = NULL
-            WHERE slot = MOD(v_seq, v_cap)
-
--- name: ring_over_clear
--- ... or delete v_seq's message from the overflow table, then return it (one result set per
--- message); ring_emit_end ends the pop (nothing left to do here).
-DELETE FROM {overflow} WHERE message_id = v_seq
-
--- name: ring_emit
-SELECT v_seq AS id, v_at AS enqueued_at, v_data AS payload
-
--- name: ring_emit_end
-DO 0

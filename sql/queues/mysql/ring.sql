@@ -30,8 +30,7 @@
 --   but not the number taken before it: with no cycle of waits, none forms.
 -- * The capacity lives in {ctl}; push and pop read it with a share lock on its row, which
 --   resize holds exclusively while it moves messages to their new slots.
--- A pop's results come back one result set per message on MySQL 8, one result set in all on
--- MariaDB (ring_emit in each fragments.sql), in the caller's transaction (an autocommit
+-- Results come back one result set per message, in the caller's transaction (an autocommit
 -- caller's call runs in one transaction of its own: fragments.sql, txn_begin).
 -- extends: queues/common/ring.sql (the statements it shares with other engines)
 
@@ -223,8 +222,6 @@ BEGIN
     DECLARE v_cap INT;
     DECLARE v_name VARCHAR(64);
     DECLARE v_lock VARCHAR(64) DEFAULT NULL;
-    DECLARE v_ids LONGTEXT DEFAULT '[';  -- MariaDB: the numbers taken (ring_emit)
-    DECLARE v_over INT DEFAULT 0;  -- MariaDB: 1 once one of them came from {overflow}
     -- Parked numbers are locked first, in one statement, before any slot: InnoDB can wait on
     -- a row another popper holds even with SKIP LOCKED, and waiting for a pending row while
     -- holding a slot is how two poppers deadlock.
@@ -276,13 +273,15 @@ BEGIN
             WHERE slot = MOD(v_seq, v_cap) AND message_id = v_seq FOR UPDATE;
         END IF;
         IF v_at IS NOT NULL THEN
-            {ring_clear()};
+            UPDATE {table}
+            SET reference_count = 0, message_id = NULL, payload = NULL, enqueued_at = NULL
+            WHERE slot = MOD(v_seq, v_cap);
         ELSE
             SET v_done = 0;
             SELECT enqueued_at, payload INTO v_at, v_data FROM {overflow}
             WHERE message_id = v_seq FOR UPDATE;
             IF v_at IS NOT NULL THEN
-                {ring_over_clear()};
+                DELETE FROM {overflow} WHERE message_id = v_seq;
             END IF;
         END IF;
         IF v_at IS NULL AND v_parked = 0 THEN
@@ -294,12 +293,11 @@ BEGIN
             IF v_parked = 1 THEN
                 DELETE FROM {pending} WHERE message_id = v_seq;
             END IF;
-            {ring_emit()};
+            SELECT v_seq AS id, v_at AS enqueued_at, v_data AS payload;
             SET v_taken = v_taken + 1;
         END IF;
     END WHILE;
     CLOSE parked;
-    {ring_emit_end()};
     {txn_end()};
 END
 
