@@ -40,20 +40,7 @@ CREATE TABLE {dead} (
 {push_row()}
 
 -- name: create
-CREATE PROCEDURE {pop}(IN p_count INT, IN p_worker VARCHAR(255))
-BEGIN
-    {pop_vars()}
-    DECLARE v_attempts INT;
-    DECLARE next_rows CURSOR FOR
-        SELECT id, enqueued_at, attempts, payload FROM {table}
-        WHERE processing_started_at IS NULL
-        ORDER BY id LIMIT p_count FOR UPDATE SKIP LOCKED;
-    {cursor_begin()}
-    {claim_each()}
-    END LOOP;
-    CLOSE next_rows;
-    {txn_end()};
-END
+{claim_pop()}
 
 -- name: create
 -- Fencing: the _fenced procedures take p_attempt, the attempt number pop returned (NULL =

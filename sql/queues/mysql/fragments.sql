@@ -31,7 +31,9 @@
 -- batch_next (push_many's batch cursor), wm_tick_end (a watermark pop's tail), capped_vars and
 -- slot_look (capped's push), lock_handler, committed_only(w=push|pop) and
 -- ring_lock(seq, w=push|pop) (the ring: w is the word its messages say), paused_none (a pop's
--- count set to 0 while the queue is paused, before its transaction begins).
+-- count set to 0 while the queue is paused, before its transaction begins), claim_pop and
+-- pending_pop (those kinds' pops). MariaDB's pop_rows, claim_pop and pending_pop return one
+-- result set per pop (sql/queues/mariadb/fragments.sql).
 
 -- name: now_utc
 UTC_TIMESTAMP(6)
@@ -319,3 +321,44 @@ EXISTS (SELECT 1 FROM {catalog}
 IF {paused()} THEN
         SET p_count = 0;  -- paused (qadmin pause): take nothing
     END IF;
+
+-- name: claim_pop
+-- A claim queue's pop (claim.sql): one result set per message (MariaDB's is one in all).
+CREATE PROCEDURE {pop}(IN p_count INT, IN p_worker VARCHAR(255))
+BEGIN
+    {pop_vars()}
+    DECLARE v_attempts INT;
+    DECLARE next_rows CURSOR FOR
+        SELECT id, enqueued_at, attempts, payload FROM {table}
+        WHERE processing_started_at IS NULL
+        ORDER BY id LIMIT p_count FOR UPDATE SKIP LOCKED;
+    {cursor_begin()}
+    {claim_each()}
+    END LOOP;
+    CLOSE next_rows;
+    {txn_end()};
+END
+
+-- name: pending_pop
+-- A pending queue's pop (pending.sql): one result set per message (MariaDB's is one in all).
+CREATE PROCEDURE {pop}(IN p_count INT)
+BEGIN
+    {pop_vars()}
+    DECLARE v_due DATETIME(6);
+    DECLARE next_rows CURSOR FOR
+        SELECT id, enqueued_at, due_at, payload FROM {table}
+        WHERE due_at <= UTC_TIMESTAMP(6)
+        ORDER BY due_at, id LIMIT p_count FOR UPDATE SKIP LOCKED;
+    {cursor_begin()}
+    OPEN next_rows;
+    take: LOOP
+        FETCH next_rows INTO v_id, v_at, v_due, v_payload;
+        IF v_done = 1 THEN
+            LEAVE take;
+        END IF;
+        DELETE FROM {table} WHERE id = v_id;
+        SELECT v_id AS id, v_at AS enqueued_at, v_due AS due_at, v_payload AS payload;
+    END LOOP;
+    CLOSE next_rows;
+    {txn_end()};
+END

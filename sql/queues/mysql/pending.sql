@@ -22,27 +22,7 @@ BEGIN
 END
 
 -- name: create
-CREATE PROCEDURE {pop}(IN p_count INT)
-BEGIN
-    {pop_vars()}
-    DECLARE v_due DATETIME(6);
-    DECLARE next_rows CURSOR FOR
-        SELECT id, enqueued_at, due_at, payload FROM {table}
-        WHERE due_at <= UTC_TIMESTAMP(6)
-        ORDER BY due_at, id LIMIT p_count FOR UPDATE SKIP LOCKED;
-    {cursor_begin()}
-    OPEN next_rows;
-    take: LOOP
-        FETCH next_rows INTO v_id, v_at, v_due, v_payload;
-        IF v_done = 1 THEN
-            LEAVE take;
-        END IF;
-        DELETE FROM {table} WHERE id = v_id;
-        SELECT v_id AS id, v_at AS enqueued_at, v_due AS due_at, v_payload AS payload;
-    END LOOP;
-    CLOSE next_rows;
-    {txn_end()};
-END
+{pending_pop()}
 
 -- name: create
 -- Many messages in one call (push --lines, --file; applications too): p_batch is a JSON array
