@@ -14,7 +14,7 @@ Part 3 (``lines``): ``qadmin push QUEUE --lines --file F`` of ``--lines`` lines 
 whole CLI process timed; the same lines through ``messages.push`` in process (the push_many
 calls alone); against one INSERT ... SELECT of as many generated rows. On PostgreSQL also PGMQ's
 ``send_batch`` of the same lines (PGMQ installed from its PyPI package's SQL, in a database of
-its own: pgmq_peer.py), in chunks of qadmin's size, and push --lines / send_batch as a ratio.
+its own: places.py), in chunks of qadmin's size, and push --lines / send_batch as a ratio.
 An engine's peers are the ``peers`` of ``push_lines``: one more is one more entry there.
 
     .venv/bin/python benchmarks/batches.py [--part floor,kinds,lines] [--seconds 10]
@@ -33,8 +33,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-import pgmq_peer
-from places import place
+from places import install_pgmq, pg_database, place
 
 from qadmin.engines import Engine, Timeouts, open_engine
 from qadmin.errors import QueueEmpty, QueueFull
@@ -174,8 +173,8 @@ def pgmq_send_batch(lines: int) -> float:
     from the same process with the same driver: what qadmin's in-process push does."""
     import psycopg
 
-    with pgmq_peer.database() as dsn, psycopg.connect(dsn, autocommit=True) as conn:
-        pgmq_peer.install(conn, "lines")
+    with pg_database() as dsn, psycopg.connect(dsn, autocommit=True) as conn:
+        install_pgmq(conn, "lines")
         bodies = [json.dumps(f"line-{n}") for n in range(lines)]
         start = time.monotonic()
         for at in range(0, lines, messages.PUSH_CHUNK):

@@ -42,7 +42,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import pgmq_peer
+from places import install_pgmq
 
 PG_SERVER = "postgresql://postgres@127.0.0.1:5432"
 MY_SERVER = "mysql://root@127.0.0.1:3306"
@@ -335,7 +335,7 @@ def _set_up(design: str, dsn: str) -> None:
 
     with psycopg.connect(dsn, autocommit=True) as conn:
         if design == "pgmq":
-            pgmq_peer.install(conn, "bench")
+            install_pgmq(conn, "bench")
         elif design == "procrastinate":
             import procrastinate
 
