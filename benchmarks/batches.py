@@ -6,11 +6,16 @@ the server's durable commit rate, which bounds every one-transaction-per-batch p
 Part 2 (``kinds``): per kind, one session alternating a batch push of ``--batch`` messages (one
 statement, one transaction) and a pop of ``--batch`` (one statement, one transaction), through
 qadmin's own push/pop, for ``--seconds``. msg/s is messages popped / elapsed; each message costs
-two commits' share (its push batch and its pop batch), so the ceiling is floor × batch / 2.
+two commits' share (its push batch and its pop batch), so the ceiling is floor × batch / 2. Push
+and pop are also timed alone (messages / the seconds spent in that call, its commit included),
+and the ring's batches are printed as a ratio to the naive fifo's: push, pop and round trip.
 
 Part 3 (``lines``): ``qadmin push QUEUE --lines --file F`` of ``--lines`` lines (a fifo), the
 whole CLI process timed; the same lines through ``messages.push`` in process (the push_many
-calls alone); against one INSERT ... SELECT of as many generated rows.
+calls alone); against one INSERT ... SELECT of as many generated rows. On PostgreSQL also PGMQ's
+``send_batch`` of the same lines (PGMQ installed from its PyPI package's SQL, in a database of
+its own: places.py), in chunks of qadmin's size, and push --lines / send_batch as a ratio.
+An engine's peers are the ``peers`` of ``push_lines``: one more is one more entry there.
 
     .venv/bin/python benchmarks/batches.py [--part floor,kinds,lines] [--seconds 10]
         [--batch 50] [--lines 100000] [--engines postgresql,mariadb]
@@ -19,14 +24,16 @@ calls alone); against one INSERT ... SELECT of as many generated rows.
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import tempfile
 import time
 from contextlib import suppress
+from dataclasses import dataclass
 from pathlib import Path
 
-from places import place
+from places import install_pgmq, pg_database, place
 
 from qadmin.engines import Engine, Timeouts, open_engine
 from qadmin.errors import QueueEmpty, QueueFull
@@ -68,33 +75,57 @@ def commit_floor(engine_name: str, seconds: float) -> float:
         drop()
 
 
+@dataclass
+class Rates:
+    """msg/s of one kind's loop: the round trip (popped / elapsed), and push and pop each
+    alone (messages / the seconds spent in that call)."""
+
+    round_trip: float
+    push: float
+    pop: float
+
+
 def kind_batches(
     engine_name: str, kind: str, capacity: int | None, watermark: bool, batch: int, seconds: float
-) -> float:
+) -> Rates:
     dsn, schema, drop = place(engine_name)
     try:
         engine = _open(dsn, schema)
         spec = queues.create(engine, queues.make_spec("bq", kind, capacity, False, watermark))
         payloads = [b"x" * 300] * batch
-        popped = 0
+        pushed = popped = 0
+        push_s = pop_s = 0.0
         start = time.monotonic()
         stop = start + seconds
         while time.monotonic() < stop:
+            began = time.perf_counter()
             with suppress(QueueFull):
-                messages.push(engine, spec, payloads)
+                pushed += len(messages.push(engine, spec, payloads))
+            middle = time.perf_counter()
             with suppress(QueueEmpty):
                 popped += len(messages.pop(engine, spec, batch))
+            push_s += middle - began
+            pop_s += time.perf_counter() - middle
         rate = popped / (time.monotonic() - start)
         engine.close()
-        return rate
+        return Rates(rate, pushed / push_s, popped / pop_s)
     finally:
         drop()
 
 
-def push_lines(engine_name: str, lines: int) -> tuple[float, float, float]:
-    """Seconds for ``qadmin push --lines`` of ``lines`` lines, for the same lines pushed in
-    process (``messages.push``: push_many in chunks, without the CLI's start-up and output), and
-    for one INSERT ... SELECT."""
+@dataclass
+class Lines:
+    """Seconds for the same lines: ``qadmin push --lines`` (the whole CLI process), the same
+    pushed in process (``messages.push``: push_many in chunks, without the CLI's start-up and
+    output), one INSERT ... SELECT, and the peers' batch sends (``peers``: label -> seconds)."""
+
+    cli_s: float
+    inproc_s: float
+    one_s: float
+    peers: dict[str, float]
+
+
+def push_lines(engine_name: str, lines: int) -> Lines:
     dsn, schema, drop = place(engine_name)
     try:
         engine = _open(dsn, schema)
@@ -128,9 +159,36 @@ def push_lines(engine_name: str, lines: int) -> tuple[float, float, float]:
         engine.run([insert])
         one_s = time.monotonic() - start
         engine.close()
-        return cli_s, inproc_s, one_s
     finally:
         drop()
+    peers = {}
+    if engine_name == "postgresql":
+        peers["PGMQ send_batch"] = pgmq_send_batch(lines)
+    return Lines(cli_s, inproc_s, one_s, peers)
+
+
+def pgmq_send_batch(lines: int) -> float:
+    """Seconds for PGMQ's ``send_batch`` of the same lines (each a JSON string: PGMQ's messages
+    are jsonb), in chunks of qadmin's own ``PUSH_CHUNK``, each one call and one transaction,
+    from the same process with the same driver: what qadmin's in-process push does."""
+    import psycopg
+
+    with pg_database() as dsn, psycopg.connect(dsn, autocommit=True) as conn:
+        install_pgmq(conn, "lines")
+        bodies = [json.dumps(f"line-{n}") for n in range(lines)]
+        start = time.monotonic()
+        for at in range(0, lines, messages.PUSH_CHUNK):
+            chunk = bodies[at : at + messages.PUSH_CHUNK]
+            conn.execute("SELECT count(*) FROM pgmq.send_batch('lines', %s::jsonb[])", [chunk])
+        took = time.monotonic() - start
+        sent = conn.execute("SELECT count(*) FROM pgmq.q_lines").fetchone()
+        if sent is None or sent[0] != lines:
+            raise SystemExit(f"PGMQ send_batch stored {sent} messages, not {lines}")
+        return took
+
+
+def _ratio(a: float, b: float) -> str:
+    return f"{a / b:.2f}×" if b else "n/a"
 
 
 def main() -> None:
@@ -153,24 +211,43 @@ def main() -> None:
         if "kinds" in parts and floor:
             ceiling = floor * args.batch / 2
             print(
-                f"| {engine} kind | msg/s, batches of {args.batch} | of floor × batch "
-                "(the issue's measure) | of floor × batch / 2 |"
+                f"| {engine} kind | msg/s, batches of {args.batch} (round trip) | push alone "
+                "| pop alone | of floor × batch (the issue's measure) | of floor × batch / 2 |"
             )
-            print("|---|---|---|---|")
+            print("|---|---|---|---|---|---|")
+            rates: dict[str, Rates] = {}
             for label, kind, capacity, watermark in KINDS:
-                rate = kind_batches(engine, kind, capacity, watermark, args.batch, args.seconds)
+                got = kind_batches(engine, kind, capacity, watermark, args.batch, args.seconds)
+                rates[label] = got
                 print(
-                    f"| {label} | {rate:,.0f} | {rate / (floor * args.batch):.0%} "
-                    f"| {rate / ceiling:.0%} |"
+                    f"| {label} | {got.round_trip:,.0f} | {got.push:,.0f} | {got.pop:,.0f} "
+                    f"| {got.round_trip / (floor * args.batch):.0%} "
+                    f"| {got.round_trip / ceiling:.0%} |"
                 )
-        if "lines" in parts:
-            cli_s, inproc_s, one_s = push_lines(engine, args.lines)
+            ring, naive = rates["ring"], rates["fifo"]
             print(
-                f"{engine}: push --lines of {args.lines:,} lines {cli_s:.2f} s "
-                f"({args.lines / cli_s:,.0f} msg/s, whole CLI process); in process "
-                f"{inproc_s:.2f} s ({args.lines / inproc_s:,.0f} msg/s); one INSERT ... SELECT "
-                f"{one_s:.2f} s ({cli_s / one_s:.1f}×)"
+                f"{engine}: ring batch / naive (fifo) batch of {args.batch}: push "
+                f"{_ratio(ring.push, naive.push)}, pop {_ratio(ring.pop, naive.pop)}, "
+                f"round trip {_ratio(ring.round_trip, naive.round_trip)} (goal: ≥ 1 each)"
             )
+        if "lines" in parts:
+            got_lines = push_lines(engine, args.lines)
+            cli_rate = args.lines / got_lines.cli_s
+            inproc_rate = args.lines / got_lines.inproc_s
+            print(
+                f"{engine}: push --lines of {args.lines:,} lines {got_lines.cli_s:.2f} s "
+                f"({cli_rate:,.0f} msg/s, whole CLI process); in process "
+                f"{got_lines.inproc_s:.2f} s ({inproc_rate:,.0f} msg/s); one INSERT ... SELECT "
+                f"{got_lines.one_s:.2f} s ({got_lines.cli_s / got_lines.one_s:.1f}×)"
+            )
+            for peer, seconds in got_lines.peers.items():
+                peer_rate = args.lines / seconds
+                print(
+                    f"{engine}: {peer} of the same {args.lines:,} lines {seconds:.2f} s "
+                    f"({peer_rate:,.0f} msg/s); push --lines / {peer}: "
+                    f"{_ratio(cli_rate, peer_rate)} whole CLI process (goal: ≥ 0.50×), "
+                    f"{_ratio(inproc_rate, peer_rate)} in process"
+                )
 
 
 if __name__ == "__main__":

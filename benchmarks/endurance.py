@@ -42,6 +42,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from places import install_pgmq
+
 PG_SERVER = "postgresql://postgres@127.0.0.1:5432"
 MY_SERVER = "mysql://root@127.0.0.1:3306"
 PAYLOAD_BYTES = 300
@@ -337,11 +339,7 @@ def _set_up(design: str, dsn: str) -> None:
 
     with psycopg.connect(dsn, autocommit=True) as conn:
         if design == "pgmq":
-            import pgmq
-
-            sql = (Path(pgmq.__file__).parent / "sql" / "pgmq.sql").read_text()
-            conn.execute(sql)
-            conn.execute("SELECT pgmq.create('bench')")
+            install_pgmq(conn, "bench")
         elif design == "procrastinate":
             import procrastinate
 

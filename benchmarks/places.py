@@ -1,17 +1,23 @@
 """Where a benchmark runs: a fresh PostgreSQL schema, MariaDB database or SQLite file of its
-own on the test servers, and how to drop it afterwards (batches, long_ops and wakeup)."""
+own on the test servers, and how to drop it afterwards (batches, long_ops and wakeup); and PGMQ,
+the peer batches.py and endurance.py install from the SQL its PyPI package ships
+(``pgmq/sql/pgmq.sql``, the ``bench`` extra), in a database of its own (its schema is fixed:
+``pgmq``), never in a shared one."""
 
 from __future__ import annotations
 
 import os
 import tempfile
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 # The PostgreSQL database the benchmarks make their own schemas in (each drops its own).
 PG = os.environ.get("QADMIN_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/test")
 MY = "mysql://root@127.0.0.1:3306"
+PG_SERVER = PG.rsplit("/", 1)[0]
 
 ENGINES = ("postgresql", "mariadb", "sqlite")
 
@@ -47,3 +53,27 @@ def place(engine: str) -> Place:
         admin.close()
 
     return f"{MY}/{name}", None, drop_database
+
+
+def install_pgmq(conn: Any, queue: str) -> None:
+    """PGMQ's schema and functions on ``conn`` (a psycopg connection in autocommit), and the
+    queue ``queue`` made with ``pgmq.create``."""
+    import pgmq
+
+    conn.execute((Path(pgmq.__file__).parent / "sql" / "pgmq.sql").read_text())
+    conn.execute("SELECT pgmq.create(%s)", [queue])
+
+
+@contextmanager
+def pg_database(server: str = PG_SERVER) -> Iterator[str]:
+    """The DSN of a new PostgreSQL database on ``server`` (for PGMQ), dropped afterwards."""
+    import psycopg
+
+    name = "bench_" + uuid.uuid4().hex[:8]
+    with psycopg.connect(f"{server}/postgres", autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"{server}/{name}"
+    finally:
+        with psycopg.connect(f"{server}/postgres", autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -9,10 +9,12 @@
 --   while that count stays within the capacity; a push_many that does not fit is refused
 --   whole. Counting and taking are one step: pushers hold the ring's push lock (a session
 --   advisory lock, released before the push writes anything, never held to commit: a push
---   never waits on another transaction) from the count to nextval. Pops take their numbers
---   under the ring's pop lock the same way, so no two poppers race for "next" (which parked
---   a number, uncounted until its pop committed) and pop_next counts only numbers whose
---   message was there.
+--   never waits on another transaction) from the count to nextval. Every push number is taken
+--   under the push lock, so push_many takes its batch's block of numbers with one setval. Pops
+--   take their numbers under the ring's pop lock the same way (nextval for each: repair's skip
+--   takes one without the lock), so no two poppers race for "next" (which parked a number,
+--   uncounted until its pop committed) and pop_next counts only numbers whose message was
+--   there.
 -- * push also takes k = nextval(push_seq) only after seeing that the slot the next number maps
 --   to is free (or holds that number or a later one: the read was stale): a slot still
 --   holding an older message (an orphan, or a pop that has not committed) refuses the push and
@@ -139,13 +141,16 @@ $$
 -- never waits) goes to the overflow table, as in push. One notification; one enqueued_at.
 CREATE OR REPLACE FUNCTION {push_many}(p_payloads bytea[])
 RETURNS TABLE (id bigint, enqueued_at timestamptz)
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql
+-- One plan per statement, made once per session: planning each call anew cost more than the
+-- batch's own work (every statement's plan here is an index range or probe whatever the values)
+SET plan_cache_mode = force_generic_plan AS $$
 #variable_conflict use_column
 DECLARE
     v_next bigint;
     v_cap  integer;
     v_want integer := coalesce(cardinality(p_payloads), 0);
-    v_ids  bigint[];
+    v_lo   integer;  -- the slot of the batch's first number, once its numbers are taken
     v_at   timestamptz;
     v_key  bigint := ('x' || left(md5({push_seq.lit}), 16))::bit(64)::bigint;  -- push lock
 BEGIN
@@ -166,62 +171,70 @@ BEGIN
         IF v_next + v_want - (SELECT CASE WHEN s.is_called THEN s.last_value + 1
                                           ELSE s.last_value END FROM {pop_seq} AS s)
            + (SELECT count(*) FROM {pending}) <= v_cap
-           AND NOT EXISTS (
-               SELECT 1 FROM generate_series(0, v_want - 1) AS g(i)
-               JOIN {table} AS r ON r.slot = (v_next + g.i) % v_cap
-               WHERE NOT (r.reference_count = 0 OR r.message_id >= v_next + g.i)) THEN
-            SELECT array_agg(nextval({push_seq.lit}) ORDER BY g.i) INTO v_ids
-              FROM generate_series(1, v_want) AS g(i);
+           -- the batch's slots, one range (two when it wraps), each read once
+           AND (SELECT count(*) FROM {table} AS r
+                 WHERE (r.slot BETWEEN v_next % v_cap
+                                   AND least(v_next % v_cap + v_want - 1, v_cap - 1)
+                        OR r.slot BETWEEN 0 AND v_next % v_cap + v_want - 1 - v_cap)
+                   AND NOT (r.reference_count = 0 OR r.message_id
+                            >= v_next + (r.slot - v_next % v_cap + v_cap) % v_cap)) = 0 THEN
+            -- v_next .. v_next + v_want - 1 are the batch's numbers: every number of
+            -- {push_seq} is taken under the push lock, so one setval takes the block.
+            PERFORM setval({push_seq.lit}, v_next + v_want - 1);
+            v_lo := v_next % v_cap;
         END IF;
     {lock_released()}
-    IF v_ids IS NULL THEN
+    IF v_lo IS NULL THEN
         RETURN;  -- full: nothing written, no number taken
     END IF;
     v_at := clock_timestamp();
     RETURN QUERY
-    WITH taken AS MATERIALIZED (
-        SELECT k.k, u.p
-        FROM unnest(p_payloads) WITH ORDINALITY AS u(p, n)
-        JOIN unnest(v_ids) WITH ORDINALITY AS k(k, n) ON k.n = u.n
-    ), free AS MATERIALIZED (
-        SELECT r.slot FROM {table} AS r
-         WHERE r.slot IN (SELECT t.k % v_cap FROM taken AS t) AND r.reference_count = 0
-         ORDER BY r.slot
-           FOR UPDATE SKIP LOCKED
-    ), placed AS (
+    WITH placed AS (
+        -- the slots of the batch, one range (two when it wraps), filled in one UPDATE
         UPDATE {table} AS r
-           SET message_id = t.k, payload = t.p, reference_count = 1, enqueued_at = v_at
-          FROM taken AS t JOIN free AS x ON x.slot = t.k % v_cap
-         WHERE r.slot = x.slot
+           SET message_id = v_next + u.n - 1, payload = u.p, reference_count = 1,
+               enqueued_at = v_at
+          FROM unnest(p_payloads) WITH ORDINALITY AS u(p, n)
+         WHERE r.slot = (v_next + u.n - 1) % v_cap
+           AND r.slot IN (SELECT f.slot FROM {table} AS f
+                           WHERE (f.slot BETWEEN v_lo AND least(v_lo + v_want - 1, v_cap - 1)
+                                  OR f.slot BETWEEN 0 AND v_lo + v_want - 1 - v_cap)
+                             AND f.reference_count = 0
+                             FOR UPDATE SKIP LOCKED)  -- never waits: see the invariants
         RETURNING r.message_id
     ), spilled AS (
         INSERT INTO {overflow} (message_id, enqueued_at, payload)
-        SELECT t.k, v_at, t.p FROM taken AS t
-        WHERE NOT EXISTS (SELECT 1 FROM placed AS d WHERE d.message_id = t.k)
+        SELECT v_next + u.n - 1, v_at, u.p FROM unnest(p_payloads) WITH ORDINALITY AS u(p, n)
+         WHERE NOT EXISTS (SELECT 1 FROM placed AS d WHERE d.message_id = v_next + u.n - 1)
     )
-    SELECT t.k, v_at FROM taken AS t ORDER BY t.k;
+    SELECT v_next + g.i, v_at FROM generate_series(0, v_want - 1) AS g(i);
     PERFORM pg_notify('qadmin_' || md5({table.lit}), '');  -- wakes "pop --wait" (see basic.sql)
 END
 $$
 
 -- name: create
+-- Up to p_count messages in a few statements, whatever p_count: parked numbers whose message is
+-- there first (oldest first, each locked in {pending}: SKIP LOCKED, another pop serves the
+-- rest), then, under the pop lock, the run of messages present from "next" on (slot or
+-- overflow; the run ends at the first number whose message is missing: in flight, or a hole)
+-- is counted and that many numbers are taken. Then one statement empties their slots (one
+-- UPDATE of every slot, the old contents returned), deletes those in the overflow table and
+-- parks any taken number whose message is not there (only when something took a pop number
+-- without the pop lock, repair's skip, between the count and nextval).
 CREATE OR REPLACE FUNCTION {pop}(p_count integer DEFAULT 1)
 RETURNS TABLE (id bigint, enqueued_at timestamptz, payload bytea)
 LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 DECLARE
-    -- Numbers parked by earlier pops come first, oldest first, locked before any slot.
-    parked CURSOR FOR
-        SELECT p.message_id FROM {pending} AS p
-        ORDER BY p.message_id LIMIT p_count FOR UPDATE SKIP LOCKED;
-    v_from_parked boolean := true;
-    v_next  bigint;
-    v_seq   bigint;
-    v_taken integer := 0;
-    v_at    timestamptz;
-    v_data  bytea;
-    v_cap   integer;
-    v_key   bigint := ('x' || left(md5({pop_seq.lit}), 16))::bit(64)::bigint;  -- pop lock
+    v_parked bigint[];
+    v_ids    bigint[];
+    v_next   bigint;
+    v_want   integer;
+    v_run    integer := 0;
+    v_lo     integer;
+    v_slots  bigint := -1;  -- the run's messages in their slots, when all of them are
+    v_cap    integer;
+    v_key    bigint := ('x' || left(md5({pop_seq.lit}), 16))::bit(64)::bigint;  -- pop lock
 BEGIN
     {paused_return()}
     -- A serialization failure (REPEATABLE READ, SERIALIZABLE) rolls back after the number is
@@ -229,56 +242,102 @@ BEGIN
     {committed_only(w=pop)}
     LOCK TABLE {ctl} IN ACCESS SHARE MODE;  -- the capacity gate, as in push
     SELECT c.capacity INTO v_cap FROM {ctl} AS c;
-    OPEN parked;
-    WHILE v_taken < p_count LOOP
-        v_seq := NULL;
-        IF v_from_parked THEN
-            FETCH parked INTO v_seq;
-            v_from_parked := FOUND;
-        END IF;
-        IF v_seq IS NULL THEN
-            -- The pop lock, from the look at "next" to nextval only (see the invariants).
-            PERFORM pg_advisory_lock(v_key);
-            BEGIN
-                SELECT CASE WHEN s.is_called THEN s.last_value + 1 ELSE s.last_value END
-                  INTO v_next FROM {pop_seq} AS s;
-                PERFORM 1 FROM {table} AS r
-                 WHERE r.slot = v_next % v_cap AND r.message_id = v_next
-                UNION ALL
-                SELECT 1 FROM {overflow} AS o WHERE o.message_id = v_next;
-                IF FOUND THEN
-                    v_seq := nextval({pop_seq.lit});
-                END IF;
-            {lock_released()}
-            IF v_seq IS NULL THEN
-                EXIT;  -- empty: no number taken
+    SELECT coalesce(array_agg(p.message_id ORDER BY p.message_id), ARRAY[]::bigint[]) INTO v_parked
+      FROM (SELECT p.message_id FROM {pending} AS p
+             WHERE EXISTS (SELECT 1 FROM {table} AS r
+                            WHERE r.slot = p.message_id % v_cap AND r.message_id = p.message_id)
+                OR EXISTS (SELECT 1 FROM {overflow} AS o WHERE o.message_id = p.message_id)
+             ORDER BY p.message_id LIMIT p_count FOR UPDATE SKIP LOCKED) AS p;
+    IF cardinality(v_parked) < p_count THEN
+        -- The pop lock, from the look at "next" to nextval only (see the invariants).
+        PERFORM pg_advisory_lock(v_key);
+        BEGIN
+            SELECT CASE WHEN s.is_called THEN s.last_value + 1 ELSE s.last_value END
+              INTO v_next FROM {pop_seq} AS s;
+            v_want := p_count - cardinality(v_parked);
+            v_lo := v_next % v_cap;
+            IF v_want <= v_cap THEN
+                -- The slots of the numbers next .. next + v_want - 1, one range (two when it
+                -- wraps): when each holds its number's message, the run is all of them.
+                SELECT count(*) INTO v_slots FROM {table} AS r
+                 WHERE (r.slot BETWEEN v_lo AND least(v_lo + v_want - 1, v_cap - 1)
+                        OR r.slot BETWEEN 0 AND v_lo + v_want - 1 - v_cap)
+                   AND r.message_id = v_next + (r.slot - v_lo + v_cap) % v_cap;
             END IF;
-        END IF;
-        SELECT r.enqueued_at, r.payload INTO v_at, v_data FROM {table} AS r
-         WHERE r.slot = v_seq % v_cap AND r.message_id = v_seq FOR UPDATE;
-        IF FOUND THEN
+            IF v_slots = v_want THEN
+                v_run := v_want;
+            ELSE
+                v_slots := -1;
+                -- The run ends at the first number whose message is in neither place.
+                SELECT coalesce(min(g.k) - v_next, v_want) INTO v_run
+                  FROM generate_series(v_next, v_next + v_want - 1) AS g(k)
+                 WHERE NOT EXISTS (SELECT 1 FROM {table} AS r
+                                    WHERE r.slot = g.k % v_cap AND r.message_id = g.k)
+                   AND NOT EXISTS (SELECT 1 FROM {overflow} AS o WHERE o.message_id = g.k);
+            END IF;
+            IF v_run > 0 THEN
+                SELECT array_agg(nextval({pop_seq.lit}) ORDER BY g.i) INTO v_ids
+                  FROM generate_series(1, v_run) AS g(i);
+            END IF;
+        {lock_released()}
+    END IF;
+    IF cardinality(v_parked) = 0 AND v_run = 0 THEN
+        RETURN;  -- empty: no number taken
+    END IF;
+    IF cardinality(v_parked) = 0 AND v_slots = v_run
+       AND v_ids[1] = v_next AND v_ids[v_run] = v_next + v_run - 1 THEN
+        -- The usual pop: numbers next .. next + v_run - 1, every message in its slot. One
+        -- UPDATE of the slots' range empties them; the old contents come from the statement's
+        -- snapshot (a message never changes in its slot; the UPDATE waits for a slot another
+        -- transaction holds, a pusher's passing lock, and finds it again by its number).
+        RETURN QUERY
+        WITH served AS (
             UPDATE {table} AS r
                SET reference_count = 0, message_id = NULL, payload = NULL, enqueued_at = NULL
-             WHERE r.slot = v_seq % v_cap;
-        ELSE
-            DELETE FROM {overflow} AS o WHERE o.message_id = v_seq
-            RETURNING o.enqueued_at, o.payload INTO v_at, v_data;
-        END IF;
-        IF FOUND THEN
-            IF v_from_parked THEN
-                DELETE FROM {pending} AS p WHERE p.message_id = v_seq;
-            END IF;
-            id := v_seq; enqueued_at := v_at; payload := v_data;
-            RETURN NEXT;
-            v_taken := v_taken + 1;
-        ELSIF NOT v_from_parked THEN
-            -- Our number's message is not there: only when something took a pop number
-            -- without the pop lock (repair's skip) between our look and nextval.
-            INSERT INTO {pending} (message_id) VALUES (v_seq);
-            EXIT;
-        END IF;
-    END LOOP;
-    CLOSE parked;
+              FROM (SELECT f.slot, f.message_id, f.enqueued_at, f.payload FROM {table} AS f
+                     WHERE (f.slot BETWEEN v_lo AND least(v_lo + v_run - 1, v_cap - 1)
+                            OR f.slot BETWEEN 0 AND v_lo + v_run - 1 - v_cap)
+                       AND f.message_id BETWEEN v_next AND v_next + v_run - 1) AS m
+             WHERE r.slot = m.slot AND r.message_id = m.message_id
+            RETURNING m.message_id AS id, m.enqueued_at, m.payload
+        )
+        SELECT s.id, s.enqueued_at, s.payload FROM served AS s ORDER BY s.id;
+        RETURN;
+    END IF;
+    -- Else (parked numbers, messages in the overflow table, numbers not in a row): the
+    -- numbers' slots and overflow rows, and any taken number whose message is in neither
+    -- place parked.
+    RETURN QUERY
+    WITH taken AS MATERIALIZED (
+        SELECT k.k FROM unnest(v_parked || coalesce(v_ids, ARRAY[]::bigint[])) AS k(k)
+    ), slotted AS (
+        UPDATE {table} AS r
+           SET reference_count = 0, message_id = NULL, payload = NULL, enqueued_at = NULL
+          FROM (SELECT f.slot, f.message_id, f.enqueued_at, f.payload FROM {table} AS f
+                 WHERE f.slot IN (SELECT t.k % v_cap FROM taken AS t)
+                   AND f.message_id IN (SELECT t.k FROM taken AS t)) AS m
+         WHERE r.slot = m.slot AND r.message_id = m.message_id
+        RETURNING m.message_id AS id, m.enqueued_at, m.payload
+    ), spilled AS (
+        DELETE FROM {overflow} AS o
+         WHERE o.message_id IN (SELECT t.k FROM taken AS t)
+           AND NOT EXISTS (SELECT 1 FROM slotted AS s WHERE s.id = o.message_id)
+        RETURNING o.message_id AS id, o.enqueued_at, o.payload
+    ), served AS (
+        SELECT s.id, s.enqueued_at, s.payload FROM slotted AS s
+        UNION ALL
+        SELECT s.id, s.enqueued_at, s.payload FROM spilled AS s
+    ), unparked AS (
+        DELETE FROM {pending} AS p
+         WHERE p.message_id = ANY (v_parked)
+           AND EXISTS (SELECT 1 FROM served AS s WHERE s.id = p.message_id)
+    ), parked AS (
+        INSERT INTO {pending} (message_id)
+        SELECT t.k FROM taken AS t
+         WHERE NOT t.k = ANY (v_parked)
+           AND NOT EXISTS (SELECT 1 FROM served AS s WHERE s.id = t.k)
+    )
+    SELECT s.id, s.enqueued_at, s.payload FROM served AS s ORDER BY s.id;
 END
 $$
 
