@@ -374,6 +374,7 @@ class Run:
         # earlier requeue) was released twice and may be claimed three times.
         self.requeued: Counter[int] = Counter()
         self._stop = threading.Event()
+        self._toggled_twice = threading.Event()
 
     def engine(self) -> Engine:
         schema = self.where.schema if self.where.engine == "postgresql" else None
@@ -418,6 +419,10 @@ class Run:
             # audit's accounting still checks that the producer pushed everything it was given.
             if proc.exitcode not in (0, 255):
                 self.result.worker_failures.append(f"producer exit code {proc.exitcode}")
+        if case.pauses:
+            # A pause and a resume while the consumers still run, however slowly a loaded
+            # machine runs the CLI: the producers may finish before the first toggle does.
+            self._toggled_twice.wait(timeout=300)
         self._stop.set()
         for loop in loops:
             loop.join()
@@ -540,6 +545,8 @@ class Run:
             self._admin("resume" if paused else "pause", QUEUE, "--yes")
             paused = not paused
             self.result.pause_toggles += 1
+            if self.result.pause_toggles >= 2:
+                self._toggled_twice.set()
 
     def _requeue_loop(self) -> None:
         while not self._stop.wait(1.0):
