@@ -642,8 +642,8 @@ LIBRARY_WORDS = {
         verified="on all three: tests/libraries/test_kombu.py",
         per_queue="against kombu's own size of each queue",
         states="(`false`: delivered, kept, never delivered again)",
-        queues="(the id of the queue's `kombu_queue` row, so `--queue` takes the id: "
-        "`--queue 2`; its name is `kombu_queue.name`)",
+        queues="(the id of the queue's `kombu_queue` row; `--queue` takes its name, "
+        "`kombu_queue.name`, or the id: `--queue celery` or `--queue 2`; output shows the name)",
         due="(no delayed delivery in the transport: nothing is scheduled)",
     ),
     "django-q2": LibraryWords(

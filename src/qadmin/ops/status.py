@@ -27,7 +27,7 @@ from qadmin.diagnostics.entries import size as size_entry
 from qadmin.diagnostics.model import PART_LOCK_MS, InspectReport, Options
 from qadmin.engines.base import CATALOG_TABLE, Engine
 from qadmin.errors import LockTimeout, NotFound, QadminError
-from qadmin.profiles import detect, query
+from qadmin.profiles import detect, query, queue_names
 from qadmin.profiles.libraries import SHAPES
 from qadmin.profiles.resolve import Resolved, check, from_spec, resolve
 from qadmin.profiles.shape import read_shape
@@ -157,6 +157,7 @@ def _named(
         with engine.lock_timeout(PART_LOCK_MS):
             names, source = reader.queue_names()
             unnamed = reader.holds_unnamed()
+            labels = queue_names.labels(engine, profile, shape.schema)
     except LockTimeout:
         yield table_item
         return
@@ -165,8 +166,10 @@ def _named(
     if not names and not unnamed:
         yield table_item
     for name in names:
-        named = dataclasses.replace(resolved, profile=dataclasses.replace(profile, queue=name))
-        yield Item(f"{label}[{name}]", shape.schema, shape.table, name, what, named)
+        one = dataclasses.replace(profile, queue=name, queue_label=labels.get(name))
+        named = dataclasses.replace(resolved, profile=one)
+        shown = one.queue_shown or name
+        yield Item(f"{label}[{shown}]", shape.schema, shape.table, shown, what, named)
     if unnamed:
         nulls = dataclasses.replace(profile, queue_null=True)
         yield Item(

@@ -15,7 +15,15 @@ from __future__ import annotations
 
 import dataclasses
 
-from qadmin.profiles.model import ClaimEvent, Heartbeat, LibraryShape, Profile, Release, Retry
+from qadmin.profiles.model import (
+    ClaimEvent,
+    Heartbeat,
+    LibraryShape,
+    Profile,
+    QueueNames,
+    Release,
+    Retry,
+)
 
 POSTGRESQL = ("postgresql",)
 # MariaDB engines may name themselves "mariadb" or their base "mysql": both are listed.
@@ -129,7 +137,8 @@ PGQUEUER = _shape(
 # no acknowledgement in the table), so it is done, and a claim is invisible to the database.
 # Its ``timestamp`` is set only on delivery, so waiting rows have no enqueue time. The named
 # queue is ``queue_id``, kombu_queue's id (the queue's name is kombu_queue.name): --queue takes
-# the id. No delayed delivery in the transport (a Celery eta waits in the worker's memory).
+# the name (or the id), and output shows the name. No delayed delivery in the transport (a
+# Celery eta waits in the worker's memory).
 KOMBU = _shape(
     "kombu",
     ("kombu_message",),
@@ -144,6 +153,7 @@ KOMBU = _shape(
         id_column="id",
         order_by="id",
         queue_column="queue_id",
+        queue_names=QueueNames("kombu_queue", "id", "name"),
         state_column="visible",
         pending=(True,),
         done=(False,),

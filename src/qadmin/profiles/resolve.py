@@ -20,7 +20,7 @@ from qadmin.engines.base import Engine
 from qadmin.errors import InvalidName, NotFound, UsageError
 from qadmin.kinds import QueueSpec
 from qadmin.names import validate_queue_name
-from qadmin.profiles import detect
+from qadmin.profiles import detect, queue_names
 from qadmin.profiles.model import Heartbeat, Profile, Release, Value
 from qadmin.profiles.shape import ORDER_FAMILIES, TIME_FAMILIES, TableShape, read_shape
 
@@ -378,6 +378,7 @@ def resolve(
         profile = dataclasses.replace(profile, options=option_words(given))
     profile = _release(profile, bool(entry.get("requeue", True)))
     profile = check(profile, shape, engine.dialect)
+    profile = queue_names.named(engine, profile, shape.schema)
     if profile.heartbeat is not None and "heartbeat" in entry:  # a declared workers table
         profile = _check_heartbeat(engine, profile, shape)
     return Resolved(profile, None, shape, tuple(notes))
