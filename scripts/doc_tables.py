@@ -803,7 +803,9 @@ LIBRARY_WORDS = {
         per_queue="its `ready()`, `running()`, `failed()` querysets",
         states="(SCHEDULED: READY with `run_after` still ahead and before year 9000; no retries)",
         due="(`run_after`, read in the state: a task enqueued without one holds the sentinel "
-        '9999-01-01, "whenever", which a due column would call never due)',
+        '9999-01-01, "whenever", which a due column would call never due; a waiting task\'s '
+        "age runs from its `run_after` when one is set and later than its `enqueued_at`, else "
+        "from `enqueued_at`)",
     ),
     "huey": LibraryWords(
         title="huey 2.x/3.x, SQLite storage (`SqliteHuey`)",

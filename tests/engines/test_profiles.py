@@ -859,3 +859,65 @@ def test_mariadb_counts_no_majority_state(request, tmp_path):
     assert (waiting.rows, waiting.exact) == (2, True)
     assert done.exact is False and done.rows is not None and done.rows > 10_000
     engine.close()
+
+
+DJANGO_TASKS_DDL = {
+    "sqlite": "CREATE TABLE {t} (id char(32) PRIMARY KEY, status varchar(10) NOT NULL, "
+    "enqueued_at datetime NOT NULL, started_at datetime, finished_at datetime, "
+    "args_kwargs text NOT NULL DEFAULT '{{}}', priority integer NOT NULL DEFAULT 0, "
+    "task_path text NOT NULL DEFAULT 'app.t', worker_ids text NOT NULL DEFAULT '[]', "
+    "queue_name varchar(32) NOT NULL, backend_name varchar(32) NOT NULL DEFAULT 'default', "
+    "run_after datetime, return_value text, exception_class_path text NOT NULL DEFAULT '', "
+    "traceback text NOT NULL DEFAULT '')",
+    "postgresql": "CREATE TABLE {t} (id uuid PRIMARY KEY, status varchar(10) NOT NULL, "
+    "enqueued_at timestamptz NOT NULL, started_at timestamptz, finished_at timestamptz, "
+    "args_kwargs jsonb NOT NULL DEFAULT '{{}}', priority integer NOT NULL DEFAULT 0, "
+    "task_path text NOT NULL DEFAULT 'app.t', worker_ids jsonb NOT NULL DEFAULT '[]', "
+    "queue_name varchar(32) NOT NULL, backend_name varchar(32) NOT NULL DEFAULT 'default', "
+    "run_after timestamptz, return_value jsonb, exception_class_path text NOT NULL DEFAULT '', "
+    "traceback text NOT NULL DEFAULT '')",
+}
+# Minutes ago as each engine's SQL, and django-tasks' "run now" sentinel.
+AGO = {
+    "sqlite": "strftime('%Y-%m-%d %H:%M:%f', 'now', '-{m} minutes')",
+    "postgresql": "now() - interval '{m} minutes'",
+}
+SENTINEL = {"sqlite": "'9999-01-01 00:00:00'", "postgresql": "'9999-01-01 00:00:00+00'"}
+
+
+@pytest.mark.parametrize("label", ("sqlite", "postgresql"))
+def test_a_django_tasks_task_waits_from_its_run_after(label, request, tmp_path):
+    """django-tasks' oldest age ran from enqueued_at: a task enqueued 3 h ago to run 30 min
+    ago has waited 30 min, not 3 h. It runs from run_after when one was set and is later than
+    the enqueue; from enqueued_at for the sentinel (9999-01-01, "run now"), a NULL (older
+    versions) or a run_after before the enqueue."""
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    table = engine.qualified("django_tasks_database_dbtaskresult")
+    ago = AGO[label]
+    engine.run([DJANGO_TASKS_DDL[label].format(t=table)])
+    tasks = [  # queue, enqueued (minutes ago), run_after (minutes ago, or the sentinel/NULL)
+        ("mixed", 180, 30),  # due 30 min ago (was read as waiting 180 min)
+        ("mixed", 60, None),  # the sentinel: due since its enqueue, 60 min
+        ("scheduled", 120, 20),  # due 20 min ago (was 120)
+        ("early", 40, 120),  # a run_after before the enqueue: due since the enqueue, 40 min
+        ("unset", 50, "null"),  # no run_after at all: 50 min
+    ]
+    for n, (queue, enqueued, after) in enumerate(tasks):
+        run_after = (
+            SENTINEL[label] if after is None else "NULL" if after == "null" else ago.format(m=after)
+        )
+        engine.run(
+            [
+                f"INSERT INTO {table} (id, status, enqueued_at, queue_name, run_after) VALUES "
+                f"('{n:032x}', 'READY', {ago.format(m=enqueued)}, '{queue}', {run_after})"
+            ]
+        )
+    engine.close()
+    expected = {"mixed": 60, "scheduled": 20, "early": 40, "unset": 50}
+    for queue, minutes in expected.items():
+        size = _json(
+            "size", "django_tasks_database_dbtaskresult", "--queue", queue, *target.cli_args()
+        )
+        assert size["depth"] == (2 if queue == "mixed" else 1), size
+        assert abs(size["oldest_age_s"] - 60 * minutes) < 120, (queue, size)

@@ -767,8 +767,10 @@ _HANGFIRE_MSSQL = {
 # the sentinel 9999-01-01 ("whenever"): its worker takes READY rows whose run_after is that
 # sentinel or has passed, so run_after is read in the state (SCHEDULED: a real run_after still
 # ahead; anything below year 9000 is real) rather than as a due column, which would call every
-# unscheduled task not due. No retries, no heartbeat: a RUNNING task whose worker died stays
-# RUNNING (started_at is its claim time) and the library has no recovery of its own.
+# unscheduled task not due. A waiting task's age runs from when it became due: its run_after
+# when a real one (below the sentinel; NULL in older versions means none) is later than its
+# enqueued_at, else its enqueued_at. No retries, no heartbeat: a RUNNING task whose worker
+# died stays RUNNING (started_at is its claim time) and the library has no recovery of its own.
 DJANGO_TASKS = _shape(
     "django-tasks",
     ("django_tasks_database_dbtaskresult",),
@@ -786,6 +788,17 @@ DJANGO_TASKS = _shape(
         order_by="enqueued_at",
         dequeue_order=("priority DESC", "run_after", "enqueued_at"),
         time_column="enqueued_at",
+        oldest_from=(
+            (
+                "run_after",
+                "{run_after.bare} < '9000-01-01' AND {run_after.bare} > {enqueued_at.bare}",
+            ),
+            (
+                "enqueued_at",
+                "({run_after.bare} IS NULL OR {run_after.bare} >= '9000-01-01'"
+                " OR {run_after.bare} <= {enqueued_at.bare})",
+            ),
+        ),
         queue_column="queue_name",
         # Django writes UTC (USE_TZ) into MariaDB's and SQLite's naive datetime columns.
         naive_utc=True,

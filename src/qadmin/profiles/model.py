@@ -90,6 +90,12 @@ class Profile:
     # which plans the library's dequeue; columns are checked against the catalog first.
     dequeue_order: tuple[str, ...] = ()
     time_column: str | None = None  # enqueue time: the oldest waiting row's age
+    # Where a waiting row's age runs from another column on some rows (django-tasks: its
+    # run_after, when one was set, from the time it became due): (column, filter) pairs,
+    # each read on the rows its filter picks, the oldest of them taken. Each filter is a
+    # fixed SQL template from qadmin's registry over the table's columns (``{column.bare}``
+    # placeholders), never text from a user; they pick every waiting row between them.
+    oldest_from: tuple[tuple[str, str], ...] = ()
     due_column: str | None = None  # run-at time: waiting but not yet due rows
     # A table holding several named queues (procrastinate's queue_name, Oban's queue): the
     # column, and the one queue a command was asked about (--queue NAME; None: all of them).

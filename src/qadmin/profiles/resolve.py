@@ -121,6 +121,8 @@ def _overlay(profile: Profile, fields: dict[str, Any], source: str) -> Profile:
         changes.update(dict.fromkeys(VALUE_KEYS, ()), state_sql=None, state_when=(), release=None)
         if "states" in fields:
             changes["state_column"] = None
+    if fields.get("time_column") not in (None, profile.time_column):
+        changes["oldest_from"] = ()  # the library's ages run from its columns, not this one
     for key, value in fields.items():
         if key in COLUMN_KEYS:
             changes[key] = value
