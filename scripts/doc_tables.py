@@ -642,8 +642,8 @@ LIBRARY_WORDS = {
         verified="on all three: tests/libraries/test_kombu.py",
         per_queue="against kombu's own size of each queue",
         states="(`false`: delivered, kept, never delivered again)",
-        queues="(the id of the queue's `kombu_queue` row, so `--queue` takes the id: "
-        "`--queue 2`; its name is `kombu_queue.name`)",
+        queues="(the id of the queue's `kombu_queue` row; `--queue` takes its name, "
+        "`kombu_queue.name`, or the id: `--queue celery` or `--queue 2`; output shows the name)",
         due="(no delayed delivery in the transport: nothing is scheduled)",
     ),
     "django-q2": LibraryWords(
@@ -803,7 +803,9 @@ LIBRARY_WORDS = {
         per_queue="its `ready()`, `running()`, `failed()` querysets",
         states="(SCHEDULED: READY with `run_after` still ahead and before year 9000; no retries)",
         due="(`run_after`, read in the state: a task enqueued without one holds the sentinel "
-        '9999-01-01, "whenever", which a due column would call never due)',
+        '9999-01-01, "whenever", which a due column would call never due; a waiting task\'s '
+        "age runs from its `run_after` when one is set and later than its `enqueued_at`, else "
+        "from `enqueued_at`)",
     ),
     "huey": LibraryWords(
         title="huey 2.x/3.x, SQLite storage (`SqliteHuey`)",

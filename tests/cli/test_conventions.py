@@ -9,6 +9,7 @@ import io
 import json
 import os
 import pty
+import re
 import signal
 import subprocess
 import sys
@@ -317,6 +318,33 @@ def test_resize_and_convert_dry_runs_show_their_plan_in_table_and_plain(tmp_path
     shrink = run("resize", "r", "--capacity", "2", "--dry-run", "--format", "json", *dsn)
     assert shrink.exit_code == 2 and json.loads(shrink.stdout)["fits"] is False
     assert "do not fit" in one_line(shrink)
+
+
+def _documented_keys(command: str) -> tuple[set[str], set[str]]:
+    """commands.md's JSON keys of a command (its row of the output table): the run's, and
+    those its dry run adds."""
+    docs = Path(__file__).parents[2] / "docs" / "commands.md"
+    row = next(x for x in docs.read_text().splitlines() if x.startswith(f"| `{command}` |"))
+    keys = re.search(r"`\{([^}]*)\}`", row)
+    added = re.search(r"a dry run adds `([^`]*)`", row)
+    assert keys and added, row
+    return set(keys[1].split(", ")), set(added[1].split(", "))
+
+
+def test_resize_dry_run_json_has_the_keys_the_docs_give_and_no_refused(tmp_path):
+    """commands.md and cli.md once disagreed on whether the plan has ``refused``: it has not
+    (convert's has); the reason is the error line."""
+    dsn = ["--dsn", f"sqlite:///{tmp_path / 'q.db'}"]
+    run("create", "r", "--kind", "ring", "--capacity", "4", *dsn)
+    run("push", "r", "a", "b", "c", *dsn)
+    run_keys, dry_keys = _documented_keys("resize")
+    for capacity, code in (("8", 0), ("2", 2)):
+        plan = run("resize", "r", "--capacity", capacity, "--dry-run", "--format", "json", *dsn)
+        assert plan.exit_code == code, plan.stderr
+        assert set(json.loads(plan.stdout)) == run_keys | dry_keys
+    assert "refused" not in run_keys | dry_keys
+    cli_md = " ".join((Path(__file__).parents[2] / "docs" / "cli.md").read_text().split())
+    assert "its JSON has no `refused` key" in cli_md
 
 
 # -- 8. ping -------------------------------------------------------------------------------

@@ -484,3 +484,36 @@ def test_a_file_removed_between_the_check_and_the_connection_is_not_made(tmp_pat
         engine.server_version()
     engine.close()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_tiny_budget_reads_a_different_queue_each_scrape(tmp_path):
+    """Served (--listen), a scrape budget too short for every queue starved the same queues
+    every time: each scrape read them in the order found and ran out at the same place. Now
+    each starts with the queues read longest ago (and reads at least one), so scrapes in
+    turn read every queue."""
+    from qadmin.diagnostics.model import Options
+    from qadmin.engines import open_engine
+    from qadmin.kinds import Kind, QueueSpec
+    from qadmin.ops import messages, queues
+    from qadmin.ops import metrics as metrics_ops
+
+    dsn = f"sqlite:///{tmp_path / 'q.db'}"
+    engine = open_engine(dsn)
+    for name in ("a", "b", "c"):
+        spec = queues.create(engine, QueueSpec(name, Kind.FIFO))
+        messages.push(engine, spec, [b"m"])
+    engine.close()
+    order = metrics_ops.ReadOrder()
+
+    def read_once() -> set[str]:
+        # a budget discovery alone uses up: one queue is read, the others counted unread
+        done = metrics_ops.scrape(
+            lambda: open_engine(dsn), {}, {}, Options(sample_s=0), 1e-9, read_order=order
+        )
+        assert done.up and done.queues == 3 and done.unread == 2, done
+        return {s.labels[2] for s in done.samples if s.family == "qadmin_queue_depth"}
+
+    scrapes = [read_once() for _ in range(4)]
+    assert all(len(read) == 1 for read in scrapes), scrapes
+    assert scrapes[0] | scrapes[1] | scrapes[2] == {"a", "b", "c"}, scrapes
+    assert scrapes[3] == scrapes[0], scrapes  # then round again, the one read longest ago

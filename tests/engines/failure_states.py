@@ -15,10 +15,11 @@ from typing import Any
 
 import psycopg
 
+from qadmin import catalog
 from qadmin.engines import Engine, Timeouts, open_engine
 from qadmin.errors import QadminError, QueueEmpty
 from qadmin.kinds import QueueSpec
-from qadmin.ops import messages
+from qadmin.ops import messages, queues
 from qadmin.ops import pause as pause_ops
 from qadmin.ops import watermark as wm_ops
 from tests.conftest import Target
@@ -139,6 +140,36 @@ def paused(target: Target, engine: Engine) -> Iterator[str]:
         raise AssertionError("a paused queue's pop took a message")
     time.sleep(0.2)  # paused_for_s > 0 for tail
     yield spec.name
+
+
+@contextmanager
+def dropping(target: Target, engine: Engine) -> Iterator[str]:
+    """A drop that stopped half-way (an engine without transactional DDL: one object at a
+    time, the catalog entry marked dropping first): its DROP TABLE timed out behind a
+    reader's metadata lock after the routines went. The catalog entry still says dropping."""
+    spec = make_queue(engine, "mx_dropping", "fifo")
+    messages.push(engine, spec, [b"a"])
+    reader = connect(target)
+    try:
+        execute(reader, "BEGIN")
+        execute(reader, f"SELECT count(*) FROM {engine.qualified(spec.name)}")  # its MDL
+        short = open_engine(target.dsn, target.engine_schema, Timeouts(lock_ms=500))
+        try:
+            with suppress(QadminError):
+                queues.drop(short, spec)
+                raise AssertionError("the drop finished behind a metadata lock")
+        finally:
+            short.close()
+    finally:
+        execute(reader, "ROLLBACK")
+        reader.close()
+    left = catalog.find(engine, spec.name)
+    assert left is not None and left.state == catalog.DROPPING, left
+    try:
+        yield spec.name
+    finally:
+        with suppress(QadminError):
+            queues.drop(engine, catalog.get(engine, spec.name))
 
 
 @contextmanager

@@ -134,6 +134,17 @@ MATRIX: list[Row] = [
         {"postgresql": fs.paused, "mariadb": fs.paused, "sqlite": fs.paused},
     ),
     Row(
+        "drop stopped half-way",
+        "objects_missing",
+        2,
+        "dropping",
+        {
+            "postgresql": "n/a: transactional DDL: a drop is all or nothing",
+            "mariadb": fs.dropping,
+            "sqlite": "n/a: transactional DDL: a drop is all or nothing",
+        },
+    ),
+    Row(
         "ring push hole",
         "ring_push_hole",
         2,

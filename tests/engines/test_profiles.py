@@ -580,7 +580,56 @@ KOMBU_DDL = {
     "timestamp DATETIME, payload TEXT NOT NULL, version SMALLINT NOT NULL, queue_id INTEGER)",
     "mariadb": "CREATE TABLE {t} (id INT AUTO_INCREMENT PRIMARY KEY, visible BOOL, "
     "timestamp DATETIME, payload TEXT NOT NULL, version SMALLINT NOT NULL, queue_id INT)",
+    "postgresql": "CREATE TABLE {t} (id serial PRIMARY KEY, visible boolean, "
+    "timestamp timestamp, payload text NOT NULL, version smallint NOT NULL, queue_id integer)",
 }
+# kombu's kombu_queue: the names of the queues kombu_message.queue_id keys.
+KOMBU_QUEUES = "CREATE TABLE {t} (id integer PRIMARY KEY, name varchar(200) UNIQUE)"
+
+
+@pytest.mark.parametrize("label", ("sqlite", "postgresql"))
+def test_a_kombu_queue_is_named_by_its_name_or_its_id(label, request, tmp_path):
+    """kombu_message.queue_id is kombu_queue's id: --queue takes the queue's name (as kombu
+    names it) or the id, and status, metrics, size and inspect show the name."""
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    table, names = engine.qualified("kombu_message"), engine.qualified("kombu_queue")
+    engine.run(
+        [
+            KOMBU_DDL[label].format(t=table),
+            KOMBU_QUEUES.format(t=names),
+            f"INSERT INTO {names} (id, name) VALUES (1, 'work'), (2, 'idle'), (3, '7')",
+        ]
+    )
+    insert = f"INSERT INTO {table} (visible, payload, version, queue_id) VALUES (:v, :p, 1, :q)"
+    rows = [("a", 1), ("b", 1), ("c", 2), ("d", 3), ("e", 3), ("f", 3)]
+    engine.run_batch([insert], [{"v": True, "p": p, "q": q} for p, q in rows])
+    engine.close()
+    where = target.cli_args()
+    by_name = _json("size", "kombu_message", "--queue", "work", *where)
+    assert by_name["queue"] == "kombu_message[work]" and by_name["depth"] == 2
+    by_id = _json("size", "kombu_message", "--queue", "2", *where)
+    assert by_id["queue"] == "kombu_message[idle]" and by_id["depth"] == 1
+    # A name that looks like an id is the name first: queue "7" is id 3.
+    assert _json("size", "kombu_message", "--queue", "7", *where)["depth"] == 3
+    unknown = _cli("size", "kombu_message", "--queue", "nope", *where)
+    assert unknown.exit_code == 2 and "no queue named 'nope' in kombu_queue" in unknown.stderr
+    inspected = _json("inspect", "kombu_message", "--sample", "0", *where)
+    depths = {q["queue"]: q["depth"] for q in inspected["named_queues"]["queues"]}
+    assert depths == {"work": 2, "idle": 1, "7": 3}
+    # status reads the whole server (its exit is the worst of every queue: others' too).
+    listed = json.loads(_cli("status", *where, "--format", "json").stdout)
+    status = [s for s in listed if s["table"] == "kombu_message" and s["queue"]]
+    status = [s for s in status if s["schema"] in (target.schema, "main")]
+    assert {s["queue"]: s["depth"] for s in status} == {"work": 2, "idle": 1, "7": 3}
+    assert {s["name"].rsplit("[", 1)[1] for s in status} == {"work]", "idle]", "7]"}
+    scraped = _cli("metrics", *where)
+    assert scraped.exit_code == 0, scraped.output
+    depth = [x for x in scraped.stdout.splitlines() if x.startswith("qadmin_queue_depth{")]
+    depth = [x for x in depth if 'table="kombu_message"' in x]
+    depth = [x for x in depth if f'schema="{target.schema or "main"}"' in x]
+    assert any('queue="work"' in x and x.endswith(" 2.0") for x in depth), depth
+    assert not any('queue="1"' in x for x in depth), depth
 
 
 @pytest.mark.parametrize("label", ("sqlite", "mariadb"))
@@ -810,3 +859,65 @@ def test_mariadb_counts_no_majority_state(request, tmp_path):
     assert (waiting.rows, waiting.exact) == (2, True)
     assert done.exact is False and done.rows is not None and done.rows > 10_000
     engine.close()
+
+
+DJANGO_TASKS_DDL = {
+    "sqlite": "CREATE TABLE {t} (id char(32) PRIMARY KEY, status varchar(10) NOT NULL, "
+    "enqueued_at datetime NOT NULL, started_at datetime, finished_at datetime, "
+    "args_kwargs text NOT NULL DEFAULT '{{}}', priority integer NOT NULL DEFAULT 0, "
+    "task_path text NOT NULL DEFAULT 'app.t', worker_ids text NOT NULL DEFAULT '[]', "
+    "queue_name varchar(32) NOT NULL, backend_name varchar(32) NOT NULL DEFAULT 'default', "
+    "run_after datetime, return_value text, exception_class_path text NOT NULL DEFAULT '', "
+    "traceback text NOT NULL DEFAULT '')",
+    "postgresql": "CREATE TABLE {t} (id uuid PRIMARY KEY, status varchar(10) NOT NULL, "
+    "enqueued_at timestamptz NOT NULL, started_at timestamptz, finished_at timestamptz, "
+    "args_kwargs jsonb NOT NULL DEFAULT '{{}}', priority integer NOT NULL DEFAULT 0, "
+    "task_path text NOT NULL DEFAULT 'app.t', worker_ids jsonb NOT NULL DEFAULT '[]', "
+    "queue_name varchar(32) NOT NULL, backend_name varchar(32) NOT NULL DEFAULT 'default', "
+    "run_after timestamptz, return_value jsonb, exception_class_path text NOT NULL DEFAULT '', "
+    "traceback text NOT NULL DEFAULT '')",
+}
+# Minutes ago as each engine's SQL, and django-tasks' "run now" sentinel.
+AGO = {
+    "sqlite": "strftime('%Y-%m-%d %H:%M:%f', 'now', '-{m} minutes')",
+    "postgresql": "now() - interval '{m} minutes'",
+}
+SENTINEL = {"sqlite": "'9999-01-01 00:00:00'", "postgresql": "'9999-01-01 00:00:00+00'"}
+
+
+@pytest.mark.parametrize("label", ("sqlite", "postgresql"))
+def test_a_django_tasks_task_waits_from_its_run_after(label, request, tmp_path):
+    """django-tasks' oldest age ran from enqueued_at: a task enqueued 3 h ago to run 30 min
+    ago has waited 30 min, not 3 h. It runs from run_after when one was set and is later than
+    the enqueue; from enqueued_at for the sentinel (9999-01-01, "run now"), a NULL (older
+    versions) or a run_after before the enqueue."""
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    table = engine.qualified("django_tasks_database_dbtaskresult")
+    ago = AGO[label]
+    engine.run([DJANGO_TASKS_DDL[label].format(t=table)])
+    tasks = [  # queue, enqueued (minutes ago), run_after (minutes ago, or the sentinel/NULL)
+        ("mixed", 180, 30),  # due 30 min ago (was read as waiting 180 min)
+        ("mixed", 60, None),  # the sentinel: due since its enqueue, 60 min
+        ("scheduled", 120, 20),  # due 20 min ago (was 120)
+        ("early", 40, 120),  # a run_after before the enqueue: due since the enqueue, 40 min
+        ("unset", 50, "null"),  # no run_after at all: 50 min
+    ]
+    for n, (queue, enqueued, after) in enumerate(tasks):
+        run_after = (
+            SENTINEL[label] if after is None else "NULL" if after == "null" else ago.format(m=after)
+        )
+        engine.run(
+            [
+                f"INSERT INTO {table} (id, status, enqueued_at, queue_name, run_after) VALUES "
+                f"('{n:032x}', 'READY', {ago.format(m=enqueued)}, '{queue}', {run_after})"
+            ]
+        )
+    engine.close()
+    expected = {"mixed": 60, "scheduled": 20, "early": 40, "unset": 50}
+    for queue, minutes in expected.items():
+        size = _json(
+            "size", "django_tasks_database_dbtaskresult", "--queue", queue, *target.cli_args()
+        )
+        assert size["depth"] == (2 if queue == "mixed" else 1), size
+        assert abs(size["oldest_age_s"] - 60 * minutes) < 120, (queue, size)

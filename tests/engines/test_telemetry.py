@@ -178,7 +178,7 @@ def test_collect_writes_a_versioned_history_and_never_overwrites(tmp_path):
     assert len(files) >= 3 and all(f.parent.name.startswith("date=") for f in files)
     table = pq.read_table(files[0])
     assert table.schema.equals(arrow_schema(), check_metadata=False)
-    assert table.schema.metadata[b"qadmin_schema_version"] == b"4"
+    assert table.schema.metadata[b"qadmin_schema_version"] == b"5"
     rows = {r["queue"]: r for r in table.to_pylist()}
     assert rows["a_q"]["depth"] == 2 and rows["a_q"]["enqueued_total"] == 2
     assert rows["a_q"]["depth_quality"] == "exact"

@@ -5,7 +5,7 @@ report is typed per entry."""
 from __future__ import annotations
 
 import re
-from dataclasses import fields
+from dataclasses import fields, replace
 from functools import cache
 
 import pytest
@@ -138,3 +138,21 @@ def test_no_row_read_is_an_empty_row():
     empty = ghosts.GhostFacts()
     assert json_safe(empty) == {} and not empty.has("dead_rows")
     assert isinstance(empty, Row)
+
+
+def test_an_invalid_unique_index_whose_duplicates_are_not_known_says_to_list_them_first():
+    engine = open_engine("postgresql://u@h/db", schema="s")
+    row = invalid_indexes.InvalidIndex(
+        index_name="q_once",
+        definition="CREATE UNIQUE INDEX q_once ON s.q USING btree (payload)",
+        is_unique=True,
+        duplicates_query="SELECT payload, count(*) AS copies FROM s.q GROUP BY 1",
+        duplicate_keys=None,
+    )
+    fix = invalid_indexes.finding(row, engine).fix
+    assert fix.startswith("list the keys rows share with SELECT payload, count(*)")
+    assert fix.index("SELECT payload") < fix.index("CREATE UNIQUE INDEX CONCURRENTLY")
+    found = invalid_indexes.finding(replace(row, duplicate_keys=True), engine).fix
+    assert "CREATE" not in found and "REINDEX" not in found
+    none = invalid_indexes.finding(replace(row, duplicate_keys=False), engine).fix
+    assert none.startswith("DROP INDEX CONCURRENTLY")

@@ -24,6 +24,7 @@ from typing import Any
 
 from qadmin import sqlfiles
 from qadmin.diagnostics.entries.ghosts import Holder, co_holders
+from qadmin.diagnostics.entries.invalid_indexes import duplicate_keys
 from qadmin.diagnostics.entries.maintenance import MaintenanceFacts
 from qadmin.diagnostics.entries.maintenance import stale_reason as _stale
 from qadmin.engines.base import Engine, Row
@@ -132,6 +133,20 @@ def _postgresql(engine: Engine, table: str, updated_in_place: bool) -> tuple[Row
         name = str(index["index_name"])
         if LEFTOVER.search(name):
             actions.append(_drop_leftover(engine, name))
+        elif duplicate_keys(engine, index):
+            # Its REINDEX would fail on them and leave an INVALID copy: not proposed.
+            actions.append(
+                Action(
+                    "reindex",
+                    name,
+                    "INVALID (a failed CREATE INDEX CONCURRENTLY) and UNIQUE, while rows share "
+                    "a key: rebuilding it fails the same way",
+                    SUE + "; waits for transactions that use the table to end",
+                    (),
+                    status="refused: rows share a key of this UNIQUE index; list them with "
+                    f"{index['duplicates_query']}, remove them, then run maintain again",
+                )
+            )
         else:
             actions.append(
                 Action(

@@ -291,6 +291,25 @@ class _Collector:
         self.add("qadmin_queue_popped_total", at, sql.as_int(first.get("dequeued_total")))
 
 
+@dataclass
+class ReadOrder:
+    """The order a scrape reads queues in, kept from one scrape to the next (an exporter's,
+    ``--listen``): those read longest ago first, never read ones before them (in the order
+    found), so a budget too short for every queue reads the ones it left out on the next
+    scrapes instead of starving the same ones every time."""
+
+    last: dict[str, int] = field(default_factory=dict)  # queue -> the scrape that read it
+    scrapes: int = 0
+
+    def order(self, items: list[status_ops.Item]) -> list[status_ops.Item]:
+        return sorted(items, key=lambda item: self.last.get(item.name, -1))  # stable
+
+    def read(self, names: list[str]) -> None:
+        self.scrapes += 1
+        for name in names:
+            self.last[name] = self.scrapes
+
+
 def scrape(
     open_engine: Callable[[], Engine],
     declared: dict[str, dict[str, Any]],
@@ -298,10 +317,13 @@ def scrape(
     options: Options,
     timeout_s: float,
     options_for: Callable[[str], Options] | None = None,
+    read_order: ReadOrder | None = None,
 ) -> Scrape:
     """Every queue's figures, read within ``timeout_s`` (queues not begun by then are
     counted unread); a failure to reach the server is ``up`` false with its reason.
-    ``options_for``: each queue's thresholds (the config's [check], as check --all's)."""
+    ``options_for``: each queue's thresholds (the config's [check], as check --all's).
+    ``read_order``: the queues read longest ago first (see ``ReadOrder``), updated with
+    those this scrape began."""
     started = time.monotonic()
     engine = open_engine()
     result = Scrape(server_label(engine))
@@ -315,6 +337,7 @@ def scrape(
             options_for=options_for,
             each=collector,
             deadline=started + timeout_s,
+            order=read_order.order if read_order is not None else None,
         )
     except QadminError as exc:
         result.error = secrets.scrub(" ".join(str(exc).split()))
@@ -328,6 +351,8 @@ def scrape(
             1 for line in found.lines if line.error is not None or line.name in collector.blocked
         )
         result.code = found.code
+        if read_order is not None:
+            read_order.read([x.name for x in found.lines if x.error != status_ops.OUT_OF_TIME])
         for line in found.lines:
             if line.error is not None:
                 collector.line(line, None)  # its status 3, even when status gave no item

@@ -27,7 +27,7 @@ from qadmin.diagnostics.entries import size as size_entry
 from qadmin.diagnostics.model import PART_LOCK_MS, InspectReport, Options
 from qadmin.engines.base import CATALOG_TABLE, Engine
 from qadmin.errors import LockTimeout, NotFound, QadminError
-from qadmin.profiles import detect, query
+from qadmin.profiles import detect, query, queue_names
 from qadmin.profiles.libraries import SHAPES
 from qadmin.profiles.resolve import Resolved, check, from_spec, resolve
 from qadmin.profiles.shape import read_shape
@@ -157,6 +157,7 @@ def _named(
         with engine.lock_timeout(PART_LOCK_MS):
             names, source = reader.queue_names()
             unnamed = reader.holds_unnamed()
+            labels = queue_names.labels(engine, profile, shape.schema)
     except LockTimeout:
         yield table_item
         return
@@ -165,8 +166,10 @@ def _named(
     if not names and not unnamed:
         yield table_item
     for name in names:
-        named = dataclasses.replace(resolved, profile=dataclasses.replace(profile, queue=name))
-        yield Item(f"{label}[{name}]", shape.schema, shape.table, name, what, named)
+        one = dataclasses.replace(profile, queue=name, queue_label=labels.get(name))
+        named = dataclasses.replace(resolved, profile=one)
+        shown = one.queue_shown or name
+        yield Item(f"{label}[{shown}]", shape.schema, shape.table, shown, what, named)
     if unnamed:
         nulls = dataclasses.replace(profile, queue_null=True)
         yield Item(
@@ -329,6 +332,10 @@ def find(
     return found
 
 
+# A queue a run with a deadline did not begin in time (status's line, a scrape's unread queue).
+OUT_OF_TIME = "the time allowed for the whole run had passed"
+
+
 def gather(
     engine: Engine,
     declared: dict[str, dict[str, Any]],
@@ -338,20 +345,26 @@ def gather(
     options_for: Callable[[str], Options] | None = None,
     each: Each | None = None,
     deadline: float | None = None,
+    order: Callable[[list[Item]], list[Item]] | None = None,
 ) -> Status:
     """Every queue found, judged; lines worst first, then by name. ``options_for``: each
     queue's own options by its name (check --all's thresholds from the config); ``each``: see
     ``Each``; ``deadline`` (time.monotonic): queues not begun by then are lines saying so,
-    not read (a scrape that must answer in time)."""
+    not read (a scrape that must answer in time). ``order``: which queues to read first
+    (a scrape's: those read longest ago); with it, the first is begun even past the deadline
+    (one queue, each statement under the queue timeout), so a time too short for any queue
+    still reads one per run, in turn."""
     started = time.monotonic()
     options = options or Options(sample_s=0)
     home = engine.schema
     found = find(engine, declared, broken)
     status = Status(list(found.lines), found.notes)
-    for item in found.items:
-        if deadline is not None and time.monotonic() >= deadline:
+    items = order(found.items) if order is not None else found.items
+    for n, item in enumerate(items):
+        late = deadline is not None and time.monotonic() >= deadline
+        if late and not (order is not None and n == 0):
             line = StatusLine(item.name, item.schema, item.table, item.queue, item.what)
-            line.error = "the time allowed for the whole run had passed"
+            line.error = OUT_OF_TIME
             status.lines.append(line)
             if each is not None:
                 each(item, line, None)
@@ -363,13 +376,13 @@ def gather(
     for line in status.lines:
         if line.error is not None:
             line.worst = line.worst or f"not read: {line.error}"
-    order = {
+    rank = {
         check_mod.CRITICAL: 0,
         check_mod.WARNING: 1,
         check_mod.UNKNOWN: 2,
         check_mod.OK: 3,
     }
-    status.lines.sort(key=lambda line: (order[line.code], line.name))
+    status.lines.sort(key=lambda line: (rank[line.code], line.name))
     engine.use_schema(home)
     status.elapsed_s = round(time.monotonic() - started, 3)
     return status

@@ -26,7 +26,8 @@ from qadmin.profiles.resolve import Resolved, from_spec
 # 3: depth_quality, oldest_quality, claimed_quality, dead_quality (exact, floor or
 #    estimate); a claim queue's depth is its waiting messages (claimed ones are `claimed`).
 # 4: paused_for_s (qadmin pause).
-SCHEMA_VERSION = 4
+# 5: dropping (a drop stopped half-way: the objects_missing finding).
+SCHEMA_VERSION = 5
 
 # (field, unit, meaning, Parquet type) of the fields every snapshot has, before the
 # registry's own.

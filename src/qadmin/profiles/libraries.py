@@ -15,7 +15,15 @@ from __future__ import annotations
 
 import dataclasses
 
-from qadmin.profiles.model import ClaimEvent, Heartbeat, LibraryShape, Profile, Release, Retry
+from qadmin.profiles.model import (
+    ClaimEvent,
+    Heartbeat,
+    LibraryShape,
+    Profile,
+    QueueNames,
+    Release,
+    Retry,
+)
 
 POSTGRESQL = ("postgresql",)
 # MariaDB engines may name themselves "mariadb" or their base "mysql": both are listed.
@@ -129,7 +137,8 @@ PGQUEUER = _shape(
 # no acknowledgement in the table), so it is done, and a claim is invisible to the database.
 # Its ``timestamp`` is set only on delivery, so waiting rows have no enqueue time. The named
 # queue is ``queue_id``, kombu_queue's id (the queue's name is kombu_queue.name): --queue takes
-# the id. No delayed delivery in the transport (a Celery eta waits in the worker's memory).
+# the name (or the id), and output shows the name. No delayed delivery in the transport (a
+# Celery eta waits in the worker's memory).
 KOMBU = _shape(
     "kombu",
     ("kombu_message",),
@@ -144,6 +153,7 @@ KOMBU = _shape(
         id_column="id",
         order_by="id",
         queue_column="queue_id",
+        queue_names=QueueNames("kombu_queue", "id", "name"),
         state_column="visible",
         pending=(True,),
         done=(False,),
@@ -757,8 +767,10 @@ _HANGFIRE_MSSQL = {
 # the sentinel 9999-01-01 ("whenever"): its worker takes READY rows whose run_after is that
 # sentinel or has passed, so run_after is read in the state (SCHEDULED: a real run_after still
 # ahead; anything below year 9000 is real) rather than as a due column, which would call every
-# unscheduled task not due. No retries, no heartbeat: a RUNNING task whose worker died stays
-# RUNNING (started_at is its claim time) and the library has no recovery of its own.
+# unscheduled task not due. A waiting task's age runs from when it became due: its run_after
+# when a real one (below the sentinel; NULL in older versions means none) is later than its
+# enqueued_at, else its enqueued_at. No retries, no heartbeat: a RUNNING task whose worker
+# died stays RUNNING (started_at is its claim time) and the library has no recovery of its own.
 DJANGO_TASKS = _shape(
     "django-tasks",
     ("django_tasks_database_dbtaskresult",),
@@ -776,6 +788,17 @@ DJANGO_TASKS = _shape(
         order_by="enqueued_at",
         dequeue_order=("priority DESC", "run_after", "enqueued_at"),
         time_column="enqueued_at",
+        oldest_from=(
+            (
+                "run_after",
+                "{run_after.bare} < '9000-01-01' AND {run_after.bare} > {enqueued_at.bare}",
+            ),
+            (
+                "enqueued_at",
+                "({run_after.bare} IS NULL OR {run_after.bare} >= '9000-01-01'"
+                " OR {run_after.bare} <= {enqueued_at.bare})",
+            ),
+        ),
         queue_column="queue_name",
         # Django writes UTC (USE_TZ) into MariaDB's and SQLite's naive datetime columns.
         naive_utc=True,

@@ -37,6 +37,17 @@ class Heartbeat:
 
 
 @dataclass(frozen=True)
+class QueueNames:
+    """A table's named queues named in a table of their own: the queue column holds a key
+    (kombu's ``kombu_message.queue_id``), the names table maps it to the name users know
+    (``kombu_queue``: ``id`` to ``name``). In the queue table's schema."""
+
+    table: str
+    key_column: str
+    name_column: str
+
+
+@dataclass(frozen=True)
 class ClaimEvent:
     """A claim's start kept as an event row in another table (procrastinate's
     ``procrastinate_events`` 'started'), for a library whose job row has no claim time."""
@@ -79,11 +90,21 @@ class Profile:
     # which plans the library's dequeue; columns are checked against the catalog first.
     dequeue_order: tuple[str, ...] = ()
     time_column: str | None = None  # enqueue time: the oldest waiting row's age
+    # Where a waiting row's age runs from another column on some rows (django-tasks: its
+    # run_after, when one was set, from the time it became due): (column, filter) pairs,
+    # each read on the rows its filter picks, the oldest of them taken. Each filter is a
+    # fixed SQL template from qadmin's registry over the table's columns (``{column.bare}``
+    # placeholders), never text from a user; they pick every waiting row between them.
+    oldest_from: tuple[tuple[str, str], ...] = ()
     due_column: str | None = None  # run-at time: waiting but not yet due rows
     # A table holding several named queues (procrastinate's queue_name, Oban's queue): the
     # column, and the one queue a command was asked about (--queue NAME; None: all of them).
     queue_column: str | None = None
     queue: str | None = None
+    # Where the queue column holds a key of another table (kombu's queue_id): that table,
+    # and the asked-about queue's name there (shown in output; ``queue`` holds its key).
+    queue_names: QueueNames | None = None
+    queue_label: str | None = None
     # The rows whose queue column is NULL (Delayed::Job's default queue): --queue-null.
     queue_null: bool = False
     # How the time columns hold time: None, timestamps (naive ones in the session's time zone
@@ -156,7 +177,12 @@ class Profile:
         ``delayed_jobs[]`` for the rows that name none."""
         if self.queue_null:
             return f"{self.name}[]"
-        return f"{self.name}[{self.queue}]" if self.queue is not None else self.name
+        return f"{self.name}[{self.queue_shown}]" if self.queue is not None else self.name
+
+    @property
+    def queue_shown(self) -> str | None:
+        """The asked-about queue as users name it: its name where a names table keeps one."""
+        return self.queue_label if self.queue_label is not None else self.queue
 
     def command(self, verb: str) -> str:
         """A qadmin command on this queue, as a fix prints it (names shell-quoted)."""
@@ -165,7 +191,8 @@ class Profile:
         text = f"qadmin {verb} " + " ".join(shlex.quote(w) for w in (self.name, *self.options))
         if self.queue_null:
             return text + " --queue-null"
-        return text + f" --queue {shlex.quote(self.queue)}" if self.queue is not None else text
+        shown = self.queue_shown
+        return text + f" --queue {shlex.quote(shown)}" if shown is not None else text
 
     def label(self, row_id: object) -> str:
         """How a finding names one row: ``procrastinate job 109``, ``message 17``."""

@@ -20,7 +20,7 @@ from qadmin.engines.base import Engine
 from qadmin.errors import InvalidName, NotFound, UsageError
 from qadmin.kinds import QueueSpec
 from qadmin.names import validate_queue_name
-from qadmin.profiles import detect
+from qadmin.profiles import detect, queue_names
 from qadmin.profiles.model import Heartbeat, Profile, Release, Value
 from qadmin.profiles.shape import ORDER_FAMILIES, TIME_FAMILIES, TableShape, read_shape
 
@@ -121,6 +121,8 @@ def _overlay(profile: Profile, fields: dict[str, Any], source: str) -> Profile:
         changes.update(dict.fromkeys(VALUE_KEYS, ()), state_sql=None, state_when=(), release=None)
         if "states" in fields:
             changes["state_column"] = None
+    if fields.get("time_column") not in (None, profile.time_column):
+        changes["oldest_from"] = ()  # the library's ages run from its columns, not this one
     for key, value in fields.items():
         if key in COLUMN_KEYS:
             changes[key] = value
@@ -378,6 +380,7 @@ def resolve(
         profile = dataclasses.replace(profile, options=option_words(given))
     profile = _release(profile, bool(entry.get("requeue", True)))
     profile = check(profile, shape, engine.dialect)
+    profile = queue_names.named(engine, profile, shape.schema)
     if profile.heartbeat is not None and "heartbeat" in entry:  # a declared workers table
         profile = _check_heartbeat(engine, profile, shape)
     return Resolved(profile, None, shape, tuple(notes))

@@ -85,7 +85,7 @@ def view() -> dict[str, object]:
     READY tasks), READY ones not ready yet (run_after ahead), running(), failed(),
     successful(), and the running tasks' ids as the database holds them."""
     from django.db import connection
-    from django_tasks_db.models import DBTaskResult
+    from django_tasks_db.models import DBTaskResult, get_date_max
 
     out: dict[str, object] = {}
     for queue in ("orders", "emails"):
@@ -98,7 +98,14 @@ def view() -> dict[str, object]:
                 [queue],
             )
             running = [str(row[0]) for row in cur.fetchall()]
-        first = tasks.ready().order_by("enqueued_at").values_list("enqueued_at", flat=True).first()
+        # When each ready task became due: its run_after when one was set (not the "run now"
+        # sentinel) and later than its enqueue, else its enqueue; the oldest of them.
+        never = get_date_max()
+        due = [
+            enqueued if after is None or after == never or after <= enqueued else after
+            for enqueued, after in tasks.ready().values_list("enqueued_at", "run_after")
+        ]
+        first = min(due) if due else None
         out[queue] = {
             "oldest": None if first is None else first.isoformat(),
             "ready": ready,

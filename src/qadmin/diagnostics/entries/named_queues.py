@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from qadmin.diagnostics.entries import claims, size
 from qadmin.diagnostics.model import Context, Result
 from qadmin.diagnostics.registry import Diagnostic, Section
-from qadmin.profiles import query
+from qadmin.profiles import query, queue_names
 
 
 @dataclass
@@ -45,12 +45,14 @@ class NamedQueues(Result):
     notes: list[str] = field(default_factory=list)
 
 
-def one(ctx: Context, name: str | None) -> tuple[NamedQueue, list[str]]:
+def one(ctx: Context, name: str | None, label: str | None = None) -> tuple[NamedQueue, list[str]]:
     """The named queue ``name`` of ctx's table (None: the rows that name no queue), and its
-    notes."""
+    notes; ``label``: its name where the table keeps keys (kombu's queue_id), shown."""
     assert ctx.reader is not None
     parent = ctx.reader
-    profile = dataclasses.replace(parent.profile, queue=name, queue_null=name is None)
+    profile = dataclasses.replace(
+        parent.profile, queue=name, queue_label=label, queue_null=name is None
+    )
     reader = query.Reader(ctx.engine, profile, parent.shape)
     reader.adopt(parent)
     sub = dataclasses.replace(ctx, profile=reader.profile, reader=reader)
@@ -64,7 +66,7 @@ def one(ctx: Context, name: str | None) -> tuple[NamedQueue, list[str]]:
     exact = sized.depth_exact and all(c is None or c.exact for c in counts)
     stale = None if claimed.claimed is None or claimed.undated else len(claimed.stale)
     line = NamedQueue(
-        queue=name,  # null: the rows that name no queue (--queue-null)
+        queue=profile.queue_shown,  # null: the rows that name no queue (--queue-null)
         depth=sized.depth,
         depth_exact=sized.depth_exact,
         scheduled=rows(sized.scheduled),
@@ -90,8 +92,9 @@ def collect(ctx: Context) -> NamedQueues | None:
     notes = [source] if source else []
     part = NamedQueues(profile.queue_column, names_source=source, notes=notes)
     unnamed: list[str | None] = [None] if reader.holds_unnamed() else []
+    labels = queue_names.labels(ctx.engine, profile, reader.shape.schema)
     for name in [*names, *unnamed]:
-        line, more = one(ctx, name)
+        line, more = one(ctx, name, labels.get(name) if name is not None else None)
         part.queues.append(line)
         part.notes += [n for n in more if n not in part.notes]
     return part

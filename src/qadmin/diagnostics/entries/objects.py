@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from qadmin import catalog
 from qadmin.diagnostics.model import CRITICAL, Context, Finding, InspectReport, Result
-from qadmin.diagnostics.registry import Diagnostic
+from qadmin.diagnostics.registry import Diagnostic, Field
 
 
 @dataclass
@@ -37,7 +37,7 @@ def rule(report: InspectReport) -> list[Finding]:
             f"a drop of {report.queue} stopped half-way: some of its objects (its routines "
             "first) may be gone while its table and catalog entry remain, so its "
             "applications' calls fail",
-            f"{drop} --dry-run lists what a drop would finish, {drop} --yes finishes it",
+            f"{drop} --dry-run lists what a drop would finish, then {drop} --yes to finish it",
         )
     ]
 
@@ -50,4 +50,14 @@ ENTRY: Diagnostic[Objects] = Diagnostic(
     rule=rule,
     lock_free=True,
     queue_only=True,
+    fields=(
+        Field(
+            "dropping",
+            "",
+            "1 while a drop of the queue has stopped half-way (objects_missing: its catalog "
+            "entry still says dropping); empty while it is whole",
+            "int32",
+            lambda r: 1 if (p := r.part(ENTRY)) is not None and p.dropping else None,
+        ),
+    ),
 )

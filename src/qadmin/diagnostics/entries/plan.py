@@ -463,7 +463,9 @@ def _invalid(ctx: Context, result: Explain) -> None:
     if not sql.available(ctx.engine, "invalid_indexes"):
         return
     part = sql.read(ctx.engine, "invalid_indexes", ctx.params)
-    result.invalid_indexes = part.typed(invalid_indexes.InvalidIndex)
+    result.invalid_indexes = [
+        invalid_indexes.probed(ctx.engine, row) for row in part.typed(invalid_indexes.InvalidIndex)
+    ]
     result.notes.extend([part.note] if part.note else [])
 
 

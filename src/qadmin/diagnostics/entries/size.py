@@ -633,7 +633,8 @@ def _no_time_note(profile: Profile) -> str:
 
 def _oldest(reader: query.Reader, depth: query.Count) -> tuple[Any, float | None, list[str], bool]:
     """The oldest DUE waiting row's time and age (since its due time; its enqueue time when
-    it has none), as the minimum of that column (never the first row by key, never
+    it has none; a library's ``oldest_from`` columns on the rows each picks), as the minimum
+    of that column (never the first row by key, never
     negative). Read only where it is bounded: a small table; or at most SMALL_STATE due rows,
     counted, reached through an index leading with the state (and the named queue); or,
     without states, the time column's index. Else a note names the index that would make it
@@ -662,7 +663,9 @@ def _oldest(reader: query.Reader, depth: query.Count) -> tuple[Any, float | None
             hint = f"an index on {profile.table} ({column}) would make it cheap"
             return None, None, [f"oldest row not read: {hint}"], False
     reads: list[tuple[str, str | None]] = []  # (column, extra filter)
-    if due_col is not None:
+    if profile.oldest_from:  # a library's ages from several columns (django-tasks' run_after)
+        reads += [(column, reader.template(rows)) for column, rows in profile.oldest_from]
+    elif due_col is not None:
         reads.append((due_col, f"{reader.name(due_col)} IS NOT NULL"))
         if time_col is not None:
             reads.append((time_col, f"{reader.name(due_col)} IS NULL"))
