@@ -35,7 +35,7 @@ def _dead(engine: Engine, count: int) -> Any:
     while done < count:
         for row in messages.pop(engine, spec, 500):
             error = "rare failure" if done % 10 == 0 else "common failure"
-            messages.fail(engine, spec, row["id"], error)
+            messages.fail(engine, spec, row.id, error)
             done += 1
     return spec
 

@@ -322,7 +322,7 @@ def _count_everywhere(target, total: int, settled: bool = True) -> tuple[int, in
     try:
         spec = catalog.get(engine, "q")
         died = [r["payload"] for r in dead.listing(engine, spec, 1000)]
-        waiting = [r["payload"] for r in messages.peek(engine, spec, 1000)]
+        waiting = [r.payload for r in messages.peek(engine, spec, 1000)]
     finally:
         engine.close()
     everywhere = died + waiting

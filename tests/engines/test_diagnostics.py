@@ -206,7 +206,7 @@ def test_killed_consumer_claim_is_stale_and_requeue_releases_it(label, request, 
     assert claims.requeue(engine, spec, 3600).requeued == [], "fresh claims are not released"
     assert claims.requeue(engine, spec, 0).requeued == [stale[0]["id"]]
     second = messages.pop(engine, spec, worker="second")
-    assert second[0]["payload"] == b"job" and second[0]["attempts"] == 2
+    assert second[0].payload == b"job" and second[0].attempts == 2
     engine.close()
 
 
