@@ -57,16 +57,16 @@ def test_the_last_allowed_failure_moves_the_message_with_every_error(engine):
     spec = _claim(engine)
     first, second = (r.id for r in messages.push(engine, spec, [b"poison", b"fine"]))
     outcomes = [_fail_once(engine, spec, f"boom {n}") for n in (1, 2, 3)]
-    assert [(o.id, o["attempts"], o["dead"]) for o in outcomes] == [
+    assert [(o.id, o.attempts, o.dead) for o in outcomes] == [
         (first, 1, False),
         (first, 2, False),
         (first, 3, True),
     ]
     assert _ids(engine, spec) == [second]
     [row] = dead.listing(engine, spec, 10)
-    assert (row["id"], row["attempts"], row["errors"]) == (first, 3, 3)
-    assert (row["first_error"], row["last_error"]) == ("boom 1", "boom 3")
-    assert row["payload"] == b"poison" and row["died_at"]
+    assert (row.id, row.attempts, row.errors) == (first, 3, 3)
+    assert (row.first_error, row.last_error) == ("boom 1", "boom 3")
+    assert row.payload == b"poison" and row.died_at
     depth = dead.depth(engine, spec)
     assert (depth.count, depth.exact) == (1, True) and depth.oldest_s is not None
     # Once failed, a message not claimed any more is refused, dead or not.
@@ -113,8 +113,8 @@ def test_requeue_moves_a_stale_claim_at_its_last_attempt_to_the_dead_table(engin
     second = claims_part.requeue(engine, spec, 0)
     assert (second.requeued, second.dead) == ([fine], [poison])
     [row] = dead.listing(engine, spec, 10)
-    assert (row["id"], row["attempts"], row["payload"]) == (poison, 2, b"poison")
-    assert row["last_error"] == "claim went stale after attempt 2 (consumer lost)"
+    assert (row.id, row.attempts, row.payload) == (poison, 2, b"poison")
+    assert row.last_error == "claim went stale after attempt 2 (consumer lost)"
     assert _ids(engine, spec) == [fine]
 
 
@@ -135,7 +135,7 @@ def test_a_70000_character_error_is_cut_and_the_message_still_dies(engine):
     else:
         messages.fail(engine, spec, got.id, long_error, retry=True)
     [row] = dead.listing(engine, spec, 10)
-    for got_error in (row["first_error"], row["last_error"]):
+    for got_error in (row.first_error, row.last_error):
         assert (len(got_error), got_error[:3], got_error[-30:]) == (len(kept), kept[:3], kept[-30:])
 
 
@@ -145,7 +145,7 @@ def test_a_fenced_fail_at_the_current_attempt_still_moves_the_message(engine):
     [got] = messages.pop(engine, spec, 1)
     done = messages.fail(engine, spec, got.id, "boom", attempt=got.attempts)
     assert (done.attempts, done.dead) == (1, True)
-    assert [r["id"] for r in dead.listing(engine, spec, 10)] == [got.id]
+    assert [r.id for r in dead.listing(engine, spec, 10)] == [got.id]
 
 
 def test_redrive_moves_back_under_a_new_id_with_attempts_reset_and_history_kept(engine):
@@ -155,19 +155,19 @@ def test_redrive_moves_back_under_a_new_id_with_attempts_reset_and_history_kept(
     for n in (1, 2):
         _fail_once(engine, spec, f"e{n}")
     plan = dead.redrive(engine, spec, None, dry_run=True)
-    assert (plan["redriven"], plan["ids"], plan["moved"]) == (1, [pushed.id], [])
+    assert (plan.count, plan.ids, plan.moved) == (1, [pushed.id], [])
     assert dead.depth(engine, spec).count == 1, "a dry run moves nothing"
     with pytest.raises(NotFound):
         dead.redrive(engine, spec, [pushed.id, 999_999])
     assert dead.depth(engine, spec).count == 1, "an unknown id moves nothing at all"
     done = dead.redrive(engine, spec, [pushed.id])
-    [moved] = done["moved"]
-    assert done["ids"] == [pushed.id] and moved["id"] == pushed.id
-    assert moved["new_id"] > other.id, "a new id, at the queue's tail"
+    [moved] = done.moved
+    assert done.ids == [pushed.id] and moved.id == pushed.id
+    assert moved.new_id > other.id, "a new id, at the queue's tail"
     assert dead.listing(engine, spec, 10) == []
     back = {r.id: r for r in messages.peek(engine, spec, 10)}
-    assert set(back) == {other.id, moved["new_id"]}
-    new = back[moved["new_id"]]
+    assert set(back) == {other.id, moved.new_id}
+    new = back[moved.new_id]
     assert (new.attempts, new.last_error, new.payload) == (0, "e2", b"m")
     assert new.enqueued_at == pushed.enqueued_at
     messages.ack(engine, spec, messages.pop(engine, spec, 1)[0].id)  # "other" first
@@ -175,8 +175,8 @@ def test_redrive_moves_back_under_a_new_id_with_attempts_reset_and_history_kept(
     assert _fail_once(engine, spec, "e3").dead is False
     assert _fail_once(engine, spec, "e4").dead is True
     [row] = dead.listing(engine, spec, 10)
-    assert (row["id"], row["errors"], row["first_error"], row["last_error"]) == (
-        moved["new_id"],
+    assert (row.id, row.errors, row.first_error, row.last_error) == (
+        moved.new_id,
         4,
         "e1",
         "e4",
@@ -192,9 +192,9 @@ def test_a_late_ack_or_fail_from_before_death_cannot_touch_the_redriven_claim(en
     [a] = messages.pop(engine, spec, 1, worker="A")
     time.sleep(1.1)
     assert claims_part.requeue(engine, spec, 1).dead == [a.id]
-    [moved] = dead.redrive(engine, spec, None)["moved"]
+    [moved] = dead.redrive(engine, spec, None).moved
     [b] = messages.pop(engine, spec, 1, worker="B")
-    assert (b.id, b.attempts) == (moved["new_id"], 1) and b.id != a.id
+    assert (b.id, b.attempts) == (moved.new_id, 1) and b.id != a.id
     with pytest.raises(NotFound):
         messages.ack(engine, spec, a.id, attempt=a.attempts)
     with pytest.raises(NotFound):
@@ -215,7 +215,7 @@ def test_a_message_failing_forever_keeps_its_first_and_latest_errors_only(label,
     dead.set_max_attempts(engine, spec, 1)
     assert messages.fail(engine, spec, pushed.id, "last").dead is True
     [row] = dead.listing(engine, spec, 10)
-    assert (row["errors"], row["first_error"], row["last_error"]) == (ERRORS_KEPT, "e1", "last")
+    assert (row.errors, row.first_error, row.last_error) == (ERRORS_KEPT, "e1", "last")
     engine.close()
 
 
@@ -309,9 +309,9 @@ def test_a_redriven_message_lands_above_the_watermark_and_is_served(label, reque
     # Where the dequeue's advance leaves it once the head has moved on (set directly: an
     # advance waits for unrelated open transactions on some engines).
     engine.run(engine.section(spec, "wm_set"), {"wm": later.id})
-    [moved] = dead.redrive(engine, spec, None)["moved"]
-    assert moved["new_id"] > watermark.show(engine, spec).watermark
-    assert [r.id for r in messages.pop(engine, spec, 5)] == [later.id, moved["new_id"]]
+    [moved] = dead.redrive(engine, spec, None).moved
+    assert moved.new_id > watermark.show(engine, spec).watermark
+    assert [r.id for r in messages.pop(engine, spec, 5)] == [later.id, moved.new_id]
     engine.close()
 
 
@@ -340,7 +340,7 @@ def test_postgres_fail_called_by_an_application_moves_at_the_limit(isolation, re
             if isolation:
                 app.commit()
     finish(holder, commit=False)
-    assert [r["id"] for r in dead.listing(engine, spec, 10)] == [pushed.id]
+    assert [r.id for r in dead.listing(engine, spec, 10)] == [pushed.id]
     assert messages.peek(engine, spec, 10) == []
     engine.close()
 
@@ -379,7 +379,7 @@ def test_mysql_fail_called_by_an_application_moves_at_the_limit(
                 app.commit()
     app.close()
     finish(holder, commit=False)
-    assert [r["id"] for r in dead.listing(engine, spec, 10)] == [pushed.id]
+    assert [r.id for r in dead.listing(engine, spec, 10)] == [pushed.id]
     assert messages.peek(engine, spec, 10) == []
     engine.close()
 
@@ -399,7 +399,7 @@ def test_sqlite_fail_statements_run_in_autocommit_are_one_transaction(tmp_path):
     with pytest.raises(sqlite3.OperationalError, match="locked"):
         other.execute("BEGIN IMMEDIATE")
     app.execute(statements[-1]).fetchall()
-    assert [r["id"] for r in dead.listing(engine, spec, 10)] == [pushed.id]
+    assert [r.id for r in dead.listing(engine, spec, 10)] == [pushed.id]
     for conn in (app, other):
         conn.close()
     engine.close()
@@ -468,7 +468,7 @@ def redriver(dsn: str, schema: str | None, done: str) -> None:
     moved = 0
     while moved < REDRIVEN:
         with suppress(LockTimeout):
-            moved += dead.redrive(engine, spec, None)["redriven"]
+            moved += dead.redrive(engine, spec, None).count
         time.sleep(0.02)
     engine.close()
     Path(done).write_text(json.dumps(moved))
@@ -507,7 +507,7 @@ def test_nothing_lost_or_duplicated_with_killed_consumers_and_concurrent_redrive
         assert proc.exitcode == 0
     acked = [i.encode() for o in outs for i in json.loads(o.read_text())]
     waiting = [r.payload for r in messages.peek(engine, spec, 10_000)]
-    died = [r["payload"] for r in dead.listing(engine, spec, 10_000)]
+    died = [r.payload for r in dead.listing(engine, spec, 10_000)]
     everywhere = acked + waiting + died
     assert len(everywhere) == len(set(everywhere)), "a message is in two places"
     assert set(everywhere) == pushed, "a message was lost"
@@ -533,13 +533,13 @@ def test_history_shows_every_error_of_one_dead_message(engine):
     for n in (1, 2, 3):
         _fail_once(engine, spec, f"boom {n}")
     one = dead.history(engine, spec, pushed.id)
-    assert (one["id"], one["attempts"], one["payload"]) == (pushed.id, 3, b"m")
-    assert [(e["attempt"], e["error"]) for e in one["errors"]] == [
+    assert (one.id, one.attempts, one.payload) == (pushed.id, 3, b"m")
+    assert [(e.attempt, e.error) for e in one.errors] == [
         (1, "boom 1"),
         (2, "boom 2"),
         (3, "boom 3"),
     ]
-    assert all(e["at"] and e["at"].endswith("Z") for e in one["errors"])
+    assert all(e.at and e.at.endswith("Z") for e in one.errors)
     with pytest.raises(NotFound, match="no dead message 999"):
         dead.history(engine, spec, 999)
 
@@ -552,7 +552,7 @@ def test_filters_pick_by_age_and_by_error_text_taken_literally(engine):
     other = _kill(engine, spec, [b"d"], "timeout after 500 (pool-1)")
 
     def ids(**given: Any) -> list[int]:
-        return sorted(r["id"] for r in dead.listing(engine, spec, 100, dead.Filter(**given)))
+        return sorted(r.id for r in dead.listing(engine, spec, 100, dead.Filter(**given)))
 
     assert ids() == sorted(old + new + other)
     assert ids(older_s=1) == old
@@ -564,7 +564,7 @@ def test_filters_pick_by_age_and_by_error_text_taken_literally(engine):
     assert ids(error="[") == [] and ids(error="!") == []
     assert ids(error="pool", newer_s=1) == other
     plan = dead.discard(engine, spec, None, picked=dead.Filter(error="pool_1"), dry_run=True)
-    assert (plan["discarded"], plan["ids"]) == (2, old)
+    assert (plan.count, plan.ids) == (2, old)
     assert len(dead.listing(engine, spec, 100)) == 4, "a dry run removes nothing"
 
 
@@ -577,11 +577,11 @@ def test_discard_removes_dead_letters_only_and_each_once(engine):
         dead.discard(engine, spec, [died[0], 999_999])
     assert len(dead.listing(engine, spec, 10)) == 3, "an unknown id discards nothing at all"
     done = dead.discard(engine, spec, [died[0]])
-    assert (done["discarded"], done["ids"], done["gone"]) == (1, [died[0]], [])
+    assert (done.count, done.ids, done.gone) == (1, [died[0]], [])
     with pytest.raises(NotFound):
         dead.discard(engine, spec, [died[0]])  # a second discard of it: refused, not counted
     done = dead.discard(engine, spec, None)  # every one left
-    assert (done["discarded"], done["ids"]) == (2, died[1:])
+    assert (done.count, done.ids) == (2, died[1:])
     assert dead.listing(engine, spec, 10) == []
     assert _ids(engine, spec) == live, "the live queue, claims included, is untouched"
     assert messages.ack(engine, spec, claimed.id).id == claimed.id
@@ -592,7 +592,7 @@ def test_redrive_to_another_queue_moves_each_payload_once(engine):
     fifo = queues.create(engine, queues.make_spec("other", "fifo", None, False))
     died = _kill(engine, spec, [b"p1", b"p2", b"p3"], "boom")
     done = dead.redrive(engine, spec, None, picked=dead.Filter(), to=fifo)
-    assert (done["redriven"], done["to"], [m["id"] for m in done["moved"]]) == (3, "other", died)
+    assert (done.count, done.to, [m.id for m in done.moved]) == (3, "other", died)
     assert dead.listing(engine, spec, 10) == [] and _ids(engine, spec) == []
     assert [r.payload for r in messages.pop(engine, fifo, 10)] == [b"p1", b"p2", b"p3"]
 
@@ -604,7 +604,7 @@ def test_redrive_to_a_full_ring_moves_nothing(engine):
     died = _kill(engine, spec, [b"p1", b"p2"], "boom")
     with pytest.raises(QueueFull):
         dead.redrive(engine, spec, None, to=ring)
-    assert sorted(r["id"] for r in dead.listing(engine, spec, 10)) == died
+    assert sorted(r.id for r in dead.listing(engine, spec, 10)) == died
     assert [r.payload for r in messages.peek(engine, ring, 10)] == [b"fills it"]
 
 
@@ -613,7 +613,7 @@ def test_a_paced_redrive_moves_everything_in_small_batches(engine):
     died = _kill(engine, spec, [b"%d" % n for n in range(7)], "boom")
     assert dead.Pace(2).batch == 1 and dead.Pace(50).batch == 10 and dead.Pace(1e6).batch == 100
     done = dead.redrive(engine, spec, None, pace=dead.Pace(1000))
-    assert (done["redriven"], done["ids"]) == (7, died)
+    assert (done.count, done.ids) == (7, died)
     assert len(_ids(engine, spec)) == 7 and dead.listing(engine, spec, 10) == []
 
 
@@ -676,7 +676,7 @@ def _mover(dsn: str, schema: str | None, work: Any, log: list[dict[str, Any]]) -
         with suppress(LockTimeout):
             result = work(engine, spec)
             log.append(result)
-            taken += len(result["ids"])
+            taken += len(result.ids)
             rounds += 1
         time.sleep(0.05)
     engine.close()
@@ -702,8 +702,8 @@ def test_every_message_is_delivered_once_or_discarded_once(label, request, tmp_p
     ]
     for proc in procs:
         proc.start()
-    discards: list[dict[str, Any]] = []
-    redrives: list[dict[str, Any]] = []
+    discards: list[dead.Outcome] = []
+    redrives: list[dead.Outcome] = []
     works = [
         (lambda e, s: dead.discard(e, s, None, picked=dead.Filter(error="fatal")), discards),
         (lambda e, s: dead.redrive(e, s, None, picked=dead.Filter(error="transient")), redrives),
@@ -723,8 +723,8 @@ def test_every_message_is_delivered_once_or_discarded_once(label, request, tmp_p
     acked = [p for log in logs for p in log["acked"]]
     # What the movers left in the dead table goes too, counted as the last discard.
     discards.append(dead.discard(engine, spec, None))
-    discarded = [killed[i] for d in discards for i in d["ids"]]
-    redriven = [i for r in redrives for i in r["ids"]]
+    discarded = [killed[i] for d in discards for i in d.ids]
+    redriven = [i for r in redrives for i in r.ids]
     summary = f"acked={len(acked)} discarded={len(discarded)} redriven={len(redriven)}"
     assert len(acked) == len(set(acked)), "a message delivered twice: " + summary
     assert len(discarded) == len(set(discarded)), "a message discarded twice: " + summary
@@ -732,6 +732,6 @@ def test_every_message_is_delivered_once_or_discarded_once(label, request, tmp_p
     assert set(acked) | set(discarded) == pushed, "a message lost: " + summary
     assert {p for p in pushed if _console_error(p.encode())} == set(discarded), summary
     assert len(redriven) == len(set(redriven)), "one dead id redriven twice: " + summary
-    assert len(redriven) >= 2 * TAKEN and len(discarded) >= TAKEN + len(discards[-1]["ids"])
+    assert len(redriven) >= 2 * TAKEN and len(discarded) >= TAKEN + len(discards[-1].ids)
     assert messages.peek(engine, spec, 10) == [] and dead.listing(engine, spec, 10) == []
     engine.close()

@@ -158,7 +158,7 @@ def test_blocked_dequeue_shows_waiter_blocker_and_wait_time(label, request, tmp_
     assert any(f["code"] == "lock_wait" for f in report["findings"])
     finish(holder, commit=True)
     thread.join(timeout=30)
-    assert [m["payload"] for m in got] == [b"b"]
+    assert [m.payload for m in got] == [b"b"]
     for eng in (holder, waiter, engine):
         eng.close()
 

@@ -19,8 +19,8 @@ def make(engine, name: str, kind: str, capacity: int | None = None, strict: bool
     return queues.create(engine, queues.make_spec(name, kind, capacity, strict))
 
 
-def payloads(rows) -> list[bytes]:
-    return [r["payload"] for r in rows]
+def payloads(rows: list[messages.Message]) -> list[bytes]:
+    return [r.payload for r in rows]
 
 
 @pytest.fixture
