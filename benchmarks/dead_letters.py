@@ -35,19 +35,19 @@ def _dead(engine: Engine, count: int) -> Any:
     while done < count:
         for row in messages.pop(engine, spec, 500):
             error = "rare failure" if done % 10 == 0 else "common failure"
-            messages.fail(engine, spec, row["id"], error)
+            messages.fail(engine, spec, row.id, error)
             done += 1
     return spec
 
 
-def _time(work: Callable[[], dict[str, Any]]) -> tuple[int, float]:
+def _time(work: Callable[[], dead.Outcome]) -> tuple[int, float]:
     started = time.perf_counter()
     result = work()
-    taken = int(result.get("redriven", result.get("discarded", 0)))
+    taken = result.count
     return taken, time.perf_counter() - started
 
 
-Case = tuple[str, Callable[[Any, Any], dict[str, Any]]]
+Case = tuple[str, Callable[[Any, Any], dead.Outcome]]
 
 
 def _cases(engine: Engine) -> list[Case]:

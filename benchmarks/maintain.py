@@ -42,7 +42,7 @@ from qadmin.ops import messages, queues
 QADMIN = str(Path(sys.executable).parent / "qadmin")
 
 
-def _pop(engine: Engine, spec: QueueSpec, count: int) -> list[dict[str, Any]]:
+def _pop(engine: Engine, spec: QueueSpec, count: int) -> list[messages.Message]:
     try:
         return messages.pop(engine, spec, count)
     except QueueEmpty:
@@ -125,9 +125,9 @@ class Traffic:
             start = time.monotonic()
             if what == "push":
                 rows = messages.push(engine, self.spec, [b"t" * 200] * 10)
-                self.pushed.extend(int(r["id"]) for r in rows)
+                self.pushed.extend(int(r.id) for r in rows)
             else:
-                self.popped.extend(int(r["id"]) for r in _pop(engine, self.spec, 10))
+                self.popped.extend(int(r.id) for r in _pop(engine, self.spec, 10))
             self.slowest = max(self.slowest, time.monotonic() - start)
             time.sleep(0.005)
         engine.close()
@@ -184,7 +184,7 @@ def run(engine_name: str, total: int, backlog: int) -> dict[str, Any]:
         for thread in traffic.threads:
             thread.join()
         while rest := _pop(engine, spec, 1000):
-            traffic.popped.extend(int(r["id"]) for r in rest)
+            traffic.popped.extend(int(r.id) for r in rest)
         after = {**sizes(engine, spec), **head_read(engine, spec)}
         pushed = set(traffic.pushed)
         exactly_once = len(traffic.popped) - len(set(traffic.popped)) == 0 and pushed <= set(

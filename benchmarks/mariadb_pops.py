@@ -123,7 +123,8 @@ def pops(batch: int, depth: int, rounds: int) -> None:
         )
         for kind, _capacity in KINDS:
             call_spec, q_spec = specs[kind]
-            routine = engine.section(call_spec, "pop")[0]  # CALL `db`.`q_pop`(:count[, :worker])
+            # CALL `db`.`q_pop`(:count[, :worker])
+            routine = engine.hooks.section(call_spec, "pop")[0]
             name = routine.split("(")[0].removeprefix("CALL ").strip()
             args: tuple[Any, ...] = (batch, "bench") if call_spec.info.claims else (batch,)
             marks = ", ".join(["%s"] * len(args))

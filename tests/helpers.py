@@ -130,11 +130,11 @@ def make_queue(
 
 def drain(
     engine: Engine, queue: QueueSpec | str, batch: int = 100, *, ack: bool = False
-) -> list[dict[str, Any]]:
+) -> list[messages.Message]:
     """Pop ``queue`` (a spec, or a name read from the catalog) until it is empty; the messages
     in the order they came out. ``ack``: a claim queue's messages are acknowledged as popped."""
     spec = catalog.get(engine, queue) if isinstance(queue, str) else queue
-    got: list[dict[str, Any]] = []
+    got: list[messages.Message] = []
     while True:
         try:
             popped = messages.pop(engine, spec, count=batch)
@@ -142,7 +142,7 @@ def drain(
             return got
         if ack and spec.kind is Kind.CLAIM:
             for message in popped:
-                messages.ack(engine, spec, message["id"])
+                messages.ack(engine, spec, message.id)
         got.extend(popped)
 
 
@@ -150,9 +150,9 @@ def drain_payloads(
     engine: Engine, queue: QueueSpec | str, batch: int = 100, *, ack: bool = False
 ) -> list[bytes]:
     """``drain``'s payloads."""
-    return [m["payload"] for m in drain(engine, queue, batch, ack=ack)]
+    return [m.payload for m in drain(engine, queue, batch, ack=ack)]
 
 
 def drain_ids(engine: Engine, queue: QueueSpec | str, batch: int = 100) -> list[tuple[int, bytes]]:
     """``drain``'s (id, payload) pairs."""
-    return [(m["id"], m["payload"]) for m in drain(engine, queue, batch)]
+    return [(m.id, m.payload) for m in drain(engine, queue, batch)]

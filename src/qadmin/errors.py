@@ -6,7 +6,8 @@ driver type, and the CLI turns any of them into one line on stderr plus the exit
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -35,6 +36,16 @@ def counted(number: int, noun: str) -> str:
     return f"{number} {noun if number == 1 else noun + 's'}"
 
 
+class Committed(Protocol):
+    """A message a push committed before it was stopped (``ops.messages.Pushed``): printed
+    as the columns its push gave."""
+
+    @property
+    def id(self) -> int: ...
+
+    def as_dict(self) -> dict[str, Any]: ...
+
+
 class QadminError(Exception):
     """Base of every error qadmin reports; the message must already be safe to print."""
 
@@ -44,7 +55,7 @@ class QadminError(Exception):
     def __init__(self, *args: object) -> None:
         super().__init__(*args)
         # What a push had committed when this stopped it (its earlier chunks): shown first.
-        self.pushed: list[dict[str, Any]] = []
+        self.pushed: Sequence[Committed] = []
 
 
 class UsageError(QadminError):
@@ -66,7 +77,7 @@ class QueueFull(QadminError):
 
     exit_code = EXIT_FULL
 
-    def __init__(self, message: str, pushed: list[dict[str, Any]] | None = None) -> None:
+    def __init__(self, message: str, pushed: Sequence[Committed] | None = None) -> None:
         super().__init__(message)
         self.pushed = pushed or []
 

@@ -191,11 +191,14 @@ def _table(data: Sequence[Mapping[str, Any]], columns: Sequence[str], title: str
 
 
 def row_texts(
-    data: Sequence[Mapping[str, Any]], columns: Sequence[str], fmt: str | None
+    records: Sequence[Mapping[str, Any]] | Sequence[Record],
+    columns: Sequence[str],
+    fmt: str | None,
 ) -> tuple[str, list[str]] | None:
     """The text ``rows`` prints, cut into what comes before the rows and one piece per row
     (each piece ends the row, the last closes the output), so a caller can write it a row at a
     time and know which rows went out; None for the table format, which is drawn whole."""
+    data = [r if isinstance(r, Mapping) else r.as_dict() for r in records]
     fmt = resolve_format(fmt)
     if fmt == "json":
         items = [

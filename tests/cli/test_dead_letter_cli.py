@@ -321,8 +321,8 @@ def _count_everywhere(target, total: int, settled: bool = True) -> tuple[int, in
     engine = target.engine()
     try:
         spec = catalog.get(engine, "q")
-        died = [r["payload"] for r in dead.listing(engine, spec, 1000)]
-        waiting = [r["payload"] for r in messages.peek(engine, spec, 1000)]
+        died = [r.payload for r in dead.listing(engine, spec, 1000)]
+        waiting = [r.payload for r in messages.peek(engine, spec, 1000)]
     finally:
         engine.close()
     everywhere = died + waiting

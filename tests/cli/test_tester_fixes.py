@@ -382,9 +382,9 @@ def test_a_sqlite_command_that_meets_a_convert_reads_the_queue_again(command, tm
     assert kinds == ["fifo", "ring"]
     if command == "push":
         got = messages.pop(admin, catalog.get(admin, "cq"), 5)
-        assert [m["payload"] for m in got] == [b"a", b"b", b"c"]
+        assert [m.payload for m in got] == [b"a", b"b", b"c"]
     else:
-        assert [m["payload"] for m in got] == [b"a", b"b"]
+        assert [m.payload for m in got] == [b"a", b"b"]
     client.close()
     admin.close()
 

@@ -604,7 +604,7 @@ class Run:
             taken: list[str] = []
             while True:
                 try:
-                    taken += [_name(r) for r in messages.pop(engine, spec, 100)]
+                    taken += [r.payload.decode() for r in messages.pop(engine, spec, 100)]
                 except QueueEmpty:
                     return taken
 
@@ -630,7 +630,7 @@ class Run:
             if (record := _parse(line))
         ]
 
-    def _audit(self, leftover: list[dict[str, Any]]) -> None:
+    def _audit(self, leftover: list[messages.Message]) -> None:
         r = self.result
         prods, cons = self._records("prod-"), self._records("cons-")
         pushed = {x["pushed"]: x for x in prods if "pushed" in x}

@@ -125,7 +125,7 @@ def dead_letters(target: Target, engine: Engine) -> Iterator[str]:
     spec = make_queue(engine, "mx_dead", "claim", max_attempts=1)
     messages.push(engine, spec, [b"poison", b"fine"])
     [popped] = messages.pop(engine, spec, worker="w")
-    assert messages.fail(engine, spec, popped["id"], "boom", retry=True)["dead"] is True
+    assert messages.fail(engine, spec, popped.id, "boom", retry=True).dead is True
     yield spec.name
 
 
@@ -209,7 +209,7 @@ def ring_nearly_full(target: Target, engine: Engine) -> Iterator[str]:
 def watermark_stranded(target: Target, engine: Engine) -> Iterator[str]:
     """The watermark set above committed messages: two are below it and never served."""
     spec = make_queue(engine, "mx_wm", "fifo", watermark=True)
-    ids = [m["id"] for m in messages.push(engine, spec, [b"w1", b"w2", b"w3"])]
+    ids = [m.id for m in messages.push(engine, spec, [b"w1", b"w2", b"w3"])]
     statements = [f"UPDATE {engine.qualified(spec.name + '_wm')} SET wm = {int(ids[-1])}"]
     if engine.dialect == "postgresql":  # and the copy its dequeues read
         seq = engine.quote_literal(engine.qualified(spec.name + "_wm_seq"))

@@ -80,8 +80,8 @@ def produce(
             records.append(
                 {
                     "payload": payload.decode(),
-                    "id": row["id"],
-                    "overwritten_id": row.get("overwritten_id"),
+                    "id": row.id,
+                    "overwritten_id": row.overwritten_id,
                 }
             )
         i += len(chunk)
@@ -117,8 +117,8 @@ def consume(
         idle_after_done = 0
         for row in rows:
             if spec.kind is Kind.CLAIM:
-                _ack(engine, spec, row["id"])
-            got.append({"payload": row["payload"].decode(), "id": row["id"]})
+                _ack(engine, spec, row.id)
+            got.append({"payload": row.payload.decode(), "id": row.id})
     Path(out).write_text(json.dumps(got))
     engine.close()
 
@@ -218,7 +218,9 @@ def run(
 
 
 def reconcile(
-    pushed: list[dict[str, Any]], orders: list[list[dict[str, Any]]], leftover: list[dict[str, Any]]
+    pushed: list[dict[str, Any]],
+    orders: list[list[dict[str, Any]]],
+    leftover: list[messages.Message],
 ) -> Outcome:
     """Exactly-once accounting: every pushed message is popped, dropped (overwritten by a
     capped queue, which said so) or still in the queue; nothing else appears."""
@@ -227,7 +229,7 @@ def reconcile(
     dropped = {by_id[r["overwritten_id"]] for r in pushed if r["overwritten_id"] is not None}
     popped = [r["payload"] for order in orders for r in order]
     popped_set = set(popped)
-    left = {r["payload"].decode() for r in leftover}
+    left = {r.payload.decode() for r in leftover}
     return Outcome(
         pushed=len(pushed_set),
         popped=len(popped),

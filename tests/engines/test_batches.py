@@ -48,16 +48,16 @@ def test_a_batch_push_keeps_its_order_and_pop_count_takes_each_once(engine, kind
     spec = queues.create(engine, queues.make_spec("bq", kind, None, False))
     sent = _lines(BATCH)
     pushed = messages.push(engine, spec, sent)
-    ids = [r["id"] for r in pushed]
+    ids = [r.id for r in pushed]
     assert len(ids) == BATCH and ids == sorted(set(ids)), "ids rise in the input's order"
     got = drain(engine, spec, 1000)
-    assert sorted(r["payload"] for r in got) == sorted(sent)
+    assert sorted(r.payload for r in got) == sorted(sent)
     by_id = dict(zip(ids, sent, strict=True))
-    assert all(by_id[r["id"]] == r["payload"] for r in got), "each id carries its own line"
+    assert all(by_id[r.id] == r.payload for r in got), "each id carries its own line"
     if kind == "fifo":
-        assert [r["payload"] for r in got] == sent
+        assert [r.payload for r in got] == sent
     if kind == "lifo":
-        assert [r["payload"] for r in got] == sent[::-1]
+        assert [r.payload for r in got] == sent[::-1]
 
 
 def test_a_ring_batch_stops_at_the_first_refusal_and_keeps_what_went_in(engine):
@@ -74,10 +74,10 @@ def test_a_ring_batch_stops_at_the_first_refusal_and_keeps_what_went_in(engine):
     assert len(full.value.pushed) == went_in
     assert f"pushed {went_in} of {BATCH}" in str(full.value)
     got = drain(engine, spec, 1000)
-    assert [r["payload"] for r in got] == sent[:went_in]
-    assert [r["id"] for r in got] == [r["id"] for r in full.value.pushed]
+    assert [r.payload for r in got] == sent[:went_in]
+    assert [r.id for r in got] == [r.id for r in full.value.pushed]
     again = messages.push(engine, spec, sent[:capacity])  # no number was lost to the refusal
-    assert [r["id"] for r in again] == [got[-1]["id"] + 1 + n for n in range(capacity)]
+    assert [r.id for r in again] == [got[-1].id + 1 + n for n in range(capacity)]
 
 
 def test_a_capped_batch_reports_each_message_it_overwrote(engine):
@@ -85,10 +85,10 @@ def test_a_capped_batch_reports_each_message_it_overwrote(engine):
     spec = queues.create(engine, queues.make_spec("bcap", "capped", capacity, False))
     sent = _lines(BATCH)
     pushed = messages.push(engine, spec, sent)
-    ids = [r["id"] for r in pushed]
-    overwritten = [r["overwritten_id"] for r in pushed if r.get("overwritten_id") is not None]
+    ids = [r.id for r in pushed]
+    overwritten = [r.overwritten_id for r in pushed if r.overwritten_id is not None]
     assert overwritten == ids[: BATCH - capacity]
-    assert [r["payload"] for r in drain(engine, spec, 1000)] == sent[BATCH - capacity :]
+    assert [r.payload for r in drain(engine, spec, 1000)] == sent[BATCH - capacity :]
 
 
 @pytest.mark.slow
@@ -213,8 +213,8 @@ def test_a_ring_batch_that_does_not_fit_is_refused_whole(engine):
     assert len(full.value.pushed) == took
     if took == 0:
         pushed = messages.push(engine, spec, sent[:6])
-        assert [r["id"] for r in pushed] == [first[-1]["id"] + 1 + n for n in range(6)]
-    got = [r["payload"] for r in drain(engine, spec, 1000)]
+        assert [r.id for r in pushed] == [first[-1].id + 1 + n for n in range(6)]
+    got = [r.payload for r in drain(engine, spec, 1000)]
     assert got == _lines(6)[2:] + sent[:6]
 
 
@@ -225,7 +225,7 @@ def test_a_pending_batch_keeps_its_due_time(engine):
     with pytest.raises(QueueEmpty):
         messages.pop(engine, spec, 10)
     messages.push(engine, spec, _lines(2))
-    assert [r["payload"] for r in messages.pop(engine, spec, 10)] == _lines(2)
+    assert [r.payload for r in messages.pop(engine, spec, 10)] == _lines(2)
 
 
 @pytest.mark.parametrize("label", ["postgresql", "mariadb"])
@@ -252,7 +252,7 @@ def test_push_many_during_and_after_a_convert_lands_once_in_the_ring(label, requ
                     continue
                 chunk = [f"t-{n + i}".encode() for i in range(50)]
                 rows = messages.push(eng, spec, chunk)
-                pushed.extend((r["id"], p) for r, p in zip(rows, chunk, strict=True))
+                pushed.extend((r.id, p) for r, p in zip(rows, chunk, strict=True))
                 n += 50
         except BaseException as exc:  # reported by the test, not lost in the thread
             errors.append(exc)
@@ -279,7 +279,7 @@ def test_push_many_during_and_after_a_convert_lands_once_in_the_ring(label, requ
     assert ring.kind.value == "ring" and messages.push_many_section(engine, ring) is not None
     assert pushed[-1][0] >= result["next_id"], "the last batches took the ring's numbers"
     assert [r[0] for r in pushed] == sorted(r[0] for r in pushed)
-    got = [(r["id"], r["payload"]) for r in drain(engine, ring, 1000)]
+    got = [(r.id, r.payload) for r in drain(engine, ring, 1000)]
     assert got == pushed
     engine.close()
 
@@ -302,9 +302,9 @@ def test_a_queue_made_before_push_many_still_takes_batches(label, kind, request,
     assert messages.push_many_section(engine, spec) is None
     # A fifo's older path goes in chunks too (push_batch); a ring's is one push at a time.
     sent = _lines(messages.PUSH_CHUNK + 10 if kind == "fifo" else 60)
-    ids = [r["id"] for r in messages.push(engine, spec, sent)]
+    ids = [r.id for r in messages.push(engine, spec, sent)]
     assert ids == sorted(set(ids)) and len(ids) == len(sent)
-    assert [r["payload"] for r in drain(engine, spec, 1000)] == sent
+    assert [r.payload for r in drain(engine, spec, 1000)] == sent
     engine.close()
 
 
@@ -331,8 +331,8 @@ def test_an_application_calls_push_many_itself_on_postgresql(request, tmp_path):
         assert app.execute("SELECT id FROM r_push_many(%s)", [_lines(10)]).fetchall() == []
         rows = app.execute("SELECT id FROM r_push_many(%s)", [_lines(8)]).fetchall()
         assert len(rows) == 8
-    assert [r["payload"] for r in drain(engine, fifo, 1000)] == [b"a", b"b", b"c"]
-    assert [r["payload"] for r in drain(engine, ring, 1000)] == _lines(8)
+    assert [r.payload for r in drain(engine, fifo, 1000)] == [b"a", b"b", b"c"]
+    assert [r.payload for r in drain(engine, ring, 1000)] == _lines(8)
     engine.close()
 
 
@@ -379,8 +379,8 @@ def test_an_application_calls_push_many_itself_on_mysql(label, request, tmp_path
     sets = _result_sets(app, "CALL r_push_many(%s)", _b64(_lines(8)))
     assert len(sets) == 1 and len(sets[0]) == 8
     app.close()
-    assert [r["payload"] for r in drain(engine, fifo, 1000)] == [b"a", b"b", b"c"]
-    assert [r["payload"] for r in drain(engine, ring, 1000)] == _lines(8)
+    assert [r.payload for r in drain(engine, fifo, 1000)] == [b"a", b"b", b"c"]
+    assert [r.payload for r in drain(engine, ring, 1000)] == _lines(8)
     engine.close()
 
 

@@ -129,7 +129,7 @@ def test_a_sqlite_statement_set_run_in_autocommit_is_one_transaction(kind, tmp_p
     with pytest.raises(sqlite3.OperationalError, match="locked"):
         other.execute("BEGIN IMMEDIATE")
     app.execute(statements[-1]).fetchall()
-    assert [m["payload"] for m in messages.pop(engine, spec, 5)] == [b"a"]
+    assert [m.payload for m in messages.pop(engine, spec, 5)] == [b"a"]
     for conn in (app, other):
         conn.close()
     engine.close()
@@ -193,7 +193,7 @@ def test_a_mysql_push_many_refuses_a_batch_that_is_not_a_json_array(label, kind,
         with pytest.raises(pymysql.err.MySQLError, match="not a base64 string"):
             _my_call(app, call, batch)
     assert len(_my_call(app, call, '["YQ==", "Yg=="]')) == 2
-    assert [m["payload"] for m in messages.peek(engine, spec, 5)] == [b"a", b"b"]
+    assert [m.payload for m in messages.peek(engine, spec, 5)] == [b"a", b"b"]
     app.close()
     engine.close()
 

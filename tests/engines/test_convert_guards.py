@@ -325,7 +325,7 @@ def test_convert_refuses_when_a_name_the_ring_needs_is_taken(label, request, tmp
         assert result.exit_code == 2, result.output
         assert "c_ctl" in result.stderr and "\n" not in result.stderr.strip()
     messages.push(engine, spec, [b"m2"])
-    assert [m["payload"] for m in messages.pop(engine, spec, 5)] == [b"m1", b"m2"]
+    assert [m.payload for m in messages.pop(engine, spec, 5)] == [b"m1", b"m2"]
     engine.close()
 
 
@@ -344,7 +344,7 @@ def test_a_users_table_named_like_the_gate_is_not_a_convert_under_way(request, t
         assert result.exit_code == 2, result.output
         assert "g__gate" in result.stderr
     assert engine.query(f"SELECT important FROM {gate}")[0]["important"] == "user data"
-    assert [m["payload"] for m in messages.pop(engine, spec, 5)] == [b"m1", b"m2"]
+    assert [m.payload for m in messages.pop(engine, spec, 5)] == [b"m1", b"m2"]
     engine.close()
 
 

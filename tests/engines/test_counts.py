@@ -108,9 +108,9 @@ def test_ring_counts_slots_overflow_and_parked_numbers_and_purge_agrees(label, r
     target = make_target(label, request, tmp_path)
     engine = target.engine()
     spec = queues.create(engine, queues.make_spec("ring_q", "ring", 8, False))
-    pushed = [m["id"] for m in messages.push(engine, spec, [f"m{i}".encode() for i in range(8)])]
+    pushed = [m.id for m in messages.push(engine, spec, [f"m{i}".encode() for i in range(8)])]
     engine.run([ring.measure(engine, spec).hole_fix_sql])  # a popper took a number, died
-    assert [m["id"] for m in messages.pop(engine, spec, count=4)] == pushed[1:5]
+    assert [m.id for m in messages.pop(engine, spec, count=4)] == pushed[1:5]
     assert _counts(target, "ring_q", 3) == _expected(3)  # the orphan is not poppable yet
     assert repair.repair(engine, spec, 0).park == [pushed[0]]
     assert _counts(target, "ring_q", 4) == _expected(4)

@@ -44,29 +44,29 @@ def _claim(engine: Engine, name: str = "q", max_attempts: int | None = 3, wm: bo
     return queues.create(engine, queues.make_spec(name, "claim", None, False, wm, max_attempts))
 
 
-def _fail_once(engine: Engine, spec, error: str) -> dict[str, Any]:
+def _fail_once(engine: Engine, spec, error: str) -> messages.Failed:
     got = messages.pop(engine, spec, 1)
-    return messages.fail(engine, spec, got[0]["id"], error, retry=True)
+    return messages.fail(engine, spec, got[0].id, error, retry=True)
 
 
 def _ids(engine: Engine, spec) -> list[int]:
-    return sorted(r["id"] for r in messages.peek(engine, spec, 1000))
+    return sorted(r.id for r in messages.peek(engine, spec, 1000))
 
 
 def test_the_last_allowed_failure_moves_the_message_with_every_error(engine):
     spec = _claim(engine)
-    first, second = (r["id"] for r in messages.push(engine, spec, [b"poison", b"fine"]))
+    first, second = (r.id for r in messages.push(engine, spec, [b"poison", b"fine"]))
     outcomes = [_fail_once(engine, spec, f"boom {n}") for n in (1, 2, 3)]
-    assert [(o["id"], o["attempts"], o["dead"]) for o in outcomes] == [
+    assert [(o.id, o.attempts, o.dead) for o in outcomes] == [
         (first, 1, False),
         (first, 2, False),
         (first, 3, True),
     ]
     assert _ids(engine, spec) == [second]
     [row] = dead.listing(engine, spec, 10)
-    assert (row["id"], row["attempts"], row["errors"]) == (first, 3, 3)
-    assert (row["first_error"], row["last_error"]) == ("boom 1", "boom 3")
-    assert row["payload"] == b"poison" and row["died_at"]
+    assert (row.id, row.attempts, row.errors) == (first, 3, 3)
+    assert (row.first_error, row.last_error) == ("boom 1", "boom 3")
+    assert row.payload == b"poison" and row.died_at
     depth = dead.depth(engine, spec)
     assert (depth.count, depth.exact) == (1, True) and depth.oldest_s is not None
     # Once failed, a message not claimed any more is refused, dead or not.
@@ -82,15 +82,15 @@ def test_a_stale_consumers_late_fail_or_ack_cannot_touch_the_new_claim(engine):
     messages.push(engine, spec, [b"m"])
     [a] = messages.pop(engine, spec, 1, worker="A")
     time.sleep(1.2)
-    assert claims_part.requeue(engine, spec, 1).requeued == [a["id"]]
+    assert claims_part.requeue(engine, spec, 1).requeued == [a.id]
     [b] = messages.pop(engine, spec, 1, worker="B")
-    assert (b["id"], a["attempts"], b["attempts"]) == (a["id"], 1, 2)
+    assert (b.id, a.attempts, b.attempts) == (a.id, 1, 2)
     with pytest.raises(NotFound, match="not claimed at attempt 1"):
-        messages.fail(engine, spec, a["id"], "A timeout", attempt=a["attempts"])
+        messages.fail(engine, spec, a.id, "A timeout", attempt=a.attempts)
     with pytest.raises(NotFound, match="not claimed at attempt 1"):
-        messages.ack(engine, spec, a["id"], attempt=a["attempts"])
+        messages.ack(engine, spec, a.id, attempt=a.attempts)
     assert dead.listing(engine, spec, 10) == []
-    assert messages.ack(engine, spec, b["id"], attempt=b["attempts"])["id"] == b["id"]
+    assert messages.ack(engine, spec, b.id, attempt=b.attempts).id == b.id
     assert _ids(engine, spec) == [] and dead.listing(engine, spec, 10) == []
     if engine.base_dialect == "mysql":  # procedures have no defaults: own names
         owned = catalog.owned(engine, spec)
@@ -102,19 +102,19 @@ def test_requeue_moves_a_stale_claim_at_its_last_attempt_to_the_dead_table(engin
     release it forever. At max_attempts its stale claim dies, with an error saying why; the
     other stale claim is released, in the same run."""
     spec = _claim(engine, max_attempts=2)
-    poison, fine = (r["id"] for r in messages.push(engine, spec, [b"poison", b"fine"]))
+    poison, fine = (r.id for r in messages.push(engine, spec, [b"poison", b"fine"]))
     messages.pop(engine, spec, 1)
     time.sleep(0.01)  # SQLite's claim time has millisecond steps: older than "now"
     first = claims_part.requeue(engine, spec, 0)
     assert (first.requeued, first.dead) == ([poison], [])
     popped = messages.pop(engine, spec, 2)
-    assert {r["id"]: r["attempts"] for r in popped} == {poison: 2, fine: 1}
+    assert {r.id: r.attempts for r in popped} == {poison: 2, fine: 1}
     time.sleep(0.01)
     second = claims_part.requeue(engine, spec, 0)
     assert (second.requeued, second.dead) == ([fine], [poison])
     [row] = dead.listing(engine, spec, 10)
-    assert (row["id"], row["attempts"], row["payload"]) == (poison, 2, b"poison")
-    assert row["last_error"] == "claim went stale after attempt 2 (consumer lost)"
+    assert (row.id, row.attempts, row.payload) == (poison, 2, b"poison")
+    assert row.last_error == "claim went stale after attempt 2 (consumer lost)"
     assert _ids(engine, spec) == [fine]
 
 
@@ -127,15 +127,15 @@ def test_a_70000_character_error_is_cut_and_the_message_still_dies(engine):
     long_error = "é" + "x" * 69_999
     kept = "é" + "x" * (ERROR_CHARS - 1) + "... (truncated, 70000 chars)"
     [got] = messages.pop(engine, spec, 1)
-    assert messages.fail(engine, spec, got["id"], long_error, retry=True)["attempts"] == 1
+    assert messages.fail(engine, spec, got.id, long_error, retry=True).attempts == 1
     [got] = messages.pop(engine, spec, 1)
     if engine.base_dialect != "sqlite":  # the routine itself, as an application calls it
-        params = {"id": got["id"], "error": long_error, "retry": True}
+        params = {"id": got.id, "error": long_error, "retry": True}
         engine.run(engine.hooks.section(spec, "fail"), params)
     else:
-        messages.fail(engine, spec, got["id"], long_error, retry=True)
+        messages.fail(engine, spec, got.id, long_error, retry=True)
     [row] = dead.listing(engine, spec, 10)
-    for got_error in (row["first_error"], row["last_error"]):
+    for got_error in (row.first_error, row.last_error):
         assert (len(got_error), got_error[:3], got_error[-30:]) == (len(kept), kept[:3], kept[-30:])
 
 
@@ -143,9 +143,9 @@ def test_a_fenced_fail_at_the_current_attempt_still_moves_the_message(engine):
     spec = _claim(engine, max_attempts=1)
     messages.push(engine, spec, [b"m"])
     [got] = messages.pop(engine, spec, 1)
-    done = messages.fail(engine, spec, got["id"], "boom", attempt=got["attempts"])
-    assert (done["attempts"], done["dead"]) == (1, True)
-    assert [r["id"] for r in dead.listing(engine, spec, 10)] == [got["id"]]
+    done = messages.fail(engine, spec, got.id, "boom", attempt=got.attempts)
+    assert (done.attempts, done.dead) == (1, True)
+    assert [r.id for r in dead.listing(engine, spec, 10)] == [got.id]
 
 
 def test_redrive_moves_back_under_a_new_id_with_attempts_reset_and_history_kept(engine):
@@ -155,28 +155,28 @@ def test_redrive_moves_back_under_a_new_id_with_attempts_reset_and_history_kept(
     for n in (1, 2):
         _fail_once(engine, spec, f"e{n}")
     plan = dead.redrive(engine, spec, None, dry_run=True)
-    assert (plan["redriven"], plan["ids"], plan["moved"]) == (1, [pushed["id"]], [])
+    assert (plan.count, plan.ids, plan.moved) == (1, [pushed.id], [])
     assert dead.depth(engine, spec).count == 1, "a dry run moves nothing"
     with pytest.raises(NotFound):
-        dead.redrive(engine, spec, [pushed["id"], 999_999])
+        dead.redrive(engine, spec, [pushed.id, 999_999])
     assert dead.depth(engine, spec).count == 1, "an unknown id moves nothing at all"
-    done = dead.redrive(engine, spec, [pushed["id"]])
-    [moved] = done["moved"]
-    assert done["ids"] == [pushed["id"]] and moved["id"] == pushed["id"]
-    assert moved["new_id"] > other["id"], "a new id, at the queue's tail"
+    done = dead.redrive(engine, spec, [pushed.id])
+    [moved] = done.moved
+    assert done.ids == [pushed.id] and moved.id == pushed.id
+    assert moved.new_id > other.id, "a new id, at the queue's tail"
     assert dead.listing(engine, spec, 10) == []
-    back = {r["id"]: r for r in messages.peek(engine, spec, 10)}
-    assert set(back) == {other["id"], moved["new_id"]}
-    new = back[moved["new_id"]]
-    assert (new["attempts"], new["last_error"], new["payload"]) == (0, "e2", b"m")
-    assert new["enqueued_at"] == pushed["enqueued_at"]
-    messages.ack(engine, spec, messages.pop(engine, spec, 1)[0]["id"])  # "other" first
+    back = {r.id: r for r in messages.peek(engine, spec, 10)}
+    assert set(back) == {other.id, moved.new_id}
+    new = back[moved.new_id]
+    assert (new.attempts, new.last_error, new.payload) == (0, "e2", b"m")
+    assert new.enqueued_at == pushed.enqueued_at
+    messages.ack(engine, spec, messages.pop(engine, spec, 1)[0].id)  # "other" first
     # Attempts start again: one failure does not kill it, the second does, with all four errors.
-    assert _fail_once(engine, spec, "e3")["dead"] is False
-    assert _fail_once(engine, spec, "e4")["dead"] is True
+    assert _fail_once(engine, spec, "e3").dead is False
+    assert _fail_once(engine, spec, "e4").dead is True
     [row] = dead.listing(engine, spec, 10)
-    assert (row["id"], row["errors"], row["first_error"], row["last_error"]) == (
-        moved["new_id"],
+    assert (row.id, row.errors, row.first_error, row.last_error) == (
+        moved.new_id,
         4,
         "e1",
         "e4",
@@ -191,16 +191,16 @@ def test_a_late_ack_or_fail_from_before_death_cannot_touch_the_redriven_claim(en
     messages.push(engine, spec, [b"m"])
     [a] = messages.pop(engine, spec, 1, worker="A")
     time.sleep(1.1)
-    assert claims_part.requeue(engine, spec, 1).dead == [a["id"]]
-    [moved] = dead.redrive(engine, spec, None)["moved"]
+    assert claims_part.requeue(engine, spec, 1).dead == [a.id]
+    [moved] = dead.redrive(engine, spec, None).moved
     [b] = messages.pop(engine, spec, 1, worker="B")
-    assert (b["id"], b["attempts"]) == (moved["new_id"], 1) and b["id"] != a["id"]
+    assert (b.id, b.attempts) == (moved.new_id, 1) and b.id != a.id
     with pytest.raises(NotFound):
-        messages.ack(engine, spec, a["id"], attempt=a["attempts"])
+        messages.ack(engine, spec, a.id, attempt=a.attempts)
     with pytest.raises(NotFound):
-        messages.fail(engine, spec, a["id"], "A timeout", attempt=a["attempts"])
-    assert dead.listing(engine, spec, 10) == [] and _ids(engine, spec) == [b["id"]]
-    assert messages.ack(engine, spec, b["id"], attempt=b["attempts"])["id"] == b["id"]
+        messages.fail(engine, spec, a.id, "A timeout", attempt=a.attempts)
+    assert dead.listing(engine, spec, 10) == [] and _ids(engine, spec) == [b.id]
+    assert messages.ack(engine, spec, b.id, attempt=b.attempts).id == b.id
     assert _ids(engine, spec) == []
 
 
@@ -211,11 +211,11 @@ def test_a_message_failing_forever_keeps_its_first_and_latest_errors_only(label,
     [pushed] = messages.push(engine, spec, [b"m"])
     messages.pop(engine, spec, 1)
     for n in range(1, ERRORS_KEPT + 3):  # without --retry the claim stays: fail again
-        messages.fail(engine, spec, pushed["id"], f"e{n}")
+        messages.fail(engine, spec, pushed.id, f"e{n}")
     dead.set_max_attempts(engine, spec, 1)
-    assert messages.fail(engine, spec, pushed["id"], "last")["dead"] is True
+    assert messages.fail(engine, spec, pushed.id, "last").dead is True
     [row] = dead.listing(engine, spec, 10)
-    assert (row["errors"], row["first_error"], row["last_error"]) == (ERRORS_KEPT, "e1", "last")
+    assert (row.errors, row.first_error, row.last_error) == (ERRORS_KEPT, "e1", "last")
     engine.close()
 
 
@@ -223,12 +223,12 @@ def test_max_attempts_changes_without_recreating_the_routines(engine):
     spec = _claim(engine, max_attempts=None)
     messages.push(engine, spec, [b"m"])
     for n in range(3):
-        assert _fail_once(engine, spec, f"e{n}")["dead"] is False
+        assert _fail_once(engine, spec, f"e{n}").dead is False
     spec = dead.set_max_attempts(engine, spec, 5)
     assert catalog.get(engine, "q").max_attempts == 5
-    assert _fail_once(engine, spec, "e3")["dead"] is False
+    assert _fail_once(engine, spec, "e3").dead is False
     dead.set_max_attempts(engine, spec, 2)  # already past it: the next failure kills it
-    assert _fail_once(engine, spec, "e4")["dead"] is True
+    assert _fail_once(engine, spec, "e4").dead is True
     assert dead.set_max_attempts(engine, spec, None).max_attempts is None
     with pytest.raises(UsageError):
         dead.set_max_attempts(engine, spec, 0)
@@ -282,8 +282,8 @@ def test_a_claim_queue_from_before_dead_letters_keeps_working(label, request, tm
     assert not old.dead_table
     [pushed] = messages.push(engine, old, [b"m"])
     messages.pop(engine, old, 1)
-    done = messages.fail(engine, old, pushed["id"], "boom", retry=True)
-    assert (done["id"], done["attempts"], done["dead"]) == (pushed["id"], 1, False)
+    done = messages.fail(engine, old, pushed.id, "boom", retry=True)
+    assert (done.id, done.attempts, done.dead) == (pushed.id, 1, False)
     for refused in (
         lambda: dead.listing(engine, old, 10),
         lambda: dead.redrive(engine, old, None),
@@ -304,14 +304,14 @@ def test_a_redriven_message_lands_above_the_watermark_and_is_served(label, reque
     engine = target.engine()
     spec = _claim(engine, "w", 1, wm=True)
     messages.push(engine, spec, [b"poison"])
-    assert _fail_once(engine, spec, "e")["dead"] is True
+    assert _fail_once(engine, spec, "e").dead is True
     [later] = messages.push(engine, spec, [b"later"])
     # Where the dequeue's advance leaves it once the head has moved on (set directly: an
     # advance waits for unrelated open transactions on some engines).
-    engine.run(engine.hooks.section(spec, "wm_set"), {"wm": later["id"]})
-    [moved] = dead.redrive(engine, spec, None)["moved"]
-    assert moved["new_id"] > watermark.show(engine, spec).watermark
-    assert [r["id"] for r in messages.pop(engine, spec, 5)] == [later["id"], moved["new_id"]]
+    engine.run(engine.hooks.section(spec, "wm_set"), {"wm": later.id})
+    [moved] = dead.redrive(engine, spec, None).moved
+    assert moved.new_id > watermark.show(engine, spec).watermark
+    assert [r.id for r in messages.pop(engine, spec, 5)] == [later.id, moved.new_id]
     engine.close()
 
 
@@ -336,11 +336,11 @@ def test_postgres_fail_called_by_an_application_moves_at_the_limit(isolation, re
                 app.execute(f"BEGIN ISOLATION LEVEL {isolation}")
             [popped] = app.execute("SELECT id FROM q_pop(1, 'app')").fetchall()
             row = app.execute("SELECT * FROM q_fail(%s, %s, true)", (popped[0], f"e{n}"))
-            assert row.fetchall() == [(pushed["id"], n, expect)]
+            assert row.fetchall() == [(pushed.id, n, expect)]
             if isolation:
                 app.commit()
     finish(holder, commit=False)
-    assert [r["id"] for r in dead.listing(engine, spec, 10)] == [pushed["id"]]
+    assert [r.id for r in dead.listing(engine, spec, 10)] == [pushed.id]
     assert messages.peek(engine, spec, 10) == []
     engine.close()
 
@@ -372,14 +372,14 @@ def test_mysql_fail_called_by_an_application_moves_at_the_limit(
             while cur.nextset():
                 pass
             cur.execute("CALL q_fail(%s, %s, TRUE)", (popped, f"e{n}"))
-            assert [tuple(r) for r in cur.fetchall()] == [(pushed["id"], n, expect)]
+            assert [tuple(r) for r in cur.fetchall()] == [(pushed.id, n, expect)]
             while cur.nextset():
                 pass
             if not autocommit:
                 app.commit()
     app.close()
     finish(holder, commit=False)
-    assert [r["id"] for r in dead.listing(engine, spec, 10)] == [pushed["id"]]
+    assert [r.id for r in dead.listing(engine, spec, 10)] == [pushed.id]
     assert messages.peek(engine, spec, 10) == []
     engine.close()
 
@@ -391,7 +391,7 @@ def test_sqlite_fail_statements_run_in_autocommit_are_one_transaction(tmp_path):
     [pushed] = messages.push(engine, spec, [b"m"])
     messages.pop(engine, spec, 1)
     app = sqlite3.connect(path, isolation_level=None)
-    params = {"id": pushed["id"], "error": "e", "retry": True}
+    params = {"id": pushed.id, "error": "e", "retry": True}
     statements = engine.hooks.section(spec, "fail")
     for statement in statements[:-1]:
         app.execute(statement, params).fetchall()
@@ -399,7 +399,7 @@ def test_sqlite_fail_statements_run_in_autocommit_are_one_transaction(tmp_path):
     with pytest.raises(sqlite3.OperationalError, match="locked"):
         other.execute("BEGIN IMMEDIATE")
     app.execute(statements[-1]).fetchall()
-    assert [r["id"] for r in dead.listing(engine, spec, 10)] == [pushed["id"]]
+    assert [r.id for r in dead.listing(engine, spec, 10)] == [pushed.id]
     for conn in (app, other):
         conn.close()
     engine.close()
@@ -440,11 +440,11 @@ def consumer(dsn: str, schema: str | None, out: str, redrive_done: str) -> None:
             continue
         empty = 0
         for row in rows:
-            if _poison(row["payload"]):
-                messages.fail(engine, spec, row["id"], f"poison {row['id']}", retry=True)
+            if _poison(row.payload):
+                messages.fail(engine, spec, row.id, f"poison {row.id}", retry=True)
             else:
-                messages.ack(engine, spec, row["id"])
-                acked.append(row["payload"].decode())
+                messages.ack(engine, spec, row.id)
+                acked.append(row.payload.decode())
     Path(out).write_text(json.dumps(acked))
     engine.close()
 
@@ -468,7 +468,7 @@ def redriver(dsn: str, schema: str | None, done: str) -> None:
     moved = 0
     while moved < REDRIVEN:
         with suppress(LockTimeout):
-            moved += dead.redrive(engine, spec, None)["redriven"]
+            moved += dead.redrive(engine, spec, None).count
         time.sleep(0.02)
     engine.close()
     Path(done).write_text(json.dumps(moved))
@@ -506,8 +506,8 @@ def test_nothing_lost_or_duplicated_with_killed_consumers_and_concurrent_redrive
         proc.join(120)
         assert proc.exitcode == 0
     acked = [i.encode() for o in outs for i in json.loads(o.read_text())]
-    waiting = [r["payload"] for r in messages.peek(engine, spec, 10_000)]
-    died = [r["payload"] for r in dead.listing(engine, spec, 10_000)]
+    waiting = [r.payload for r in messages.peek(engine, spec, 10_000)]
+    died = [r.payload for r in dead.listing(engine, spec, 10_000)]
     everywhere = acked + waiting + died
     assert len(everywhere) == len(set(everywhere)), "a message is in two places"
     assert set(everywhere) == pushed, "a message was lost"
@@ -521,7 +521,7 @@ def test_nothing_lost_or_duplicated_with_killed_consumers_and_concurrent_redrive
 
 def _kill(engine: Engine, spec, payloads: list[bytes], error: str) -> list[int]:
     """Push and fail each payload once (max_attempts 1: each dies with ``error``)."""
-    ids = [r["id"] for r in messages.push(engine, spec, payloads)]
+    ids = [r.id for r in messages.push(engine, spec, payloads)]
     for _ in ids:
         _fail_once(engine, spec, error)
     return ids
@@ -532,14 +532,14 @@ def test_history_shows_every_error_of_one_dead_message(engine):
     [pushed] = messages.push(engine, spec, [b"m"])
     for n in (1, 2, 3):
         _fail_once(engine, spec, f"boom {n}")
-    one = dead.history(engine, spec, pushed["id"])
-    assert (one["id"], one["attempts"], one["payload"]) == (pushed["id"], 3, b"m")
-    assert [(e["attempt"], e["error"]) for e in one["errors"]] == [
+    one = dead.history(engine, spec, pushed.id)
+    assert (one.id, one.attempts, one.payload) == (pushed.id, 3, b"m")
+    assert [(e.attempt, e.error) for e in one.errors] == [
         (1, "boom 1"),
         (2, "boom 2"),
         (3, "boom 3"),
     ]
-    assert all(e["at"] and e["at"].endswith("Z") for e in one["errors"])
+    assert all(e.at and e.at.endswith("Z") for e in one.errors)
     with pytest.raises(NotFound, match="no dead message 999"):
         dead.history(engine, spec, 999)
 
@@ -552,7 +552,7 @@ def test_filters_pick_by_age_and_by_error_text_taken_literally(engine):
     other = _kill(engine, spec, [b"d"], "timeout after 500 (pool-1)")
 
     def ids(**given: Any) -> list[int]:
-        return sorted(r["id"] for r in dead.listing(engine, spec, 100, dead.Filter(**given)))
+        return sorted(r.id for r in dead.listing(engine, spec, 100, dead.Filter(**given)))
 
     assert ids() == sorted(old + new + other)
     assert ids(older_s=1) == old
@@ -564,27 +564,27 @@ def test_filters_pick_by_age_and_by_error_text_taken_literally(engine):
     assert ids(error="[") == [] and ids(error="!") == []
     assert ids(error="pool", newer_s=1) == other
     plan = dead.discard(engine, spec, None, picked=dead.Filter(error="pool_1"), dry_run=True)
-    assert (plan["discarded"], plan["ids"]) == (2, old)
+    assert (plan.count, plan.ids) == (2, old)
     assert len(dead.listing(engine, spec, 100)) == 4, "a dry run removes nothing"
 
 
 def test_discard_removes_dead_letters_only_and_each_once(engine):
     spec = _claim(engine, max_attempts=1)
     died = _kill(engine, spec, [b"x", b"y", b"z"], "boom")
-    live = [r["id"] for r in messages.push(engine, spec, [b"live1", b"live2"])]
+    live = [r.id for r in messages.push(engine, spec, [b"live1", b"live2"])]
     [claimed] = messages.pop(engine, spec, 1)
     with pytest.raises(NotFound, match="nothing was discarded"):
         dead.discard(engine, spec, [died[0], 999_999])
     assert len(dead.listing(engine, spec, 10)) == 3, "an unknown id discards nothing at all"
     done = dead.discard(engine, spec, [died[0]])
-    assert (done["discarded"], done["ids"], done["gone"]) == (1, [died[0]], [])
+    assert (done.count, done.ids, done.gone) == (1, [died[0]], [])
     with pytest.raises(NotFound):
         dead.discard(engine, spec, [died[0]])  # a second discard of it: refused, not counted
     done = dead.discard(engine, spec, None)  # every one left
-    assert (done["discarded"], done["ids"]) == (2, died[1:])
+    assert (done.count, done.ids) == (2, died[1:])
     assert dead.listing(engine, spec, 10) == []
     assert _ids(engine, spec) == live, "the live queue, claims included, is untouched"
-    assert messages.ack(engine, spec, claimed["id"])["id"] == claimed["id"]
+    assert messages.ack(engine, spec, claimed.id).id == claimed.id
 
 
 def test_redrive_to_another_queue_moves_each_payload_once(engine):
@@ -592,9 +592,9 @@ def test_redrive_to_another_queue_moves_each_payload_once(engine):
     fifo = queues.create(engine, queues.make_spec("other", "fifo", None, False))
     died = _kill(engine, spec, [b"p1", b"p2", b"p3"], "boom")
     done = dead.redrive(engine, spec, None, picked=dead.Filter(), to=fifo)
-    assert (done["redriven"], done["to"], [m["id"] for m in done["moved"]]) == (3, "other", died)
+    assert (done.count, done.to, [m.id for m in done.moved]) == (3, "other", died)
     assert dead.listing(engine, spec, 10) == [] and _ids(engine, spec) == []
-    assert [r["payload"] for r in messages.pop(engine, fifo, 10)] == [b"p1", b"p2", b"p3"]
+    assert [r.payload for r in messages.pop(engine, fifo, 10)] == [b"p1", b"p2", b"p3"]
 
 
 def test_redrive_to_a_full_ring_moves_nothing(engine):
@@ -604,8 +604,8 @@ def test_redrive_to_a_full_ring_moves_nothing(engine):
     died = _kill(engine, spec, [b"p1", b"p2"], "boom")
     with pytest.raises(QueueFull):
         dead.redrive(engine, spec, None, to=ring)
-    assert sorted(r["id"] for r in dead.listing(engine, spec, 10)) == died
-    assert [r["payload"] for r in messages.peek(engine, ring, 10)] == [b"fills it"]
+    assert sorted(r.id for r in dead.listing(engine, spec, 10)) == died
+    assert [r.payload for r in messages.peek(engine, ring, 10)] == [b"fills it"]
 
 
 def test_a_paced_redrive_moves_everything_in_small_batches(engine):
@@ -613,7 +613,7 @@ def test_a_paced_redrive_moves_everything_in_small_batches(engine):
     died = _kill(engine, spec, [b"%d" % n for n in range(7)], "boom")
     assert dead.Pace(2).batch == 1 and dead.Pace(50).batch == 10 and dead.Pace(1e6).batch == 100
     done = dead.redrive(engine, spec, None, pace=dead.Pace(1000))
-    assert (done["redriven"], done["ids"]) == (7, died)
+    assert (done.count, done.ids) == (7, died)
     assert len(_ids(engine, spec)) == 7 and dead.listing(engine, spec, 10) == []
 
 
@@ -655,13 +655,13 @@ def console_consumer(dsn: str, schema: str | None, out: str, done: str) -> None:
             continue
         empty = 0
         for row in rows:
-            error = _console_error(row["payload"])
+            error = _console_error(row.payload)
             if error is None:
-                messages.ack(engine, spec, row["id"])
-                acked.append(row["payload"].decode())
+                messages.ack(engine, spec, row.id)
+                acked.append(row.payload.decode())
             else:
-                messages.fail(engine, spec, row["id"], error)
-                killed[row["id"]] = row["payload"].decode()
+                messages.fail(engine, spec, row.id, error)
+                killed[row.id] = row.payload.decode()
     Path(out).write_text(json.dumps({"acked": acked, "killed": killed}))
     engine.close()
 
@@ -676,7 +676,7 @@ def _mover(dsn: str, schema: str | None, work: Any, log: list[dict[str, Any]]) -
         with suppress(LockTimeout):
             result = work(engine, spec)
             log.append(result)
-            taken += len(result["ids"])
+            taken += len(result.ids)
             rounds += 1
         time.sleep(0.05)
     engine.close()
@@ -702,8 +702,8 @@ def test_every_message_is_delivered_once_or_discarded_once(label, request, tmp_p
     ]
     for proc in procs:
         proc.start()
-    discards: list[dict[str, Any]] = []
-    redrives: list[dict[str, Any]] = []
+    discards: list[dead.Outcome] = []
+    redrives: list[dead.Outcome] = []
     works = [
         (lambda e, s: dead.discard(e, s, None, picked=dead.Filter(error="fatal")), discards),
         (lambda e, s: dead.redrive(e, s, None, picked=dead.Filter(error="transient")), redrives),
@@ -723,8 +723,8 @@ def test_every_message_is_delivered_once_or_discarded_once(label, request, tmp_p
     acked = [p for log in logs for p in log["acked"]]
     # What the movers left in the dead table goes too, counted as the last discard.
     discards.append(dead.discard(engine, spec, None))
-    discarded = [killed[i] for d in discards for i in d["ids"]]
-    redriven = [i for r in redrives for i in r["ids"]]
+    discarded = [killed[i] for d in discards for i in d.ids]
+    redriven = [i for r in redrives for i in r.ids]
     summary = f"acked={len(acked)} discarded={len(discarded)} redriven={len(redriven)}"
     assert len(acked) == len(set(acked)), "a message delivered twice: " + summary
     assert len(discarded) == len(set(discarded)), "a message discarded twice: " + summary
@@ -732,6 +732,6 @@ def test_every_message_is_delivered_once_or_discarded_once(label, request, tmp_p
     assert set(acked) | set(discarded) == pushed, "a message lost: " + summary
     assert {p for p in pushed if _console_error(p.encode())} == set(discarded), summary
     assert len(redriven) == len(set(redriven)), "one dead id redriven twice: " + summary
-    assert len(redriven) >= 2 * TAKEN and len(discarded) >= TAKEN + len(discards[-1]["ids"])
+    assert len(redriven) >= 2 * TAKEN and len(discarded) >= TAKEN + len(discards[-1].ids)
     assert messages.peek(engine, spec, 10) == [] and dead.listing(engine, spec, 10) == []
     engine.close()

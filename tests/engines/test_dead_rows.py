@@ -87,7 +87,7 @@ def _buffers(engine: Engine, schema: str) -> int:
 
 def _behind_dead_rows(
     label: str, kind: str, watermark: bool, request: Any, tmp_path: Any
-) -> tuple[size.Size, list[dict[str, Any]], int | None]:
+) -> tuple[size.Size, list[messages.Pushed], int | None]:
     """The queue's size behind DEAD dead rows with LIVE messages waiting, the pushed messages,
     and (PostgreSQL) the buffers the measure read."""
     target = make_target(label, request, tmp_path)
@@ -103,7 +103,7 @@ def _behind_dead_rows(
             # where the dequeues' advance puts it (set by hand: on a shared MariaDB server any
             # open writer elsewhere holds the advance back, docs/kinds.md#watermarks)
             wm = engine.qualified(spec.name + "_wm")
-            engine.run([f"UPDATE {wm} SET wm = {int(pushed[0]['id'])}"])
+            engine.run([f"UPDATE {wm} SET wm = {int(pushed[0].id)}"])
         schema = target.schema if engine.name == "postgresql" else None
         before = _buffers(engine, schema) if schema else None
         part = size.measure(engine, spec)
@@ -124,10 +124,10 @@ def test_size_behind_dead_rows_reads_the_head_not_the_dead(
     monkeypatch.setattr(size, "DEAD_WALK_LIMIT", 1000)
     part, pushed, read = _behind_dead_rows(label, kind, watermark, request, tmp_path)
     assert part.depth == LIVE
-    assert part.oldest_enqueued_at == iso(to_utc(pushed[0]["enqueued_at"]))
+    assert part.oldest_enqueued_at == iso(to_utc(pushed[0].enqueued_at))
     if watermark:
         assert part.depth_exact and not part.oldest_at_least
-        assert part.depth_source == f"counted from the watermark (id >= {pushed[0]['id']})"
+        assert part.depth_source == f"counted from the watermark (id >= {pushed[0].id})"
         assert part.oldest_source == "the first row at or above the watermark"
     else:
         assert not part.depth_exact and part.oldest_at_least
@@ -150,7 +150,7 @@ def test_postgres_size_counts_from_the_bottom_when_the_catalog_bounds_the_dead_r
     by them, so depth is exact and says how it was bounded."""
     part, pushed, read = _behind_dead_rows("postgresql", "fifo", False, request, tmp_path)
     assert (part.depth, part.depth_exact, part.oldest_at_least) == (LIVE, True, False)
-    assert part.oldest_enqueued_at == iso(to_utc(pushed[0]["enqueued_at"]))
+    assert part.oldest_enqueued_at == iso(to_utc(pushed[0].enqueued_at))
     assert part.depth_source == f"counted (n_dead_tup {DEAD})"
     # the price the bound allows: every dead row's heap page (~430 of 300-byte rows)
     assert read is not None and read > 400
@@ -250,7 +250,7 @@ def test_a_watermark_far_behind_is_a_floor_not_a_walk(label, request, tmp_path, 
         holder.close()
     engine.close()
     assert (part.depth, part.depth_exact, part.oldest_at_least) == (LIVE, False, True)
-    assert part.oldest_enqueued_at == iso(to_utc(pushed[0]["enqueued_at"]))
+    assert part.oldest_enqueued_at == iso(to_utc(pushed[0].enqueued_at))
     assert part.depth_source and "the watermark 1 lags behind" in part.depth_source
     if read is not None:  # the 1,000-id window, not the 10,000 dead rows above the watermark
         assert read < WINDOW_BUFFERS, read
@@ -541,7 +541,7 @@ def _claimed_queue(engine: Engine, name: str) -> QueueSpec:
     messages.push(engine, spec, [b"m%d" % i for i in range(LIVE + 5)])
     popped = messages.pop(engine, spec, 5)
     table = engine.qualified(spec.name)
-    stale = int(popped[0]["id"])
+    stale = int(popped[0].id)
     engine.run(
         [f"UPDATE {table} SET processing_started_at = now() - interval '1 hour' WHERE id = {stale}"]
     )
@@ -569,7 +569,7 @@ def test_postgres_claims_behind_dead_rows_read_a_window_not_the_dead_claims(
         table = engine.qualified(spec.name)
         messages.push(engine, spec, [b"m%d" % i for i in range(LIVE + 5)])
         popped = messages.pop(engine, spec, 5)
-        stale = int(popped[0]["id"])
+        stale = int(popped[0].id)
         engine.run(
             [
                 f"UPDATE {table} SET processing_started_at = now() - interval '1 hour' "

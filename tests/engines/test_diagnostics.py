@@ -158,7 +158,7 @@ def test_blocked_dequeue_shows_waiter_blocker_and_wait_time(label, request, tmp_
     assert any(f["code"] == "lock_wait" for f in report["findings"])
     finish(holder, commit=True)
     thread.join(timeout=30)
-    assert [m["payload"] for m in got] == [b"b"]
+    assert [m.payload for m in got] == [b"b"]
     for eng in (holder, waiter, engine):
         eng.close()
 
@@ -206,7 +206,7 @@ def test_killed_consumer_claim_is_stale_and_requeue_releases_it(label, request, 
     assert claims.requeue(engine, spec, 3600).requeued == [], "fresh claims are not released"
     assert claims.requeue(engine, spec, 0).requeued == [stale[0]["id"]]
     second = messages.pop(engine, spec, worker="second")
-    assert second[0]["payload"] == b"job" and second[0]["attempts"] == 2
+    assert second[0].payload == b"job" and second[0].attempts == 2
     engine.close()
 
 

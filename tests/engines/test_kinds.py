@@ -19,8 +19,8 @@ def make(engine, name: str, kind: str, capacity: int | None = None, strict: bool
     return queues.create(engine, queues.make_spec(name, kind, capacity, strict))
 
 
-def payloads(rows) -> list[bytes]:
-    return [r["payload"] for r in rows]
+def payloads(rows: list[messages.Message]) -> list[bytes]:
+    return [r.payload for r in rows]
 
 
 @pytest.fixture
@@ -100,7 +100,7 @@ def test_ids_are_not_reused_after_the_queue_drains(engine):
     first = messages.push(engine, spec, [b"a", b"b"])
     messages.pop(engine, spec, 2)
     again = messages.push(engine, spec, [b"c"])
-    assert again[0]["id"] > first[-1]["id"]
+    assert again[0].id > first[-1].id
 
 
 def test_heap_returns_every_message_once(engine):
@@ -174,7 +174,7 @@ def test_capped_overwrites_oldest_and_reports_it(engine, target):
     spec = make(engine, "c", "capped", 3)
     base = first_id(target)
     pushed = messages.push(engine, spec, [b"a", b"b", b"c", b"d", b"e"])
-    assert [p.get("overwritten_id") for p in pushed] == [None, None, None, base, base + 1]
+    assert [p.overwritten_id for p in pushed] == [None, None, None, base, base + 1]
     assert payloads(messages.peek(engine, spec)) == [b"c", b"d", b"e"]
     assert payloads(messages.pop(engine, spec, 10)) == [b"c", b"d", b"e"]
 
@@ -184,37 +184,37 @@ def test_capped_gaps_from_pops_never_exceed_capacity_or_reuse_ids(engine):
     seen_ids: set[int] = set()
     for round_ in range(6):
         pushed = messages.push(engine, spec, [f"{round_}-{i}".encode() for i in range(3)])
-        ids = {p["id"] for p in pushed}
+        ids = {p.id for p in pushed}
         assert not ids & seen_ids
         seen_ids |= ids
         messages.pop(engine, spec, 1)
         assert len(messages.peek(engine, spec, 100)) <= 4
     remaining = messages.pop(engine, spec, 100)
-    assert [r["id"] for r in remaining] == sorted(r["id"] for r in remaining)
+    assert [r.id for r in remaining] == sorted(r.id for r in remaining)
 
 
 def test_claim_test_and_set_ack_and_fail(engine):
     spec = make(engine, "cl", "claim")
     messages.push(engine, spec, [b"one", b"two"])
     first = messages.pop(engine, spec, worker="w1")[0]
-    assert first["payload"] == b"one" and first["attempts"] == 1
+    assert first.payload == b"one" and first.attempts == 1
     second = messages.pop(engine, spec, worker="w2")[0]
-    assert second["payload"] == b"two"
+    assert second.payload == b"two"
     with pytest.raises(QueueEmpty):
         messages.pop(engine, spec)
-    rows = {r["id"]: r for r in messages.peek(engine, spec)}
-    assert rows[first["id"]]["processing_started_at"] is not None
-    assert rows[first["id"]]["claimed_by"] == "w1"
-    messages.ack(engine, spec, first["id"])
+    rows = {r.id: r for r in messages.peek(engine, spec)}
+    assert rows[first.id].processing_started_at is not None
+    assert rows[first.id].claimed_by == "w1"
+    messages.ack(engine, spec, first.id)
     with pytest.raises(NotFound):
-        messages.ack(engine, spec, first["id"])
-    failed = messages.fail(engine, spec, second["id"], "boom")
-    assert failed["attempts"] == 1
+        messages.ack(engine, spec, first.id)
+    failed = messages.fail(engine, spec, second.id, "boom")
+    assert failed.attempts == 1
     row = messages.peek(engine, spec)[0]
-    assert row["last_error"] == "boom" and row["processing_started_at"] is not None
-    messages.fail(engine, spec, second["id"], "boom again", retry=True)
+    assert row.last_error == "boom" and row.processing_started_at is not None
+    messages.fail(engine, spec, second.id, "boom again", retry=True)
     retried = messages.pop(engine, spec)[0]
-    assert retried["id"] == second["id"] and retried["attempts"] == 2
+    assert retried.id == second.id and retried.attempts == 2
 
 
 def test_ack_on_a_fifo_is_refused(engine):
@@ -231,8 +231,8 @@ def test_ring_full_refuses_push_without_losing_a_number(engine, target):
         messages.push(engine, spec, [b"d"])
     assert payloads(messages.pop(engine, spec)) == [b"a"]
     pushed = messages.push(engine, spec, [b"d"])
-    assert pushed[0]["id"] == base + 3, "the refused push must not have used a number"
-    assert [r["id"] for r in messages.pop(engine, spec, 10)] == [base + 1, base + 2, base + 3]
+    assert pushed[0].id == base + 3, "the refused push must not have used a number"
+    assert [r.id for r in messages.pop(engine, spec, 10)] == [base + 1, base + 2, base + 3]
 
 
 def test_ring_empty_pop_takes_no_number(engine, target):
@@ -243,7 +243,7 @@ def test_ring_empty_pop_takes_no_number(engine, target):
             messages.pop(engine, spec)
     messages.push(engine, spec, [b"x"])
     got = messages.pop(engine, spec)
-    assert got[0]["id"] == base and got[0]["payload"] == b"x"
+    assert got[0].id == base and got[0].payload == b"x"
 
 
 def test_ring_wraps_around_in_order_and_never_grows(engine):

@@ -64,10 +64,10 @@ class Traffic:
                 start = time.monotonic()
                 if what == "push":
                     rows = messages.push(engine, self.spec, [b"t" * 100] * 10)
-                    self.pushed.extend(int(r["id"]) for r in rows)
+                    self.pushed.extend(int(r.id) for r in rows)
                 else:
                     rows = _pop(engine, self.spec, 10)
-                    self.popped.extend(int(r["id"]) for r in rows)
+                    self.popped.extend(int(r.id) for r in rows)
                 self.slowest = max(self.slowest, time.monotonic() - start)
                 time.sleep(0.005)
         except BaseException as exc:  # reported by check()
@@ -79,13 +79,13 @@ class Traffic:
         """Nothing lost, nothing twice, nobody held up for long."""
         assert not self.errors, self.errors
         while rest := _pop(engine, self.spec, 1000):
-            self.popped.extend(int(r["id"]) for r in rest)
+            self.popped.extend(int(r.id) for r in rest)
         assert len(self.pushed) > 20
         assert sorted(self.popped) == sorted(self.pushed)
         assert self.slowest < SLOW_CALL_S, self.slowest
 
 
-def _pop(engine: Any, spec: QueueSpec, count: int) -> list[dict[str, Any]]:
+def _pop(engine: Any, spec: QueueSpec, count: int) -> list[messages.Message]:
     try:
         return messages.pop(engine, spec, count)
     except QueueEmpty:

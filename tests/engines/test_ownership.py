@@ -42,7 +42,7 @@ def names(engine) -> set[str]:
 def works(engine, name: str) -> None:
     spec = catalog.get(engine, name)
     messages.push(engine, spec, [b"still here"])
-    assert [m["payload"] for m in messages.pop(engine, spec)] == [b"still here"]
+    assert [m.payload for m in messages.pop(engine, spec)] == [b"still here"]
 
 
 def one_line_refusal(result, *words: str) -> None:
@@ -326,7 +326,7 @@ def test_convert_records_the_ring_so_drop_leaves_nothing(label, request, tmp_pat
     assert {"cv", "cv_ctl", "cv_overflow", "cv_loaded"} <= recorded
     made = {n for k, n in catalog.schema_objects(engine, "cv") if k != "index"} - before
     assert recorded >= made, "every table, sequence and routine of cv is recorded"
-    assert [m["payload"] for m in messages.pop(engine, ring)] == [b"p"]
+    assert [m.payload for m in messages.pop(engine, ring)] == [b"p"]
     queues.drop(engine, ring)
     assert names(engine) == before
     works(engine, "cvx")

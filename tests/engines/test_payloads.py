@@ -29,4 +29,4 @@ def test_payloads_round_trip_byte_for_byte(label, kind, request, tmp_path):
     spec = queues.create(engine, queues.make_spec("pay_q", kind, capacity, False))
     messages.push(engine, spec, PAYLOADS)
     got = messages.pop(engine, spec, count=len(PAYLOADS))
-    assert [m["payload"] for m in got] == PAYLOADS
+    assert [m.payload for m in got] == PAYLOADS

@@ -37,7 +37,7 @@ def test_a_batch_over_max_allowed_packet_goes_in_chunks_by_bytes(request, tmp_pa
     pushed = messages.push(engine, spec, sent)
     assert len(pushed) == count
     got = messages.pop(engine, spec, count)
-    assert [m["payload"] for m in got] == sent
+    assert [m.payload for m in got] == sent
     engine.close()
 
 

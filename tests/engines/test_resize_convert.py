@@ -106,14 +106,14 @@ def test_resize_keeps_order_and_ids_and_refuses_to_shrink_below_backlog(label, r
     spec = catalog.get(engine, "ring_q")
     assert spec.capacity == 2500
     more = messages.push(engine, spec, [b"f"])
-    assert more[0]["id"] == pushed[-1]["id"] + 1
+    assert more[0].id == pushed[-1].id + 1
     got = messages.pop(engine, spec, count=10)
-    assert [m["payload"] for m in got] == [b"b", b"c", b"d", b"e", b"f"]
-    assert [m["id"] for m in got] == sorted(m["id"] for m in got)
+    assert [m.payload for m in got] == [b"b", b"c", b"d", b"e", b"f"]
+    assert [m.id for m in got] == sorted(m.id for m in got)
     resize_ops.resize(engine, spec, 2)
     spec = catalog.get(engine, "ring_q")
     messages.push(engine, spec, [b"g", b"h"])
-    assert [m["payload"] for m in messages.pop(engine, spec, count=5)] == [b"g", b"h"]
+    assert [m.payload for m in messages.pop(engine, spec, count=5)] == [b"g", b"h"]
 
 
 CONVERT_LABELS = ["sqlite", "postgresql", "mariadb"]
@@ -164,7 +164,7 @@ def _fifo_with_backlog(engine, n: int = 50):
     spec = queues.create(engine, queues.make_spec("conv_q", "fifo", None, False))
     pushed = messages.push(engine, spec, [f"b{i}".encode() for i in range(n)])
     messages.pop(engine, spec, count=5)  # the backlog starts above the first id
-    return [(m["id"], f"b{i}".encode()) for i, m in enumerate(pushed)][5:]
+    return [(m.id, f"b{i}".encode()) for i, m in enumerate(pushed)][5:]
 
 
 @pytest.mark.parametrize("label", CONVERT_LABELS)
@@ -183,8 +183,8 @@ def test_convert_keeps_backlog_ids_and_order(label, request, tmp_path):
     spec = catalog.get(engine, "conv_q")
     assert (spec.kind.value, spec.capacity) == ("ring", 64)
     new = messages.push(engine, spec, [b"after"])
-    assert new[0]["id"] == result["next_id"]
-    assert drain_ids(engine, "conv_q") == [*backlog, (new[0]["id"], b"after")]
+    assert new[0].id == result["next_id"]
+    assert drain_ids(engine, "conv_q") == [*backlog, (new[0].id, b"after")]
 
 
 @pytest.mark.parametrize("label", ["postgresql", "mariadb"])
@@ -193,11 +193,11 @@ def test_convert_never_reuses_an_id_the_queue_handed_out(label, request, tmp_pat
     AUTO_INCREMENT counter, so a consumer that remembers ids never sees one twice."""
     engine = make_target(label, request, tmp_path).engine()
     spec = queues.create(engine, queues.make_spec("conv_q", "fifo", None, False))
-    last = max(messages.push(engine, spec, [b"x"])[-1]["id"] for _ in range(10))
+    last = max(messages.push(engine, spec, [b"x"])[-1].id for _ in range(10))
     messages.pop(engine, spec, count=10)
     result = convert_ops.convert(engine, convert_ops.source(engine, "conv_q"), 8)
     assert result["next_id"] == last + 1
-    assert messages.push(engine, catalog.get(engine, "conv_q"), [b"y"])[0]["id"] == last + 1
+    assert messages.push(engine, catalog.get(engine, "conv_q"), [b"y"])[0].id == last + 1
 
 
 @pytest.mark.parametrize("label", CONVERT_LABELS)
@@ -283,7 +283,7 @@ def test_convert_killed_at_each_step_then_run_again_loses_nothing(label, request
             assert plan["resuming"] == RESUMING.get(victim, "gated"), victim
             _autocommit_push(engine.schema, f"auto-{victim}".encode())
             pushed = messages.push(engine, catalog.get(engine, "conv_q"), [victim.encode()])
-            expected += [(None, f"auto-{victim}".encode()), (pushed[0]["id"], victim.encode())]
+            expected += [(None, f"auto-{victim}".encode()), (pushed[0].id, victim.encode())]
     convert_ops.convert(engine, convert_ops.source(engine, "conv_q"), 1000)
     got = drain_ids(engine, "conv_q")
     assert [p for _, p in got] == [p for _, p in expected]
@@ -377,7 +377,7 @@ def test_convert_waits_out_an_open_transaction_or_gives_up_cleanly(request, tmp_
     engine = target.engine()
     spec = catalog.get(engine, "conv_q")
     assert spec.kind.value == "fifo"
-    late = messages.push(engine, spec, [b"late"])[0]["id"]
+    late = messages.push(engine, spec, [b"late"])[0].id
     release.set()
     holder.join()
     holder, _ = _hold_table_open(target, 2.5)
@@ -498,14 +498,14 @@ def test_capped_resize_keeps_ids_and_refuses_what_would_overwrite(label, request
     resize_ops.resize(engine, spec, 10)
     spec = catalog.get(engine, "cap_q")
     more = messages.push(engine, spec, [f"m{i}".encode() for i in range(8)])
-    assert [m.get("overwritten_id") for m in more] == [None] * 8  # 10 slots: none overwritten
-    assert more[0]["id"] == pushed[-1]["id"] + 1
+    assert [m.overwritten_id for m in more] == [None] * 8  # 10 slots: none overwritten
+    assert more[0].id == pushed[-1].id + 1
     got = messages.pop(engine, spec, count=20)
-    assert [m["payload"] for m in got] == [b"c", b"d", *(f"m{i}".encode() for i in range(8))]
+    assert [m.payload for m in got] == [b"c", b"d", *(f"m{i}".encode() for i in range(8))]
     messages.push(engine, spec, [b"x", b"y"])
-    first = messages.push(engine, spec, [b"z"])[0]["id"]
+    first = messages.push(engine, spec, [b"z"])[0].id
     messages.pop(engine, spec)  # x gone; y and z left, their ids two apart... span 2
-    assert first - 1 == messages.peek(engine, spec)[0]["id"]
+    assert first - 1 == messages.peek(engine, spec)[0].id
     resize_ops.resize(engine, spec, 2)
     spec = catalog.get(engine, "cap_q")
-    assert [m["payload"] for m in messages.pop(engine, spec, count=5)] == [b"y", b"z"]
+    assert [m.payload for m in messages.pop(engine, spec, count=5)] == [b"y", b"z"]

@@ -95,7 +95,7 @@ def test_killed_popper_leaves_an_orphan_that_blocks_pushes(label, request, tmp_p
     first = _first(label)
     messages.push(engine, spec, [b"a", b"b"])
     _kill_blocked_client(target, "pop", _lock_slot(target, first % 4))
-    assert [m["payload"] for m in messages.pop(engine, spec)] == [b"b"]
+    assert [m.payload for m in messages.pop(engine, spec)] == [b"b"]
     messages.push(engine, spec, [b"c", b"d"])
     with pytest.raises(QueueFull):
         messages.push(engine, spec, [b"e"])  # 3 messages in 4 slots, yet refused
@@ -110,9 +110,9 @@ def test_killed_popper_leaves_an_orphan_that_blocks_pushes(label, request, tmp_p
     )
     assert fix.endswith(f"(by hand: {report['ring']['orphan_fix']})")
     engine.run([report["ring"]["orphan_fix"]])  # the SQL the finding prints, as printed
-    assert [m["payload"] for m in messages.pop(engine, spec, 10)] == [b"a", b"c", b"d"]
+    assert [m.payload for m in messages.pop(engine, spec, 10)] == [b"a", b"c", b"d"]
     messages.push(engine, spec, [b"e"])
-    assert [m["payload"] for m in messages.pop(engine, spec)] == [b"e"]
+    assert [m.payload for m in messages.pop(engine, spec)] == [b"e"]
     assert ring_part.measure(engine, spec).state.orphan_id is None
     engine.close()
 
@@ -133,7 +133,7 @@ def test_killed_pusher_leaves_a_missing_number_that_stops_pops(
     assert report["ring"]["missing_id"] == first
     assert any(f["code"] == "ring_push_hole" for f in report["findings"])
     engine.run([report["ring"]["hole_fix"]])  # the SQL the finding prints, as printed
-    assert [m["payload"] for m in messages.pop(engine, spec)] == [b"x"]
+    assert [m.payload for m in messages.pop(engine, spec)] == [b"x"]
     engine.close()
 
 
@@ -156,11 +156,11 @@ def test_repair_gets_both_stalls_moving_and_loses_nothing(label, request, tmp_pa
     cli_args = [*target.cli_args(), "--format", "json"]
     dry = json.loads(CliRunner().invoke(cli, ["repair", "ring_q", "--dry-run", *cli_args]).stdout)
     assert dry["park"] == [first] and dry["dry_run"] is True
-    assert [m["payload"] for m in messages.pop(engine, spec, 10)] == [b"b", b"c", b"d"]
+    assert [m.payload for m in messages.pop(engine, spec, 10)] == [b"b", b"c", b"d"]
     done = CliRunner().invoke(cli, ["repair", "ring_q", "--yes", "--older-than", "0", *cli_args])
     assert done.exit_code == 0, done.stderr
     assert json.loads(done.stdout)["park"] == [first]
-    assert [m["payload"] for m in messages.pop(engine, spec)] == [b"a"]
+    assert [m.payload for m in messages.pop(engine, spec)] == [b"a"]
     # now a pusher dies after taking its number: pops stop there until repair skips it
     _kill_blocked_client(target, "push", _block_push(target))
     messages.push(engine, spec, [b"e"])
@@ -172,7 +172,7 @@ def test_repair_gets_both_stalls_moving_and_loses_nothing(label, request, tmp_pa
         .stdout
     )
     assert fixed["skip"] == [{"id": first + 4, "action": "voided"}]
-    assert [m["payload"] for m in messages.pop(engine, spec)] == [b"e"]
+    assert [m.payload for m in messages.pop(engine, spec)] == [b"e"]
     now = "clock_timestamp()" if label == "postgresql" else "UTC_TIMESTAMP(6)"
     engine.run(
         [
@@ -267,7 +267,7 @@ def test_purge_empties_a_ring_stopped_at_a_missing_number(label, request, tmp_pa
     with pytest.raises(QueueEmpty):
         messages.pop(engine, spec)
     messages.push(engine, spec, [b"a", b"b", b"c", b"d"])  # all four slots free again
-    assert [m["payload"] for m in messages.pop(engine, spec, 10)] == [b"a", b"b", b"c", b"d"]
+    assert [m.payload for m in messages.pop(engine, spec, 10)] == [b"a", b"b", b"c", b"d"]
     engine.close()
 
 
@@ -301,7 +301,7 @@ def test_check_reports_a_push_hole_as_critical_with_no_threshold_of_its_own(requ
     assert inspected.exit_code == 0 and report["ring"]["hole_fix"]
     assert any(f["code"] == "ring_push_hole" for f in report["findings"])
     engine.run([report["ring"]["hole_fix"]])
-    assert [m["payload"] for m in messages.pop(engine, spec)] == [b"x"]
+    assert [m.payload for m in messages.pop(engine, spec)] == [b"x"]
     healthy = runner.invoke(cli, ["check", *args])
     assert healthy.exit_code == 0, healthy.output
     assert diag.inspect(engine, spec)["ring"]["hole_fix"] is None, "no hole: no fix printed"
@@ -350,7 +350,7 @@ def test_an_orphan_is_reported_before_the_ring_laps_onto_its_slot(label, request
     first = _first(label)
     messages.push(engine, spec, [b"a", b"b"])
     _kill_blocked_client(target, "pop", _lock_slot(target, first % 4))
-    assert [m["payload"] for m in messages.pop(engine, spec)] == [b"b"]
+    assert [m.payload for m in messages.pop(engine, spec)] == [b"b"]
     messages.push(engine, spec, [b"c"])
     code, calm = _cli_json(target, "check", "ring_q", "--sample", "0")
     # younger than the default limit (30 s): it may be a pop in flight (the server may have

@@ -63,7 +63,7 @@ def test_watermark_moves_with_the_dequeues_and_serves_everything(label, kind, re
 @pytest.mark.parametrize("label", LABELS)
 def test_watermark_set_too_high_strands_rows_and_repair_serves_them(label, request, tmp_path):
     _, engine, spec = _queue(label, request, tmp_path)
-    ids = [m["id"] for m in messages.push(engine, spec, [f"s{i}".encode() for i in range(20)])]
+    ids = [m.id for m in messages.push(engine, spec, [f"s{i}".encode() for i in range(20)])]
     _set_wm(engine, spec, ids[10])
     state = wm_ops.show(engine, spec)
     assert (state.state, state.stranded, state.stranded_min_id) == (
@@ -72,7 +72,7 @@ def test_watermark_set_too_high_strands_rows_and_repair_serves_them(label, reque
         ids[0],
     )
     assert wm_ops.plan(engine, spec).action == "lower"
-    assert [m["id"] for m in messages.pop(engine, spec)] == [ids[10]]  # the first ten are stuck
+    assert [m.id for m in messages.pop(engine, spec)] == [ids[10]]  # the first ten are stuck
     fixed = wm_ops.repair(engine, spec)
     assert (fixed.action, fixed.to) == ("lower", ids[0])
     assert drained(engine, spec) == [f"s{i}".encode() for i in range(20) if i != 10]
@@ -106,7 +106,7 @@ def test_an_open_producer_is_not_stranded(label, request, tmp_path):
         others = messages.push(engine, spec, [f"o{i}".encode() for i in range(2 * WATERMARK_EVERY)])
         assert drained(engine, spec) == [f"o{i}".encode() for i in range(2 * WATERMARK_EVERY)]
         moved = wm_ops.advance(engine, spec)  # returns after SETTLE_S without reaching the head
-        assert moved.to <= slow_id < others[0]["id"]
+        assert moved.to <= slow_id < others[0].id
     assert drained(engine, spec) == [b"slow"]
     assert wm_ops.show(engine, spec).stranded == 0
 
@@ -128,7 +128,7 @@ def test_repair_during_concurrent_dequeues_loses_nothing(label, request, tmp_pat
             except QueueEmpty:
                 return
             with lock:
-                got.extend(m["payload"] for m in batch)
+                got.extend(m.payload for m in batch)
 
     workers = [threading.Thread(target=consume) for _ in range(3)]
     for w in workers:
@@ -146,7 +146,7 @@ def test_inspect_names_stranded_rows_and_the_fix(label, request, tmp_path):
     from tests.engines import diag
 
     _, engine, spec = _queue(label, request, tmp_path)
-    ids = [m["id"] for m in messages.push(engine, spec, [b"a", b"b", b"c"])]
+    ids = [m.id for m in messages.push(engine, spec, [b"a", b"b", b"c"])]
     assert diag.inspect(engine, spec)["watermark"]["state"] == "ok"
     _set_wm(engine, spec, ids[-1])
     report = diag.inspect(engine, spec)
@@ -223,7 +223,7 @@ def test_unrelated_transactions_elsewhere_do_not_hold_the_watermark(
     assert drained(engine, spec) == payloads
     if label == "postgresql":  # only writers of this table count: the dequeues moved it
         assert wm_ops.show(engine, spec).watermark > WATERMARK_EVERY
-    late = messages.push(engine, spec, [b"late"])[0]["id"]
+    late = messages.push(engine, spec, [b"late"])[0].id
     # On MariaDB any writer open anywhere on the server holds it (other tests', other
     # sessions'), and INNODB_TRX is not refilled when read less than 0.1 s apart: those pass,
     # while the unrelated transactions stay open throughout (checked after), so advance is
@@ -265,7 +265,7 @@ def test_an_ordinary_role_advances_the_watermark_on_postgresql(request, tmp_path
     messages.push(consumer, spec, payloads)
     assert drained(consumer, spec) == payloads
     assert wm_ops.show(consumer, spec).watermark > WATERMARK_EVERY
-    late = messages.push(consumer, spec, [b"late"])[0]["id"]
+    late = messages.push(consumer, spec, [b"late"])[0].id
     assert wm_ops.advance(consumer, spec).to == late
     consumer.close()
 
@@ -281,7 +281,7 @@ def test_a_table_lock_that_writes_nothing_does_not_hold_the_watermark_on_postgre
         execute(f"LOCK TABLE {engine.qualified(spec.name)} IN SHARE UPDATE EXCLUSIVE MODE")
         messages.push(engine, spec, [f"v{i}".encode() for i in range(2 * WATERMARK_EVERY)])
         drained(engine, spec)
-        late = messages.push(engine, spec, [b"late"])[0]["id"]
+        late = messages.push(engine, spec, [b"late"])[0].id
         assert wm_ops.advance(engine, spec).to == late
     assert drained(engine, spec) == [b"late"]
 
@@ -325,7 +325,7 @@ def test_an_insert_waiting_with_its_id_taken_holds_the_watermark(label, request,
     producer = target.engine()
     pushed: list[int] = []
     waiting = threading.Thread(
-        target=lambda: pushed.extend(m["id"] for m in messages.push(producer, spec, [b"w"]))
+        target=lambda: pushed.extend(m.id for m in messages.push(producer, spec, [b"w"]))
     )
     waiting.start()
     time.sleep(1.0)  # it has its id and waits for the gap lock
@@ -558,7 +558,7 @@ def test_a_watermarked_fifo_converts_to_a_ring_and_leaves_no_copy_behind_on_post
 
 
 def _drain_some(engine, spec, count: int) -> list[bytes]:
-    return [m["payload"] for m in messages.pop(engine, spec, count=count)]
+    return [m.payload for m in messages.pop(engine, spec, count=count)]
 
 
 def _tick(engine, spec, count: int = WATERMARK_EVERY) -> None:

@@ -178,7 +178,7 @@ def produce(
                 i += len(chunk)
                 continue
             for payload, row in zip(chunk, pushed, strict=False):
-                _log(fh, pushed=payload, id=row["id"], ow=row.get("overwritten_id"))
+                _log(fh, pushed=payload, id=row.id, ow=row.overwritten_id)
             i += len(pushed)
 
 
@@ -500,7 +500,7 @@ class Run:
                     records.append(json.loads(line))
         return records
 
-    def _reconcile(self, leftover: list[dict[str, Any]]) -> None:
+    def _reconcile(self, leftover: list[messages.Message]) -> None:
         pushes = self._records("prod-")
         certain = {r["pushed"]: r for r in pushes if "pushed" in r}
         uncertain = {p for r in pushes if "uncertain" in r for p in r["uncertain"]}

@@ -44,7 +44,7 @@ def test_export_then_load_keeps_every_byte_in_order(label, kind, fmt, request, t
     copy = _queue(engine, "dst_q", kind)
     counts = load.load_python(engine, copy, path, fmt, None)
     assert counts == {"read": len(sent), "loaded": len(sent), "skipped": 0}
-    received = [m["payload"] for m in drain(engine, copy, 50, ack=True)]
+    received = [m.payload for m in drain(engine, copy, 50, ack=True)]
     expected = list(reversed(sent)) if kind == "lifo" else sent
     assert received == expected
     # export read the source; it did not consume it
@@ -62,24 +62,24 @@ def test_pending_keeps_due_times_and_claim_exports_states(label, request, tmp_pa
     export.export(engine, pending, tmp_path / "due.parquet", "parquet", export.Selection())
     copy = _queue(engine, "due_copy", "pending")
     load.load_python(engine, copy, tmp_path / "due.parquet", "parquet", None)
-    due = formats.as_utc(messages.peek(engine, copy)[0]["due_at"])
+    due = formats.as_utc(messages.peek(engine, copy)[0].due_at)
     assert abs((due - later).total_seconds()) < 0.01
 
     claim = _queue(engine, "cl_q", "claim")
     messages.push(engine, claim, [b"a", b"b", b"c"])
     first = messages.pop(engine, claim)[0]
     second = messages.pop(engine, claim)[0]
-    messages.fail(engine, claim, second["id"], "boom")
+    messages.fail(engine, claim, second.id, "boom")
     path = tmp_path / "claims.jsonl"
     export.export(engine, claim, path, "jsonl", export.Selection())
     import json
 
     states = {r["id"]: r["state"] for r in map(json.loads, path.read_text().splitlines())}
-    assert states == {first["id"]: "claimed", second["id"]: "failed", first["id"] + 2: "ready"}
+    assert states == {first.id: "claimed", second.id: "failed", first.id + 2: "ready"}
     only_failed = export.export(
         engine, claim, tmp_path / "f.jsonl", "jsonl", export.Selection(states=("failed",))
     )
-    assert list(only_failed.ids) == [second["id"]]
+    assert list(only_failed.ids) == [second.id]
 
 
 @pytest.mark.parametrize("label", ["sqlite", "postgresql", "mariadb"])
@@ -90,7 +90,7 @@ def test_export_is_one_snapshot_while_the_queue_moves(label, request, tmp_path, 
     engine = target.engine()
     spec = _queue(engine, "live_q", "fifo")
     messages.push(engine, spec, [f"m{i}".encode() for i in range(50)])
-    before = [m["id"] for m in messages.peek(engine, spec, count=100)]
+    before = [m.id for m in messages.peek(engine, spec, count=100)]
     other = target.engine()
     monkeypatch.setattr(export, "PAGE_ROWS", 10)
 
@@ -139,7 +139,7 @@ def test_archive_killed_then_rerun_loses_and_duplicates_nothing(label, phase, re
     engine = target.engine()
     spec = _queue(engine, "arch_q", "fifo")
     messages.push(engine, spec, [f"m{i}".encode() for i in range(600)])
-    original = [m["id"] for m in messages.peek(engine, spec, count=1000)]
+    original = [m.id for m in messages.peek(engine, spec, count=1000)]
     folder = tmp_path / "archive"
     child = mp.get_context("fork").Process(
         target=_archive_child, args=(target.dsn, target.engine_schema, str(folder), 0.02)
@@ -181,11 +181,11 @@ def test_archive_leaves_a_message_claimed_since_the_export(label, request, tmp_p
     engine = make_target(label, request, tmp_path).engine()
     spec = _queue(engine, "cl_arch", "claim")
     messages.push(engine, spec, [b"a", b"b"])
-    ids = [m["id"] for m in messages.peek(engine, spec)]
+    ids = [m.id for m in messages.peek(engine, spec)]
     claimed = messages.pop(engine, spec)[0]  # a worker takes it after the export ran
     assert archive.delete(engine, spec, ids, None) == 1
     remaining = messages.peek(engine, spec)
-    assert [m["id"] for m in remaining] == [claimed["id"]]
+    assert [m.id for m in remaining] == [claimed.id]
 
 
 @pytest.mark.parametrize("label", ["sqlite", "postgresql", "mariadb"])
@@ -207,13 +207,13 @@ def test_load_with_a_key_is_idempotent_and_a_full_ring_stops(label, request, tmp
     ring = _queue(engine, "kr", "ring", capacity=4)
     with pytest.raises(QueueFull, match="loaded 4"):
         load.load_python(engine, ring, path, "jsonl", "order")
-    assert [m["payload"] for m in messages.pop(engine, ring, count=2)] == [b"p0", b"p1"]
+    assert [m.payload for m in messages.pop(engine, ring, count=2)] == [b"p0", b"p1"]
     assert load.load_python(engine, ring, path, "jsonl", "order") == {
         "read": 6,
         "loaded": 2,
         "skipped": 4,
     }
-    assert [m["payload"] for m in messages.pop(engine, ring, count=10)] == [
+    assert [m.payload for m in messages.pop(engine, ring, count=10)] == [
         b"p2",
         b"p3",
         b"p4",
@@ -252,7 +252,7 @@ def test_load_killed_while_staging_then_rerun_loads_each_row_once(label, request
     assert messages.peek(engine, spec) == []
     result = load.load_python(engine, spec, path, "csv", "ref", replace_stage=True)
     assert result == {"read": 400, "loaded": 400, "skipped": 0}
-    got = [m["payload"] for m in messages.pop(engine, spec, count=1000)]
+    got = [m.payload for m in messages.pop(engine, spec, count=1000)]
     assert got == [f"p{i}".encode() for i in range(400)]
 
 

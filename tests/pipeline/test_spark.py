@@ -50,7 +50,7 @@ def test_spark_export_and_spark_load_keep_every_byte_in_order(
         assert spark_jobs.stage(engine, copy, folder, "parquet", "id", LOCAL) == len(sent)
         assert load.move(engine, copy, None)["loaded"] == len(sent)
     got = messages.peek(engine, copy, count=len(sent) + 1)
-    assert [m["payload"] for m in got] == sent
+    assert [m.payload for m in got] == sent
     # the exported enqueued_at is kept through Spark's staging too
     import pyarrow.parquet as pq
 
@@ -61,7 +61,7 @@ def test_spark_export_and_spark_load_keep_every_byte_in_order(
     # and the python path reads Spark's folder the same way
     again = make_queue(engine, "sp_py", kind)
     load.load_python(engine, again, folder, "parquet", None)
-    assert [m["payload"] for m in messages.peek(engine, again, count=500)] == sent
+    assert [m.payload for m in messages.peek(engine, again, count=500)] == sent
 
 
 def test_spark_load_reads_jsonl_written_by_the_python_export(spark_session, request, tmp_path):
@@ -75,7 +75,7 @@ def test_spark_load_reads_jsonl_written_by_the_python_export(spark_session, requ
     with load.dropping_stage(engine, copy):
         spark_jobs.stage(engine, copy, path, "jsonl", None, LOCAL)
         load.move(engine, copy, None)
-    assert [m["payload"] for m in messages.peek(engine, copy, count=10)] == PAYLOADS
+    assert [m.payload for m in messages.peek(engine, copy, count=10)] == PAYLOADS
 
 
 @pytest.fixture(scope="module")
@@ -211,7 +211,7 @@ def test_spark_export_on_postgresql_reads_one_snapshot_in_parallel(
     engine = target.engine()
     spec = make_queue(engine, "snap_q", "fifo")
     messages.push(engine, spec, [f"m{i}".encode() for i in range(100)])
-    before = [m["id"] for m in messages.peek(engine, spec, count=200)]
+    before = [m.id for m in messages.peek(engine, spec, count=200)]
     other = target.engine()
     plan = spark_jobs._select
 

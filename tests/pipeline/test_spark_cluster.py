@@ -100,7 +100,7 @@ def queue_digest(engine, spec) -> tuple[int, str]:
     got = messages.peek(engine, spec, count=MESSAGES + 100)
     digest = hashlib.sha256()
     for message in got:
-        digest.update(repr((message["payload"], message.get("due_at"))).encode())
+        digest.update(repr((message.payload, message.due_at)).encode())
     return len(got), digest.hexdigest()
 
 
@@ -159,7 +159,7 @@ def test_connect_export_and_load_match_local(services, spark_session, request, t
     ) in out.stderr
     assert json.loads(out.stdout)["loaded"] == MESSAGES
     assert queue_digest(engine, copy) == queue_digest(engine, local_load(engine, folder))
-    assert [m["payload"] for m in messages.peek(engine, copy, count=MESSAGES)] == sent
+    assert [m.payload for m in messages.peek(engine, copy, count=MESSAGES)] == sent
 
 
 def _same_parquet_contract(folder: Path, queue: str, kind: str) -> None:
@@ -249,7 +249,7 @@ def test_cluster_export_matches_local_and_a_worker_lost_mid_load_changes_nothing
     assert json.loads(stdout)["loaded"] == MESSAGES
     assert "\tat " not in stderr  # Spark's lost-executor lines, but no Java stacks
     assert queue_digest(engine, copy) == queue_digest(engine, local_load(engine, folder))
-    assert [m["payload"] for m in messages.peek(engine, copy, count=MESSAGES)] == sent
+    assert [m.payload for m in messages.peek(engine, copy, count=MESSAGES)] == sent
 
 
 def _wait(ready, proc: subprocess.Popen[str], what: str) -> None:

@@ -3,6 +3,7 @@ discard (throw away), redrive (move back, or into another queue)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 from collections.abc import Callable
@@ -71,15 +72,12 @@ def alter(name: str, max_attempts: str, target: Target, fmt: str | None) -> None
     render.document({"name": spec.name, "max_attempts": spec.max_attempts}, fmt)
 
 
-def _queue(target: Target, engine: Engine, name: str, command: str) -> QueueSpec:
-    """The qadmin queue NAME; any other table is refused in one line (exit 2)."""
-    found = _either(target, engine, name, command)
-    if isinstance(found, query.Reader):
-        raise UsageError(
-            f"{command}: {name} is a {found.profile.library} table: {command} works on qadmin "
-            "claim queues' dead letters (dead and redrive read a library's failed jobs)"
-        )
-    return found
+def _not_ours(reader: query.Reader, name: str, command: str) -> UsageError:
+    """A library's table given to a command only qadmin claim queues have (exit 2)."""
+    return UsageError(
+        f"{command}: {name} is a {reader.profile.library} table: {command} works on qadmin "
+        "claim queues' dead letters (dead and redrive read a library's failed jobs)"
+    )
 
 
 def _either(target: Target, engine: Engine, name: str, command: str) -> QueueSpec | query.Reader:
@@ -192,9 +190,7 @@ def dead_list(
     rows = dead.listing(engine, found, count, picked)
     if not rows:
         render.note(f"qadmin: {name}: no dead messages" + (" match" if picked.given else ""))
-    if render.resolve_format(fmt) in ("table", "plain"):  # JSON and CSV keep them whole
-        rows = [{**r, **{k: _clip(r[k]) for k in CLIPPED}} for r in rows]
-    render.rows(rows, DEAD_COLUMNS, fmt)
+    render.rows(_clipped(rows, fmt), DEAD_COLUMNS, fmt)
 
 
 HISTORY_COLUMNS = ["attempt", "at", "error"]
@@ -208,33 +204,31 @@ def _dead_jobs(
     if job_id is not None:
         one = dead_jobs.history(reader, job_id)
         if render.resolve_format(fmt) == "json":
-            render.document(one, fmt)
+            render.document(one.to_json_dict(), fmt)
             return
         render.note(
-            f"qadmin: {reader.profile.label(one['id'])}: {one['state']} after "
-            f"{one['attempts']} attempts; {counted(len(one['errors']), 'error')} recorded"
+            f"qadmin: {reader.profile.label(one.id)}: {one.state} after "
+            f"{one.attempts} attempts; {counted(len(one.errors), 'error')} recorded"
         )
-        render.rows(one["errors"], HISTORY_COLUMNS, fmt)
+        render.rows(one.errors, HISTORY_COLUMNS, fmt)
         return
     rows = dead_jobs.listing(reader, count, picked)
     if not rows:
         render.note(f"qadmin: {reader.profile.shown}: no failed jobs")
-    if render.resolve_format(fmt) in ("table", "plain"):
-        rows = [{**r, **{k: _clip(r[k]) for k in CLIPPED}} for r in rows]
-    render.rows(rows, JOB_COLUMNS, fmt)
+    render.rows(_clipped(rows, fmt), JOB_COLUMNS, fmt)
 
 
-def _show_history(one: dict[str, Any], fmt: str | None) -> None:
+def _show_history(one: dead.DeadHistory, fmt: str | None) -> None:
     """JSON: the message as one document; otherwise its errors as rows, the rest in a note."""
     if render.resolve_format(fmt) == "json":
-        render.document(one, fmt)
+        render.document(one.to_json_dict(), fmt)
         return
     render.note(
-        f"qadmin: dead message {one['id']}: enqueued {one['enqueued_at']}, died "
-        f"{one['died_at']} after {counted(one['attempts'], 'attempt')}; "
-        f"{counted(len(one['errors']), 'error')} recorded"
+        f"qadmin: dead message {one.id}: enqueued {one.enqueued_at}, died "
+        f"{one.died_at} after {counted(one.attempts, 'attempt')}; "
+        f"{counted(len(one.errors), 'error')} recorded"
     )
-    render.rows(one["errors"], HISTORY_COLUMNS, fmt)
+    render.rows(one.errors, HISTORY_COLUMNS, fmt)
 
 
 # Characters of an error a table or plain listing shows (a traceback can be 100 KB).
@@ -246,6 +240,19 @@ def _clip(text: str | None) -> str | None:
     if text is None or len(text) <= ERROR_SHOWN:
         return text
     return f"{text[:ERROR_SHOWN]}... ({len(text):,} chars; --format json shows it whole)"
+
+
+Listed = TypeVar("Listed", dead.DeadMessage, dead_jobs.FailedJob)
+
+
+def _clipped(rows: list[Listed], fmt: str | None) -> list[Listed]:
+    """A table or plain listing clips long errors; JSON and CSV keep them whole."""
+    if render.resolve_format(fmt) not in ("table", "plain"):
+        return rows
+    return [
+        dataclasses.replace(r, first_error=_clip(r.first_error), last_error=_clip(r.last_error))
+        for r in rows
+    ]
 
 
 def _selection(
@@ -291,31 +298,10 @@ def _move_options(func: F) -> F:
 @_move_options
 @connection_options
 @format_option
-def discard(
-    name: str,
-    ids: tuple[int, ...],
-    older_s: int | None,
-    newer_s: int | None,
-    error: str | None,
-    every: bool,
-    pace: dead.Pace | None,
-    dry_run: bool,
-    yes: bool,
-    target: Target,
-    fmt: str | None,
-) -> None:
+def discard(**options: Any) -> None:
     """Claim queues: throw dead messages away (from NAME_dead only; the live queue is never
     touched), each exactly once even beside other discards and redrives."""
-    picked = _picked(older_s, newer_s, error)
-    wanted = _selection("discard", ids, every, picked)
-    engine = target.engine()
-    spec = _queue(target, engine, name, "discard")
-    dead.require(spec, "discard")
-
-    def run(dry: bool) -> dict[str, Any]:
-        return dead.discard(engine, spec, wanted, picked=picked, dry_run=dry, pace=pace)
-
-    _act("discard", name, run, dry_run, yes, fmt)
+    _move(dead.DISCARD, to=None, **options)
 
 
 @click.command()
@@ -329,7 +315,17 @@ def discard(
 )
 @connection_options
 @format_option
-def redrive(
+def redrive(**options: Any) -> None:
+    """Claim queues: move dead messages back to queue NAME as waiting messages (or --to
+    another queue), one transaction per batch, each under a new id (so acks fenced with its
+    old attempts find nothing), attempts reset, error history kept. A library's table: its
+    failed jobs given back as its own retry does, where that is one row's change."""
+    _move(dead.REDRIVE, **options)
+
+
+def _move(
+    action: dead.Action,
+    *,
     name: str,
     ids: tuple[int, ...],
     older_s: int | None,
@@ -343,27 +339,29 @@ def redrive(
     target: Target,
     fmt: str | None,
 ) -> None:
-    """Claim queues: move dead messages back to queue NAME as waiting messages (or --to
-    another queue), one transaction per batch, each under a new id (so acks fenced with its
-    old attempts find nothing), attempts reset, error history kept. A library's table: its
-    failed jobs given back as its own retry does, where that is one row's change."""
+    """discard and redrive, one path: the selection checked before connecting, then the
+    batched mover run with ``action`` (a redrive of a library's table: its own retry)."""
     picked = _picked(older_s, newer_s, error)
-    wanted = _selection("redrive", ids, every, picked)
+    wanted = _selection(action.name, ids, every, picked)
     engine = target.engine()
-    found = _either(target, engine, name, "redrive")
+    found = _either(target, engine, name, action.name)
     if isinstance(found, query.Reader):
+        if action is not dead.REDRIVE:
+            raise _not_ours(found, name, action.name)
         _redrive_jobs(found, name, wanted, picked, pace, dry_run, yes, to, fmt)
         return
     spec = found
-    dead.require(spec, "redrive")
+    dead.require(spec, action.name)
     other = catalog.get(engine, to) if to is not None else None
 
-    def run(dry: bool) -> dict[str, Any]:
-        return dead.redrive(engine, spec, wanted, picked=picked, dry_run=dry, pace=pace, to=other)
+    def run(dry: bool) -> dead.Outcome:
+        return dead.move(
+            engine, spec, action, wanted, picked=picked, dry_run=dry, pace=pace, to=other
+        )
 
-    done = _act("redrive", name, run, dry_run, yes, fmt, f"to {to}" if other else "")
-    if done.get("moved") and render.resolve_format(fmt) in ("table", "plain"):  # JSON has them
-        render.note(_new_ids(done["moved"]))
+    done = _act(action.name, name, run, dry_run, yes, fmt, f"to {to}" if other else "")
+    if done.moved and render.resolve_format(fmt) in ("table", "plain"):  # JSON has them
+        render.note(_new_ids(done.moved))
 
 
 def _redrive_jobs(
@@ -384,7 +382,7 @@ def _redrive_jobs(
     if to is not None:
         raise UsageError("redrive --to: a library's failed jobs go back into their own table")
 
-    def run(dry: bool) -> dict[str, Any]:
+    def run(dry: bool) -> dead.Outcome:
         return dead_jobs.redrive(reader, wanted, picked=picked, dry_run=dry, pace=pace)
 
     _act("redrive", name, run, dry_run, yes, fmt)
@@ -393,19 +391,19 @@ def _redrive_jobs(
 def _act(
     action: str,
     name: str,
-    run: Callable[[bool], dict[str, Any]],
+    run: Callable[[bool], dead.Outcome],
     dry_run: bool,
     yes: bool,
     fmt: str | None,
     to: str = "",
-) -> dict[str, Any]:
+) -> dead.Outcome:
     """Dry run, or ask (on a terminal, after listing what it would take) and do it."""
     if not dry_run:
         if not yes and sys.stdin.isatty():  # what the name typed will take, before asking
             render.note(_would(run(True)))
         confirm(f"{action} dead messages of", name, yes, to)
     done = run(dry_run)
-    render.document(done, fmt)
+    render.document(done.to_json_dict(), fmt)
     if dry_run and render.resolve_format(fmt) in ("table", "plain"):
         render.note(_would(done, shown=None))  # a dry run names every id it would take
     return done
@@ -415,26 +413,23 @@ def _act(
 IDS_SHOWN = 20
 
 
-def _new_ids(moved: list[dict[str, int]]) -> str:
+def _new_ids(moved: list[dead.Moved]) -> str:
     """Which new id each message went back under (acks of the old ids find nothing)."""
-    pairs = [f"{m['id']} -> {m['new_id']}" for m in moved[:IDS_SHOWN]]
+    pairs = [f"{m.id} -> {m.new_id}" for m in moved[:IDS_SHOWN]]
     more = len(moved) - IDS_SHOWN
     rest = f" and {more:,} more" if more > 0 else ""
     return "qadmin: redrive: new ids " + ", ".join(pairs) + rest
 
 
-def _would(plan: dict[str, Any], shown: int | None = IDS_SHOWN) -> str:
-    action = plan["action"]
-    verb = "move" if action == "redrive" else "discard"
-    ids = [str(i) for i in plan["ids"]]
+def _would(plan: dead.Outcome, shown: int | None = IDS_SHOWN) -> str:
+    action, verb = plan.action.name, plan.action.verb
+    ids = [str(i) for i in plan.ids]
     if not ids:
-        return (
-            f"qadmin: {action}: {plan['queue']} has no dead messages to take: nothing would {verb}"
-        )
+        return f"qadmin: {action}: {plan.queue} has no dead messages to take: nothing would {verb}"
     more = len(ids) - (shown or len(ids))
     listed = ", ".join(ids[:shown]) + (f" and {more:,} more" if more > 0 else "")
     taking = f"{len(ids):,} dead message{'' if len(ids) == 1 else 's'}"
-    return f"qadmin: {action} would {verb} {taking} of {plan['queue']}: {listed}"
+    return f"qadmin: {action} would {verb} {taking} of {plan.queue}: {listed}"
 
 
 COMMANDS = [alter, dead_list, discard, redrive]

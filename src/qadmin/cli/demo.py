@@ -49,11 +49,11 @@ def demo(n_messages: int, n_pop: int, target: Target, fmt: str | None) -> None:
         f'{{"order": {i}, "item": "widget-{i}"}}'.encode() for i in range(1, n_messages + 1)
     ]
     pushed = messages.push(engine, spec, payloads)
-    ids = f"{pushed[0]['id']}..{pushed[-1]['id']}"
+    ids = f"{pushed[0].id}..{pushed[-1].id}"
     render.note(f"pushed {counted(len(pushed), 'message')} (ids {ids})")
     if n_pop:
         popped = messages.pop(engine, spec, n_pop)
-        render.note(f"popped {len(popped)}: ids {', '.join(str(r['id']) for r in popped)}")
+        render.note(f"popped {len(popped)}: ids {', '.join(str(r.id) for r in popped)}")
     show(run.inspect(engine, spec), fmt)
 
 

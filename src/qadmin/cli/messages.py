@@ -134,7 +134,7 @@ def push(
     engine = target.engine()
     used: list[QueueSpec] = []
 
-    def push_to(spec: QueueSpec) -> list[dict[str, Any]]:
+    def push_to(spec: QueueSpec) -> list[messages.Pushed]:
         used.append(spec)
         # One transaction cannot report how far it got: a large push shows a running bar.
         bar = (
@@ -207,9 +207,9 @@ def pop(
         used.append(spec)
         columns = _columns(spec)
 
-        def deliver(rows: list[dict[str, Any]]) -> int:
+        def deliver(rows: list[messages.Message]) -> int:
             if raw:
-                return output.deliver("", [rows[0]["payload"]])
+                return output.deliver("", [rows[0].payload])
             pieces = render.row_texts(rows, columns, fmt)
             if pieces is None:  # the table format is drawn whole: all or nothing
                 return output.deliver_all(lambda: render.rows(rows, columns, fmt), len(rows))
@@ -255,7 +255,7 @@ def peek(name: str, count: int, target: Target, fmt: str | None) -> None:
     engine = target.engine()
     used: list[QueueSpec] = []
 
-    def peek_at(spec: QueueSpec) -> list[dict[str, Any]]:
+    def peek_at(spec: QueueSpec) -> list[messages.Message]:
         used.append(spec)
         # A look, as inspect's parts: a lock is waited for 1 s, then its holder named.
         ctx = run.context(engine, Resolved(from_spec(spec), spec), Options())

@@ -18,7 +18,7 @@ import dataclasses
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from qadmin import catalog, interrupts
@@ -39,7 +39,7 @@ from qadmin.errors import (
     UsageError,
 )
 from qadmin.kinds import QueueSpec
-from qadmin.values import iso, message, to_bytes
+from qadmin.values import iso, to_bytes
 
 # Bytes of payload a listing shows.
 PREVIEW_BYTES = 64
@@ -76,6 +76,137 @@ def set_max_attempts(engine: Engine, spec: QueueSpec, value: int | None) -> Queu
         options["max_attempts"] = value
     catalog.set_options(engine, dataclasses.replace(spec, options=options))
     return catalog.get(engine, spec.name)
+
+
+@dataclass(frozen=True)
+class DeadMessage:
+    """One dead message as the listing shows it: its errors counted, the first and the last
+    one it died with, and the payload's first ``PREVIEW_BYTES`` bytes."""
+
+    id: int
+    attempts: int | None
+    errors: int
+    first_error: str | None
+    last_error: str | None
+    enqueued_at: str | None
+    died_at: str | None
+    payload: bytes
+
+    def as_dict(self) -> dict[str, Any]:
+        """The row at the edge (JSON, CSV, tables)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class ErrorEntry:
+    """One error a message (or a library's job) recorded: its attempt, when, and the text."""
+
+    attempt: Any
+    at: Any
+    error: Any
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"attempt": self.attempt, "at": self.at, "error": self.error}
+
+
+@dataclass(frozen=True)
+class DeadHistory:
+    """One dead message whole: every error recorded, its times and its payload."""
+
+    id: int
+    attempts: int
+    enqueued_at: str | None
+    died_at: str | None
+    last_error: str | None
+    errors: list[ErrorEntry]
+    payload: bytes
+
+    def to_json_dict(self) -> dict[str, Any]:
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data["errors"] = [e.as_dict() for e in self.errors]
+        return data
+
+
+@dataclass(frozen=True)
+class Action:
+    """What the batched mover does with each dead message it takes: ``redrive`` moves it
+    back (or into another queue), ``discard`` deletes it. ``counted``: the result's count
+    key; ``done``: the past tense its lines use."""
+
+    name: str
+    counted: str
+    done: str
+    verb: str
+
+
+REDRIVE = Action("redrive", counted="redriven", done="moved", verb="move")
+DISCARD = Action("discard", counted="discarded", done="discarded", verb="discard")
+
+
+@dataclass(frozen=True)
+class Moved:
+    """A redriven message: its dead id and the new id it went back under."""
+
+    id: int
+    new_id: int
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a discard or redrive took (or, ``dry_run``, would take): the ids it took, those
+    gone already (another mover took them first), and a redrive's destination and new ids.
+    ``source``: a library's redrive, the retry it ran (its profile's)."""
+
+    queue: str
+    action: Action
+    dry_run: bool
+    ids: list[int]
+    gone: list[int] = field(default_factory=list)
+    to: str | None = None
+    moved: list[Moved] = field(default_factory=list)
+    source: str | None = None
+
+    @property
+    def count(self) -> int:
+        return len(self.ids)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "queue": self.queue,
+            "action": self.action.name,
+            "dry_run": self.dry_run,
+            self.action.counted: self.count,
+            "ids": list(self.ids),
+            "gone": list(self.gone),
+        }
+        if self.to is not None:
+            data["to"] = self.to
+            data["moved"] = [{"id": m.id, "new_id": m.new_id} for m in self.moved]
+        if self.source is not None:
+            data["as"] = self.source
+        return data
+
+
+@dataclass
+class _Tally:
+    """A mover's running count while it works (the ``Outcome`` is made from it at the end)."""
+
+    queue: str
+    action: Action
+    dry_run: bool
+    to: str | None = None
+    ids: list[int] = field(default_factory=list)
+    gone: list[int] = field(default_factory=list)
+    moved: list[Moved] = field(default_factory=list)
+
+    def outcome(self) -> Outcome:
+        return Outcome(
+            self.queue, self.action, self.dry_run, self.ids, self.gone, self.to, self.moved
+        )
+
+    def so_far(self) -> str:
+        count = len(self.ids)
+        return f"{self.action.done} {count:,} dead message{'' if count == 1 else 's'}"
 
 
 def _errors(text: Any) -> list[dict[str, Any]]:
@@ -123,7 +254,7 @@ def like_substring(text: str) -> str:
 
 def listing(
     engine: Engine, spec: QueueSpec, count: int, picked: Filter | None = None
-) -> list[dict[str, Any]]:
+) -> list[DeadMessage]:
     """The dead messages, first to die first: id, attempts, first and last error, when it
     was enqueued and died, errors recorded and the payload's first ``PREVIEW_BYTES`` bytes."""
     require(spec, "dead")
@@ -139,23 +270,21 @@ def listing(
     for row in rows:
         errors = _errors(row["errors"])
         out.append(
-            message(
-                {
-                    "id": row["id"],
-                    "attempts": row["attempts"],
-                    "errors": len(errors),
-                    "first_error": errors[0].get("error") if errors else None,
-                    "last_error": errors[-1].get("error") if errors else None,
-                    "enqueued_at": iso(row["enqueued_at"]),
-                    "died_at": iso(row["died_at"]),
-                    "payload": bytes(row["payload"]),
-                }
+            DeadMessage(
+                id=int(row["id"]),
+                attempts=None if row["attempts"] is None else int(row["attempts"]),
+                errors=len(errors),
+                first_error=errors[0].get("error") if errors else None,
+                last_error=errors[-1].get("error") if errors else None,
+                enqueued_at=iso(row["enqueued_at"]),
+                died_at=iso(row["died_at"]),
+                payload=to_bytes(row["payload"]),
             )
         )
     return out
 
 
-def history(engine: Engine, spec: QueueSpec, message_id: int) -> dict[str, Any]:
+def history(engine: Engine, spec: QueueSpec, message_id: int) -> DeadHistory:
     """One dead message whole: every error recorded (attempt, error, when; the first and the
     latest ``ERRORS_KEPT`` - 1 once a message failed more often), its times and its payload."""
     require(spec, "dead")
@@ -164,18 +293,18 @@ def history(engine: Engine, spec: QueueSpec, message_id: int) -> dict[str, Any]:
         raise NotFound(f"dead: no dead message {message_id} in queue {spec.name}")
     row = rows[0]
     errors = [
-        {"attempt": e.get("attempt"), "at": _when(e.get("at")), "error": e.get("error")}
+        ErrorEntry(e.get("attempt"), _when(e.get("at")), e.get("error"))
         for e in _errors(row["errors"])
     ]
-    return {
-        "id": int(row["id"]),
-        "attempts": int(row["attempts"]),
-        "enqueued_at": iso(row["enqueued_at"]),
-        "died_at": iso(row["died_at"]),
-        "last_error": row["last_error"],
-        "errors": errors,
-        "payload": bytes(row["payload"]),
-    }
+    return DeadHistory(
+        id=int(row["id"]),
+        attempts=int(row["attempts"]),
+        enqueued_at=iso(row["enqueued_at"]),
+        died_at=iso(row["died_at"]),
+        last_error=row["last_error"],
+        errors=errors,
+        payload=bytes(row["payload"]),
+    )
 
 
 def _when(value: Any) -> str | None:
@@ -226,17 +355,16 @@ def redrive(
     dry_run: bool = False,
     pace: Pace | None = None,
     to: QueueSpec | None = None,
-) -> dict[str, Any]:
+) -> Outcome:
     """Move dead messages back as waiting messages: ``ids`` (all of them or none, one
     transaction), or those ``picked`` (every one with an empty filter) in batches of one
     transaction each. Back into ``spec`` each gets a new id at the queue's tail (above any
     watermark, so the dequeue serves it) and keeps its enqueued_at and error history, attempts
     from 0; ``to`` another qadmin queue on the same connection, it is pushed there through
     that queue's own push (payload only) and leaves the dead table in the same transaction."""
-    require(spec, "redrive")
     if to is not None and to.name == spec.name:
         to = None
-    return _run(engine, spec, "redrive", ids, picked, dry_run, pace, to)
+    return move(engine, spec, REDRIVE, ids, picked=picked, dry_run=dry_run, pace=pace, to=to)
 
 
 def discard(
@@ -247,60 +375,53 @@ def discard(
     picked: Filter | None = None,
     dry_run: bool = False,
     pace: Pace | None = None,
-) -> dict[str, Any]:
+) -> Outcome:
     """Throw dead messages away: ``ids`` (all or none) or those ``picked``, from the dead
     table only (the live queue is never touched), each deleted once: a message another
     discard or redrive took first is reported gone, not counted twice."""
-    require(spec, "discard")
-    return _run(engine, spec, "discard", ids, picked, dry_run, pace, None)
+    return move(engine, spec, DISCARD, ids, picked=picked, dry_run=dry_run, pace=pace)
 
 
-def _run(
+def move(
     engine: Engine,
     spec: QueueSpec,
-    action: str,
+    action: Action,
     ids: list[int] | None,
-    picked: Filter | None,
-    dry_run: bool,
-    pace: Pace | None,
-    to: QueueSpec | None,
-) -> dict[str, Any]:
-    done: dict[str, Any] = {
-        "queue": spec.name,
-        "action": action,
-        "dry_run": dry_run,
-        _COUNTED[action]: 0,
-        "ids": [],
-        "gone": [],
-    }
-    if action == "redrive":
-        done["to"] = (to or spec).name
-        done["moved"] = []
+    *,
+    picked: Filter | None = None,
+    dry_run: bool = False,
+    pace: Pace | None = None,
+    to: QueueSpec | None = None,
+) -> Outcome:
+    """The one batched mover behind discard and redrive: ``ids`` in one transaction, or
+    those ``picked`` in batches of one transaction each, each message taken by ``action``
+    (``to``: a redrive into another queue)."""
+    require(spec, action.name)
+    done = _Tally(spec.name, action, dry_run, (to or spec).name if action is REDRIVE else None)
     if ids is not None:
-        _by_id(engine, spec, action, list(dict.fromkeys(ids)), dry_run, to, done)
-        return done
+        _by_id(engine, spec, list(dict.fromkeys(ids)), to, done)
+        return done.outcome()
     picked = picked or Filter()
     top = engine.run(engine.hooks.section(spec, "dead_top"), write=False)[0]["top_id"]
     if top is None:
-        return done
+        return done.outcome()
     if dry_run:
-        done["ids"] = _matching(engine, spec, picked, 0, int(top), TOP_ID)
-        done[_key(done)] = len(done["ids"])
-        return done
+        done.ids = _matching(engine, spec, picked, 0, int(top), TOP_ID)
+        return done.outcome()
     size = pace.batch if pace else BATCH
     after, started = 0, time.monotonic()
     try:
         while True:
             batch = _matching(engine, spec, picked, after, int(top), size)
             if not batch:
-                return done
+                return done.outcome()
             after = batch[-1]
-            _batch(engine, spec, action, batch, to, done)
+            _batch(engine, spec, batch, to, done)
             if pace is not None:  # the next batch waits until the rate allows it
-                time.sleep(max(0.0, started + done[_key(done)] / pace.per_s - time.monotonic()))
+                time.sleep(max(0.0, started + len(done.ids) / pace.per_s - time.monotonic()))
     except KeyboardInterrupt:  # between batches: every one before it committed, none open
         raise Interrupted(
-            f"{action}: {_so_far(done)} (committed); the rest are still dead"
+            f"{action.name}: {done.so_far()} (committed); the rest are still dead"
         ) from None
 
 
@@ -323,13 +444,7 @@ def _matching(
 
 
 def _by_id(
-    engine: Engine,
-    spec: QueueSpec,
-    action: str,
-    ids: list[int],
-    dry_run: bool,
-    to: QueueSpec | None,
-    done: dict[str, Any],
+    engine: Engine, spec: QueueSpec, ids: list[int], to: QueueSpec | None, done: _Tally
 ) -> None:
     """Named ids: one transaction, every id found (locked) or nothing done at all."""
 
@@ -341,16 +456,16 @@ def _by_id(
         ]
         if missing:
             raise NotFound(
-                f"{action}: no dead message {', '.join(map(str, missing))} in queue "
-                f"{spec.name} (nothing was {'moved' if action == 'redrive' else 'discarded'})"
+                f"{done.action.name}: no dead message {', '.join(map(str, missing))} in queue "
+                f"{spec.name} (nothing was {done.action.done})"
             )
-        if dry_run:
+        if done.dry_run:
             raise _DryRun
 
     try:
-        _batch(engine, spec, action, ids, to, done, check)
+        _batch(engine, spec, ids, to, done, check)
     except _DryRun:
-        done["ids"], done[_key(done)] = list(ids), len(ids)
+        done.ids = list(ids)
 
 
 class _DryRun(Exception):
@@ -360,10 +475,9 @@ class _DryRun(Exception):
 def _batch(
     engine: Engine,
     spec: QueueSpec,
-    action: str,
     ids: list[int],
     to: QueueSpec | None,
-    done: dict[str, Any],
+    done: _Tally,
     first: Callable[[Execute], None] | None = None,
 ) -> None:
     """One transaction over ``ids``: each locked by its key, then moved or deleted; one gone
@@ -372,54 +486,38 @@ def _batch(
     for attempt in range(DEADLOCK_RETRIES):
         try:
             with interrupts.deferred() as held:
-                result = _one_batch(engine, spec, action, ids, to, first)
+                result = _one_batch(engine, spec, done.action, ids, to, first)
             break
         except Deadlock:
             if attempt == DEADLOCK_RETRIES - 1:
-                raise _stopped(done, Deadlock) from None
+                raise Deadlock(
+                    f"{done.action.name}: deadlocked {DEADLOCK_RETRIES} times; {done.so_far()}"
+                ) from None
         except QadminError as exc:
-            if done[_key(done)]:
-                exc.args = (f"{exc}; {_so_far(done)} before it (committed)",)
+            if done.ids:
+                exc.args = (f"{exc}; {done.so_far()} before it (committed)",)
             raise
     taken, gone, moved = result
-    done["ids"].extend(taken)
-    done["gone"].extend(gone)
-    done[_key(done)] += len(taken)
-    if action == "redrive":
-        done["moved"].extend(moved)
+    done.ids.extend(taken)
+    done.gone.extend(gone)
+    done.moved.extend(moved)
     if held.signum is not None:
-        raise Interrupted(f"{action}: {_so_far(done)} (committed); the rest are still dead")
-
-
-# The document's count key per action (``redriven`` as before filters and discard came).
-_COUNTED = {"redrive": "redriven", "discard": "discarded"}
-
-
-def _key(done: dict[str, Any]) -> str:
-    return _COUNTED[str(done["action"])]
-
-
-def _so_far(done: dict[str, Any]) -> str:
-    verb = "moved" if done["action"] == "redrive" else "discarded"
-    count = int(done[_key(done)])
-    return f"{verb} {count:,} dead message{'' if count == 1 else 's'}"
-
-
-def _stopped(done: dict[str, Any], kind: type[QadminError]) -> QadminError:
-    return kind(f"{done['action']}: deadlocked {DEADLOCK_RETRIES} times; {_so_far(done)}")
+        raise Interrupted(
+            f"{done.action.name}: {done.so_far()} (committed); the rest are still dead"
+        )
 
 
 def _one_batch(
     engine: Engine,
     spec: QueueSpec,
-    action: str,
+    action: Action,
     ids: list[int],
     to: QueueSpec | None,
     first: Callable[[Execute], None] | None,
-) -> tuple[list[int], list[int], list[dict[str, int]]]:
+) -> tuple[list[int], list[int], list[Moved]]:
     taken: list[int] = []
     gone: list[int] = []
-    moved: list[dict[str, int]] = []
+    moved: list[Moved] = []
     with engine.transaction() as execute:
         if first is not None:
             first(execute)
@@ -432,19 +530,19 @@ def _one_batch(
                 gone.append(one)
                 continue
             taken.append(one)
-            if action == "discard":
+            if action is DISCARD:
                 execute(engine.hooks.section(spec, "discard_one")[0], {"id": one})
             elif to is not None:
                 new_id = _push(engine, execute, to, to_bytes(rows[0]["payload"]))
                 execute(engine.hooks.section(spec, "discard_one")[0], {"id": one})
-                moved.append({"id": one, "new_id": new_id})
+                moved.append(Moved(one, new_id))
             else:
                 back = [
                     row
                     for statement in engine.hooks.section(spec, "redrive_one")
                     for row in execute(statement, {"id": one})
                 ]
-                moved.append({"id": one, "new_id": int(back[0]["new_id"])})
+                moved.append(Moved(one, int(back[0]["new_id"])))
     return taken, gone, moved
 
 

@@ -11,14 +11,48 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass, fields
 from typing import Any
 
 from qadmin import interrupts
 from qadmin.errors import Interrupted, NotFound, UsageError
-from qadmin.ops.dead import PAGE, Filter, Pace
+from qadmin.ops.dead import PAGE, REDRIVE, ErrorEntry, Filter, Outcome, Pace
 from qadmin.profiles import query
 from qadmin.profiles.model import Profile
 from qadmin.values import iso
+
+
+@dataclass(frozen=True)
+class FailedJob:
+    """One failed job as the listing shows it (a column the library's row lacks is None)."""
+
+    id: Any
+    state: str | None
+    attempts: Any
+    errors: int
+    first_error: Any
+    last_error: Any
+    failed_at: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The row at the edge (JSON, CSV, tables)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class JobHistory:
+    """One failed job's errors as the library recorded them."""
+
+    id: Any
+    state: str | None
+    attempts: Any
+    failed_at: str | None
+    errors: list[ErrorEntry]
+
+    def to_json_dict(self) -> dict[str, Any]:
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data["errors"] = [e.as_dict() for e in self.errors]
+        return data
 
 
 def _errors(value: Any) -> list[dict[str, Any]]:
@@ -102,7 +136,7 @@ def _require(reader: query.Reader) -> None:
         )
 
 
-def listing(reader: query.Reader, count: int, picked: Filter | None = None) -> list[dict[str, Any]]:
+def listing(reader: query.Reader, count: int, picked: Filter | None = None) -> list[FailedJob]:
     """The library's failed jobs, oldest id first: id, state, attempts, errors recorded,
     first and last error, when it failed (where the row keeps it)."""
     _require(reader)
@@ -118,20 +152,20 @@ def listing(reader: query.Reader, count: int, picked: Filter | None = None) -> l
     for row in rows:
         errors = _errors(row.get("errors"))
         out.append(
-            {
-                "id": row["id"],
-                "state": query.state_text(row["state"]),
-                "attempts": row.get("attempts"),
-                "errors": len(errors),
-                "first_error": errors[0].get("error") if errors else None,
-                "last_error": errors[-1].get("error") if errors else None,
-                "failed_at": iso(reader.when(row.get("failed_at"), "failed_at")),
-            }
+            FailedJob(
+                id=row["id"],
+                state=query.state_text(row["state"]),
+                attempts=row.get("attempts"),
+                errors=len(errors),
+                first_error=errors[0].get("error") if errors else None,
+                last_error=errors[-1].get("error") if errors else None,
+                failed_at=iso(reader.when(row.get("failed_at"), "failed_at")),
+            )
         )
     return out
 
 
-def history(reader: query.Reader, job_id: int) -> dict[str, Any]:
+def history(reader: query.Reader, job_id: int) -> JobHistory:
     """One failed job's errors as the library recorded them (attempt, at, error)."""
     _require(reader)
     key = _key(reader.profile)
@@ -146,16 +180,16 @@ def history(reader: query.Reader, job_id: int) -> dict[str, Any]:
         raise NotFound(f"dead: no failed job {job_id} in {reader.profile.shown}")
     row = rows[0]
     errors = [
-        {"attempt": e.get("attempt"), "at": e.get("at"), "error": e.get("error")}
+        ErrorEntry(e.get("attempt"), e.get("at"), e.get("error"))
         for e in _errors(row.get("errors"))
     ]
-    return {
-        "id": row["id"],
-        "state": query.state_text(row["state"]),
-        "attempts": row.get("attempts"),
-        "failed_at": iso(reader.when(row.get("failed_at"), "failed_at")),
-        "errors": errors,
-    }
+    return JobHistory(
+        id=row["id"],
+        state=query.state_text(row["state"]),
+        attempts=row.get("attempts"),
+        failed_at=iso(reader.when(row.get("failed_at"), "failed_at")),
+        errors=errors,
+    )
 
 
 def why_no_retry(profile: Profile) -> str:
@@ -173,7 +207,7 @@ def redrive(
     picked: Filter | None = None,
     dry_run: bool = False,
     pace: Pace | None = None,
-) -> dict[str, Any]:
+) -> Outcome:
     """Give failed jobs back as the library's own retry does (``Profile.retry``): ``ids``
     (each must be failed: else nothing is done), or those ``picked``; one UPDATE per job,
     each checking the job is still failed."""
@@ -186,15 +220,12 @@ def redrive(
     where, params = _filter(reader, picked or Filter())
     sets = [f"{reader.name(profile.state_column)} = :retry_state"]
     sets += [f"{reader.name(column)} = {reader.template(sql)}" for column, sql in retry.sets]
-    done: dict[str, Any] = {
-        "queue": profile.shown,
-        "action": "redrive",
-        "dry_run": dry_run,
-        "redriven": 0,
-        "ids": [],
-        "gone": [],
-        "as": retry.source,
-    }
+    taken: list[int] = []
+    gone: list[int] = []
+
+    def outcome(ids: list[int]) -> Outcome:
+        return Outcome(profile.shown, REDRIVE, dry_run, ids, gone, source=retry.source)
+
     if ids is not None:
         wanted = list(dict.fromkeys(ids))
         found = _match(reader, key, where, params, wanted=wanted)
@@ -207,8 +238,7 @@ def redrive(
     else:
         found = _match(reader, key, where, params)
     if dry_run:
-        done["ids"], done["redriven"] = found, len(found)
-        return done
+        return outcome(found)
     started = time.monotonic()
     try:
         for job in found:
@@ -220,18 +250,16 @@ def redrive(
                     {"id_col": key},
                     write=True,
                 )
-            (done["ids"] if rows else done["gone"]).append(job)
-            done["redriven"] = len(done["ids"])
+            (taken if rows else gone).append(job)
             if held.signum is not None:
                 raise KeyboardInterrupt
             if pace is not None:
-                time.sleep(max(0.0, started + done["redriven"] / pace.per_s - time.monotonic()))
+                time.sleep(max(0.0, started + len(taken) / pace.per_s - time.monotonic()))
     except KeyboardInterrupt:  # between jobs: each one before it committed
         raise Interrupted(
-            f"redrive: retried {done['redriven']:,} failed jobs (committed); "
-            "the rest are still failed"
+            f"redrive: retried {len(taken):,} failed jobs (committed); the rest are still failed"
         ) from None
-    return done
+    return outcome(taken)
 
 
 def _match(

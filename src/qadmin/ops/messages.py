@@ -18,6 +18,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from qadmin import catalog, interrupts
+from qadmin.catalog.rows import Row
 from qadmin.engines.base import Engine
 from qadmin.errors import (
     Deadlock,
@@ -55,6 +56,49 @@ _PUSH_MANY: weakref.WeakKeyDictionary[Engine, dict[tuple[Any, ...], list[str] | 
 )
 
 
+@dataclass(frozen=True)
+class Pushed(Row):
+    """One message a push put in: its id and time (a pending queue's due time, a capped
+    queue's overwritten message where its server reports it)."""
+
+    id: int
+    enqueued_at: str | None = None
+    due_at: str | None = None
+    overwritten_id: int | None = None
+
+
+@dataclass(frozen=True)
+class Message(Row):
+    """One message as a pop or peek gives it: times ISO 8601 UTC, the payload as bytes; the
+    claim's state where the kind has claims (a pop's ``attempts`` is the fencing token)."""
+
+    id: int
+    payload: bytes
+    enqueued_at: str | None = None
+    due_at: str | None = None
+    processing_started_at: str | None = None
+    claimed_by: str | None = None
+    attempts: int | None = None
+    last_error: str | None = None
+
+
+@dataclass(frozen=True)
+class Acked(Row):
+    """A claimed message ack deleted."""
+
+    id: int
+
+
+@dataclass(frozen=True)
+class Failed(Row):
+    """A failure recorded: the message's attempts so far and whether it went to the dead
+    table (its ``max_attempts``-th attempt)."""
+
+    id: int
+    attempts: int | None = None
+    dead: bool = False
+
+
 def on_queue(engine: Engine, name: str, op: Callable[[QueueSpec], T]) -> T:
     """``op`` on the queue as the catalog has it. SQLite has no routines: a convert or resize
     that rewrote the table after the catalog was read fails the statement whole, so the queue
@@ -89,6 +133,10 @@ def _retrying(spec: QueueSpec, work: Callable[[], T]) -> T:
     raise AssertionError("unreachable")
 
 
+def _messages(rows: list[dict[str, Any]]) -> list[Message]:
+    return [Message.of(message(r)) for r in rows if r.get("id") is not None]
+
+
 def _merge(rows: list[dict[str, Any]]) -> dict[str, Any]:
     merged: dict[str, Any] = {}
     for row in rows:
@@ -101,7 +149,7 @@ def push(
     spec: QueueSpec,
     payloads: Sequence[bytes],
     due: datetime | None = None,
-) -> list[dict[str, Any]]:
+) -> list[Pushed]:
     """Push messages in order, in one transaction (a ring stops at the first refusal)."""
     if due is not None:
         spec.require("due", "push --due/--delay")
@@ -125,12 +173,12 @@ def push(
         if _over(engine, payload):
             raise _too_large(engine, n, payload, engine.push_limits()[1] or 0)
     statements = engine.hooks.section(spec, "push")
-    pushed: list[dict[str, Any]] = []
+    pushed: list[Pushed] = []
     # One transaction: a stop waits for its commit or rollback (see _push_batches).
     with _stoppable([], len(params), len(params)) as held:
         if not spec.info.ring:
             batches = _retrying(spec, lambda: engine.run_batch(statements, params))
-            pushed = [_merge(rows) for rows in batches]
+            pushed = [Pushed.of(_merge(rows)) for rows in batches]
         else:
             # A ring batch is one transaction (one commit for the lot), stopping at the first
             # message the full ring refuses; what went in before it is committed and reported.
@@ -139,7 +187,7 @@ def push(
                     rows = [row for statement in statements for row in execute(statement, one)]
                     if not any(r.get("id") is not None for r in rows):
                         break
-                    pushed.append(_merge(rows))
+                    pushed.append(Pushed.of(_merge(rows)))
     _stop_if(held, pushed, len(params))
     if not spec.info.ring:
         return pushed
@@ -178,12 +226,12 @@ def _push_batches(
     statements: list[str],
     payloads: Sequence[bytes],
     due_at: Any,
-) -> list[dict[str, Any]]:
+) -> list[Pushed]:
     """Push in chunks of ``PUSH_CHUNK``, each one statement and one transaction, in order
     (``push_many`` or, for an older queue, ``push_batch``). A ring's chunk stops at the first
     message the full ring refuses: the chunks before it and the messages of its own chunk
     before it are committed and reported."""
-    pushed: list[dict[str, Any]] = []
+    pushed: list[Pushed] = []
     for chunk in _chunks(engine, payloads):
         params = engine.batch_params(chunk)
         if spec.info.due:
@@ -200,7 +248,7 @@ def _push_batches(
                     exc.args = (f"{exc}; pushed {len(pushed):,} of {len(payloads):,} before it",)
                     exc.pushed = pushed
                 raise
-            got = [message(r) for r in rows if r.get("id") is not None]
+            got = [Pushed.of(message(r)) for r in rows if r.get("id") is not None]
             pushed.extend(got)
         _stop_if(held, pushed, len(payloads))
         if len(got) < len(chunk):
@@ -213,7 +261,7 @@ def _push_batches(
 
 
 @contextmanager
-def _stoppable(pushed: list[dict[str, Any]], total: int, flight: int) -> Iterator[interrupts.Held]:
+def _stoppable(pushed: list[Pushed], total: int, flight: int) -> Iterator[interrupts.Held]:
     """A push transaction that a stop (Ctrl-C, SIGTERM, SIGHUP) waits for; a second stop ends
     it at once, and the line says the ``flight`` messages of it are in doubt."""
     try:
@@ -229,7 +277,7 @@ def _stoppable(pushed: list[dict[str, Any]], total: int, flight: int) -> Iterato
         raise stop from None
 
 
-def _stop_if(held: interrupts.Held, pushed: list[dict[str, Any]], total: int) -> None:
+def _stop_if(held: interrupts.Held, pushed: list[Pushed], total: int) -> None:
     """After a push transaction a stop waited for: say exactly what went in."""
     if held.signum is None:
         return
@@ -339,7 +387,7 @@ def pop(
     count: int = 1,
     wait_s: float = 0.0,
     worker: str | None = None,
-) -> list[dict[str, Any]]:
+) -> list[Message]:
     """Pop up to ``count`` messages; wait up to ``wait_s`` for the first one to arrive."""
     _check_count(count)
     params: dict[str, Any] = {"count": count}
@@ -352,7 +400,7 @@ def pop(
             got = _retrying(spec, lambda: engine.run(statements, params))
             rows = [message(r) for r in got if r.get("id") is not None]
             if rows:
-                return spec.sort_rows(rows)
+                return [Message.of(r) for r in spec.sort_rows(rows)]
             if not waiter.next_try():
                 raise _empty(engine, spec)
     finally:
@@ -365,7 +413,7 @@ class Delivery:
     whether exactly those were taken (``exact``) or, failing that, the whole batch went back
     (the delivered ones will be served again)."""
 
-    rows: list[dict[str, Any]]
+    rows: list[Message]
     delivered: int
     exact: bool = True
 
@@ -374,7 +422,7 @@ def pop_delivering(
     engine: Engine,
     spec: QueueSpec,
     count: int,
-    deliver: Callable[[list[dict[str, Any]]], int],
+    deliver: Callable[[list[Message]], int],
     wait_s: float = 0.0,
     worker: str | None = None,
 ) -> Delivery:
@@ -395,14 +443,14 @@ def pop_delivering(
     handed = False
     mark = "qadmin_pop"
 
-    def take(execute: Callable[..., list[dict[str, Any]]], n: int) -> list[dict[str, Any]]:
+    def take(execute: Callable[..., list[dict[str, Any]]], n: int) -> list[Message]:
         got = [
             message(r)
             for statement in statements
             for r in execute(statement, {**params, "count": n})
             if r.get("id") is not None
         ]
-        return spec.sort_rows(got)
+        return [Message.of(r) for r in spec.sort_rows(got)]
 
     def attempt() -> Delivery | None:
         nonlocal handed
@@ -420,7 +468,7 @@ def pop_delivering(
                 return Delivery(rows, 0)
             if not spec.info.ring:
                 again = take(execute, delivered)
-                if {r["id"] for r in again} == {r["id"] for r in rows[:delivered]}:
+                if {r.id for r in again} == {r.id for r in rows[:delivered]}:
                     return Delivery(rows, delivered)
                 execute(engine.hooks.mark_sql(mark, undo=True))
             return Delivery(rows, delivered, exact=False)
@@ -447,10 +495,10 @@ def pop_delivering(
         waiter.close()
 
 
-def peek(engine: Engine, spec: QueueSpec, count: int = 10) -> list[dict[str, Any]]:
+def peek(engine: Engine, spec: QueueSpec, count: int = 10) -> list[Message]:
     _check_count(count)
     rows = engine.run(engine.hooks.section(spec, "peek"), {"count": count}, write=False)
-    return [message(r) for r in rows]
+    return _messages(rows)
 
 
 def _fenced(section: str, attempt: int | None) -> str:
@@ -478,9 +526,7 @@ def _not_claimed(spec: QueueSpec, message_id: int, attempt: int | None) -> NotFo
     )
 
 
-def ack(
-    engine: Engine, spec: QueueSpec, message_id: int, attempt: int | None = None
-) -> dict[str, Any]:
+def ack(engine: Engine, spec: QueueSpec, message_id: int, attempt: int | None = None) -> Acked:
     """Delete a claimed message after successful processing. ``attempt`` (the fencing token
     pop returned): only while the message is still at that attempt."""
     spec.require("claims", "ack")
@@ -490,7 +536,7 @@ def ack(
     )
     if not rows:
         raise _not_claimed(spec, message_id, attempt)
-    return message(rows[0])
+    return Acked.of(message(rows[0]))
 
 
 def fail(
@@ -500,7 +546,7 @@ def fail(
     error: str,
     retry: bool = False,
     attempt: int | None = None,
-) -> dict[str, Any]:
+) -> Failed:
     """Record a processing error; with ``retry`` the claim is released for another consumer.
     ``dead``: this was the queue's max_attempts-th attempt and the message moved to its dead
     table. ``attempt`` fences as for ack."""
@@ -512,8 +558,8 @@ def fail(
     if not any(r.get("id") is not None for r in rows):
         raise _not_claimed(spec, message_id, attempt)
     done = _merge(rows)
-    done["dead"] = bool(done.get("dead"))
-    return done
+    done["dead"] = bool(done.get("dead"))  # a queue made before dead letters: never dead
+    return Failed.of(done)
 
 
 def _check_count(count: int) -> None:
