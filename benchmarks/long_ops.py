@@ -13,7 +13,7 @@ operation is printed with its floor and the ratio (issue 30's goals: convert <= 
 ring create <= 1.5x its floor), and ``/proc/loadavg`` before and after.
 
     .venv/bin/python benchmarks/long_ops.py [--full] [--slots N] [--messages N]
-        [--engines postgresql,mariadb]
+        [--engines postgresql,mariadb] [--no-resize]
 """
 
 from __future__ import annotations
@@ -71,7 +71,9 @@ def ring_create(engine_name: str, slots: int) -> tuple[float, float]:
         drop()
 
 
-def convert_and_resize(engine_name: str, count: int) -> tuple[float, float, float]:
+def convert_and_resize(
+    engine_name: str, count: int, with_resize: bool = True
+) -> tuple[float, float, float | None]:
     dsn, schema, drop = place(engine_name)
     try:
         engine = _open(dsn, schema)
@@ -100,7 +102,7 @@ def convert_and_resize(engine_name: str, count: int) -> tuple[float, float, floa
             lambda: convert.convert(engine, convert.source(engine, "backlog"), count)
         )
         spec = catalog.get(engine, "backlog")
-        resize_s = _timed(lambda: resize.resize(engine, spec, 2 * count))
+        resize_s = _timed(lambda: resize.resize(engine, spec, 2 * count)) if with_resize else None
         engine.close()
         return convert_s, floor_s, resize_s
     finally:
@@ -113,6 +115,7 @@ def main() -> None:
     parser.add_argument("--slots", type=int, default=None)
     parser.add_argument("--messages", type=int, default=None)
     parser.add_argument("--engines", default="postgresql,mariadb")
+    parser.add_argument("--no-resize", action="store_true", help="skip the resize (the longest)")
     args = parser.parse_args()
     slots = args.slots or (5_000_000 if args.full else 500_000)
     count = args.messages or (1_000_000 if args.full else 100_000)
@@ -125,12 +128,13 @@ def main() -> None:
             f"| {engine} | create --kind ring --capacity {slots:,} | {create_s:.2f} | "
             f"bare INSERT of the slots {bare_s:.2f} s ({create_s / bare_s:.1f}×) |"
         )
-        convert_s, floor_s, resize_s = convert_and_resize(engine, count)
+        convert_s, floor_s, resize_s = convert_and_resize(engine, count, not args.no_resize)
         print(
             f"| {engine} | convert of {count:,} messages to a ring | {convert_s:.2f} | "
             f"CREATE TABLE AS of the backlog {floor_s:.2f} s ({convert_s / floor_s:.1f}×) |"
         )
-        print(f"| {engine} | resize of that full ring to {2 * count:,} | {resize_s:.2f} | |")
+        if resize_s is not None:
+            print(f"| {engine} | resize of that full ring to {2 * count:,} | {resize_s:.2f} | |")
     print(f"load after: {_load()}")
 
 
