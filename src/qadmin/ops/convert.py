@@ -51,7 +51,8 @@ STEPS = {
     "measure": "count the backlog (only the waiting rows with --state-column); refuse if it is "
     "larger than the capacity",
     "set_aside": "rename the table to {backup.bare}: the backlog is read from there, once",
-    "retire": "drop the queue's routines (a qadmin queue's)",
+    "retire": "drop the objects qadmin made for the queue (routines; its table, renamed aside, "
+    "is not found by name)",
     "create": "create the ring under the queue's name (slot table, sequences, overflow, parked "
     "numbers, push/pop routines)",
     "start_sequences": "start both ring sequences above the highest id (PostgreSQL: above "
