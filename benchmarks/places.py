@@ -28,7 +28,8 @@ def place(engine: str) -> Place:
     """(DSN, schema, drop) of a place nothing else uses."""
     if engine not in ENGINES:  # a typo must not run MariaDB under another engine's name
         raise SystemExit(f"unknown engine {engine!r}: choose from {', '.join(ENGINES)}")
-    name = "bench_" + uuid.uuid4().hex[:8]
+    # QADMIN_BENCH_PREFIX: a prefix of one's own on shared servers (default bench_).
+    name = os.environ.get("QADMIN_BENCH_PREFIX", "bench_") + uuid.uuid4().hex[:8]
     if engine == "sqlite":
         path = Path(tempfile.mkdtemp()) / f"{name}.db"
         return f"sqlite:///{path}", None, lambda: path.unlink(missing_ok=True)

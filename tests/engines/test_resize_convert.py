@@ -127,6 +127,7 @@ ONE_TRANSACTION_STEPS = [
     "create",
     "start_sequences",
     "copy",
+    "drop_set_aside",
     "catalog",
 ]
 STAGED_STEPS = [

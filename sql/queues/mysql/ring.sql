@@ -553,7 +553,9 @@ SELECT (SELECT COUNT(*) FROM {table} WHERE reference_count = 1)
 -- name: resize_grow
 -- A chunk of up to 1,000,000 slots from 1,000 × 1,000 numbers: no recursion deeper than 1,000,
 -- MySQL 8's cte_max_recursion_depth (MariaDB's max_recursive_iterations when set like it).
-INSERT IGNORE INTO {table} (slot)
+-- No IGNORE: the slots added cannot exist yet, and each caller adds them in one transaction
+-- (see postgresql/ring.sql); IGNORE would also hide any other error as a warning.
+INSERT INTO {table} (slot)
 WITH RECURSIVE k (n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM k WHERE n + 1 < 1000)
 SELECT :lo + a.n * 1000 + b.n FROM k AS a CROSS JOIN k AS b
 WHERE a.n <= (:hi - :lo - 1) DIV 1000 AND :lo + a.n * 1000 + b.n < :hi

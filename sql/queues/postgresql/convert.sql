@@ -3,8 +3,9 @@
 -- ring's slot table takes over), {backup.bare} what a hand-built table is renamed to,
 -- {id_col.bare}, {time_expr} and {payload_expr} its columns as the ring stores them.
 --
--- The switch is one transaction (PostgreSQL DDL is transactional): lock the table, set the
--- backlog aside, retire the table, create the ring, park the backlog, commit. Killed anywhere,
+-- The switch is one transaction (PostgreSQL DDL is transactional): lock the table, rename it
+-- aside, retire the queue's routines, create the ring, move the backlog in (one INSERT ...
+-- SELECT into the slots or the overflow table, one into the parked list), commit. Killed anywhere,
 -- it rolls back whole and can simply be run again. The backlog keeps its ids: its messages go
 -- to the ring's overflow table and their numbers are parked, so pops serve them first, in id
 -- order, before the ring's sequences (which start above the highest id ever handed out).
@@ -77,37 +78,71 @@ SELECT count(CASE WHEN {waiting} THEN 1 END) AS messages,
 FROM {src}
 
 -- name: set_aside
-CREATE TEMP TABLE qadmin_convert ON COMMIT DROP AS
-SELECT {id_col.bare}::bigint AS message_id, {time_expr} AS enqueued_at, {payload_expr} AS payload
-FROM {src} WHERE {waiting}
-
--- name: set_aside
--- The copy reads the backlog in id order, a chunk at a time: without this index every chunk
--- scanned and sorted the whole backlog (a 1,000,000-message convert spent most of its minute
--- there); with it each chunk is a range read.
-CREATE INDEX ON qadmin_convert (message_id)
-
--- name: set_aside
-ANALYZE qadmin_convert
-
--- name: retire_external
+-- The table is renamed, not copied: the backlog is read from it once, straight into the ring
+-- (a qadmin queue's is dropped at the end; a hand-built one is kept under this name).
 ALTER TABLE {src} RENAME TO {backup.bare}
 
 -- name: start_sequences
 SELECT setval({push_seq.lit}, :next, false) AS push_next, setval({pop_seq.lit}, :next, false)
     AS pop_next
 
--- name: copy
-WITH chunk AS (
-    SELECT message_id, enqueued_at, payload FROM qadmin_convert
-    WHERE message_id > :after ORDER BY message_id LIMIT :chunk
-), messages AS (
-    INSERT INTO {overflow} (message_id, enqueued_at, payload)
-    SELECT message_id, enqueued_at, payload FROM chunk
-), parked AS (
-    INSERT INTO {pending} (message_id, taken_at) SELECT message_id, clock_timestamp() FROM chunk
-)
-SELECT count(*) AS copied, max(message_id) AS last_id FROM chunk
+-- name: unindex
+-- The ring's tables are new in this transaction (no one else can see them): their primary
+-- keys are dropped for the bulk load and built once after it (reindex), which costs less than
+-- keeping them up to date row by row (measured: 200,000 messages into the slots 3.1 s
+-- instead of 5.4 s, into the parked list 2.2 s instead of 2.9 s).
+ALTER TABLE {table} DROP CONSTRAINT {slot_idx.bare}
+
+-- name: unindex
+DO $$
+DECLARE
+    t regclass;
+BEGIN
+    FOREACH t IN ARRAY ARRAY[{overflow.lit}::regclass, {pending.lit}::regclass] LOOP
+        EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', t,
+                       (SELECT conname FROM pg_catalog.pg_constraint
+                        WHERE conrelid = t AND contype = 'p'));
+    END LOOP;
+END
+$$
+
+-- name: place_slots
+-- Each message is written once. When the backlog's ids fill [min_id, next_id) with no gap
+-- (convert.py checks: messages = next_id - min_id <= capacity), message k goes straight into
+-- slot k % capacity, all in distinct slots, none of which a push the count allows can need
+-- before its message is popped. Otherwise (place_overflow) every message goes to the
+-- overflow table, leaving every slot free, as pushes expect.
+INSERT INTO {table} (slot, message_id, enqueued_at, reference_count, payload)
+SELECT {id_col.bare}::bigint % :capacity, {id_col.bare}::bigint, {time_expr}, 1,
+       {payload_expr}
+FROM {backup} WHERE {waiting}
+
+-- name: place_free
+-- The slots the backlog did not take: those after its last, round to its first.
+INSERT INTO {table} (slot)
+SELECT (:first + g) % :capacity FROM generate_series(:messages, :capacity - 1) AS g
+
+-- name: place_overflow
+INSERT INTO {overflow} (message_id, enqueued_at, payload)
+SELECT {id_col.bare}::bigint, {time_expr}, {payload_expr} FROM {backup} WHERE {waiting}
+
+-- name: park
+-- Every backlog number is parked, so pops serve them first, in id order (slot or overflow).
+INSERT INTO {pending} (message_id, taken_at)
+SELECT {id_col.bare}::bigint, clock_timestamp() FROM {backup} WHERE {waiting}
+
+-- name: reindex
+ALTER TABLE {table} ADD CONSTRAINT {slot_idx.bare} PRIMARY KEY (slot)
+
+-- name: reindex
+ALTER TABLE {overflow} ADD PRIMARY KEY (message_id)
+
+-- name: reindex
+ALTER TABLE {pending} ADD PRIMARY KEY (message_id)
+
+-- name: drop_set_aside
+-- A qadmin queue's old table, now empty of use (a hand-built one is kept for the DBA).
+DROP TABLE {backup}
 
 -- name: columns
 -- Before anything changes, convert refuses what it would break (ops/convert_guard.py);

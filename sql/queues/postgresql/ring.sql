@@ -691,8 +691,10 @@ SELECT (SELECT count(*) FROM {table} WHERE reference_count = 1)
        (SELECT capacity FROM {ctl}) AS capacity
 
 -- name: resize_grow
+-- Plain INSERT, no ON CONFLICT (which doubled its cost): every caller adds slots that cannot
+-- exist yet, inside one transaction (create's grow, resize's after its cut, convert's switch),
+-- so a killed one leaves none of them, and create starts an interrupted create from nothing.
 INSERT INTO {table} (slot) SELECT generate_series(:lo, :hi - 1)
-ON CONFLICT (slot) DO NOTHING
 
 -- name: resize_place
 WITH first_per_slot AS (

@@ -22,29 +22,21 @@ SELECT count(CASE WHEN {waiting} THEN 1 END) AS messages,
 FROM {src}
 
 -- name: set_aside
-CREATE TEMP TABLE qadmin_convert AS
-SELECT CAST({id_col.bare} AS INTEGER) AS message_id, {time_expr} AS enqueued_at,
-       {payload_expr} AS payload
-FROM {src} WHERE {waiting}
-
--- name: retire_external
+-- The table is renamed, not copied: the backlog is read from it once, straight into the ring
+-- (a qadmin queue's is dropped at the end; a hand-built one is kept under this name).
 ALTER TABLE {src} RENAME TO {backup.bare}
 
 -- name: start_sequences
 UPDATE {ctl} SET push_seq = :next, pop_seq = :next RETURNING push_seq AS push_next
 
--- name: copy
+-- name: place_overflow
 INSERT INTO {overflow} (message_id, enqueued_at, payload)
-SELECT message_id, enqueued_at, payload FROM temp.qadmin_convert
-WHERE message_id > :after ORDER BY message_id LIMIT :chunk
+SELECT CAST({id_col.bare} AS INTEGER), {time_expr}, {payload_expr} FROM {backup}
+WHERE {waiting}
 
--- name: copy
-SELECT count(*) AS copied, max(message_id) AS last_id FROM (
-    SELECT message_id FROM temp.qadmin_convert
-    WHERE message_id > :after ORDER BY message_id LIMIT :chunk)
-
--- name: finish
-DROP TABLE temp.qadmin_convert
+-- name: drop_set_aside
+-- A qadmin queue's old table (a hand-built one is kept for the DBA).
+DROP TABLE {backup}
 
 -- name: columns
 -- Before anything changes, convert refuses what it would break (ops/convert_guard.py);

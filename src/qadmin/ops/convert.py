@@ -29,13 +29,11 @@ from qadmin.names import validate_schema_name
 from qadmin.ops import convert_guard, convert_sql, convert_staged, resize
 from qadmin.ops.convert_sql import (
     BACKUP_SUFFIX,
-    CHUNK,
     GATE_GRACE_S,
     ConvertSql,
     Progress,
     Source,
     Step,
-    copy_backlog,
     outcome,
     refusal,
     ring_spec,
@@ -52,15 +50,18 @@ STEPS = {
     "write lock): pushes and pops wait until commit",
     "measure": "count the backlog (only the waiting rows with --state-column); refuse if it is "
     "larger than the capacity",
-    "set_aside": "copy the backlog with its ids into a temporary table",
-    "retire": "drop the queue's table and routines (a hand-built table is renamed to "
-    "{backup.bare} and kept)",
-    "create": "create the ring under the queue's name (slots, sequences, overflow, parked "
+    "set_aside": "rename the table to {backup.bare}: the backlog is read from there, once",
+    "retire": "drop the objects qadmin made for the queue (routines; its table, renamed aside, "
+    "is not found by name)",
+    "create": "create the ring under the queue's name (slot table, sequences, overflow, parked "
     "numbers, push/pop routines)",
     "start_sequences": "start both ring sequences above the highest id (PostgreSQL: above "
     "every id the table's identity sequence handed out)",
-    "copy": "park the backlog: messages into the overflow table, their numbers into the parked "
-    "list, so pops serve them first, in id order (chunks of {chunk} rows)",
+    "copy": "move the backlog in, each message written once (one INSERT ... SELECT): into slot "
+    "id % capacity when its ids have no gap up to the next id, else into the overflow table; "
+    "add the free slot rows; park the numbers (PostgreSQL), so pops serve them first, in id "
+    "order; PostgreSQL drops the new tables' primary keys before and builds them after",
+    "drop_set_aside": "drop {backup.bare} (a qadmin queue's; a hand-built table is kept)",
     "catalog": "record the queue as a ring in qadmin's catalog; commit",
 }
 
@@ -137,7 +138,10 @@ def _plan(engine: Engine, src: Source, ring: QueueSpec, capacity: int) -> dict[s
     measured = engine.run(sql.section("measure"), sql.params, write=False)[0]
     messages = int(measured["messages"])
     gated = src.managed is not None and sql.file.has("gate")
-    names = [n for n in STEPS if n != "gate" or gated]
+    skipped = {"gate"} if not gated else set()
+    if src.managed is None:
+        skipped |= {"retire", "drop_set_aside"}
+    names = [n for n in STEPS if n not in skipped]
     return {
         "queue": src.table,
         "from": src.origin,
@@ -151,7 +155,7 @@ def _plan(engine: Engine, src: Source, ring: QueueSpec, capacity: int) -> dict[s
             engine.hooks.render_text(
                 STEPS[n],
                 {"backup": src.table + BACKUP_SUFFIX},
-                {"grace": str(GATE_GRACE_S), "chunk": f"{CHUNK:,}"},
+                {"grace": str(GATE_GRACE_S)},
             )
             for n in names
         ],
@@ -161,16 +165,86 @@ def _plan(engine: Engine, src: Source, ring: QueueSpec, capacity: int) -> dict[s
             if n != "gate" or gated
             for s in sql.section(n)
         ]
-        + _retire(engine, src, sql)
+        + _retire(engine, src)
         + engine.hooks.section(ring, "create")
-        + [s for n in ("start_sequences", "copy", "finish") for s in sql.section(n)],
+        + sql.section("start_sequences")
+        + _copy_sql(engine, sql, ring, _dense(sql, measured, capacity))
+        + (sql.section("drop_set_aside") if src.managed is not None else []),
     }
 
 
-def _retire(engine: Engine, src: Source, sql: ConvertSql) -> list[str]:
-    if src.managed is not None:  # only what qadmin recorded as the queue's own
+def _retire(engine: Engine, src: Source) -> list[str]:
+    """A qadmin queue's objects (only what qadmin recorded as its own); its table is already
+    renamed aside, so its DROP TABLE IF EXISTS finds nothing and set_aside's name stays."""
+    if src.managed is not None:
         return catalog.drop_statements(engine, catalog.made_by_create(engine, src.managed))
-    return sql.section("retire_external")
+    return []
+
+
+def _next_id(measured: dict[str, Any]) -> int:
+    # SQLite's measure has no next_id: its AUTOINCREMENT counter is not read (yet).
+    return int(measured.get("next_id") or int(measured["max_id"] or 0) + 1)
+
+
+def _dense(sql: ConvertSql, measured: dict[str, Any], capacity: int) -> bool:
+    """Whether the backlog's ids fill [min_id, next_id) with no gap (and the engine can put
+    messages straight into their slots): then message k can take slot k % capacity, and no
+    push the ring's count allows needs one of those slots before its message is popped. With
+    a gap, a push could find its slot still held by an old message and be refused early, so
+    the backlog goes to the overflow table instead."""
+    messages = int(measured["messages"])
+    if not sql.file.has("place_slots") or messages == 0 or messages > capacity:
+        return False
+    return messages == _next_id(measured) - int(measured["min_id"])
+
+
+def _copy_sql(engine: Engine, sql: ConvertSql, ring: QueueSpec, dense: bool) -> list[str]:
+    """What the copy step runs (the dry run's list; ``_copy`` runs it)."""
+    if dense:
+        place = sql.section("place_slots") + sql.section("place_free")
+    else:
+        grows = engine.hooks.template(ring).has("resize_grow")
+        grow = engine.hooks.section(ring, "resize_grow") if grows else []
+        place = sql.section("place_overflow") + grow
+    return sql.section("unindex") + place + sql.section("park") + sql.section("reindex")
+
+
+def _copy(
+    engine: Engine,
+    sql: ConvertSql,
+    ring: QueueSpec,
+    execute: Execute,
+    measured: dict[str, Any],
+    progress: Progress | None,
+) -> None:
+    """Move the backlog into the ring, each message written once: into its slot when the ids
+    are dense (``_dense``), else into the overflow table; then the free slot rows and the
+    parked numbers. Each an INSERT ... SELECT of the whole backlog, in the switch's one
+    transaction (killed, it all rolls back); where the engine says so (``unindex`` /
+    ``reindex``), the new tables' primary keys are built after the load."""
+    capacity = int(ring.capacity or 0)
+    messages = int(measured["messages"])
+    params = {
+        **sql.params,
+        "capacity": capacity,
+        "first": int(measured["min_id"] or 0),
+        "messages": messages,
+    }
+    for statement in sql.section("unindex"):
+        execute(statement)
+    if _dense(sql, measured, capacity):
+        for name in ("place_slots", "place_free"):
+            for statement in sql.section(name):
+                execute(statement, params)
+    else:
+        for statement in sql.section("place_overflow"):
+            execute(statement, params)
+        resize.grow(engine, ring, execute, 0, capacity)
+    for name in ("park", "reindex"):
+        for statement in sql.section(name):
+            execute(statement, params if name == "park" else None)
+    if progress:
+        progress(messages, messages)
 
 
 def convert(
@@ -193,7 +267,7 @@ def convert(
         step("gate")
         engine.run(sql.section("gate"))
         time.sleep(GATE_GRACE_S)
-    retire = _retire(engine, src, sql)  # read before the switch's transaction begins
+    retire = _retire(engine, src)  # read before the switch's transaction begins
     with engine.transaction() as execute:
         step("lock")
         for statement in sql.section("lock"):
@@ -206,13 +280,16 @@ def convert(
         if measured["min_id"] is not None and int(measured["min_id"]) < 0:
             raise UsageError(f"{src.table} has negative ids: a ring numbers messages from 0")
         _switch(engine, ring, sql, retire, execute, step)
-        # SQLite's measure has no next_id: its AUTOINCREMENT counter is not read (yet).
-        next_id = int(measured.get("next_id") or int(measured["max_id"] or 0) + 1)
+        next_id = _next_id(measured)
         step("start_sequences")
         for statement in sql.section("start_sequences"):
             execute(statement, {"next": next_id})
         step("copy")
-        copy_backlog(sql, execute, int(measured["min_id"] or 0), messages, progress)
+        _copy(engine, sql, ring, execute, measured, progress)
+        if src.managed is not None:
+            step("drop_set_aside")
+            for statement in sql.section("drop_set_aside"):
+                execute(statement)
         step("catalog")
         if src.managed is not None:
             execute(engine.hooks.catalog_sql("delete")[0], {"name": src.table})
@@ -232,11 +309,11 @@ def _switch(
     step("set_aside")
     for statement in sql.section("set_aside"):
         execute(statement, sql.params)
-    step("retire")
-    for statement in retire:
-        execute(statement)
+    if retire:
+        step("retire")
+        for statement in retire:
+            execute(statement)
     step("create")
     catalog.own_all(engine, ring, execute)
     for statement in engine.hooks.section(ring, "create"):
         execute(statement)
-    resize.grow(engine, ring, execute, 0, int(ring.capacity or 0))
