@@ -113,9 +113,16 @@ def _found(engine: Engine) -> tuple[list[tuple[str, str]], list[str]]:
     return rows, [part.note] if part.note else []
 
 
-def _own(engine: Engine, schema: str) -> Iterator[Item]:
+def _own(engine: Engine, schema: str) -> Iterator[Item | StatusLine]:
+    """The queues of a schema's catalog; one whose create has not finished (a killed create)
+    is an UNKNOWN line with its state and the fix, never left out."""
     engine.use_schema(schema)
-    for spec in catalog.all_queues(engine):
+    for spec in catalog.all_queues(engine, creating=True):
+        if spec.state == catalog.CREATING:
+            name = f"{schema}.{spec.name}"
+            why = f"state {spec.state}: {catalog.unfinished(spec.name)}"
+            yield StatusLine(name, schema, spec.name, None, spec.kind.value, error=why)
+            continue
         yield Item(
             f"{schema}.{spec.name}",
             schema,
