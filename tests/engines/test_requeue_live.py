@@ -65,7 +65,9 @@ def test_requeue_skips_the_claim_of_a_session_still_connected(label, request, tm
         _age_claims(engine, spec)
         _until_gone(engine, spec, gone["id"])
 
-        listed = _json(invoke_on(target, "claims", "cl", "--stale-after", "60", "--format", "json"))
+        shown = invoke_on(target, "claims", "cl", "--stale-after", "60", "--format", "json")
+        listed = _json(shown)
+        assert "1 of these claims are held by sessions still connected" in shown.stderr
         alive = {c["id"]: c["session_alive"] for c in listed}
         assert alive == {held["id"]: True, gone["id"]: False}
 

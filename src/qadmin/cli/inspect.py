@@ -438,6 +438,12 @@ def claims(
         render.note(f"qadmin: {note}")
     if not part.stale and not part.undated and part.claimed is not None:
         render.note(f"qadmin: no claim of {name} is older than {stale_after} s")
+    live = claims_part.live(part.stale)
+    if live and (resolved.spec is None or claims_part.guards_sessions(engine, resolved.spec)):
+        render.note(
+            f"qadmin: {len(live)} of these claims are held by sessions still connected "
+            "(session_alive yes): requeue leaves them (--include-live takes them too)"
+        )
     if part.undated:
         render.note(
             f"qadmin: {len(part.undated)} claims of {name} have no claim time and no worker "

@@ -29,6 +29,7 @@ from qadmin.engines.base import CATALOG_TABLE, Engine
 from qadmin.errors import LockTimeout, NotFound, QadminError
 from qadmin.profiles import detect, query
 from qadmin.profiles.libraries import SHAPES
+from qadmin.profiles.model import bracketed
 from qadmin.profiles.resolve import Resolved, check, from_spec, resolve
 from qadmin.profiles.shape import read_shape
 
@@ -173,11 +174,11 @@ def _named(
         yield table_item
     for name in names:
         named = dataclasses.replace(resolved, profile=dataclasses.replace(profile, queue=name))
-        yield Item(f"{label}[{name}]", shape.schema, shape.table, name, what, named)
+        yield Item(label + bracketed(name), shape.schema, shape.table, name, what, named)
     if unnamed:
         nulls = dataclasses.replace(profile, queue_null=True)
         yield Item(
-            f"{label}[]",
+            label + bracketed(None),
             shape.schema,
             shape.table,
             None,
