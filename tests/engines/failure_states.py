@@ -108,10 +108,13 @@ def lock_pileup(target: Target, engine: Engine) -> Iterator[str]:
 
 @contextmanager
 def stale_claim(target: Target, engine: Engine) -> Iterator[str]:
-    """A claim older than --stale-after 1."""
+    """A claim older than --stale-after 1 whose consumer died (its session is gone: requeue
+    leaves a live session's claim, tests/engines/test_requeue_live.py)."""
     spec = make_queue(engine, "mx_claim", "claim")
     messages.push(engine, spec, [b"job"])
-    messages.pop(engine, spec, worker="stalled")
+    consumer = target.engine()
+    messages.pop(consumer, spec, worker="stalled")
+    consumer.close()
     time.sleep(HELD_S)
     claims = engine.run(engine.hooks.section(spec, "claims"), {"limit": 10}, write=False)
     assert [c["claimed_by"] for c in claims] == ["stalled"]

@@ -176,7 +176,12 @@ LIMIT :limit
 -- A stale claim at its last allowed attempt (max_attempts) is a message that killed its
 -- consumer every time (it never reached fail): it moves to the dead table with an error entry
 -- saying so, instead of being released forever; the rest are released (one transaction).
+-- A claim whose session is still connected is neither (live_sessions and claim_gone in
+-- fragments.sql).
 SET @qadmin_cutoff = UTC_TIMESTAMP(6) - INTERVAL :stale_s SECOND
+
+-- name: requeue
+{live_sessions()}
 
 -- name: requeue
 SET @qadmin_max = (SELECT CAST(JSON_UNQUOTE(JSON_EXTRACT(options, '$.max_attempts')) AS SIGNED)
@@ -184,7 +189,7 @@ SET @qadmin_max = (SELECT CAST(JSON_UNQUOTE(JSON_EXTRACT(options, '$.max_attempt
 
 -- name: requeue
 SELECT id, COALESCE(attempts >= @qadmin_max, 0) AS dead
-FROM {table} WHERE processing_started_at < @qadmin_cutoff FOR UPDATE
+FROM {table} WHERE processing_started_at < @qadmin_cutoff AND {claim_gone()} FOR UPDATE
 
 -- name: requeue
 INSERT INTO {dead} (id, enqueued_at, attempts, last_error, errors, died_at, payload)
@@ -198,15 +203,17 @@ SELECT id, enqueued_at, attempts,
                'error', CONCAT('claim went stale after attempt ', attempts, ' (consumer lost)'),
                'at', UTC_TIMESTAMP(6))),
        UTC_TIMESTAMP(6), payload
-FROM {table} WHERE processing_started_at < @qadmin_cutoff AND attempts >= @qadmin_max
+FROM {table} WHERE processing_started_at < @qadmin_cutoff AND {claim_gone()}
+  AND attempts >= @qadmin_max
 
 -- name: requeue
-DELETE FROM {table} WHERE processing_started_at < @qadmin_cutoff AND attempts >= @qadmin_max
+DELETE FROM {table} WHERE processing_started_at < @qadmin_cutoff AND {claim_gone()}
+  AND attempts >= @qadmin_max
 
 -- name: requeue
 UPDATE {table}
 SET processing_started_at = NULL, claimed_by = NULL, claimed_session = NULL
-WHERE processing_started_at < @qadmin_cutoff
+WHERE processing_started_at < @qadmin_cutoff AND {claim_gone()}
 
 -- name: dead_depth
 -- Bounded like inspect's other counts: at most :limit rows are counted.

@@ -7,9 +7,12 @@
 SET @qadmin_cutoff = UTC_TIMESTAMP(6) - INTERVAL :stale_s SECOND
 
 -- name: requeue
-SELECT id FROM {table} WHERE processing_started_at < @qadmin_cutoff FOR UPDATE
+{live_sessions()}
+
+-- name: requeue
+SELECT id FROM {table} WHERE processing_started_at < @qadmin_cutoff AND {claim_gone()} FOR UPDATE
 
 -- name: requeue
 UPDATE {table}
 SET processing_started_at = NULL, claimed_by = NULL, claimed_session = NULL
-WHERE processing_started_at < @qadmin_cutoff
+WHERE processing_started_at < @qadmin_cutoff AND {claim_gone()}

@@ -23,6 +23,13 @@
 -- being written never blocks it, nor it the pause. Each pop procedure reads it before it starts
 -- its own transaction and, while it is true, pops with a count of 0 (nothing taken, no result
 -- set). A caller inside a REPEATABLE READ transaction sees the catalog as of its snapshot.
+--
+-- live_sessions / claim_gone: requeue's guard on a claim queue's row. live_sessions reads the
+-- connected sessions once into @qadmin_live (a JSON array of PROCESSLIST ids: every statement
+-- of the requeue then judges by the same sessions, so no row is deleted that was not copied
+-- to the dead table); claim_gone is true when the claiming session (claimed_session, the
+-- consumer's CONNECTION_ID()) is not among them, or the caller passed include_live = 1. A
+-- user without PROCESS sees only its own sessions: another user's consumer reads as gone.
 -- extends: queues/common/fragments.sql (the fragments shared with other engines)
 --
 -- The rest are pieces of the kinds' routines written once here, called {name()} from the
@@ -362,3 +369,11 @@ BEGIN
     CLOSE next_rows;
     {txn_end()};
 END
+
+-- name: live_sessions
+SET @qadmin_live = (SELECT COALESCE(JSON_ARRAYAGG(ID), JSON_ARRAY())
+                    FROM information_schema.PROCESSLIST)
+
+-- name: claim_gone
+(:include_live = 1 OR claimed_session IS NULL
+ OR NOT JSON_CONTAINS(@qadmin_live, CAST(claimed_session AS CHAR)))

@@ -243,9 +243,12 @@ LEFT JOIN LATERAL (SELECT * FROM w WHERE w.processing_started_at IS NOT NULL
 -- consumer every time (it never reached fail): it moves to the dead table with an error entry
 -- saying so, instead of being released forever. The rest are released; both in one
 -- transaction, each row reported with dead true or false.
+-- A claim whose session is still connected is neither (claim_gone in fragments.sql; the
+-- transaction reads pg_stat_activity once, so both statements see the same sessions).
 WITH gone AS (
     DELETE FROM {table} AS q
     WHERE q.processing_started_at < clock_timestamp() - make_interval(secs => :stale_s)
+      AND {claim_gone()}
       AND q.attempts >= (SELECT (c.options::jsonb ->> 'max_attempts')::integer
                          FROM {catalog} AS c WHERE c.name = {table.bare_lit})
     RETURNING q.*
@@ -268,6 +271,7 @@ SELECT m.id, true AS dead FROM moved AS m
 UPDATE {table} AS q
 SET processing_started_at = NULL, claimed_by = NULL, claimed_session = NULL
 WHERE q.processing_started_at < clock_timestamp() - make_interval(secs => :stale_s)
+  AND {claim_gone()}
 RETURNING q.id, false AS dead
 
 -- name: dead_depth

@@ -10,4 +10,5 @@ SELECT id, attempts FROM {fail}(:id, :error, :retry)
 UPDATE {table} AS q
 SET processing_started_at = NULL, claimed_by = NULL, claimed_session = NULL
 WHERE q.processing_started_at < clock_timestamp() - make_interval(secs => :stale_s)
+  AND {claim_gone()}
 RETURNING q.id

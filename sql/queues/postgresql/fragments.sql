@@ -8,6 +8,10 @@
 -- committed before its statement's snapshot (a READ COMMITTED caller: before the call; a
 -- REPEATABLE READ caller: before its transaction's first statement). paused_return: a pop
 -- routine's first statement, returning nothing while it is true.
+--
+-- claim_gone: requeue's guard on a claim queue's row: its claiming session (claimed_session,
+-- the consumer's backend pid) is no longer connected, or the caller passed include_live = 1.
+-- A slow consumer that is still connected keeps its claim (its message would run twice).
 
 -- name: push_many_rows
 -- Many messages in one statement (push --lines, --file; applications too): inserted in array
@@ -79,3 +83,7 @@ EXISTS (SELECT 1 FROM {catalog} AS qz
 IF {paused()} THEN
         RETURN;  -- paused (qadmin pause): take nothing
     END IF;
+
+-- name: claim_gone
+(:include_live = 1 OR claimed_session IS NULL
+ OR NOT EXISTS (SELECT 1 FROM pg_stat_activity AS a WHERE a.pid = claimed_session))

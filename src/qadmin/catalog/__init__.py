@@ -185,11 +185,17 @@ def get(engine: Engine, name: str, *, creating: bool = False) -> QueueSpec:
         engine.require_schema()
         raise NotFound(f"no queue {name!r} in schema {engine.schema} (see 'qadmin list')")
     if spec.state == CREATING and not creating:
-        raise UsageError(
-            f"queue {name} is still being created (or its create was interrupted): run the "
-            f"same 'qadmin create' again to finish it, or 'qadmin drop {name}'"
-        )
+        raise UsageError(unfinished(name))
     return spec
+
+
+def unfinished(name: str) -> str:
+    """What a queue whose create has not finished is, and the fix (every command that meets
+    one says it the same way: a refusal, a status or check --all line)."""
+    return (
+        f"queue {name} is still being created (or its create was interrupted): run the "
+        f"same 'qadmin create' again to finish it, or 'qadmin drop {name}'"
+    )
 
 
 def all_queues(engine: Engine, *, creating: bool = False) -> list[QueueSpec]:

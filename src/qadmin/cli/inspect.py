@@ -438,6 +438,12 @@ def claims(
         render.note(f"qadmin: {note}")
     if not part.stale and not part.undated and part.claimed is not None:
         render.note(f"qadmin: no claim of {name} is older than {stale_after} s")
+    live = claims_part.live(part.stale)
+    if live and (resolved.spec is None or claims_part.guards_sessions(engine, resolved.spec)):
+        render.note(
+            f"qadmin: {len(live)} of these claims are held by sessions still connected "
+            "(session_alive yes): requeue leaves them (--include-live takes them too)"
+        )
     if part.undated:
         render.note(
             f"qadmin: {len(part.undated)} claims of {name} have no claim time and no worker "
@@ -462,6 +468,12 @@ def _columns(resolved: Resolved) -> list[str]:
 @click.argument("name")
 @stale_option
 @click.option("--dry-run", is_flag=True, help="List the claims that would be released.")
+@click.option(
+    "--include-live",
+    is_flag=True,
+    help="Also release stale claims whose consumer's session is still connected "
+    "(a slow consumer: its message then runs twice).",
+)
 @click.option("--yes", "-y", is_flag=True, help="Do it without asking (needed off a TTY).")
 @profile_options
 @connection_options
@@ -470,6 +482,7 @@ def requeue(
     name: str,
     stale_after: int,
     dry_run: bool,
+    include_live: bool,
     yes: bool,
     profile: dict[str, Any],
     target: Target,
@@ -478,7 +491,9 @@ def requeue(
     """Release stale claims of queue NAME so another consumer gets the messages (at-least-once:
     a consumer that was only slow may still finish and find its ack refused). A profiled
     table is released only as its profile says (state back, claim columns cleared), and only
-    rows still claimed and still stale when the UPDATE runs."""
+    rows still claimed and still stale when the UPDATE runs. A claim whose session is still
+    connected (PostgreSQL, MariaDB/MySQL) is left alone and counted as skipped, unless
+    --include-live."""
     if stale_after < REQUEUE_MIN_STALE_S:
         raise UsageError(
             f"requeue: --stale-after {stale_after} s is below {REQUEUE_MIN_STALE_S} s: "
@@ -489,13 +504,20 @@ def requeue(
     _claims_of(resolved, "requeue")
     if spec is None and resolved.profile.release is None:
         raise UsageError(f"requeue: {name}: {claims_part.why_no_release(resolved.profile)}")
+    # Claims of sessions still connected are kept where the engine can tell (a slow
+    # consumer's message would run twice): counted as skipped, listed by --dry-run.
+    guarded = not include_live and (spec is None or claims_part.guards_sessions(engine, spec))
     if dry_run:
         read = _stale_claims(engine, resolved, stale_after)
         stale = read.stale
-        shown = stale if spec is not None else claims_part.releasable(stale)
+        kept = claims_part.live(stale) if guarded else []
+        shown = stale if spec is not None else claims_part.releasable(stale, include_live)
         columns = _columns(resolved)
         if spec is not None:  # a stale claim at its last attempt goes to the dead table
-            shown = [{**c, "outcome": claims_part.outcome(spec, c.get("attempts"))} for c in shown]
+            shown = [
+                {**c, "outcome": claims_part.outcome(spec, c.get("attempts"), c in kept)}
+                for c in shown
+            ]
             columns = [*columns, "outcome"]
         # The claims are listed up to CLAIMS_SHOWN (or from a window of ids): the stale ones
         # shown are then a floor of what the run would release (1000 shown, 30,000 released).
@@ -503,6 +525,7 @@ def requeue(
         if not complete:
             shown = [{**c, "listing_complete": False} for c in shown]
             columns = [*columns, "listing_complete"]
+        _skipped(name, kept, "would be ")
         if not shown and complete:
             render.note(f"qadmin: {name}: no claim is stale: nothing to requeue")
         elif not shown:
@@ -520,27 +543,43 @@ def requeue(
         return
     confirm("requeue stale claims of", name, yes)
     if spec is not None:
-        done = claims_part.requeue(engine, spec, stale_after)
+        done = claims_part.requeue(engine, spec, stale_after, include_live)
         rows = [{"id": i, "outcome": "requeued"} for i in done.requeued]
         rows += [{"id": i, "outcome": "dead"} for i in done.dead]
+        # The claims requeue left: stale still, their session still connected.
+        kept = claims_part.live(_stale_claims(engine, resolved, stale_after).stale)
     else:
         ctx = run.context(engine, resolved, Options(stale_after_s=stale_after))
-        stale = claims_part.releasable(claims_part.measure_profile(ctx).stale)
-        released = claims_part.requeue_profile(ctx, [c["id"] for c in stale])
+        listed = claims_part.measure_profile(ctx).stale
+        stale = claims_part.releasable(listed, include_live)
+        released = claims_part.requeue_profile(ctx, [c["id"] for c in stale], include_live)
         rows = [{"id": i, "outcome": "requeued"} for i in released]
-    if not rows:  # a cron job's log says the run happened and found nothing
+        kept = claims_part.live(listed)
+    _skipped(name, kept if guarded else [], "")
+    if not rows and not (guarded and kept):  # a cron job's log: the run found nothing
         render.note(f"qadmin: {name}: no claim is stale: nothing requeued")
     else:
         _counts(name, rows, "")
     render.rows(rows, ["id", "outcome"], fmt)
 
 
+def _skipped(name: str, kept: list[dict[str, Any]], verb: str) -> None:
+    """``q: 2 stale claims skipped: their consumer's session is still connected ...``"""
+    if kept:
+        ids = ", ".join(str(c.get("id")) for c in kept[:10]) + (", ..." if len(kept) > 10 else "")
+        render.note(
+            f"qadmin: {name}: {len(kept):,} stale claims {verb}skipped (ids {ids}): "
+            + claims_part.LIVE_KEPT
+        )
+
+
 def _counts(name: str, rows: list[dict[str, Any]], verb: str, partial: str | None = None) -> None:
     """``q: 3 requeued, 1 dead``: a stale claim at max_attempts moves to the dead table; from
     a listing that stopped (``partial`` says where), each count is a floor."""
     dead = sum(1 for r in rows if r["outcome"] == "dead")
+    released = sum(1 for r in rows if r["outcome"] == "requeued")
     floor = "at least " if partial else ""
-    text = f"{floor}{len(rows) - dead} {verb}requeued, {floor}{dead} {verb}dead"
+    text = f"{floor}{released} {verb}requeued, {floor}{dead} {verb}dead"
     render.note(f"qadmin: {name}: {text}" + (f" ({partial})" if partial else ""))
 
 

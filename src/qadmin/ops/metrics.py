@@ -182,9 +182,10 @@ def server_label(engine: Engine) -> str:
 
 
 def _queue_label(line: status_ops.StatusLine) -> str:
-    """The named queue: what status shows in brackets (``[]``: rows naming none)."""
+    """The named queue: what status shows in brackets (``[]``: rows naming none, an empty
+    label; ``['']``: the queue named by the empty string, ``''``)."""
     if line.queue is not None:
-        return line.queue
+        return line.queue or "''"
     if line.name.endswith("]") and "[" in line.name:
         return line.name[line.name.rindex("[") + 1 : -1]
     return ""

@@ -29,6 +29,7 @@ from qadmin.engines.base import CATALOG_TABLE, Engine
 from qadmin.errors import LockTimeout, NotFound, QadminError
 from qadmin.profiles import detect, query, queue_names
 from qadmin.profiles.libraries import SHAPES
+from qadmin.profiles.model import bracketed
 from qadmin.profiles.resolve import Resolved, check, from_spec, resolve
 from qadmin.profiles.shape import read_shape
 
@@ -113,9 +114,16 @@ def _found(engine: Engine) -> tuple[list[tuple[str, str]], list[str]]:
     return rows, [part.note] if part.note else []
 
 
-def _own(engine: Engine, schema: str) -> Iterator[Item]:
+def _own(engine: Engine, schema: str) -> Iterator[Item | StatusLine]:
+    """The queues of a schema's catalog; one whose create has not finished (a killed create)
+    is an UNKNOWN line with its state and the fix, never left out."""
     engine.use_schema(schema)
-    for spec in catalog.all_queues(engine):
+    for spec in catalog.all_queues(engine, creating=True):
+        if spec.state == catalog.CREATING:
+            name = f"{schema}.{spec.name}"
+            why = f"state {spec.state}: {catalog.unfinished(spec.name)}"
+            yield StatusLine(name, schema, spec.name, None, spec.kind.value, error=why)
+            continue
         yield Item(
             f"{schema}.{spec.name}",
             schema,
@@ -168,12 +176,12 @@ def _named(
     for name in names:
         one = dataclasses.replace(profile, queue=name, queue_label=labels.get(name))
         named = dataclasses.replace(resolved, profile=one)
-        shown = one.queue_shown or name
-        yield Item(f"{label}[{shown}]", shape.schema, shape.table, shown, what, named)
+        shown = name if one.queue_label is None else one.queue_label
+        yield Item(label + bracketed(shown), shape.schema, shape.table, shown, what, named)
     if unnamed:
         nulls = dataclasses.replace(profile, queue_null=True)
         yield Item(
-            f"{label}[]",
+            label + bracketed(None),
             shape.schema,
             shape.table,
             None,

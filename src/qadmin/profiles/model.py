@@ -174,10 +174,11 @@ class Profile:
     @property
     def shown(self) -> str:
         """The queue as output names it: ``oban_jobs[mailers]`` for one named queue,
-        ``delayed_jobs[]`` for the rows that name none."""
+        ``river_job['']`` for the queue named by the empty string, ``delayed_jobs[]`` for the
+        rows that name none."""
         if self.queue_null:
-            return f"{self.name}[]"
-        return f"{self.name}[{self.queue_shown}]" if self.queue is not None else self.name
+            return self.name + bracketed(None)
+        return self.name + bracketed(self.queue_shown) if self.queue is not None else self.name
 
     @property
     def queue_shown(self) -> str | None:
@@ -186,13 +187,11 @@ class Profile:
 
     def command(self, verb: str) -> str:
         """A qadmin command on this queue, as a fix prints it (names shell-quoted)."""
-        import shlex
-
-        text = f"qadmin {verb} " + " ".join(shlex.quote(w) for w in (self.name, *self.options))
+        text = f"qadmin {verb} " + " ".join(shell_word(w) for w in (self.name, *self.options))
         if self.queue_null:
             return text + " --queue-null"
         shown = self.queue_shown
-        return text + f" --queue {shlex.quote(shown)}" if shown is not None else text
+        return text + f" --queue {shell_word(shown)}" if shown is not None else text
 
     def label(self, row_id: object) -> str:
         """How a finding names one row: ``procrastinate job 109``, ``message 17``."""
@@ -225,3 +224,28 @@ class LibraryShape:
     # "shape" (a table of its documented shape, tested without the library).
     verified: str
     profile: Profile  # its ``table`` and ``schema`` are replaced by the table found
+
+
+def bracketed(queue: str | None) -> str:
+    """A named queue as status, check --all and findings show it after its table:
+    ``[mailers]``; ``['']`` the queue named by the empty string; ``[]`` the rows that name no
+    queue (NULL). A control character in a name is shown as its escape (``\\n``) by the
+    output, as bash's ``$'...'`` quoting takes it back (shell_word)."""
+    if queue is None:
+        return "[]"
+    return "['']" if queue == "" else f"[{queue}]"
+
+
+def shell_word(text: str) -> str:
+    """``text`` as one shell word a printed fix carries and a user pastes back: shlex's
+    quoting, or bash's ``$'...'`` when it holds a control character (a newline in a queue's
+    name), so the printed command stays one line and names the same queue."""
+    import shlex
+
+    if not any(ord(c) < 32 or ord(c) == 127 for c in text):
+        return shlex.quote(text)
+    named = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+    body = "".join(
+        named.get(c) or (f"\\x{ord(c):02x}" if ord(c) < 32 or ord(c) == 127 else c) for c in text
+    )
+    return f"$'{body}'"

@@ -280,6 +280,14 @@ def check(profile: Profile, shape: TableShape, dialect: str) -> Profile:
         )
     if profile.queue is not None and profile.queue_null:
         raise UsageError("--queue and --queue-null name two queues: give one")
+    queue_col = shape.column(profile.queue_column) if profile.queue_column else None
+    if profile.queue_null and queue_col is not None and not queue_col.nullable:
+        # Read, it would be an idle queue that can never fill: an OK check of nothing.
+        raise UsageError(
+            f"--queue-null: {profile.name}.{queue_col.name} is NOT NULL, so no row can name "
+            f"no queue (qadmin inspect {profile.name} lists its named queues; --queue '' is "
+            "the queue named by the empty string)"
+        )
     given = [g for g in VALUE_KEYS if getattr(profile, g)]
     if given and not profile.has_states:
         raise UsageError(f"{profile.name}: --{given[0]} needs a state column (--state-column COL)")

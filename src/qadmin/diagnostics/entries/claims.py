@@ -199,10 +199,15 @@ class Requeued:
     dead: list[int]
 
 
-def requeue(engine: Engine, spec: QueueSpec, stale_after_s: int) -> Requeued:
+def requeue(
+    engine: Engine, spec: QueueSpec, stale_after_s: int, include_live: bool = False
+) -> Requeued:
     """Release claims older than ``stale_after_s`` (the messages are served again), or move
-    those at max_attempts to the dead table, in one transaction."""
-    rows = engine.run(engine.hooks.section(spec, "requeue"), {"stale_s": int(stale_after_s)})
+    those at max_attempts to the dead table, in one transaction. Where the engine can tell
+    (guards_sessions), a claim whose session is still connected is left alone unless
+    ``include_live``: a slow consumer's message would otherwise run twice."""
+    params = {"stale_s": int(stale_after_s), "include_live": int(include_live)}
+    rows = engine.run(engine.hooks.section(spec, "requeue"), params)
     outcome: dict[int, bool] = {}
     for row in rows:  # MySQL/MariaDB: the locked rows first, then what happened to them
         if row.get("id") is not None:
@@ -213,8 +218,29 @@ def requeue(engine: Engine, spec: QueueSpec, stale_after_s: int) -> Requeued:
     )
 
 
-def outcome(spec: QueueSpec, attempts: Any) -> str:
-    """What requeue does with a stale claim of a qadmin claim queue at ``attempts``."""
+def guards_sessions(engine: Engine, spec: QueueSpec) -> bool:
+    """Whether this claim queue's requeue keeps the claims of sessions still connected: its
+    statements read the server's sessions (PostgreSQL pg_stat_activity, MariaDB/MySQL
+    PROCESSLIST). SQLite has no sessions; SQL Server's requeue does not check them."""
+    return any(":include_live" in text for text in engine.hooks.section(spec, "requeue"))
+
+
+def live(stale: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The stale claims whose claiming session is still connected (a slow consumer)."""
+    return [c for c in stale if c.get("session_alive") is True]
+
+
+LIVE_KEPT = (
+    "their consumer's session is still connected (a slow consumer, not a dead one: its "
+    "message would run twice); --include-live releases them too"
+)
+
+
+def outcome(spec: QueueSpec, attempts: Any, kept: bool = False) -> str:
+    """What requeue does with a stale claim of a qadmin claim queue at ``attempts``
+    (``kept``: its session is still connected and requeue leaves it)."""
+    if kept:
+        return "skipped"
     limit = spec.options.get("max_attempts")
     if spec.dead_table and limit is not None and int(attempts or 0) >= int(limit):
         return "dead"
@@ -356,10 +382,15 @@ def _is_stale(item: dict[str, Any], stale_after: int) -> bool:
     return age is not None and age >= stale_after
 
 
-def releasable(stale: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The stale claims requeue may give back: never one whose session or worker still
-    lives, however long it has held the row (a long claim of a live session is a finding)."""
-    return [c for c in stale if c["session_alive"] is not True and c["worker_alive"] is not True]
+def releasable(stale: list[dict[str, Any]], include_live: bool = False) -> list[dict[str, Any]]:
+    """The stale claims requeue may give back: never one whose worker still lives, nor
+    (unless ``include_live``) one whose session is still connected, however long it has held
+    the row (a long claim of a live session is a finding)."""
+    return [
+        c
+        for c in stale
+        if (include_live or c["session_alive"] is not True) and c["worker_alive"] is not True
+    ]
 
 
 def _beat_limit(profile: Profile, stale_after: int) -> float:
@@ -403,7 +434,7 @@ def _claim_row(
     }
 
 
-def requeue_profile(ctx: Context, ids: list[Any]) -> list[Any]:
+def requeue_profile(ctx: Context, ids: list[Any], include_live: bool = False) -> list[Any]:
     """Give back the stale claims ``ids`` through the profile's Release: each UPDATE checks
     again that its row is still claimed and still stale, so a row a live worker finished (or
     a claim renewed) since it was listed is left alone."""
@@ -414,7 +445,7 @@ def requeue_profile(ctx: Context, ids: list[Any]) -> list[Any]:
     release = profile.release
     found = _claim_filter(reader)
     key = profile.id_column or profile.order_by
-    stale = _still_stale(reader)
+    stale = _still_stale(reader, include_live)
     if found is None or key is None or stale is None:
         raise UsageError(f"requeue: {ctx.table}: {why_no_release(profile)}")
     where, params = found
@@ -440,11 +471,12 @@ def requeue_profile(ctx: Context, ids: list[Any]) -> list[Any]:
     return done
 
 
-def _still_stale(reader: query.Reader) -> str | None:
+def _still_stale(reader: query.Reader, include_live: bool = False) -> str | None:
     """SQL that is true while a claim is stale, by the server's clock, judged as the listing
     judged it: no heartbeat of its worker newer than :beat_s (a workers table, or a beat on
     its own row), else its claim time older than :stale_s; and, where the profile records
-    the claiming session, that session is gone (so a race cannot release a live one)."""
+    the claiming session, that session is gone (so a race cannot release a live one),
+    unless ``include_live``."""
     profile = reader.profile
     beat = profile.heartbeat
     if beat is not None and beat.key_sql is not None:
@@ -461,7 +493,7 @@ def _still_stale(reader: query.Reader) -> str | None:
         stale = f"{reader.age(profile.claimed_at_column)} >= :stale_s"
     else:
         return None
-    if profile.session_column is not None and reader.has("session_gone"):
+    if profile.session_column is not None and reader.has("session_gone") and not include_live:
         gone = reader.section_text("session_gone")
         stale += " AND " + reader.engine.hooks.render_text(gone, {"sess": profile.session_column})
     return stale
@@ -533,7 +565,11 @@ def rule(report: InspectReport) -> list[Finding]:
         )
         return [Finding(severity, "stale_claims", message, fix), *found]
     gone = sum(1 for c in part.stale if c.get("session_alive") is False)
-    detail = f" ({gone} from sessions that no longer exist)" if gone else ""
+    connected = len(live(part.stale))
+    details = [f"{gone} from sessions that no longer exist"] if gone else []
+    if connected:
+        details.append(f"{connected} from sessions still connected")
+    detail = f" ({'; '.join(details)})" if details else ""
     return [
         Finding(
             severity,

@@ -1,0 +1,129 @@
+"""requeue never takes a claim from a consumer that is still connected (a slow one, not a dead
+one: its message would run twice), where the engine can tell (PostgreSQL, MariaDB/MySQL); it
+says how many it skipped and why, --dry-run shows the same, and --include-live takes them."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from qadmin.diagnostics.entries import claims as claims_part
+from qadmin.ops import dead, messages, queues
+from tests.conftest import make_target
+from tests.helpers import invoke_on
+
+SERVERS = ["postgresql", "mariadb", "mysql8"]
+
+
+def _claim_queue(engine, name: str, max_attempts: int | None = None):
+    return queues.create(engine, queues.make_spec(name, "claim", None, False, False, max_attempts))
+
+
+def _age_claims(engine, spec) -> None:
+    """Every claim an hour old, so --stale-after 60 judges it stale without waiting."""
+    hour = "INTERVAL 1 HOUR" if engine.base_dialect == "mysql" else "interval '1 hour'"
+    engine.run(
+        [
+            engine.hooks.render(
+                "UPDATE {table} SET processing_started_at = processing_started_at - "
+                + hour
+                + " WHERE processing_started_at IS NOT NULL",
+                spec,
+            )
+        ]
+    )
+
+
+def _until_gone(engine, spec, claim_id: int) -> None:
+    """A closed session leaves the server's session list a moment after the client closes."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        stale = claims_part.measure(engine, spec, 60).stale
+        if any(c["id"] == claim_id and c["session_alive"] is False for c in stale):
+            return
+        time.sleep(0.2)
+
+
+def _json(result):
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("label", SERVERS)
+def test_requeue_skips_the_claim_of_a_session_still_connected(label, request, tmp_path):
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    slow, lost = target.engine(), target.engine()
+    try:
+        spec = _claim_queue(engine, "cl")
+        messages.push(engine, spec, [b"slow", b"lost"])
+        [held] = messages.pop(slow, spec, 1, worker="slow")  # stays connected
+        [gone] = messages.pop(lost, spec, 1, worker="lost")
+        lost.close()  # this consumer died
+        _age_claims(engine, spec)
+        _until_gone(engine, spec, gone.id)
+
+        shown = invoke_on(target, "claims", "cl", "--stale-after", "60", "--format", "json")
+        listed = _json(shown)
+        assert "1 of these claims are held by sessions still connected" in shown.stderr
+        alive = {c["id"]: c["session_alive"] for c in listed}
+        assert alive == {held.id: True, gone.id: False}
+
+        dry = invoke_on(
+            target, "requeue", "cl", "--stale-after", "60", "--dry-run", "--format", "json"
+        )
+        outcomes = {c["id"]: c["outcome"] for c in _json(dry)}
+        assert outcomes == {held.id: "skipped", gone.id: "requeued"}
+        assert "1 stale claims would be skipped" in dry.stderr
+        assert "1 would be requeued, 0 would be dead" in dry.stderr
+
+        done = invoke_on(
+            target, "requeue", "cl", "--stale-after", "60", "--yes", "--format", "json"
+        )
+        assert _json(done) == [{"id": gone.id, "outcome": "requeued"}]
+        assert "1 stale claims skipped" in done.stderr
+        assert "still connected" in done.stderr and "--include-live" in done.stderr
+        assert "1 requeued, 0 dead" in done.stderr
+        # The slow consumer still holds its claim and its ack still counts.
+        still = claims_part.measure(engine, spec, 60).stale
+        assert [(c["id"], c["session_alive"]) for c in still] == [(held.id, True)]
+
+        forced = invoke_on(
+            target,
+            "requeue",
+            "cl",
+            "--stale-after",
+            "60",
+            "--include-live",
+            "--yes",
+            "--format",
+            "json",
+        )
+        assert _json(forced) == [{"id": held.id, "outcome": "requeued"}]
+        assert "skipped" not in forced.stderr
+    finally:
+        slow.close()
+        engine.close()
+
+
+@pytest.mark.parametrize("label", SERVERS)
+def test_requeue_does_not_kill_a_live_claim_at_its_last_attempt(label, request, tmp_path):
+    """The dead-letter path is guarded too: a live claim at max_attempts stays where it is."""
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    slow = target.engine()
+    try:
+        spec = _claim_queue(engine, "last", max_attempts=1)
+        messages.push(engine, spec, [b"m"])
+        [held] = messages.pop(slow, spec, 1)
+        _age_claims(engine, spec)
+        assert claims_part.guards_sessions(engine, spec)
+        kept = claims_part.requeue(engine, spec, 60)
+        assert (kept.requeued, kept.dead) == ([], [])
+        assert dead.listing(engine, spec, 10) == []
+        messages.ack(slow, spec, held.id, attempt=held.attempts)  # its ack counts
+    finally:
+        slow.close()
+        engine.close()
