@@ -1,0 +1,39 @@
+"""The tester's findings on delivery and output (fixB): SQLite file names with URI characters,
+output failures, watermark advice that runs, and what pop commits when it is interrupted or its
+session dies (docs/cli.md "Delivery", "SQLite files", "Exit codes")."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import one_line, run
+
+
+@pytest.mark.parametrize("name", ["x#y.db", "x%23y.db", "x%3Fy.db", "a%25b.db"])
+def test_sqlite_path_with_uri_characters_opens_that_file(tmp_path, name):
+    from urllib.parse import unquote
+
+    dsn = ["--dsn", f"sqlite:///{tmp_path / name}"]
+    assert run("create", "s3", "--kind", "fifo", *dsn).exit_code == 0
+    assert [p.name for p in tmp_path.iterdir() if p.suffix == ".db"] == [unquote(name)]
+    pushed = run("push", "s3", "hello", *dsn)
+    assert pushed.exit_code == 0, pushed.stderr
+    assert run("size", "s3", *dsn).exit_code == 0
+
+
+def test_sqlite_reads_of_an_escaped_name_read_that_file_and_make_nothing(tmp_path):
+    dsn = ["--dsn", f"sqlite:///{tmp_path / 'app%231.db'}"]
+    assert run("create", "jobs", "--kind", "fifo", *dsn).exit_code == 0
+    assert run("push", "jobs", "a", "b", *dsn).exit_code == 0
+    before = sorted(p.name for p in tmp_path.iterdir())
+    size = run("size", "jobs", "--format", "json", *dsn)
+    assert size.exit_code == 0 and '"depth": 2' in size.stdout, size.stderr
+    check = run("check", "jobs", *dsn)
+    assert check.stdout.startswith("QADMIN OK"), check.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == before and "app" not in before
+
+
+def test_sqlite_raw_question_mark_in_a_path_is_refused_not_cut(tmp_path):
+    result = run("create", "s3", "--kind", "fifo", "--dsn", f"sqlite:///{tmp_path / 'x?y.db'}")
+    assert result.exit_code == 2 and "%3F" in one_line(result)
+    assert list(tmp_path.iterdir()) == []
