@@ -4,6 +4,10 @@ session dies (docs/cli.md "Delivery", "SQLite files", "Exit codes")."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from tests.helpers import one_line, run
@@ -37,3 +41,33 @@ def test_sqlite_raw_question_mark_in_a_path_is_refused_not_cut(tmp_path):
     result = run("create", "s3", "--kind", "fifo", "--dsn", f"sqlite:///{tmp_path / 'x?y.db'}")
     assert result.exit_code == 2 and "%3F" in one_line(result)
     assert list(tmp_path.iterdir()) == []
+
+
+def _stdout_closed() -> None:
+    os.close(1)
+
+
+@pytest.mark.parametrize("stdout", ["closed", "full"])
+def test_output_that_cannot_be_written_is_one_line_and_exit_11_for_pop_peek_and_reads(
+    tmp_path, stdout
+):
+    dsn = ["--dsn", f"sqlite:///{tmp_path / 'q.db'}"]
+    assert run("create", "q", "--kind", "fifo", *dsn).exit_code == 0
+    assert run("push", "q", "a", "b", *dsn).exit_code == 0
+    for args in (["pop", "q"], ["peek", "q"], ["list"], ["size", "q"], ["status"]):
+        with open("/dev/full", "wb") as full:
+            done = subprocess.run(
+                [sys.executable, "-m", "qadmin", *args, *dsn],
+                stdin=subprocess.DEVNULL,
+                stdout=full if stdout == "full" else None,
+                stderr=subprocess.PIPE,
+                preexec_fn=_stdout_closed if stdout == "closed" else None,
+                text=True,
+                timeout=120,
+                check=False,
+            )
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 11, (args, done.stderr)
+        assert len(lines) == 1 and lines[0].startswith("qadmin: error: output failed ("), lines
+        assert "internal error" not in done.stderr
+    assert "a" in run("peek", "q", *dsn).stdout  # the pop took nothing: its output never went out

@@ -12,6 +12,7 @@ from __future__ import annotations
 import array
 import errno
 import fcntl
+import io
 import os
 import select
 import stat
@@ -19,6 +20,7 @@ import sys
 import termios
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from qadmin.errors import EXIT_UNDELIVERED, QadminError
 
@@ -128,3 +130,77 @@ def deliver_all(write: Callable[[], None], count: int) -> int:
         _stopped(_why(exc))
         return 0
     return count
+
+
+class _Stdout(io.RawIOBase):
+    """File descriptor 1, remembering a write that failed: an error no one caught (a full disk
+    under a table, a closed stdout) is then known to be the output's, not an internal one."""
+
+    def __init__(self, closed: bool) -> None:
+        super().__init__()
+        self.was_closed = closed
+        self.failed: OSError | None = None
+        self.discard = False
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        if self.was_closed:
+            raise io.UnsupportedOperation("standard output is closed")
+        return 1
+
+    def isatty(self) -> bool:
+        return not self.was_closed and os.isatty(1)
+
+    def write(self, data: Any) -> int:
+        if self.discard:
+            return len(data)
+        try:
+            if self.was_closed:
+                raise OSError(errno.EBADF, "standard output is closed")
+            return os.write(1, data)
+        except OSError as exc:
+            if exc.errno != errno.EPIPE:  # a reader that went away is no failure of a read
+                self.failed = exc
+            raise
+
+
+_raw: list[_Stdout] = []
+
+
+def install() -> None:
+    """Put stdout (the process's own, or none when fd 1 was closed) on a ``_Stdout``."""
+    real = sys.__stdout__
+    if sys.stdout is not real:  # a test runner's stream, or already installed
+        return
+    closed = real is None
+    if closed:
+        # Hold fd 1, so no file the command opens (a database) takes it; writes are refused.
+        fd = os.open(os.devnull, os.O_RDONLY)
+        if fd != 1:
+            os.dup2(fd, 1)
+            os.close(fd)
+    raw = _Stdout(closed)
+    _raw.append(raw)
+    sys.stdout = io.TextIOWrapper(
+        io.BufferedWriter(raw),
+        encoding=getattr(real, "encoding", None) or "utf-8",
+        errors=getattr(real, "errors", None) or "strict",
+        line_buffering=bool(getattr(real, "line_buffering", False)),
+    )
+
+
+def failure(exc: BaseException | None = None) -> str | None:
+    """Why stdout failed (``exc`` itself, or any write before), or None when it did not."""
+    if not _raw or _raw[0].failed is None:
+        return None
+    if exc is not None and not isinstance(exc, OSError):
+        return None
+    return _why(_raw[0].failed)
+
+
+def quiet() -> None:
+    """After a failure: the exit flush writes nowhere instead of failing again."""
+    if _raw:
+        _raw[0].discard = True
