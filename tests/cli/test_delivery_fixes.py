@@ -71,3 +71,11 @@ def test_output_that_cannot_be_written_is_one_line_and_exit_11_for_pop_peek_and_
         assert len(lines) == 1 and lines[0].startswith("qadmin: error: output failed ("), lines
         assert "internal error" not in done.stderr
     assert "a" in run("peek", "q", *dsn).stdout  # the pop took nothing: its output never went out
+
+
+def test_watermark_repair_on_a_queue_without_one_says_so_before_asking_for_yes(tmp_path):
+    dsn = ["--dsn", f"sqlite:///{tmp_path / 'q.db'}"]
+    assert run("create", "p_q", "--kind", "fifo", *dsn).exit_code == 0
+    for args in (["repair"], ["repair", "--yes"], ["repair", "--dry-run"], ["show"]):
+        result = run("watermark", "p_q", *args, *dsn)  # off a terminal: no --yes is no answer
+        assert result.exit_code == 2 and "has no watermark" in one_line(result), (args, result)
