@@ -4,13 +4,15 @@ session dies (docs/cli.md "Delivery", "SQLite files", "Exit codes")."""
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import subprocess
 import sys
 
 import pytest
 
-from tests.helpers import one_line, run
+from tests.helpers import one_line, run, run_qadmin
 
 
 @pytest.mark.parametrize("name", ["x#y.db", "x%23y.db", "x%3Fy.db", "a%25b.db"])
@@ -79,3 +81,63 @@ def test_watermark_repair_on_a_queue_without_one_says_so_before_asking_for_yes(t
     for args in (["repair"], ["repair", "--yes"], ["repair", "--dry-run"], ["show"]):
         result = run("watermark", "p_q", *args, *dsn)  # off a terminal: no --yes is no answer
         assert result.exit_code == 2 and "has no watermark" in one_line(result), (args, result)
+
+
+PLAIN = ("--format", "plain")
+
+
+def _popping(db: list[str], count: int) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "qadmin", "pop", "q", "--count", str(count), *PLAIN, *db],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def _filled(label: str, kind: str, request, tmp_path, total: int):
+    from tests.conftest import make_target
+
+    target = make_target(label, request, tmp_path)
+    db = target.cli_args()
+    assert run_qadmin("create", "q", "--kind", kind, *db).returncode == 0
+    lines = b"".join(b"m%d\n" % n for n in range(total))
+    assert run_qadmin("push", "q", "--lines", *db, stdin=lines).returncode == 0
+    return target, db
+
+
+@pytest.mark.parametrize(
+    ("label", "kind", "signame"),
+    [
+        ("sqlite", "fifo", "SIGINT"),
+        ("sqlite", "claim", "SIGTERM"),
+        ("postgresql", "claim", "SIGINT"),
+        ("postgresql", "fifo", "SIGTERM"),
+        ("mariadb", "fifo", "SIGTERM"),
+    ],
+)
+def test_an_interrupted_pop_commits_what_reached_its_reader(
+    label, kind, signame, request, tmp_path
+):
+    """docs/cli.md "Delivery": a stop while pop writes commits exactly the messages written to
+    the reader, puts the rest back, and says so; none of them is served twice."""
+    total = 40
+    _, db = _filled(label, kind, request, tmp_path, total)
+    popper = _popping(db, total)
+    assert popper.stdout is not None and popper.stderr is not None
+    read = [popper.stdout.readline() for _ in range(4)]  # the header, then 3 messages
+    assert read[-1].split()[-1] == b"m2", read
+    popper.send_signal(getattr(signal, signame))
+    read += popper.stdout.readlines()  # what was written before the stop took effect
+    err = popper.stderr.read().decode()
+    code = popper.wait(timeout=120)
+    got = [line.split()[-1].decode() for line in read[1:]]
+    assert got == [f"m{n}" for n in range(len(got))]
+    assert code == 128 + getattr(signal, signame), err
+    said = err.strip().splitlines()
+    assert len(said) == 1 and said[0].startswith("qadmin: interrupted"), said
+    assert said[0].endswith(f"delivered {len(got)} of {total}; {total - len(got)} stay queued")
+    rest = run_qadmin("pop", "q", "--count", "1000", "--format", "json", *db)
+    assert rest.returncode == 0, rest.stderr
+    left = [r["payload"] for r in json.loads(rest.stdout)]
+    assert left == [f"m{n}" for n in range(len(got), total)]  # none twice, none lost

@@ -60,9 +60,14 @@ def _is_pipe(fd: int) -> bool:
         return False
 
 
-def _read_by_reader(fd: int) -> bool:
+def _never() -> bool:
+    return False
+
+
+def _read_by_reader(fd: int, stopped: Callable[[], bool] = _never) -> bool:
     """Wait until the pipe's reader has read everything written: True, or False when it went
-    away first (what is left in the pipe was never read)."""
+    away first (what is left in the pipe was never read). A stop (``stopped``) ends the wait:
+    True, the piece is written to a reader that is still there."""
     delay = _DRAIN_START_S
     left = array.array("i", [0])
     poller = select.poll()
@@ -73,11 +78,13 @@ def _read_by_reader(fd: int) -> bool:
             return True
         if any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(0)):
             return False
+        if stopped():
+            return True
         time.sleep(delay)
         delay = min(delay * 2, _DRAIN_MAX_S)
 
 
-def _write(data: str | bytes, pipe: bool) -> bool:
+def _write(data: str | bytes, pipe: bool, stopped: Callable[[], bool] = _never) -> bool:
     """Write and flush one piece; whether it reached the reader."""
     try:
         if isinstance(data, str):
@@ -90,7 +97,7 @@ def _write(data: str | bytes, pipe: bool) -> bool:
     except OSError as exc:
         _stopped(_why(exc))
         return False
-    if pipe and not _read_by_reader(sys.stdout.fileno()):
+    if pipe and not _read_by_reader(sys.stdout.fileno(), stopped):
         _stopped("the reader closed the pipe")
         return False
     return True
@@ -109,15 +116,20 @@ def _fileno() -> int | None:
         return None
 
 
-def deliver(head: str | bytes, pieces: Sequence[str | bytes]) -> int:
-    """Write ``head``, then each piece; how many pieces were delivered."""
+def deliver(
+    head: str | bytes, pieces: Sequence[str | bytes], stopped: Callable[[], bool] = _never
+) -> int:
+    """Write ``head``, then each piece; how many pieces were delivered. Once ``stopped`` (a
+    held Ctrl-C / SIGTERM) no further piece is written: the ones written and flushed count."""
     fd = _fileno()
     pipe = fd is not None and _is_pipe(fd)
-    if head and not _write(head, pipe):
+    if head and (not _write(head, pipe, stopped) or stopped()):
         return 0
     for done, piece in enumerate(pieces):
-        if not _write(piece, pipe):
+        if not _write(piece, pipe, stopped):
             return done
+        if stopped():
+            return done + 1
     return len(pieces)
 
 
