@@ -141,3 +141,100 @@ def test_an_interrupted_pop_commits_what_reached_its_reader(
     assert rest.returncode == 0, rest.stderr
     left = [r["payload"] for r in json.loads(rest.stdout)]
     assert left == [f"m{n}" for n in range(len(got), total)]  # none twice, none lost
+
+
+def _session_of_the_pop(target) -> int:
+    """The server session of the one qadmin pop holding a transaction open in this test's
+    schema (PostgreSQL) or database (MariaDB)."""
+    import time
+
+    give_up = time.monotonic() + 120
+    while not (found := _sessions(target)):
+        assert time.monotonic() < give_up, "the pop's session was never seen"
+        time.sleep(0.05)
+    return found[0]
+
+
+def _sessions(target) -> list[int]:
+    if target.label == "postgresql":
+        import psycopg
+
+        from tests.conftest import PG_ADMIN
+
+        with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+            rows = admin.execute(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = 'qadmin'"
+                " AND state = 'idle in transaction' AND position(%s in query) > 0",
+                (target.schema,),
+            ).fetchall()
+        return [int(r[0]) for r in rows]
+    import pymysql
+
+    from tests.conftest import MY_HOST
+
+    admin = pymysql.connect(host=MY_HOST, user="root", password="", autocommit=True)
+    with admin, admin.cursor() as cur:
+        cur.execute(
+            "SELECT id FROM information_schema.processlist WHERE db = %s AND command = 'Sleep'",
+            (target.dsn.rsplit("/", 1)[1].split("?")[0],),
+        )
+        return [int(r[0]) for r in cur.fetchall()]
+
+
+def _end_session(target, session: int) -> None:
+    """End it as a DBA would, and wait until the server has (synchronised on the server)."""
+    import time
+
+    if target.label == "postgresql":
+        import psycopg
+
+        from tests.conftest import PG_ADMIN
+
+        with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (session,))
+            give_up = time.monotonic() + 120
+            while admin.execute(
+                "SELECT 1 FROM pg_stat_activity WHERE pid = %s", (session,)
+            ).fetchall():
+                assert time.monotonic() < give_up
+                time.sleep(0.05)
+        return
+    import pymysql
+
+    from tests.conftest import MY_HOST
+
+    admin = pymysql.connect(host=MY_HOST, user="root", password="", autocommit=True)
+    with admin, admin.cursor() as cur:
+        cur.execute(f"KILL CONNECTION {int(session)}")
+        give_up = time.monotonic() + 120
+        while cur.execute("SELECT 1 FROM information_schema.processlist WHERE id = %s", (session,)):
+            assert time.monotonic() < give_up
+            time.sleep(0.05)
+
+
+@pytest.mark.parametrize(("label", "kind"), [("postgresql", "claim"), ("mariadb", "fifo")])
+def test_a_pop_whose_session_is_killed_stops_writing_and_says_they_come_again(
+    label, kind, request, tmp_path
+):
+    total = 40
+    target, db = _filled(label, kind, request, tmp_path, total)
+    popper = _popping(db, total)
+    assert popper.stdout is not None and popper.stderr is not None
+    read = [popper.stdout.readline() for _ in range(3)]  # the header, then 2 messages
+    assert read[-1].split()[-1] == b"m1", read
+    session = _session_of_the_pop(target)
+    _end_session(target, session)  # qadmin waits for m2 to be read: it learns of it there
+    read += popper.stdout.readlines()
+    err = popper.stderr.read().decode()
+    code = popper.wait(timeout=120)
+    written = len(read) - 1
+    assert code == 6, err
+    said = err.strip().splitlines()
+    assert len(said) == 1, said
+    assert said[0].endswith(
+        f"the {written} messages written were not removed from the queue and will be "
+        "delivered again"
+    )
+    assert written < total  # it stopped writing once the session was known dead
+    rest = run_qadmin("pop", "q", "--count", "1000", "--format", "json", *db)
+    assert [r["payload"] for r in json.loads(rest.stdout)] == [f"m{n}" for n in range(total)]

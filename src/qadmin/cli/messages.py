@@ -212,6 +212,11 @@ def pop(
     def stopped() -> bool:
         return held[0].signum is not None
 
+    def ending() -> bool:
+        """Stop writing: a stop is held, or the server ended the pop's session (its commit
+        will fail: nothing more is written that would be delivered again)."""
+        return stopped() or engine.session_lost()
+
     def pop_from(spec: QueueSpec) -> messages.Delivery:
         used.append(spec)
         columns = _columns(spec)
@@ -221,13 +226,13 @@ def pop(
                 held.append(holding.enter_context(interrupts.deferred()))
             written.append(0)
             if raw:
-                written[-1] = output.deliver("", [rows[0]["payload"]], stopped)
+                written[-1] = output.deliver("", [rows[0]["payload"]], ending)
             elif (pieces := render.row_texts(rows, columns, fmt)) is None:
                 # the table format is drawn whole: all or nothing
                 draw = lambda: render.rows(rows, columns, fmt)  # noqa: E731
                 written[-1] = output.deliver_all(draw, len(rows))
             else:
-                written[-1] = output.deliver(*pieces, stopped)
+                written[-1] = output.deliver(*pieces, ending)
             return written[-1]
 
         return messages.pop_delivering(engine, spec, count, deliver, wait_s, worker)
