@@ -388,7 +388,10 @@ EXIT_WORDS = {
         "pop q --count 500 \\| head -3`) or to a full disk. It commits only what was "
         "delivered: `qadmin: error: output failed (the reader closed the pipe): delivered 2 of "
         "500; the rest stay in the queue` ([delivery](#delivery): claim queues, rings, and "
-        "when the queue cannot take back exactly the undelivered)"
+        "when the queue cannot take back exactly the undelivered). Any other command whose "
+        "output cannot be written (stdout closed, `>&-`, or full, `> /dev/full`) says "
+        "`qadmin: error: output failed (No space left on device)` and exits 11 too; what a "
+        "command that writes (`push`) did is committed, only its printout is lost"
     ),
     "EXIT_INTERRUPTED": (
         "interrupted by Ctrl-C (SIGINT); SIGHUP is 129 and SIGTERM 143 (128 + the signal, as a "

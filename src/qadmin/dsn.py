@@ -334,7 +334,14 @@ def parse(text: str) -> Dsn:
 
 def _parse_file(engine: str, text: str, rest: str) -> Dsn:
     path, _, raw_query = rest.partition("?")
-    query = {unquote(k): unquote(v) for k, v in (_query_pairs(raw_query) or [])}
+    pairs = _query_pairs(raw_query)
+    if pairs is None:
+        # sqlite:////tmp/a?b.db: a '?' starts the options, so the file would be /tmp/a.
+        raise UsageError(
+            f"{engine} DSN {mask(text)}: {raw_query!r} after '?' is not key=value options;"
+            " write a '?' in a file name as %3F"
+        )
+    query = {unquote(k): unquote(v) for k, v in pairs}
     if not path.startswith("/"):
         raise UsageError(f"{engine} DSNs take no host: write {engine}:///path, not {mask(text)}")
     path = unquote(path)

@@ -6,6 +6,7 @@ documents, a traceback only with --debug, and any secret seen in this process sc
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
@@ -21,6 +22,7 @@ from qadmin.errors import (
     EXIT_ERROR,
     EXIT_FULL,
     EXIT_INTERRUPTED,
+    EXIT_UNDELIVERED,
     EXIT_USAGE,
     Interrupted,
     QadminError,
@@ -124,6 +126,9 @@ class QadminGroup(click.Group):
         argv = list(sys.argv[1:] if args is None else args)
         debug = "--debug" in argv or bool(os.environ.get("QADMIN_DEBUG"))
         code = 0
+        from qadmin.cli import output
+
+        output.install()
         try:
             result = super().main(argv, prog_name or "qadmin", complete_var, False, **extra)
             code = result if isinstance(result, int) else 0
@@ -163,7 +168,14 @@ class QadminGroup(click.Group):
             sys.stderr = open(os.devnull, "w")  # noqa: SIM115
             code = 0
         except OSError as exc:
-            if exc.filename is None:
+            why = output.failure(exc)
+            if why is not None:
+                # stdout closed or full under a command that is not pop: one line, exit 11.
+                if debug:
+                    _traceback()
+                _say(f"output failed ({why})", EXIT_UNDELIVERED)
+                code = EXIT_UNDELIVERED
+            elif exc.filename is None:
                 code = _internal(exc, debug)
             else:
                 # A path the user gave that cannot be read or written: the path and the reason.
@@ -173,8 +185,23 @@ class QadminGroup(click.Group):
                 code = EXIT_USAGE
         except Exception as exc:
             code = _internal(exc, debug, argv)
+        code = _flushed(code, output)
         interrupts.settle()
         sys.exit(code)
+
+
+def _flushed(code: int, output: Any) -> int:
+    """Flush stdout before the exit code is chosen: output still buffered that cannot be
+    written (a full disk) is the one line and exit 11, not Python's exit-time complaint."""
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+    why = output.failure()
+    if why is not None:
+        output.quiet()
+        if code == 0:
+            _say(f"output failed ({why})", EXIT_UNDELIVERED)
+            return EXIT_UNDELIVERED
+    return code
 
 
 def _traceback() -> None:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from contextlib import nullcontext
+from contextlib import ExitStack, nullcontext
 from datetime import UTC, datetime, timedelta
 from typing import Any, BinaryIO
 
 import click
 
-from qadmin import catalog, render
+from qadmin import catalog, interrupts, render
 from qadmin.cli import output, progress
 from qadmin.cli.options import (
     ATTEMPT,
@@ -202,28 +202,69 @@ def pop(
         raise UsageError("--raw writes one payload; use it with --count 1")
     engine = target.engine()
     used: list[QueueSpec] = []
+    # From the first message written until the pop has committed, a stop (Ctrl-C, SIGTERM,
+    # SIGHUP) is held: the output stops after the message being written, the pop commits
+    # those written and puts the rest back, then the stop is said (docs/cli.md "Delivery").
+    holding = ExitStack()
+    held: list[interrupts.Held] = []
+    written: list[int] = []
+
+    def stopped() -> bool:
+        return held[0].signum is not None
+
+    def ending() -> bool:
+        """Stop writing: a stop is held, or the server ended the pop's session (its commit
+        will fail: nothing more is written that would be delivered again)."""
+        return stopped() or engine.session_lost()
 
     def pop_from(spec: QueueSpec) -> messages.Delivery:
         used.append(spec)
         columns = _columns(spec)
 
         def deliver(rows: list[messages.Message]) -> int:
+            if not held:
+                held.append(holding.enter_context(interrupts.deferred()))
+            written.append(0)
             if raw:
-                return output.deliver("", [rows[0].payload])
-            pieces = render.row_texts(rows, columns, fmt)
-            if pieces is None:  # the table format is drawn whole: all or nothing
-                return output.deliver_all(lambda: render.rows(rows, columns, fmt), len(rows))
-            return output.deliver(*pieces)
+                written[-1] = output.deliver("", [rows[0].payload], ending)
+            elif (pieces := render.row_texts(rows, columns, fmt)) is None:
+                # the table format is drawn whole: all or nothing
+                draw = lambda: render.rows(rows, columns, fmt)  # noqa: E731
+                written[-1] = output.deliver_all(draw, len(rows))
+            else:
+                written[-1] = output.deliver(*pieces, ending)
+            return written[-1]
 
         return messages.pop_delivering(engine, spec, count, deliver, wait_s, worker)
 
     try:
-        done = messages.on_queue(engine, name, pop_from)
+        with holding:
+            done = messages.on_queue(engine, name, pop_from)
     except QueueEmpty:
         if not raw:
             render.rows([], _columns(used[-1]), fmt)
         raise
+    except (QadminError, KeyboardInterrupt) as exc:
+        if written and written[-1]:
+            # The transaction did not commit: what was written is still in the queue.
+            said = (
+                f"the {written[-1]} messages written were not removed from the queue "
+                "and will be delivered again"
+            )
+            if isinstance(exc, KeyboardInterrupt):  # stopped twice: at once
+                raise Interrupted(
+                    f"stopped twice, the commit in doubt: {said} if it did not commit"
+                ) from None
+            exc.args = (f"{exc}; {said}",)
+        raise
     popped, delivered = len(done.rows), done.delivered
+    if held and stopped():
+        stays = (
+            f"{popped - delivered} stay queued"
+            if done.exact
+            else _rest(used[-1], engine.hooks.has_routines, done)
+        )
+        raise Interrupted(f"delivered {delivered} of {popped}; {stays}")
     if delivered < popped:
         raise output.Undelivered(
             f"output failed ({output.reason()}): delivered {delivered} of {popped}; "

@@ -12,6 +12,7 @@ from __future__ import annotations
 import array
 import errno
 import fcntl
+import io
 import os
 import select
 import stat
@@ -19,6 +20,7 @@ import sys
 import termios
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from qadmin.errors import EXIT_UNDELIVERED, QadminError
 
@@ -58,9 +60,14 @@ def _is_pipe(fd: int) -> bool:
         return False
 
 
-def _read_by_reader(fd: int) -> bool:
+def _never() -> bool:
+    return False
+
+
+def _read_by_reader(fd: int, stopped: Callable[[], bool] = _never) -> bool:
     """Wait until the pipe's reader has read everything written: True, or False when it went
-    away first (what is left in the pipe was never read)."""
+    away first (what is left in the pipe was never read). A stop (``stopped``) ends the wait:
+    True, the piece is written to a reader that is still there."""
     delay = _DRAIN_START_S
     left = array.array("i", [0])
     poller = select.poll()
@@ -71,11 +78,13 @@ def _read_by_reader(fd: int) -> bool:
             return True
         if any(ev & (select.POLLERR | select.POLLHUP) for _, ev in poller.poll(0)):
             return False
+        if stopped():
+            return True
         time.sleep(delay)
         delay = min(delay * 2, _DRAIN_MAX_S)
 
 
-def _write(data: str | bytes, pipe: bool) -> bool:
+def _write(data: str | bytes, pipe: bool, stopped: Callable[[], bool] = _never) -> bool:
     """Write and flush one piece; whether it reached the reader."""
     try:
         if isinstance(data, str):
@@ -88,7 +97,7 @@ def _write(data: str | bytes, pipe: bool) -> bool:
     except OSError as exc:
         _stopped(_why(exc))
         return False
-    if pipe and not _read_by_reader(sys.stdout.fileno()):
+    if pipe and not _read_by_reader(sys.stdout.fileno(), stopped):
         _stopped("the reader closed the pipe")
         return False
     return True
@@ -107,15 +116,20 @@ def _fileno() -> int | None:
         return None
 
 
-def deliver(head: str | bytes, pieces: Sequence[str | bytes]) -> int:
-    """Write ``head``, then each piece; how many pieces were delivered."""
+def deliver(
+    head: str | bytes, pieces: Sequence[str | bytes], stopped: Callable[[], bool] = _never
+) -> int:
+    """Write ``head``, then each piece; how many pieces were delivered. Once ``stopped`` (a
+    held Ctrl-C / SIGTERM) no further piece is written: the ones written and flushed count."""
     fd = _fileno()
     pipe = fd is not None and _is_pipe(fd)
-    if head and not _write(head, pipe):
+    if head and (not _write(head, pipe, stopped) or stopped()):
         return 0
     for done, piece in enumerate(pieces):
-        if not _write(piece, pipe):
+        if not _write(piece, pipe, stopped):
             return done
+        if stopped():
+            return done + 1
     return len(pieces)
 
 
@@ -128,3 +142,77 @@ def deliver_all(write: Callable[[], None], count: int) -> int:
         _stopped(_why(exc))
         return 0
     return count
+
+
+class _Stdout(io.RawIOBase):
+    """File descriptor 1, remembering a write that failed: an error no one caught (a full disk
+    under a table, a closed stdout) is then known to be the output's, not an internal one."""
+
+    def __init__(self, closed: bool) -> None:
+        super().__init__()
+        self.was_closed = closed
+        self.failed: OSError | None = None
+        self.discard = False
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        if self.was_closed:
+            raise io.UnsupportedOperation("standard output is closed")
+        return 1
+
+    def isatty(self) -> bool:
+        return not self.was_closed and os.isatty(1)
+
+    def write(self, data: Any) -> int:
+        if self.discard:
+            return len(data)
+        try:
+            if self.was_closed:
+                raise OSError(errno.EBADF, "standard output is closed")
+            return os.write(1, data)
+        except OSError as exc:
+            if exc.errno != errno.EPIPE:  # a reader that went away is no failure of a read
+                self.failed = exc
+            raise
+
+
+_raw: list[_Stdout] = []
+
+
+def install() -> None:
+    """Put stdout (the process's own, or none when fd 1 was closed) on a ``_Stdout``."""
+    real = sys.__stdout__
+    if sys.stdout is not real:  # a test runner's stream, or already installed
+        return
+    closed = real is None
+    if closed:
+        # Hold fd 1, so no file the command opens (a database) takes it; writes are refused.
+        fd = os.open(os.devnull, os.O_RDONLY)
+        if fd != 1:
+            os.dup2(fd, 1)
+            os.close(fd)
+    raw = _Stdout(closed)
+    _raw.append(raw)
+    sys.stdout = io.TextIOWrapper(
+        io.BufferedWriter(raw),
+        encoding=getattr(real, "encoding", None) or "utf-8",
+        errors=getattr(real, "errors", None) or "strict",
+        line_buffering=bool(getattr(real, "line_buffering", False)),
+    )
+
+
+def failure(exc: BaseException | None = None) -> str | None:
+    """Why stdout failed (``exc`` itself, or any write before), or None when it did not."""
+    if not _raw or _raw[0].failed is None:
+        return None
+    if exc is not None and not isinstance(exc, OSError):
+        return None
+    return _why(_raw[0].failed)
+
+
+def quiet() -> None:
+    """After a failure: the exit flush writes nowhere instead of failing again."""
+    if _raw:
+        _raw[0].discard = True

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from qadmin import catalog, render
+from qadmin.catalog.reads import require_watermark
 from qadmin.cli import progress
 from qadmin.cli.options import (
     Millis,
@@ -78,6 +79,7 @@ def watermark(
     elif dry_run:
         result = dict(watermark_ops.plan(engine, spec).to_json_dict(), dry_run=True)
     else:
+        require_watermark(spec)  # before asking: a queue with none is that line, not --yes
         confirm("repair the watermark of", name, yes)
         result = dict(watermark_ops.repair(engine, spec).to_json_dict(), dry_run=False)
     render.document(result, fmt)

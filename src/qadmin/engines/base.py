@@ -17,7 +17,10 @@ Guarantees each engine gives:
 
 from __future__ import annotations
 
+import os
 import re
+import select
+import socket
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -148,6 +151,32 @@ class Engine(ABC):
             with self.errors():
                 self._conn = self._open()
         return self._conn
+
+    def session_lost(self) -> bool:
+        """Without a round trip: whether the server has ended this session while no statement
+        runs (a pop writing its output): its socket is readable and holds the server's last
+        word (``_last_word``) or its close. False where that cannot be told cheaply."""
+        fd = self._socket_fd() if self._conn is not None else None
+        if fd is None or fd < 0:
+            return False
+        try:
+            poller = select.poll()
+            poller.register(fd, select.POLLIN)
+            if not poller.poll(0):
+                return False
+            with socket.socket(fileno=os.dup(fd)) as sock:
+                first = sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+        except (OSError, ValueError):
+            return False
+        return first == b"" or self._last_word(first)
+
+    def _socket_fd(self) -> int | None:
+        """The connection's socket, for ``session_lost``; None: not looked at."""
+        return None
+
+    def _last_word(self, first: bytes) -> bool:
+        """Whether unasked-for bytes from the server (their first) end the session."""
+        return True
 
     def close(self) -> None:
         if self._conn is not None:

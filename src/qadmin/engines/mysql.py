@@ -85,6 +85,11 @@ class MysqlEngine(Engine):
             return "mariadb" if self._is_mariadb else "mysql"
         return self._forced or self.dsn.flavor or "mysql"
 
+    def _socket_fd(self) -> int | None:
+        # Idle, the server sends nothing unasked but the error packet of a KILL, then closes.
+        sock = getattr(self._conn, "_sock", None)
+        return None if sock is None else int(sock.fileno())
+
     def _open(self) -> Any:
         self._opening = True  # stays set when opening fails, for _translate
         conn = self._connect()

@@ -68,6 +68,13 @@ class PostgresEngine(Engine):
         shared_snapshot=True,
     )
 
+    def _socket_fd(self) -> int | None:
+        return int(self._conn.fileno()) if not self._conn.closed else None
+
+    def _last_word(self, first: bytes) -> bool:
+        # An ErrorResponse ('E': FATAL, terminated); a NOTIFY ('A') or a notice is no end.
+        return first == b"E"
+
     def _open(self) -> psycopg.Connection[Any]:
         d = self.dsn
         t = self.timeouts

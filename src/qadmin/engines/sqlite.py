@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from qadmin.engines.base import Engine, Row
 from qadmin.errors import (
@@ -36,7 +37,10 @@ class SqliteEngine(Engine):
             if not parent.exists():
                 parent.mkdir(parents=True, exist_ok=True)
         mode = self.dsn.query.get("mode")
-        uri = f"file:{path}?mode={mode}" if mode else f"file:{path}"
+        # A URI: '#', '?' and '%' in the file's name are escaped, or SQLite opens another file.
+        uri = f"file:{quote(path)}"
+        if mode:
+            uri += f"?mode={quote(mode)}"
         conn = sqlite3.connect(
             uri,
             uri=True,

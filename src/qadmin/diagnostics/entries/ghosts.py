@@ -251,13 +251,16 @@ def _dead_rows(
     if holder is None:
         return Finding(WARNING, "dead_rows", message, advice.vacuum_advice(report.table))
     who = str(holder.holder)
+    end = advice.end_session(who, str(holder.holder_kind))
+    fix = f"end that transaction ({end} if it is abandoned)"
+    if report.parts.get("watermark") is not None:
+        # Only a queue created --watermark has one; no command adds one later.
+        fix += f"; then {report.command('watermark')} advance starts the pops past them"
     return Finding(
         CRITICAL,
         "dead_rows",
         f"{message} while {holder.holder_kind} {who} holds a snapshot open for {sql.duration(age)}",
-        f"end that transaction ({advice.end_session(who, str(holder.holder_kind))} if it is "
-        "abandoned); then consider "
-        "qadmin watermark for this queue",
+        fix,
     )
 
 
