@@ -196,6 +196,8 @@ def _unproven(
         # a planner's estimate from the last ANALYZE's statistics: no error bound of its own
         table = "" if quality.ceiling is None else f", the table ~{_fmt(quality.ceiling)} rows"
         why = f"a planner's estimate has no error bound: {_fmt(low)}{unit} counted{table}"
+    elif quality.low is not None and quality.low >= value / (1 + quality.error):
+        why = f"{quality.error:.0%} off, {_fmt(low)}{unit} counted"
     elif quality.low is not None:
         why = f"only {_fmt(low)}{unit} counted"
     else:

@@ -962,6 +962,11 @@ def _depth_quality(report: InspectReport) -> Quality:
     low = part.depth_counted if part and part.estimate_includes_claimed else None
     ceiling = part.depth_ceiling if part else None
     source = part.depth_source if part else None
+    # the rows a walk or a probe counted are there, whatever the estimate's error: a probe's
+    # 500 counted is over --crit-depth 400, never "333 to 1000"
+    counted = part.depth_counted if part is not None and kind == "estimate" else 0
+    if low is None and part is not None and part.depth is not None:
+        low = counted if counted > part.depth / (1 + error) else None
     if part is not None and part.depth_unbounded and kind == "estimate":
         # no bound on its error: judged only by the rows counted and the table's rows
         return Quality(kind, 1.0, source, part.depth_counted, ceiling, part.estimate_error)
