@@ -104,3 +104,42 @@ def test_a_probes_count_is_at_least_what_it_counted(request, tmp_path):
         holder.conn.rollback()
         holder.close()
         engine.close()
+
+
+def _codes(problems: list[str]) -> set[str]:
+    """The finding codes among check's problems (``code: message``), thresholds apart."""
+    return {p.split(":", 1)[0] for p in problems if ": " in p and " " not in p.split(":", 1)[0]}
+
+
+def test_status_and_check_all_judge_what_check_judges(request, tmp_path):
+    """Tester's find: with 9,000 dead rows a snapshot holds, check ghost_q was CRITICAL
+    (dead_rows, snapshot_held) while status and check --all said OK: they read only the
+    cheap parts. check --all is the Nagios entry for the whole server: its line for a queue,
+    and status's, say what check NAME says."""
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    spec = make_queue(engine, "ghost_q")
+    holder = psycopg.connect(PG_ADMIN, autocommit=True)
+    try:
+        holder.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        holder.execute(f"SELECT count(*) FROM {engine.qualified(spec.name)}")
+        for _ in range(9):
+            messages.push(engine, spec, [b"g" * 100] * 1000)
+        drain(engine, spec, 1000)
+        engine.run(["SELECT pg_stat_force_next_flush()"])  # the pops' dead rows, counted now
+        engine.run(["SELECT 1"])
+        checked = _check("ghost_q", *target.cli_args(), "--sample", "0")
+        assert "dead_rows" in _codes(checked["problems"]), checked["line"]
+        name = f"{target.schema}.ghost_q"
+        result = CliRunner().invoke(cli, ["status", "--dsn", PG_ADMIN, "--format", "json"])
+        line = next(x for x in json.loads(result.stdout) if x["name"] == name)
+        assert line["status"] == checked["status"], line
+        result = CliRunner().invoke(cli, ["check", "--all", "--dsn", PG_ADMIN, "--format", "json"])
+        every = json.loads(result.stdout)
+        mine = next(x for x in every["lines"] if x["name"] == name)
+        assert mine["status"] == checked["status"], mine
+        assert _codes(mine["problems"]) == _codes(checked["problems"]), (mine, checked)
+        assert result.exit_code >= checked["code"] or checked["code"] == 3
+    finally:
+        holder.close()
+        engine.close()
