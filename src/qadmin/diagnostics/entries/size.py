@@ -111,7 +111,8 @@ class Size(Result):
     claim_queue: bool = False  # a qadmin claim queue: its JSON always says its claimed rows
     # A planner's estimate (a profiled table's state, from the last ANALYZE's statistics): its
     # error has no bound; the truth lies between the rows counted (depth_counted) and the
-    # table's rows (depth_ceiling, the catalog's estimate, estimate_error off).
+    # table's rows (depth_ceiling, the catalog's estimate, estimate_error off: a profiled
+    # table's is the default, every engine's 50 %).
     depth_unbounded: bool = False
 
     @property
@@ -864,7 +865,6 @@ def profiled(ctx: Context) -> Size:
         failed=totals["failed"].rows if totals else None,
         notes=notes,
         queue_unseen=unseen,
-        estimate_error=ctx.engine.ESTIMATE_ERROR,
         depth_counted=depth.seen,
         depth_ceiling=whole,
         depth_unbounded=depth.planner,
