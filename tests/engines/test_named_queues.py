@@ -189,7 +189,11 @@ def test_status_shows_every_named_queue_worst_first(jobs: Target, config: Path) 
     ours = [line for line in lines if line["table"] == "jobs" and line["what"] == "declared"]
     assert [line["name"] for line in ours] == ["jobs[mail]", "jobs[orders]"]
     assert ours[0]["status"] == "WARNING" and "stale" in ours[0]["worst"]
-    assert (ours[1]["depth"], ours[1]["depth_exact"], ours[1]["status"]) == (3, True, "OK")
+    assert (ours[1]["depth"], ours[1]["depth_exact"]) == (3, True)
+    # a line judges what check judges: on a shared server that may be server-wide state
+    # (InnoDB's purge lag, another session's snapshot), never this queue's own trouble
+    shared = ("purge_lag", "snapshot_held")
+    assert ours[1]["status"] == "OK" or ours[1]["worst"].split(":")[0] in shared, ours[1]
 
 
 def test_a_named_queue_on_a_table_that_holds_one_is_refused(jobs: Target, tmp_path: Path) -> None:

@@ -44,6 +44,19 @@ SET LOCAL enable_seqscan = off
 SELECT {instant} AS oldest_at, {age} AS age_s
 FROM (SELECT min({time_col.bare}) AS oldest_at FROM {table} WHERE {filter}) AS o
 
+-- name: count_indexed
+-- A state the planner calls big, counted through the index on the state up to :limit entries
+-- (a floor past it): never a sequential scan, which stops early only where the state is as
+-- common as the last ANALYZE said, nor a bitmap scan, which reads every entry of the state
+-- before its LIMIT (stale statistics are why the state is counted at all).
+SET LOCAL enable_seqscan = off
+
+-- name: count_indexed
+SET LOCAL enable_bitmapscan = off
+
+-- name: count_indexed
+SELECT count(*) AS n FROM (SELECT 1 AS one FROM {table} WHERE {filter} LIMIT :limit) AS c
+
 -- name: dead_worker
 NOT EXISTS (SELECT 1 FROM {hb_table} AS h WHERE h.{hb_worker.bare} = {table}.{hb_job.bare}
             AND h.{hb_beat.bare} > now() - make_interval(secs => :beat_s))

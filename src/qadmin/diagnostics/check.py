@@ -90,6 +90,8 @@ def evaluate(report: InspectReport) -> CheckResult:
             elif high >= bound and unsure is None:  # the truth may be either side
                 unsure = bound
         shown = f"{_prefix(quality)}{_fmt(value)}{metric.unit}"
+        if quality.unbounded and quality.low:  # what proves a threshold: the rows counted
+            shown += f" (at least {_fmt(quality.low)}{metric.unit} counted)"
         warn, crit = _fmt(limit.warn), _fmt(limit.crit)
         given_perf.append(f"{metric.name}={_fmt(value)}{metric.unit};{warn};{crit};0{marks}")
         if unsure is not None:
@@ -190,9 +192,16 @@ def _unproven(
             f"and {_fmt(bound)}{unit} lies between"
         )
     where = f" ({quality.source})" if quality.source else ""
-    why = (
-        f"only {_fmt(low)}{unit} counted" if quality.low is not None else f"{quality.error:.0%} off"
-    )
+    if quality.unbounded:
+        # a planner's estimate from the last ANALYZE's statistics: no error bound of its own
+        table = "" if quality.ceiling is None else f", the table ~{_fmt(quality.ceiling)} rows"
+        why = f"a planner's estimate has no error bound: {_fmt(low)}{unit} counted{table}"
+    elif quality.low is not None and quality.low >= value / (1 + quality.error):
+        why = f"{quality.error:.0%} off, {_fmt(low)}{unit} counted"
+    elif quality.low is not None:
+        why = f"only {_fmt(low)}{unit} counted"
+    else:
+        why = f"{quality.error:.0%} off"
     top = "" if high == float("inf") else f" to {_fmt(round(high))}{unit}"
     return (
         f"{name} not evaluable: estimate {shown}{where} puts the truth at "

@@ -51,21 +51,34 @@ class Quality:
     # A floor's upper bound (a claim queue's waiting rows: the catalog's estimate minus a floor
     # of its claimed rows), itself an estimate that may be ``error`` off; None: no ceiling.
     ceiling: float | None = None
+    # The ceiling's own error when it is not the figure's (an unbounded estimate's ceiling:
+    # the catalog's row count of the whole table, Engine.ESTIMATE_ERROR off).
+    ceiling_error: float | None = None
+
+    @property
+    def unbounded(self) -> bool:
+        """An estimate whose error has no bound (a planner's, from stale statistics): only
+        ``low`` (the rows counted) and the ceiling (the table's rows) bound the truth."""
+        return self.kind == "estimate" and self.error >= 1
 
     def bounds(self, value: float) -> tuple[float, float]:
         """Where the true figure lies, given this figure."""
         if self.kind == "floor":
             return value, self.high_ceiling()
+        if self.unbounded:
+            return self.low or 0.0, self.high_ceiling(self.ceiling_error)
         if self.kind == "estimate":
             high = value / (1 - self.error) if self.error < 1 else float("inf")
             return (value / (1 + self.error) if self.low is None else self.low), high
         return value, value
 
-    def high_ceiling(self) -> float:
-        """The most a floor can be: its ceiling widened by that estimate's error."""
-        if self.ceiling is None or self.error >= 1:
+    def high_ceiling(self, error: float | None = None) -> float:
+        """The most a floor (or an unbounded estimate) can be: its ceiling widened by that
+        ceiling's own error (``error``; the figure's by default)."""
+        error = self.error if error is None else error
+        if self.ceiling is None or error >= 1:
             return float("inf")
-        return self.ceiling / (1 - self.error)
+        return self.ceiling / (1 - error)
 
 
 EXACT = Quality("exact")

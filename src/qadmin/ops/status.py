@@ -3,9 +3,10 @@
 Found from the catalog alone: qadmin's own queues in every schema this role may read (each
 schema's ``qadmin_queues``), each named queue of every job-queue library table (told from its
 name and columns, named queues read as inspect reads them), and every ``[tables.NAME]`` of the
-config. Each line is judged from the cheap parts only (size, claims, dead letters, a ring's
-state: catalog estimates, bounded counts and index probes), under the connection's statement
-timeout, so one slow or locked queue is a line saying why, never a stalled screen.
+config. Each line is judged from the parts check NAME reads (catalog estimates, bounded counts
+and index probes; dead rows and what holds them, lock waits, indexes), all but the rate sample
+(``NOT_READ``), so a line is never OK where check NAME is CRITICAL, under the connection's
+statement timeout: one slow or locked queue is a line saying why, never a stalled screen.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 from qadmin import catalog
 from qadmin.catalog import sql
 from qadmin.diagnostics import check as check_mod
-from qadmin.diagnostics import run
+from qadmin.diagnostics import registry, run
 from qadmin.diagnostics.entries import claims as claims_entry
 from qadmin.diagnostics.entries import dead_letters
 from qadmin.diagnostics.entries import pause as pause_entry
@@ -33,8 +34,12 @@ from qadmin.profiles.model import bracketed
 from qadmin.profiles.resolve import Resolved, check, from_spec, resolve
 from qadmin.profiles.shape import read_shape
 
-# What a status line reads: nothing that samples, walks dead rows or plans a query.
-PARTS = ("size", "claims", "dead", "ring", "watermark", "pause")
+# What a status line (and check --all's) does not read, and why: everything else is what
+# check NAME reads, so a finding (dead rows a snapshot holds, a lock wait) is never CRITICAL
+# in check NAME and OK here. The rate sample waits --sample seconds per queue; check --all
+# refuses the thresholds read from it.
+NOT_READ = {"rates": "the rate sample (backlog_growth, backlog_growing: check NAME --sample S)"}
+PARTS = tuple(e.name for e in registry.entries() if e.name not in NOT_READ)
 
 
 @dataclass

@@ -109,6 +109,11 @@ class Size(Result):
     # a threshold above it is met, never one below it crossed.
     depth_ceiling: int | None = None
     claim_queue: bool = False  # a qadmin claim queue: its JSON always says its claimed rows
+    # A planner's estimate (a profiled table's state, from the last ANALYZE's statistics): its
+    # error has no bound; the truth lies between the rows counted (depth_counted) and the
+    # table's rows (depth_ceiling, the catalog's estimate, estimate_error off: a profiled
+    # table's is the default, every engine's 50 %).
+    depth_unbounded: bool = False
 
     @property
     def claimed_quality(self) -> str | None:
@@ -151,6 +156,8 @@ class Size(Result):
             data["depth_at_least"] = True
         if self.depth_ceiling is not None:
             data["depth_at_most"] = self.depth_ceiling
+        if self.depth_unbounded and self.depth_quality == "estimate":
+            data["depth_error_unbounded"] = True  # a planner's estimate: no error bound
         if self.rows_below:
             data["rows_below_window"] = True
         for key in ("due", "ring_fill", "note"):
@@ -843,6 +850,8 @@ def profiled(ctx: Context) -> Size:
     oldest, age, oldest_notes, floor = _oldest(reader, depth)
     notes += oldest_notes
     unseen = _unseen_queue(reader) if depth.exact and not depth.rows else None
+    # a planner's estimate lies somewhere between what was counted and the table's rows
+    whole = sql.as_int(facts.get("estimated_rows")) if depth.planner else None
     return Size(
         depth.rows,
         depth.exact,
@@ -861,6 +870,9 @@ def profiled(ctx: Context) -> Size:
         failed=totals["failed"].rows if totals else None,
         notes=notes,
         queue_unseen=unseen,
+        depth_counted=depth.seen,
+        depth_ceiling=whole,
+        depth_unbounded=depth.planner,
     )
 
 
@@ -954,7 +966,16 @@ def _depth_quality(report: InspectReport) -> Quality:
     error = part.estimate_error if part else 0.0
     low = part.depth_counted if part and part.estimate_includes_claimed else None
     ceiling = part.depth_ceiling if part else None
-    return Quality(kind, error, part.depth_source if part else None, low, ceiling)
+    source = part.depth_source if part else None
+    # the rows a walk or a probe counted are there, whatever the estimate's error: a probe's
+    # 500 counted is over --crit-depth 400, never "333 to 1000"
+    counted = part.depth_counted if part is not None and kind == "estimate" else 0
+    if low is None and part is not None and part.depth is not None:
+        low = counted if counted > part.depth / (1 + error) else None
+    if part is not None and part.depth_unbounded and kind == "estimate":
+        # no bound on its error: judged only by the rows counted and the table's rows
+        return Quality(kind, 1.0, source, part.depth_counted, ceiling, part.estimate_error)
+    return Quality(kind, error, source, low, ceiling)
 
 
 def _oldest_quality(report: InspectReport) -> Quality:
