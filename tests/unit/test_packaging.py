@@ -53,3 +53,20 @@ def test_no_tracked_file_lies_under_an_ignored_path():
         check=True,
     ).stdout.split()
     assert listed == []
+
+
+def test_every_module_has_a_place_in_the_layers():
+    """A package or module the layers contract does not name is held to no direction: each
+    one directly under src/qadmin is named in pyproject's layers (the package itself aside)."""
+    import tomllib
+
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]
+    [layers] = [c["layers"] for c in config["contracts"] if c["id"] == "layers"]
+    named = {name.strip() for layer in layers for name in layer.split(":")}
+    source = REPO / "src" / "qadmin"
+    found = {
+        f"qadmin.{p.stem}"
+        for p in source.iterdir()
+        if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").exists()
+    }
+    assert sorted(found - named) == []
