@@ -86,7 +86,7 @@ def test_counts_after_convert_include_the_parked_backlog(label, source, request,
         name = "jobs"
         _hand_built(engine, label)
         src = convert_ops.source(engine, name, payload_cols=("body",))
-    assert convert_ops.convert(engine, src, 64)["messages"] == BACKLOG
+    assert convert_ops.convert(engine, src, 64).messages == BACKLOG
     assert _counts(target, name, BACKLOG) == _expected(BACKLOG)
     # the backlog is the oldest message, though no slot holds it (MariaDB said none)
     assert _json(target, "size", name)["oldest_enqueued_at"] is not None

@@ -175,16 +175,16 @@ def test_convert_keeps_backlog_ids_and_order(label, request, tmp_path):
     backlog = _fifo_with_backlog(engine)
     src = convert_ops.source(engine, "conv_q")
     plan = convert_ops.plan(engine, src, 10)
-    assert (plan["messages"], plan["fits"]) == (45, False)
+    assert (plan.messages, plan.fits) == (45, False)
     with pytest.raises(UsageError, match="backlog of 45 messages"):
         convert_ops.convert(engine, src, 10)
     assert catalog.get(engine, "conv_q").kind.value == "fifo"  # refused: nothing changed
     result = convert_ops.convert(engine, src, 64)
-    assert (result["messages"], result["next_id"]) == (45, backlog[-1][0] + 1)
+    assert (result.messages, result.next_id) == (45, backlog[-1][0] + 1)
     spec = catalog.get(engine, "conv_q")
     assert (spec.kind.value, spec.capacity) == ("ring", 64)
     new = messages.push(engine, spec, [b"after"])
-    assert new[0].id == result["next_id"]
+    assert new[0].id == result.next_id
     assert drain_ids(engine, "conv_q") == [*backlog, (new[0].id, b"after")]
 
 
@@ -197,7 +197,7 @@ def test_convert_never_reuses_an_id_the_queue_handed_out(label, request, tmp_pat
     last = max(messages.push(engine, spec, [b"x"])[-1].id for _ in range(10))
     messages.pop(engine, spec, count=10)
     result = convert_ops.convert(engine, convert_ops.source(engine, "conv_q"), 8)
-    assert result["next_id"] == last + 1
+    assert result.next_id == last + 1
     assert messages.push(engine, catalog.get(engine, "conv_q"), [b"y"])[0].id == last + 1
 
 
@@ -216,7 +216,7 @@ def test_convert_hand_built_table_keeps_a_backup_and_fails_old_sql_loudly(label,
     src = convert_ops.source(engine, "jobs", payload_cols=("body", "prio"))
     assert src.id_col == "job_id"
     result = convert_ops.convert(engine, src, 16)
-    assert result["backup_table"] == "jobs_before_ring"
+    assert result.backup_table == "jobs_before_ring"
     got = drain_ids(engine, "jobs")
     assert [i for i, _ in got] == [1, 2, 3]
     assert [json.loads(p) for _, p in got] == [
@@ -281,7 +281,7 @@ def test_convert_killed_at_each_step_then_run_again_loses_nothing(label, request
         assert kind == ("ring" if switched else "fifo"), f"killed at {victim}"
         if label == "mariadb":
             plan = convert_ops.plan(engine, convert_ops.source(engine, "conv_q"), 1000)
-            assert plan["resuming"] == RESUMING.get(victim, "gated"), victim
+            assert plan.resuming == RESUMING.get(victim, "gated"), victim
             _autocommit_push(engine.schema, f"auto-{victim}".encode())
             pushed = messages.push(engine, catalog.get(engine, "conv_q"), [victim.encode()])
             expected += [(None, f"auto-{victim}".encode()), (pushed[0].id, victim.encode())]
@@ -384,7 +384,7 @@ def test_convert_waits_out_an_open_transaction_or_gives_up_cleanly(request, tmp_
     holder, _ = _hold_table_open(target, 2.5)
     result = convert_ops.convert(impatient, convert_ops.source(impatient, "conv_q"), 64)
     holder.join()
-    assert result["messages"] == len(backlog) + 1
+    assert result.messages == len(backlog) + 1
     assert drain_ids(engine, "conv_q") == [*backlog, (late, b"late")]
 
 
@@ -415,7 +415,7 @@ def test_hand_built_convert_killed_then_run_again_keeps_every_row(victim, reques
     time.sleep(0.3)
     src = convert_ops.source(engine, "jobs", payload_cols=("body",))
     result = convert_ops.convert(engine, src, 1000)  # the capacity the killed run began
-    assert (result["backup_table"], result["next_id"]) == ("jobs_before_ring", 5)
+    assert (result.backup_table, result.next_id) == ("jobs_before_ring", 5)
     assert drain_ids(engine, "jobs") == [(1, b"a"), (2, b"b"), (3, b"c"), (4, b"d")]
     backup = engine.qualified("jobs_before_ring")
     assert engine.query(f"SELECT count(*) AS n FROM {backup}")[0]["n"] == 4

@@ -217,7 +217,7 @@ def convert(
     )
     if dry_run:
         plan = convert_ops.plan(engine, src, capacity)
-        show_plan(dict(plan, dry_run=True), fmt)
+        show_plan(dict(plan.to_json_dict(), dry_run=True), fmt)
         refusal = convert_ops.refused(plan)
         if refusal:
             raise UsageError(refusal)
@@ -229,7 +229,7 @@ def convert(
             result = convert_ops.convert(engine, src, capacity, progress=update)
     except KeyboardInterrupt:
         raise Interrupted(_convert_stopped(engine, name)) from None
-    render.document(dict(result, dry_run=False), fmt)
+    render.document(dict(result.to_json_dict(), dry_run=False), fmt)
 
 
 def _convert_stopped(engine: Engine, name: str) -> str:

@@ -18,6 +18,7 @@ fail loudly against the ring table rather than writing where nobody reads.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -30,6 +31,8 @@ from qadmin.ops import convert_guard, convert_sql, convert_staged, resize
 from qadmin.ops.convert_sql import (
     BACKUP_SUFFIX,
     GATE_GRACE_S,
+    Converted,
+    ConvertPlan,
     ConvertSql,
     Progress,
     Source,
@@ -113,13 +116,13 @@ def _plain(part: str) -> bool:
     return True
 
 
-def refused(result: dict[str, Any]) -> str | None:
+def refused(result: ConvertPlan) -> str | None:
     """A dry run's refusal as the one line the convert itself would fail with, or None."""
-    reasons = list(result["refused"])
-    return refusal(result["queue"], reasons) if reasons else None
+    reasons = list(result.refused)
+    return refusal(result.queue, reasons) if reasons else None
 
 
-def plan(engine: Engine, src: Source, capacity: int) -> dict[str, Any]:
+def plan(engine: Engine, src: Source, capacity: int) -> ConvertPlan:
     """Every step, the locks it takes, the SQL, whether the backlog fits and what the convert
     would refuse (read-only)."""
     ring = ring_spec(src, capacity)
@@ -128,12 +131,13 @@ def plan(engine: Engine, src: Source, capacity: int) -> dict[str, Any]:
         if staged_switch(engine)
         else _plan(engine, src, ring, capacity)
     )
-    if not result["fits"]:  # in "refused" too, so every format says why it would not run
-        result["refused"] = [*result["refused"], too_big(result["messages"], capacity)]
+    if not result.fits:  # in "refused" too, so every format says why it would not run
+        reasons = (*result.refused, too_big(result.messages or 0, capacity))
+        result = dataclasses.replace(result, refused=reasons)
     return result
 
 
-def _plan(engine: Engine, src: Source, ring: QueueSpec, capacity: int) -> dict[str, Any]:
+def _plan(engine: Engine, src: Source, ring: QueueSpec, capacity: int) -> ConvertPlan:
     sql = ConvertSql(engine, src, ring)
     measured = engine.run(sql.section("measure"), sql.params, write=False)[0]
     messages = int(measured["messages"])
@@ -142,35 +146,37 @@ def _plan(engine: Engine, src: Source, ring: QueueSpec, capacity: int) -> dict[s
     if src.managed is None:
         skipped |= {"retire", "drop_set_aside"}
     names = [n for n in STEPS if n not in skipped]
-    return {
-        "queue": src.table,
-        "from": src.origin,
-        "to_capacity": capacity,
-        "resuming": None,  # one transaction: nothing is ever left half-done
-        "messages": messages,
-        "rows_left": int(measured["rows_left"]),
-        "fits": messages <= capacity,
-        "refused": convert_guard.refusals(engine, src, sql),
-        "steps": [
+    return ConvertPlan(
+        queue=src.table,
+        origin=src.origin,
+        to_capacity=capacity,
+        resuming=None,  # one transaction: nothing is ever left half-done
+        messages=messages,
+        rows_left=int(measured["rows_left"]),
+        fits=messages <= capacity,
+        refused=tuple(convert_guard.refusals(engine, src, sql)),
+        steps=tuple(
             engine.hooks.render_text(
                 STEPS[n],
                 {"backup": src.table + BACKUP_SUFFIX},
                 {"grace": str(GATE_GRACE_S)},
             )
             for n in names
-        ],
-        "statements": [
-            s
-            for n in ("gate", "lock", "measure", "set_aside")
-            if n != "gate" or gated
-            for s in sql.section(n)
-        ]
-        + _retire(engine, src)
-        + engine.hooks.section(ring, "create")
-        + sql.section("start_sequences")
-        + _copy_sql(engine, sql, ring, _dense(sql, measured, capacity))
-        + (sql.section("drop_set_aside") if src.managed is not None else []),
-    }
+        ),
+        statements=(
+            *(
+                s
+                for n in ("gate", "lock", "measure", "set_aside")
+                if n != "gate" or gated
+                for s in sql.section(n)
+            ),
+            *_retire(engine, src),
+            *engine.hooks.section(ring, "create"),
+            *sql.section("start_sequences"),
+            *_copy_sql(engine, sql, ring, _dense(sql, measured, capacity)),
+            *(sql.section("drop_set_aside") if src.managed is not None else []),
+        ),
+    )
 
 
 def _retire(engine: Engine, src: Source) -> list[str]:
@@ -253,7 +259,7 @@ def convert(
     capacity: int,
     on_step: Step | None = None,
     progress: Progress | None = None,
-) -> dict[str, Any]:
+) -> Converted:
     ring = ring_spec(src, capacity)
     step = on_step or (lambda name: None)
     if staged_switch(engine):

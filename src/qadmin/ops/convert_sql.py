@@ -282,21 +282,78 @@ class ConvertSql:
         return [self.engine.hooks.render_text(s, self.names, self.keywords) for s in statements]
 
 
+@dataclass(frozen=True)
+class Converted:
+    """What a convert reports, the same whichever way the engine switched (docs/commands.md:
+    output keys). ``rows_left``: rows that were not waiting messages, left in the kept table;
+    ``backup_table``: a hand-built table, kept under that name (None for a qadmin queue)."""
+
+    queue: str
+    origin: str
+    capacity: int
+    messages: int | None
+    rows_left: int | None
+    next_id: int
+    backup_table: str | None
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {
+            "queue": self.queue,
+            "from": self.origin,
+            "to": "ring",
+            "capacity": self.capacity,
+            "messages": self.messages,
+            "rows_left": self.rows_left,
+            "next_id": self.next_id,
+            "backup_table": self.backup_table,
+        }
+
+
+@dataclass(frozen=True)
+class ConvertPlan:
+    """What a convert would do (--dry-run, read-only): the backlog, whether it fits, what the
+    convert would refuse, every step still to do (``resuming``: the state an interrupted staged
+    convert left, None when nothing is under way) and its SQL."""
+
+    queue: str
+    origin: str
+    to_capacity: int
+    resuming: str | None
+    messages: int | None
+    rows_left: int | None
+    fits: bool
+    refused: tuple[str, ...]
+    steps: tuple[str, ...]
+    statements: tuple[str, ...]
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {
+            "queue": self.queue,
+            "from": self.origin,
+            "to_capacity": self.to_capacity,
+            "resuming": self.resuming,
+            "messages": self.messages,
+            "rows_left": self.rows_left,
+            "fits": self.fits,
+            "refused": list(self.refused),
+            "steps": list(self.steps),
+            "statements": list(self.statements),
+        }
+
+
 def outcome(
     src: Source, capacity: int, messages: int | None, next_id: int, rows_left: int | None = 0
-) -> dict[str, Any]:
-    """What convert reports, the same whichever way the engine switched (docs/commands.md:
-    output keys). ``rows_left``: rows that were not waiting messages, left in the kept table."""
-    return {
-        "queue": src.table,
-        "from": src.origin,
-        "to": "ring",
-        "capacity": capacity,
-        "messages": messages,
-        "rows_left": rows_left,
-        "next_id": next_id,
-        "backup_table": None if src.managed else src.table + BACKUP_SUFFIX,
-    }
+) -> Converted:
+    """What convert reports, the same whichever way the engine switched."""
+    return Converted(
+        queue=src.table,
+        origin=src.origin,
+        capacity=capacity,
+        messages=messages,
+        rows_left=rows_left,
+        next_id=next_id,
+        backup_table=None if src.managed else src.table + BACKUP_SUFFIX,
+    )
 
 
 def copy_backlog(

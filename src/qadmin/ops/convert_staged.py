@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any
 
 from qadmin import catalog
 from qadmin.engines.base import Engine
@@ -22,6 +21,8 @@ from qadmin.ops import convert_guard, resize
 from qadmin.ops.convert_sql import (
     CHUNK,
     GATE_GRACE_S,
+    Converted,
+    ConvertPlan,
     ConvertSql,
     Progress,
     Renamed,
@@ -158,7 +159,7 @@ def _state(engine: Engine, sql: ConvertSql) -> str:
     return "renamed" if engine.table_exists(sql.backup) else "gated"
 
 
-def plan(engine: Engine, src: Source, ring: QueueSpec) -> dict[str, Any]:
+def plan(engine: Engine, src: Source, ring: QueueSpec) -> ConvertPlan:
     """Every step still to do, the locks it takes and the SQL (read-only)."""
     backup = interrupted_backup(engine, src.table) or ""
     sql = ConvertSql(engine, src, ring, backup)
@@ -205,23 +206,23 @@ def plan(engine: Engine, src: Source, ring: QueueSpec) -> dict[str, Any]:
                 statements += sql.section(name)
         statements += sql.section("gate_switched") + engine.hooks.catalog_sql("insert")
     statements += staging.routines_of(ring) + staging.leftovers()
-    return {
-        "queue": src.table,
-        "from": src.origin,
-        "to_capacity": capacity,
-        "resuming": None if state == "fresh" else state,
-        "messages": messages,
-        "rows_left": rows_left,
-        "fits": messages is None or messages <= capacity,
-        "refused": convert_guard.refusals(engine, src, sql, backup),
-        "steps": [engine.hooks.render_text(STEPS[name], names, words) for name in steps],
-        "statements": statements,
-    }
+    return ConvertPlan(
+        queue=src.table,
+        origin=src.origin,
+        to_capacity=capacity,
+        resuming=None if state == "fresh" else state,
+        messages=messages,
+        rows_left=rows_left,
+        fits=messages is None or messages <= capacity,
+        refused=tuple(convert_guard.refusals(engine, src, sql, backup)),
+        steps=tuple(engine.hooks.render_text(STEPS[name], names, words) for name in steps),
+        statements=tuple(statements),
+    )
 
 
 def convert(
     engine: Engine, src: Source, ring: QueueSpec, step: Step, progress: Progress | None
-) -> dict[str, Any]:
+) -> Converted:
     catalog.ensure(engine)
     backup = interrupted_backup(engine, src.table)
     sql = ConvertSql(engine, src, ring, backup or "")

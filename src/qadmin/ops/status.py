@@ -262,7 +262,7 @@ def _fill(line: StatusLine, report: InspectReport) -> None:
         line.scheduled = size.scheduled.rows if size.scheduled is not None else None
         line.dead = size.failed
         if size.failed is not None and size.states is not None:
-            failed = [s["exact"] for s in size.states if s["group"] == "failed"]
+            failed = [s.exact for s in size.states if s.group == "failed"]
             line.dead_quality = "exact" if all(failed) else "floor"
     claims = report.part(claims_entry.ENTRY)
     if claims is not None and claims.claimed is not None:

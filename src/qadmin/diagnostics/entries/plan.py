@@ -31,7 +31,9 @@ from qadmin.diagnostics.model import (
     BlockedPart,
     Context,
     Finding,
+    Number,
     Result,
+    Row,
 )
 from qadmin.errors import (
     LockTimeout,
@@ -78,6 +80,37 @@ class Head:
     ordered: bool
 
 
+@dataclass(frozen=True)
+class PlanNode(Row):
+    """One step of the plan as explain shows it: PostgreSQL's and MariaDB's every column,
+    SQLite's its detail line only (``columns`` keeps which, so JSON shows what it did)."""
+
+    node: str
+    relation: str | None = None
+    index: str | None = None
+    rows: Number | None = None
+    removed: Number | None = None
+    buffers: Number | None = None
+    detail: str | None = None
+
+
+@dataclass(frozen=True)
+class Statistics(Row):
+    """What the catalog says of the table's planner statistics: ``maintenance.sql``'s
+    figures (the engine's own columns of them) or SQLite's sqlite_stat1 row count."""
+
+    reltuples: Number | None = None
+    modified_since_analyze: Number | None = None
+    last_analyzed: Any = None
+    inserted_rows: Number | None = None
+    table_rows: Number | None = None
+    next_id: Number | None = None
+    stats_present: Any = None
+    stats_rows: Number | None = None
+    stats_updated: Any = None
+    stat_rows: int | None = None
+
+
 @dataclass
 class Explain(Result):
     queue: str
@@ -95,8 +128,8 @@ class Explain(Result):
     buffers: int | None = None
     planning_ms: float | None = None
     execution_ms: float | None = None
-    statistics: dict[str, Any] = field(default_factory=dict)
-    nodes: list[dict[str, Any]] = field(default_factory=list)
+    statistics: Statistics = field(default_factory=Statistics)
+    nodes: list[PlanNode] = field(default_factory=list)
     invalid_indexes: list[invalid_indexes.InvalidIndex] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -332,17 +365,21 @@ def _postgresql(document: Any, result: Explain, table_name: str, *, analyzed: bo
     rows_key = "Actual Rows" if analyzed else "Plan Rows"
     result.plan, result.analyzed = document, analyzed
     result.nodes = [
-        {
-            "node": n["Node Type"],
-            "relation": n.get("Relation Name"),
-            "index": n.get("Index Name"),
-            "rows": n.get(rows_key),
-            "removed": n.get("Rows Removed by Filter"),
-            "buffers": n.get("Shared Hit Blocks", 0) + n.get("Shared Read Blocks", 0)
-            if analyzed
-            else None,
-            "detail": ", ".join(n.get("Sort Key", [])) or n.get("Filter") or n.get("Index Cond"),
-        }
+        PlanNode.of(
+            {
+                "node": n["Node Type"],
+                "relation": n.get("Relation Name"),
+                "index": n.get("Index Name"),
+                "rows": n.get(rows_key),
+                "removed": n.get("Rows Removed by Filter"),
+                "buffers": n.get("Shared Hit Blocks", 0) + n.get("Shared Read Blocks", 0)
+                if analyzed
+                else None,
+                "detail": ", ".join(n.get("Sort Key", []))
+                or n.get("Filter")
+                or n.get("Index Cond"),
+            }
+        )
         for n in nodes
     ]
     types = [n["Node Type"] for n in nodes]
@@ -401,15 +438,17 @@ def _mysql(document: Any, result: Explain, table_name: str, *, analyzed: bool) -
         rows = table.get("r_rows" if analyzed else "rows_examined_per_scan", table.get("rows"))
         pages = (table.get("r_engine_stats") or {}).get("pages_accessed")
         result.nodes.append(
-            {
-                "node": access + (" + filesort" if sorted_above else ""),
-                "relation": table.get("table_name"),
-                "index": table.get("key"),
-                "rows": rows,
-                "removed": None,
-                "buffers": pages,
-                "detail": table.get("attached_condition") or table.get("message"),
-            }
+            PlanNode.of(
+                {
+                    "node": access + (" + filesort" if sorted_above else ""),
+                    "relation": table.get("table_name"),
+                    "index": table.get("key"),
+                    "rows": rows,
+                    "removed": None,
+                    "buffers": pages,
+                    "detail": table.get("attached_condition") or table.get("message"),
+                }
+            )
         )
     # The queue table's own access (a ring's head also reads its sequence and control rows).
     own = [t for t, _ in found if t.get("table_name") == table_name]
@@ -436,7 +475,7 @@ def _sqlite(rows: list[dict[str, Any]], result: Explain, table_name: str) -> Non
     """EXPLAIN QUERY PLAN: SEARCH ... USING INDEX, SCAN, USE TEMP B-TREE FOR ORDER BY."""
     details = [str(r["detail"]) for r in rows]
     result.plan = details
-    result.nodes = [{"node": d} for d in details]
+    result.nodes = [PlanNode.of({"node": d}) for d in details]
     result.sorts = any("TEMP B-TREE FOR ORDER BY" in d for d in details)
     reads = [d for d in details if d.startswith(("SEARCH", "SCAN"))]
     # The queue table's own access (a ring's head also reads its control row).
@@ -485,7 +524,7 @@ def _statistics(ctx: Context, result: Explain) -> None:
             "stats_rows",
             "stats_updated",
         )
-        result.statistics = {k: v for k, v in part.first.items() if k in keep}
+        result.statistics = Statistics.of({k: v for k, v in part.first.items() if k in keep})
     elif sql.available(engine, "statistics"):
         file = engine.hooks.diagnostic_file("statistics")
         assert file is not None
@@ -494,7 +533,7 @@ def _statistics(ctx: Context, result: Explain) -> None:
         if int(present[0]["present"]):
             found = engine.run(list(file.statements("rows")), {"table": ctx.table}, write=False)
             rows = int(found[0]["stat_rows"])
-        result.statistics = {"stat_rows": rows}
+        result.statistics = Statistics.of({"stat_rows": rows})
         if not rows:
             result.notes.append(
                 f"no sqlite_stat1 rows for {ctx.table}: the planner uses fixed guesses "
@@ -561,20 +600,20 @@ def _findings(ctx: Context, the_head: Head, result: Explain) -> list[Finding]:
 
 def _stale(ctx: Context, result: Explain) -> list[Finding]:
     facts, engine, table = result.statistics, ctx.engine, ctx.table
-    seen = max(int(facts.get("inserted_rows") or 0), int(facts.get("next_id") or 1) - 1)
-    if "reltuples" in facts:
-        reltuples = float(facts["reltuples"] if facts["reltuples"] is not None else -1)
-        modified = int(facts.get("modified_since_analyze") or 0)
+    seen = max(int(facts.inserted_rows or 0), int(facts.next_id or 1) - 1)
+    if facts.has("reltuples"):
+        reltuples = float(facts.reltuples if facts.reltuples is not None else -1)
+        modified = int(facts.modified_since_analyze or 0)
         if reltuples < 0 and seen >= STATS_MIN_ROWS:
             why = f"never gathered (reltuples -1) though {seen} rows were inserted"
             return [_stale_finding(WARNING, "stale_statistics", why, engine, table)]
         if reltuples >= 0 and modified > 50 + OUTDATED_SHARE * reltuples:
             why = (
-                f"last gathered {facts.get('last_analyzed') or 'at an unknown time'}; "
+                f"last gathered {facts.last_analyzed or 'at an unknown time'}; "
                 f"{modified} rows changed since, against {int(reltuples)} rows then"
             )
             return [_stale_finding(INFO, "statistics_outdated", why, engine, table)]
-    if "stats_present" in facts and seen >= STATS_MIN_ROWS and not facts["stats_present"]:
+    if facts.has("stats_present") and seen >= STATS_MIN_ROWS and not facts.stats_present:
         why = f"missing (no persistent statistics row) though {seen} rows were inserted"
         return [_stale_finding(WARNING, "stale_statistics", why, engine, table)]
     return []

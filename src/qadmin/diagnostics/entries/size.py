@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -70,6 +70,17 @@ BOTTOM = -(2**63)  # below every id: a walk from the first index entry
 TOP = 2**63 - 1  # above every id: a walk to the last index entry
 
 
+@dataclass(frozen=True)
+class StateCount:
+    """A profile's rows in one state value: its group (pending, claimed, done, failed, or
+    other: a value the profile does not name) and whether they were counted exactly."""
+
+    state: str | None
+    group: str
+    rows: int | None
+    exact: bool
+
+
 @dataclass
 class Size(Result):
     depth: int | None  # None: waiting rows could not be counted cheaply (a note says why)
@@ -87,7 +98,7 @@ class Size(Result):
     depth_at_least: bool = False  # a probe stopped counting, and no estimate is higher
     rows_below: bool = False  # the oldest read is a floor: waiting rows lie below the probe
     # Profiles with states: one entry per state value, and the groups' totals.
-    states: list[dict[str, Any]] | None = None
+    states: list[StateCount] | None = None
     # Tables with a due column: waiting rows not due yet, apart from depth.
     scheduled: query.Count | None = None
     retrying: query.Count | None = None
@@ -169,7 +180,8 @@ class Size(Result):
                 data[key] = count.rows
                 data[f"{key}_exact"] = count.exact
         if self.states is not None:
-            data.update(states=self.states, claimed=self.claimed, done=self.done)
+            data.update(states=[asdict(s) for s in self.states], claimed=self.claimed)
+            data["done"] = self.done
             data.update(failed=self.failed)
         elif self.claimed is not None or self.claim_queue:  # apart from depth
             data.update(claimed=self.claimed, claimed_at_least=self.claimed_at_least)
@@ -714,7 +726,7 @@ def _oldest(reader: query.Reader, depth: query.Count) -> tuple[Any, float | None
 OTHER_STATES_SHOWN = 50
 
 
-def _other_states(reader: query.Reader) -> list[dict[str, Any]]:
+def _other_states(reader: query.Reader) -> list[StateCount]:
     """State values the profile does not name (a new library version's 'cancelled'), read
     only on a small table: the one GROUP BY that would scan a big one."""
     if not reader.small:
@@ -723,12 +735,7 @@ def _other_states(reader: query.Reader) -> list[dict[str, Any]]:
     known = [v for group in query.GROUPS for v in getattr(profile, group)]
     rows = reader.run("state_values", {"state": reader.state or ""}, {"limit": OTHER_STATES_SHOWN})
     return [
-        {
-            "state": query.state_text(r["state"]),
-            "group": "other",
-            "rows": int(r["n"]),
-            "exact": True,
-        }
+        StateCount(query.state_text(r["state"]), "other", int(r["n"]), exact=True)
         for r in rows
         if r["state"] not in known
     ]
@@ -814,7 +821,7 @@ def profiled(ctx: Context) -> Size:
         for k, v in part.first.items()
     }
     notes: list[str] = []
-    states: list[dict[str, Any]] | None = None
+    states: list[StateCount] | None = None
     totals: dict[str, query.Count] = {}
     scheduled = retrying = None
     if reader.state is None:
@@ -830,12 +837,7 @@ def profiled(ctx: Context) -> Size:
                 count = reader.count_state((value,))
                 counts.append(count)
                 states.append(
-                    {
-                        "state": query.state_text(value),
-                        "group": group,
-                        "rows": count.rows,
-                        "exact": count.exact,
-                    }
+                    StateCount(query.state_text(value), group, count.rows, exact=count.exact)
                 )
             totals[group] = query.total(counts) if counts else query.Count(None, False)
         if profile.due_column is not None:
