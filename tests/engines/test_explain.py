@@ -13,9 +13,7 @@ import time
 import psycopg
 import pymysql
 import pytest
-from click.testing import CliRunner
 
-from qadmin.cli import cli
 from qadmin.diagnostics import run
 from qadmin.diagnostics.entries import plan as explain_ops
 from qadmin.diagnostics.model import BlockedPart, Options
@@ -25,7 +23,7 @@ from qadmin.errors import StatementTimeout
 from qadmin.ops import messages, queues
 from qadmin.profiles.resolve import resolve
 from tests.conftest import MY_HOST, PG_ADMIN, make_target
-from tests.helpers import make_queue
+from tests.helpers import invoke, invoke_on, make_queue
 
 
 def _explain(target, name: str) -> explain_ops.Explain:
@@ -88,12 +86,12 @@ def test_postgresql_a_missing_index_makes_the_plan_sort(request, tmp_path):
     assert finding.fix == f"{expected} (due_at, id)"
     # inspect --deep raises the plan's finding too; a plain inspect does not run the plan
     inspect = ["inspect", "due_q", "--sample", "0", "--format", "json", *target.cli_args()]
-    deep = json.loads(CliRunner().invoke(cli, [*inspect, "--deep"]).stdout)
+    deep = json.loads(invoke(*inspect, "--deep").stdout)
     assert deep["explain"]["sorts"] and deep["explain"]["plan"] is None
     assert [f["fix"] for f in deep["findings"] if f["code"] == "dequeue_index_misfit"] == [
         finding.fix
     ]
-    assert json.loads(CliRunner().invoke(cli, inspect).stdout)["explain"] is None
+    assert json.loads(invoke(*inspect).stdout)["explain"] is None
     with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
         admin.execute(_without_waiting(finding.fix))
     healed = _explain(target, "due_q")
@@ -206,8 +204,7 @@ def test_sqlite_plan_and_findings_through_the_cli(tmp_path, request):
     target = make_target("sqlite", request, tmp_path)
     make_queue(target.engine(), "lite_q", "claim", count=5, close=True)
     make_queue(target.engine(), "lite_due", "pending", count=5, close=True)
-    runner = CliRunner()
-    out = runner.invoke(cli, ["explain", "lite_q", "--format", "json", *target.cli_args()])
+    out = invoke_on(target, "explain", "lite_q", "--format", "json")
     assert out.exit_code == 0, out.stderr
     data = json.loads(out.stdout)
     assert (data["access"], data["index"], data["sorts"]) == ("index walk", "lite_q_pop_idx", False)
@@ -215,16 +212,16 @@ def test_sqlite_plan_and_findings_through_the_cli(tmp_path, request):
     engine = target.engine()
     engine.run(['DROP INDEX "lite_due_pop_idx"'])
     engine.close()
-    plain = runner.invoke(cli, ["explain", "lite_due", "--format", "plain", *target.cli_args()])
+    plain = invoke_on(target, "explain", "lite_due", "--format", "plain")
     assert plain.exit_code == 0, plain.stderr
     assert "dequeue_index_misfit" in plain.stdout and "USE TEMP B-TREE FOR ORDER BY" in plain.stdout
     assert 'CREATE INDEX "main"."lite_due_pop_idx" ON "lite_due" (due_at, id)' in plain.stdout
-    missing = runner.invoke(cli, ["explain", "nosuch", *target.cli_args()])
+    missing = invoke_on(target, "explain", "nosuch")
     assert missing.exit_code == 5 and missing.stderr.count("\n") == 1
 
 
 def _cli_explain(target, *args: str) -> tuple[int, dict, str]:
-    out = CliRunner().invoke(cli, ["explain", *args, "--format", "json", *target.cli_args()])
+    out = invoke_on(target, "explain", *args, "--format", "json")
     return out.exit_code, json.loads(out.stdout) if out.stdout else {}, out.stderr
 
 
@@ -351,7 +348,7 @@ def test_a_walk_past_thousands_of_claimed_rows_is_called_a_walk(request, tmp_pat
         admin.execute(f"ANALYZE {table}")  # every row waiting: the planner walks the key
         admin.execute(f"UPDATE {table} SET state = 'claimed' WHERE id <= 3000")
     args = ["mf", "--state-column", "state", "--pending", "new", "--order-by", "id"]
-    out = CliRunner().invoke(cli, ["explain", *args, "--format", "plain", *target.cli_args()])
+    out = invoke_on(target, "explain", *args, "--format", "plain")
     assert out.exit_code == 0, out.stderr
     assert "index walk on mf_pkey (3001 rows walked" in out.stdout
     assert "seek on mf_pkey" not in out.stdout
