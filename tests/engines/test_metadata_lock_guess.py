@@ -9,12 +9,9 @@ import json
 import time
 from typing import Any
 
-from click.testing import CliRunner
-
-from qadmin.cli import cli
 from tests.conftest import Target, make_target
 from tests.engines.incidents import connect, execute, session_id, waiting
-from tests.helpers import make_queue
+from tests.helpers import invoke_on, make_queue
 
 CONFIRM = "confirm first"
 # Any wait counts (the default lock-wait warning is 5 s, longer than these tests wait).
@@ -22,7 +19,7 @@ COMMON = ["--format", "json", "--sample", "0", "--lock-timeout", "1000", "--warn
 
 
 def _run(target: Target, *args: str) -> tuple[int, dict[str, Any]]:
-    result = CliRunner().invoke(cli, [*args, *COMMON, *target.cli_args()])
+    result = invoke_on(target, *args, *COMMON)
     return result.exit_code, json.loads(result.stdout)
 
 

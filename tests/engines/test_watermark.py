@@ -18,7 +18,7 @@ from qadmin.kinds import WATERMARK_EVERY
 from qadmin.ops import messages
 from qadmin.ops import watermark as wm_ops
 from tests.conftest import make_target
-from tests.helpers import drain_payloads, make_queue
+from tests.helpers import drain_payloads, invoke, make_queue
 
 LABELS = ["sqlite", "postgresql", "mariadb", "mysql8"]
 # One worker runs this module (pytest-xdist's loadgroup): on MariaDB each dequeue's advance reads
@@ -707,9 +707,7 @@ def test_a_definer_without_process_is_named_as_what_holds_the_watermark(
     import uuid
 
     import pymysql
-    from click.testing import CliRunner
 
-    from qadmin.cli import cli
     from qadmin.diagnostics.entries import watermark as wm_entry
     from qadmin.engines import open_engine
 
@@ -721,9 +719,7 @@ def test_a_definer_without_process_is_named_as_what_holds_the_watermark(
         cur.execute(f"GRANT ALL ON `{target.schema}`.* TO '{user}'@'%'")
     dsn = f"mysql://{user}:pw-{user}@127.0.0.1:3306/{target.schema}"
     try:
-        made = CliRunner().invoke(
-            cli, ["create", "np_q", "--kind", "fifo", "--watermark", "--dsn", dsn]
-        )
+        made = invoke("create", "np_q", "--kind", "fifo", "--watermark", "--dsn", dsn)
         assert made.exit_code == 0, made.stderr
         assert "will never move" in made.stderr and "needs PROCESS" in made.stderr, made.stderr
         engine = open_engine(dsn)
@@ -737,10 +733,10 @@ def test_a_definer_without_process_is_named_as_what_holds_the_watermark(
         assert state.watermark <= WATERMARK_EVERY + 1, state
         assert "PROCESS" in (state.held_by or ""), state
         monkeypatch.setattr(wm_entry, "WATERMARK_STUCK_S", 0.5)
-        check = CliRunner().invoke(cli, ["check", "np_q", "--dsn", dsn, "--format", "json"])
+        check = invoke("check", "np_q", "--dsn", dsn, "--format", "json")
         found = {f["code"]: f for f in json.loads(check.stdout)["findings"]}
         assert "definer needs PROCESS" in found["watermark_lagging"]["message"], found
-        shown = CliRunner().invoke(cli, ["inspect", "np_q", "--dsn", dsn, "--format", "json"])
+        shown = invoke("inspect", "np_q", "--dsn", dsn, "--format", "json")
         found = {f["code"]: f for f in json.loads(shown.stdout)["findings"]}
         assert found["watermark_lagging"]["fix"].startswith("GRANT PROCESS"), found
         assert f"pw-{user}" not in check.stdout + check.stderr
