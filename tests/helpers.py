@@ -118,14 +118,20 @@ def make_queue(
     strict: bool = False,
     *,
     count: int = 0,
+    close: bool = False,
     **options: Any,
 ) -> QueueSpec:
     """Create a queue through the operations (as ``qadmin create`` does) and push ``count``
-    messages ``m0``, ``m1``, ... into it."""
-    spec = queues.create(engine, queues.make_spec(name, kind, capacity, strict, **options))
-    if count:
-        messages.push(engine, spec, [b"m%d" % i for i in range(count)])
-    return spec
+    messages ``m0``, ``m1``, ... into it. ``close``: ``engine`` is closed after, made or not
+    (for an engine opened just for this queue)."""
+    try:
+        spec = queues.create(engine, queues.make_spec(name, kind, capacity, strict, **options))
+        if count:
+            messages.push(engine, spec, [b"m%d" % i for i in range(count)])
+        return spec
+    finally:
+        if close:
+            engine.close()
 
 
 def drain(

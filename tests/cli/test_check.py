@@ -6,28 +6,26 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
 
-from qadmin.cli import cli
 from qadmin.diagnostics import registry
+from tests.helpers import invoke
 
 
 @pytest.fixture
 def db(tmp_path) -> list[str]:
     dsn = ["--dsn", f"sqlite:///{tmp_path / 'q.db'}"]
-    runner = CliRunner()
-    assert runner.invoke(cli, ["create", "q", "--kind", "fifo", *dsn]).exit_code == 0
-    assert runner.invoke(cli, ["push", "q", "a", "b", "c", *dsn]).exit_code == 0
+    assert invoke("create", "q", "--kind", "fifo", *dsn).exit_code == 0
+    assert invoke("push", "q", "a", "b", "c", *dsn).exit_code == 0
     return dsn
 
 
 def check(*args: str):
-    return CliRunner().invoke(cli, ["check", *args])
+    return invoke("check", *args)
 
 
 def test_every_registry_metric_has_its_pair_of_options_on_check_and_inspect():
     for command in ("check", "inspect"):
-        shown = CliRunner().invoke(cli, [command, "--help"]).stdout
+        shown = invoke(command, "--help").stdout
         for metric in registry.metrics():
             dashed = metric.name.replace("_", "-")
             assert f"--warn-{dashed}" in shown and f"--crit-{dashed}" in shown, (command, dashed)
@@ -106,8 +104,8 @@ def test_performance_data_carries_the_default_thresholds(tmp_path):
     carries the registry's warn 0.9 and crit 1."""
     dsn = ["--dsn", f"sqlite:///{tmp_path / 'r.db'}"]
     create = ["create", "r", "--kind", "ring", "--capacity", "4", *dsn]
-    assert CliRunner().invoke(cli, create).exit_code == 0
-    assert CliRunner().invoke(cli, ["push", "r", "a", "b", "c", "d", *dsn]).exit_code == 0
+    assert invoke(*create).exit_code == 0
+    assert invoke("push", "r", "a", "b", "c", "d", *dsn).exit_code == 0
     result = check("r", "--sample", "0.5s", *dsn)
     perf = result.stdout.split("|", 1)[1].split()
     assert "ring_fill=1;0.9;1;0" in perf, result.stdout

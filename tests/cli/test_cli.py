@@ -5,11 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
 
-from qadmin.cli import cli
+from tests.helpers import invoke, run
 from tests.helpers import one_line as one_line_error
-from tests.helpers import run
 
 
 @pytest.fixture
@@ -103,7 +101,7 @@ def test_push_from_stdin_lines_file_and_raw_pop_is_binary_safe(db, tmp_path):
         r["payload"] for r in json.loads(run("pop", "b", "-n", "2", "--format", "json", *db).stdout)
     ]
     assert texts == ["one", "two"]
-    raw = CliRunner().invoke(cli, ["pop", "b", "--raw", *db])
+    raw = invoke("pop", "b", "--raw", *db)
     assert raw.stdout_bytes == blob
 
 
@@ -208,9 +206,7 @@ def test_inspect_reads_the_config_once(tmp_path, monkeypatch):
 
 
 def test_verbose_names_the_connection_with_the_password_masked():
-    result = CliRunner().invoke(
-        cli, ["-v", "list", "--dsn", "postgresql://u:pw-Xy7@127.0.0.1:1/db"]
-    )
+    result = invoke("-v", "list", "--dsn", "postgresql://u:pw-Xy7@127.0.0.1:1/db")
     assert "pw-Xy7" not in result.stderr
     assert "postgresql://u:***@127.0.0.1:1/db" in result.stderr
 

@@ -16,17 +16,16 @@ import click.testing
 import psycopg
 import pymysql
 import pytest
-from click.testing import CliRunner
 
 from qadmin import catalog
-from qadmin.cli import cli
 from qadmin.errors import EXIT_LOCK_TIMEOUT, EXIT_NOT_FOUND, EXIT_USAGE
 from qadmin.ops import dead, messages
 from tests.conftest import MY_HOST, PG_ADMIN, make_target
+from tests.helpers import invoke
 
 
 def _run(db: list[str], *args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, [*args, *db])
+    result = invoke(*args, *db)
     return result.exit_code, result.stdout, result.stderr
 
 
@@ -185,7 +184,7 @@ def test_drop_and_purge_count_the_dead_and_redrive_lists_what_it_asks_about(
     assert "purge leaves 2 dead messages in q_dead" in err
     # On a terminal: the ids first, then the question; a wrong name cancels, naming the queue.
     monkeypatch.setattr(click.testing._NamedTextIOWrapper, "isatty", lambda self: True)
-    result = CliRunner().invoke(cli, ["redrive", "q", "--all", *db], input="nope\n")
+    result = invoke("redrive", "q", "--all", *db, input="nope\n")
     assert result.exit_code == EXIT_USAGE
     assert "redrive would move 2 dead messages of q: 1, 2" in result.stderr
     assert result.stderr.strip().splitlines()[-1] == (
@@ -195,7 +194,7 @@ def test_drop_and_purge_count_the_dead_and_redrive_lists_what_it_asks_about(
     _json(db, "redrive", "q", "--id", "1", "--yes")  # one left: the counts agree with it
     code, _, err = _run(db, "drop", "q", "--dry-run")
     assert code == 0 and "drop also destroys 1 dead message\n" in err
-    result = CliRunner().invoke(cli, ["redrive", "q", "--all", *db], input="nope\n")
+    result = invoke("redrive", "q", "--all", *db, input="nope\n")
     assert "redrive would move 1 dead message of q: 2\n" in result.stderr
 
 

@@ -10,11 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from qadmin.cli import cli
 from qadmin.errors import EXIT_USAGE
 from qadmin.kinds import KINDS, Kind, kinds_with, said
+from tests.helpers import invoke
 
 Q = "q"
 
@@ -102,10 +101,10 @@ def _create_args(kind: Kind) -> list[str]:
 @pytest.mark.parametrize("kind", list(Kind))
 def test_every_command_on_every_kind_works_or_is_refused_in_one_line(kind, tmp_path):
     db = ["--dsn", f"sqlite:///{tmp_path / 'q.db'}"]
-    assert CliRunner().invoke(cli, [*_create_args(kind), *db]).exit_code == 0
+    assert invoke(*_create_args(kind), *db).exit_code == 0
     problems = []
     for case in cases(tmp_path):
-        result = CliRunner().invoke(cli, [*case.args, *db])
+        result = invoke(*case.args, *db)
         said_ = f"{' '.join(case.args)}: exit {result.exit_code}, stderr {result.stderr!r}"
         if "internal error" in result.stderr or "Traceback" in result.stderr:
             problems.append(f"crashed: {said_}")
@@ -137,7 +136,7 @@ def test_every_command_on_every_kind_works_or_is_refused_in_one_line(kind, tmp_p
 def test_create_options_follow_the_kind_registry(kind, option, value, needs, tmp_path):
     db = ["--dsn", f"sqlite:///{tmp_path / 'q.db'}"]
     given = [option] if value is None else [option, value]
-    result = CliRunner().invoke(cli, [*_create_args(kind), *given, "--format", "json", *db])
+    result = invoke(*_create_args(kind), *given, "--format", "json", *db)
     if getattr(KINDS[kind], needs):
         assert result.exit_code == 0, result.stderr
         assert json.loads(result.stdout)
@@ -150,7 +149,7 @@ def test_create_options_follow_the_kind_registry(kind, option, value, needs, tmp
 def test_capacity_is_taken_by_exactly_the_kinds_that_need_one(kind, tmp_path):
     db = ["--dsn", f"sqlite:///{tmp_path / 'q.db'}"]
     args = ["create", Q, "--kind", kind.value, "--capacity", "4", *db]
-    result = CliRunner().invoke(cli, args)
+    result = invoke(*args)
     if KINDS[kind].needs_capacity:
         assert result.exit_code == 0, result.stderr
     else:

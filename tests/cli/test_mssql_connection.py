@@ -17,10 +17,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from qadmin.cli import cli
 from qadmin.dsn import odbc_value
+from tests.helpers import run
 
 # The characters an ODBC string or a URL treats specially: the login only succeeds when the
 # connection string escapes the password right. (FreeTDS up to 1.3 cannot take a password
@@ -90,18 +89,12 @@ def tds_endpoint(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[int
     proc.wait()
 
 
-def invoke(*args: str):
-    result = CliRunner().invoke(cli, list(args))
-    assert "Traceback" not in result.stderr
-    return result
-
-
 def test_refused_port_fails_fast_with_a_clear_line():
     _freetds_ready()
     # A refused port is answered at once: the run must not sit out a connect timeout (set far
     # above any load's slowness, so a busy machine does not fail it).
     started = time.monotonic()
-    result = invoke(
+    result = run(
         "ping",
         "--connect-timeout",
         "120",
@@ -116,7 +109,7 @@ def test_refused_port_fails_fast_with_a_clear_line():
 
 def test_wrong_password_is_a_login_failure(tds_endpoint):
     dsn = f"mssql://reader:wrong-pw-2@127.0.0.1:{tds_endpoint}/master?driver=FreeTDS"
-    result = invoke("ping", "--dsn", dsn)
+    result = run("ping", "--dsn", dsn)
     assert result.exit_code == 6
     assert result.stderr.strip() == (
         f"qadmin: error: mssql: login failed for user 'reader' at 127.0.0.1:{tds_endpoint}"
@@ -125,7 +118,7 @@ def test_wrong_password_is_a_login_failure(tds_endpoint):
 
 def test_login_and_server_version(tds_endpoint):
     dsn = f"mssql://reader:{BRIDGE_PW}@127.0.0.1:{tds_endpoint}/master?driver=FreeTDS"
-    result = invoke("ping", "--dsn", dsn, "--format", "json")
+    result = run("ping", "--dsn", dsn, "--format", "json")
     assert result.exit_code == 0, result.stderr
     info = json.loads(result.stdout)
     assert info["engine"] == "mssql" and "SQL Server" in info["server_version"]
@@ -136,7 +129,7 @@ def test_login_and_server_version(tds_endpoint):
 )
 def test_a_password_that_needs_braces_logs_in(tds_endpoint, password):
     dsn = f"mssql://reader:{password}@127.0.0.1:{tds_endpoint}/master?driver=FreeTDS"
-    assert invoke("ping", "--dsn", dsn).exit_code == 0
+    assert run("ping", "--dsn", dsn).exit_code == 0
 
 
 def test_raw_odbc_string_gets_the_application_name(tds_endpoint):
@@ -144,7 +137,7 @@ def test_raw_odbc_string_gets_the_application_name(tds_endpoint):
         f"DRIVER={{FreeTDS}};SERVER=127.0.0.1;PORT={tds_endpoint};UID=reader;"
         f"PWD={odbc_value(BRIDGE_PW, freetds=True)};DATABASE=master"
     )
-    result = invoke("ping", "--dsn", odbc, "--format", "json")
+    result = run("ping", "--dsn", odbc, "--format", "json")
     assert result.exit_code == 0, result.stderr
 
 

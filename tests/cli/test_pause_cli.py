@@ -6,15 +6,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
 
-from qadmin.cli import cli
 from qadmin.errors import EXIT_EMPTY, EXIT_NOT_FOUND, EXIT_USAGE
 from tests.conftest import make_target
+from tests.helpers import invoke
 
 
 def _run(db: list[str], *args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, [*args, *db])
+    result = invoke(*args, *db)
     return result.exit_code, result.stdout, result.stderr
 
 

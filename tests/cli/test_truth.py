@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from tests.conftest import make_target
-from tests.helpers import run_qadmin
+from tests.helpers import invoke, run_qadmin
 
 qadmin = run_qadmin
 
@@ -378,9 +378,7 @@ def test_convert_of_a_quoted_table_name_says_why_it_cannot_be_a_ring(pg_schema):
 
 
 def test_a_stopped_mariadb_convert_says_running_it_again_resumes(request, tmp_path, monkeypatch):
-    from click.testing import CliRunner
 
-    from qadmin.cli import cli
     from qadmin.ops import convert as convert_ops
 
     db = make_target("mariadb", request, tmp_path).cli_args()
@@ -397,7 +395,7 @@ def test_a_stopped_mariadb_convert_says_running_it_again_resumes(request, tmp_pa
 
     monkeypatch.setattr(convert_ops, "convert", stopped_at_the_gate)
     command = ["convert", "cv", "--to", "ring", "--capacity", "16", "--yes", *db]
-    stopped = CliRunner().invoke(cli, command)
+    stopped = invoke(*command)
     assert stopped.exit_code == 130, stopped.output
     assert stopped.stderr.count("\n") == 1, stopped.stderr
     assert "running the same convert command again resumes it" in stopped.stderr
@@ -409,9 +407,7 @@ def test_a_stopped_mariadb_convert_says_running_it_again_resumes(request, tmp_pa
 
 
 def test_a_stopped_archive_says_running_it_again_finishes(tmp_path, monkeypatch):
-    from click.testing import CliRunner
 
-    from qadmin.cli import cli
     from qadmin.pipeline import archive as archive_ops
 
     db = ["--dsn", f"sqlite:///{tmp_path / 'q.db'}"]
@@ -428,7 +424,7 @@ def test_a_stopped_archive_says_running_it_again_finishes(tmp_path, monkeypatch)
     import time
 
     time.sleep(1.2)  # the messages are now older than --older-than 1s
-    first = CliRunner().invoke(cli, command)
+    first = invoke(*command)
     assert first.exit_code == 130 and first.stderr.count("\n") == 1, first.stderr
     assert "running the same archive again" in first.stderr
     monkeypatch.undo()

@@ -17,6 +17,7 @@ from qadmin.cli import cli
 from qadmin.diagnostics.entries import size
 from qadmin.ops import messages, queues
 from tests.conftest import PG_ADMIN, make_target
+from tests.helpers import invoke
 
 
 def _fill(target: Any, name: str, total: int, claimed: int, analyze: str) -> Any:
@@ -93,19 +94,18 @@ def test_a_ceiling_of_waiting_rows_is_never_judged_critical(label, request, tmp_
     breaches, line = _check(target, "cc_q", "--crit-depth", "10000")
     assert breaches == ["depth at least 10001 >= 10000"], line
     # one claimed figure wherever it is shown: size (always a claimed key), tail, collect
-    runner = CliRunner()
-    shown = runner.invoke(cli, [*target.cli_args(), "size", "cc_q", "--format", "json"])
+    shown = invoke(*target.cli_args(), "size", "cc_q", "--format", "json")
     sized = json.loads(shown.stdout)
     assert sized["claimed"] is not None and sized["claimed_quality"] in ("exact", "floor")
     args = [*target.cli_args(), "tail", "cc_q", "--count", "1", "--format", "json"]
-    tailed = json.loads(runner.invoke(cli, args).stdout.splitlines()[0])
+    tailed = json.loads(invoke(*args).stdout.splitlines()[0])
     assert (tailed["claimed"], tailed["claimed_quality"]) == (
         sized["claimed"],
         sized["claimed_quality"],
     ), (tailed, sized)
     assert (tailed["depth"], tailed["depth_quality"]) == (part.depth, "floor")
     # status says each figure's quality too: in JSON, and marked in its text (N+ a floor)
-    listed = runner.invoke(cli, [*target.cli_args(), "status", "--format", "json"])
+    listed = invoke(*target.cli_args(), "status", "--format", "json")
     line = next(r for r in json.loads(listed.stdout) if r["name"] == f"{target.schema}.cc_q")
     assert (line["depth"], line["depth_quality"]) == (part.depth, "floor"), line
     assert line["oldest_quality"] in ("exact", "floor") and line["dead_quality"] == "exact"
@@ -114,7 +114,7 @@ def test_a_ceiling_of_waiting_rows_is_never_judged_critical(label, request, tmp_
         sized["claimed_quality"],
     ), line
     assert line["stale"] == 0 and line["stale_quality"] == line["claimed_quality"], line
-    plain = runner.invoke(cli, [*target.cli_args(), "status", "--format", "plain"]).stdout
+    plain = invoke(*target.cli_args(), "status", "--format", "plain").stdout
     shown = next(t for t in plain.splitlines() if t.startswith(f"{target.schema}.cc_q"))
     assert f"{part.depth}+" in shown.split(), shown
 

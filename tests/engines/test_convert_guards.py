@@ -8,13 +8,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
 
 from qadmin import catalog
-from qadmin.cli import cli
 from qadmin.ops import messages, queues
 from tests.conftest import make_target
-from tests.helpers import drain_payloads
+from tests.helpers import drain_payloads, invoke_on
 
 LABELS = ["sqlite", "postgresql", "mariadb"]
 SERIAL = {
@@ -25,7 +23,7 @@ SERIAL = {
 
 
 def _cli(target, *args: str):
-    result = CliRunner().invoke(cli, [*args, *target.cli_args()])
+    result = invoke_on(target, *args)
     assert "Traceback" not in result.stderr
     return result
 
@@ -319,9 +317,7 @@ def test_convert_refuses_when_a_name_the_ring_needs_is_taken(label, request, tmp
     messages.push(engine, spec, [b"m1"])
     engine.run([f"CREATE TABLE {engine.qualified('c_ctl')} (note varchar(20))"])
     for extra in (["--dry-run"], ["--yes"]):
-        result = CliRunner().invoke(
-            cli, ["convert", "c", "--to", "ring", "--capacity", "10", *extra, *target.cli_args()]
-        )
+        result = invoke_on(target, "convert", "c", "--to", "ring", "--capacity", "10", *extra)
         assert result.exit_code == 2, result.output
         assert "c_ctl" in result.stderr and "\n" not in result.stderr.strip()
     messages.push(engine, spec, [b"m2"])

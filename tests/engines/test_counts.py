@@ -7,24 +7,22 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
 
 from qadmin import catalog
-from qadmin.cli import cli
 from qadmin.diagnostics.entries import ring
 from qadmin.errors import QueueEmpty
 from qadmin.ops import convert as convert_ops
 from qadmin.ops import messages, queues, repair
 from qadmin.ops import resize as resize_ops
 from tests.conftest import make_target
-from tests.helpers import drain_ids
+from tests.helpers import drain_ids, invoke
 
 BACKLOG = 30
 AFTER = 5
 
 
 def _json(target, *args: str, codes: tuple[int, ...] = (0,)) -> dict:
-    result = CliRunner().invoke(cli, [*args, *target.cli_args(), "--format", "json"])
+    result = invoke(*args, *target.cli_args(), "--format", "json")
     assert result.exit_code in codes, (args, result.exit_code, result.stderr)
     return json.loads(result.stdout)
 

@@ -20,10 +20,8 @@ from typing import Any
 import psycopg
 import pymysql
 import pytest
-from click.testing import CliRunner
 
 from qadmin import catalog
-from qadmin.cli import cli
 from qadmin.diagnostics.entries import claims as claims_part
 from qadmin.engines import Engine, Timeouts, open_engine
 from qadmin.errors import LockTimeout, NotFound, QueueEmpty, QueueFull, UsageError, WrongKind
@@ -31,6 +29,7 @@ from qadmin.kinds import ERROR_CHARS, ERRORS_KEPT
 from qadmin.ops import dead, messages, queues, watermark
 from tests.conftest import MY_HOST, PG_ADMIN, make_target
 from tests.engines.holding import finish, hold_pop
+from tests.helpers import invoke_on
 
 
 @pytest.fixture
@@ -293,9 +292,7 @@ def test_a_claim_queue_from_before_dead_letters_keeps_working(label, request, tm
     ):
         with pytest.raises(UsageError, match="before qadmin kept dead letters"):
             refused()
-    report = json.loads(
-        CliRunner().invoke(cli, ["inspect", "q", "--format", "json", *target.cli_args()]).stdout
-    )
+    report = json.loads(invoke_on(target, "inspect", "q", "--format", "json").stdout)
     assert report["dead"] is None
     engine.close()
 

@@ -14,9 +14,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from click.testing import CliRunner
 
-from qadmin.cli import cli
 from qadmin.diagnostics import run
 from qadmin.diagnostics.entries import claims, size
 from qadmin.diagnostics.entries import ring as ring_part
@@ -26,6 +24,7 @@ from qadmin.ops import messages, queues
 from qadmin.values import iso, to_utc
 from tests.conftest import PG_ADMIN, Target, make_target
 from tests.engines.private_pg import quiet_pg  # noqa: F401 - a fixture
+from tests.helpers import invoke, invoke_on
 
 DEAD = 10_000
 LIVE = 20
@@ -222,7 +221,7 @@ def test_rows_below_the_probe_window_are_not_missed(
         assert (below + above) / 2 <= (part.depth or 0) <= 2 * (below + above), part.depth
     dsn = ["--dsn", target.dsn] + (["--schema", target.schema] if schema else [])
     crit = str(below + above - 1000)
-    result = CliRunner().invoke(cli, ["check", "gap_q", "--crit-depth", crit, *dsn])
+    result = invoke("check", "gap_q", "--crit-depth", crit, *dsn)
     assert result.exit_code != 0 and "QADMIN OK" not in result.output, result.output
     if part.depth_quality == "exact":
         assert result.exit_code == 2, result.output  # CRITICAL: all of them wait, not the top
@@ -365,7 +364,7 @@ def test_an_empty_probe_window_does_not_walk_the_popped_ids_below(label, request
     assert 3500 <= (part.depth or 0) <= 14_000, (part.depth_source, part.facts)
     assert part.oldest_enqueued_at is None, part.oldest_source
     args = ["check", "deep_lifo", "--crit-depth", "7000", "--crit-oldest-age", "1s"]
-    result = CliRunner().invoke(cli, [*args, *target.cli_args()])
+    result = invoke_on(target, *args)
     assert "QADMIN OK" not in result.output, result.output
     # A shared server's own warnings (InnoDB purge lag, a snapshot held elsewhere) may set the
     # verdict at WARNING; the figure is still said to be not evaluable.
@@ -455,9 +454,7 @@ def test_postgres_a_fill_the_catalog_has_not_seen_is_at_least_the_walk_limit(req
     messages.push(producer, spec, [b"first"])  # a new session's first write is flushed
     messages.push(producer, spec, [b"m"] * 30_000)  # within a second of it: held back
     part = size.measure(target.engine(), spec)
-    check = CliRunner().invoke(
-        cli, ["check", "fill_q", "--warn-depth", "20000", *target.cli_args()]
-    )
+    check = invoke_on(target, "check", "fill_q", "--warn-depth", "20000")
     producer.close()
     assert part.depth is not None and part.depth >= 10_001
     if part.depth < 20_000:  # the counters lagged: a floor, said so, and not judged
@@ -495,7 +492,7 @@ def test_postgres_a_reset_estimate_of_0_and_an_empty_window_are_not_an_empty_que
     engine.close()
     assert part.depth_at_least or (part.depth or 0) >= 5_000, part.depth_source
     args = ["check", "later_q", "--crit-depth", "1000", "--crit-oldest-age", "1s"]
-    check = CliRunner().invoke(cli, [*args, *target.cli_args()])
+    check = invoke_on(target, *args)
     assert check.exit_code != 0 and "QADMIN OK" not in check.stdout, check.stdout
 
 
@@ -519,9 +516,7 @@ def test_mariadb_an_oldest_read_above_rows_the_catalog_counts_below_is_not_judge
     part = size.measure(engine, spec)
     engine.close()
     assert part.rows_below and part.oldest_at_least, part.depth_source
-    check = CliRunner().invoke(
-        cli, ["check", "old_q", "--crit-oldest-age", "1s", *target.cli_args()]
-    )
+    check = invoke_on(target, "check", "old_q", "--crit-oldest-age", "1s")
     assert check.exit_code != 0, check.stdout
     floor = "oldest_age not evaluable" in check.stdout  # the floor is under 1 s: not judged
     assert floor or check.stdout.startswith("QADMIN CRITICAL"), check.stdout  # or it is over
@@ -577,9 +572,7 @@ def test_postgres_claims_behind_dead_rows_read_a_window_not_the_dead_claims(
             ]
         )
         part, read = _claims_read(engine, spec, target.schema)
-        check = CliRunner().invoke(
-            cli, ["check", "cl_q", "--warn-stale-claims", "2", *target.cli_args()]
-        )
+        check = invoke_on(target, "check", "cl_q", "--warn-stale-claims", "2")
     finally:
         holder.conn.rollback()
         holder.close()

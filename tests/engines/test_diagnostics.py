@@ -14,15 +14,14 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from click.testing import CliRunner
 
-from qadmin.cli import cli
 from qadmin.diagnostics.entries import claims, fragmentation, rates
 from qadmin.engines import Timeouts, open_engine
 from qadmin.ops import messages, queues
 from tests.conftest import MY_HOST, PG_ADMIN, make_target
 from tests.engines import diag
 from tests.engines.holding import finish, hold_pop
+from tests.helpers import invoke, invoke_on
 
 
 def _target(label, request, tmp_path):
@@ -214,21 +213,20 @@ def test_killed_consumer_claim_is_stale_and_requeue_releases_it(label, request, 
 
 def test_check_returns_each_nagios_code(tmp_path):
     db = ["--dsn", f"sqlite:///{tmp_path / 'q.db'}"]
-    runner = CliRunner()
-    runner.invoke(cli, ["create", "q", "--kind", "fifo", *db])
-    runner.invoke(cli, ["push", "q", "a", "b", "c", *db])
+    invoke("create", "q", "--kind", "fifo", *db)
+    invoke("push", "q", "a", "b", "c", *db)
     codes = {}
     for label, args in {
         "ok": ["--warn-depth", "10", "--crit-depth", "100"],
         "warning": ["--warn-depth", "2", "--crit-depth", "100"],
         "critical": ["--warn-depth", "1", "--crit-depth", "3"],
     }.items():
-        result = runner.invoke(cli, ["check", "q", *args, *db])
+        result = invoke("check", "q", *args, *db)
         codes[label] = result.exit_code
         assert result.stdout.startswith(f"QADMIN {label.upper()} - q")
         assert "| depth=3;" in result.stdout
     assert codes == {"ok": 0, "warning": 1, "critical": 2}
-    missing = runner.invoke(cli, ["check", "nosuch", "--format", "json", *db])
+    missing = invoke("check", "nosuch", "--format", "json", *db)
     assert missing.exit_code == 3
     assert '"status": "UNKNOWN"' in missing.stdout
 
@@ -259,15 +257,13 @@ def test_postgres_role_without_monitoring_privileges_gets_notes_not_errors(
     holder.execute("SELECT 1").fetchone()
     try:
         dsn = PG_ADMIN.replace("postgres@", f"{role}@")
-        result = CliRunner().invoke(
-            cli, ["inspect", "priv_q", "--dsn", dsn, "--schema", target.schema, "--format", "json"]
+        result = invoke(
+            "inspect", "priv_q", "--dsn", dsn, "--schema", target.schema, "--format", "json"
         )
         assert result.exit_code == 0, result.stderr
         assert "partial view: pg_read_all_stats" in result.stdout
         assert note in result.stdout
-        check = CliRunner().invoke(
-            cli, ["check", "priv_q", "--dsn", dsn, "--schema", target.schema]
-        )
+        check = invoke("check", "priv_q", "--dsn", dsn, "--schema", target.schema)
         if kind == "ring":  # a depth it may not read is a warning, never a silent OK
             assert check.exit_code == 1 and "depth_unread" in check.stdout, check.stdout
             fixes = json.loads(result.stdout)["findings"]
@@ -277,9 +273,7 @@ def test_postgres_role_without_monitoring_privileges_gets_notes_not_errors(
             assert fix == (f'GRANT SELECT ON ALL SEQUENCES IN SCHEMA "{target.schema}" TO "{role}"')
             with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
                 admin.execute(fix)
-            again = CliRunner().invoke(
-                cli, ["check", "priv_q", "--dsn", dsn, "--schema", target.schema]
-            )
+            again = invoke("check", "priv_q", "--dsn", dsn, "--schema", target.schema)
             assert "depth_unread" not in again.stdout, again.stdout
         else:
             assert check.exit_code in {0, 1, 2}, check.stdout
@@ -305,7 +299,7 @@ def test_mariadb_user_without_process_gets_a_note_naming_it(request, tmp_path):
         cur.execute(f"GRANT SELECT ON `{target.schema}`.* TO '{user}'@'%'")
     try:
         dsn = f"mysql://{user}:pw-{user}@{MY_HOST}:3306/{target.schema}"
-        result = CliRunner().invoke(cli, ["inspect", spec.name, "--dsn", dsn, "--format", "json"])
+        result = invoke("inspect", spec.name, "--dsn", dsn, "--format", "json")
         assert result.exit_code == 0, result.stderr
         assert "horizon unavailable: needs PROCESS" in result.stdout
         assert "locks unavailable: needs PROCESS" in result.stdout
@@ -433,17 +427,15 @@ def test_inspect_a_hand_built_queue_table(label, request, tmp_path):
         "json",
         *target.cli_args(),
     ]
-    result = CliRunner().invoke(cli, args)
+    result = invoke(*args)
     assert result.exit_code == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["order_by"] == "job_id" and report["size"]["depth"] == 2
     assert 280 < report["size"]["oldest_age_s"] < 400
     assert any("hand-built" in n["note"] for n in report["not_covered"])
-    bad = CliRunner().invoke(
-        cli, ["inspect", "handmade", "--table", "--order-by", "x;drop", *target.cli_args()]
-    )
+    bad = invoke_on(target, "inspect", "handmade", "--table", "--order-by", "x;drop")
     assert bad.exit_code == 2
-    missing = CliRunner().invoke(cli, ["inspect", "nosuch", "--table", *target.cli_args()])
+    missing = invoke_on(target, "inspect", "nosuch", "--table")
     assert missing.exit_code == 5
     engine.close()
 
@@ -459,7 +451,7 @@ def test_inspect_on_a_terminal_reads_like_a_status_tool(label, request, tmp_path
     monkeypatch.setenv("COLUMNS", "80")
     monkeypatch.setenv("LINES", "24")
     args = ["inspect", "status_q", "--format", "table", "--sample", "0", *target.cli_args()]
-    healthy = CliRunner().invoke(cli, args)
+    healthy = invoke(*args)
     assert healthy.exit_code == 0, healthy.output
     lines = healthy.output.rstrip("\n").splitlines()
     assert lines[0].startswith("qadmin inspect status_q: fifo queue")
@@ -467,13 +459,13 @@ def test_inspect_on_a_terminal_reads_like_a_status_tool(label, request, tmp_path
     assert max(len(line.rstrip()) for line in lines) <= 80, healthy.output
     # A shared server may raise server-wide findings (InnoDB's history list, another session's
     # old snapshot): they come first and in full; the queue's own report still fits 24 lines.
-    found = json.loads(CliRunner().invoke(cli, [*args[:2], "--format", "json", *args[4:]]).stdout)
+    found = json.loads(invoke(*args[:2], "--format", "json", *args[4:]).stdout)
     if found["findings"]:
         assert lines[3].strip().startswith(("findings", "┏", "severity")), healthy.output
     else:
         assert len(lines) <= 24, healthy.output
     assert "None" not in healthy.output
-    deep = CliRunner().invoke(cli, [*args, "--warn-depth", "1", "--crit-depth", "5"])
+    deep = invoke(*args, "--warn-depth", "1", "--crit-depth", "5")
     assert deep.output.splitlines()[1].startswith("WARNING: depth 2 >= 1"), deep.output
 
 
@@ -492,7 +484,7 @@ def test_postgres_role_that_may_not_read_the_catalog_is_told_the_grant(request, 
     try:
         dsn = PG_ADMIN.replace("postgres@", f"{role}@")
         for argv in (["inspect", "cat_q"], ["list"]):
-            result = CliRunner().invoke(cli, [*argv, "--dsn", dsn, "--schema", target.schema])
+            result = invoke(*argv, "--dsn", dsn, "--schema", target.schema)
             assert result.exit_code == 7, result.stderr
             assert result.stderr.count("\n") == 1
             wanted = f'needs SELECT on "{target.schema}"."qadmin_queues"'

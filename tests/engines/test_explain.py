@@ -13,20 +13,17 @@ import time
 import psycopg
 import pymysql
 import pytest
-from click.testing import CliRunner
 
-from qadmin.cli import cli
 from qadmin.diagnostics import run
 from qadmin.diagnostics.entries import plan as explain_ops
 from qadmin.diagnostics.model import BlockedPart, Options
 from qadmin.engines import open_engine
 from qadmin.engines.base import Timeouts
 from qadmin.errors import StatementTimeout
-from qadmin.kinds import QueueSpec
 from qadmin.ops import messages, queues
 from qadmin.profiles.resolve import resolve
 from tests.conftest import MY_HOST, PG_ADMIN, make_target
-from tests.helpers import make_queue
+from tests.helpers import invoke, invoke_on, make_queue
 
 
 def _explain(target, name: str) -> explain_ops.Explain:
@@ -49,18 +46,9 @@ def _without_waiting(fix: str) -> str:
     return fix.replace("CREATE INDEX CONCURRENTLY ", "CREATE INDEX ")
 
 
-def _queue(target, name: str, kind: str, count: int, capacity: int | None = None) -> QueueSpec:
-    """A queue on ``target`` holding ``count`` messages (its own connection, closed after)."""
-    engine = target.engine()
-    try:
-        return make_queue(engine, name, kind, capacity, count=count)
-    finally:
-        engine.close()
-
-
 def test_postgresql_dead_rows_behind_the_head_grow_the_pages_read(request, tmp_path):
     target = make_target("postgresql", request, tmp_path)
-    spec = _queue(target, "dead_q", "fifo", 5001)
+    spec = make_queue(target.engine(), "dead_q", "fifo", count=5001, close=True)
     before = _explain(target, "dead_q")
     assert (before.access, before.index, before.analyzed) == ("seek", "dead_q_pkey", True)
     assert before.rows_returned == 1 and before.buffers is not None and before.buffers < 20
@@ -85,7 +73,7 @@ def test_postgresql_dead_rows_behind_the_head_grow_the_pages_read(request, tmp_p
 
 def test_postgresql_a_missing_index_makes_the_plan_sort(request, tmp_path):
     target = make_target("postgresql", request, tmp_path)
-    _queue(target, "due_q", "pending", 1200)
+    make_queue(target.engine(), "due_q", "pending", count=1200, close=True)
     assert "dequeue_index_misfit" not in _codes(_explain(target, "due_q"))
     with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
         admin.execute(f'DROP INDEX "{target.schema}".due_q_pop_idx')
@@ -98,12 +86,12 @@ def test_postgresql_a_missing_index_makes_the_plan_sort(request, tmp_path):
     assert finding.fix == f"{expected} (due_at, id)"
     # inspect --deep raises the plan's finding too; a plain inspect does not run the plan
     inspect = ["inspect", "due_q", "--sample", "0", "--format", "json", *target.cli_args()]
-    deep = json.loads(CliRunner().invoke(cli, [*inspect, "--deep"]).stdout)
+    deep = json.loads(invoke(*inspect, "--deep").stdout)
     assert deep["explain"]["sorts"] and deep["explain"]["plan"] is None
     assert [f["fix"] for f in deep["findings"] if f["code"] == "dequeue_index_misfit"] == [
         finding.fix
     ]
-    assert json.loads(CliRunner().invoke(cli, inspect).stdout)["explain"] is None
+    assert json.loads(invoke(*inspect).stdout)["explain"] is None
     with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
         admin.execute(_without_waiting(finding.fix))
     healed = _explain(target, "due_q")
@@ -113,7 +101,7 @@ def test_postgresql_a_missing_index_makes_the_plan_sort(request, tmp_path):
 
 def test_postgresql_a_leftover_invalid_index_is_reported(request, tmp_path):
     target = make_target("postgresql", request, tmp_path)
-    _queue(target, "inv_q", "claim", 0)
+    make_queue(target.engine(), "inv_q", "claim", close=True)
     engine = target.engine()
     spec = queues.QueueSpec("inv_q", queues.Kind.CLAIM)
     messages.push(engine, spec, [b"same", b"same"])
@@ -173,8 +161,8 @@ def test_a_procrastinate_table_is_explained_in_the_librarys_order(request, tmp_p
 
 def test_mariadb_plans_and_runs_the_head(request, tmp_path):
     target = make_target("mariadb", request, tmp_path)
-    spec = _queue(target, "my_q", "fifo", 5001)
-    _queue(target, "my_due", "pending", 20)
+    spec = make_queue(target.engine(), "my_q", "fifo", count=5001, close=True)
+    make_queue(target.engine(), "my_due", "pending", count=20, close=True)
     fifo = _explain(target, "my_q")
     assert fifo.analyzed and fifo.index == "PRIMARY" and not fifo.sorts
     assert fifo.buffers is not None and fifo.buffers < explain_ops.DEAD_BUFFERS
@@ -206,7 +194,7 @@ def test_mariadb_plans_and_runs_the_head(request, tmp_path):
 def test_mysql8_templates_plan_without_running(request, tmp_path):
     """The MySQL 8 path (EXPLAIN FORMAT=JSON, estimates), as far as a MariaDB server runs it."""
     target = make_target("mysql8", request, tmp_path)
-    _queue(target, "m8_q", "claim", 5)
+    make_queue(target.engine(), "m8_q", "claim", count=5, close=True)
     result = _explain(target, "m8_q")
     assert not result.analyzed and result.index == "m8_q_pop_idx" and not result.sorts
     assert any("not run" in n for n in result.notes)
@@ -214,10 +202,9 @@ def test_mysql8_templates_plan_without_running(request, tmp_path):
 
 def test_sqlite_plan_and_findings_through_the_cli(tmp_path, request):
     target = make_target("sqlite", request, tmp_path)
-    _queue(target, "lite_q", "claim", 5)
-    _queue(target, "lite_due", "pending", 5)
-    runner = CliRunner()
-    out = runner.invoke(cli, ["explain", "lite_q", "--format", "json", *target.cli_args()])
+    make_queue(target.engine(), "lite_q", "claim", count=5, close=True)
+    make_queue(target.engine(), "lite_due", "pending", count=5, close=True)
+    out = invoke_on(target, "explain", "lite_q", "--format", "json")
     assert out.exit_code == 0, out.stderr
     data = json.loads(out.stdout)
     assert (data["access"], data["index"], data["sorts"]) == ("index walk", "lite_q_pop_idx", False)
@@ -225,16 +212,16 @@ def test_sqlite_plan_and_findings_through_the_cli(tmp_path, request):
     engine = target.engine()
     engine.run(['DROP INDEX "lite_due_pop_idx"'])
     engine.close()
-    plain = runner.invoke(cli, ["explain", "lite_due", "--format", "plain", *target.cli_args()])
+    plain = invoke_on(target, "explain", "lite_due", "--format", "plain")
     assert plain.exit_code == 0, plain.stderr
     assert "dequeue_index_misfit" in plain.stdout and "USE TEMP B-TREE FOR ORDER BY" in plain.stdout
     assert 'CREATE INDEX "main"."lite_due_pop_idx" ON "lite_due" (due_at, id)' in plain.stdout
-    missing = runner.invoke(cli, ["explain", "nosuch", *target.cli_args()])
+    missing = invoke_on(target, "explain", "nosuch")
     assert missing.exit_code == 5 and missing.stderr.count("\n") == 1
 
 
 def _cli_explain(target, *args: str) -> tuple[int, dict, str]:
-    out = CliRunner().invoke(cli, ["explain", *args, "--format", "json", *target.cli_args()])
+    out = invoke_on(target, "explain", *args, "--format", "json")
     return out.exit_code, json.loads(out.stdout) if out.stdout else {}, out.stderr
 
 
@@ -305,7 +292,7 @@ def test_a_statement_timeout_is_reported_as_one_not_as_a_lock(request, tmp_path)
 def test_postgresql_a_lock_held_on_the_queue_names_its_holder_within_a_second(request, tmp_path):
     """explain waits the part's 1 s, not the connection's 5 s, and says who holds the lock."""
     target = make_target("postgresql", request, tmp_path)
-    _queue(target, "bq", "fifo", 10)
+    make_queue(target.engine(), "bq", "fifo", count=10, close=True)
     with psycopg.connect(PG_ADMIN) as holder:
         holder.execute(f'LOCK TABLE "{target.schema}".bq IN ACCESS EXCLUSIVE MODE')
         pid = holder.info.backend_pid
@@ -361,7 +348,7 @@ def test_a_walk_past_thousands_of_claimed_rows_is_called_a_walk(request, tmp_pat
         admin.execute(f"ANALYZE {table}")  # every row waiting: the planner walks the key
         admin.execute(f"UPDATE {table} SET state = 'claimed' WHERE id <= 3000")
     args = ["mf", "--state-column", "state", "--pending", "new", "--order-by", "id"]
-    out = CliRunner().invoke(cli, ["explain", *args, "--format", "plain", *target.cli_args()])
+    out = invoke_on(target, "explain", *args, "--format", "plain")
     assert out.exit_code == 0, out.stderr
     assert "index walk on mf_pkey (3001 rows walked" in out.stdout
     assert "seek on mf_pkey" not in out.stdout
@@ -371,7 +358,7 @@ def test_mariadb_an_alter_queued_on_the_queue_is_given_up_on_within_a_second(req
     """A metadata lock queued behind an open transaction: explain waits 1 s, not 5, and says
     it was blocked (the holder is a guess on MariaDB without metadata_lock_info)."""
     target = make_target("mariadb", request, tmp_path)
-    _queue(target, "mq", "fifo", 10)
+    make_queue(target.engine(), "mq", "fifo", count=10, close=True)
 
     def connect() -> pymysql.Connection:
         return pymysql.connect(host=MY_HOST, user="root", database=target.schema)

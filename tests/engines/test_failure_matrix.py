@@ -8,15 +8,14 @@ import json
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from qadmin.cli import cli
 from tests.conftest import make_target
 from tests.engines.matrix import DOC, Row, cells, render
+from tests.helpers import invoke
 
 
 def _run(args: list[str], target_args: list[str]) -> tuple[int, str]:
-    result = CliRunner().invoke(cli, [*args, *target_args])
+    result = invoke(*args, *target_args)
     return result.exit_code, result.stdout
 
 

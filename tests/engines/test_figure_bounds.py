@@ -13,16 +13,14 @@ from typing import Any
 
 import psycopg
 import pytest
-from click.testing import CliRunner
 
-from qadmin.cli import cli
 from qadmin.ops import messages
 from tests.conftest import PG_ADMIN, make_target
-from tests.helpers import drain, make_queue
+from tests.helpers import drain, invoke, make_queue
 
 
 def _check(*args: str) -> dict[str, Any]:
-    result = CliRunner().invoke(cli, ["check", *args, "--format", "json"])
+    result = invoke("check", *args, "--format", "json")
     assert result.exit_code in (0, 1, 2, 3), result.output
     data: dict[str, Any] = json.loads(result.stdout)
     assert data["code"] == result.exit_code
@@ -131,10 +129,10 @@ def test_status_and_check_all_judge_what_check_judges(request, tmp_path):
         checked = _check("ghost_q", *target.cli_args(), "--sample", "0")
         assert "dead_rows" in _codes(checked["problems"]), checked["line"]
         name = f"{target.schema}.ghost_q"
-        result = CliRunner().invoke(cli, ["status", "--dsn", PG_ADMIN, "--format", "json"])
+        result = invoke("status", "--dsn", PG_ADMIN, "--format", "json")
         line = next(x for x in json.loads(result.stdout) if x["name"] == name)
         assert line["status"] == checked["status"], line
-        result = CliRunner().invoke(cli, ["check", "--all", "--dsn", PG_ADMIN, "--format", "json"])
+        result = invoke("check", "--all", "--dsn", PG_ADMIN, "--format", "json")
         every = json.loads(result.stdout)
         mine = next(x for x in every["lines"] if x["name"] == name)
         assert mine["status"] == checked["status"], mine

@@ -9,19 +9,18 @@ import json
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from qadmin import catalog
-from qadmin.cli import cli
 from qadmin.diagnostics.entries import size
 from qadmin.engines import open_engine
 from qadmin.ops import messages, queues, telemetry
 from tests.conftest import make_target
 from tests.engines.test_dead_rows import _insert, _insert_sql
+from tests.helpers import invoke, invoke_on
 
 
 def _check(target: Any, *args: str) -> Any:
-    return CliRunner().invoke(cli, ["check", *args, *target.cli_args()])
+    return invoke_on(target, "check", *args)
 
 
 def test_postgres_counters_behind_a_burst_never_make_check_ok(request, tmp_path):
@@ -101,16 +100,14 @@ def test_a_claim_queues_depth_is_its_waiting_messages(label, request, tmp_path):
     part = size.measure(engine, spec)
     engine.close()
     assert (part.depth, part.depth_exact, part.claimed) == (195, True, 5 if counts else None)
-    out = CliRunner().invoke(cli, ["size", "cl_q", *target.cli_args(), "--format", "json"])
+    out = invoke("size", "cl_q", *target.cli_args(), "--format", "json")
     data = json.loads(out.stdout)
     assert (data["depth"], data.get("claimed"), data["depth_quality"]) == (
         195,
         5 if counts else None,
         "exact",
     )
-    dry = CliRunner().invoke(
-        cli, ["purge", "cl_q", "--dry-run", *target.cli_args(), "--format", "json"]
-    )
+    dry = invoke("purge", "cl_q", "--dry-run", *target.cli_args(), "--format", "json")
     plan = json.loads(dry.stdout)
     assert (plan["messages"], plan["messages_exact"]) == ((200, True) if counts else (195, False))
 
@@ -169,10 +166,10 @@ def test_tail_says_a_claimed_count_that_stopped_at_its_limit_is_a_floor(request,
     messages.pop(engine, spec, count=1_001)
     engine.close()
     args = ["tail", "many_q", "--count", "1", *target.cli_args()]
-    line = json.loads(CliRunner().invoke(cli, [*args, "--format", "json"]).stdout)
+    line = json.loads(invoke(*args, "--format", "json").stdout)
     assert (line["claimed"], line["claimed_quality"]) == (1001, "exact"), line
     assert line["depth_quality"] == "exact" and line["oldest_quality"] == "exact", line
-    plain = CliRunner().invoke(cli, [*args, "--format", "plain"]).stdout
+    plain = invoke(*args, "--format", "plain").stdout
     assert "1001" in plain.split() and "1000+" not in plain, plain
 
 
@@ -215,7 +212,7 @@ def test_a_dead_letter_count_at_its_limit_is_a_floor(request, tmp_path):
     over = _check(target, "dl_q", "--crit-dead", "5000")
     assert over.exit_code == 2 and "dead at least 10000 >= 5000" in over.stdout, over.stdout
     args = ["tail", "dl_q", "--count", "1", "--format", "json", *target.cli_args()]
-    line = json.loads(CliRunner().invoke(cli, args).stdout)
+    line = json.loads(invoke(*args).stdout)
     assert (line["dead"], line["dead_quality"]) == (10_000, "floor"), line
     assert spec.name == "dl_q"
 

@@ -8,13 +8,12 @@ import json
 import time
 
 import psycopg
-from click.testing import CliRunner
 
-from qadmin.cli import cli
 from qadmin.diagnostics.entries import maintenance
 from qadmin.ops import messages, queues
 from tests.conftest import PG_ADMIN, make_target
 from tests.engines import diag
+from tests.helpers import invoke, invoke_on
 
 
 def _until(probe, timeout_s: float = 15.0):
@@ -40,7 +39,7 @@ def test_statistics_never_gathered_are_a_finding_not_a_zero_bloat(request, tmp_p
     args = ["inspect", "jobs", "--table", "--sample", "0", "--format", "json", *target.cli_args()]
 
     def inspected():
-        result = CliRunner().invoke(cli, args)
+        result = invoke(*args)
         assert result.exit_code == 0, result.output
         report = json.loads(result.stdout)
         return report if "stale_statistics" in _codes(report) else None
@@ -53,7 +52,7 @@ def test_statistics_never_gathered_are_a_finding_not_a_zero_bloat(request, tmp_p
     assert pkey["bloat_pct"] is None, "no estimate rather than a made-up 0.0"
     with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
         admin.execute(f"ANALYZE {table}")
-    after = json.loads(CliRunner().invoke(cli, args).stdout)
+    after = json.loads(invoke(*args).stdout)
     assert "stale_statistics" not in _codes(after)
 
 
@@ -92,7 +91,7 @@ def test_autovacuum_switched_off_on_the_queue_table_is_a_finding(request, tmp_pa
     finding = _codes(diag.inspect(engine, spec))["autovacuum_off"]
     assert finding["severity"] == "warning"
     assert finding["fix"] == f'ALTER TABLE "{target.schema}"."vac_q" RESET (autovacuum_enabled)'
-    checked = CliRunner().invoke(cli, ["check", "vac_q", "--sample", "0", *target.cli_args()])
+    checked = invoke_on(target, "check", "vac_q", "--sample", "0")
     assert checked.exit_code == 1 and "autovacuum_off" in checked.stdout
     engine.close()
 
@@ -130,9 +129,7 @@ def test_inspect_during_an_exclusive_lock_answers_and_names_the_holder(request, 
         holder.execute(f'LOCK TABLE "{target.schema}".held_q IN ACCESS EXCLUSIVE MODE')
         pid = str(holder.info.backend_pid)
         started = time.monotonic()
-        result = CliRunner().invoke(
-            cli, ["inspect", "held_q", "--sample", "0", "--format", "json", *target.cli_args()]
-        )
+        result = invoke_on(target, "inspect", "held_q", "--sample", "0", "--format", "json")
         took = time.monotonic() - started
     finally:
         holder.rollback()

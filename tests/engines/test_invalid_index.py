@@ -10,11 +10,10 @@ import json
 
 import psycopg
 import pytest
-from click.testing import CliRunner
 
-from qadmin.cli import cli
 from qadmin.ops import messages, queues
 from tests.conftest import PG_ADMIN, make_target
+from tests.helpers import invoke, invoke_on
 
 
 def test_a_failed_create_index_concurrently_is_found_and_fixed(request, tmp_path):
@@ -29,25 +28,24 @@ def test_a_failed_create_index_concurrently_is_found_and_fixed(request, tmp_path
         pytest.raises(psycopg.errors.UniqueViolation),
     ):
         admin.execute(f"CREATE UNIQUE INDEX CONCURRENTLY idx_q_once ON {table} (payload)")
-    runner = CliRunner()
     args = ["idx_q", "--sample", "0", *target.cli_args()]
-    report = json.loads(runner.invoke(cli, ["inspect", *args, "--format", "json"]).stdout)
+    report = json.loads(invoke("inspect", *args, "--format", "json").stdout)
     assert [i["index_name"] for i in report["invalid_indexes"]["indexes"]] == ["idx_q_once"]
     finding = next(f for f in report["findings"] if f["code"] == "invalid_index")
     assert finding["severity"] == "warning"
     assert f'DROP INDEX CONCURRENTLY "{target.schema}"."idx_q_once"' in finding["fix"]
     assert "rows share a key" in finding["message"]
-    checked = runner.invoke(cli, ["check", *args])
+    checked = invoke("check", *args)
     assert checked.exit_code == 1 and "invalid_index: index idx_q_once" in checked.stdout
     tail = ["tail", "idx_q", "--count", "1", "--format", "json", *target.cli_args()]
-    tailed = runner.invoke(cli, tail)
+    tailed = invoke(*tail)
     assert json.loads(tailed.stdout)["invalid_indexes"] == 1
     with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
         admin.execute(f'DROP INDEX CONCURRENTLY "{target.schema}"."idx_q_once"')
-    after = json.loads(runner.invoke(cli, ["inspect", *args, "--format", "json"]).stdout)
+    after = json.loads(invoke("inspect", *args, "--format", "json").stdout)
     assert after["invalid_indexes"]["indexes"] == []
     assert not any(f["code"] == "invalid_index" for f in after["findings"])
-    assert runner.invoke(cli, ["check", *args]).exit_code == 0
+    assert invoke("check", *args).exit_code == 0
 
 
 def _invalid_unique_over_duplicates(target) -> str:
@@ -64,17 +62,16 @@ def _invalid_unique_over_duplicates(target) -> str:
     return table
 
 
-def _finding(runner: CliRunner, args: list[str]) -> dict:
-    report = json.loads(runner.invoke(cli, ["inspect", *args, "--format", "json"]).stdout)
+def _finding(args: list[str]) -> dict:
+    report = json.loads(invoke("inspect", *args, "--format", "json").stdout)
     return next(f for f in report["findings"] if f["code"] == "invalid_index")
 
 
 def test_the_fix_for_an_invalid_unique_index_over_duplicates_runs_as_printed(request, tmp_path):
     target = make_target("postgresql", request, tmp_path)
     table = _invalid_unique_over_duplicates(target)
-    runner = CliRunner()
     args = ["dup_q", "--sample", "0", *target.cli_args()]
-    finding = _finding(runner, args)
+    finding = _finding(args)
     # Before the fix this printed DROP + CREATE UNIQUE INDEX CONCURRENTLY, which failed again.
     assert "CREATE UNIQUE INDEX" not in finding["fix"]
     assert "REINDEX" not in finding["fix"]
@@ -83,9 +80,7 @@ def test_the_fix_for_an_invalid_unique_index_over_duplicates_runs_as_printed(req
     with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
         assert admin.execute(listing).fetchall() == [(b"same", 2)]
     # maintain does not propose the REINDEX that would fail the same way.
-    planned = runner.invoke(
-        cli, ["maintain", "dup_q", "--dry-run", "--format", "json", *target.cli_args()]
-    )
+    planned = invoke_on(target, "maintain", "dup_q", "--dry-run", "--format", "json")
     reindex = next(a for a in json.loads(planned.stdout)["actions"] if a["action"] == "reindex")
     assert reindex["status"].startswith("refused: rows share a key")
     assert reindex["statements"] == []
@@ -96,12 +91,12 @@ def test_the_fix_for_an_invalid_unique_index_over_duplicates_runs_as_printed(req
             "WHERE payload = 'same'::bytea)"
         )
         assert admin.execute(listing).fetchall() == []
-    fix = _finding(runner, args)["fix"]
+    fix = _finding(args)["fix"]
     drop, create = fix.split(", then create it again: ")
     create = create.split("; or ")[0]
     assert drop.startswith("DROP INDEX CONCURRENTLY")
     with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
         admin.execute(drop)
         admin.execute(create)
-    after = json.loads(runner.invoke(cli, ["inspect", *args, "--format", "json"]).stdout)
+    after = json.loads(invoke("inspect", *args, "--format", "json").stdout)
     assert after["invalid_indexes"]["indexes"] == []

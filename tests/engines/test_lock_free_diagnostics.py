@@ -35,12 +35,6 @@ def catalog_diagnostics(engine: Engine) -> list[str]:
     return sorted(n for n in names if not n.endswith("_deep") and n != "explain")
 
 
-def _queue(target: Target) -> tuple[Engine, str]:
-    """An engine on ``target`` and the qualified table of a fifo holding 50 messages."""
-    engine = target.engine()
-    return engine, engine.qualified(make_queue(engine, "lockfree_q", count=50).name)
-
-
 def _answers(target: Target) -> dict[str, list[dict[str, object]]]:
     """Each catalog diagnostic run on a fresh session with a 500 ms lock timeout."""
     engine = open_engine(target.dsn, target.engine_schema, SHORT)
@@ -75,7 +69,8 @@ def _assert_answered(answers: dict[str, list[dict[str, object]]]) -> None:
 
 def test_postgres_catalog_diagnostics_answer_behind_access_exclusive_lock(request, tmp_path):
     target = make_target("postgresql", request, tmp_path)
-    engine, table = _queue(target)
+    engine = target.engine()
+    table = engine.qualified(make_queue(engine, "lockfree_q", count=50).name)
     with table_locked(target, table):
         _reading_the_table_times_out(target, f"SELECT pg_table_size('{table}') AS b")
         _assert_answered(_answers(target))
@@ -85,7 +80,8 @@ def test_postgres_catalog_diagnostics_answer_behind_access_exclusive_lock(reques
 @pytest.mark.parametrize("label", ["postgresql", "mariadb"])
 def test_catalog_diagnostics_answer_behind_a_waiting_alter(label, request, tmp_path):
     target = make_target(label, request, tmp_path)
-    engine, table = _queue(target)
+    engine = target.engine()
+    table = engine.qualified(make_queue(engine, "lockfree_q", count=50).name)
     with pileup(target, table, readers=1) as incident:
         _reading_the_table_times_out(target, f"SELECT count(*) AS n FROM {table}")
         answers = _answers(target)
@@ -100,7 +96,8 @@ def test_mariadb_catalog_diagnostics_answer_behind_lock_tables_write(request, tm
     """LOCK TABLES ... WRITE held in another session: readers of the table wait for its
     metadata lock, the catalog diagnostics (information_schema.TABLES included) do not."""
     target = make_target("mariadb", request, tmp_path)
-    engine, table = _queue(target)
+    engine = target.engine()
+    table = engine.qualified(make_queue(engine, "lockfree_q", count=50).name)
     holder = connect(target)
     try:
         execute(holder, f"LOCK TABLES {table} WRITE")
@@ -127,7 +124,8 @@ def _sqlite_writer(path: str) -> Iterator[None]:
 
 def test_sqlite_diagnostics_answer_while_a_writer_holds_the_file(request, tmp_path):
     target = make_target("sqlite", request, tmp_path)
-    engine, _ = _queue(target)
+    engine = target.engine()
+    make_queue(engine, "lockfree_q", count=50)
     with _sqlite_writer(str(tmp_path / "queues.db")):
         answers = _answers(target)
         _assert_answered(answers)
@@ -139,7 +137,8 @@ def test_mariadb_metadata_lock_pileup_shows_each_waiter_and_the_holder(request, 
     queues behind B. ``locks`` names B and C as waiting on a metadata lock, once each: B
     blocked by A, C by B's pending ALTER, both with A at the root (a guess: no plugin)."""
     target = make_target("mariadb", request, tmp_path)
-    engine, table = _queue(target)
+    engine = target.engine()
+    table = engine.qualified(make_queue(engine, "lockfree_q", count=50).name)
     with pileup(target, table, readers=1) as incident:
         rows = engine.diagnostic("locks", {"schema": engine.schema, "table": "lockfree_q"})
         mdl = [r for r in rows if r["waiter"] in incident.waiters]

@@ -17,13 +17,12 @@ from typing import Any
 import psycopg
 import pymysql
 import pytest
-from click.testing import CliRunner
 
-from qadmin.cli import cli
 from qadmin.errors import EXIT_ERROR, EXIT_INCOMPLETE, EXIT_LOCK_TIMEOUT, EXIT_USAGE, QueueEmpty
 from qadmin.kinds import QueueSpec
 from qadmin.ops import messages, queues
 from tests.conftest import MY_HOST, PG_ADMIN, Target, make_target
+from tests.helpers import invoke, invoke_on
 
 # The longest a single push or pop may take while maintain runs: the DDL lock wait (1 s, the
 # default) plus a margin for a shared 2-core machine.
@@ -100,7 +99,7 @@ def _churn(engine: Any, spec: QueueSpec, rows: int, payload: bytes) -> None:
 
 
 def _maintain(target: Target, name: str, *args: str) -> Any:
-    return CliRunner().invoke(cli, ["maintain", name, *args, *target.cli_args()])
+    return invoke_on(target, "maintain", name, *args)
 
 
 def _actions(result: Any) -> dict[str, str]:
@@ -479,8 +478,8 @@ def test_postgres_ghosts_check_and_maintain_name_the_idle_transaction_in_another
         with Traffic(target, spec) as traffic:
             time.sleep(1.2)  # past --warn-snapshot-age 1s
             args = ["--warn-snapshot-age", "1s", "--crit-snapshot-age", "1h", "--format", "json"]
-            ghosts = CliRunner().invoke(cli, ["inspect", "xq", *args, *target.cli_args()])
-            checked = CliRunner().invoke(cli, ["check", "xq", *args, *target.cli_args()])
+            ghosts = invoke_on(target, "inspect", "xq", *args)
+            checked = invoke_on(target, "check", "xq", *args)
             roots = _roots()
         traffic.check(engine)
         assert ghosts.exit_code == 0, ghosts.output
@@ -513,7 +512,7 @@ def test_maintain_proposes_the_analyze_that_stale_statistics_asks_for(label, req
     inspect = ["inspect", "mx_stats", "--sample", "0", "--format", "json", *target.cli_args()]
 
     def codes() -> set[str]:
-        report = json.loads(CliRunner().invoke(cli, inspect).stdout)
+        report = json.loads(invoke(*inspect).stdout)
         return {f["code"] for f in report["findings"]}
 
     with stale_statistics(target, engine) as queue:

@@ -9,26 +9,17 @@ import json
 import time
 from typing import Any
 
-from click.testing import CliRunner
-
-from qadmin.cli import cli
-from qadmin.engines import Engine
 from tests.conftest import Target, make_target
 from tests.engines.incidents import connect, execute, session_id, waiting
-from tests.helpers import make_queue
+from tests.helpers import invoke_on, make_queue
 
 CONFIRM = "confirm first"
 # Any wait counts (the default lock-wait warning is 5 s, longer than these tests wait).
 COMMON = ["--format", "json", "--sample", "0", "--lock-timeout", "1000", "--warn-lock-wait", "0"]
 
 
-def _queue(engine: Engine, name: str) -> str:
-    """A fifo holding 5 messages; its qualified table name."""
-    return engine.qualified(make_queue(engine, name, count=5).name)
-
-
 def _run(target: Target, *args: str) -> tuple[int, dict[str, Any]]:
-    result = CliRunner().invoke(cli, [*args, *COMMON, *target.cli_args()])
+    result = invoke_on(target, *args, *COMMON)
     return result.exit_code, json.loads(result.stdout)
 
 
@@ -48,7 +39,10 @@ def test_mariadb_guessed_holder_is_named_once_and_as_a_guess(request, tmp_path):
     ALTER blocked by probably Y (X a candidate), the SELECTs by the ALTER, Y at the root."""
     target = make_target("mariadb", request, tmp_path)
     engine = target.engine()
-    table, other = _queue(engine, "mdl_fifo"), _queue(engine, "mdl_heap")
+    table, other = (
+        engine.qualified(make_queue(engine, "mdl_fifo", count=5).name),
+        engine.qualified(make_queue(engine, "mdl_heap", count=5).name),
+    )
     x, y = connect(target), connect(target)
     try:
         execute(x, "START TRANSACTION")
@@ -95,7 +89,7 @@ def test_mariadb_lock_tables_from_no_database_counts_behind_an_unknown_holder(re
     names an unrelated session."""
     target = make_target("mariadb", request, tmp_path)
     engine = target.engine()
-    table = _queue(engine, "mdl_lifo")
+    table = engine.qualified(make_queue(engine, "mdl_lifo", count=5).name)
     holder = connect(target, in_database=False)
     try:
         execute(holder, f"LOCK TABLES {table} WRITE")
@@ -130,7 +124,7 @@ def test_mariadb_reader_behind_a_pending_lock_tables_write_is_blocked_by_it(requ
     queues behind Z: its blocker is Z, its root blocker (probably) Y."""
     target = make_target("mariadb", request, tmp_path)
     engine = target.engine()
-    table = _queue(engine, "mdl_locked")
+    table = engine.qualified(make_queue(engine, "mdl_locked", count=5).name)
     y = connect(target)
     try:
         execute(y, "START TRANSACTION")

@@ -22,13 +22,12 @@ from typing import Any
 import psycopg
 import pymysql
 import pytest
-from click.testing import CliRunner
 
-from qadmin.cli import cli
 from qadmin.errors import QadminError
 from tests.conftest import Target, make_target
 from tests.engines.incidents import connect, execute, until
 from tests.engines.matrix import Row, cells
+from tests.helpers import invoke, invoke_on
 
 # The states whose fixes, run, must leave no such finding (the others' fixes look, or end
 # sessions whose release the creator's own threads race with).
@@ -143,7 +142,7 @@ def test_the_extractors_read_fixes_as_printed():
 
 
 def _inspect(row: Row, queue: str, target: Target) -> dict[str, Any]:
-    result = CliRunner().invoke(cli, [*row.inspect_args(queue), *target.cli_args()])
+    result = invoke_on(target, *row.inspect_args(queue))
     assert result.exit_code == 0, result.output
     return dict(json.loads(result.stdout))
 
@@ -201,7 +200,7 @@ def test_every_printed_fix_runs_as_printed(row: Row, label: str, request, tmp_pa
                 if " ".join(command) in ran:
                     continue
                 ran.add(" ".join(command))
-                result = CliRunner().invoke(cli, command)
+                result = invoke(*command)
                 assert result.exit_code == 0, (command, result.output)
                 outcomes.setdefault(finding["code"], []).append("ran")
         assert ran or row.code in ("backlog_growing",), findings
@@ -262,7 +261,7 @@ def test_a_fix_carries_the_profile_options_it_was_read_with(label, request, tmp_
 
     def findings() -> dict[str, str]:
         args = ["inspect", '"P1 Jobs"', *options, "--format", "json", *target.cli_args()]
-        result = CliRunner().invoke(cli, args)
+        result = invoke(*args)
         assert result.exit_code == 0, result.output
         return {f["code"]: str(f.get("fix") or "") for f in json.loads(result.stdout)["findings"]}
 
@@ -270,6 +269,6 @@ def test_a_fix_carries_the_profile_options_it_was_read_with(label, request, tmp_
     commands = qadmin_commands(fix)
     assert commands and all("--claimed-at-column" in c for c in commands), fix
     for command in commands:
-        result = CliRunner().invoke(cli, command)
+        result = invoke(*command)
         assert result.exit_code == 0, (command, result.output)
     assert "stale_claims" not in findings()

@@ -21,15 +21,14 @@ from typing import Any
 
 import psycopg
 import pytest
-from click.testing import CliRunner
 
-from qadmin.cli import cli
 from qadmin.diagnostics import run
 from qadmin.diagnostics.entries import claims as claims_part
 from qadmin.diagnostics.entries import rates
 from qadmin.diagnostics.model import Options
 from qadmin.profiles.resolve import resolve
 from tests.conftest import MY_HOST, PG_ADMIN, Target, make_target
+from tests.helpers import invoke
 
 ENGINES = ("sqlite", "postgresql", "mariadb")
 
@@ -162,7 +161,7 @@ class Holder:
 
 
 def _cli(*args: str) -> Any:
-    return CliRunner().invoke(cli, list(args))
+    return invoke(*args)
 
 
 def _json(*args: str) -> Any:

@@ -9,15 +9,14 @@ import base64
 import json
 
 import pytest
-from click.testing import CliRunner
 
-from qadmin.cli import cli
 from qadmin.ops import messages, queues
 from tests.conftest import make_target
+from tests.helpers import invoke
 
 
 def _run(*args: str, input: bytes | None = None):
-    result = CliRunner().invoke(cli, list(args), input=input)
+    result = invoke(*args, input=input)
     assert "Traceback" not in result.stderr
     return result
 

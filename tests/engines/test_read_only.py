@@ -8,12 +8,11 @@ import uuid
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from qadmin.cli import cli
 from qadmin.engines import open_engine
 from qadmin.ops import messages, queues
 from tests.conftest import make_target
+from tests.helpers import invoke
 
 QUEUES = {
     "f_q": ("fifo", None, False),
@@ -139,9 +138,7 @@ def test_every_diagnostic_as_a_reader_and_as_a_stranger_writes_nothing(
             for name in QUEUES:
                 for args in READS + PER_KIND.get(name, []):
                     argv = [a.replace("{q}", name).replace("{tmp}", str(tmp_path)) for a in args]
-                    result = CliRunner().invoke(
-                        cli, [*argv, "--dsn", dsn, *schema, "--format", "json"]
-                    )
+                    result = invoke(*argv, "--dsn", dsn, *schema, "--format", "json")
                     assert "Traceback" not in result.stderr
                     if argv[0] == "check" and dsn == stranger:
                         # Nagios: UNKNOWN (3), its one line saying why.
@@ -176,12 +173,12 @@ def test_snapshot_age_a_role_cannot_see_is_unknown_never_ok(request, tmp_path):
     reader, _stranger, drop = _roles("postgresql", target)
     try:
         argv = ["check", "f_q", "--schema", target.engine_schema, "--warn-snapshot-age", "1h"]
-        result = CliRunner().invoke(cli, [*argv, "--dsn", reader])
+        result = invoke(*argv, "--dsn", reader)
         assert result.exit_code == 3, result.stdout
         assert "snapshot_age not evaluable" in result.stdout
         assert "pg_read_all_stats" in result.stdout
         assert "snapshot_age=" not in result.stdout  # no figure claimed in the perfdata
-        seen = CliRunner().invoke(cli, [*argv, "--dsn", target.dsn])
+        seen = invoke(*argv, "--dsn", target.dsn)
         assert seen.exit_code in {0, 1, 2}, seen.stdout  # read: judged (the server is shared)
         assert "snapshot_age=" in seen.stdout
     finally:
@@ -206,7 +203,7 @@ def test_a_refusal_names_the_privilege_it_needed(request, tmp_path):
             (reader, ["push", "f_q", "b"], "(SELECT, INSERT, UPDATE or DELETE)"),
         ]
         for dsn, argv, named in cases:
-            result = CliRunner().invoke(cli, [*argv, "--dsn", dsn, *schema])
+            result = invoke(*argv, "--dsn", dsn, *schema)
             assert result.exit_code == 7, (argv, result.output)
             line = result.stderr.strip()
             assert "\n" not in line and named in line, (argv, line)
@@ -225,7 +222,7 @@ def test_mariadb_snapshot_age_without_process_is_unknown_beside_judged_threshold
     reader, _stranger, drop = _roles("mariadb", target)
     try:
         argv = ["check", "f_q", "--warn-snapshot-age", "1h", "--crit-depth", "100"]
-        result = CliRunner().invoke(cli, [*argv, "--dsn", reader])
+        result = invoke(*argv, "--dsn", reader)
         assert result.exit_code == 3, result.stdout
         assert "snapshot_age not evaluable" in result.stdout and "PROCESS" in result.stdout
     finally:

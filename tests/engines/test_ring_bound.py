@@ -22,9 +22,10 @@ from typing import Any
 import pytest
 
 from qadmin import catalog
-from qadmin.errors import QueueEmpty, QueueFull
+from qadmin.errors import QueueFull
 from qadmin.ops import messages, queues
 from tests.conftest import Target
+from tests.helpers import drain
 
 SERVER_ENGINES = ["postgresql", "mariadb", "mysql8"]
 
@@ -211,16 +212,6 @@ def race(target: Target, spec: Any, pushers: int, work: Any) -> list[list[int]]:
     return got
 
 
-def drain(target: Target, spec: Any) -> int:
-    engine = target.engine()
-    try:
-        return len(messages.pop(engine, spec, 10_000))
-    except QueueEmpty:
-        return 0
-    finally:
-        engine.close()
-
-
 @pytest.mark.parametrize("target", SERVER_ENGINES, indirect=True)
 @pytest.mark.parametrize(
     ("ring", "pushers", "batch", "fits"),
@@ -238,6 +229,7 @@ def test_racing_push_many_never_overfills_the_ring(ring, pushers, batch, fits):
     target, spec = ring
     capacity = spec.capacity
     probe = Session(target, names(spec))
+    engine = target.engine()
     try:
         for _ in range(5):
             got = race(target, spec, pushers, lambda s: s.push_many([b"m"] * batch))
@@ -245,8 +237,9 @@ def test_racing_push_many_never_overfills_the_ring(ring, pushers, batch, fits):
             taken = sum(len(ids) for ids in got)
             assert taken == fits, got
             assert probe.held() == taken <= capacity
-            assert drain(target, spec) == taken
+            assert len(drain(engine, spec, 10_000)) == taken
     finally:
+        engine.close()
         probe.close()
 
 
@@ -256,6 +249,7 @@ def test_racing_single_pushes_in_open_transactions_stop_at_the_capacity(ring):
     """4 sessions push 20 each, one at a time, in transactions held open: 10 go in."""
     target, spec = ring
     probe = Session(target, names(spec))
+    engine = target.engine()
     try:
         for _ in range(3):
             got = race(
@@ -263,8 +257,9 @@ def test_racing_single_pushes_in_open_transactions_stop_at_the_capacity(ring):
             )
             assert sum(len(ids) for ids in got) == 10, got
             assert probe.held() == 10
-            assert drain(target, spec) == 10
+            assert len(drain(engine, spec, 10_000)) == 10
     finally:
+        engine.close()
         probe.close()
 
 

@@ -23,6 +23,7 @@ from qadmin.ops import messages, queues
 from tests.conftest import Target, make_target
 from tests.engines import diag
 from tests.engines.private_pg import quiet_pg  # noqa: F401 - a fixture
+from tests.helpers import invoke
 
 CLIENT = """
 import sys
@@ -141,10 +142,6 @@ def test_killed_pusher_leaves_a_missing_number_that_stops_pops(
 def test_repair_gets_both_stalls_moving_and_loses_nothing(label, request, tmp_path):
     import json
 
-    from click.testing import CliRunner
-
-    from qadmin.cli import cli
-
     target = make_target(label, request, tmp_path)
     engine = target.engine()
     spec = queues.create(engine, queues.make_spec("ring_q", "ring", 4, False))
@@ -154,10 +151,10 @@ def test_repair_gets_both_stalls_moving_and_loses_nothing(label, request, tmp_pa
     messages.push(engine, spec, [b"c", b"d"])
     _kill_blocked_client(target, "push", _lock_slot(target, (first + 4) % 4))  # refused: full
     cli_args = [*target.cli_args(), "--format", "json"]
-    dry = json.loads(CliRunner().invoke(cli, ["repair", "ring_q", "--dry-run", *cli_args]).stdout)
+    dry = json.loads(invoke("repair", "ring_q", "--dry-run", *cli_args).stdout)
     assert dry["park"] == [first] and dry["dry_run"] is True
     assert [m.payload for m in messages.pop(engine, spec, 10)] == [b"b", b"c", b"d"]
-    done = CliRunner().invoke(cli, ["repair", "ring_q", "--yes", "--older-than", "0", *cli_args])
+    done = invoke("repair", "ring_q", "--yes", "--older-than", "0", *cli_args)
     assert done.exit_code == 0, done.stderr
     assert json.loads(done.stdout)["park"] == [first]
     assert [m.payload for m in messages.pop(engine, spec)] == [b"a"]
@@ -166,11 +163,7 @@ def test_repair_gets_both_stalls_moving_and_loses_nothing(label, request, tmp_pa
     messages.push(engine, spec, [b"e"])
     with pytest.raises(QueueEmpty):
         messages.pop(engine, spec)
-    fixed = json.loads(
-        CliRunner()
-        .invoke(cli, ["repair", "ring_q", "--yes", "--older-than", "0", *cli_args])
-        .stdout
-    )
+    fixed = json.loads(invoke("repair", "ring_q", "--yes", "--older-than", "0", *cli_args).stdout)
     assert fixed["skip"] == [{"id": first + 4, "action": "voided"}]
     assert [m.payload for m in messages.pop(engine, spec)] == [b"e"]
     now = "clock_timestamp()" if label == "postgresql" else "UTC_TIMESTAMP(6)"
@@ -180,11 +173,7 @@ def test_repair_gets_both_stalls_moving_and_loses_nothing(label, request, tmp_pa
             f"VALUES (999, {now})"
         ]
     )  # a parked number whose message never comes
-    stale = json.loads(
-        CliRunner()
-        .invoke(cli, ["repair", "ring_q", "--yes", "--older-than", "0", *cli_args])
-        .stdout
-    )
+    stale = json.loads(invoke("repair", "ring_q", "--yes", "--older-than", "0", *cli_args).stdout)
     assert stale["void"] == [999]
     assert ring_part.measure(engine, spec).state.parked == 0
     engine.close()
@@ -274,9 +263,6 @@ def test_purge_empties_a_ring_stopped_at_a_missing_number(label, request, tmp_pa
 def test_check_reports_a_push_hole_as_critical_with_no_threshold_of_its_own(request, tmp_path):
     """Behaviour 1 of issue 14: check used to say OK (oldest_age=0s) while pops stopped at a
     dead pusher's number; it now reflects the finding, with inspect's own limit."""
-    from click.testing import CliRunner
-
-    from qadmin.cli import cli
 
     target = make_target("postgresql", request, tmp_path)
     engine = target.engine()
@@ -284,25 +270,24 @@ def test_check_reports_a_push_hole_as_critical_with_no_threshold_of_its_own(requ
     _kill_blocked_client(target, "push", _block_push(target))
     messages.push(engine, spec, [b"x"])
     time.sleep(1.2)
-    runner = CliRunner()
     args = ["ring_q", "--crit-ring-stall", "1s", "--sample", "0", *target.cli_args()]
-    checked = runner.invoke(cli, ["check", *args])
+    checked = invoke("check", *args)
     assert checked.exit_code == 2, checked.output
     assert checked.stdout.startswith("QADMIN CRITICAL - ring_q: ")
     assert "ring_push_hole: pops stop at sequence number" in checked.stdout
-    as_json = runner.invoke(cli, ["check", *args, "--format", "json"])
+    as_json = invoke("check", *args, "--format", "json")
     document = __import__("json").loads(as_json.stdout)
     assert document["code"] == 2 and document["status"] == "CRITICAL"
     assert {"severity": "critical", "code": "ring_push_hole"}.items() <= next(
         f for f in document["findings"] if f["code"] == "ring_push_hole"
     ).items()
-    inspected = runner.invoke(cli, ["inspect", *args, "--format", "json"])
+    inspected = invoke("inspect", *args, "--format", "json")
     report = __import__("json").loads(inspected.stdout)
     assert inspected.exit_code == 0 and report["ring"]["hole_fix"]
     assert any(f["code"] == "ring_push_hole" for f in report["findings"])
     engine.run([report["ring"]["hole_fix"]])
     assert [m.payload for m in messages.pop(engine, spec)] == [b"x"]
-    healthy = runner.invoke(cli, ["check", *args])
+    healthy = invoke("check", *args)
     assert healthy.exit_code == 0, healthy.output
     assert diag.inspect(engine, spec)["ring"]["hole_fix"] is None, "no hole: no fix printed"
     engine.close()
@@ -311,11 +296,7 @@ def test_check_reports_a_push_hole_as_critical_with_no_threshold_of_its_own(requ
 def _cli_json(target, *args: str) -> tuple[int, dict]:
     import json
 
-    from click.testing import CliRunner
-
-    from qadmin.cli import cli
-
-    result = CliRunner().invoke(cli, [*args, *target.cli_args(), "--format", "json"])
+    result = invoke(*args, *target.cli_args(), "--format", "json")
     return result.exit_code, json.loads(result.stdout.splitlines()[0])
 
 

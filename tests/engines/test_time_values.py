@@ -17,12 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from qadmin.cli import cli
 from tests.conftest import Target, make_target
+from tests.helpers import invoke
 
 INT64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
 TIMES = st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30))
@@ -120,7 +119,7 @@ def test_any_time_or_state_value_is_an_answer_or_one_line(
     lines += [f'time_unit = "{unit}"'] if unit else []
     config.write_text("\n".join(lines) + "\n")
     common = [*target.cli_args(), "--config", str(config)]
-    size = CliRunner().invoke(cli, ["size", "t", *common, "--format", "json"])
+    size = invoke("size", "t", *common, "--format", "json")
     assert size.exit_code in (0, 2), (value, unit, size.output)
     assert "internal error" not in size.output and "Traceback" not in size.output
     if size.exit_code == 2:
@@ -128,7 +127,7 @@ def test_any_time_or_state_value_is_an_answer_or_one_line(
     else:
         age = json.loads(size.stdout)["oldest_age_s"]
         assert age is None or age >= 0, (value, unit, age)
-    checked = CliRunner().invoke(cli, ["check", "t", *common, "--sample", "0"])
+    checked = invoke("check", "t", *common, "--sample", "0")
     assert checked.exit_code in (0, 1, 2, 3), (value, unit, checked.output)
     assert checked.stdout.startswith("QADMIN "), (value, unit, checked.output)
     assert "internal error" not in checked.output and "Traceback" not in checked.output
@@ -159,10 +158,10 @@ def test_sqlite_an_untyped_time_column_is_read_and_never_named_by_an_empty_type(
     conn.commit()
     conn.close()
     dsn = ["--dsn", f"sqlite:///{db}", "--format", "json"]
-    read = CliRunner().invoke(
-        cli, ["size", "jobs", "--order-by", "id", "--time-column", "ts", "--time-unit", "ms", *dsn]
+    read = invoke(
+        "size", "jobs", "--order-by", "id", "--time-column", "ts", "--time-unit", "ms", *dsn
     )
     assert read.exit_code == 0, read.output
     assert json.loads(read.stdout)["oldest_enqueued_at"].startswith("2023-11-14T22:13:20")
-    order = CliRunner().invoke(cli, ["size", "jobs", "--order-by", "ts", *dsn])
+    order = invoke("size", "jobs", "--order-by", "ts", *dsn)
     assert order.exit_code == 2 and " is , " not in order.stderr, order.output

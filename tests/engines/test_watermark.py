@@ -18,7 +18,7 @@ from qadmin.kinds import WATERMARK_EVERY
 from qadmin.ops import messages
 from qadmin.ops import watermark as wm_ops
 from tests.conftest import make_target
-from tests.helpers import drain_payloads, make_queue
+from tests.helpers import drain_payloads, invoke, make_queue
 
 LABELS = ["sqlite", "postgresql", "mariadb", "mysql8"]
 # One worker runs this module (pytest-xdist's loadgroup): on MariaDB each dequeue's advance reads
@@ -27,13 +27,6 @@ LABELS = ["sqlite", "postgresql", "mariadb", "mysql8"]
 pytestmark = pytest.mark.xdist_group("watermark")
 # A claim queue's messages acknowledged as they come out: nothing stays claimed below the head.
 drained = partial(drain_payloads, batch=50, ack=True)
-
-
-def _queue(label, request, tmp_path, kind="fifo"):
-    """A watermarked queue ``wm_q`` on a fresh target: (target, engine, spec)."""
-    target = make_target(label, request, tmp_path)
-    engine = target.engine()
-    return target, engine, make_queue(engine, "wm_q", kind, watermark=True)
 
 
 def _set_wm(engine, spec, value: int) -> None:
@@ -48,7 +41,9 @@ def _set_wm(engine, spec, value: int) -> None:
 @pytest.mark.parametrize("kind", ["fifo", "claim"])
 @pytest.mark.parametrize("label", LABELS)
 def test_watermark_moves_with_the_dequeues_and_serves_everything(label, kind, request, tmp_path):
-    _, engine, spec = _queue(label, request, tmp_path, kind)
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = make_queue(engine, "wm_q", kind, watermark=True)
     payloads = [f"m{i}".encode() for i in range(3 * WATERMARK_EVERY)]
     messages.push(engine, spec, payloads)
     assert drained(engine, spec) == payloads
@@ -62,7 +57,9 @@ def test_watermark_moves_with_the_dequeues_and_serves_everything(label, kind, re
 
 @pytest.mark.parametrize("label", LABELS)
 def test_watermark_set_too_high_strands_rows_and_repair_serves_them(label, request, tmp_path):
-    _, engine, spec = _queue(label, request, tmp_path)
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = make_queue(engine, "wm_q", "fifo", watermark=True)
     ids = [m.id for m in messages.push(engine, spec, [f"s{i}".encode() for i in range(20)])]
     _set_wm(engine, spec, ids[10])
     state = wm_ops.show(engine, spec)
@@ -81,7 +78,9 @@ def test_watermark_set_too_high_strands_rows_and_repair_serves_them(label, reque
 
 @pytest.mark.parametrize("label", LABELS)
 def test_watermark_set_too_low_is_raised_by_repair(label, request, tmp_path):
-    _, engine, spec = _queue(label, request, tmp_path)
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = make_queue(engine, "wm_q", "fifo", watermark=True)
     messages.push(engine, spec, [f"r{i}".encode() for i in range(30)])
     for _ in range(20):
         messages.pop(engine, spec)
@@ -98,7 +97,9 @@ def test_watermark_set_too_low_is_raised_by_repair(label, request, tmp_path):
 @pytest.mark.parametrize("label", ["postgresql", "mariadb", "mysql8"])
 def test_an_open_producer_is_not_stranded(label, request, tmp_path):
     """Its id is handed out first, it commits last: the watermark must wait for it."""
-    target, engine, spec = _queue(label, request, tmp_path)
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = make_queue(engine, "wm_q", "fifo", watermark=True)
     held = target.engine()
     with held.transaction() as execute:
         slow = execute(held.hooks.section(spec, "push")[0], {"payload": b"slow"})
@@ -113,7 +114,9 @@ def test_an_open_producer_is_not_stranded(label, request, tmp_path):
 
 @pytest.mark.parametrize("label", ["postgresql", "mariadb"])
 def test_repair_during_concurrent_dequeues_loses_nothing(label, request, tmp_path):
-    target, engine, spec = _queue(label, request, tmp_path)
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = make_queue(engine, "wm_q", "fifo", watermark=True)
     total = 600
     messages.push(engine, spec, [f"c{i}".encode() for i in range(total)])
     _set_wm(engine, spec, 300)
@@ -145,7 +148,9 @@ def test_repair_during_concurrent_dequeues_loses_nothing(label, request, tmp_pat
 def test_inspect_names_stranded_rows_and_the_fix(label, request, tmp_path):
     from tests.engines import diag
 
-    _, engine, spec = _queue(label, request, tmp_path)
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = make_queue(engine, "wm_q", "fifo", watermark=True)
     ids = [m.id for m in messages.push(engine, spec, [b"a", b"b", b"c"])]
     assert diag.inspect(engine, spec)["watermark"]["state"] == "ok"
     _set_wm(engine, spec, ids[-1])
@@ -169,7 +174,9 @@ def test_inspect_names_a_watermark_held_back_by_an_open_producer(
     from tests.engines import diag
 
     monkeypatch.setattr(watermark, "WATERMARK_STUCK_S", 0.5)
-    target, engine, spec = _queue(label, request, tmp_path)
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = make_queue(engine, "wm_q", "fifo", watermark=True)
     held = target.engine()
     with held.transaction() as execute:
         execute(held.hooks.section(spec, "push")[0], {"payload": b"slow"})
@@ -216,7 +223,9 @@ def test_unrelated_transactions_elsewhere_do_not_hold_the_watermark(
     """Transactions in another database (PostgreSQL: one with a transaction id that wrote;
     MariaDB: a reader and a locking reader) stay open for the whole session: the watermark
     still advances past its candidate, by the dequeues and by `watermark advance`."""
-    _, engine, spec = _queue(label, request, tmp_path)
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = make_queue(engine, "wm_q", "fifo", watermark=True)
     _assert_unrelated_open(label, engine, unrelated_transactions)
     payloads = [f"u{i}".encode() for i in range(3 * WATERMARK_EVERY)]
     messages.push(engine, spec, payloads)
@@ -243,7 +252,9 @@ def test_an_ordinary_role_advances_the_watermark_on_postgresql(request, tmp_path
 
     from tests.conftest import PG_ADMIN
 
-    target, engine, spec = _queue("postgresql", request, tmp_path)
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    spec = make_queue(engine, "wm_q", "fifo", watermark=True)
     role = "qt_role_" + uuid.uuid4().hex[:12]
     schema = f'"{target.schema}"'
     engine.run(
@@ -275,7 +286,9 @@ def test_a_table_lock_that_writes_nothing_does_not_hold_the_watermark_on_postgre
 ):
     """Only RowExclusiveLock counts (every INSERT takes it): a transaction holding the mode
     VACUUM and ANALYZE take on the queue table for as long as they run does not hold it."""
-    target, engine, spec = _queue("postgresql", request, tmp_path)
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    spec = make_queue(engine, "wm_q", "fifo", watermark=True)
     held = target.engine()
     with held.transaction() as execute:
         execute(f"LOCK TABLE {engine.qualified(spec.name)} IN SHARE UPDATE EXCLUSIVE MODE")
@@ -291,7 +304,9 @@ def test_a_repeatable_read_caller_does_not_move_the_watermark_past_a_late_row_on
 ):
     """Its snapshot can predate a recorded producer's commit: it would not see that row, so it
     leaves the move to a READ COMMITTED call and the row is still served."""
-    target, engine, spec = _queue("postgresql", request, tmp_path)
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    spec = make_queue(engine, "wm_q", "fifo", watermark=True)
     advance = engine.hooks.section(spec, "wm_advance")
     producer, reader = target.engine(), target.engine()
     producing = producer.transaction()
@@ -318,7 +333,9 @@ def test_an_insert_waiting_with_its_id_taken_holds_the_watermark(label, request,
 
     import pymysql
 
-    target, engine, spec = _queue(label, request, tmp_path, "fifo")
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = make_queue(engine, "wm_q", "fifo", watermark=True)
     gap = pymysql.connect(host="127.0.0.1", user="root", password="", database=target.schema)
     with gap.cursor() as cur:  # REPEATABLE READ: locks the gap above the last row
         cur.execute(f"SELECT id FROM `{spec.name}` WHERE id > 1000000 FOR UPDATE")
@@ -386,7 +403,9 @@ def test_an_open_write_in_another_database_holds_a_mariadb_watermark(
     from tests.conftest import UNRELATED_DB
 
     monkeypatch.setattr(wm_ops, "SETTLE_S", 1.0)
-    _, engine, spec = _queue(label, request, tmp_path)
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = make_queue(engine, "wm_q", "fifo", watermark=True)
     with _innodb_trx_polled(monitor_s):
         writer = pymysql.connect(host="127.0.0.1", user="root", password="", database=UNRELATED_DB)
         try:
@@ -426,7 +445,9 @@ def test_pops_rolled_back_after_moving_the_watermark_strand_nothing_on_postgresq
 ):
     """The dequeues read a copy of the watermark that is not transactional. A transaction that
     pops several times moves the watermark past its own pops; rolled back, they are served."""
-    _, engine, spec = _queue("postgresql", request, tmp_path)
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    spec = make_queue(engine, "wm_q", "fifo", watermark=True)
     payloads = [f"r{i}".encode() for i in range(5 * WATERMARK_EVERY)]
     messages.push(engine, spec, payloads)
     taken = _pop_then_roll_back(engine, spec, [150, 150, 150])
@@ -438,7 +459,9 @@ def test_pops_rolled_back_after_moving_the_watermark_strand_nothing_on_postgresq
 def test_a_late_row_popped_and_rolled_back_is_served_again_on_postgresql(request, tmp_path):
     """A producer's late row is below the recorded candidate. One pop takes it and advances the
     watermark to that candidate, then rolls back: the copy the dequeues read stayed at the row."""
-    target, engine, spec = _queue("postgresql", request, tmp_path)
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    spec = make_queue(engine, "wm_q", "fifo", watermark=True)
     held = target.engine()
     with held.transaction() as execute:
         slow_id = int(execute(held.hooks.section(spec, "push")[0], {"payload": b"slow"})[0]["id"])
@@ -462,7 +485,9 @@ def test_concurrent_pops_rolled_back_or_killed_lose_nothing_on_postgresql(kind, 
 
     from qadmin.errors import QadminError
 
-    target, engine, spec = _queue("postgresql", request, tmp_path, kind)
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    spec = make_queue(engine, "wm_q", kind, watermark=True)
     per_producer = 3 * WATERMARK_EVERY
     received: list[bytes] = []
     undone: list[str] = []  # the transactions that took messages and did not commit
@@ -544,7 +569,9 @@ def test_a_watermarked_fifo_converts_to_a_ring_and_leaves_no_copy_behind_on_post
     from qadmin import catalog
     from qadmin.ops import convert as convert_ops
 
-    _, engine, spec = _queue("postgresql", request, tmp_path)
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    spec = make_queue(engine, "wm_q", "fifo", watermark=True)
     payloads = [f"c{i}".encode() for i in range(3 * WATERMARK_EVERY)]
     messages.push(engine, spec, payloads)
     assert len(_drain_some(engine, spec, WATERMARK_EVERY + 50)) == WATERMARK_EVERY + 50
@@ -573,7 +600,9 @@ def test_a_busy_queue_s_own_ticks_do_not_freeze_its_watermark(label, request, tm
     at most every 0.2 s per queue, so the watermark follows the head. (Other sessions reading
     INNODB_TRX, another test run's, can skip a refill now and then: the pops go on until the
     watermark has moved three times, or 10,000 ids.)"""
-    _, engine, spec = _queue(label, request, tmp_path)
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = make_queue(engine, "wm_q", "fifo", watermark=True)
     messages.push(engine, spec, [b"m"] * (100 * WATERMARK_EVERY))
     seen = {wm_ops.show(engine, spec).watermark}
     for _ in range(100):
@@ -597,7 +626,9 @@ def test_a_transaction_not_at_read_committed_in_a_read_committed_session_does_no
     INNODB_TRX now: such a pop only records why it did not move the watermark."""
     import pymysql
 
-    target, engine, spec = _queue(label, request, tmp_path)
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = make_queue(engine, "wm_q", "fifo", watermark=True)
     messages.push(engine, spec, [b"m"] * (30 * WATERMARK_EVERY))
     _tick(engine, spec)  # phase 1: a candidate
     before = wm_ops.show(engine, spec).watermark
@@ -636,7 +667,9 @@ def test_a_long_read_only_statement_elsewhere_does_not_hold_the_watermark(label,
 
     from tests.conftest import UNRELATED_DB
 
-    _, engine, spec = _queue(label, request, tmp_path)
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = make_queue(engine, "wm_q", "fifo", watermark=True)
     messages.push(engine, spec, [f"w{i}".encode() for i in range(WATERMARK_EVERY)])
     reader = pymysql.connect(host="127.0.0.1", user="root", password="", database=UNRELATED_DB)
 
@@ -674,9 +707,7 @@ def test_a_definer_without_process_is_named_as_what_holds_the_watermark(
     import uuid
 
     import pymysql
-    from click.testing import CliRunner
 
-    from qadmin.cli import cli
     from qadmin.diagnostics.entries import watermark as wm_entry
     from qadmin.engines import open_engine
 
@@ -688,9 +719,7 @@ def test_a_definer_without_process_is_named_as_what_holds_the_watermark(
         cur.execute(f"GRANT ALL ON `{target.schema}`.* TO '{user}'@'%'")
     dsn = f"mysql://{user}:pw-{user}@127.0.0.1:3306/{target.schema}"
     try:
-        made = CliRunner().invoke(
-            cli, ["create", "np_q", "--kind", "fifo", "--watermark", "--dsn", dsn]
-        )
+        made = invoke("create", "np_q", "--kind", "fifo", "--watermark", "--dsn", dsn)
         assert made.exit_code == 0, made.stderr
         assert "will never move" in made.stderr and "needs PROCESS" in made.stderr, made.stderr
         engine = open_engine(dsn)
@@ -704,10 +733,10 @@ def test_a_definer_without_process_is_named_as_what_holds_the_watermark(
         assert state.watermark <= WATERMARK_EVERY + 1, state
         assert "PROCESS" in (state.held_by or ""), state
         monkeypatch.setattr(wm_entry, "WATERMARK_STUCK_S", 0.5)
-        check = CliRunner().invoke(cli, ["check", "np_q", "--dsn", dsn, "--format", "json"])
+        check = invoke("check", "np_q", "--dsn", dsn, "--format", "json")
         found = {f["code"]: f for f in json.loads(check.stdout)["findings"]}
         assert "definer needs PROCESS" in found["watermark_lagging"]["message"], found
-        shown = CliRunner().invoke(cli, ["inspect", "np_q", "--dsn", dsn, "--format", "json"])
+        shown = invoke("inspect", "np_q", "--dsn", dsn, "--format", "json")
         found = {f["code"]: f for f in json.loads(shown.stdout)["findings"]}
         assert found["watermark_lagging"]["fix"].startswith("GRANT PROCESS"), found
         assert f"pw-{user}" not in check.stdout + check.stderr
@@ -722,7 +751,9 @@ def test_advance_on_an_empty_queue_moves_past_the_popped_ids(label, request, tmp
     """With nothing waiting the goal is the next id: `advance --to N` had waited out its 10 s
     and said "not reached", and a plain advance said "reached" after only recording a
     candidate, the watermark still below every popped id."""
-    _, engine, spec = _queue(label, request, tmp_path)
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = make_queue(engine, "wm_q", "fifo", watermark=True)
     messages.push(engine, spec, [b"m"] * 5)
     drained(engine, spec)
     _set_wm(engine, spec, 0)

@@ -6,11 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from qadmin.cli import cli
+from tests.helpers import invoke
 
 SECRETS = (
     "FUZZ-pg-Secret1",
@@ -171,7 +170,6 @@ def configs(tmp: Path) -> list[str]:
 @pytest.fixture(scope="module")
 def world(tmp_path_factory) -> tuple[list[str], list[str], Path]:
     tmp = tmp_path_factory.mktemp("fuzz")
-    runner = CliRunner()
     db = f"sqlite:///{tmp / 'fuzz.db'}"
     for name, kind, extra in (
         ("q", "fifo", []),
@@ -179,8 +177,8 @@ def world(tmp_path_factory) -> tuple[list[str], list[str], Path]:
         ("c", "claim", []),
         ("w", "fifo", ["--watermark"]),
     ):
-        runner.invoke(cli, ["create", name, "--kind", kind, *extra, "--dsn", db])
-    runner.invoke(cli, ["push", "q", "a", "b", "--dsn", db])
+        invoke("create", name, "--kind", kind, *extra, "--dsn", db)
+    invoke("push", "q", "a", "b", "--dsn", db)
     (tmp / "load.jsonl").write_text('{"payload": "x"}\n{"payload_base64": "!!"}\n')
     return dsns(tmp), configs(tmp), tmp
 
@@ -234,7 +232,7 @@ def test_generated_command_lines(world, data):
         env["QADMIN_DSN"] = data.draw(st.sampled_from(ENV_DSNS))
     # --debug exports QADMIN_DEBUG for Spark to read: one example's must not leak into the next.
     env["QADMIN_DEBUG"] = None
-    result = CliRunner().invoke(cli, args, env=env)
+    result = invoke(*args, env=env)
     stderr, stdout = result.stderr, result.stdout
     debug = args[0] == "--debug"
     command = args[1] if debug and len(args) > 1 else args[0]

@@ -24,24 +24,19 @@ LABELS = ["sqlite", "postgresql", "mariadb", "mysql8"]
 KINDS = ["fifo", "lifo", "pending", "claim", "capped", "ring"]
 
 
-def _queue(engine, name, kind, capacity=64):
-    """A queue of ``kind``; the bounded kinds get ``capacity``."""
-    return make_queue(engine, name, kind, capacity if kind in ("ring", "capped") else None)
-
-
 @pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("label", LABELS)
 def test_export_then_load_keeps_every_byte_in_order(label, kind, fmt, request, tmp_path):
     engine = make_target(label, request, tmp_path).engine()
-    source = _queue(engine, "src_q", kind)
+    source = make_queue(engine, "src_q", kind, 64 if kind in ("ring", "capped") else None)
     sent = [*PAYLOADS, *[f"m{i}".encode() for i in range(20)]]
     messages.push(engine, source, sent)
     path = tmp_path / f"out.{fmt}"
     result = export.export(engine, source, path, fmt, export.Selection())
     assert result.rows == len(sent)
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(formats.TMP_PREFIX)]
-    copy = _queue(engine, "dst_q", kind)
+    copy = make_queue(engine, "dst_q", kind, 64 if kind in ("ring", "capped") else None)
     counts = load.load_python(engine, copy, path, fmt, None)
     assert counts == {"read": len(sent), "loaded": len(sent), "skipped": 0}
     received = [m.payload for m in drain(engine, copy, 50, ack=True)]
@@ -54,18 +49,18 @@ def test_export_then_load_keeps_every_byte_in_order(label, kind, fmt, request, t
 @pytest.mark.parametrize("label", LABELS)
 def test_pending_keeps_due_times_and_claim_exports_states(label, request, tmp_path):
     engine = make_target(label, request, tmp_path).engine()
-    pending = _queue(engine, "due_q", "pending")
+    pending = make_queue(engine, "due_q", "pending")
     from datetime import UTC, datetime, timedelta
 
     later = datetime.now(UTC) + timedelta(hours=2)
     messages.push(engine, pending, [b"later"], due=later)
     export.export(engine, pending, tmp_path / "due.parquet", "parquet", export.Selection())
-    copy = _queue(engine, "due_copy", "pending")
+    copy = make_queue(engine, "due_copy", "pending")
     load.load_python(engine, copy, tmp_path / "due.parquet", "parquet", None)
     due = formats.as_utc(messages.peek(engine, copy)[0].due_at)
     assert abs((due - later).total_seconds()) < 0.01
 
-    claim = _queue(engine, "cl_q", "claim")
+    claim = make_queue(engine, "cl_q", "claim")
     messages.push(engine, claim, [b"a", b"b", b"c"])
     first = messages.pop(engine, claim)[0]
     second = messages.pop(engine, claim)[0]
@@ -88,7 +83,7 @@ def test_export_is_one_snapshot_while_the_queue_moves(label, request, tmp_path, 
     runs change nothing in the file."""
     target = make_target(label, request, tmp_path)
     engine = target.engine()
-    spec = _queue(engine, "live_q", "fifo")
+    spec = make_queue(engine, "live_q", "fifo")
     messages.push(engine, spec, [f"m{i}".encode() for i in range(50)])
     before = [m.id for m in messages.peek(engine, spec, count=100)]
     other = target.engine()
@@ -137,7 +132,7 @@ def _kill_when(process, condition, timeout=60):
 def test_archive_killed_then_rerun_loses_and_duplicates_nothing(label, phase, request, tmp_path):
     target = make_target(label, request, tmp_path)
     engine = target.engine()
-    spec = _queue(engine, "arch_q", "fifo")
+    spec = make_queue(engine, "arch_q", "fifo")
     messages.push(engine, spec, [f"m{i}".encode() for i in range(600)])
     original = [m.id for m in messages.peek(engine, spec, count=1000)]
     folder = tmp_path / "archive"
@@ -179,7 +174,7 @@ def _depth(target) -> int:
 @pytest.mark.parametrize("label", ["sqlite", "postgresql", "mariadb"])
 def test_archive_leaves_a_message_claimed_since_the_export(label, request, tmp_path):
     engine = make_target(label, request, tmp_path).engine()
-    spec = _queue(engine, "cl_arch", "claim")
+    spec = make_queue(engine, "cl_arch", "claim")
     messages.push(engine, spec, [b"a", b"b"])
     ids = [m.id for m in messages.peek(engine, spec)]
     claimed = messages.pop(engine, spec)[0]  # a worker takes it after the export ran
@@ -194,7 +189,7 @@ def test_load_with_a_key_is_idempotent_and_a_full_ring_stops(label, request, tmp
     rows = "\n".join(f'{{"order": "o{i}", "payload": "p{i}"}}' for i in range(6))
     path = tmp_path / "in.jsonl"
     path.write_text(rows + "\n")
-    fifo = _queue(engine, "kq", "fifo")
+    fifo = make_queue(engine, "kq", "fifo")
     assert load.load_python(engine, fifo, path, "jsonl", "order")["loaded"] == 6
     assert load.load_python(engine, fifo, path, "jsonl", "order") == {
         "read": 6,
@@ -204,7 +199,7 @@ def test_load_with_a_key_is_idempotent_and_a_full_ring_stops(label, request, tmp
     assert len(messages.peek(engine, fifo, count=20)) == 6
     assert not engine.table_exists("kq_stage")
 
-    ring = _queue(engine, "kr", "ring", capacity=4)
+    ring = make_queue(engine, "kr", "ring", 4)
     with pytest.raises(QueueFull, match="loaded 4"):
         load.load_python(engine, ring, path, "jsonl", "order")
     assert [m.payload for m in messages.pop(engine, ring, count=2)] == [b"p0", b"p1"]
@@ -239,7 +234,7 @@ def _load_child(dsn, schema, path):
 def test_load_killed_while_staging_then_rerun_loads_each_row_once(label, request, tmp_path):
     target = make_target(label, request, tmp_path)
     engine = target.engine()
-    spec = _queue(engine, "lq", "fifo")
+    spec = make_queue(engine, "lq", "fifo")
     path = tmp_path / "in.csv"
     path.write_text("ref,payload\n" + "".join(f"r{i},p{i}\n" for i in range(400)))
     child = mp.get_context("fork").Process(
@@ -269,7 +264,7 @@ def _staged(target) -> int:
 
 def test_archive_refuses_a_ring(tmp_path, request):
     engine = make_target("sqlite", request, tmp_path).engine()
-    spec = _queue(engine, "ar", "ring")
+    spec = make_queue(engine, "ar", "ring", 64)
     with pytest.raises(QadminError, match="reuses its slots"):
         archive.archive(engine, spec, tmp_path / "a", "parquet", export.Selection(older_than_s=0))
 
@@ -290,12 +285,12 @@ def _enqueued(path, fmt):
 def test_load_keeps_the_exported_enqueued_at(label, kind, fmt, request, tmp_path):
     """An archive restored, or a queue moved, keeps its messages' ages (oldest, --older-than)."""
     engine = make_target(label, request, tmp_path).engine()
-    source = _queue(engine, "old_q", kind)
+    source = make_queue(engine, "old_q", kind, 64 if kind in ("ring", "capped") else None)
     messages.push(engine, source, [b"a", b"b", b"c"])
     time.sleep(0.05)  # the load's own time is later than every enqueue: a stamp would differ
     first = tmp_path / f"first.{fmt}"
     export.export(engine, source, first, fmt, export.Selection())
-    copy = _queue(engine, "new_q", kind)
+    copy = make_queue(engine, "new_q", kind, 64 if kind in ("ring", "capped") else None)
     load.load_python(engine, copy, first, fmt, None)
     again = tmp_path / f"again.{fmt}"
     export.export(engine, copy, again, fmt, export.Selection())

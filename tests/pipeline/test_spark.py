@@ -11,14 +11,12 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from qadmin.cli import cli
 from qadmin.ops import messages
 from qadmin.pipeline import export, load, report, report_html, spark, spark_jobs
 from tests.conftest import make_target
 from tests.engines.test_payloads import PAYLOADS
-from tests.helpers import make_queue
+from tests.helpers import invoke, make_queue
 from tests.pipeline import history
 
 # One worker runs every Spark test (pytest-xdist's loadgroup): one local session for all.
@@ -172,19 +170,16 @@ def test_report_html_marks_times_whole_counts_and_each_finding_window(planted_re
 def test_report_cli_writes_json_parquet_and_html(spark_session, planted_history, tmp_path):
     import pyarrow.parquet as pq
 
-    result = CliRunner().invoke(
-        cli,
-        [
-            "report",
-            "--history",
-            str(planted_history),
-            "--parquet",
-            str(tmp_path / "pq"),
-            "--html",
-            str(tmp_path / "r.html"),
-            "--format",
-            "json",
-        ],
+    result = invoke(
+        "report",
+        "--history",
+        str(planted_history),
+        "--parquet",
+        str(tmp_path / "pq"),
+        "--html",
+        str(tmp_path / "r.html"),
+        "--format",
+        "json",
     )
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
@@ -197,7 +192,7 @@ def test_report_cli_writes_json_parquet_and_html(spark_session, planted_history,
 
 
 def test_report_on_a_missing_history_is_one_line(spark_session, tmp_path):
-    result = CliRunner().invoke(cli, ["report", "--history", str(tmp_path / "none")])
+    result = invoke("report", "--history", str(tmp_path / "none"))
     assert result.exit_code == 2
     assert result.stderr.strip().count("\n") == 0 and "collect" in result.stderr
 

@@ -19,15 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from qadmin.cli import cli
 from qadmin.errors import EXIT_CONNECTION, EXIT_USAGE
 from qadmin.ops import messages, queues
 from qadmin.pipeline import export, formats, load, spark_jobs
 from tests.conftest import make_target
 from tests.engines.test_payloads import PAYLOADS
-from tests.helpers import run_qadmin
+from tests.helpers import invoke, run_qadmin
 from tests.pipeline import history
 from tests.pipeline.cluster import FAST_JVM, Services, free_port, silent_port
 from tests.pipeline.conftest import SPARK_ENV
@@ -184,9 +182,8 @@ def _same_parquet_contract(folder: Path, queue: str, kind: str) -> None:
 def local_report(spark_session, small_history, tmp_path_factory) -> tuple[dict[str, Any], bytes]:
     """The report on local[2]: its JSON document and its HTML page."""
     html = tmp_path_factory.mktemp("local-report") / "r.html"
-    result = CliRunner().invoke(
-        cli,
-        ["report", "--history", str(small_history), "--format", "json", "--html", str(html)],
+    result = invoke(
+        "report", "--history", str(small_history), "--format", "json", "--html", str(html)
     )
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout), html.read_bytes()
@@ -280,9 +277,7 @@ def test_unreachable_master_and_connect_fail_in_bounded_time_with_exit_6(tmp_pat
     (tmp_path / "h").mkdir()
     for where in (f"--master=spark://127.0.0.1:{nobody}", f"--remote=sc://127.0.0.1:{nobody}"):
         started = time.monotonic()
-        result = CliRunner().invoke(
-            cli, ["report", "--history", str(tmp_path / "h"), where, "--spark-timeout", "5"]
-        )
+        result = invoke("report", "--history", str(tmp_path / "h"), where, "--spark-timeout", "5")
         assert result.exit_code == EXIT_CONNECTION, result.output
         assert time.monotonic() - started < 30
         line = result.stderr.strip()
@@ -295,10 +290,15 @@ def test_a_master_port_that_never_answers_fails_within_the_timeout(tmp_path):
     (tmp_path / "h").mkdir()
     with silent_port() as port:
         started = time.monotonic()
-        result = CliRunner().invoke(
-            cli, ["report", "--history", str(tmp_path / "h"),
-                  "--master", f"spark://127.0.0.1:{port}", "--spark-timeout", "2"],
-        )  # fmt: skip
+        result = invoke(
+            "report",
+            "--history",
+            str(tmp_path / "h"),
+            "--master",
+            f"spark://127.0.0.1:{port}",
+            "--spark-timeout",
+            "2",
+        )
         assert time.monotonic() - started < 15
     assert result.exit_code == EXIT_CONNECTION, result.output
     assert result.stderr.strip().splitlines() == [
@@ -328,9 +328,7 @@ def test_a_connect_server_that_never_answers_fails_and_the_process_exits(tmp_pat
 
 def test_a_bad_master_url_is_a_usage_error(tmp_path):
     (tmp_path / "h").mkdir()
-    result = CliRunner().invoke(
-        cli, ["report", "--history", str(tmp_path / "h"), "--master", "foo://bar"]
-    )
+    result = invoke("report", "--history", str(tmp_path / "h"), "--master", "foo://bar")
     assert result.exit_code == EXIT_USAGE
     assert result.stderr.strip().count("\n") == 0 and "spark://HOST:PORT" in result.stderr
 
