@@ -345,7 +345,7 @@ def test_an_insert_waiting_with_its_id_taken_holds_the_watermark(label, request,
         target=lambda: pushed.extend(m.id for m in messages.push(producer, spec, [b"w"]))
     )
     waiting.start()
-    time.sleep(1.0)  # it has its id and waits for the gap lock
+    _until_lock_wait(target.schema)  # it has its id and waits for the gap lock
     advance = engine.hooks.section(spec, "wm_advance")
     try:
         engine.run(advance, {"to": None})  # phase 1: the candidate is above the waiting id
@@ -359,6 +359,30 @@ def test_an_insert_waiting_with_its_id_taken_holds_the_watermark(label, request,
     assert state.candidate > pushed[0] >= state.watermark, (state, pushed)
     assert drained(engine, spec) == [b"w"]
     assert wm_ops.show(engine, spec).stranded == 0
+
+
+def _until_lock_wait(schema: str) -> None:
+    """Until a transaction of this schema's sessions waits for a lock: a fixed sleep was too
+    short on a loaded machine."""
+    import pymysql
+
+    conn = pymysql.connect(host="127.0.0.1", user="root", password="", autocommit=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            with conn.cursor() as cur:
+                cur.execute(
+                    "SELECT count(*) FROM information_schema.INNODB_TRX t"
+                    " JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id"
+                    " WHERE t.trx_state = 'LOCK WAIT' AND p.DB = %s",
+                    [schema],
+                )
+                if cur.fetchone()[0]:
+                    return
+            time.sleep(0.05)
+        raise AssertionError("the producer never waited for the gap lock")
+    finally:
+        conn.close()
 
 
 @contextmanager
