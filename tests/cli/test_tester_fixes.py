@@ -405,3 +405,15 @@ def test_a_printed_fix_carries_the_dsn_only_without_a_secret():
     secret = runnable("postgresql://app:s3cret@db:5432/prod")
     assert "s3cret" not in secret and "--dsn" not in secret.removesuffix(" (add your --dsn)")
     assert secret.endswith("requeue q --yes (add your --dsn)")
+
+
+def test_collect_of_queues_that_do_not_exist_writes_nothing_and_says_one_line(tmp_path):
+    """Every queue named refused: one line per refusal, no empty sample written (a second run
+    used to add 'slot already collected' on a second line), exit 1."""
+    dsn = f"sqlite:///{tmp_path / 'c.db'}"
+    assert run("--dsn", dsn, "create", "other", "--kind", "fifo").exit_code == 0
+    for _ in range(2):
+        result = run("--dsn", dsn, "collect", "nosuch", "--to", str(tmp_path / "history"))
+        assert result.exit_code == 1
+        assert "no queue or table 'nosuch'" in one_line(result)
+    assert not (tmp_path / "history").exists()

@@ -138,6 +138,9 @@ def collect(
                     records.append(figures)
             finally:
                 engine.close()
+            if not specs:  # every queue named was refused (said above): no empty sample
+                summary.append({"connection": label, "queues": 0, "file": None, "status": "failed"})
+                continue
             path = collect_ops.write(Path(to), label, slot, records)
             if path is None:
                 failed += 1
