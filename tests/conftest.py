@@ -13,6 +13,7 @@ For the whole session each live server also has UNRELATED transactions open else
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import uuid
@@ -285,6 +286,17 @@ def my_database() -> Iterator[str]:
     with conn, conn.cursor() as cur:
         cur.execute(f"CREATE DATABASE `{name}`")
         yield name
+        # As PostgreSQL's WITH (FORCE): a session the test left open in a transaction holds a
+        # metadata lock, and the drop (with the server's default lock_wait_timeout of a year)
+        # would stall this worker and every information_schema read behind it.
+        cur.execute(
+            "SELECT ID FROM information_schema.PROCESSLIST WHERE DB = %s AND ID <> CONNECTION_ID()",
+            [name],
+        )
+        for (session,) in cur.fetchall():
+            with contextlib.suppress(pymysql.Error):
+                cur.execute(f"KILL {int(session)}")
+        cur.execute("SET SESSION lock_wait_timeout = 300")
         cur.execute(f"DROP DATABASE `{name}`")
 
 

