@@ -277,7 +277,7 @@ def test_push_many_during_and_after_a_convert_lands_once_in_the_ring(label, requ
     assert not errors, errors
     ring = catalog.get(engine, "cq")
     assert ring.kind.value == "ring" and messages.push_many_section(engine, ring) is not None
-    assert pushed[-1][0] >= result["next_id"], "the last batches took the ring's numbers"
+    assert pushed[-1][0] >= result.next_id, "the last batches took the ring's numbers"
     assert [r[0] for r in pushed] == sorted(r[0] for r in pushed)
     got = [(r.id, r.payload) for r in drain(engine, ring, 1000)]
     assert got == pushed
