@@ -108,8 +108,8 @@ def lock_pileup(target: Target, engine: Engine) -> Iterator[str]:
 
 @contextmanager
 def stale_claim(target: Target, engine: Engine) -> Iterator[str]:
-    """A claim older than --stale-after 1 whose consumer died (its session is gone: requeue
-    leaves a live session's claim, tests/engines/test_requeue_live.py)."""
+    """A claim older than --stale-after 1 whose consumer died (its session is gone, so even
+    requeue --skip-live releases it: tests/engines/test_requeue_live.py)."""
     spec = make_queue(engine, "mx_claim", "claim")
     messages.push(engine, spec, [b"job"])
     consumer = target.engine()

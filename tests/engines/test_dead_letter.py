@@ -39,8 +39,8 @@ def engine(target):
     eng.close()
 
 
-# Claims here are held by the test's own session, still connected: requeue's include_live=True
-# stands in for a consumer that died (tests/engines/test_requeue_live.py has the live one).
+# Claims here are held by the test's own session, still connected: requeue judges them by age
+# alone, as a consumer that died (tests/engines/test_requeue_live.py has --skip-live).
 def _claim(engine: Engine, name: str = "q", max_attempts: int | None = 3, wm: bool = False):
     return queues.create(engine, queues.make_spec(name, "claim", None, False, wm, max_attempts))
 
@@ -83,7 +83,7 @@ def test_a_stale_consumers_late_fail_or_ack_cannot_touch_the_new_claim(engine):
     messages.push(engine, spec, [b"m"])
     [a] = messages.pop(engine, spec, 1, worker="A")
     time.sleep(1.2)
-    assert claims_part.requeue(engine, spec, 1, include_live=True).requeued == [a.id]
+    assert claims_part.requeue(engine, spec, 1).requeued == [a.id]
     [b] = messages.pop(engine, spec, 1, worker="B")
     assert (b.id, a.attempts, b.attempts) == (a.id, 1, 2)
     with pytest.raises(NotFound, match="not claimed at attempt 1"):
@@ -106,12 +106,12 @@ def test_requeue_moves_a_stale_claim_at_its_last_attempt_to_the_dead_table(engin
     poison, fine = (r.id for r in messages.push(engine, spec, [b"poison", b"fine"]))
     messages.pop(engine, spec, 1)
     time.sleep(0.01)  # SQLite's claim time has millisecond steps: older than "now"
-    first = claims_part.requeue(engine, spec, 0, include_live=True)
+    first = claims_part.requeue(engine, spec, 0)
     assert (first.requeued, first.dead) == ([poison], [])
     popped = messages.pop(engine, spec, 2)
     assert {r.id: r.attempts for r in popped} == {poison: 2, fine: 1}
     time.sleep(0.01)
-    second = claims_part.requeue(engine, spec, 0, include_live=True)
+    second = claims_part.requeue(engine, spec, 0)
     assert (second.requeued, second.dead) == ([fine], [poison])
     [row] = dead.listing(engine, spec, 10)
     assert (row.id, row.attempts, row.payload) == (poison, 2, b"poison")
@@ -192,7 +192,7 @@ def test_a_late_ack_or_fail_from_before_death_cannot_touch_the_redriven_claim(en
     messages.push(engine, spec, [b"m"])
     [a] = messages.pop(engine, spec, 1, worker="A")
     time.sleep(1.1)
-    assert claims_part.requeue(engine, spec, 1, include_live=True).dead == [a.id]
+    assert claims_part.requeue(engine, spec, 1).dead == [a.id]
     [moved] = dead.redrive(engine, spec, None).moved
     [b] = messages.pop(engine, spec, 1, worker="B")
     assert (b.id, b.attempts) == (moved.new_id, 1) and b.id != a.id

@@ -508,10 +508,11 @@ def test_convert_moves_only_a_declared_profiles_waiting_rows(request, tmp_path):
 
 
 @pytest.mark.parametrize("label", ("postgresql", "mariadb"))
-def test_a_claim_whose_session_lives_is_never_requeued(label, request, tmp_path):
-    """A claim held 30 min by a session that is still connected is a finding that says so,
-    never a release: requeue skips it and its UPDATE asks the server again. A session that
-    is gone is released; --stale-after below 1 s is refused."""
+def test_a_claim_whose_session_lives_is_kept_only_with_skip_live(label, request, tmp_path):
+    """A claim held 30 min by a session that is still connected is a finding that says so;
+    requeue --skip-live leaves it and its UPDATE asks the server again (a race cannot
+    release it), while a plain requeue releases it too (a pooled connection outlives its
+    worker). --stale-after below 1 s is refused."""
     target = make_target(label, request, tmp_path)
     engine = target.engine()
     table = engine.qualified("held")
@@ -545,12 +546,15 @@ def test_a_claim_whose_session_lives_is_never_requeued(label, request, tmp_path)
             ]
             if f["code"] == "stale_claims"
         )
-        assert f"session {pid} is still alive" in finding["message"]
-        assert [
+        assert f"session {pid} is still connected" in finding["message"]
+        skip = ["--stale-after", "5m", "--skip-live"]
+        assert [c["id"] for c in _json("requeue", "held", *skip, "--dry-run", *opts)] == [2]
+        assert sorted(
             c["id"] for c in _json("requeue", "held", "--stale-after", "5m", "--dry-run", *opts)
-        ] == [2]
-        released = _json("requeue", "held", "--stale-after", "5m", "--yes", *opts)
-        assert released == [{"id": 2, "outcome": "requeued"}]
+        ) == [1, 2]
+        released = _cli("requeue", "held", *skip, "--yes", "--format", "json", *opts)
+        assert json.loads(released.stdout) == [{"id": 2, "outcome": "requeued"}]
+        assert "1 stale claims skipped (ids 1)" in released.stderr
         refused = _cli("requeue", "held", "--stale-after", "0", "--yes", *opts)
         assert refused.exit_code == 2 and "below 1 s" in refused.stderr
         # A race: the row listed stale while its session lives is still refused by the UPDATE.
@@ -568,7 +572,8 @@ def test_a_claim_whose_session_lives_is_never_requeued(label, request, tmp_path)
             },
         )
         ctx = run.context(engine, resolved, Options(stale_after_s=300))
-        assert claims_part.requeue_profile(ctx, [1]) == []
+        assert claims_part.requeue_profile(ctx, [1], skip_live=True) == []
+        assert claims_part.requeue_profile(ctx, [1]) == [1]
         engine.close()
     finally:
         live.close()

@@ -1,6 +1,7 @@
-"""requeue never takes a claim from a consumer that is still connected (a slow one, not a dead
-one: its message would run twice), where the engine can tell (PostgreSQL, MariaDB/MySQL); it
-says how many it skipped and why, --dry-run shows the same, and --include-live takes them."""
+"""requeue judges a claim by its age: a consumer still connected may have lost track of it (a
+pooled connection outlives its worker). --skip-live leaves the claims of sessions still
+connected where the engine can tell (PostgreSQL, MariaDB/MySQL), says how many it skipped and
+why, and --dry-run shows the same."""
 
 from __future__ import annotations
 
@@ -52,7 +53,7 @@ def _json(result):
 
 
 @pytest.mark.parametrize("label", SERVERS)
-def test_requeue_skips_the_claim_of_a_session_still_connected(label, request, tmp_path):
+def test_requeue_skip_live_keeps_the_claim_of_a_session_still_connected(label, request, tmp_path):
     target = make_target(label, request, tmp_path)
     engine = target.engine()
     slow, lost = target.engine(), target.engine()
@@ -71,46 +72,39 @@ def test_requeue_skips_the_claim_of_a_session_still_connected(label, request, tm
         alive = {c["id"]: c["session_alive"] for c in listed}
         assert alive == {held.id: True, gone.id: False}
 
-        dry = invoke_on(
-            target, "requeue", "cl", "--stale-after", "60", "--dry-run", "--format", "json"
-        )
+        skip = ["--stale-after", "60", "--skip-live", "--format", "json"]
+        dry = invoke_on(target, "requeue", "cl", *skip, "--dry-run")
         outcomes = {c["id"]: c["outcome"] for c in _json(dry)}
         assert outcomes == {held.id: "skipped", gone.id: "requeued"}
         assert "1 stale claims would be skipped" in dry.stderr
         assert "1 would be requeued, 0 would be dead" in dry.stderr
+        plain = ["--stale-after", "60", "--format", "json"]
+        dry_all = invoke_on(target, "requeue", "cl", *plain, "--dry-run")
+        assert {c["id"]: c["outcome"] for c in _json(dry_all)} == {
+            held.id: "requeued",
+            gone.id: "requeued",
+        }
 
-        done = invoke_on(
-            target, "requeue", "cl", "--stale-after", "60", "--yes", "--format", "json"
-        )
+        done = invoke_on(target, "requeue", "cl", *skip, "--yes")
         assert _json(done) == [{"id": gone.id, "outcome": "requeued"}]
         assert "1 stale claims skipped" in done.stderr
-        assert "still connected" in done.stderr and "--include-live" in done.stderr
+        assert "still connected" in done.stderr and "--skip-live" in done.stderr
         assert "1 requeued, 0 dead" in done.stderr
         # The slow consumer still holds its claim and its ack still counts.
         still = claims_part.measure(engine, spec, 60).stale
         assert [(c["id"], c["session_alive"]) for c in still] == [(held.id, True)]
 
-        forced = invoke_on(
-            target,
-            "requeue",
-            "cl",
-            "--stale-after",
-            "60",
-            "--include-live",
-            "--yes",
-            "--format",
-            "json",
-        )
-        assert _json(forced) == [{"id": held.id, "outcome": "requeued"}]
-        assert "skipped" not in forced.stderr
+        released = invoke_on(target, "requeue", "cl", *plain, "--yes")
+        assert _json(released) == [{"id": held.id, "outcome": "requeued"}]
+        assert "skipped" not in released.stderr
     finally:
         slow.close()
         engine.close()
 
 
 @pytest.mark.parametrize("label", SERVERS)
-def test_requeue_does_not_kill_a_live_claim_at_its_last_attempt(label, request, tmp_path):
-    """The dead-letter path is guarded too: a live claim at max_attempts stays where it is."""
+def test_requeue_skip_live_does_not_kill_a_live_claim_at_its_last_attempt(label, request, tmp_path):
+    """--skip-live guards the dead-letter path too: a live claim at max_attempts stays."""
     target = make_target(label, request, tmp_path)
     engine = target.engine()
     slow = target.engine()
@@ -120,7 +114,7 @@ def test_requeue_does_not_kill_a_live_claim_at_its_last_attempt(label, request, 
         [held] = messages.pop(slow, spec, 1)
         _age_claims(engine, spec)
         assert claims_part.guards_sessions(engine, spec)
-        kept = claims_part.requeue(engine, spec, 60)
+        kept = claims_part.requeue(engine, spec, 60, skip_live=True)
         assert (kept.requeued, kept.dead) == ([], [])
         assert dead.listing(engine, spec, 10) == []
         messages.ack(slow, spec, held.id, attempt=held.attempts)  # its ack counts

@@ -176,8 +176,8 @@ LIMIT :limit
 -- A stale claim at its last allowed attempt (max_attempts) is a message that killed its
 -- consumer every time (it never reached fail): it moves to the dead table with an error entry
 -- saying so, instead of being released forever; the rest are released (one transaction).
--- A claim whose session is still connected is neither (live_sessions and claim_gone in
--- fragments.sql).
+-- With :include_live = 0 (requeue --skip-live), a claim whose session is still connected is
+-- neither (live_sessions and claim_gone in fragments.sql); 1 judges it by its age alone.
 SET @qadmin_cutoff = UTC_TIMESTAMP(6) - INTERVAL :stale_s SECOND
 
 -- name: requeue

@@ -243,8 +243,9 @@ LEFT JOIN LATERAL (SELECT * FROM w WHERE w.processing_started_at IS NOT NULL
 -- consumer every time (it never reached fail): it moves to the dead table with an error entry
 -- saying so, instead of being released forever. The rest are released; both in one
 -- transaction, each row reported with dead true or false.
--- A claim whose session is still connected is neither (claim_gone in fragments.sql; the
--- transaction reads pg_stat_activity once, so both statements see the same sessions).
+-- With :include_live = 0 (requeue --skip-live), a claim whose session is still connected is
+-- neither (claim_gone in fragments.sql; the transaction reads pg_stat_activity once, so both
+-- statements see the same sessions); 1 judges every claim by its age alone.
 WITH gone AS (
     DELETE FROM {table} AS q
     WHERE q.processing_started_at < clock_timestamp() - make_interval(secs => :stale_s)

@@ -138,7 +138,7 @@ INDEX: dict[str, tuple[str, str]] = {
     ),
     "requeue": (
         "inspect",
-        "Release stale claims of queue NAME so another consumer gets the messages (at-least-once: a consumer that was only slow may still finish and find its ack refused). A profiled table is released only as its profile says (state back, claim columns cleared), and only rows still claimed and still stale when the UPDATE runs. A claim whose session is still connected (PostgreSQL, MariaDB/MySQL) is left alone and counted as skipped, unless --include-live.",
+        "Release stale claims of queue NAME so another consumer gets the messages (at-least-once: a consumer that was only slow may still finish and find its ack refused). A profiled table is released only as its profile says (state back, claim columns cleared), and only rows still claimed and still stale when the UPDATE runs. A claim whose session is still connected is released too (a pooled connection outlives its worker), unless --skip-live.",
     ),
     "resize": (
         "storage",

@@ -442,7 +442,8 @@ def claims(
     if live and (resolved.spec is None or claims_part.guards_sessions(engine, resolved.spec)):
         render.note(
             f"qadmin: {len(live)} of these claims are held by sessions still connected "
-            "(session_alive yes): requeue leaves them (--include-live takes them too)"
+            "(session_alive yes: a slow consumer, or a pooled connection whose worker lost "
+            "the claim): requeue releases them too (--skip-live leaves them)"
         )
     if part.undated:
         render.note(
@@ -469,10 +470,10 @@ def _columns(resolved: Resolved) -> list[str]:
 @stale_option
 @click.option("--dry-run", is_flag=True, help="List the claims that would be released.")
 @click.option(
-    "--include-live",
+    "--skip-live",
     is_flag=True,
-    help="Also release stale claims whose consumer's session is still connected "
-    "(a slow consumer: its message then runs twice).",
+    help="Leave stale claims whose consumer's session is still connected (PostgreSQL, "
+    "MariaDB/MySQL): for consumers that hold their own connection while they work.",
 )
 @click.option("--yes", "-y", is_flag=True, help="Do it without asking (needed off a TTY).")
 @profile_options
@@ -482,7 +483,7 @@ def requeue(
     name: str,
     stale_after: int,
     dry_run: bool,
-    include_live: bool,
+    skip_live: bool,
     yes: bool,
     profile: dict[str, Any],
     target: Target,
@@ -492,8 +493,8 @@ def requeue(
     a consumer that was only slow may still finish and find its ack refused). A profiled
     table is released only as its profile says (state back, claim columns cleared), and only
     rows still claimed and still stale when the UPDATE runs. A claim whose session is still
-    connected (PostgreSQL, MariaDB/MySQL) is left alone and counted as skipped, unless
-    --include-live."""
+    connected is released too (a pooled connection outlives its worker), unless
+    --skip-live."""
     if stale_after < REQUEUE_MIN_STALE_S:
         raise UsageError(
             f"requeue: --stale-after {stale_after} s is below {REQUEUE_MIN_STALE_S} s: "
@@ -504,14 +505,14 @@ def requeue(
     _claims_of(resolved, "requeue")
     if spec is None and resolved.profile.release is None:
         raise UsageError(f"requeue: {name}: {claims_part.why_no_release(resolved.profile)}")
-    # Claims of sessions still connected are kept where the engine can tell (a slow
-    # consumer's message would run twice): counted as skipped, listed by --dry-run.
-    guarded = not include_live and (spec is None or claims_part.guards_sessions(engine, spec))
+    # --skip-live keeps the claims of sessions still connected where the engine can tell:
+    # counted as skipped, listed by --dry-run.
+    guarded = skip_live and (spec is None or claims_part.guards_sessions(engine, spec))
     if dry_run:
         read = _stale_claims(engine, resolved, stale_after)
         stale = read.stale
         kept = claims_part.live(stale) if guarded else []
-        shown = stale if spec is not None else claims_part.releasable(stale, include_live)
+        shown = stale if spec is not None else claims_part.releasable(stale, skip_live)
         columns = _columns(resolved)
         if spec is not None:  # a stale claim at its last attempt goes to the dead table
             shown = [
@@ -543,16 +544,18 @@ def requeue(
         return
     confirm("requeue stale claims of", name, yes)
     if spec is not None:
-        done = claims_part.requeue(engine, spec, stale_after, include_live)
+        done = claims_part.requeue(engine, spec, stale_after, skip_live)
         rows = [{"id": i, "outcome": "requeued"} for i in done.requeued]
         rows += [{"id": i, "outcome": "dead"} for i in done.dead]
-        # The claims requeue left: stale still, their session still connected.
-        kept = claims_part.live(_stale_claims(engine, resolved, stale_after).stale)
+        # The claims --skip-live left: stale still, their session still connected.
+        kept = (
+            claims_part.live(_stale_claims(engine, resolved, stale_after).stale) if guarded else []
+        )
     else:
         ctx = run.context(engine, resolved, Options(stale_after_s=stale_after))
         listed = claims_part.measure_profile(ctx).stale
-        stale = claims_part.releasable(listed, include_live)
-        released = claims_part.requeue_profile(ctx, [c["id"] for c in stale], include_live)
+        stale = claims_part.releasable(listed, skip_live)
+        released = claims_part.requeue_profile(ctx, [c["id"] for c in stale], skip_live)
         rows = [{"id": i, "outcome": "requeued"} for i in released]
         kept = claims_part.live(listed)
     _skipped(name, kept if guarded else [], "")

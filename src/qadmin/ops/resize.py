@@ -9,13 +9,16 @@ numbers are untouched, so nothing is lost or duplicated; a killed resize rolls b
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from qadmin.engines.base import Engine, Execute
-from qadmin.errors import UnsupportedError, UsageError
+from qadmin.errors import Deadlock, UnsupportedError, UsageError
 from qadmin.kinds import MAX_CAPACITY, QueueSpec
+
+DEADLOCK_RETRIES = 5  # as pop and push: a busy queue's victim runs again, a few times
 
 # Slot rows added per statement (a progress step): large, since each statement is a round trip
 # and a commit-free INSERT of 100,000 rows is well under a second; the MySQL statement builds
@@ -128,14 +131,23 @@ def resize(
     engine: Engine, spec: QueueSpec, capacity: int, progress: Progress | None = None
 ) -> Resized:
     _check(engine, spec, capacity)
-    with engine.transaction() as execute:
-        for statement in engine.hooks.section(spec, "resize_lock"):
-            execute(statement)
-        state = execute(engine.hooks.section(spec, "resize_state")[0])[0]
-        (messages, needed), current = _needed(state), int(state["capacity"])
-        _refuse(spec, messages, needed, capacity)
-        _move(engine, spec, execute, current, capacity, progress)
-    return Resized(spec.name, current, capacity, messages)
+    for attempt in range(1, DEADLOCK_RETRIES + 1):
+        try:
+            with engine.transaction() as execute:
+                for statement in engine.hooks.section(spec, "resize_lock"):
+                    execute(statement)
+                state = execute(engine.hooks.section(spec, "resize_state")[0])[0]
+                (messages, needed), current = _needed(state), int(state["capacity"])
+                _refuse(spec, messages, needed, capacity)
+                _move(engine, spec, execute, current, capacity, progress)
+            return Resized(spec.name, current, capacity, messages)
+        except Deadlock:
+            # The victim's transaction is undone whole (a resize takes no sequence numbers),
+            # so a busy queue's resize runs again rather than fail the DBA's command.
+            if attempt == DEADLOCK_RETRIES:
+                raise
+            time.sleep(0.05 * attempt)
+    raise AssertionError("unreachable")
 
 
 def _move(

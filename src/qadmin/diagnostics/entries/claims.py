@@ -200,13 +200,15 @@ class Requeued:
 
 
 def requeue(
-    engine: Engine, spec: QueueSpec, stale_after_s: int, include_live: bool = False
+    engine: Engine, spec: QueueSpec, stale_after_s: int, skip_live: bool = False
 ) -> Requeued:
     """Release claims older than ``stale_after_s`` (the messages are served again), or move
-    those at max_attempts to the dead table, in one transaction. Where the engine can tell
-    (guards_sessions), a claim whose session is still connected is left alone unless
-    ``include_live``: a slow consumer's message would otherwise run twice."""
-    params = {"stale_s": int(stale_after_s), "include_live": int(include_live)}
+    those at max_attempts to the dead table, in one transaction. ``skip_live`` leaves a claim
+    whose session is still connected, where the engine can tell (guards_sessions). Not the
+    default: a connected session proves no consumer still works on the claim (a pooled
+    connection outlives the worker; an ack that failed leaves the claim behind), and a claim
+    nobody finishes would never be served again."""
+    params = {"stale_s": int(stale_after_s), "include_live": int(not skip_live)}
     rows = engine.run(engine.hooks.section(spec, "requeue"), params)
     outcome: dict[int, bool] = {}
     for row in rows:  # MySQL/MariaDB: the locked rows first, then what happened to them
@@ -219,21 +221,20 @@ def requeue(
 
 
 def guards_sessions(engine: Engine, spec: QueueSpec) -> bool:
-    """Whether this claim queue's requeue keeps the claims of sessions still connected: its
-    statements read the server's sessions (PostgreSQL pg_stat_activity, MariaDB/MySQL
-    PROCESSLIST). SQLite has no sessions; SQL Server's requeue does not check them."""
+    """Whether this claim queue's requeue can keep the claims of sessions still connected
+    (--skip-live): its statements read the server's sessions (PostgreSQL pg_stat_activity,
+    MariaDB/MySQL PROCESSLIST). SQLite has no sessions; SQL Server's requeue does not check
+    them."""
     return any(":include_live" in text for text in engine.hooks.section(spec, "requeue"))
 
 
 def live(stale: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The stale claims whose claiming session is still connected (a slow consumer)."""
+    """The stale claims whose claiming session is still connected (a slow consumer, or a
+    pooled connection whose worker lost track of its claim)."""
     return [c for c in stale if c.get("session_alive") is True]
 
 
-LIVE_KEPT = (
-    "their consumer's session is still connected (a slow consumer, not a dead one: its "
-    "message would run twice); --include-live releases them too"
-)
+LIVE_KEPT = "their consumer's session is still connected (--skip-live)"
 
 
 def outcome(spec: QueueSpec, attempts: Any, kept: bool = False) -> str:
@@ -382,14 +383,13 @@ def _is_stale(item: dict[str, Any], stale_after: int) -> bool:
     return age is not None and age >= stale_after
 
 
-def releasable(stale: list[dict[str, Any]], include_live: bool = False) -> list[dict[str, Any]]:
-    """The stale claims requeue may give back: never one whose worker still lives, nor
-    (unless ``include_live``) one whose session is still connected, however long it has held
-    the row (a long claim of a live session is a finding)."""
+def releasable(stale: list[dict[str, Any]], skip_live: bool = False) -> list[dict[str, Any]]:
+    """The stale claims requeue may give back: never one whose worker still beats, nor (with
+    ``skip_live``) one whose session is still connected."""
     return [
         c
         for c in stale
-        if (include_live or c["session_alive"] is not True) and c["worker_alive"] is not True
+        if (not skip_live or c["session_alive"] is not True) and c["worker_alive"] is not True
     ]
 
 
@@ -434,7 +434,7 @@ def _claim_row(
     }
 
 
-def requeue_profile(ctx: Context, ids: list[Any], include_live: bool = False) -> list[Any]:
+def requeue_profile(ctx: Context, ids: list[Any], skip_live: bool = False) -> list[Any]:
     """Give back the stale claims ``ids`` through the profile's Release: each UPDATE checks
     again that its row is still claimed and still stale, so a row a live worker finished (or
     a claim renewed) since it was listed is left alone."""
@@ -445,7 +445,7 @@ def requeue_profile(ctx: Context, ids: list[Any], include_live: bool = False) ->
     release = profile.release
     found = _claim_filter(reader)
     key = profile.id_column or profile.order_by
-    stale = _still_stale(reader, include_live)
+    stale = _still_stale(reader, skip_live)
     if found is None or key is None or stale is None:
         raise UsageError(f"requeue: {ctx.table}: {why_no_release(profile)}")
     where, params = found
@@ -471,12 +471,12 @@ def requeue_profile(ctx: Context, ids: list[Any], include_live: bool = False) ->
     return done
 
 
-def _still_stale(reader: query.Reader, include_live: bool = False) -> str | None:
+def _still_stale(reader: query.Reader, skip_live: bool = False) -> str | None:
     """SQL that is true while a claim is stale, by the server's clock, judged as the listing
     judged it: no heartbeat of its worker newer than :beat_s (a workers table, or a beat on
     its own row), else its claim time older than :stale_s; and, where the profile records
-    the claiming session, that session is gone (so a race cannot release a live one),
-    unless ``include_live``."""
+    the claiming session and ``skip_live`` asks, that session is gone (so a race cannot
+    release a live one)."""
     profile = reader.profile
     beat = profile.heartbeat
     if beat is not None and beat.key_sql is not None:
@@ -493,7 +493,7 @@ def _still_stale(reader: query.Reader, include_live: bool = False) -> str | None
         stale = f"{reader.age(profile.claimed_at_column)} >= :stale_s"
     else:
         return None
-    if profile.session_column is not None and reader.has("session_gone") and not include_live:
+    if profile.session_column is not None and reader.has("session_gone") and skip_live:
         gone = reader.section_text("session_gone")
         stale += " AND " + reader.engine.hooks.render_text(gone, {"sess": profile.session_column})
     return stale
@@ -534,7 +534,7 @@ def _phrase(profile: Profile, row: dict[str, Any]) -> str:
     if row.get("session_alive") is False:
         text += "; its session is gone"
     elif row.get("session_alive") is True:
-        text += f"; session {row.get('claimed_session')} is still alive (not requeued)"
+        text += f"; session {row.get('claimed_session')} is still connected"
     return text
 
 
