@@ -43,6 +43,8 @@ def visible(text: str, *, lines: bool = True) -> str:
     """``text`` safe to write to a terminal: escape sequences, BEL, C1 and bidi overrides from
     stored data shown as ``\\x1b``-style text, never sent raw (``lines``: tab and newline kept,
     as a cell may hold them; else they are shown too, for a one-line message)."""
+    if text.isascii() and text.isprintable():  # nothing to escape (most cells): no copy
+        return text
     return text.translate(_VISIBLE_CELL if lines else _VISIBLE)
 
 
@@ -92,6 +94,8 @@ def _cell(value: Any, exact: bool = False) -> str:
     characters made visible for people, kept exact for CSV."""
     if value is None:
         return ""
+    if type(value) is int:  # ids and counts, most cells of a big listing
+        return str(value)
     if isinstance(value, bytes):
         text, encoding = payload_text(value)
         text = text if encoding == "utf-8" else "base64:" + text
@@ -134,6 +138,27 @@ def text_row(row: Mapping[str, Any], columns: Sequence[str], exact: bool = False
     return [_cell(row.get(c), exact) for c in columns]
 
 
+def plain_lines(table: list[list[str]], columns: Sequence[str]) -> list[str]:
+    """The plain format's lines: tabulate's ``plain`` layout. Cells of printable ASCII
+    (every cell qadmin prints for its own rows: ids, times, counts) are laid out here, the
+    same bytes tabulate writes (tests/unit/test_render.py) in a quarter of its time (0.17 s
+    against 0.76 s for the 100,000 rows of a push --lines); any other table goes through
+    tabulate (wide characters, line breaks, tabs)."""
+    headers = list(columns)
+    if not all(h.isascii() and h.isprintable() for h in headers) or not all(
+        cell.isascii() and cell.isprintable() for row in table for cell in row
+    ):
+        from tabulate import tabulate
+
+        return str(tabulate(table, headers=headers, tablefmt="plain", disable_numparse=True)).split(
+            "\n"
+        )
+    stripped = [[cell.strip() for cell in row] for row in table]
+    columns_of = zip(*stripped, strict=True)  # tabulate pads a header by 2 at least
+    widths = [max(len(h) + 2, *map(len, col)) for h, col in zip(headers, columns_of, strict=True)]
+    return ["  ".join(map(str.ljust, line, widths)).rstrip() for line in [headers, *stripped]]
+
+
 class Record(Protocol):
     """A typed row (``diagnostics.model.Row``): printed as the columns its SQL gave."""
 
@@ -163,13 +188,9 @@ def rows(
         writer.writerows([[_cell(r.get(c), exact=True) for c in columns] for r in data])
         click.echo(buf.getvalue(), nl=False, color=True)  # exact: no ANSI stripped
     elif fmt == "plain":
-        from tabulate import tabulate
-
         if data:
             table = [[_cell(r.get(c)) for c in columns] for r in data]
-            click.echo(
-                tabulate(table, headers=list(columns), tablefmt="plain", disable_numparse=True)
-            )
+            click.echo("\n".join(plain_lines(table, columns)))
     else:
         _console().print(_table(data, columns, title))
 
@@ -219,14 +240,10 @@ def row_texts(
 
         return line(columns), [line([_cell(r.get(c), exact=True) for c in columns]) for r in data]
     if fmt == "plain":
-        from tabulate import tabulate
-
         if not data:
             return "", []
         table = [[_cell(r.get(c)) for c in columns] for r in data]
-        lines = tabulate(
-            table, headers=list(columns), tablefmt="plain", disable_numparse=True
-        ).split("\n")
+        lines = plain_lines(table, columns)
         heights = [max(len(cell.split("\n")) for cell in row) for row in table]
         if len(lines) != 1 + sum(heights):  # a layout not understood: one piece, all or none
             return "", ["\n".join(lines) + "\n"] + [""] * (len(table) - 1)
