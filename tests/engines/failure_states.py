@@ -24,7 +24,15 @@ from qadmin.ops import pause as pause_ops
 from qadmin.ops import watermark as wm_ops
 from tests.conftest import Target
 from tests.engines.holding import finish, hold_pop
-from tests.engines.incidents import connect, execute, pileup, session_id, until, waiting_sessions
+from tests.engines.incidents import (
+    WAIT_POLL_S,
+    connect,
+    execute,
+    pileup,
+    session_id,
+    until,
+    waiting_sessions,
+)
 from tests.engines.test_ring_holes import _block_push, _kill_blocked_client, _lock_slot
 from tests.helpers import make_queue
 
@@ -72,7 +80,7 @@ def row_lock_wait(target: Target, engine: Engine) -> Iterator[str]:
     thread.start()
     observer = connect(target)
     try:
-        assert until(lambda: waiter_id in waiting_sessions(target, observer))
+        assert until(lambda: waiter_id in waiting_sessions(target, observer), every_s=WAIT_POLL_S)
         time.sleep(0.6)  # past --warn-lock-wait 0.5
         yield spec.name
     finally:
