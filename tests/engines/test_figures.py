@@ -185,8 +185,8 @@ def test_tail_on_a_new_queue_rates_its_first_burst(request, tmp_path):
     after = telemetry.snapshot(engine, spec, 300)
     row = telemetry.tail_row(before, after)
     engine.close()
-    assert row["depth"] == 3_000
-    assert row["enqueue_per_s"] is not None and row["enqueue_per_s"] > 0, row
+    assert row.figures is not None and row.figures.depth == 3_000
+    assert row.enqueue_per_s is not None and row.enqueue_per_s > 0, row
 
 
 def test_a_dead_letter_count_at_its_limit_is_a_floor(request, tmp_path):
@@ -225,4 +225,4 @@ def test_tail_and_collect_name_mariadb_as_mariadb(label, request, tmp_path):
     spec = queues.create(engine, queues.make_spec("en_q", "fifo", None, False))
     figures = telemetry.snapshot(engine, spec, 300).figures(collecting=True)
     engine.close()
-    assert figures["engine"] == label
+    assert figures.engine == label

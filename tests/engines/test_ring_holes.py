@@ -195,11 +195,8 @@ def test_ring_table_does_not_grow_under_churn(label, request, tmp_path):
     spec = queues.create(engine, queues.make_spec("ring_q", "ring", 500, False))
 
     def table_size() -> int:
-        return int(
-            size.measure(engine, spec).facts.get("table_bytes")
-            or size.measure(engine, spec).facts.get("file_bytes")
-            or 0
-        )
+        facts = size.measure(engine, spec).facts
+        return int(facts.table_bytes or facts.file_bytes or 0)
 
     for _ in range(5):  # one lap, so every slot has held a message once
         messages.push(engine, spec, [b"p" * 100] * 100)

@@ -133,7 +133,7 @@ def collect(
                     if snap.blocked:
                         name = spec.profile.name
                         render.note(f"qadmin: {label}: {name}: partial: {snap.blocked}")
-                    figures = snap.figures(True)
+                    figures = snap.figures(True).as_dict()  # the edge: Parquet's records
                     figures.update(connection=label, server=_server(source.dsn))
                     records.append(figures)
             finally:

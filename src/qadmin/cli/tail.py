@@ -94,11 +94,11 @@ class Emitter:
         if self.live is not None:
             self.live.__exit__(None, None, None)
 
-    def emit(self, rows: list[dict[str, Any]], note: str | None) -> None:
+    def emit(self, rows: list[telemetry.TailRow], note: str | None) -> None:
         for row in rows:
-            rates = self.history.setdefault(row["queue"], deque(maxlen=self.points))
-            if row.get("dequeue_per_s") is not None:
-                rates.append(float(row["dequeue_per_s"]))
+            rates = self.history.setdefault(row.queue, deque(maxlen=self.points))
+            if row.dequeue_per_s is not None:
+                rates.append(float(row.dequeue_per_s))
         if self.live is not None:
             self.live.update(self._table(rows, note))
         elif self.fmt == "csv":
@@ -107,15 +107,16 @@ class Emitter:
             if not self.header_done:
                 writer.writerow(COLUMNS)
                 self.header_done = True
-            writer.writerows(render.text_row(row, COLUMNS, exact=True) for row in rows)
+            writer.writerows(render.text_row(r.to_json_dict(), COLUMNS, exact=True) for r in rows)
             click.echo(buf.getvalue(), nl=False, color=True)  # exact: no ANSI stripped
         elif self.fmt == "plain":
             self._plain(rows)
         else:
             for row in rows:
-                click.echo(render.json_line({c: row.get(c) for c in COLUMNS}))
+                line = row.to_json_dict()
+                click.echo(render.json_line({c: line.get(c) for c in COLUMNS}))
 
-    def _plain(self, rows: list[dict[str, Any]]) -> None:
+    def _plain(self, rows: list[telemetry.TailRow]) -> None:
         """Columns as wide as their header or a typical value: a stream cannot realign."""
         from qadmin.profiles.detect import libraries
 
@@ -126,27 +127,27 @@ class Emitter:
             click.echo("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip())
             self.header_done = True
         for r in rows:
-            cells = [render.visible(str(r[c]), lines=False) for c in ("time", "queue", "kind")]
+            cells = [render.visible(str(c), lines=False) for c in (r.time, r.queue, r.kind)]
             cells += _figures(r)
             line = "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
-            error = render.visible(str(r["error"]), lines=False) if r.get("error") else ""
+            error = render.visible(str(r.error), lines=False) if r.error else ""
             click.echo(f"{line}  error: {error}" if error else line)
 
-    def _table(self, rows: list[dict[str, Any]], note: str | None, width: int = 0) -> Any:
+    def _table(self, rows: list[telemetry.TailRow], note: str | None, width: int = 0) -> Any:
         """The live table, as wide as the terminal (``width``) allows without cutting a number
         or a name (a cut "763000~" read "76…"): figures never wrap, a long queue name folds
         onto a second line, and when that is not enough the sparkline, then the kind, go."""
         from rich.table import Table
         from rich.text import Text
 
-        when = rows[0]["time"] if rows else ""
-        interval = rows[0].get("interval_s") if rows else None
+        when = rows[0].time if rows else ""
+        interval = rows[0].interval_s if rows else None
         names = ("queue", "kind", *FIGURES[:2], SPARK_HEADER, *FIGURES[2:])
         cells = []
         for r in rows:
             figures = _figures(r)
-            spark = "-" if r.get("error") else sparkline(list(self.history.get(r["queue"], [])))
-            queue, kind = (render.visible(str(r[c]), lines=False) for c in ("queue", "kind"))
+            spark = "-" if r.error else sparkline(list(self.history.get(r.queue, [])))
+            queue, kind = (render.visible(str(c), lines=False) for c in (r.queue, r.kind))
             cells.append([queue, kind, *figures[:2], spark, *figures[2:]])
         widths = [
             max(_widest(cells, n), *(len(line) for line in HEADERS.get(c, c).split("\n")))
@@ -170,9 +171,9 @@ class Emitter:
             + ", ".join(
                 sorted(
                     {
-                        render.visible(f"{r['queue']}: {r['dequeue_source']}", lines=False)
+                        render.visible(f"{r.queue}: {r.dequeue_source}", lines=False)
                         for r in rows
-                        if r.get("dequeue_source")
+                        if r.dequeue_source
                     }
                 )
             ),
@@ -200,20 +201,21 @@ def _widest(cells: list[list[str]], n: int) -> int:
     return max((len(row[n]) for row in cells), default=1)
 
 
-def _figures(r: dict[str, Any]) -> list[str]:
-    """The FIGURES of one row as text (all ``-`` for a sample that failed)."""
-    if r.get("error"):
+def _figures(r: telemetry.TailRow) -> list[str]:
+    """The FIGURES of one row as text (all ``-`` for a sample that failed or was partial)."""
+    f = r.figures
+    if r.error or f is None:
         return ["-"] * len(FIGURES)
     return [
-        _num(r["enqueue_per_s"]),
-        _num(r["dequeue_per_s"]),
-        _marked(_num(r["depth"]), r.get("depth_quality")),
-        _marked(_age(r["oldest_age_s"]), r.get("oldest_quality")),
-        _marked(_num(r["claimed"]), r.get("claimed_quality")),
-        _num(r["stale_claims"]),
-        _num(r["ghosts"]),
-        _num(r["lock_waits"]),
-        "" if r["ring_fill"] is None else f"{r['ring_fill']:.0%}",
+        _num(r.enqueue_per_s),
+        _num(r.dequeue_per_s),
+        _marked(_num(f.depth), f.depth_quality),
+        _marked(_age(f.oldest_age_s), f.oldest_quality),
+        _marked(_num(f.claimed), f.claimed_quality),
+        _num(f.stale_claims),
+        _num(f.ghosts),
+        _num(f.lock_waits),
+        "" if f.ring_fill is None else f"{f.ring_fill:.0%}",
     ]
 
 
@@ -310,12 +312,12 @@ def _sample(
     specs: list[Resolved],
     previous: dict[str, telemetry.Snapshot],
     stale_after: int,
-) -> tuple[list[dict[str, Any]], QadminError | None]:
+) -> tuple[list[telemetry.TailRow], QadminError | None]:
     """One row per queue, and the last failure of this sample if any. Passing trouble (a lock
     held, a restart, a killed session) makes the queue's row an error row: it is printed and
     counts, so --count always ends. Anything else (a missing privilege, a dropped queue) ends
     tail with its exit code rather than repeating for ever."""
-    rows: list[dict[str, Any]] = []
+    rows: list[telemetry.TailRow] = []
     failure: QadminError | None = None
     for spec in specs:
         if isinstance(failure, ConnectionFailed):

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -28,6 +29,7 @@ from qadmin.diagnostics.model import (
     Finding,
     InspectReport,
     Result,
+    Row,
     json_safe,
 )
 from qadmin.diagnostics.registry import Diagnostic, Field, Metric, Quality, kind_has
@@ -81,13 +83,50 @@ class StateCount:
     exact: bool
 
 
+@dataclass(frozen=True)
+class SizeFacts(Row):
+    """The catalog's figures of the queue table (size.sql; SQLite's estimate from its
+    template's ``estimate`` section), sizes and row counts as ints; what a walk learned
+    (a reset's estimate, the claimed rows taken off it) is a new row, ``adjusted``."""
+
+    estimated_rows: int | None = None
+    estimate_source: str | None = None
+    table_bytes: int | None = None
+    index_bytes: int | None = None
+    free_bytes: int | None = None  # MySQL / MariaDB
+    pages: int | None = None
+    page_size: int | None = None  # SQLite
+    file_bytes: int | None = None  # SQLite
+    size_source: str | None = None  # PostgreSQL
+    stats_gathered: bool | None = None  # PostgreSQL
+    last_analyzed: datetime | None = None  # PostgreSQL
+    modified_since_analyze: int | None = None  # PostgreSQL
+
+    @classmethod
+    def read(cls, row: Mapping[str, Any]) -> SizeFacts:
+        """A driver's row, its sizes and row counts as ints (MySQL gives some as Decimal)."""
+        ints = ("_bytes", "_rows", "pages")
+        return cls.of({k: (sql.as_int(v) if k.endswith(ints) else v) for k, v in row.items()})
+
+    def adjusted(self, **changes: Any) -> SizeFacts:
+        """These figures with ``changes``: a column this engine's SELECT lacked is added after
+        its own (as the report then shows it)."""
+        added = tuple(c for c in changes if c not in self.columns)
+        return replace(self, **changes, columns=self.columns + added)
+
+    @property
+    def source(self) -> str:
+        """Where the row estimate came from, for a depth's source."""
+        return self.estimate_source or "catalog"
+
+
 @dataclass
 class Size(Result):
     depth: int | None  # None: waiting rows could not be counted cheaply (a note says why)
     depth_exact: bool
     oldest_enqueued_at: str | None
     oldest_age_s: float | None
-    facts: dict[str, Any] = field(default_factory=dict)  # the catalog's figures, as read
+    facts: SizeFacts = field(default_factory=SizeFacts)  # the catalog's figures, as used
     due: int | None = None  # pending queues
     ring_fill: float | None = None  # rings
     ring_capacity: int | None = None  # rings: the slots, for the printed resize
@@ -155,7 +194,7 @@ class Size(Result):
         return "floor" if self.oldest_at_least or self.rows_below else "exact"
 
     def to_json_dict(self) -> dict[str, Any]:
-        data = dict(self.facts)
+        data = self.facts.as_dict()
         data.update(depth=self.depth, depth_exact=self.depth_exact, depth_source=self.depth_source)
         data.update(depth_quality=self.depth_quality, oldest_quality=self.oldest_quality)
         data.update(oldest_enqueued_at=self.oldest_enqueued_at, oldest_age_s=self.oldest_age_s)
@@ -220,14 +259,11 @@ def measure(engine: Engine, spec: QueueSpec) -> Size:
     """The size of a qadmin queue (also what tail, collect and the conformance harness read)."""
     params = {"schema": engine.schema, "table": spec.name}
     part = sql.read(engine, "size", params)
-    facts = part.first
-    if facts.get("estimated_rows") is None:
+    facts = SizeFacts.read(part.first)
+    if facts.estimated_rows is None:
         for row in sql.template_rows(engine, spec, "estimate"):
-            facts.update(estimated_rows=row["estimated_rows"], estimate_source="id range")
-    facts = {
-        k: (sql.as_int(v) if k.endswith(("_bytes", "_rows", "pages")) else v)
-        for k, v in facts.items()
-    }
+            rows = sql.as_int(row["estimated_rows"])
+            facts = facts.adjusted(estimated_rows=rows, estimate_source="id range")
     notes: list[str] = []
     counted: dict[str, int] = {}
     scheduled: query.Count | None = None
@@ -236,7 +272,7 @@ def measure(engine: Engine, spec: QueueSpec) -> Size:
     elif spec.info.due:  # a pending queue: what a pop can take now, the rest scheduled apart
         head, scheduled = _due_head(engine, spec)
     else:
-        head = _head(engine, spec, facts, params, notes, counted)
+        head, facts = _head(engine, spec, facts, params, notes, counted)
     claimed = counted.get("claimed")
     if spec.info.claims and (claimed is None or claimed > EXACT_DEPTH_LIMIT):
         head = _waiting_floor(head, _estimate(facts))
@@ -306,32 +342,33 @@ def _waiting_floor(head: Head, estimate: int | None) -> Head:
 
 
 def _claimed(
-    engine: Engine, spec: QueueSpec, facts: dict[str, Any], dead: Any, skips_dead: bool = False
-) -> int | None:
+    engine: Engine, spec: QueueSpec, facts: SizeFacts, dead: Any, skips_dead: bool = False
+) -> tuple[int | None, SizeFacts]:
     """A claim queue's claimed rows, counted apart from its depth (the waiting rows) up to
     EXACT_DEPTH_LIMIT + 1, only when the catalog bounds the dead entries the walk of the
     claimed index can meet (acked claims leave theirs first in it: behind 1,000,000 the walk
     read 90,000 buffers). The catalog's row estimate, which counts them too, is lowered by
-    them in ``facts`` (in place), said in its source; said too when they were not counted.
+    them in the ``facts`` returned, said in its source; said too when they were not counted.
     On InnoDB (``skips_dead``) the walk skips delete-marked entries itself: always counted."""
     if not spec.info.claims:
-        return None
+        return None, facts
     if not skips_dead and (dead is None or int(dead) > DEAD_WALK_LIMIT):
-        if facts.get("estimated_rows") is not None:
-            source = facts.get("estimate_source") or "catalog"
-            facts["estimate_source"] = f"{source} (claimed rows included: not counted)"
-        return None
+        if facts.estimated_rows is not None:
+            source = f"{facts.source} (claimed rows included: not counted)"
+            facts = facts.adjusted(estimate_source=source)
+        return None, facts
     rows = engine.run(
         engine.hooks.section(spec, "claimed_count"), {"limit": EXACT_DEPTH_LIMIT + 1}, write=False
     )
     claimed = int(rows[0]["claimed"]) if rows else 0
     estimate = _estimate(facts)
     if estimate is not None and claimed:
-        facts["estimated_rows"] = max(estimate - claimed, 0)
         more = " or more" if claimed > EXACT_DEPTH_LIMIT else ""
-        source = facts.get("estimate_source") or "catalog"
-        facts["estimate_source"] = f"{source} minus {claimed:,}{more} claimed"
-    return claimed
+        facts = facts.adjusted(
+            estimated_rows=max(estimate - claimed, 0),
+            estimate_source=f"{facts.source} minus {claimed:,}{more} claimed",
+        )
+    return claimed, facts
 
 
 def _due_head(engine: Engine, spec: QueueSpec) -> tuple[Head, query.Count]:
@@ -404,12 +441,12 @@ def _below(
     return n + more, min(older, oldest)
 
 
-def _estimate(facts: dict[str, Any]) -> int | None:
-    value = facts.get("estimated_rows")
+def _estimate(facts: SizeFacts) -> int | None:
+    value = facts.estimated_rows
     return None if value is None else max(int(value), 0)
 
 
-def _counted(n: int, oldest: Any, facts: dict[str, Any], how: str, where: str) -> Head:
+def _counted(n: int, oldest: Any, facts: SizeFacts, how: str, where: str) -> Head:
     """A walk that saw every waiting row: exact, unless it stopped at the limit."""
     if n <= EXACT_DEPTH_LIMIT:
         return Head(n, True, how, oldest, where)
@@ -417,8 +454,7 @@ def _counted(n: int, oldest: Any, facts: dict[str, Any], how: str, where: str) -
     if estimate is None or estimate <= n:  # the catalog lags a fill, or has no estimate
         source = f"at least: more than {EXACT_DEPTH_LIMIT:,} counted, the catalog knows no more"
         return Head(n, False, source, oldest, where, depth_at_least=True)
-    catalog = facts.get("estimate_source") or "catalog"
-    source = f"{catalog} (more than {EXACT_DEPTH_LIMIT:,} counted)"
+    source = f"{facts.source} (more than {EXACT_DEPTH_LIMIT:,} counted)"
     return Head(estimate, False, source, oldest, where, counted=n)
 
 
@@ -439,14 +475,14 @@ def _top(engine: Engine, spec: QueueSpec, params: dict[str, Any], notes: list[st
 def _head(
     engine: Engine,
     spec: QueueSpec,
-    facts: dict[str, Any],
+    facts: SizeFacts,
     params: dict[str, Any],
     notes: list[str],
     counted: dict[str, int],
-) -> Head:
-    """Depth and oldest of a kind kept as rows, by the cheapest walk that skips dead entries.
-    After a statistics reset ``facts`` is updated in place to the estimate used instead; a
-    claim queue's claimed rows, when cheap to count, go into ``counted``."""
+) -> tuple[Head, SizeFacts]:
+    """Depth and oldest of a kind kept as rows, by the cheapest walk that skips dead entries,
+    and the facts used (after a statistics reset the estimate used instead; a claim queue's
+    estimate less the claimed rows, which, when cheap to count, go into ``counted``)."""
     top = _top(engine, spec, params, notes)
     if spec.watermark:
         wm = int(sql.template_rows(engine, spec, "wm_value")[0]["wm"])
@@ -454,10 +490,11 @@ def _head(
         if top is None or top - wm < DEAD_WALK_LIMIT + EXACT_DEPTH_LIMIT:
             n, oldest = _walk(engine, spec, wm)
             where = "the first row at or above the watermark"
-            return _counted(n, oldest, facts, f"counted from the watermark (id >= {wm})", where)
+            how = f"counted from the watermark (id >= {wm})"
+            return _counted(n, oldest, facts, how, where), facts
         # The watermark lags far behind the high-water mark (an open writer holds its advance
         # back): the rows above it may be dead entries, so probe below the high-water mark.
-        return _probe(engine, spec, facts, top, None, floor=wm)
+        return _probe(engine, spec, facts, top, None, floor=wm), facts
     bound = sql.read(engine, "dead_bound", params)
     if bound.note and sql.available(engine, "dead_bound"):
         notes.append(bound.note)
@@ -478,7 +515,7 @@ def _head(
             "row count is not trusted, the depth is probed"
         )
         dead, reset = None, True
-        facts.update(_analyzed(facts, first))  # what the report shows is what was used
+        facts = _analyzed(facts, first)  # what the report shows is what was used
     elif top is None and first.get("counters_short") and pages > SMALL_HEAP_PAGES:
         # The same without the sequence to compare with: counters that saw fewer writes than
         # the heap has pages (and no VACUUM since) began after most of its rows were written.
@@ -488,9 +525,9 @@ def _head(
             "are not walked"
         )
         dead, reset = None, True
-        facts.update(_analyzed(facts, first))  # what the report shows is what was used
+        facts = _analyzed(facts, first)  # what the report shows is what was used
     skips_dead = bool(first.get("walk_skips_dead"))
-    claimed = _claimed(engine, spec, facts, dead, skips_dead)
+    claimed, facts = _claimed(engine, spec, facts, dead, skips_dead)
     if claimed is not None:
         counted["claimed"] = claimed
     # A claim queue whose claimed rows were not all counted: the catalog's estimate counts
@@ -498,21 +535,22 @@ def _head(
     # walks count the waiting rows alone (measure then sets the estimate as the ceiling).
     walked = facts
     if spec.info.claims and (claimed is None or claimed > EXACT_DEPTH_LIMIT):
-        walked = {**facts, "estimated_rows": None}
+        walked = facts.adjusted(estimated_rows=None)
     if dead is None or int(dead) > DEAD_WALK_LIMIT:
         if top is None:  # nothing to probe below, and a walk would meet the dead entries
-            catalog = facts.get("estimate_source") or "catalog"
-            source = f"{catalog} (no id high-water mark to probe below; dead entries not walked)"
+            source = (
+                f"{facts.source} (no id high-water mark to probe below; dead entries not walked)"
+            )
             # an ANALYZE's 0 from before a reset proves nothing: unknown, not empty
             estimate = _estimate(facts) if _estimate(facts) or not reset else None
-            return Head(estimate, False, source, None, "not read")
+            return Head(estimate, False, source, None, "not read"), facts
         if missed > ESTIMATE_NOISE and not reset:
             notes.append(
                 f"statistics have not seen {missed:,} of the {top:,} ids issued (counters not "
                 "flushed yet, or reset): rows below the probe's window are not ruled out"
             )
         lagging = missed > ESTIMATE_NOISE
-        return _probe(engine, spec, walked, top, dead, reset=reset, lagging=lagging)
+        return _probe(engine, spec, walked, top, dead, reset=reset, lagging=lagging), facts
     estimate = _estimate(walked)
     # SQLite's id range is only an upper bound (and its walks meet no dead entries): counted.
     if spec.info.claims and estimate is not None and estimate > EXACT_DEPTH_LIMIT:
@@ -520,38 +558,37 @@ def _head(
         # past at most DEAD_WALK_LIMIT dead entries): a stale estimate never stands for them.
         n, oldest = _walk(engine, spec, BOTTOM)
         how = f"counted through the pop index ({dead_source})"
-        return _counted(n, oldest, walked, how, "the first row")
+        return _counted(n, oldest, walked, how, "the first row"), facts
     if estimate is not None and estimate > EXACT_DEPTH_LIMIT and not _upper_bound(facts):
         n, oldest = _walk(engine, spec, BOTTOM, STALE_CHECK + 1)
         if n <= STALE_CHECK:  # the estimate lags a drain (counters reach the catalog late)
             how = f"counted: {n:,} waiting (the catalog's {estimate:,} is stale)"
-            return Head(n, True, how, oldest, "the first row")
-        catalog = facts.get("estimate_source") or "catalog"
-        source = f"{catalog} (more than {EXACT_DEPTH_LIMIT:,}: not counted)"
-        return Head(estimate, False, source, oldest, "the first row", counted=n)
+            return Head(n, True, how, oldest, "the first row"), facts
+        source = f"{facts.source} (more than {EXACT_DEPTH_LIMIT:,}: not counted)"
+        return Head(estimate, False, source, oldest, "the first row", counted=n), facts
     n, oldest = _walk(engine, spec, BOTTOM)
     how = f"counted ({dead_source})"  # the walk meets at most that many dead entries
-    return _counted(n, oldest, walked, how, "the first row")
+    return _counted(n, oldest, walked, how, "the first row"), facts
 
 
-def _analyzed(facts: dict[str, Any], bound: dict[str, Any]) -> dict[str, Any]:
+def _analyzed(facts: SizeFacts, bound: dict[str, Any]) -> SizeFacts:
     """After a statistics reset n_live_tup is 0 too: the last VACUUM / ANALYZE's count stands,
     and a table never vacuumed or analyzed has no estimate at all."""
     analyzed = bound.get("analyzed_rows")
     if analyzed is None or int(analyzed) < 0:
-        return {**facts, "estimated_rows": None, "estimate_source": "no estimate"}
+        return facts.adjusted(estimated_rows=None, estimate_source="no estimate")
     source = "pg_class.reltuples (the last VACUUM / ANALYZE; statistics reset since)"
-    return {**facts, "estimated_rows": int(analyzed), "estimate_source": source}
+    return facts.adjusted(estimated_rows=int(analyzed), estimate_source=source)
 
 
-def _upper_bound(facts: dict[str, Any]) -> bool:
-    return facts.get("estimate_source") == "id range"
+def _upper_bound(facts: SizeFacts) -> bool:
+    return facts.estimate_source == "id range"
 
 
 def _probe(
     engine: Engine,
     spec: QueueSpec,
-    facts: dict[str, Any],
+    facts: SizeFacts,
     top: int,
     dead: Any,
     floor: int | None = None,
@@ -607,7 +644,7 @@ def _probe(
     else:
         behind = f"{int(dead):,} dead entries"
     window = f"the {width:,} ids below the id high-water mark {top} ({behind})"
-    catalog = facts.get("estimate_source") or "catalog"
+    catalog = facts.source
     unseen = estimate is not None and estimate - n > max(ESTIMATE_SLACK, n // 2)
     stopped = n > EXACT_DEPTH_LIMIT  # the walk's limit, not the window's rows
     # no row in the window, and only a reset's estimate (of 0, or none) says none lie below
@@ -816,10 +853,7 @@ def profiled(ctx: Context) -> Size:
     assert reader is not None, "a table qadmin did not create is read through its profile"
     profile = reader.profile
     part = sql.read(ctx.engine, "size", ctx.params)
-    facts = {
-        k: (sql.as_int(v) if k.endswith(("_bytes", "_rows", "pages")) else v)
-        for k, v in part.first.items()
-    }
+    facts = SizeFacts.read(part.first)
     notes: list[str] = []
     states: list[StateCount] | None = None
     totals: dict[str, query.Count] = {}
@@ -853,7 +887,7 @@ def profiled(ctx: Context) -> Size:
     notes += oldest_notes
     unseen = _unseen_queue(reader) if depth.exact and not depth.rows else None
     # a planner's estimate lies somewhere between what was counted and the table's rows
-    whole = sql.as_int(facts.get("estimated_rows")) if depth.planner else None
+    whole = facts.estimated_rows if depth.planner else None
     return Size(
         depth.rows,
         depth.exact,
@@ -989,6 +1023,7 @@ ENTRY: Diagnostic[Size] = Diagnostic(
     name="size",
     order=10,
     sql=("size", "dead_bound"),
+    rows=(("size", SizeFacts),),
     collect=collect,
     rule=rule,
     metrics=(
@@ -1064,11 +1099,7 @@ ENTRY: Diagnostic[Size] = Diagnostic(
             "bytes",
             "table size",
             "int64",
-            lambda r: (
-                (p.facts.get("table_bytes") or p.facts.get("file_bytes"))
-                if (p := _size(r))
-                else None
-            ),
+            lambda r: (p.facts.table_bytes or p.facts.file_bytes) if (p := _size(r)) else None,
             tail=False,
         ),
         Field(
@@ -1076,7 +1107,7 @@ ENTRY: Diagnostic[Size] = Diagnostic(
             "bytes",
             "index size",
             "int64",
-            lambda r: p.facts.get("index_bytes") if (p := _size(r)) else None,
+            lambda r: p.facts.index_bytes if (p := _size(r)) else None,
             tail=False,
         ),
     ),
