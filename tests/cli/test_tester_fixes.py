@@ -168,23 +168,44 @@ def test_conn_takes_config_after_conn_too(tmp_path):
         assert result.exit_code == 0 and "prod" in result.stdout, args
 
 
-def test_a_reader_that_goes_away_is_exit_0(db):
+def _reader_gone(args: list[str], stdin: bytes = b"") -> tuple[int, str]:
+    """Run qadmin into a pipe whose reader has gone before the first line (head -1, grep -q,
+    a monitoring wrapper that stopped reading): its exit code and stderr."""
     import os
     import subprocess
     import sys
 
+    read, write = os.pipe()
+    os.close(read)
+    done = subprocess.run(
+        [sys.executable, "-m", "qadmin", *args],
+        input=stdin,
+        stdout=write,
+        stderr=subprocess.PIPE,
+        timeout=120,
+        check=False,
+    )
+    os.close(write)
+    return done.returncode, done.stderr.decode()
+
+
+def test_a_reader_that_goes_away_is_exit_0(db):
     for args in (["inspect", "q", "--format", "plain", "--sample", "0"], ["peek", "q"]):
-        read, write = os.pipe()
-        os.close(read)  # the reader has gone before the first line (head -1, grep -q)
-        done = subprocess.run(
-            [sys.executable, "-m", "qadmin", *args, *db],
-            stdout=write,
-            stderr=subprocess.PIPE,
-            timeout=120,
-            check=False,
-        )
-        os.close(write)
-        assert done.returncode == 0 and done.stderr == b"", (args, done.stderr)
+        assert _reader_gone([*args, *db]) == (0, ""), args
+
+
+def test_a_reader_that_goes_away_keeps_a_verdict_and_says_what_a_change_lost(db):
+    """check's CRITICAL stays exit 2 (a wrapper that stopped reading must not read OK), as
+    does status's verdict; push and a destructive command exit 11 saying their printout
+    (the ids) is lost while what they did is done."""
+    assert _reader_gone(["check", "q", "--crit-depth", "1", *db])[0] == 2
+    assert _reader_gone(["check", "--all", "--crit-depth", "1", *db])[0] == 2
+    assert _reader_gone(["status", "--crit-depth", "1", *db])[0] == 2
+    code, err = _reader_gone(["push", "q", "--lines", *db], b"a\nb\n")
+    assert code == 11 and "output failed (the reader closed the pipe)" in err, err
+    code, err = _reader_gone(["purge", "q", "--yes", *db])
+    assert code == 11 and "what was done is done" in err, err
+    assert run("peek", "q", "--format", "json", *db).stdout.strip() == "[]"  # purged all the same
 
 
 def test_figures_in_text_are_rounded_and_never_none():

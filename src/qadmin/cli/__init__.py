@@ -106,12 +106,13 @@ class QadminGroup(click.Group):
         except KeyboardInterrupt:
             raise Interrupted("interrupted") from None
         except BrokenPipeError:
-            # The reader (head, grep -q) went away mid-output: not our failure, exit 0 (click
-            # would exit 1). What is still buffered goes nowhere, so the exit flush is quiet.
+            # The reader (head, grep -q) went away mid-output: exit as the command said it
+            # would (output.if_reader_leaves: 0, a verdict, or 11), not click's 1. What is
+            # still buffered goes nowhere, so the exit flush is quiet.
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
             os.close(devnull)
-            raise click.exceptions.Exit(0) from None
+            raise click.exceptions.Exit(_reader_left()) from None
 
     def main(
         self,
@@ -164,9 +165,9 @@ class QadminGroup(click.Group):
                 sys.stderr.flush()
                 os._exit(code)
         except BrokenPipeError:
-            # The reader (head, grep -q) went away: not our failure.
+            # The reader (head, grep -q) went away (stderr too, when this is the flush of both).
+            code = _reader_left()
             sys.stderr = open(os.devnull, "w")  # noqa: SIM115
-            code = 0
         except OSError as exc:
             why = output.failure(exc)
             if why is not None:
@@ -188,6 +189,18 @@ class QadminGroup(click.Group):
         code = _flushed(code, output)
         interrupts.settle()
         sys.exit(code)
+
+
+def _reader_left() -> int:
+    """The exit code when stdout's reader went away: output.if_reader_leaves's; a command
+    that changed something says its printout is lost."""
+    from qadmin.cli import output
+
+    code = output.code_if_reader_left()
+    if code == EXIT_UNDELIVERED:
+        with contextlib.suppress(OSError):
+            _say("output failed (the reader closed the pipe): what was done is done", code)
+    return code
 
 
 def _flushed(code: int, output: Any) -> int:

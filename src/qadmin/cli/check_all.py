@@ -23,6 +23,7 @@ import click
 
 from qadmin import config as config_mod
 from qadmin import render
+from qadmin.cli import output
 from qadmin.cli.options import Target
 from qadmin.cli.thresholds import limits
 from qadmin.diagnostics import check as check_ops
@@ -217,6 +218,7 @@ def run(
     if not ordered:
         code = check_ops.UNKNOWN
     shown = check_ops.STATUS[code]
+    output.if_reader_leaves(code)
     counts = {s: sum(1 for v in ordered if v.status == s) for s in check_ops.STATUS.values()}
     if render.resolve_format(fmt) == "json":
         render.document(

@@ -9,6 +9,7 @@ import click
 from click.core import ParameterSource
 
 from qadmin import catalog, render
+from qadmin.cli import output
 from qadmin.cli.options import (
     Duration,
     Target,
@@ -733,6 +734,7 @@ def check(
             return check_all.run(target, given, stale_after, queue_timeout or 2.0, fmt)
         except QadminError as exc:  # the config's thresholds, the connection: UNKNOWN
             failed = check_ops.unknown("all queues", str(exc))
+            output.if_reader_leaves(check_ops.UNKNOWN)
             if render.resolve_format(fmt) == "json":
                 render.document(check_all.failed_document(failed.problems[0]), "json")
             else:
@@ -747,6 +749,7 @@ def check(
         result = check_ops.evaluate(run.inspect_resolved(engine, resolved, options))
     except QadminError as exc:
         result = check_ops.unknown(name, str(exc))
+    output.if_reader_leaves(result.code)
     if render.resolve_format(fmt) == "json":
         render.document(result.to_json_dict(), "json")
     else:

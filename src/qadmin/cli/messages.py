@@ -23,7 +23,14 @@ from qadmin.cli.options import (
 )
 from qadmin.diagnostics import run
 from qadmin.diagnostics.model import Options
-from qadmin.errors import Interrupted, QadminError, QueueEmpty, QueueFull, UsageError
+from qadmin.errors import (
+    EXIT_UNDELIVERED,
+    Interrupted,
+    QadminError,
+    QueueEmpty,
+    QueueFull,
+    UsageError,
+)
 from qadmin.kinds import QueueSpec
 from qadmin.ops import messages
 from qadmin.profiles.resolve import Resolved, from_spec
@@ -145,6 +152,7 @@ def push(
         with bar:
             return messages.push(engine, spec, payloads, when)
 
+    output.if_reader_leaves(EXIT_UNDELIVERED)  # the ids of what went in are its printout
     try:
         pushed = messages.on_queue(engine, name, push_to)
     except QadminError as stopped:  # a full ring, or an error after earlier chunks went in

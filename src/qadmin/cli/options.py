@@ -16,7 +16,7 @@ import click
 from click.core import ParameterSource
 
 from qadmin.engine_table import BY_NAME
-from qadmin.errors import ConnectionFailed, UsageError
+from qadmin.errors import EXIT_UNDELIVERED, ConnectionFailed, UsageError
 from qadmin.kinds import MAX_BATCH
 from qadmin.render import FORMATS
 
@@ -530,6 +530,9 @@ class Number(click.ParamType):  # type: ignore[type-arg]
 def confirm(action: str, queue: str, yes: bool, to: str = "") -> None:
     """Destructive commands: --yes, or a terminal where the user types the queue name. ``to``
     ends the action's phrase after the name ("to a ring")."""
+    from qadmin.cli import output
+
+    output.if_reader_leaves(EXIT_UNDELIVERED)  # what it did is done: a lost printout is said
     if yes:
         return
     after = f" {to}" if to else ""

@@ -30,6 +30,21 @@ _DRAIN_MAX_S = 0.02
 
 _failure: list[str] = []
 
+# The exit code when the reader goes away (a closed pipe) before the output is out: a check's
+# verdict stays its verdict (a wrapper that stops reading must not turn CRITICAL into OK), a
+# command that changed something exits 11 (its printout, the ids, is lost); any other exits
+# 0, as a reader such as head expects.
+_if_reader_leaves: list[int] = [0]
+
+
+def if_reader_leaves(code: int) -> None:
+    """Set what the process exits with should the reader go away from here on."""
+    _if_reader_leaves[0] = code
+
+
+def code_if_reader_left() -> int:
+    return _if_reader_leaves[0]
+
 
 class Undelivered(QadminError):
     """Output failed part way: what was not delivered went back into the queue."""

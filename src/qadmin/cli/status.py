@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from qadmin import render
+from qadmin.cli import output
 from qadmin.cli.inspect import stale_option
 from qadmin.cli.options import (
     Target,
@@ -158,6 +159,7 @@ def status(
     conf = target.loaded_config()
     declared, broken = conf.tables, conf.broken
     found = status_ops.gather(engine, declared, options, broken)
+    output.if_reader_leaves(found.code)
     for note in found.notes:
         render.note(f"qadmin: {note}")
     if not found.lines:
