@@ -381,19 +381,22 @@ def gather(
     # The server-wide parts (the horizon's holders) are read once, for every queue: each
     # queue's judgement is the one check NAME makes from the same reading.
     shared = registry.server_reads()
-    for n, item in enumerate(items):
-        late = deadline is not None and time.monotonic() >= deadline
-        if late and not (order is not None and n == 0):
-            line = StatusLine(item.name, item.schema, item.table, item.queue, item.what)
-            line.error = OUT_OF_TIME
-            status.lines.append(line)
-            if each is not None:
-                each(item, line, None)
-            continue
-        own = options_for(item.name) if options_for is not None else options
-        judged = _line(engine, item, own, shared, each)
-        if judged is not None:
-            status.lines.append(judged)
+    # Every queue's reads wait at most PART_LOCK_MS for a lock, as each part does: the limit
+    # set once for the run, not twice a queue (nor a scrape's sequences read twice more).
+    with engine.lock_timeout(PART_LOCK_MS):
+        for n, item in enumerate(items):
+            late = deadline is not None and time.monotonic() >= deadline
+            if late and not (order is not None and n == 0):
+                line = StatusLine(item.name, item.schema, item.table, item.queue, item.what)
+                line.error = OUT_OF_TIME
+                status.lines.append(line)
+                if each is not None:
+                    each(item, line, None)
+                continue
+            own = options_for(item.name) if options_for is not None else options
+            judged = _line(engine, item, own, shared, each)
+            if judged is not None:
+                status.lines.append(judged)
     for line in status.lines:
         if line.error is not None:
             line.worst = line.worst or f"not read: {line.error}"
