@@ -6,8 +6,9 @@ claim, ring, pending, lifo in turn, a few messages each), plus an Oban and a Riv
 ready and running), with the libraries' own (state, queue, ...) indexes, analyzed. It prints:
 
 - `status` through the CLI, as a DBA runs it (wall time of the process, median of --repeat);
-- the same queues read in-process two ways side by side: status's cheap parts (size, claims,
-  dead letters, ring) and a full `inspect` of each (every part, no rate sample);
+- the same queues read in-process two ways side by side: status's parts (every part check
+  reads but the rate sample, the server-wide ones read once for all the queues, as status
+  reads them) and a full `inspect` of each (every part, no rate sample, each queue alone);
 - the shared buffers each read touched (pg_stat_database blks_hit + blks_read of the bench
   database, which nothing else uses).
 
@@ -174,8 +175,9 @@ def main() -> None:
 
 
 def _side_by_side(url: str, dsn: str, database: str) -> None:
-    """The same queues, read in-process: status's cheap parts against a full inspect each."""
-    from qadmin.diagnostics import run
+    """The same queues, read in-process: status's parts (its one reading of the server-wide
+    parts shared) against a full inspect of each alone."""
+    from qadmin.diagnostics import registry, run
     from qadmin.diagnostics.model import Options
     from qadmin.engines import open_engine
     from qadmin.ops import status
@@ -183,11 +185,12 @@ def _side_by_side(url: str, dsn: str, database: str) -> None:
     for label, parts in (("status's parts", status.PARTS), ("full inspect", None)):
         engine = open_engine(url)
         found = status.find(engine, {})
+        shared = registry.server_reads() if parts is not None else None
         before = _buffers(dsn, database)
         t0 = time.monotonic()
         for item in found.items:
             engine.use_schema(item.schema)
-            run.inspect_resolved(engine, item.resolved, Options(sample_s=0), parts)
+            run.inspect_resolved(engine, item.resolved, Options(sample_s=0), parts, shared)
         elapsed = time.monotonic() - t0
         engine.close()
         print(

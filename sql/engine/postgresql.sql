@@ -15,9 +15,6 @@ WHERE n.nspname = :schema AND c.relname = :name AND c.relkind IN ('r', 'p')
 -- name: schema_exists
 SELECT 1 AS x FROM pg_catalog.pg_namespace WHERE nspname = :schema
 
--- name: read_only
-SET TRANSACTION READ ONLY
-
 -- name: column_types
 SELECT column_name, data_type FROM information_schema.columns
 WHERE table_schema = :schema AND table_name = :name

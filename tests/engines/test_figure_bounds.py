@@ -9,13 +9,19 @@ relying on the server's autovacuum being off.
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import psycopg
 import pytest
 
-from qadmin.ops import messages
+from qadmin.diagnostics import registry, run
+from qadmin.diagnostics.entries import ghosts
+from qadmin.diagnostics.model import Options
+from qadmin.ops import messages, status
+from qadmin.profiles.resolve import Resolved, from_spec
 from tests.conftest import PG_ADMIN, make_target
+from tests.engines import incidents
 from tests.helpers import drain, invoke, make_queue
 
 
@@ -117,6 +123,9 @@ def test_status_and_check_all_judge_what_check_judges(request, tmp_path):
     target = make_target("postgresql", request, tmp_path)
     engine = target.engine()
     spec = make_queue(engine, "ghost_q")
+    # A queue with no dead rows, judged from the same one reading of the snapshot holders
+    # (status reads the server-wide parts once per run): what check clean_q says, too.
+    make_queue(engine, "clean_q", count=3)
     holder = psycopg.connect(PG_ADMIN, autocommit=True)
     try:
         holder.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
@@ -128,16 +137,89 @@ def test_status_and_check_all_judge_what_check_judges(request, tmp_path):
         engine.run(["SELECT 1"])
         checked = _check("ghost_q", *target.cli_args(), "--sample", "0")
         assert "dead_rows" in _codes(checked["problems"]), checked["line"]
-        name = f"{target.schema}.ghost_q"
-        result = invoke("status", "--dsn", PG_ADMIN, "--format", "json")
-        line = next(x for x in json.loads(result.stdout) if x["name"] == name)
-        assert line["status"] == checked["status"], line
+        clean = _check("clean_q", *target.cli_args(), "--sample", "0")
+        assert "dead_rows" not in _codes(clean["problems"]), clean["line"]
+        shown = json.loads(invoke("status", "--dsn", PG_ADMIN, "--format", "json").stdout)
         result = invoke("check", "--all", "--dsn", PG_ADMIN, "--format", "json")
         every = json.loads(result.stdout)
-        mine = next(x for x in every["lines"] if x["name"] == name)
-        assert mine["status"] == checked["status"], mine
-        assert _codes(mine["problems"]) == _codes(checked["problems"]), (mine, checked)
+        for queue, alone in (("ghost_q", checked), ("clean_q", clean)):
+            name = f"{target.schema}.{queue}"
+            line = next(x for x in shown if x["name"] == name)
+            assert line["status"] == alone["status"], line
+            mine = next(x for x in every["lines"] if x["name"] == name)
+            assert mine["status"] == alone["status"], mine
+            assert _codes(mine["problems"]) == _codes(alone["problems"]), (mine, alone)
         assert result.exit_code >= checked["code"] or checked["code"] == 3
     finally:
         holder.close()
         engine.close()
+
+
+def test_a_run_over_many_queues_reads_the_snapshot_holders_once(request, tmp_path):
+    """The horizon's holders are the same for every queue of the database: status, check
+    --all and a scrape read them once (the entry declares the file server-wide), and every
+    queue's ghosts part judges that one reading, as check NAME judges its own."""
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    specs = [make_queue(engine, name, count=2) for name in ("h_one", "h_two")]
+    holder = psycopg.connect(PG_ADMIN, autocommit=True)
+    try:
+        holder.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        holder.execute("SELECT 1")
+        shared = registry.server_reads()
+        parts = []
+        for spec in specs:
+            resolved = Resolved(from_spec(spec, engine.schema), spec)
+            report = run.inspect_resolved(engine, resolved, Options(), status.PARTS, shared)
+            parts.append(report.part(ghosts.ENTRY))
+        assert "horizon" in shared.files and set(shared.rows) == shared.files  # each once
+        first, second = parts
+        assert first is not None and second is not None
+        assert first.horizon_read and first.holders, "the open snapshot, at least, holds"
+        assert first.holders == second.holders
+        alone = run.inspect(engine, specs[0]).part(ghosts.ENTRY)
+        assert alone is not None and alone.horizon_read  # check NAME reads its own
+    finally:
+        holder.close()
+        engine.close()
+
+
+def test_a_lock_wait_status_reads_once_per_run_is_judged_as_check_judges_it(request, tmp_path):
+    """status and check --all read the server's waiting lock requests once per run, and a
+    queue's own lock waits only while some request waits: a queue a session waits on (a
+    DELETE behind another session's SHARE lock) has the lock_wait check NAME finds, and a
+    queue nobody waits on none."""
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    spec = make_queue(engine, "lw_q", count=2)
+    make_queue(engine, "calm_q", count=2)
+    table = engine.qualified(spec.name)
+    holder = incidents.connect(target)
+    incidents.execute(holder, "BEGIN")
+    incidents.execute(holder, f"LOCK TABLE {table} IN SHARE MODE")
+    limit = ("--warn-lock-wait", "1s")
+    try:
+        with incidents.waiting(target, [f"DELETE FROM {table} WHERE false"]):
+            time.sleep(1.5)
+            alone = {q: _check(q, *target.cli_args(), "--sample", "0", *limit) for q in QUEUES}
+            assert "lock_wait" in _codes(alone["lw_q"]["problems"]), alone["lw_q"]["line"]
+            assert "lock_wait" not in _codes(alone["calm_q"]["problems"]), alone["calm_q"]
+            result = invoke("check", "--all", "--dsn", PG_ADMIN, "--format", "json", *limit)
+            every = {x["name"]: x for x in json.loads(result.stdout)["lines"]}
+            shown = json.loads(
+                invoke("status", "--dsn", PG_ADMIN, "--format", "json", *limit).stdout
+            )
+            for queue in QUEUES:
+                name = f"{target.schema}.{queue}"
+                mine = every[name]
+                assert _codes(mine["problems"]) == _codes(alone[queue]["problems"]), mine
+                assert mine["status"] == alone[queue]["status"], mine
+                line = next(x for x in shown if x["name"] == name)
+                assert line["status"] == alone[queue]["status"], line
+    finally:
+        incidents.execute(holder, "ROLLBACK")
+        holder.close()
+        engine.close()
+
+
+QUEUES = ("lw_q", "calm_q")

@@ -9,6 +9,7 @@ import pytest
 
 from qadmin import sqlfiles
 from qadmin.engines import registry
+from qadmin.engines.base import PARAM_PATTERN
 from qadmin.kinds import CAPABILITIES, KINDS, Kind, kinds_with
 
 ROOT = sqlfiles.sql_root()
@@ -276,3 +277,19 @@ def test_every_maintenance_file_and_section_is_used():
     for path in files:
         sections = set(sqlfiles.load(f"maintenance/{path.name}").sections)
         assert sections <= named, f"{path}: {sections - named} not used"
+
+
+def test_a_server_wide_file_takes_no_queue_parameters():
+    """A file an entry declares server-wide is read once for every queue of a status run: on
+    every engine that has it, it must read the server, never the queue (no parameters)."""
+    from qadmin.diagnostics import registry as diagnostics
+
+    declared = {f for d in diagnostics.entries() for f in d.server_wide}
+    assert declared, "the horizon's holders, at least, are read once per run"
+    for name in declared:
+        for path in (ROOT / "diagnostics").glob(f"*/{name}.sql"):
+            file = sqlfiles.load(path.relative_to(ROOT).as_posix())
+            assert sqlfiles.header_fields(file.header)["params"] == "none", path
+            text = "\n".join(file.statements("main"))
+            code = "\n".join(line.split("--")[0] for line in text.splitlines())
+            assert not PARAM_PATTERN.search(code), path

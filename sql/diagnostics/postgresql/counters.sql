@@ -12,5 +12,5 @@ SELECT pg_catalog.pg_stat_get_tuples_inserted(c.oid)     AS inserted,
        pg_catalog.pg_stat_get_tuples_deleted(c.oid)      AS deleted,
        pg_catalog.pg_stat_get_tuples_hot_updated(c.oid)  AS hot_updated
 FROM pg_catalog.pg_class AS c
-JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
-WHERE n.nspname = :schema AND c.relname = :table AND c.relkind IN ('r', 'p')
+WHERE c.relname = :table AND c.relkind IN ('r', 'p')
+  AND c.relnamespace = (SELECT n.oid FROM pg_catalog.pg_namespace AS n WHERE n.nspname = :schema)

@@ -31,5 +31,5 @@ SELECT pg_catalog.pg_stat_get_dead_tuples(c.oid) AS dead_bound,
            AS counters_short,
        c.relpages AS heap_pages
 FROM pg_catalog.pg_class AS c
-JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
-WHERE n.nspname = :schema AND c.relname = :table AND c.relkind IN ('r', 'p')
+WHERE c.relname = :table AND c.relkind IN ('r', 'p')
+  AND c.relnamespace = (SELECT n.oid FROM pg_catalog.pg_namespace AS n WHERE n.nspname = :schema)

@@ -19,17 +19,16 @@ SELECT ic.relname                           AS index_name,
        CASE WHEN ic.relpages > 0 AND t.reltuples >= 0
             THEN round(100.0 * greatest(ic.relpages - e.expected_pages, 0) / ic.relpages, 1)
        END                                  AS bloat_pct,
-       s.idx_scan                           AS scans,
+       pg_catalog.pg_stat_get_numscans(i.indexrelid) AS scans,
        i.indisvalid                         AS valid
-FROM pg_catalog.pg_index AS i
-JOIN pg_catalog.pg_class AS t ON t.oid = i.indrelid
-JOIN pg_catalog.pg_namespace AS n ON n.oid = t.relnamespace
+FROM pg_catalog.pg_class AS t
+JOIN pg_catalog.pg_index AS i ON i.indrelid = t.oid
 JOIN pg_catalog.pg_class AS ic ON ic.oid = i.indexrelid
-LEFT JOIN pg_catalog.pg_stat_user_indexes AS s ON s.indexrelid = i.indexrelid
 CROSS JOIN LATERAL (
     SELECT 2 + ceil(greatest(ic.reltuples, 0)
                     / floor((current_setting('block_size')::int - 40) * 0.9
                             / (12 + 8 * i.indnatts)))::bigint AS expected_pages
 ) AS e
-WHERE n.nspname = :schema AND t.relname = :table
+WHERE t.relname = :table
+  AND t.relnamespace = (SELECT n.oid FROM pg_catalog.pg_namespace AS n WHERE n.nspname = :schema)
 ORDER BY ic.relname

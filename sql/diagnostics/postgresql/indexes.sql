@@ -15,9 +15,9 @@ SELECT ic.relname                                              AS index_name,
        i.indisprimary                                          AS is_primary,
        i.indpred IS NOT NULL                                   AS partial,
        i.indisvalid                                            AS valid
-FROM pg_catalog.pg_index AS i
-JOIN pg_catalog.pg_class AS t ON t.oid = i.indrelid
-JOIN pg_catalog.pg_namespace AS n ON n.oid = t.relnamespace
+FROM pg_catalog.pg_class AS t
+JOIN pg_catalog.pg_index AS i ON i.indrelid = t.oid
 JOIN pg_catalog.pg_class AS ic ON ic.oid = i.indexrelid
-WHERE n.nspname = :schema AND t.relname = :table
+WHERE t.relname = :table
+  AND t.relnamespace = (SELECT n.oid FROM pg_catalog.pg_namespace AS n WHERE n.nspname = :schema)
 ORDER BY ic.relname

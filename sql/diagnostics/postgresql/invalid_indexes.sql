@@ -28,9 +28,9 @@ SELECT ic.relname                                                        AS inde
                 k.keys, n.nspname, t.relname, k.filter)
        END                                                               AS duplicates_probe,
        NULL::boolean                                                     AS duplicate_keys
-FROM pg_catalog.pg_index AS i
-JOIN pg_catalog.pg_class AS t ON t.oid = i.indrelid
+FROM pg_catalog.pg_class AS t
 JOIN pg_catalog.pg_namespace AS n ON n.oid = t.relnamespace
+JOIN pg_catalog.pg_index AS i ON i.indrelid = t.oid
 JOIN pg_catalog.pg_class AS ic ON ic.oid = i.indexrelid
 -- The index's key columns and expressions, and the rows it holds to be unique: those whose
 -- keys are all NOT NULL (NULLs never collide), within its WHERE for a partial index.
@@ -44,5 +44,6 @@ CROSS JOIN LATERAL (
                        '')                                               AS filter
   FROM generate_series(1, i.indnkeyatts) AS c(pos)
 ) AS k
-WHERE n.nspname = :schema AND t.relname = :table AND NOT i.indisvalid
+WHERE t.relname = :table AND NOT i.indisvalid
+  AND t.relnamespace = (SELECT n.oid FROM pg_catalog.pg_namespace AS n WHERE n.nspname = :schema)
 ORDER BY ic.relname

@@ -10,8 +10,8 @@
 WITH RECURSIVE target AS (
     SELECT c.oid AS relid
     FROM pg_catalog.pg_class AS c
-    JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
-    WHERE n.nspname = :schema AND c.relname = :table
+    WHERE c.relname = :table
+      AND c.relnamespace = (SELECT n.oid FROM pg_catalog.pg_namespace AS n WHERE n.nspname = :schema)
 ),
 waiting AS (
     SELECT a.pid, pg_blocking_pids(a.pid) AS blocked_by, a.wait_event, a.state_change, a.query,

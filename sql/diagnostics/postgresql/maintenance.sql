@@ -3,19 +3,20 @@
 --          whether autovacuum may run on it (server setting, track_counts, table reloption)
 -- params: :schema, :table
 -- min version: PostgreSQL 14 (reltuples = -1 for a never-analyzed table)
--- privilege: none (pg_class, pg_stat_user_tables and current_setting need no grant)
--- cost: catalog and statistics reads only; takes no lock on the table
+-- privilege: none (pg_class, the pg_stat_get_* functions and current_setting need no grant)
+-- cost: one pg_class row and its statistics, by oid (not pg_stat_user_tables, which
+--       aggregates every table's indexes first); takes no lock on the table
 SELECT c.reltuples                                        AS reltuples,
-       s.n_live_tup                                       AS live_rows,
-       s.n_tup_ins                                        AS inserted_rows,
-       s.n_mod_since_analyze                              AS modified_since_analyze,
-       greatest(s.last_analyze, s.last_autoanalyze)       AS last_analyzed,
+       pg_catalog.pg_stat_get_live_tuples(c.oid)          AS live_rows,
+       pg_catalog.pg_stat_get_tuples_inserted(c.oid)      AS inserted_rows,
+       pg_catalog.pg_stat_get_mod_since_analyze(c.oid)    AS modified_since_analyze,
+       greatest(pg_catalog.pg_stat_get_last_analyze_time(c.oid),
+                pg_catalog.pg_stat_get_last_autoanalyze_time(c.oid)) AS last_analyzed,
        current_setting('autovacuum') = 'on'               AS autovacuum_server,
        current_setting('track_counts') = 'on'             AS track_counts,
        coalesce((SELECT lower(o.option_value) IN ('false', 'off', 'no', '0', 'f', 'n')
                  FROM pg_catalog.pg_options_to_table(c.reloptions) AS o
                  WHERE o.option_name = 'autovacuum_enabled'), false) AS autovacuum_table_off
 FROM pg_catalog.pg_class AS c
-JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
-JOIN pg_catalog.pg_stat_user_tables AS s ON s.relid = c.oid
-WHERE n.nspname = :schema AND c.relname = :table
+WHERE c.relname = :table AND c.relkind IN ('r', 't', 'm', 'p')
+  AND c.relnamespace = (SELECT n.oid FROM pg_catalog.pg_namespace AS n WHERE n.nspname = :schema)

@@ -14,8 +14,8 @@
 WITH RECURSIVE tree AS (
     SELECT c.oid AS relid
     FROM pg_catalog.pg_class AS c
-    JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
-    WHERE n.nspname = :schema AND c.relname = :table
+    WHERE c.relname = :table
+      AND c.relnamespace = (SELECT n.oid FROM pg_catalog.pg_namespace AS n WHERE n.nspname = :schema)
     UNION ALL
     SELECT i.inhrelid FROM pg_catalog.pg_inherits AS i JOIN tree ON i.inhparent = tree.relid
 ), parts AS (
@@ -52,6 +52,6 @@ SELECT p.live                                                 AS estimated_rows,
                 pg_catalog.pg_stat_get_last_autoanalyze_time(c.oid)) AS last_analyzed,
        pg_catalog.pg_stat_get_mod_since_analyze(c.oid)        AS modified_since_analyze
 FROM pg_catalog.pg_class AS c
-JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
 CROSS JOIN parts AS p
-WHERE n.nspname = :schema AND c.relname = :table
+WHERE c.relname = :table
+  AND c.relnamespace = (SELECT n.oid FROM pg_catalog.pg_namespace AS n WHERE n.nspname = :schema)

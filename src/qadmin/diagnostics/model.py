@@ -15,6 +15,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
+from qadmin.catalog import sql
 from qadmin.catalog.rows import Number as Number
 from qadmin.catalog.rows import Row as Row
 from qadmin.values import iso
@@ -128,10 +129,29 @@ class Options:
 
 
 @dataclass
+class ServerReads:
+    """The server-wide files (``files``: those the registry's entries declare ``server_wide``)
+    read once in a run over many queues (status, check --all, a metrics scrape) on one
+    connection: every queue's part judges that one reading (the horizon's holders are the
+    same for every queue of the database), instead of each queue asking the server again."""
+
+    files: frozenset[str]
+    rows: dict[str, sql.Rows] = field(default_factory=dict)
+
+    def read(self, engine: Engine, name: str, params: dict[str, Any] | None = None) -> sql.Rows:
+        if name not in self.files:
+            return sql.read(engine, name, params)
+        assert not params, f"{name} is declared server-wide: it takes no queue's parameters"
+        if name not in self.rows:
+            self.rows[name] = sql.read(engine, name)
+        return self.rows[name]
+
+
+@dataclass
 class Context:
     """What a part needs to run: the connection, the queue (None for a table qadmin did not
     create) and the profile it is read through (with its reader: tables qadmin did not
-    create)."""
+    create); ``shared``: the run's server-wide readings, when it reads many queues."""
 
     engine: Engine
     table: str
@@ -139,10 +159,18 @@ class Context:
     options: Options
     profile: Profile | None = None
     reader: Reader | None = None
+    shared: ServerReads | None = None
 
     @property
     def params(self) -> dict[str, Any]:
         return {"schema": self.engine.schema, "table": self.table}
+
+    def read(self, name: str, params: dict[str, Any] | None = None) -> sql.Rows:
+        """A diagnostic file's rows: a server-wide one from the run's one reading (``shared``),
+        any other read now."""
+        if self.shared is not None:
+            return self.shared.read(self.engine, name, params)
+        return sql.read(self.engine, name, params)
 
 
 @dataclass

@@ -25,6 +25,7 @@ from qadmin.diagnostics.model import (
     Limit,
     Result,
     Row,
+    ServerReads,
 )
 from qadmin.kinds import KINDS, Kind
 
@@ -162,6 +163,10 @@ class Diagnostic(Generic[R]):
     # Each SQL file's typed row (its fields are the file's columns on every engine: a test).
     rows: tuple[tuple[str, type[Row]], ...] = ()
     queue_only: bool = False  # needs qadmin's catalog: not run on a hand-built table
+    # Its files that read the server, not the queue (no parameters: the horizon's holders):
+    # a run over many queues reads each once (``server_reads``), and every queue's part judges
+    # that one reading. The part reads them with ``ctx.read``.
+    server_wide: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # Its metrics' default levels, where a report's ``limit`` reads them (the model cannot
@@ -194,6 +199,12 @@ def entries() -> tuple[Diagnostic[Any], ...]:
         if hasattr(loaded, "ENTRY"):
             found.append(loaded.ENTRY)
     return tuple(sorted(found, key=lambda d: (d.order, d.name)))
+
+
+def server_reads() -> ServerReads:
+    """One run's server-wide readings (status, check --all, a scrape): empty, each file read
+    the first time a queue's part asks for it."""
+    return ServerReads(frozenset(f for d in entries() for f in d.server_wide))
 
 
 def entry(name: str) -> Diagnostic[Any]:

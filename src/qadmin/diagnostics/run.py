@@ -22,6 +22,7 @@ from qadmin.diagnostics.model import (
     InspectReport,
     Options,
     Result,
+    ServerReads,
 )
 from qadmin.engines.base import Engine
 from qadmin.errors import LockTimeout, QadminError, StatementTimeout
@@ -37,24 +38,26 @@ def _collect(
 ) -> tuple[dict[str, Result | None], dict[str, BlockedPart]]:
     parts: dict[str, Result | None] = {}
     blocked: dict[str, BlockedPart] = {}
-    for entry in sorted(entries, key=lambda d: (not d.lock_free, d.order)):
-        if not entry.applies(ctx):
-            continue
-        try:
-            with ctx.engine.lock_timeout(PART_LOCK_MS):
-                parts[entry.name] = entry.collect(ctx)
-        except StatementTimeout as exc:
-            blocked[entry.name] = BlockedPart(f"{entry.name} skipped: {exc}", "", None, True, True)
-        except LockTimeout as exc:
-            seen = parts.get(ghosts.ENTRY.name)
-            holders = seen.holders if isinstance(seen, ghosts.Ghosts) else []
-            found = parts.get(locks.ENTRY.name)
-            text, session, certain = locks.blocker_of(
-                ctx, found if isinstance(found, locks.Locks) else None, holders
-            )
-            blocked[entry.name] = BlockedPart(
-                f"{entry.name} skipped: {exc}", text, session, certain
-            )
+    # One lock limit for every part: each part's own ``lock_timeout`` is then no round trip.
+    with ctx.engine.lock_timeout(PART_LOCK_MS):
+        for entry in sorted(entries, key=lambda d: (not d.lock_free, d.order)):
+            if not entry.applies(ctx):
+                continue
+            try:
+                with ctx.engine.lock_timeout(PART_LOCK_MS):
+                    parts[entry.name] = entry.collect(ctx)
+            except StatementTimeout as exc:
+                why = f"{entry.name} skipped: {exc}"
+                blocked[entry.name] = BlockedPart(why, "", None, True, True)
+            except LockTimeout as exc:
+                seen = parts.get(ghosts.ENTRY.name)
+                holders = seen.holders if isinstance(seen, ghosts.Ghosts) else []
+                found = parts.get(locks.ENTRY.name)
+                text, session, certain = locks.blocker_of(
+                    ctx, found if isinstance(found, locks.Locks) else None, holders
+                )
+                why = f"{entry.name} skipped: {exc}"
+                blocked[entry.name] = BlockedPart(why, text, session, certain)
     order = [e.name for e in entries if e.name in parts]
     return {name: parts[name] for name in order}, blocked
 
@@ -82,18 +85,21 @@ def _judge(report: InspectReport) -> InspectReport:
     return report
 
 
-def context(engine: Engine, resolved: Resolved, options: Options) -> Context:
-    """What every part reads: a qadmin queue's spec, or a profiled table's reader."""
+def context(
+    engine: Engine, resolved: Resolved, options: Options, shared: ServerReads | None = None
+) -> Context:
+    """What every part reads: a qadmin queue's spec, or a profiled table's reader (and, in a
+    run over many queues, its server-wide readings)."""
     profile, spec = resolved.profile, resolved.spec
     if profile.schema is not None:
         engine.use_schema(profile.schema)
     if spec is not None:
-        return Context(engine, spec.name, spec, options, profile)
+        return Context(engine, spec.name, spec, options, profile, shared=shared)
     assert resolved.shape is not None, "a table qadmin did not create has its shape"
     if profile.naive_utc:
         engine.read_naive_times_as_utc(True)
     reader = query.Reader(engine, profile, resolved.shape)
-    return Context(engine, profile.table, None, options, profile, reader)
+    return Context(engine, profile.table, None, options, profile, reader, shared)
 
 
 def bounded(ctx: Context, read: Callable[[], T]) -> T:
@@ -123,13 +129,15 @@ def inspect_resolved(
     resolved: Resolved,
     options: Options | None = None,
     only: tuple[str, ...] | None = None,
+    shared: ServerReads | None = None,
 ) -> InspectReport:
     """Every part of a queue or a profiled table (or the parts named in ``only``), and the
     findings over them. A table qadmin did not create is read through its profile; the parts
     that need qadmin's catalog (ring fill, due counts, rates from its sequences) are left
-    out, and said so."""
+    out, and said so. ``shared``: the server-wide readings of a run over many queues
+    (``registry.server_reads``)."""
     options = options or Options()
-    ctx = context(engine, resolved, options)
+    ctx = context(engine, resolved, options, shared)
     entries = registry.entries()
     if only is not None:
         entries = tuple(e for e in entries if e.name in only)

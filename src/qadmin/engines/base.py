@@ -185,6 +185,8 @@ class Engine(ABC):
             finally:
                 self._conn = None
                 self._version = None
+                # the next connection starts with the configured lock limit again
+                self.lock_ms = self.timeouts.lock_ms
 
     def sibling(self) -> Engine:
         """A second connection with the same DSN, schema and timeouts: for an operation that
@@ -463,13 +465,17 @@ class Engine(ABC):
         """Statements inside wait at most ``ms`` (never more than the connection's limit) for
         a lock: a diagnostic part during a lock incident gives up quickly and says so, instead
         of the whole inspect waiting and failing. The limit before is restored after (an outer
-        part's, when nested: explain inside inspect --deep)."""
+        part's, when nested: explain inside inspect --deep). A limit already in force is not
+        set again: status reads hundreds of queues' parts under one, two round trips a part
+        otherwise."""
         before = self.lock_ms
-        self._apply_lock_timeout(max(1, min(ms, self.timeouts.lock_ms)))
+        wanted = max(1, min(ms, self.timeouts.lock_ms))
+        if wanted != self.lock_ms:
+            self._apply_lock_timeout(wanted)
         try:
             yield
         finally:
-            if self._conn is not None:
+            if self._conn is not None and self.lock_ms != before:
                 self._apply_lock_timeout(before)
 
     def read_naive_times_as_utc(self, utc: bool) -> None:

@@ -197,6 +197,33 @@ class PostgresEngine(Engine):
                 if not cursor.nextset():
                     return results
 
+    def _begin(self, cursor: Any, write: bool, snapshot: bool = False) -> None:
+        """A read says READ ONLY in its BEGIN (psycopg's ``read_only``), not in a SET
+        TRANSACTION of its own: one round trip fewer for each of the thousands of reads a
+        status over hundreds of queues makes. A write's BEGIN says nothing (READ WRITE would
+        fail on a standby); a snapshot read sets its isolation as the base class does. The
+        setting is the connection's: it is cleared as the transaction ends (``_ended``)."""
+        if not write:
+            self._conn.read_only = True
+        super()._begin(cursor, write, snapshot)
+
+    def _commit(self, cursor: Any, write: bool) -> None:
+        super()._commit(cursor, write)
+        self._ended()
+
+    def _rollback(self) -> None:
+        super()._rollback()
+        self._ended()
+
+    def _ended(self) -> None:
+        """A read's READ ONLY ends with it: a transaction begun next on this connection by
+        other means (a caller's own cursor, a lock limit's SET) begins as the server's."""
+        conn = self._conn
+        if conn is None or conn.closed or conn.read_only is None:
+            return
+        if conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+            conn.read_only = None  # never raising over the error a failed rollback carries
+
     def run_outside_transaction(self, statement: str) -> list[Row]:
         """In autocommit: psycopg otherwise opens a transaction block, which VACUUM and the
         CONCURRENTLY forms refuse."""

@@ -25,7 +25,7 @@ from qadmin.diagnostics.entries import claims as claims_entry
 from qadmin.diagnostics.entries import dead_letters
 from qadmin.diagnostics.entries import pause as pause_entry
 from qadmin.diagnostics.entries import size as size_entry
-from qadmin.diagnostics.model import PART_LOCK_MS, InspectReport, Options
+from qadmin.diagnostics.model import PART_LOCK_MS, InspectReport, Options, ServerReads
 from qadmin.engines.base import CATALOG_TABLE, Engine
 from qadmin.errors import LockTimeout, NotFound, QadminError
 from qadmin.profiles import detect, query, queue_names
@@ -227,17 +227,22 @@ Each = Callable[[Item, StatusLine, InspectReport | None], None]
 
 
 def _line(
-    engine: Engine, item: Item, options: Options, each: Each | None = None
+    engine: Engine,
+    item: Item,
+    options: Options,
+    shared: ServerReads,
+    each: Each | None = None,
 ) -> StatusLine | None:
-    """The item judged; None for a queue found by the catalog that is gone since (dropped
-    while status ran); a declared table that is missing stays a line saying so."""
+    """The item judged (``shared``: the run's server-wide readings, read once for every
+    queue); None for a queue found by the catalog that is gone since (dropped while status
+    ran); a declared table that is missing stays a line saying so."""
     line = StatusLine(item.name, item.schema, item.table, item.queue, item.what)
     started = time.monotonic()
     report: InspectReport | None = None
     try:
         engine.use_schema(item.schema)
         engine.read_naive_times_as_utc(item.resolved.profile.naive_utc)
-        report = run.inspect_resolved(engine, item.resolved, options, PARTS)
+        report = run.inspect_resolved(engine, item.resolved, options, PARTS, shared)
         _fill(line, report)
     except NotFound as exc:
         if item.what != "declared":
@@ -373,19 +378,25 @@ def gather(
     found = find(engine, declared, broken)
     status = Status(list(found.lines), found.notes)
     items = order(found.items) if order is not None else found.items
-    for n, item in enumerate(items):
-        late = deadline is not None and time.monotonic() >= deadline
-        if late and not (order is not None and n == 0):
-            line = StatusLine(item.name, item.schema, item.table, item.queue, item.what)
-            line.error = OUT_OF_TIME
-            status.lines.append(line)
-            if each is not None:
-                each(item, line, None)
-            continue
-        own = options_for(item.name) if options_for is not None else options
-        judged = _line(engine, item, own, each)
-        if judged is not None:
-            status.lines.append(judged)
+    # The server-wide parts (the horizon's holders) are read once, for every queue: each
+    # queue's judgement is the one check NAME makes from the same reading.
+    shared = registry.server_reads()
+    # Every queue's reads wait at most PART_LOCK_MS for a lock, as each part does: the limit
+    # set once for the run, not twice a queue (nor a scrape's sequences read twice more).
+    with engine.lock_timeout(PART_LOCK_MS):
+        for n, item in enumerate(items):
+            late = deadline is not None and time.monotonic() >= deadline
+            if late and not (order is not None and n == 0):
+                line = StatusLine(item.name, item.schema, item.table, item.queue, item.what)
+                line.error = OUT_OF_TIME
+                status.lines.append(line)
+                if each is not None:
+                    each(item, line, None)
+                continue
+            own = options_for(item.name) if options_for is not None else options
+            judged = _line(engine, item, own, shared, each)
+            if judged is not None:
+                status.lines.append(judged)
     for line in status.lines:
         if line.error is not None:
             line.worst = line.worst or f"not read: {line.error}"

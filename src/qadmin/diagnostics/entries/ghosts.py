@@ -141,7 +141,7 @@ def co_holders(holders: list[Holder], min_age_s: float) -> list[Holder]:
 
 def collect(ctx: Context) -> Ghosts:
     dead = sql.read(ctx.engine, "ghosts", ctx.params)
-    holders = sql.read(ctx.engine, "horizon")
+    holders = ctx.read("horizon")  # server-wide: one reading for a whole status run
     notes = [p.note for p in (dead, holders) if p.note]
     privilege = ctx.engine.base_hooks.horizon_notes(holders.rows)
     notes += privilege
@@ -269,6 +269,7 @@ ENTRY: Diagnostic[Ghosts] = Diagnostic(
     order=30,
     sql=("ghosts", "horizon"),
     rows=(("ghosts", GhostFacts), ("horizon", Holder)),
+    server_wide=("horizon",),
     collect=collect,
     rule=rule,
     lock_free=True,

@@ -68,9 +68,26 @@ class Locks(Result):
         return max((float(w.wait_s or 0) for w in self.waits), default=0.0)
 
 
+@dataclass(frozen=True)
+class LockWaiting(Row):
+    """The row of lock_waiting.sql: lock requests waiting anywhere on the server."""
+
+    waiting: Number | None = None
+
+
 def collect(ctx: Context) -> Locks:
+    if ctx.shared is not None and _none_waiting(ctx):
+        return Locks()  # nobody waits on any lock, so nobody on this queue's table
     part = sql.read(ctx.engine, "locks", ctx.params)
     return Locks(part.typed(LockWait), [part.note] if part.note else [], part.note is None)
+
+
+def _none_waiting(ctx: Context) -> bool:
+    """In a run over many queues, whether the run's one reading of the server's waiting lock
+    requests found none (an engine without that file, or a role that may not read it: not
+    known, so each queue's waits are read)."""
+    read = ctx.read("lock_waiting")
+    return read.note is None and sql.as_int(read.first_typed(LockWaiting).waiting) == 0
 
 
 # blocker_source values for a holder that is a guess, or that could not be found at all.
@@ -183,11 +200,12 @@ def _fix(wait: LockWait, report: InspectReport) -> str:
 ENTRY: Diagnostic[Locks] = Diagnostic(
     name="locks",
     order=40,
-    sql=("locks", "lock_holders"),
+    sql=("locks", "lock_holders", "lock_waiting"),
     collect=collect,
     rule=rule,
     lock_free=True,
-    rows=(("locks", LockWait), ("lock_holders", LockHolder)),
+    rows=(("locks", LockWait), ("lock_holders", LockHolder), ("lock_waiting", LockWaiting)),
+    server_wide=("lock_waiting",),
     metrics=(
         Metric(
             "lock_wait",
