@@ -391,7 +391,12 @@ EXIT_WORDS = {
         "when the queue cannot take back exactly the undelivered). Any other command whose "
         "output cannot be written (stdout closed, `>&-`, or full, `> /dev/full`) says "
         "`qadmin: error: output failed (No space left on device)` and exits 11 too; what a "
-        "command that writes (`push`) did is committed, only its printout is lost"
+        "command that writes (`push`) did is committed, only its printout is lost. A reader "
+        "that goes away (`\\| head -1`) is no failure of a command that only reads (exit 0), "
+        "but `push` and the commands that take `--yes` exit 11 (`output failed (the reader "
+        "closed the pipe): what was done is done`: their ids are lost), and `check`, "
+        "`check --all` and `status` keep their verdict's exit code (a wrapper that stops "
+        "reading never turns CRITICAL into OK)"
     ),
     "EXIT_INTERRUPTED": (
         "interrupted by Ctrl-C (SIGINT); SIGHUP is 129 and SIGTERM 143 (128 + the signal, as a "
