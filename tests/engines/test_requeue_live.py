@@ -121,3 +121,36 @@ def test_requeue_skip_live_does_not_kill_a_live_claim_at_its_last_attempt(label,
     finally:
         slow.close()
         engine.close()
+
+
+@pytest.mark.parametrize("label", SERVERS)
+def test_requeue_passes_a_claim_whose_row_is_locked(label, request, tmp_path):
+    """A consumer's ack in progress (its transaction open on the row) is skipped, not waited
+    for: the other stale claims are released at once (one locked row had failed the whole
+    requeue with exit 8, so a cron requeue never released anything), and the next requeue
+    takes the row if it is still stale."""
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    busy = target.engine()
+    try:
+        spec = _claim_queue(engine, "locked", max_attempts=5)
+        messages.push(engine, spec, [b"acking", b"lost", b"lost too"])
+        claimed = messages.pop(engine, spec, 3)
+        _age_claims(engine, spec)
+        acking = next(m for m in claimed if m.payload == b"acking")
+        with busy.transaction() as execute:  # the consumer's ack, not yet committed
+            execute(
+                busy.hooks.render("UPDATE {table} SET claimed_by = 'acking' WHERE id = :id", spec),
+                {"id": acking.id},
+            )
+            done = invoke_on(
+                target, "requeue", "locked", "--stale-after", "60", "--yes", "--format", "json"
+            )
+            assert done.exit_code == 0, done.stderr
+            released = {r["id"] for r in _json(done)}
+            assert released == {m.id for m in claimed} - {acking.id}
+        again = claims_part.requeue(engine, spec, 60)
+        assert again.requeued == [acking.id]
+    finally:
+        busy.close()
+        engine.close()

@@ -200,10 +200,12 @@ ORDER BY processing_started_at
 -- A stale claim at its last allowed attempt (max_attempts) is a message that killed its
 -- consumer every time (it never reached fail): it moves to the dead table with an error entry
 -- saying so, instead of being released forever; the rest are released (one transaction).
+-- READPAST skips a stale claim whose row is locked (its consumer's ack in progress): one such
+-- row never blocks the rest (UNVERIFIED: no SQL Server here; the T-SQL gate parses it).
 DECLARE @cutoff datetime2 = DATEADD(SECOND, -:stale_s, SYSUTCDATETIME());
 DECLARE @max int = (SELECT TRY_CAST(JSON_VALUE(options, '$.max_attempts') AS int)
                     FROM {catalog} WHERE name = {table.bare_lit});
-UPDATE {table}
+UPDATE {table} WITH (ROWLOCK, READPAST)
 SET last_error = CONCAT(N'claim went stale after attempt ', attempts, N' (consumer lost)'),
     failed_at = SYSUTCDATETIME(),
     errors = JSON_MODIFY(
@@ -215,13 +217,13 @@ SET last_error = CONCAT(N'claim went stale after attempt ', attempts, N' (consum
                 SYSUTCDATETIME() AS [at]
          FOR JSON PATH, WITHOUT_ARRAY_WRAPPER)))
 WHERE processing_started_at < @cutoff AND attempts >= @max;
-DELETE FROM {table}
+DELETE FROM {table} WITH (ROWLOCK, READPAST)
 OUTPUT deleted.id, deleted.enqueued_at, deleted.attempts, deleted.last_error,
        deleted.errors, SYSUTCDATETIME(), deleted.payload
 INTO {dead} (id, enqueued_at, attempts, last_error, errors, died_at, payload)
 OUTPUT deleted.id, CAST(1 AS bit) AS dead
 WHERE processing_started_at < @cutoff AND attempts >= @max;
-UPDATE {table}
+UPDATE {table} WITH (ROWLOCK, READPAST)
 SET processing_started_at = NULL, claimed_by = NULL, claimed_session = NULL
 OUTPUT inserted.id, CAST(0 AS bit) AS dead
 WHERE processing_started_at < @cutoff;

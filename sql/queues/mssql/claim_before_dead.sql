@@ -4,7 +4,7 @@
 -- and never moves a message. Requeue only releases.
 
 -- name: requeue
-UPDATE {table}
+UPDATE {table} WITH (ROWLOCK, READPAST)
 SET processing_started_at = NULL, claimed_by = NULL, claimed_session = NULL
 OUTPUT inserted.id
 WHERE processing_started_at < DATEADD(SECOND, -:stale_s, SYSUTCDATETIME())

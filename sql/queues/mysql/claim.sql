@@ -176,6 +176,10 @@ LIMIT :limit
 -- A stale claim at its last allowed attempt (max_attempts) is a message that killed its
 -- consumer every time (it never reached fail): it moves to the dead table with an error entry
 -- saying so, instead of being released forever; the rest are released (one transaction).
+-- The stale claims are locked first with SKIP LOCKED and their ids kept in @qadmin_ids: a
+-- row locked by its consumer's ack or fail in progress (or a transaction left open) is
+-- skipped, and the statements after touch only the ids taken, so one such row never blocks
+-- the rest; the next requeue takes it if it is still stale.
 -- With :include_live = 0 (requeue --skip-live), a claim whose session is still connected is
 -- neither (live_sessions and claim_gone in fragments.sql); 1 judges it by its age alone.
 SET @qadmin_cutoff = UTC_TIMESTAMP(6) - INTERVAL :stale_s SECOND
@@ -188,32 +192,37 @@ SET @qadmin_max = (SELECT CAST(JSON_UNQUOTE(JSON_EXTRACT(options, '$.max_attempt
                    FROM {catalog} WHERE name = {table.bare_lit})
 
 -- name: requeue
-SELECT id, COALESCE(attempts >= @qadmin_max, 0) AS dead
-FROM {table} WHERE processing_started_at < @qadmin_cutoff AND {claim_gone()} FOR UPDATE
+SELECT COALESCE(JSON_ARRAYAGG(s.id), JSON_ARRAY()) INTO @qadmin_ids
+FROM (SELECT id FROM {table}
+      WHERE processing_started_at < @qadmin_cutoff AND {claim_gone()}
+      FOR UPDATE SKIP LOCKED) AS s
+
+-- name: requeue
+SELECT q.id, COALESCE(q.attempts >= @qadmin_max, 0) AS dead
+FROM {taken_rows()}
 
 -- name: requeue
 INSERT INTO {dead} (id, enqueued_at, attempts, last_error, errors, died_at, payload)
-SELECT id, enqueued_at, attempts,
-       CONCAT('claim went stale after attempt ', attempts, ' (consumer lost)'),
+SELECT q.id, q.enqueued_at, q.attempts,
+       CONCAT('claim went stale after attempt ', q.attempts, ' (consumer lost)'),
        JSON_ARRAY_APPEND(
-           IF(JSON_LENGTH(COALESCE(errors, JSON_ARRAY())) >= {errors_kept},
-              JSON_REMOVE(errors, '$[1]'), COALESCE(errors, JSON_ARRAY())),
+           IF(JSON_LENGTH(COALESCE(q.errors, JSON_ARRAY())) >= {errors_kept},
+              JSON_REMOVE(q.errors, '$[1]'), COALESCE(q.errors, JSON_ARRAY())),
            '$', JSON_OBJECT(
-               'attempt', attempts,
-               'error', CONCAT('claim went stale after attempt ', attempts, ' (consumer lost)'),
+               'attempt', q.attempts,
+               'error', CONCAT('claim went stale after attempt ', q.attempts, ' (consumer lost)'),
                'at', UTC_TIMESTAMP(6))),
-       UTC_TIMESTAMP(6), payload
-FROM {table} WHERE processing_started_at < @qadmin_cutoff AND {claim_gone()}
-  AND attempts >= @qadmin_max
+       UTC_TIMESTAMP(6), q.payload
+FROM {taken_rows()}
+WHERE q.attempts >= @qadmin_max
 
 -- name: requeue
-DELETE FROM {table} WHERE processing_started_at < @qadmin_cutoff AND {claim_gone()}
-  AND attempts >= @qadmin_max
+DELETE q FROM {taken_rows()}
+WHERE q.attempts >= @qadmin_max
 
 -- name: requeue
-UPDATE {table}
-SET processing_started_at = NULL, claimed_by = NULL, claimed_session = NULL
-WHERE processing_started_at < @qadmin_cutoff AND {claim_gone()}
+UPDATE {taken_rows()}
+SET q.processing_started_at = NULL, q.claimed_by = NULL, q.claimed_session = NULL
 
 -- name: dead_depth
 -- Bounded like inspect's other counts: at most :limit rows are counted.

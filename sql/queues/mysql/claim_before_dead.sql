@@ -10,9 +10,15 @@ SET @qadmin_cutoff = UTC_TIMESTAMP(6) - INTERVAL :stale_s SECOND
 {live_sessions()}
 
 -- name: requeue
-SELECT id FROM {table} WHERE processing_started_at < @qadmin_cutoff AND {claim_gone()} FOR UPDATE
+-- A stale claim whose row is locked (an ack in progress) is skipped, as claim.sql's.
+SELECT COALESCE(JSON_ARRAYAGG(s.id), JSON_ARRAY()) INTO @qadmin_ids
+FROM (SELECT id FROM {table}
+      WHERE processing_started_at < @qadmin_cutoff AND {claim_gone()}
+      FOR UPDATE SKIP LOCKED) AS s
 
 -- name: requeue
-UPDATE {table}
-SET processing_started_at = NULL, claimed_by = NULL, claimed_session = NULL
-WHERE processing_started_at < @qadmin_cutoff AND {claim_gone()}
+SELECT q.id FROM {taken_rows()}
+
+-- name: requeue
+UPDATE {taken_rows()}
+SET q.processing_started_at = NULL, q.claimed_by = NULL, q.claimed_session = NULL

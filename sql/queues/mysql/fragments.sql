@@ -30,6 +30,9 @@
 -- to the dead table); claim_gone is true when the claiming session (claimed_session, the
 -- consumer's CONNECTION_ID()) is not among them, or the caller passed include_live = 1. A
 -- user without PROCESS sees only its own sessions: another user's consumer reads as gone.
+-- taken_rows: the rows (q) whose ids a requeue locked (SKIP LOCKED) into @qadmin_ids: the id
+-- list drives, each row found by its primary key (forced: on a small table the optimizer
+-- scanned it and waited on the very row SKIP LOCKED had passed).
 -- extends: queues/common/fragments.sql (the fragments shared with other engines)
 --
 -- The rest are pieces of the kinds' routines written once here, called {name()} from the
@@ -373,6 +376,10 @@ END
 -- name: live_sessions
 SET @qadmin_live = (SELECT COALESCE(JSON_ARRAYAGG(ID), JSON_ARRAY())
                     FROM information_schema.PROCESSLIST)
+
+-- name: taken_rows
+JSON_TABLE(@qadmin_ids, '$[*]' COLUMNS (id BIGINT PATH '$')) AS t
+STRAIGHT_JOIN {table} AS q FORCE INDEX (PRIMARY) ON q.id = t.id
 
 -- name: claim_gone
 (:include_live = 1 OR claimed_session IS NULL

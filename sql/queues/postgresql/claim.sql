@@ -242,16 +242,25 @@ LEFT JOIN LATERAL (SELECT * FROM w WHERE w.processing_started_at IS NOT NULL
 -- A stale claim at its last allowed attempt (max_attempts) is a message that killed its
 -- consumer every time (it never reached fail): it moves to the dead table with an error entry
 -- saying so, instead of being released forever. The rest are released; both in one
--- transaction, each row reported with dead true or false.
+-- statement, each row reported with dead true or false.
+-- A stale claim whose row is locked (its consumer's ack or fail is being written, or its
+-- transaction is still open) is skipped (SKIP LOCKED): one such row never blocks the others,
+-- and the next requeue takes it if it is still stale.
 -- With :include_live = 0 (requeue --skip-live), a claim whose session is still connected is
--- neither (claim_gone in fragments.sql; the transaction reads pg_stat_activity once, so both
--- statements see the same sessions); 1 judges every claim by its age alone.
-WITH gone AS (
-    DELETE FROM {table} AS q
+-- neither (claim_gone in fragments.sql); 1 judges every claim by its age alone.
+WITH stale AS (
+    SELECT q.id,
+           coalesce(q.attempts >= (SELECT (c.options::jsonb ->> 'max_attempts')::integer
+                                     FROM {catalog} AS c WHERE c.name = {table.bare_lit}),
+                    false) AS dead
+    FROM {table} AS q
     WHERE q.processing_started_at < clock_timestamp() - make_interval(secs => :stale_s)
       AND {claim_gone()}
-      AND q.attempts >= (SELECT (c.options::jsonb ->> 'max_attempts')::integer
-                         FROM {catalog} AS c WHERE c.name = {table.bare_lit})
+    FOR UPDATE OF q SKIP LOCKED
+), gone AS (
+    DELETE FROM {table} AS q
+    USING stale AS s
+    WHERE q.id = s.id AND s.dead
     RETURNING q.*
 ), moved AS (
     INSERT INTO {dead} (id, enqueued_at, attempts, last_error, errors, payload)
@@ -265,15 +274,16 @@ WITH gone AS (
     CROSS JOIN LATERAL (SELECT 'claim went stale after attempt ' || g.attempts
                                || ' (consumer lost)' AS error) AS e
     RETURNING id
+), released AS (
+    UPDATE {table} AS q
+    SET processing_started_at = NULL, claimed_by = NULL, claimed_session = NULL
+    FROM stale AS s
+    WHERE q.id = s.id AND NOT s.dead
+    RETURNING q.id
 )
 SELECT m.id, true AS dead FROM moved AS m
-
--- name: requeue
-UPDATE {table} AS q
-SET processing_started_at = NULL, claimed_by = NULL, claimed_session = NULL
-WHERE q.processing_started_at < clock_timestamp() - make_interval(secs => :stale_s)
-  AND {claim_gone()}
-RETURNING q.id, false AS dead
+UNION ALL
+SELECT r.id, false AS dead FROM released AS r
 
 -- name: dead_depth
 -- Bounded like inspect's other counts: at most :limit rows are counted.

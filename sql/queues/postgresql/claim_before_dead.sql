@@ -7,8 +7,11 @@
 SELECT id, attempts FROM {fail}(:id, :error, :retry)
 
 -- name: requeue
+-- A stale claim whose row is locked (an ack in progress) is skipped, as claim.sql's.
 UPDATE {table} AS q
 SET processing_started_at = NULL, claimed_by = NULL, claimed_session = NULL
-WHERE q.processing_started_at < clock_timestamp() - make_interval(secs => :stale_s)
-  AND {claim_gone()}
+WHERE q.id IN (SELECT s.id FROM {table} AS s
+                WHERE s.processing_started_at < clock_timestamp() - make_interval(secs => :stale_s)
+                  AND {claim_gone()}
+                FOR UPDATE SKIP LOCKED)
 RETURNING q.id

@@ -557,7 +557,13 @@ def requeue(
         listed = claims_part.measure_profile(ctx).stale
         stale = claims_part.releasable(listed, skip_live)
         released = claims_part.requeue_profile(ctx, [c["id"] for c in stale], skip_live)
-        rows = [{"id": i, "outcome": "requeued"} for i in released]
+        rows = [{"id": i, "outcome": "requeued"} for i in released.done]
+        if released.busy:
+            render.note(
+                f"qadmin: {name}: {len(released.busy):,} stale claims passed: their rows stayed "
+                "locked (a worker's ack in progress, or a transaction left open); the next "
+                "requeue tries them again"
+            )
         kept = claims_part.live(listed)
     _skipped(name, kept if guarded else [], "")
     if not rows and not (guarded and kept):  # a cron job's log: the run found nothing

@@ -23,7 +23,7 @@ from qadmin.diagnostics.registry import (
     kind_has,
 )
 from qadmin.engines.base import Engine
-from qadmin.errors import PermissionMissing, UsageError, counted
+from qadmin.errors import LockTimeout, PermissionMissing, UsageError, counted
 from qadmin.kinds import QueueSpec
 from qadmin.profiles import query
 from qadmin.profiles.model import Profile
@@ -434,10 +434,20 @@ def _claim_row(
     }
 
 
-def requeue_profile(ctx: Context, ids: list[Any], skip_live: bool = False) -> list[Any]:
+@dataclass(frozen=True)
+class Released:
+    """What a requeue of a profiled table did: the claims given back, and those whose row
+    stayed locked past the lock timeout (a worker's ack in progress), left for the next run."""
+
+    done: list[Any]
+    busy: list[Any]
+
+
+def requeue_profile(ctx: Context, ids: list[Any], skip_live: bool = False) -> Released:
     """Give back the stale claims ``ids`` through the profile's Release: each UPDATE checks
     again that its row is still claimed and still stale, so a row a live worker finished (or
-    a claim renewed) since it was listed is left alone."""
+    a claim renewed) since it was listed is left alone. A row whose lock is not granted in
+    time is passed (one busy row must not stop a cron requeue releasing the rest)."""
     reader = ctx.reader
     profile = reader.profile if reader else None
     if reader is None or profile is None or profile.release is None:
@@ -457,18 +467,22 @@ def requeue_profile(ctx: Context, ids: list[Any], skip_live: bool = False) -> li
         params["release_state"] = release.state
     stale_s = ctx.options.stale_after_s
     beat_s = _beat_limit(profile, stale_s)
-    done = []
+    done, busy = [], []
     for row_id in ids:
-        rows = reader.run(
-            "release",
-            {"filter": where, "assignments": ", ".join(sets), "stale": stale},
-            {**params, "id": row_id, "stale_s": stale_s, "beat_s": beat_s},
-            {"id_col": key},
-            write=True,
-        )
+        try:
+            rows = reader.run(
+                "release",
+                {"filter": where, "assignments": ", ".join(sets), "stale": stale},
+                {**params, "id": row_id, "stale_s": stale_s, "beat_s": beat_s},
+                {"id_col": key},
+                write=True,
+            )
+        except LockTimeout:
+            busy.append(row_id)
+            continue
         if rows and int(rows[0].get("released", 1) or 0) > 0:
             done.append(row_id)
-    return done
+    return Released(done, busy)
 
 
 def _still_stale(reader: query.Reader, skip_live: bool = False) -> str | None:
