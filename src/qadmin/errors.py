@@ -56,6 +56,8 @@ class QadminError(Exception):
         super().__init__(*args)
         # What a push had committed when this stopped it (its earlier chunks): shown first.
         self.pushed: Sequence[Committed] = []
+        # What another multi-batch command had committed (a redrive's Outcome): shown first.
+        self.partial: object | None = None
 
 
 class UsageError(QadminError):

@@ -343,7 +343,8 @@ def test_a_redrive_stopped_or_killed_part_way_loses_and_doubles_nothing(
     total = 12
     _make_dead(db, ["boom"] * total)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "qadmin", "redrive", "q", "--all", "--rate", "4/s", "--yes", *db],
+        [sys.executable, "-m", "qadmin", "redrive", "q", "--all", "--rate", "4/s", "--yes"]
+        + ["--format", "json", *db],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -352,7 +353,7 @@ def test_a_redrive_stopped_or_killed_part_way_loses_and_doubles_nothing(
     while _count_everywhere(target, total, settled=False)[1] < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
     proc.send_signal(stop)
-    _, err = proc.communicate(timeout=60)
+    out, err = proc.communicate(timeout=60)
     died, waiting = _count_everywhere(target, total)
     assert 0 < died < total, "stopped part way"
     if stop == signal.SIGINT:
@@ -361,6 +362,9 @@ def test_a_redrive_stopped_or_killed_part_way_loses_and_doubles_nothing(
             f"qadmin: interrupted: redrive: moved {waiting} dead messages (committed); "
             "the rest are still dead"
         )
+        # what committed is printed all the same: the old -> new ids are not lost with the stop
+        moved = json.loads(out)["moved"]
+        assert len(moved) == waiting and all(m["new_id"] for m in moved), out
     else:
         assert proc.returncode == -signal.SIGKILL
     done = _json(db, "redrive", "q", "--all", "--yes")

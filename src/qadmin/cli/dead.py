@@ -22,7 +22,7 @@ from qadmin.cli.options import (
     format_option,
 )
 from qadmin.engines.base import Engine
-from qadmin.errors import UsageError, counted
+from qadmin.errors import QadminError, UsageError, counted
 from qadmin.kinds import QueueSpec
 from qadmin.ops import dead, dead_jobs
 from qadmin.profiles import query
@@ -402,7 +402,12 @@ def _act(
         if not yes and sys.stdin.isatty():  # what the name typed will take, before asking
             render.note(_would(run(True)))
         confirm(f"{action} dead messages of", name, yes, to)
-    done = run(dry_run)
+    try:
+        done = run(dry_run)
+    except QadminError as exc:  # stopped: what the batches before it committed, printed first
+        if isinstance(exc.partial, dead.Outcome):
+            render.document(exc.partial.to_json_dict(), fmt)
+        raise
     render.document(done.to_json_dict(), fmt)
     if dry_run and render.resolve_format(fmt) in ("table", "plain"):
         render.note(_would(done, shown=None))  # a dry run names every id it would take

@@ -420,8 +420,9 @@ def move(
             if pace is not None:  # the next batch waits until the rate allows it
                 time.sleep(max(0.0, started + len(done.ids) / pace.per_s - time.monotonic()))
     except KeyboardInterrupt:  # between batches: every one before it committed, none open
-        raise Interrupted(
-            f"{action.name}: {done.so_far()} (committed); the rest are still dead"
+        raise _with(
+            Interrupted(f"{action.name}: {done.so_far()} (committed); the rest are still dead"),
+            done,
         ) from None
 
 
@@ -490,21 +491,35 @@ def _batch(
             break
         except Deadlock:
             if attempt == DEADLOCK_RETRIES - 1:
-                raise Deadlock(
-                    f"{done.action.name}: deadlocked {DEADLOCK_RETRIES} times; {done.so_far()}"
+                raise _with(
+                    Deadlock(
+                        f"{done.action.name}: deadlocked {DEADLOCK_RETRIES} times; {done.so_far()}"
+                    ),
+                    done,
                 ) from None
         except QadminError as exc:
             if done.ids:
                 exc.args = (f"{exc}; {done.so_far()} before it (committed)",)
+            _with(exc, done)
             raise
     taken, gone, moved = result
     done.ids.extend(taken)
     done.gone.extend(gone)
     done.moved.extend(moved)
     if held.signum is not None:
-        raise Interrupted(
-            f"{done.action.name}: {done.so_far()} (committed); the rest are still dead"
+        raise _with(
+            Interrupted(
+                f"{done.action.name}: {done.so_far()} (committed); the rest are still dead"
+            ),
+            done,
         )
+
+
+def _with(exc: QadminError, done: _Tally) -> QadminError:
+    """``exc`` carrying what its batches had committed (the CLI prints it first: a redrive's
+    old -> new ids must not be lost with the stop)."""
+    exc.partial = done.outcome()
+    return exc
 
 
 def _one_batch(
