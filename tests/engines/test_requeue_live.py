@@ -154,3 +154,35 @@ def test_requeue_passes_a_claim_whose_row_is_locked(label, request, tmp_path):
     finally:
         busy.close()
         engine.close()
+
+
+def test_a_requeue_blocked_by_a_table_lock_names_the_holder(request, tmp_path):
+    """A lock on the whole table (the rows' own are passed) still stops a requeue: its exit-8
+    line names the session holding it and how to end it, as a read-only command's does."""
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    holder = target.engine()
+    try:
+        spec = _claim_queue(engine, "tablelocked")
+        messages.push(engine, spec, [b"m"])
+        messages.pop(engine, spec, 1)
+        _age_claims(engine, spec)
+        pid = holder.query("SELECT pg_backend_pid() AS p")[0]["p"]
+        with holder.transaction() as execute:
+            execute(holder.hooks.render("LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE", spec))
+            done = invoke_on(
+                target,
+                "--lock-timeout",
+                "300ms",
+                "requeue",
+                "tablelocked",
+                "--stale-after",
+                "60",
+                "--yes",
+            )
+        assert done.exit_code == 8, done.stderr
+        assert f"blocked by session {pid}" in done.stderr, done.stderr
+        assert f"pg_terminate_backend({pid})" in done.stderr, done.stderr
+    finally:
+        holder.close()
+        engine.close()

@@ -26,7 +26,7 @@ from qadmin.catalog.reads import COUNT_LIMIT as COUNT_LIMIT
 from qadmin.catalog.reads import DeadDepth as DeadDepth
 from qadmin.catalog.reads import dead_depth
 from qadmin.diagnostics.entries import locks
-from qadmin.diagnostics.model import PART_LOCK_MS, Context, Options
+from qadmin.diagnostics.model import PART_LOCK_MS
 from qadmin.engines.base import Engine, Execute
 from qadmin.errors import (
     Deadlock,
@@ -265,7 +265,7 @@ def listing(
     except StatementTimeout:
         raise
     except LockTimeout as exc:  # who holds it, read at once while the lock is still held
-        raise LockTimeout(_blocked(engine, spec, exc)) from None
+        raise LockTimeout(locks.blocked_line(engine, spec, exc, "dead")) from None
     out = []
     for row in rows:
         errors = _errors(row["errors"])
@@ -315,16 +315,6 @@ def _when(value: Any) -> str | None:
         return iso(value)
     except ValueError:
         return value
-
-
-def _blocked(engine: Engine, spec: QueueSpec, exc: LockTimeout) -> str:
-    """The listing's lock timeout in one line, naming the session in the way as explain does."""
-    text, session, certain = locks.blocker_of(Context(engine, spec.name, spec, Options()), None, [])
-    line = f"dead: {exc}; blocked by {text}"
-    if session is not None:
-        end = engine.base_hooks.end_session(session)
-        line += f"; end it if stuck: {end}" if certain else f"; {locks.CONFIRM}{end}"
-    return line
 
 
 # Messages one transaction moves or removes (without --rate): short locks, bounded undo.

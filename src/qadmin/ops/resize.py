@@ -14,8 +14,9 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from qadmin.diagnostics.entries import locks
 from qadmin.engines.base import Engine, Execute
-from qadmin.errors import Deadlock, UnsupportedError, UsageError
+from qadmin.errors import Deadlock, LockTimeout, StatementTimeout, UnsupportedError, UsageError
 from qadmin.kinds import MAX_CAPACITY, QueueSpec
 
 DEADLOCK_RETRIES = 5  # as pop and push: a busy queue's victim runs again, a few times
@@ -147,6 +148,10 @@ def resize(
             if attempt == DEADLOCK_RETRIES:
                 raise
             time.sleep(0.05 * attempt)
+        except LockTimeout as exc:
+            if isinstance(exc, StatementTimeout):
+                raise
+            raise LockTimeout(locks.blocked_line(engine, spec, exc, "resize")) from None
     raise AssertionError("unreachable")
 
 

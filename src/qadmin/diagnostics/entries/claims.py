@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from qadmin.catalog import sql
-from qadmin.diagnostics.entries import size
+from qadmin.diagnostics.entries import locks, size
 from qadmin.diagnostics.model import WARNING, Context, Finding, InspectReport, Result
 from qadmin.diagnostics.registry import (
     EXACT,
@@ -23,7 +23,14 @@ from qadmin.diagnostics.registry import (
     kind_has,
 )
 from qadmin.engines.base import Engine
-from qadmin.errors import LockTimeout, PermissionMissing, UsageError, counted
+from qadmin.errors import (
+    Deadlock,
+    LockTimeout,
+    PermissionMissing,
+    StatementTimeout,
+    UsageError,
+    counted,
+)
 from qadmin.kinds import QueueSpec
 from qadmin.profiles import query
 from qadmin.profiles.model import Profile
@@ -209,7 +216,12 @@ def requeue(
     connection outlives the worker; an ack that failed leaves the claim behind), and a claim
     nobody finishes would never be served again."""
     params = {"stale_s": int(stale_after_s), "include_live": int(not skip_live)}
-    rows = engine.run(engine.hooks.section(spec, "requeue"), params)
+    try:
+        rows = engine.run(engine.hooks.section(spec, "requeue"), params)
+    except LockTimeout as exc:  # a table lock (the rows' own are passed): name its holder
+        if isinstance(exc, StatementTimeout | Deadlock):
+            raise
+        raise LockTimeout(locks.blocked_line(engine, spec, exc, "requeue")) from None
     outcome: dict[int, bool] = {}
     for row in rows:  # MySQL/MariaDB: the locked rows first, then what happened to them
         if row.get("id") is not None:

@@ -16,6 +16,7 @@ from qadmin.diagnostics.model import (
     Finding,
     InspectReport,
     Number,
+    Options,
     Result,
     Row,
 )
@@ -24,6 +25,8 @@ from qadmin.engines.dialect import Dialect
 
 if TYPE_CHECKING:
     from qadmin.diagnostics.entries.ghosts import Holder
+    from qadmin.engines.base import Engine
+    from qadmin.kinds import QueueSpec
 
 
 @dataclass(frozen=True)
@@ -343,3 +346,14 @@ def blocker_of(
         )
         return text, who, False
     return "a session qadmin cannot see", None, False
+
+
+def blocked_line(engine: Engine, spec: QueueSpec, exc: Exception, what: str) -> str:
+    """A command's lock timeout in one line, naming the session in the way as a read-only
+    command's does (read at once, while the lock is still held), and how to end it."""
+    text, session, certain = blocker_of(Context(engine, spec.name, spec, Options()), None, [])
+    line = f"{what}: {exc}; blocked by {text}"
+    if session is not None:
+        end = engine.base_hooks.end_session(session)
+        line += f"; end it if stuck: {end}" if certain else f"; {CONFIRM}{end}"
+    return line
