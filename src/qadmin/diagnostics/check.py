@@ -141,6 +141,13 @@ def evaluate(report: InspectReport) -> CheckResult:
         # A part not read judged none of its figures or findings (stale claims, dead letters
         # behind a lock): neither OK nor a WARNING from what was read can be the verdict.
         code = worst((code, UNKNOWN))
+        # a lock is named by its part_blocked finding; a statement timeout has none: said here
+        named = " ".join(not_judged)
+        not_judged += [
+            b.note
+            for name, b in report.blocked.items()
+            if b.timed_out and f"the {name} part" not in named
+        ]
     # "all within thresholds" only when nothing was left unjudged: an UNKNOWN says why alone
     if problems:
         summary = ", ".join(problems)
