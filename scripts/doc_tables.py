@@ -306,26 +306,30 @@ METRIC_FAMILY_WORDS = {
     "qadmin_scrape_queues": "queues found",
     "qadmin_scrape_queues_unread": (
         "queues found but not read (an error, a lock held on the table past a part's 1 s lock "
-        "wait, the scrape timeout): their `qadmin_queue_status` is 3, and the figures that "
-        "were read still show"
+        "wait, the scrape timeout): their `qadmin_queue_status` is 3 (2 when what was read of a "
+        "queue is CRITICAL, as check's verdict), and the figures that were read still show"
     ),
     "qadmin_queue_status": (
         "check's verdict, with the thresholds `check --all` takes from the config's `[check]` "
         "([below](#nagios-and-icinga-qadmin-check---all)): 0 OK, 1 WARNING, 2 CRITICAL, 3 "
-        "UNKNOWN (not read)"
+        "UNKNOWN (not read, or a part of it a lock kept from being read: CRITICAL still wins)"
     ),
     "qadmin_queue_depth": "messages waiting and due (a claim queue's claimed ones are apart)",
     "qadmin_queue_scheduled": "messages waiting that are not due yet",
     "qadmin_queue_oldest_age_seconds": "age of the oldest due message; 0 when empty",
     "qadmin_queue_claimed": "messages claimed by a consumer (status's `running`)",
-    "qadmin_queue_stale_claims": "claims older than `--stale-after` (default 300 s)",
+    "qadmin_queue_stale_claims": (
+        "claims older than `--stale-after` (default 300 s), counted among the claims listed "
+        "(the first 1,000, or a window of ids behind dead entries): a floor when more lie past "
+        "them (`qadmin_queue_quality`)"
+    ),
     "qadmin_queue_dead": "dead letters (claim queues), or a library's failed jobs",
     "qadmin_queue_ring_fill_ratio": "a ring's depth / capacity",
     "qadmin_queue_paused": "1 while `qadmin pause` stops the queue's pops, else 0 (qadmin queues)",
     "qadmin_queue_paused_seconds": "how long the queue has been paused (present only while it is)",
     "qadmin_queue_quality": (
         "1 for each figure that is not exact, labels `figure` (`depth`, `oldest_age`, "
-        "`claimed`, `dead`) and `quality` (`floor` or `estimate`)"
+        "`claimed`, `stale_claims`, `dead`) and `quality` (`floor` or `estimate`)"
     ),
     "qadmin_queue_read_seconds": "how long reading the queue took",
     "qadmin_queue_pushed_total": (

@@ -162,3 +162,39 @@ def drain_payloads(
 def drain_ids(engine: Engine, queue: QueueSpec | str, batch: int = 100) -> list[tuple[int, bytes]]:
     """``drain``'s (id, payload) pairs."""
     return [(m.id, m.payload) for m in drain(engine, queue, batch)]
+
+
+# --- another session ----------------------------------------------------------------------------
+
+
+@contextmanager
+def table_locked(target: Any, table: str) -> Iterator[str]:
+    """Another session holding ``table`` of ``target`` (tests.conftest.Target) locked, as a
+    DBA's psql does during an incident: PostgreSQL ACCESS EXCLUSIVE, MariaDB/MySQL LOCK TABLES
+    ... WRITE; yields that session's id, released on exit."""
+    if target.label == "postgresql":
+        import psycopg
+
+        with psycopg.connect(target.dsn) as pg:
+            pg.execute(f'LOCK TABLE "{target.schema}"."{table}" IN ACCESS EXCLUSIVE MODE')
+            try:
+                yield str(pg.info.backend_pid)
+            finally:
+                pg.rollback()
+        return
+    import pymysql
+
+    from tests.conftest import MY_HOST
+
+    my = pymysql.connect(host=MY_HOST, user="root", password="", database=target.schema)
+    try:
+        with my.cursor() as cur:
+            cur.execute(f"LOCK TABLES `{table}` WRITE")
+            cur.execute("SELECT CONNECTION_ID()")
+            (session,) = cur.fetchone()
+            try:
+                yield str(session)
+            finally:
+                cur.execute("UNLOCK TABLES")
+    finally:
+        my.close()

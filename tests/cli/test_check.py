@@ -110,3 +110,38 @@ def test_performance_data_carries_the_default_thresholds(tmp_path):
     perf = result.stdout.split("|", 1)[1].split()
     assert "ring_fill=1;0.9;1;0" in perf, result.stdout
     assert result.exit_code == 2 and "ring_nearly_full" in result.stdout  # full: critical
+
+
+@pytest.mark.parametrize("label", ["postgresql", "mariadb"])
+def test_a_part_a_lock_kept_unread_is_unknown_naming_the_holder_unless_critical(
+    label, request, tmp_path
+):
+    """Another session holds the claim queue's table locked: the parts that read it give up
+    after their 1 s lock wait. What they read (depth, stale claims) is not judged, so the
+    status is UNKNOWN (3), not part_blocked's WARNING; the threshold not judged names the part
+    and the lock's holder (it said "not evaluable on postgresql"); a CRITICAL from what was
+    read (the dead table is not locked) stays CRITICAL."""
+    from tests.conftest import make_target
+    from tests.helpers import table_locked
+
+    target = make_target(label, request, tmp_path)
+    db = target.cli_args()
+    assert invoke("create", "cq", "--kind", "claim", *db).exit_code == 0
+    assert invoke("push", "cq", "a", "b", "c", "d", "e", *db).exit_code == 0
+    assert invoke("pop", "cq", "--count", "2", *db).exit_code == 0
+    given = ["--crit-depth", "3", "--crit-stale-claims", "2", "--sample", "0", *db]
+    free = check("cq", *given)
+    assert free.exit_code == 2 and free.stdout.startswith("QADMIN CRITICAL - cq: depth 3 >= 3")
+    with table_locked(target, "cq") as session:
+        held = check("cq", *given)
+        read_critical = check("cq", "--crit-dead", "0", *given)
+    line = held.stdout
+    assert held.exit_code == 3, line
+    assert line.startswith("QADMIN UNKNOWN - cq: part_blocked: ") and len(line.splitlines()) == 1
+    assert f"held by session {session}" in line, line
+    said = "stale_claims not evaluable: the claims part was blocked by a lock held by session"
+    assert f"{said} {session}" in line, line
+    assert "not evaluable on" not in line, line
+    assert read_critical.exit_code == 2, read_critical.stdout
+    assert read_critical.stdout.startswith("QADMIN CRITICAL - cq: dead 0 >= 0, part_blocked: ")
+    assert f"{said} {session}" in read_critical.stdout

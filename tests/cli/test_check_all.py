@@ -7,6 +7,7 @@ make no sense are refused in one line, exit 2."""
 from __future__ import annotations
 
 import json
+import socket
 import sqlite3
 from pathlib import Path
 
@@ -189,7 +190,6 @@ def test_each_engine_gives_its_queues_a_line_and_perfdata(label, request, tmp_pa
 
 
 def test_no_connection_is_one_unknown_line_without_the_password():
-    import socket
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -223,13 +223,109 @@ def test_a_missing_or_non_database_file_is_unknown_with_its_cause(tmp_path, cont
     assert path.exists() == (content is not None)  # never a new empty database
 
 
-def test_status_on_a_file_that_is_not_a_database_exits_6_with_the_cause(tmp_path):
+@pytest.mark.parametrize("fmt", ["plain", "table", "json"])
+def test_status_on_a_file_that_is_not_a_database_is_unknown_as_check_all(tmp_path, fmt):
+    """status uses the Nagios codes: a run that cannot read the server is UNKNOWN (3) as
+    check --all's, one line (JSON: check --all's failure document), never exit 6 with
+    nothing on stdout."""
     path = tmp_path / "n.db"
     path.write_text("junk\n")
-    result = run("status", "--dsn", f"sqlite:///{path}")
-    assert result.exit_code == 6
-    assert "is not a SQLite database file" in result.stderr
+    result = run("status", "--dsn", f"sqlite:///{path}", "--format", fmt)
+    same = run("check", "--all", "--dsn", f"sqlite:///{path}", "--format", fmt)
+    assert result.exit_code == 3 == same.exit_code
+    assert result.stdout == same.stdout
+    if fmt == "json":
+        document = json.loads(result.stdout)
+        assert document["status"] == "UNKNOWN" and document["code"] == 3
+        assert document["lines"] == [] and "is not a SQLite database file" in document["error"]
+    else:
+        assert result.stdout.startswith("QADMIN UNKNOWN - all queues: ")
+        assert len(result.stdout.strip().splitlines()) == 1
+        assert "is not a SQLite database file" in result.stdout
     assert "no queues found" not in result.stderr
+
+
+def test_status_with_no_server_is_unknown_with_the_error_in_its_json():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    dsn = f"postgresql://nagios:s3cretpw@127.0.0.1:{port}/test"
+    result = run("status", "--dsn", dsn, "--connect-timeout", "2", "--format", "json")
+    assert result.exit_code == 3, result.output
+    document = json.loads(result.stdout)
+    assert document["status"] == "UNKNOWN" and document["queues"] == 0
+    assert f"127.0.0.1:{port}" in document["error"] and "s3cretpw" not in result.output
+    usage = run("status", "--dsn", dsn, "--warn-depth", "5", "--crit-depth", "1")
+    assert usage.exit_code == 2 and usage.stdout == ""  # a usage error stays exit 2
+
+
+def test_schema_narrows_status_check_all_and_metrics_to_its_queues(pg_own_database):
+    """--schema was taken and ignored: every schema's queues were still listed. Now status,
+    check --all and metrics read that schema's queues only; one that does not exist is
+    UNKNOWN saying so, never "no queues found"."""
+    import psycopg
+
+    with psycopg.connect(pg_own_database, autocommit=True) as conn:
+        conn.execute("CREATE SCHEMA other")
+    db = ["--dsn", pg_own_database]
+    for schema, queue in (("public", "mine"), ("other", "theirs")):
+        assert run("create", queue, "--kind", "fifo", *db, "--schema", schema).exit_code == 0
+    every = run("status", "--format", "json", *db)
+    assert sorted(r["name"] for r in json.loads(every.stdout)) == ["other.theirs", "public.mine"]
+    only = run("status", "--format", "json", *db, "--schema", "other")
+    assert only.exit_code == 0 and [r["name"] for r in json.loads(only.stdout)] == ["other.theirs"]
+    checked = run("check", "--all", *db, "--schema", "other")
+    assert checked.exit_code == 0 and " 1 queues: " in checked.stdout.splitlines()[0]
+    assert "public.mine" not in checked.stdout
+    scraped = run("metrics", *db, "--schema", "other")
+    assert scraped.exit_code == 0 and 'table="theirs"' in scraped.stdout
+    assert 'table="mine"' not in scraped.stdout
+    missing = run("status", *db, "--schema", "nosuch")
+    assert missing.exit_code == 3
+    assert missing.stdout.startswith("QADMIN UNKNOWN - all queues: ") and "nosuch" in missing.stdout
+
+
+@pytest.mark.parametrize("label", ["postgresql", "mariadb"])
+def test_a_locked_queue_is_unknown_alike_in_check_all_status_and_metrics(label, request, tmp_path):
+    """A lock on a claim queue's table: check --all, status and metrics all call it UNKNOWN
+    (3), which outranks the other queue's WARNING in the exit code and the order; status's
+    worst is the part_blocked finding naming the holder. They said WARNING while metrics
+    said 3."""
+    from tests.conftest import make_target
+    from tests.helpers import table_locked
+
+    target = make_target(label, request, tmp_path)
+    db = [*target.cli_args(), "--schema", str(target.schema)]
+    assert run("create", "cq", "--kind", "claim", *db).exit_code == 0
+    assert run("push", "cq", "a", "b", "c", "d", "e", *db).exit_code == 0
+    assert run("pop", "cq", "--count", "2", *db).exit_code == 0
+    assert run("create", "free", "--kind", "fifo", *db).exit_code == 0
+    assert run("push", "free", "x", *db).exit_code == 0
+    given = ["--warn-depth", "1", "--crit-stale-claims", "2"]
+    with table_locked(target, "cq") as session:
+        every = run("check", "--all", *given, *db)
+        listed = run("status", "--format", "json", *given, *db)
+        scraped = run("metrics", "--scrape-timeout", "60", *db)
+    held, free = f"{target.schema}.cq", f"{target.schema}.free"
+    assert every.exit_code == 3, every.stdout
+    lines = every.stdout.splitlines()
+    assert lines[0].startswith("QADMIN UNKNOWN - 2 queues: 0 critical, 1 warning, 1 unknown")
+    assert lines[1].startswith(f"UNKNOWN {held}: part_blocked: "), lines
+    assert f"the claims part was blocked by a lock held by session {session}" in lines[1]
+    assert lines[2].startswith(f"WARNING {free}: depth 1 >= 1"), lines
+    assert listed.exit_code == 3, listed.output
+    rows = json.loads(listed.stdout)
+    assert [(r["name"], r["status"]) for r in rows] == [(held, "UNKNOWN"), (free, "WARNING")]
+    assert (
+        rows[0]["worst"].startswith("part_blocked: ") and f"session {session}" in rows[0]["worst"]
+    )
+    assert scraped.exit_code == 0, scraped.stderr
+    status = [
+        line
+        for line in scraped.stdout.splitlines()
+        if line.startswith("qadmin_queue_status{") and 'table="cq"' in line
+    ]
+    assert len(status) == 1 and status[0].endswith(" 3.0"), status
 
 
 def test_patterns_match_with_or_without_the_schema_and_one_matching_nothing_is_said(db, tmp_path):

@@ -245,3 +245,21 @@ def test_every_changing_command_needs_yes_off_a_tty_and_changes_nothing_without_
         ("c", "claim", None),
         ("f", "fifo", None),
     }
+
+
+@pytest.mark.parametrize(
+    "value,said",
+    [
+        ("0.5", "0.5 s is below 1 s: requeue would release every claim in progress"),
+        ("0", "0 s is below 1 s: requeue would release every claim in progress"),
+        ("400d", "'400d' is out of range (1 s to 365 d)"),
+    ],
+)
+def test_requeue_says_the_stale_after_given_and_its_real_bounds(db, value, said):
+    """--stale-after 0.5 was cut to 0 first ("0 s is below 1 s"), and the range said "0 s to
+    3.1536e+07 s" though requeue refuses 0: the value given and the real bounds now."""
+    assert invoke("create", "c", "--kind", "claim", *db).exit_code == 0
+    result = invoke("requeue", "c", "--stale-after", value, "--yes", *db)
+    assert result.exit_code == 2 and said in one_line_error(result), result.output
+    status = invoke("status", "--stale-after", "400d", *db)
+    assert status.exit_code == 2 and "'400d' is out of range (0 s to 365 d)" in status.stderr

@@ -4,6 +4,7 @@ qadmin_up 0 (no secret in any label), the refusals, and the alert rules checked 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -517,3 +518,39 @@ def test_a_tiny_budget_reads_a_different_queue_each_scrape(tmp_path):
     assert all(len(read) == 1 for read in scrapes), scrapes
     assert scrapes[0] | scrapes[1] | scrapes[2] == {"a", "b", "c"}, scrapes
     assert scrapes[3] == scrapes[0], scrapes  # then round again, the one read longest ago
+
+
+@pytest.mark.parametrize("label", ["postgresql", "mariadb"])
+def test_a_floor_of_stale_claims_is_marked_and_said_at_least(label, request, tmp_path):
+    """More claims than the listing reads (1,000): the stale ones counted among them are a
+    floor. metrics marks it as it marks the other figures (qadmin_queue_quality{figure=
+    "stale_claims", quality="floor"}); status's worst says "at least 1,000 claims", as its
+    column says 1000+ (it said "1000 claims", as if exact)."""
+    import time
+
+    from tests.conftest import make_target
+
+    target = make_target(label, request, tmp_path)
+    db = [*target.cli_args(), "--schema", str(target.schema)]
+    assert run("create", "cq", "--kind", "claim", *db).exit_code == 0
+    lines = "".join(f"m{i}\n" for i in range(1100))
+    assert run("push", "cq", "--lines", "-f", "-", *db, input=lines).exit_code == 0
+    assert run("pop", "cq", "--count", "1100", *db).exit_code == 0
+    time.sleep(1.5)  # the claims grow older than --stale-after 1 (no timing is asserted)
+    scraped = run("metrics", "--stale-after", "1", "--scrape-timeout", "60", *db)
+    assert scraped.exit_code == 0, scraped.stderr
+    families = _families(scraped.stdout)
+    stale = _value(families, "qadmin_queue_stale_claims", table="cq")
+    assert 1 <= stale <= 1100
+    marks = {
+        (s.labels["figure"], s.labels["quality"])
+        for s in families["qadmin_queue_quality"].samples
+        if s.labels["table"] == "cq"
+    }
+    assert ("stale_claims", "floor") in marks, marks
+    listed = run("status", "--stale-after", "1", "--format", "json", *db)
+    [row] = [r for r in json.loads(listed.stdout) if r["table"] == "cq"]
+    assert row["stale_quality"] == "floor", row
+    assert f"at least {row['stale']:,} claims older than 1 s" in row["worst"], row
+    plain = run("status", "--stale-after", "1", "--format", "plain", *db).stdout
+    assert f"{row['stale']}+" in plain.split(), plain

@@ -29,7 +29,7 @@ from qadmin.cli.thresholds import limits
 from qadmin.diagnostics import check as check_ops
 from qadmin.diagnostics import registry
 from qadmin.diagnostics.model import InspectReport, Options
-from qadmin.errors import UsageError
+from qadmin.errors import QadminError, UsageError
 
 _DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*\Z")
 _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -211,6 +211,7 @@ def run(
         broken,
         options_for=lambda name: limits_for.options(name, stale_after),
         each=each,
+        schema=target.schema,
     )
     ordered = [verdicts.get(line.name) or _verdict(line, None) for line in found.lines]
     code = found.code
@@ -247,6 +248,19 @@ def run(
     for text in texts:
         click.echo(render.visible(text))  # a stored queue name never drives the terminal
     return code
+
+
+def failed(error: QadminError, fmt: str | None) -> int:
+    """The run itself failed (no connection, a SQLite file missing or not a database, a bad
+    [check]): check --all's answer, and status's: one UNKNOWN line, or with --format json the
+    run's document, UNKNOWN with no lines and ``error``; exit 3, as the check could not run."""
+    said = check_ops.unknown("all queues", str(error))
+    output.if_reader_leaves(check_ops.UNKNOWN)
+    if render.resolve_format(fmt) == "json":
+        render.document(failed_document(said.problems[0]), "json")
+    else:
+        click.echo(render.visible(said.line))
+    return check_ops.UNKNOWN
 
 
 def failed_document(error: str) -> dict[str, Any]:

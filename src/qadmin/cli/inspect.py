@@ -63,6 +63,16 @@ stale_option = click.option(
     metavar="DURATION",
     help="A claim older than this is stale (e.g. 90, 30s, 5m, 2h).",
 )
+# requeue's: 1 s at least, as releasing claims younger than that releases every claim.
+requeue_stale_option = click.option(
+    "--stale-after",
+    "stale_after",
+    type=Duration(low=REQUEUE_MIN_STALE_S, why_low="requeue would release every claim in progress"),
+    default=DEFAULT_STALE_AFTER_S,
+    show_default=True,
+    metavar="DURATION",
+    help="A claim older than this is stale (e.g. 90, 30s, 5m, 2h; 1 s at least).",
+)
 
 
 deep_options = [
@@ -468,7 +478,7 @@ def _columns(resolved: Resolved) -> list[str]:
 
 @click.command()
 @click.argument("name")
-@stale_option
+@requeue_stale_option
 @click.option("--dry-run", is_flag=True, help="List the claims that would be released.")
 @click.option(
     "--skip-live",
@@ -496,11 +506,6 @@ def requeue(
     rows still claimed and still stale when the UPDATE runs. A claim whose session is still
     connected is released too (a pooled connection outlives its worker), unless
     --skip-live."""
-    if stale_after < REQUEUE_MIN_STALE_S:
-        raise UsageError(
-            f"requeue: --stale-after {stale_after} s is below {REQUEUE_MIN_STALE_S} s: "
-            "every claim in progress would be released"
-        )
     engine, resolved = _resolve(target, name, profile)
     spec = resolved.spec
     _claims_of(resolved, "requeue")
@@ -739,13 +744,7 @@ def check(
         try:
             return check_all.run(target, given, stale_after, queue_timeout or 2.0, fmt)
         except QadminError as exc:  # the config's thresholds, the connection: UNKNOWN
-            failed = check_ops.unknown("all queues", str(exc))
-            output.if_reader_leaves(check_ops.UNKNOWN)
-            if render.resolve_format(fmt) == "json":
-                render.document(check_all.failed_document(failed.problems[0]), "json")
-            else:
-                click.echo(render.visible(failed.line))
-            return check_ops.UNKNOWN
+            return check_all.failed(exc, fmt)
     if name is None:
         click.echo("QADMIN UNKNOWN - usage: Missing argument 'NAME' (or --all).")
         return check_ops.UNKNOWN

@@ -155,6 +155,7 @@ def metrics(
             seconds,
             lambda name: limits_for.options(name, stale_after),
             read_order,
+            target.schema,
         )
         if result.error is not None:
             render.note(f"qadmin: scrape failed: {result.error}")

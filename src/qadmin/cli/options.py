@@ -439,8 +439,15 @@ class Duration(click.ParamType):  # type: ignore[type-arg]
     name = "duration"
     _UNITS: ClassVar[dict[str, int]] = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
-    def __init__(self, fractional: bool = False, low: float = 0, high: float = 365 * 86400) -> None:
-        self.fractional, self.low, self.high = fractional, low, high
+    def __init__(
+        self,
+        fractional: bool = False,
+        low: float = 0,
+        high: float = 365 * 86400,
+        why_low: str | None = None,
+    ) -> None:
+        # why_low: why a value under ``low`` is refused, said instead of the range
+        self.fractional, self.low, self.high, self.why_low = fractional, low, high, why_low
 
     def convert(self, value: Any, param: Any, ctx: Any) -> Any:
         if isinstance(value, int | float) and not isinstance(value, bool):
@@ -453,9 +460,22 @@ class Duration(click.ParamType):  # type: ignore[type-arg]
                 seconds = float(number) * (unit or 1)
             except ValueError:
                 self.fail(f"{value!r} is not a duration such as 90, 30s, 5m or 2h", param, ctx)
+        if self.why_low is not None and math.isfinite(seconds) and seconds < self.low:
+            low = _seconds(self.low)
+            self.fail(f"{_seconds(seconds)} is below {low}: {self.why_low}", param, ctx)
         if not (math.isfinite(seconds) and self.low <= seconds <= self.high):
-            self.fail(f"{value!r} is out of range ({self.low:g} s to {self.high:g} s)", param, ctx)
+            bounds = f"{_seconds(self.low)} to {_seconds(self.high)}"
+            self.fail(f"{value!r} is out of range ({bounds})", param, ctx)
         return seconds if self.fractional else int(seconds)
+
+
+def _seconds(seconds: float) -> str:
+    """A duration as given back in a message: the figure read (``0.5 s``, never the whole
+    seconds it would be cut to), a bound in its round unit (``365 d``, ``1 h``)."""
+    for unit, size in (("d", 86400), ("h", 3600)):
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds / size:g} {unit}"
+    return f"{seconds:g} s"
 
 
 def seconds_option(flag: str, default: float, low: float, help_text: str) -> Callable[[F], F]:

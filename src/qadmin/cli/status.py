@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from qadmin import render
-from qadmin.cli import output
+from qadmin.cli import check_all, output
 from qadmin.cli.inspect import stale_option
 from qadmin.cli.options import (
     Target,
@@ -142,10 +142,11 @@ def status(
     due), the oldest due message's age, running and stale claims, dead or failed (each
     ~N an estimate, N+ a floor), and the worst finding. Cheap reads only (catalog estimates, bounded
     counts, index probes), each under the statement timeout: a queue that cannot be read is
-    a line saying why. Exit code as check's: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN."""
+    a line saying why. --schema: that schema's queues only. Exit code as check's: 0 OK, 1
+    WARNING, 2 CRITICAL, 3 UNKNOWN (also when the run fails: no connection, as check --all)."""
     from qadmin.diagnostics import registry
     from qadmin.diagnostics.model import Options
-    from qadmin.errors import UsageError
+    from qadmin.errors import QadminError, UsageError
     from qadmin.ops import status as status_ops
 
     sampled = {m.name for m in registry.entry("rates").metrics}
@@ -155,10 +156,15 @@ def status(
             raise UsageError(f"status takes no rate sample: {option} applies to check and inspect")
     options = Options(stale_after, 0.0, limits=limits(given))
     timeouts = queue_timeouts(target, queue_timeout)
-    engine = dataclasses.replace(target, timeouts=timeouts).engine()
-    conf = target.loaded_config()
-    declared, broken = conf.tables, conf.broken
-    found = status_ops.gather(engine, declared, options, broken)
+    try:
+        engine = dataclasses.replace(target, timeouts=timeouts).engine()
+        conf = target.loaded_config()
+        declared, broken = conf.tables, conf.broken
+        found = status_ops.gather(engine, declared, options, broken, schema=target.schema)
+    except UsageError:
+        raise  # a bad option, DSN or config: exit 2, as every command's
+    except QadminError as exc:  # the run itself failed (no connection): UNKNOWN, as check's
+        return check_all.failed(exc, fmt)
     output.if_reader_leaves(found.code)
     for note in found.notes:
         render.note(f"qadmin: {note}")

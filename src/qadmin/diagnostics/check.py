@@ -5,7 +5,10 @@ could not run: no connection, no such queue, bad thresholds). The status is the 
 thresholds given and of every finding (critical 2, warning 1): a ring stalled behind a push
 hole is CRITICAL even with no threshold given. A threshold whose figure this engine does not
 have is named in the line and left out of the performance data; when a threshold given could
-not be judged and nothing else is wrong, the status is UNKNOWN.
+not be judged and nothing else is wrong, the status is UNKNOWN. A part that was not read (a
+lock held past its short lock timeout, the statement timeout) leaves its figures and findings
+unjudged: the status is then UNKNOWN unless what was read is CRITICAL (``worst``: Nagios's
+ranking, CRITICAL first, then the highest code, so UNKNOWN outranks WARNING).
 
 A figure is exact, a floor or an estimate (``registry.Quality``): a threshold is judged only
 where the figure proves which side of it the truth lies (a floor over it; an estimate whose
@@ -16,16 +19,26 @@ by a label of its own, ``NAME_floor=1`` or ``NAME_estimated=1`` (docs/diagnostic
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from qadmin import secrets
 from qadmin.diagnostics import registry
 from qadmin.diagnostics.entries import size as size_entry
-from qadmin.diagnostics.model import SEVERITY_CODE, InspectReport, json_safe
+from qadmin.diagnostics.model import SEVERITY_CODE, BlockedPart, InspectReport, json_safe
 
 OK, WARNING, CRITICAL, UNKNOWN = 0, 1, 2, 3
 STATUS = {OK: "OK", WARNING: "WARNING", CRITICAL: "CRITICAL", UNKNOWN: "UNKNOWN"}
+# Worst first, as every verdict over several is ranked (a queue's, status's exit code and
+# order, check --all's, a scrape's): CRITICAL, then the highest code, so UNKNOWN (nothing can
+# be said) outranks WARNING.
+RANK = {CRITICAL: 0, UNKNOWN: 1, WARNING: 2, OK: 3}
+
+
+def worst(codes: Iterable[int]) -> int:
+    """The worst of several check codes by ``RANK`` (OK when there are none)."""
+    return min(codes, key=RANK.__getitem__, default=OK)
 
 
 @dataclass
@@ -62,13 +75,17 @@ def evaluate(report: InspectReport) -> CheckResult:
     given_perf: list[str] = []
     other_perf: list[str] = []
     judged = 0
+    parts = {m.name: e.name for e in registry.entries() for m in e.metrics}
     for metric in registry.metrics():
         value = values[metric.name]
         limit = report.options.limits.get(metric.name)
         given = limit is not None and limit.given
+        blocked = report.blocked.get(parts[metric.name])
         if value is None:
             if given and metric.applies is not None and not metric.applies(report):
                 not_applicable.append(f"{metric.name} does not apply to {_what(report)}")
+            elif given and blocked is not None:
+                not_judged.append(_not_read(metric.name, parts[metric.name], blocked))
             elif given and metric.unread is not None and (why := metric.unread(report)):
                 not_judged.append(f"{metric.name} not evaluable: {why}")
             elif given:
@@ -102,7 +119,7 @@ def evaluate(report: InspectReport) -> CheckResult:
         if level != OK:
             bound = limit.crit if level == CRITICAL else limit.warn
             problems.append(f"{metric.name} {shown} >= {_fmt(bound)}{metric.unit}")
-        code = max(code, level)
+        code = worst((code, level))
     findings = []
     for finding in report.findings:
         level = SEVERITY_CODE[finding.severity]
@@ -111,7 +128,7 @@ def evaluate(report: InspectReport) -> CheckResult:
             findings.append(
                 {"severity": finding.severity, "code": finding.code, "message": finding.message}
             )
-        code = max(code, level)
+        code = worst((code, level))
     engine_lacks = f"not evaluable on {report.header.engine}"
     unread = [n for n in not_judged if not n.endswith(engine_lacks)]
     if (unread or (not_judged and not judged)) and code == OK:
@@ -120,6 +137,17 @@ def evaluate(report: InspectReport) -> CheckResult:
         # others say; a figure this engine never has (SQLite's snapshot age) is only noted
         # beside thresholds that were judged, as one template serves every engine.
         code = UNKNOWN
+    if report.blocked:
+        # A part not read judged none of its figures or findings (stale claims, dead letters
+        # behind a lock): neither OK nor a WARNING from what was read can be the verdict.
+        code = worst((code, UNKNOWN))
+        # a lock is named by its part_blocked finding; a statement timeout has none: said here
+        named = " ".join(not_judged)
+        not_judged += [
+            b.note
+            for name, b in report.blocked.items()
+            if b.timed_out and f"the {name} part" not in named
+        ]
     # "all within thresholds" only when nothing was left unjudged: an UNKNOWN says why alone
     if problems:
         summary = ", ".join(problems)
@@ -143,6 +171,17 @@ def evaluate(report: InspectReport) -> CheckResult:
 
 # The finding that says why a metric's figure was not read (a profiled table's missing index).
 _UNREAD = {"depth": "depth_unread", "stale_claims": "claims_unread", "oldest_age": "depth_unread"}
+
+
+def _not_read(metric: str, part: str, blocked: BlockedPart) -> str:
+    """Why a threshold given was not judged when its part was not read: the lock and who
+    holds it (as the part_blocked finding names them), or the statement timeout."""
+    if blocked.timed_out:
+        return f"{metric} not evaluable: the {part} part was not read (the statement timeout)"
+    holder = blocked.blocker
+    if blocked.session is not None:
+        holder = f"session {blocked.session}" + ("" if blocked.certain else " (probably)")
+    return f"{metric} not evaluable: the {part} part was blocked by a lock held by {holder}"
 
 
 def _not_evaluable(report: InspectReport, metric: str) -> str:

@@ -21,7 +21,6 @@ from typing import Any
 
 from qadmin import secrets
 from qadmin.catalog import sql
-from qadmin.diagnostics import check as check_mod
 from qadmin.diagnostics import registry
 from qadmin.diagnostics.model import PART_LOCK_MS, InspectReport, Options
 from qadmin.engines.base import Engine
@@ -69,13 +68,14 @@ FAMILIES = (
         "qadmin_scrape_queues_unread",
         "gauge",
         "queues found but not read (an error, a lock, the scrape timeout): "
-        "their qadmin_queue_status is 3",
+        "their qadmin_queue_status is 3 (2 when what was read is CRITICAL)",
         SERVER_LABELS,
     ),
     Family(
         "qadmin_queue_status",
         "gauge",
-        "check's verdict on the queue: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN (not read)",
+        "check's verdict on the queue: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN (not read, "
+        "or a part of it a lock kept from being read)",
         QUEUE_LABELS,
     ),
     Family(
@@ -96,7 +96,12 @@ FAMILIES = (
     Family(
         "qadmin_queue_claimed", "gauge", "messages claimed by a consumer (running)", QUEUE_LABELS
     ),
-    Family("qadmin_queue_stale_claims", "gauge", "claims older than --stale-after", QUEUE_LABELS),
+    Family(
+        "qadmin_queue_stale_claims",
+        "gauge",
+        "claims older than --stale-after (exact or a floor: qadmin_queue_quality)",
+        QUEUE_LABELS,
+    ),
     Family("qadmin_queue_dead", "gauge", "dead letters, or a library's failed jobs", QUEUE_LABELS),
     Family("qadmin_queue_ring_fill_ratio", "gauge", "a ring's depth / capacity", QUEUE_LABELS),
     Family(
@@ -245,11 +250,11 @@ class _Collector:
         self.lines.add(line.name)
         at = self.labels(line, library)
         if report is not None and report.blocked:
-            # a part waited out its lock (another session's ACCESS EXCLUSIVE): not read, as
-            # monitoring.md says, so status 3 and counted unread; what was read still shows
+            # a part waited out its lock (another session's ACCESS EXCLUSIVE): counted unread,
+            # as monitoring.md says; its status is check's (3, or 2 when what was read is
+            # CRITICAL) and what was read still shows
             self.blocked.add(line.name)
-        code = check_mod.UNKNOWN if line.name in self.blocked else line.code
-        self.add("qadmin_queue_status", at, code)
+        self.add("qadmin_queue_status", at, line.code)
         if report is None:
             return
         self.add("qadmin_queue_read_seconds", at, line.read_ms / 1000)
@@ -265,6 +270,7 @@ class _Collector:
             "depth": _field("depth_quality", report),
             "oldest_age": _field("oldest_quality", report) if oldest is not None else None,
             "claimed": _field("claimed_quality", report) if line.running is not None else None,
+            "stale_claims": line.stale_quality,  # a floor when the claims listed stopped short
             "dead": _field("dead_quality", report) if line.dead is not None else None,
         }
         for figure, quality in qualities.items():
@@ -319,12 +325,13 @@ def scrape(
     timeout_s: float,
     options_for: Callable[[str], Options] | None = None,
     read_order: ReadOrder | None = None,
+    schema: str | None = None,
 ) -> Scrape:
     """Every queue's figures, read within ``timeout_s`` (queues not begun by then are
     counted unread); a failure to reach the server is ``up`` false with its reason.
     ``options_for``: each queue's thresholds (the config's [check], as check --all's).
     ``read_order``: the queues read longest ago first (see ``ReadOrder``), updated with
-    those this scrape began."""
+    those this scrape began. ``schema`` (--schema): that schema's queues only."""
     started = time.monotonic()
     engine = open_engine()
     result = Scrape(server_label(engine))
@@ -339,6 +346,7 @@ def scrape(
             each=collector,
             deadline=started + timeout_s,
             order=read_order.order if read_order is not None else None,
+            schema=schema,
         )
     except QadminError as exc:
         result.error = secrets.scrub(" ".join(str(exc).split()))

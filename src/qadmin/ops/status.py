@@ -82,11 +82,8 @@ class Status:
 
     @property
     def code(self) -> int:
-        """The exit code: the worst line's, as check's (UNKNOWN ranks below CRITICAL)."""
-        codes = [line.code for line in self.lines]
-        if check_mod.CRITICAL in codes:
-            return check_mod.CRITICAL
-        return max(codes, default=check_mod.OK)
+        """The exit code: the worst line's, as check ranks them (CRITICAL, then UNKNOWN)."""
+        return check_mod.worst(line.code for line in self.lines)
 
 
 @dataclass(frozen=True)
@@ -318,29 +315,36 @@ def find(
     engine: Engine,
     declared: dict[str, dict[str, Any]],
     broken: dict[str, str] | None = None,
+    schema: str | None = None,
 ) -> Found:
     """Every queue on the server this role can see (see the module's docstring); a
-    [tables.NAME] entry the config cannot give (``broken``: its one line) is a line too."""
+    [tables.NAME] entry the config cannot give (``broken``: its one line) is a line too.
+    ``schema`` (--schema): only the queues in that schema (MySQL: database), the others not
+    read at all."""
     home = engine.schema
     found = Found()
+    if schema is not None:
+        engine.require_schema(schema)  # a typo is no "no queues found"
     tables, found.notes = _found(engine)
+    tables = [(s, t) for s, t in tables if schema is None or s == schema]
     for name, why in sorted((broken or {}).items()):
         found.lines.append(StatusLine(name, home, name, None, "declared", error=why))
-    seen: set[tuple[str, str]] = set()
-    entries: list[Item | StatusLine] = list(_declared(engine, declared, home, found.notes))
+    entries: list[Item | StatusLine] = [
+        e
+        for e in _declared(engine, declared, home, found.notes)
+        if schema is None or e.schema == schema
+    ]
     seen = {(e.schema, e.table) for e in entries if isinstance(e, Item)}
-    for schema, table in tables:
+    for where, table in tables:
         try:
             if table == CATALOG_TABLE:
-                entries.extend(_own(engine, schema))
-            elif (schema, table) not in seen:
-                entries.extend(_library(engine, schema, table, found.notes))
+                entries.extend(_own(engine, where))
+            elif (where, table) not in seen:
+                entries.extend(_library(engine, where, table, found.notes))
         except NotFound:
             continue  # dropped since the catalog listed it: not a queue any more
         except QadminError as exc:
-            entries.append(
-                StatusLine(f"{schema}.{table}", schema, table, None, "?", error=str(exc))
-            )
+            entries.append(StatusLine(f"{where}.{table}", where, table, None, "?", error=str(exc)))
     for entry in entries:
         if isinstance(entry, StatusLine):
             found.lines.append(entry)
@@ -364,8 +368,10 @@ def gather(
     each: Each | None = None,
     deadline: float | None = None,
     order: Callable[[list[Item]], list[Item]] | None = None,
+    schema: str | None = None,
 ) -> Status:
-    """Every queue found, judged; lines worst first, then by name. ``options_for``: each
+    """Every queue found (``schema``: in that schema only), judged; lines worst first, then
+    by name. ``options_for``: each
     queue's own options by its name (check --all's thresholds from the config); ``each``: see
     ``Each``; ``deadline`` (time.monotonic): queues not begun by then are lines saying so,
     not read (a scrape that must answer in time). ``order``: which queues to read first
@@ -375,7 +381,7 @@ def gather(
     started = time.monotonic()
     options = options or Options(sample_s=0)
     home = engine.schema
-    found = find(engine, declared, broken)
+    found = find(engine, declared, broken, schema)
     status = Status(list(found.lines), found.notes)
     items = order(found.items) if order is not None else found.items
     # The server-wide parts (the horizon's holders) are read once, for every queue: each
@@ -400,13 +406,7 @@ def gather(
     for line in status.lines:
         if line.error is not None:
             line.worst = line.worst or f"not read: {line.error}"
-    rank = {
-        check_mod.CRITICAL: 0,
-        check_mod.WARNING: 1,
-        check_mod.UNKNOWN: 2,
-        check_mod.OK: 3,
-    }
-    status.lines.sort(key=lambda line: (rank[line.code], line.name))
+    status.lines.sort(key=lambda line: (check_mod.RANK[line.code], line.name))
     engine.use_schema(home)
     status.elapsed_s = round(time.monotonic() - started, 3)
     return status

@@ -577,12 +577,15 @@ def rule(report: InspectReport) -> list[Finding]:
     if part is None or not part.stale or (threshold is not None and len(part.stale) < threshold):
         return found
     severity = "critical" if limit.crit is not None and len(part.stale) >= limit.crit else WARNING
+    # the stale claims are counted among those listed: when that stopped at its limit, a floor
+    floor = _stale_quality(report).kind == "floor"
     profile = report.profile
     if profile is not None and profile.source != "qadmin":
         first = _phrase(profile, part.stale[0])
         more = len(part.stale) - 1
+        many = f"at least {more:,}" if floor else str(more)
         message = first + (
-            f" (and {more} more claims older than {part.stale_after_s} s)" if more else ""
+            f" (and {many} more claims older than {part.stale_after_s} s)" if more else ""
         )
         fix = (
             requeue_fix(report.command("requeue"), part.stale_after_s)
@@ -600,10 +603,15 @@ def rule(report: InspectReport) -> list[Finding]:
         Finding(
             severity,
             "stale_claims",
-            f"{counted(len(part.stale), 'claim')} older than {part.stale_after_s} s{detail}",
+            f"{_how_many(len(part.stale), floor)} older than {part.stale_after_s} s{detail}",
             requeue_fix(report.command("requeue"), part.stale_after_s),
         )
     ]
+
+
+def _how_many(stale: int, floor: bool) -> str:
+    """``2 claims``, or a floor as status's ``1000+`` says it: ``at least 1,000 claims``."""
+    return f"at least {stale:,} claims" if floor else counted(stale, "claim")
 
 
 def _undated(report: InspectReport, part: Claims | None) -> list[Finding]:
