@@ -343,8 +343,10 @@ def test_a_redrive_stopped_or_killed_part_way_loses_and_doubles_nothing(
     total = 12
     _make_dead(db, ["boom"] * total)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "qadmin", "redrive", "q", "--all", "--rate", "4/s", "--yes"]
-        + ["--format", "json", *db],
+        [
+            *(sys.executable, "-m", "qadmin", "redrive", "q", "--all", "--rate", "4/s"),
+            *("--yes", "--format", "json", *db),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
