@@ -137,11 +137,14 @@ def test_a_part_a_lock_kept_unread_is_unknown_naming_the_holder_unless_critical(
         read_critical = check("cq", "--crit-dead", "0", *given)
     line = held.stdout
     assert held.exit_code == 3, line
-    assert line.startswith("QADMIN UNKNOWN - cq: part_blocked: ") and len(line.splitlines()) == 1
+    # (a shared server's own state may come after: MariaDB's purge lag, on every queue)
+    assert line.startswith("QADMIN UNKNOWN - cq: ") and len(line.splitlines()) == 1, line
+    assert "part_blocked: " in line, line
     assert f"held by session {session}" in line, line
     said = "stale_claims not evaluable: the claims part was blocked by a lock held by session"
     assert f"{said} {session}" in line, line
     assert "not evaluable on" not in line, line
     assert read_critical.exit_code == 2, read_critical.stdout
-    assert read_critical.stdout.startswith("QADMIN CRITICAL - cq: dead 0 >= 0, part_blocked: ")
+    assert read_critical.stdout.startswith("QADMIN CRITICAL - cq: dead 0 >= 0, ")
+    assert "part_blocked: " in read_critical.stdout
     assert f"{said} {session}" in read_critical.stdout

@@ -310,9 +310,9 @@ def test_a_locked_queue_is_unknown_alike_in_check_all_status_and_metrics(label, 
     assert every.exit_code == 3, every.stdout
     lines = every.stdout.splitlines()
     assert lines[0].startswith("QADMIN UNKNOWN - 2 queues: 0 critical, 1 warning, 1 unknown")
-    assert lines[1].startswith(f"UNKNOWN {held}: part_blocked: "), lines
+    assert lines[1].startswith(f"UNKNOWN {held}: ") and "part_blocked: " in lines[1], lines
     assert f"the claims part was blocked by a lock held by session {session}" in lines[1]
-    assert lines[2].startswith(f"WARNING {free}: depth 1 >= 1"), lines
+    assert lines[2].startswith(f"WARNING {free}: ") and "depth 1 >= 1" in lines[2], lines
     assert listed.exit_code == 3, listed.output
     rows = json.loads(listed.stdout)
     assert [(r["name"], r["status"]) for r in rows] == [(held, "UNKNOWN"), (free, "WARNING")]

@@ -36,7 +36,8 @@ def test_status_and_check_all_list_a_queue_left_creating(label, request, tmp_pat
         lines = {line["table"]: line for line in mine}
         assert set(lines) == {"fine", "kq"}, status.stdout
         assert lines["kq"]["status"] == "UNKNOWN" and "state creating" in lines["kq"]["error"]
-        assert FIX in lines["kq"]["error"] and lines["fine"]["status"] == "OK"
+        # fine is judged (OK, or WARNING from a shared server's own state: purge lag)
+        assert FIX in lines["kq"]["error"] and lines["fine"]["status"] in ("OK", "WARNING")
 
         every = invoke_on(target, "check", "--all", "--format", "json")
         verdicts = {

@@ -121,7 +121,8 @@ def evaluate(report: InspectReport) -> CheckResult:
             problems.append(f"{metric.name} {shown} >= {_fmt(bound)}{metric.unit}")
         code = worst((code, level))
     findings = []
-    for finding in report.findings:
+    # the queue's own findings first, the server's (every queue shows them) after
+    for finding in sorted(report.findings, key=lambda f: f.server_wide):
         level = SEVERITY_CODE[finding.severity]
         if level:
             problems.append(f"{finding.code}: {finding.message}")

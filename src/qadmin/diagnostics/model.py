@@ -64,9 +64,13 @@ class Finding:
     code: str
     message: str
     fix: str
+    # The server's state, not the queue's (InnoDB's purge lag): every queue on the server
+    # shows it, so a status line names it only when nothing of the queue's own is as bad.
+    server_wide: bool = field(default=False, compare=False)
 
     def to_json_dict(self) -> dict[str, Any]:
-        return dict(json_safe(asdict(self)))
+        shown = {k: v for k, v in asdict(self).items() if k != "server_wide"}
+        return dict(json_safe(shown))
 
 
 class Result:

@@ -293,9 +293,10 @@ def _fill(line: StatusLine, report: InspectReport) -> None:
 
 
 def _worst(report: InspectReport, verdict: check_mod.CheckResult) -> str:
-    """The most severe finding (its code and message), else the first threshold crossed."""
+    """The most severe finding (its code and message; of equal ones, the queue's own before
+    the server's), else the first threshold crossed."""
     rank = {"critical": 0, "warning": 1}
-    findings = sorted(report.findings, key=lambda f: rank.get(f.severity, 2))
+    findings = sorted(report.findings, key=lambda f: (rank.get(f.severity, 2), f.server_wide))
     if findings and findings[0].severity in rank:
         return f"{findings[0].code}: {findings[0].message}"
     return verdict.problems[0]

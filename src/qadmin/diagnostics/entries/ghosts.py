@@ -193,7 +193,7 @@ def rule(report: InspectReport) -> list[Finding]:
             message += f"; session {holder.holder} has had a transaction open for "
             message += sql.duration(age)
             fix = f"end that transaction: {advice.end_session(str(holder.holder))}"
-        out.append(Finding(WARNING, "purge_lag", message, fix))
+        out.append(Finding(WARNING, "purge_lag", message, fix, server_wide=True))
     free, pages = sql.as_int(part.table.free_pages), sql.as_int(part.table.pages)
     if free and pages and free > 0.5 * pages and pages > 1000:
         out.append(
