@@ -361,11 +361,13 @@ def test_sqlite_refuses_vacuum_unless_told_and_goes_incremental(request, tmp_pat
     ran = _maintain(target, "sq", "--yes", "--allow-blocking", "--format", "json")
     assert ran.exit_code == 0 and _actions(ran)["vacuum"] == "done" and free_pages() == 0
     _churn(engine, spec, 3000, b"s" * 900)
+    churned = free_pages()
     with Traffic(target, spec) as traffic:
         ran = _maintain(target, "sq", "--yes", "--format", "json")
     traffic.check(engine)
     assert _actions(ran) == {"incremental_vacuum": "done", "optimize": "done"}
-    assert free_pages() == 0
+    # the free pages went back to the file; the traffic's pops after it may free a few
+    assert churned > 500 and free_pages() < churned // 10, (churned, free_pages())
     engine.close()
 
 
