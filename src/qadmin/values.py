@@ -45,12 +45,20 @@ def iso(value: Any) -> str | None:
 TIME_COLUMNS = ("enqueued_at", "due_at", "processing_started_at", "failed_at", "created_at")
 
 
-def message(row: dict[str, Any]) -> dict[str, Any]:
-    """One message row in output shape: times as ISO strings, payload as bytes."""
+def message(row: dict[str, Any], times: dict[Any, str] | None = None) -> dict[str, Any]:
+    """One message row in output shape: times as ISO strings, payload as bytes. ``times``
+    keeps the text of each time already seen: a batch's rows share their statement's time,
+    and push --lines would otherwise format the same one 100,000 times."""
     out: dict[str, Any] = {}
     for key, value in row.items():
         if key in TIME_COLUMNS:
-            out[key] = iso(value)
+            if times is None or value is None:
+                out[key] = iso(value)
+            else:
+                text = times.get(value)
+                if text is None:
+                    text = times[value] = iso(value) or ""
+                out[key] = text
         elif key == "payload":
             out[key] = to_bytes(value)
         elif key in ("id", "overwritten_id", "attempts") and value is not None:

@@ -2,8 +2,8 @@
 
 Nothing here goes through qadmin's engines: PostgreSQL is psycopg 3 calling the functions
 (``SELECT * FROM q_pop(10)``), MySQL/MariaDB is pymysql calling the procedures (``CALL
-q_pop(10)``: one result set on MariaDB, one per message on MySQL 8 and for a MariaDB
-ring, all read with ``nextset()``), SQLite is the stdlib sqlite3
+q_pop(10)``: one result set on MariaDB, one per message on MySQL 8, all read with
+``nextset()``), SQLite is the stdlib sqlite3
 running the statement sets of the queue's template (SQLite has no routines;
 docs/reliability.md tells applications to run those statements, which is all qadmin itself
 does). The only qadmin code a caller uses is the SQLite template renderer, the same text a

@@ -384,6 +384,46 @@ def test_an_application_calls_push_many_itself_on_mysql(label, request, tmp_path
     engine.close()
 
 
+def test_a_mariadb_ring_pop_returns_one_result_set_in_number_order(request, tmp_path):
+    """An application reading only the first result set of CALL r_pop(n) gets every message
+    the pop took: across the ring's last slot, from a converted backlog (the overflow table,
+    its numbers parked) and for an orphan a DBA parked; each once, oldest first."""
+    target = make_target("mariadb", request, tmp_path)
+    engine = target.engine()
+    queues.create(engine, queues.make_spec("r", "ring", 8, False))
+    app = pymysql.connect(host=MY_HOST, user="root", database=target.schema, autocommit=True)
+
+    def pop(n: int) -> list[tuple[int, bytes]]:
+        sets = _result_sets(app, "CALL r_pop(%s)", n)
+        assert len(sets) <= 1, f"{len(sets)} result sets"
+        return [(row[0], bytes(row[2])) for row in (sets[0] if sets else [])]
+
+    _result_sets(app, "CALL r_push_many(%s)", _b64(_lines(6)))
+    assert pop(6) == list(enumerate(_lines(6)))
+    _result_sets(app, "CALL r_push_many(%s)", _b64(_lines(8)))  # numbers 6..13: slots 6, 7, 0..5
+    assert pop(10) == list(zip(range(6, 14), _lines(8), strict=True))
+    assert pop(10) == []  # empty: no result set, no number taken
+    _result_sets(app, "CALL r_push_many(%s)", _b64([b"a", b"b", b"c"]))  # 14, 15, 16
+    with app.cursor() as cur:  # a popper took 14 and died before committing: repair parks it
+        cur.execute("DO NEXTVAL(r_pop_seq)")
+        cur.execute("INSERT INTO r_pending (message_id, taken_at) VALUES (14, UTC_TIMESTAMP(6))")
+    assert pop(10) == [(14, b"a"), (15, b"b"), (16, b"c")]
+    app.close()
+
+    queues.create(engine, queues.make_spec("cq", "fifo", None, False))
+    backlog = [f"old-{n}".encode() for n in range(5)]
+    fifo = catalog.get(engine, "cq")
+    messages.push(engine, fifo, backlog)
+    convert_ops.convert(engine, convert_ops.source(engine, "cq"), 8)
+    ring = catalog.get(engine, "cq")
+    messages.push(engine, ring, [b"new"])
+    app = pymysql.connect(host=MY_HOST, user="root", database=target.schema, autocommit=True)
+    sets = _result_sets(app, "CALL cq_pop(%s)", 10)
+    assert len(sets) == 1 and [bytes(row[2]) for row in sets[0]] == [*backlog, b"new"]
+    app.close()
+    engine.close()
+
+
 RACE_S = 6.0
 
 

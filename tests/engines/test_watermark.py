@@ -192,7 +192,10 @@ def test_inspect_names_a_watermark_held_back_by_an_open_producer(
         assert "watermark_lagging" in codes, report["watermark"]
         finding = next(f for f in report["findings"] if f["code"] == "watermark_lagging")
         assert finding["severity"] == "warning"
-        assert "open transaction" in finding["fix"]
+        # MariaDB: when another session on the server read INNODB_TRX within 0.1 s of the
+        # advance (a monitor; here, the other tests), the advance cannot trust the cache it
+        # reads and says so instead: a fix for what was seen last, either way.
+        assert "open transaction" in finding["fix"] or "INNODB_TRX" in finding["fix"]
     assert drained(engine, spec) == [b"slow"] + [b"o"] * 50  # the held one first: lowest id
 
 
@@ -762,5 +765,11 @@ def test_advance_on_an_empty_queue_moves_past_the_popped_ids(label, request, tmp
     drained(engine, spec)
     _set_wm(engine, spec, 0)
     for to in (99_999_999_999, None):
-        result = wm_ops.advance(engine, spec, to=to)
-        assert result.reached and result.to > 5, result
+        for _ in range(3):
+            result = wm_ops.advance(engine, spec, to=to)
+            held = wm_ops.show(engine, spec).held_by or ""
+            # MariaDB: other tests' reads of INNODB_TRX less than 0.1 s apart keep its cache
+            # from refilling; the advance then records why it waited, and is run again.
+            if result.reached or "not refilled" not in held:
+                break
+        assert result.reached and result.to > 5, (result, held)

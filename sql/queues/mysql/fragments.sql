@@ -137,19 +137,29 @@ IF v_own = 1 THEN
     END IF
 
 -- name: batch_guard
--- push_many's batch must be a JSON array of strings: JSON_TABLE reads an object, a scalar or a
--- null as no rows (the caller would be told nothing was pushed instead of being refused), and
--- a number or true as text that FROM_BASE64 turns into garbage bytes. A null element is left
--- to the kind's own refusal (23000), as before.
+-- push_many's batch must be a JSON array of base64 strings: JSON_TABLE reads an object, a
+-- scalar or a null as no rows (the caller would be told nothing was pushed instead of being
+-- refused), and a number or true as text that FROM_BASE64 turns into garbage bytes. A null
+-- element or one that is not base64 is refused too (23000, as a NULL payload is), before any
+-- row is written or number taken. One pass over the elements checks both: each JSON_TABLE
+-- parses the whole batch again, the larger part of a small batch's cost.
 IF p_batch IS NULL OR JSON_VALID(p_batch) = 0 THEN
         SIGNAL SQLSTATE '22032' SET MESSAGE_TEXT = 'push_many: the batch is not a JSON array';
     ELSEIF JSON_TYPE(p_batch) <> 'ARRAY' THEN
         SIGNAL SQLSTATE '22032' SET MESSAGE_TEXT = 'push_many: the batch is not a JSON array';
-    ELSEIF EXISTS (SELECT 1 FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (j JSON PATH '$')) AS e
-                   WHERE JSON_TYPE(e.j) NOT IN ('STRING', 'NULL')) THEN
-        SIGNAL SQLSTATE '22032'
-            SET MESSAGE_TEXT = 'push_many: an element is not a base64 string';
-    END IF
+    END IF;
+    CASE (SELECT MAX(CASE WHEN JSON_TYPE(e.j) NOT IN ('STRING', 'NULL') THEN 2
+                          WHEN FROM_BASE64(e.p) IS NULL THEN 1 ELSE 0 END)
+          FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (j JSON PATH '$', p LONGTEXT PATH '$')) AS e)
+        WHEN 2 THEN
+            SIGNAL SQLSTATE '22032'
+                SET MESSAGE_TEXT = 'push_many: an element is not a base64 string';
+        WHEN 1 THEN
+            SIGNAL SQLSTATE '23000'
+                SET MESSAGE_TEXT = 'push_many: a payload is NULL or not base64';
+        ELSE
+            DO 0;
+    END CASE
 
 -- name: batch_next
 OPEN batch_rows;
@@ -384,3 +394,121 @@ STRAIGHT_JOIN {table} AS q FORCE INDEX (PRIMARY) ON q.id = t.id
 -- name: claim_gone
 (:include_live = 1 OR claimed_session IS NULL
  OR NOT JSON_CONTAINS(@qadmin_live, CAST(claimed_session AS CHAR)))
+
+-- name: ring_pop
+-- The ring's pop (ring.sql): one message at a time, each returned as its own result set.
+CREATE PROCEDURE {pop}(IN p_count INT)
+BEGIN
+    {txn_declare()};
+    DECLARE v_next BIGINT;
+    DECLARE v_seq BIGINT;
+    DECLARE v_present INT;
+    DECLARE v_parked INT DEFAULT 1;
+    DECLARE v_done INT DEFAULT 0;
+    DECLARE v_taken INT DEFAULT 0;
+    DECLARE v_at DATETIME(6);
+    DECLARE v_data LONGBLOB;
+    DECLARE v_cap INT;
+    DECLARE v_name VARCHAR(64);
+    DECLARE v_lock VARCHAR(64) DEFAULT NULL;
+    -- Parked numbers are locked first, in one statement, before any slot: InnoDB can wait on
+    -- a row another popper holds even with SKIP LOCKED, and waiting for a pending row while
+    -- holding a slot is how two poppers deadlock.
+    DECLARE parked CURSOR FOR
+        SELECT message_id FROM {pending} ORDER BY message_id LIMIT p_count
+        FOR UPDATE SKIP LOCKED;
+    {lock_handler()};
+    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
+    {paused_none()}
+    {txn_begin()};
+    -- A deadlock under REPEATABLE READ's gap locks rolls back after the number is taken, and
+    -- no rollback returns a sequence number: refuse that level up front.
+    {committed_only(w=pop)}
+    {stats_fresh};  -- MySQL 8: the ticket counters live, not from a day-old cache
+    SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;  -- the gate
+    OPEN parked;
+    take: WHILE v_taken < p_count DO
+        SET v_seq = NULL, v_at = NULL, v_done = 0;
+        IF v_parked = 1 THEN
+            FETCH parked INTO v_seq;
+            IF v_done = 1 THEN
+                SET v_parked = 0, v_seq = NULL, v_done = 0;
+            END IF;
+        END IF;
+        IF v_seq IS NULL THEN
+            -- The pop lock, from the look at "next" to the number only (see the invariants).
+            {ring_lock(pop_seq, w=pop)}
+            -- Plain SELECT ... INTO: a subquery in SET or IF would take shared row locks.
+            SELECT {next_expr(pop_seq)} INTO v_next;
+            SELECT (SELECT COUNT(*) FROM {table}
+                    WHERE slot = MOD(v_next, v_cap) AND message_id = v_next)
+                 + (SELECT COUNT(*) FROM {overflow} WHERE message_id = v_next)
+            INTO v_present;
+            IF v_present > 0 THEN
+                {next_take(pop_seq)};
+            END IF;
+            DO RELEASE_LOCK(v_lock);
+            SET v_lock = NULL;
+            IF v_present = 0 THEN
+                LEAVE take;  -- empty: no number taken
+            END IF;
+            {next_prune(pop_seq)};
+        END IF;
+        -- A plain read first: the locking read would wait on the slot whatever it holds.
+        SELECT COUNT(*) INTO v_present FROM {table}
+        WHERE slot = MOD(v_seq, v_cap) AND message_id = v_seq;
+        IF v_present = 1 THEN
+            SELECT enqueued_at, payload INTO v_at, v_data FROM {table}
+            WHERE slot = MOD(v_seq, v_cap) AND message_id = v_seq FOR UPDATE;
+        END IF;
+        IF v_at IS NOT NULL THEN
+            UPDATE {table}
+            SET reference_count = 0, message_id = NULL, payload = NULL, enqueued_at = NULL
+            WHERE slot = MOD(v_seq, v_cap);
+        ELSE
+            SET v_done = 0;
+            SELECT enqueued_at, payload INTO v_at, v_data FROM {overflow}
+            WHERE message_id = v_seq FOR UPDATE;
+            IF v_at IS NOT NULL THEN
+                DELETE FROM {overflow} WHERE message_id = v_seq;
+            END IF;
+        END IF;
+        IF v_at IS NULL AND v_parked = 0 THEN
+            -- Our number's message is not there: something took a pop number without the
+            -- pop lock (repair's skip) between our look and our number.
+            INSERT INTO {pending} (message_id, taken_at) VALUES (v_seq, UTC_TIMESTAMP(6));
+            LEAVE take;
+        ELSEIF v_at IS NOT NULL THEN
+            IF v_parked = 1 THEN
+                DELETE FROM {pending} WHERE message_id = v_seq;
+            END IF;
+            SELECT v_seq AS id, v_at AS enqueued_at, v_data AS payload;
+            SET v_taken = v_taken + 1;
+        END IF;
+    END WHILE;
+    CLOSE parked;
+    {txn_end()};
+END
+
+-- name: push_take_run
+-- The ring's push_many numbers (ring.sql), one ticket each under the push lock, into v_ids.
+SET v_ids = '[';
+    WHILE v_free = 1 AND v_i < v_want DO
+        {next_take(push_seq)};
+        SET v_ids = CONCAT(v_ids, IF(v_i = 0, '', ','), v_seq), v_i = v_i + 1;
+    END WHILE;
+    SET v_ids = CONCAT(v_ids, ']'), v_i = 0;
+
+-- name: push_fill
+-- MySQL 8: push_many writes each message in turn (ring.sql).
+DO 0;
+
+-- name: nth_taken
+-- The ring push_many's v_i-th number (from 0), as push_take_run took it.
+JSON_EXTRACT(v_ids, CONCAT('$[', v_i, ']'))
+
+-- name: push_many_result
+-- The ring push_many's result: the numbers taken, in array order (none when it was refused).
+SELECT t.id, v_at AS enqueued_at
+    FROM JSON_TABLE(v_ids, '$[*]' COLUMNS (n FOR ORDINALITY, id BIGINT PATH '$')) AS t
+    ORDER BY t.n

@@ -30,8 +30,9 @@
 --   but not the number taken before it: with no cycle of waits, none forms.
 -- * The capacity lives in {ctl}; push and pop read it with a share lock on its row, which
 --   resize holds exclusively while it moves messages to their new slots.
--- Results come back one result set per message, in the caller's transaction (an autocommit
--- caller's call runs in one transaction of its own: fragments.sql, txn_begin).
+-- A pop returns one result set per message on MySQL 8 and one in all on MariaDB (each
+-- engine's fragments.sql, ring_pop), in the caller's transaction (an autocommit caller's call
+-- runs in one transaction of its own: fragments.sql, txn_begin).
 -- extends: queues/common/ring.sql (the statements it shares with other engines)
 
 -- name: create
@@ -143,7 +144,8 @@ BEGIN
     DECLARE v_want INT;
     DECLARE v_i INT DEFAULT 0;
     DECLARE v_payload LONGBLOB;
-    DECLARE v_ids LONGTEXT DEFAULT '[';  -- the numbers taken, closed after the last
+    DECLARE v_ids LONGTEXT DEFAULT '[]';  -- the numbers taken (MySQL 8), a JSON array
+    DECLARE v_filled INT DEFAULT 0;  -- every message written already (push_fill)
     DECLARE v_done INT DEFAULT 0;
     DECLARE v_name VARCHAR(64);
     DECLARE v_lock VARCHAR(64) DEFAULT NULL;
@@ -155,13 +157,6 @@ BEGIN
     {batch_guard()};
     {txn_begin()};
     {committed_only(w=push)}
-    -- A JSON null or bad base64 decodes to NULL: the whole batch is refused before any
-    -- number is taken (a caller's own transaction would keep the numbers taken before it).
-    IF EXISTS (SELECT 1 FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (p LONGTEXT PATH '$')) AS t
-               WHERE FROM_BASE64(t.p) IS NULL) THEN
-        SIGNAL SQLSTATE '23000'
-            SET MESSAGE_TEXT = 'ring push_many: a payload is NULL or not base64';
-    END IF;
     {stats_fresh};  -- MySQL 8: the ticket counters live, not from a day-old cache
     SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;  -- the gate
     SET v_want = JSON_LENGTH(p_batch);
@@ -170,20 +165,25 @@ BEGIN
     SELECT {next_expr(push_seq)} INTO v_next;
     SELECT v_want > 0
        AND v_next + v_want - {next_expr(pop_seq)} + (SELECT COUNT(*) FROM {pending}) <= v_cap
-       AND NOT EXISTS (SELECT 1 FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (n FOR ORDINALITY)) AS t
-                       JOIN {table} AS r ON r.slot = MOD(v_next + t.n - 1, v_cap)
-                       WHERE NOT (r.reference_count = 0 OR r.message_id >= v_next + t.n - 1))
+       -- the batch's slots, one key range (two when it wraps; a batch that fits has
+       -- v_want <= v_cap)
+       AND NOT EXISTS (SELECT 1 FROM {table} AS r
+                       WHERE (r.slot BETWEEN MOD(v_next, v_cap)
+                                         AND LEAST(MOD(v_next, v_cap) + v_want - 1, v_cap - 1)
+                              OR r.slot <= MOD(v_next, v_cap) + v_want - 1 - v_cap)
+                         AND NOT (r.reference_count = 0
+                                  OR r.message_id >= v_next + MOD(r.slot - MOD(v_next, v_cap)
+                                                                  + v_cap, v_cap)))
       INTO v_free;
-    WHILE v_free = 1 AND v_i < v_want DO
-        {next_take(push_seq)};
-        SET v_ids = CONCAT(v_ids, IF(v_i = 0, '', ','), v_seq), v_i = v_i + 1;
-    END WHILE;
+    {push_take_run()}
     DO RELEASE_LOCK(v_lock);
     SET v_lock = NULL;
-    SET v_ids = CONCAT(v_ids, ']'), v_i = 0;
     IF v_free = 1 THEN
+        {push_fill()}
+    END IF;
+    IF v_free = 1 AND v_filled = 0 THEN
         {batch_next()}
-            SET v_seq = JSON_EXTRACT(v_ids, CONCAT('$[', v_i, ']')), v_i = v_i + 1;
+            SET v_seq = {nth_taken()}, v_i = v_i + 1;
             {next_prune(push_seq)};
             SET v_slot = NULL;
             SELECT slot INTO v_slot FROM {table}
@@ -201,105 +201,12 @@ BEGIN
         END LOOP;
         CLOSE batch_rows;
     END IF;
-    SELECT t.id, v_at AS enqueued_at
-    FROM JSON_TABLE(v_ids, '$[*]' COLUMNS (n FOR ORDINALITY, id BIGINT PATH '$')) AS t
-    ORDER BY t.n;
+    {push_many_result()};
     {txn_end()};
 END
 
 -- name: create
-CREATE PROCEDURE {pop}(IN p_count INT)
-BEGIN
-    {txn_declare()};
-    DECLARE v_next BIGINT;
-    DECLARE v_seq BIGINT;
-    DECLARE v_present INT;
-    DECLARE v_parked INT DEFAULT 1;
-    DECLARE v_done INT DEFAULT 0;
-    DECLARE v_taken INT DEFAULT 0;
-    DECLARE v_at DATETIME(6);
-    DECLARE v_data LONGBLOB;
-    DECLARE v_cap INT;
-    DECLARE v_name VARCHAR(64);
-    DECLARE v_lock VARCHAR(64) DEFAULT NULL;
-    -- Parked numbers are locked first, in one statement, before any slot: InnoDB can wait on
-    -- a row another popper holds even with SKIP LOCKED, and waiting for a pending row while
-    -- holding a slot is how two poppers deadlock.
-    DECLARE parked CURSOR FOR
-        SELECT message_id FROM {pending} ORDER BY message_id LIMIT p_count
-        FOR UPDATE SKIP LOCKED;
-    {lock_handler()};
-    DECLARE CONTINUE HANDLER FOR NOT FOUND SET v_done = 1;
-    {paused_none()}
-    {txn_begin()};
-    -- A deadlock under REPEATABLE READ's gap locks rolls back after the number is taken, and
-    -- no rollback returns a sequence number: refuse that level up front.
-    {committed_only(w=pop)}
-    {stats_fresh};  -- MySQL 8: the ticket counters live, not from a day-old cache
-    SELECT capacity INTO v_cap FROM {ctl} WHERE one = 1 LOCK IN SHARE MODE;  -- the gate
-    OPEN parked;
-    take: WHILE v_taken < p_count DO
-        SET v_seq = NULL, v_at = NULL, v_done = 0;
-        IF v_parked = 1 THEN
-            FETCH parked INTO v_seq;
-            IF v_done = 1 THEN
-                SET v_parked = 0, v_seq = NULL, v_done = 0;
-            END IF;
-        END IF;
-        IF v_seq IS NULL THEN
-            -- The pop lock, from the look at "next" to the number only (see the invariants).
-            {ring_lock(pop_seq, w=pop)}
-            -- Plain SELECT ... INTO: a subquery in SET or IF would take shared row locks.
-            SELECT {next_expr(pop_seq)} INTO v_next;
-            SELECT (SELECT COUNT(*) FROM {table}
-                    WHERE slot = MOD(v_next, v_cap) AND message_id = v_next)
-                 + (SELECT COUNT(*) FROM {overflow} WHERE message_id = v_next)
-            INTO v_present;
-            IF v_present > 0 THEN
-                {next_take(pop_seq)};
-            END IF;
-            DO RELEASE_LOCK(v_lock);
-            SET v_lock = NULL;
-            IF v_present = 0 THEN
-                LEAVE take;  -- empty: no number taken
-            END IF;
-            {next_prune(pop_seq)};
-        END IF;
-        -- A plain read first: the locking read would wait on the slot whatever it holds.
-        SELECT COUNT(*) INTO v_present FROM {table}
-        WHERE slot = MOD(v_seq, v_cap) AND message_id = v_seq;
-        IF v_present = 1 THEN
-            SELECT enqueued_at, payload INTO v_at, v_data FROM {table}
-            WHERE slot = MOD(v_seq, v_cap) AND message_id = v_seq FOR UPDATE;
-        END IF;
-        IF v_at IS NOT NULL THEN
-            UPDATE {table}
-            SET reference_count = 0, message_id = NULL, payload = NULL, enqueued_at = NULL
-            WHERE slot = MOD(v_seq, v_cap);
-        ELSE
-            SET v_done = 0;
-            SELECT enqueued_at, payload INTO v_at, v_data FROM {overflow}
-            WHERE message_id = v_seq FOR UPDATE;
-            IF v_at IS NOT NULL THEN
-                DELETE FROM {overflow} WHERE message_id = v_seq;
-            END IF;
-        END IF;
-        IF v_at IS NULL AND v_parked = 0 THEN
-            -- Our number's message is not there: something took a pop number without the
-            -- pop lock (repair's skip) between our look and our number.
-            INSERT INTO {pending} (message_id, taken_at) VALUES (v_seq, UTC_TIMESTAMP(6));
-            LEAVE take;
-        ELSEIF v_at IS NOT NULL THEN
-            IF v_parked = 1 THEN
-                DELETE FROM {pending} WHERE message_id = v_seq;
-            END IF;
-            SELECT v_seq AS id, v_at AS enqueued_at, v_data AS payload;
-            SET v_taken = v_taken + 1;
-        END IF;
-    END WHILE;
-    CLOSE parked;
-    {txn_end()};
-END
+{ring_pop()}
 
 -- name: drop
 DROP PROCEDURE IF EXISTS {pop}

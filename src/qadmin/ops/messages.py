@@ -134,7 +134,8 @@ def _retrying(spec: QueueSpec, work: Callable[[], T]) -> T:
 
 
 def _messages(rows: list[dict[str, Any]]) -> list[Message]:
-    return [Message.of(message(r)) for r in rows if r.get("id") is not None]
+    times: dict[Any, str] = {}
+    return [Message.of(message(r, times)) for r in rows if r.get("id") is not None]
 
 
 def _merge(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -232,6 +233,7 @@ def _push_batches(
     message the full ring refuses: the chunks before it and the messages of its own chunk
     before it are committed and reported."""
     pushed: list[Pushed] = []
+    times: dict[Any, str] = {}
     for chunk in _chunks(engine, payloads):
         params = engine.batch_params(chunk)
         if spec.info.due:
@@ -248,7 +250,7 @@ def _push_batches(
                     exc.args = (f"{exc}; pushed {len(pushed):,} of {len(payloads):,} before it",)
                     exc.pushed = pushed
                 raise
-            got = [Pushed.of(message(r)) for r in rows if r.get("id") is not None]
+            got = [Pushed.of(message(r, times)) for r in rows if r.get("id") is not None]
             pushed.extend(got)
         _stop_if(held, pushed, len(payloads))
         if len(got) < len(chunk):
