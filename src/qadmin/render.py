@@ -96,6 +96,8 @@ def _cell(value: Any, exact: bool = False) -> str:
         return ""
     if type(value) is int:  # ids and counts, most cells of a big listing
         return str(value)
+    if type(value) is str:  # times, names
+        return value if exact else visible(value)
     if isinstance(value, bytes):
         text, encoding = payload_text(value)
         text = text if encoding == "utf-8" else "base64:" + text
