@@ -40,13 +40,13 @@ BEGIN
     {batch_next()}
         INSERT INTO {table} (due_at, enqueued_at, payload)
         VALUES (v_due, v_at, FROM_BASE64(v_payload));
-        SET v_ids = CONCAT(v_ids, IF(v_ids = '[', '', ','), LAST_INSERT_ID());
+        {pushed_add()};
     END LOOP;
     CLOSE batch_rows;
     SELECT t.id, v_at AS enqueued_at, v_due AS due_at
-    FROM JSON_TABLE(CONCAT(v_ids, ']'), '$[*]'
-                    COLUMNS (n FOR ORDINALITY, id BIGINT PATH '$')) AS t
+    FROM JSON_TABLE({pushed_ids()}, '$[*]' COLUMNS (n FOR ORDINALITY, id BIGINT PATH '$')) AS t
     ORDER BY t.n;
+    SET @qadmin_pushed = NULL;
     {txn_end()};
 END
 
