@@ -214,3 +214,27 @@ def test_a_failed_routine_leaves_no_fresh_flag_in_the_session(label, request, tm
     assert _my_call(app, "SELECT @qadmin_fresh") == [(None,)]
     app.close()
     engine.close()
+
+
+@pytest.mark.parametrize("label", ["postgresql", "mariadb"])
+@pytest.mark.parametrize("kind", ["fifo", "claim", "pending", "ring"])
+def test_a_pop_of_a_null_or_negative_count_takes_nothing(label, kind, request, tmp_path):
+    """An unset variable in an application (NULL) or a negative count must not drain the
+    queue: PostgreSQL reads LIMIT NULL, and MariaDB LIMIT -1, as no limit at all."""
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("q", kind, 8 if kind == "ring" else None, False))
+    messages.push(engine, spec, [b"a", b"b", b"c"])
+    worker = ", 'w'" if kind == "claim" else ""
+    for count in ("NULL", "-1", "0"):
+        if label == "postgresql":
+            with psycopg.connect(PG_ADMIN, autocommit=True) as app:
+                app.execute(f"SET search_path TO {target.schema}")
+                got = app.execute(f"SELECT * FROM q_pop({count}{worker})").fetchall()
+        else:
+            app = _my_app(target.schema or "", "READ COMMITTED", autocommit=True)
+            got = _my_call(app, f"CALL q_pop({count}{worker})")
+            app.close()
+        assert got == [], (count, got)
+    assert [m.payload for m in messages.pop(engine, spec, 10)] == [b"a", b"b", b"c"]
+    engine.close()

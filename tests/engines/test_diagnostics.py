@@ -18,7 +18,7 @@ import pytest
 from qadmin.diagnostics.entries import claims, fragmentation, rates
 from qadmin.engines import Timeouts, open_engine
 from qadmin.ops import messages, queues
-from tests.conftest import MY_HOST, PG_ADMIN, make_target
+from tests.conftest import MY_HOST, PG_ADMIN, Target, make_target
 from tests.engines import diag
 from tests.engines.holding import finish, hold_pop
 from tests.helpers import invoke, invoke_on
@@ -96,6 +96,38 @@ def test_postgres_dead_rows_held_by_a_snapshot_name_the_holder(request, tmp_path
     finally:
         holder.rollback()
         holder.close()
+    engine.close()
+
+
+def test_postgres_another_databases_transaction_is_named_only_through_a_snapshot_here(
+    pg_own_database,
+):
+    """PostgreSQL keeps one horizon per database: a transaction open in another database holds
+    back vacuum here only through a snapshot taken here while it ran. With none here and no
+    traffic it is not named (the DBA would end an innocent session); with one, it is, as that
+    snapshot's root."""
+    import psycopg
+
+    engine = Target("postgresql", pg_own_database, "public").engine()
+    spec = _make(engine, "hq", "fifo")
+
+    def holders() -> set[str]:
+        return {h["holder"] for h in diag.inspect(engine, spec)["ghosts"]["holders"]}
+
+    with psycopg.connect(PG_ADMIN) as other:  # database test: not this one
+        other.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        other_pid = str(other.execute("SELECT pg_backend_pid()").fetchone()[0])
+        other.execute("SELECT txid_current()")  # a transaction id, kept open
+        time.sleep(1.1)  # this database's last statements (the queue's creation) a second old
+        assert other_pid not in holders()
+        with psycopg.connect(pg_own_database) as here:
+            here.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            here_pid = str(here.execute("SELECT pg_backend_pid()").fetchone()[0])
+            assert {other_pid, here_pid} <= holders()  # the snapshot and its root
+            here.rollback()
+        time.sleep(1.1)
+        assert other_pid not in holders()
+        other.rollback()
     engine.close()
 
 

@@ -211,8 +211,8 @@ SELECT COUNT(*) INTO v_filled FROM (
 -- 2. Under the pop lock, the run: the numbers from "next" whose messages are present, up to
 --    the count. Its messages in their slots are counted over one slot range; when they are
 --    next .. next + k - 1 and nothing is in the overflow table, the run is those k, else it
---    ends at the first number whose message is in neither place (a push not committed yet).
---    Its numbers are taken with one SETVAL.
+--    ends at the first number whose message is in neither place (a push not committed yet),
+--    and is served from both. Its numbers are taken with one SETVAL.
 -- 3. The run's slots (by range) and overflow rows, and the parked numbers' (by key), are
 --    locked, returned in one SELECT, and emptied: a plain read showed each message there
 --    first, so a pop waits only on a pusher's passing lock. A message that left in between
@@ -269,6 +269,10 @@ BEGIN
             WHERE NOT EXISTS (SELECT 1 FROM {table} AS r
                                WHERE r.slot = MOD(g.k, v_cap) AND r.message_id = g.k)
               AND NOT EXISTS (SELECT 1 FROM {overflow} AS o WHERE o.message_id = g.k);
+            -- This run may hold a message the overflow table took since the look above (a
+            -- push whose slot another transaction held, committed in between): serve the
+            -- run from both places.
+            SET v_spilled = 1;
         END IF;
         IF v_run > 0 THEN
             EXECUTE IMMEDIATE CONCAT('DO SETVAL(', {pop_seq.lit}, ', ', v_next + v_run - 1, ')');

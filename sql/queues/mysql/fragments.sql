@@ -348,7 +348,9 @@ EXISTS (SELECT 1 FROM {catalog}
         WHERE name = {table.bare_lit} AND JSON_EXTRACT(options, '$.paused_at') IS NOT NULL)
 
 -- name: paused_none
-IF {paused()} THEN
+-- Also a count that is NULL or below 1 takes nothing (MySQL reads LIMIT -1 as no limit: one
+-- unset variable in an application would drain the queue).
+IF {paused()} OR COALESCE(p_count, 0) < 1 THEN
         SET p_count = 0;  -- paused (qadmin pause): take nothing
     END IF;
 

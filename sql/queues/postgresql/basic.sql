@@ -33,7 +33,7 @@ BEGIN
         RETURN QUERY
         DELETE FROM {table} AS q
         WHERE q.id IN (
-            SELECT s.id FROM {table} AS s {order_by} LIMIT p_count FOR UPDATE {skip_locked})
+            SELECT s.id FROM {table} AS s {order_by} LIMIT greatest(p_count, 0) FOR UPDATE {skip_locked})
         RETURNING q.id, q.enqueued_at, q.payload;
         -- Strict: we waited for the head row and it was deleted meanwhile, so FOR UPDATE
         -- returned nothing although later rows exist; look again with a fresh snapshot.

@@ -77,7 +77,7 @@ LANGUAGE sql AS $$
     DELETE FROM {table} AS q
     WHERE q.id IN (
         SELECT s.id FROM {table} AS s WHERE NOT {paused()}
-        ORDER BY s.id LIMIT p_count FOR UPDATE SKIP LOCKED)
+        ORDER BY s.id LIMIT greatest(p_count, 0) FOR UPDATE SKIP LOCKED)
     RETURNING q.id, q.enqueued_at, q.payload
 $$
 

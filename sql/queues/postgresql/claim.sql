@@ -66,7 +66,7 @@ LANGUAGE sql AS $$
         SELECT s.id FROM {table} AS s
         WHERE s.processing_started_at IS NULL AND NOT {paused()}
         ORDER BY s.id
-        LIMIT p_count
+        LIMIT greatest(p_count, 0)
         FOR UPDATE SKIP LOCKED)
     RETURNING q.id, q.enqueued_at, q.attempts, q.payload
 $$

@@ -55,7 +55,7 @@ BEGIN
     END IF;
     RETURN QUERY
     DELETE FROM {src} AS q
-    WHERE q.id IN (SELECT s.id FROM {src} AS s {src_order_by} LIMIT p_count FOR UPDATE SKIP LOCKED)
+    WHERE q.id IN (SELECT s.id FROM {src} AS s {src_order_by} LIMIT greatest(p_count, 0) FOR UPDATE SKIP LOCKED)
     RETURNING q.id, q.enqueued_at, q.payload;
 END
 $$

@@ -33,7 +33,7 @@ LANGUAGE sql AS $$
         SELECT s.id FROM {table} AS s
         WHERE s.due_at <= clock_timestamp() AND NOT {paused()}
         ORDER BY s.due_at, s.id
-        LIMIT p_count
+        LIMIT greatest(p_count, 0)
         FOR UPDATE SKIP LOCKED)
     RETURNING q.id, q.enqueued_at, q.due_at, q.payload
 $$

@@ -247,7 +247,7 @@ BEGIN
              WHERE EXISTS (SELECT 1 FROM {table} AS r
                             WHERE r.slot = p.message_id % v_cap AND r.message_id = p.message_id)
                 OR EXISTS (SELECT 1 FROM {overflow} AS o WHERE o.message_id = p.message_id)
-             ORDER BY p.message_id LIMIT p_count FOR UPDATE SKIP LOCKED) AS p;
+             ORDER BY p.message_id LIMIT greatest(p_count, 0) FOR UPDATE SKIP LOCKED) AS p;
     IF cardinality(v_parked) < p_count THEN
         -- The pop lock, from the look at "next" to nextval only (see the invariants).
         PERFORM pg_advisory_lock(v_key);

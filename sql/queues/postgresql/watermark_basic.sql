@@ -10,7 +10,7 @@ LANGUAGE plpgsql AS $$
         DELETE FROM {table} AS q
         WHERE q.id IN (
             SELECT s.id FROM {table} AS s WHERE s.id >= v_wm
-            ORDER BY s.id LIMIT p_count FOR UPDATE SKIP LOCKED)
+            ORDER BY s.id LIMIT greatest(p_count, 0) FOR UPDATE SKIP LOCKED)
         RETURNING q.id, q.enqueued_at, q.payload
     LOOP
         id := r.id; enqueued_at := r.enqueued_at; payload := r.payload;

@@ -12,7 +12,7 @@ LANGUAGE plpgsql AS $$
         WHERE q.id IN (
             SELECT s.id FROM {table} AS s
             WHERE s.processing_started_at IS NULL AND s.id >= v_wm
-            ORDER BY s.id LIMIT p_count FOR UPDATE SKIP LOCKED)
+            ORDER BY s.id LIMIT greatest(p_count, 0) FOR UPDATE SKIP LOCKED)
         RETURNING q.id, q.enqueued_at, q.attempts, q.payload
     LOOP
         id := r.id; enqueued_at := r.enqueued_at; attempts := r.attempts; payload := r.payload;
