@@ -19,6 +19,7 @@ from qadmin.diagnostics.model import (
     Row,
 )
 from qadmin.diagnostics.registry import Diagnostic, Field, Metric, Section
+from qadmin.values import iso
 
 # Dead rows worth a finding: this many, and either 10x the live rows (a drained queue) or this
 # share of the table (a queue that keeps rows).
@@ -58,6 +59,14 @@ class GhostFacts(Row):
     leaf_deletes_cumulative: Number | None = None
     row_lock_waits_cumulative: Number | None = None
     row_lock_wait_ms_cumulative: Number | None = None
+
+    def __post_init__(self) -> None:
+        # The vacuum times in the one form every output uses (ISO 8601 UTC, Z), not the
+        # driver's timestamptz text.
+        for name in ("last_autovacuum", "last_vacuum"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                object.__setattr__(self, name, iso(value))
 
 
 @dataclass(frozen=True)
