@@ -328,13 +328,14 @@ SELECT x.push_next,
        (SELECT TIMESTAMPDIFF(MICROSECOND, MIN(p.taken_at), UTC_TIMESTAMP(6)) / 1000000
           FROM {pending} AS p) AS oldest_parked_s,
        (SELECT COUNT(*) FROM {overflow}) AS overflow,
-       o.message_id AS orphan_id,
-       o.slot = MOD(x.push_next, {capacity}) AS orphan_blocks_push,
+       x.orphan_id,
+       COALESCE(o.slot = MOD(x.push_next, {capacity}), 0) AS orphan_blocks_push,
        CONCAT('INSERT INTO ', {pending.lit}, ' (message_id, taken_at) VALUES (',
-              o.message_id, ', UTC_TIMESTAMP(6))') AS orphan_fix,
+              x.orphan_id, ', UTC_TIMESTAMP(6))') AS orphan_fix,
        {skip_sql(pop_seq)} AS hole_fix,
        o.slot AS orphan_slot,
-       TIMESTAMPDIFF(MICROSECOND, o.enqueued_at, UTC_TIMESTAMP(6)) / 1000000 AS orphan_age_s,
+       TIMESTAMPDIFF(MICROSECOND, COALESCE(o.enqueued_at, ov.enqueued_at), UTC_TIMESTAMP(6))
+           / 1000000 AS orphan_age_s,
        CASE WHEN x.pop_next < x.push_next
              AND NOT EXISTS (SELECT 1 FROM {table} AS r
                               WHERE r.slot = MOD(@qadmin_pop_next, {capacity})
@@ -352,7 +353,16 @@ SELECT x.push_next,
                                      {capacity} - 1)
                 OR r.slot <= @qadmin_ahead_from + LEAST({capacity}, 10000) - 1 - {capacity}))
            AS waiting_behind_age_s
-FROM (SELECT @qadmin_push_next AS push_next, @qadmin_pop_next AS pop_next,
+FROM (SELECT s.push_next, s.pop_next,
+             LEAST(COALESCE(s.slotted, s.spilled), COALESCE(s.spilled, s.slotted)) AS orphan_id
+      FROM (
+      SELECT @qadmin_push_next AS push_next, @qadmin_pop_next AS pop_next,
+             -- in the overflow table too (a killed popper's message there): the same window
+             (SELECT MIN(v.message_id) FROM {overflow} AS v
+               WHERE v.message_id BETWEEN @qadmin_pop_next - @qadmin_behind
+                                      AND @qadmin_pop_next - 1
+                 AND NOT EXISTS (SELECT 1 FROM {pending} AS p
+                                  WHERE p.message_id = v.message_id)) AS spilled,
              (SELECT MIN(r.message_id) FROM {table} AS r
                WHERE r.reference_count = 1 AND r.message_id < @qadmin_pop_next
                  AND NOT EXISTS (SELECT 1 FROM {pending} AS p
@@ -364,8 +374,9 @@ FROM (SELECT @qadmin_push_next AS push_next, @qadmin_pop_next AS pop_next,
                                                     {capacity} - 1)
                                OR r.slot <= @qadmin_behind_from + @qadmin_behind - 1
                                             - {capacity}))))
-                 AS orphan_id) AS x
+                 AS slotted) AS s) AS x
 LEFT JOIN {table} AS o ON o.slot = MOD(x.orphan_id, {capacity}) AND o.message_id = x.orphan_id
+LEFT JOIN {overflow} AS ov ON ov.message_id = x.orphan_id
 
 -- name: repair_orphans
 SELECT r.message_id AS id FROM {table} AS r
