@@ -216,9 +216,25 @@ def test_a_failed_routine_leaves_no_fresh_flag_in_the_session(label, request, tm
     engine.close()
 
 
-@pytest.mark.parametrize("label", ["postgresql", "mariadb"])
+def _pg_pop(schema: str, args: str) -> list[tuple]:
+    """An application's ``SELECT * FROM q_pop(...)`` on PostgreSQL."""
+    with psycopg.connect(PG_ADMIN, autocommit=True) as app:
+        app.execute(f"SET search_path TO {schema}")
+        return app.execute(f"SELECT * FROM q_pop({args})").fetchall()
+
+
+def _my_pop(schema: str, args: str) -> list[tuple]:
+    """An application's ``CALL q_pop(...)`` on MySQL/MariaDB, every result set read."""
+    app = _my_app(schema, "READ COMMITTED", autocommit=True)
+    try:
+        return _my_call(app, f"CALL q_pop({args})")
+    finally:
+        app.close()
+
+
+@pytest.mark.parametrize(("label", "pop"), [("postgresql", _pg_pop), ("mariadb", _my_pop)])
 @pytest.mark.parametrize("kind", ["fifo", "claim", "pending", "ring"])
-def test_a_pop_of_a_null_or_negative_count_takes_nothing(label, kind, request, tmp_path):
+def test_a_pop_of_a_null_or_negative_count_takes_nothing(label, pop, kind, request, tmp_path):
     """An unset variable in an application (NULL) or a negative count must not drain the
     queue: PostgreSQL reads LIMIT NULL, and MariaDB LIMIT -1, as no limit at all."""
     target = make_target(label, request, tmp_path)
@@ -227,14 +243,7 @@ def test_a_pop_of_a_null_or_negative_count_takes_nothing(label, kind, request, t
     messages.push(engine, spec, [b"a", b"b", b"c"])
     worker = ", 'w'" if kind == "claim" else ""
     for count in ("NULL", "-1", "0"):
-        if label == "postgresql":
-            with psycopg.connect(PG_ADMIN, autocommit=True) as app:
-                app.execute(f"SET search_path TO {target.schema}")
-                got = app.execute(f"SELECT * FROM q_pop({count}{worker})").fetchall()
-        else:
-            app = _my_app(target.schema or "", "READ COMMITTED", autocommit=True)
-            got = _my_call(app, f"CALL q_pop({count}{worker})")
-            app.close()
+        got = pop(target.schema or "", f"{count}{worker}")
         assert got == [], (count, got)
     assert [m.payload for m in messages.pop(engine, spec, 10)] == [b"a", b"b", b"c"]
     engine.close()
