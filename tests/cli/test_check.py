@@ -8,7 +8,7 @@ import json
 import pytest
 
 from qadmin.diagnostics import registry
-from tests.helpers import invoke
+from tests.helpers import invoke, one_line
 
 
 @pytest.fixture
@@ -148,3 +148,37 @@ def test_a_part_a_lock_kept_unread_is_unknown_naming_the_holder_unless_critical(
     assert read_critical.stdout.startswith("QADMIN CRITICAL - cq: dead 0 >= 0, ")
     assert "part_blocked: " in read_critical.stdout
     assert f"{said} {session}" in read_critical.stdout
+
+
+@pytest.mark.parametrize("label", ["postgresql", "mariadb"])
+def test_a_lock_on_the_catalog_costs_a_second_and_names_its_holder(label, request, tmp_path):
+    """Another session holds qadmin's catalog table locked (a DBA's LOCK TABLE, a DDL queued
+    behind a long transaction): every read-only command's lookup of its queue gives up after
+    the diagnostics' 1 s, as the README says, with one line naming the holder (it waited the
+    connection's 5 s and named no one); check and status say UNKNOWN, the rest exit 8."""
+    from tests.conftest import make_target
+    from tests.helpers import table_locked
+
+    target = make_target(label, request, tmp_path)
+    db = target.cli_args()
+    assert invoke("create", "cq", "--kind", "fifo", *db).exit_code == 0
+    with table_locked(target, "qadmin_queues") as session:
+        said = {
+            words[0]: invoke(*words, *db)
+            for words in (
+                ("inspect", "cq", "--sample", "0"),
+                ("check", "cq", "--sample", "0"),
+                ("size", "cq"),
+                ("list",),
+                ("status",),
+            )
+        }
+    held = f"blocked by session {session}"
+    assert said["check"].exit_code == 3 and said["check"].stdout.startswith("QADMIN UNKNOWN")
+    assert held in said["check"].stdout
+    assert said["status"].exit_code == 3 and held in said["status"].stdout
+    for command in ("inspect", "size", "list"):
+        result = said[command]
+        line = one_line(result)
+        assert result.exit_code == 8 and held in line, (command, result.stderr)
+        assert "lock wait exceeded 1000 ms" in line, line

@@ -269,13 +269,13 @@ def _creating(engine: Any, spec: Any) -> dict[str, Any]:
 
 def _load(target: Target, name: str) -> tuple[Any, Any]:
     engine = target.engine()
-    return engine, catalog.get(engine, name)
+    return engine, run.catalog_bounded(engine, lambda: catalog.get(engine, name))
 
 
 def _resolve(target: Target, name: str, profile: dict[str, Any]) -> tuple[Engine, Resolved]:
     """NAME as a qadmin queue, a declared profile or an existing table (docs/profiles.md)."""
     engine = target.engine()
-    resolved = target.resolve(engine, name, profile)
+    resolved = run.catalog_bounded(engine, lambda: target.resolve(engine, name, profile))
     if resolved.profile.schema is not None:
         engine.use_schema(resolved.profile.schema)
     return engine, resolved
@@ -330,7 +330,10 @@ def inspect(
     The --warn-*/--crit-* limits are check's: the findings use them too."""
     options = Options(stale_after, sample_s, deep, max_pages, limits(given))
     engine = target.engine()
-    resolved = target.resolve(engine, name, profile, table_only=table, creating=True)
+    resolved = run.catalog_bounded(
+        engine,
+        lambda: target.resolve(engine, name, profile, table_only=table, creating=True),
+    )
     spec = resolved.spec
     if spec is not None and spec.state == catalog.CREATING:
         render.document(_creating(engine, spec), fmt)

@@ -97,8 +97,10 @@ def create(
 @format_option
 def list_queues(target: Target, fmt: str | None) -> None:
     """List the queues qadmin manages in the schema."""
+    from qadmin.diagnostics import run
+
     engine = target.engine()
-    specs = catalog.all_queues(engine, creating=True)
+    specs = run.catalog_bounded(engine, lambda: catalog.all_queues(engine, creating=True))
     if not specs:  # someone else's database, or an empty one: say so rather than nothing
         where = engine.dsn.path if engine.hooks.file else f"schema {engine.schema}"
         render.note(f"qadmin: no qadmin queues in {where}")

@@ -24,7 +24,7 @@ from qadmin.diagnostics.model import (
     Result,
     ServerReads,
 )
-from qadmin.engines.base import Engine
+from qadmin.engines.base import CATALOG_TABLE, Engine
 from qadmin.errors import LockTimeout, QadminError, StatementTimeout
 from qadmin.kinds import QueueSpec
 from qadmin.profiles import query
@@ -117,6 +117,14 @@ def bounded(ctx: Context, read: Callable[[], T]) -> T:
         except QadminError as unread:
             holder = f"a session qadmin could not name ({unread})"
         raise type(exc)(f"{exc}; blocked by {holder}") from None
+
+
+def catalog_bounded(engine: Engine, read: Callable[[], T]) -> T:
+    """A read-only command's lookup of its queue (qadmin's catalog, a table's shape) bounded
+    as a part is: a lock held on ``qadmin_queues`` (a LOCK TABLE, a DDL queued behind a long
+    transaction) costs 1 s and one line naming its holder, not the connection's whole lock
+    timeout and no name."""
+    return bounded(Context(engine, CATALOG_TABLE, None, Options()), read)
 
 
 def inspect(engine: Engine, spec: QueueSpec, options: Options | None = None) -> InspectReport:

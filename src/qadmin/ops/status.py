@@ -120,7 +120,7 @@ def _own(engine: Engine, schema: str) -> Iterator[Item | StatusLine]:
     """The queues of a schema's catalog; one whose create has not finished (a killed create)
     is an UNKNOWN line with its state and the fix, never left out."""
     engine.use_schema(schema)
-    for spec in catalog.all_queues(engine, creating=True):
+    for spec in run.catalog_bounded(engine, lambda: catalog.all_queues(engine, creating=True)):
         if spec.state == catalog.CREATING:
             name = f"{schema}.{spec.name}"
             why = f"state {spec.state}: {catalog.unfinished(spec.name)}"

@@ -316,7 +316,8 @@ def blocker_of(
         first = certain[0]
         held = "holds" if first.granted else "waits for"
         relation = first.relation if first.has("relation") else ctx.table
-        on = "the queue table" if relation == ctx.table else dead
+        queue = ctx.spec is not None or ctx.profile is not None
+        on = "the queue table" if relation == ctx.table and queue else relation or dead
         text = (
             f"session {first.holder}, which {held} {first.mode} on {on} "
             f"({first.state or 'state unknown'}: {first.query or ''})"
