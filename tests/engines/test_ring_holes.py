@@ -367,3 +367,48 @@ def test_a_live_pop_in_an_open_transaction_is_not_an_orphan(request, tmp_path):
         assert not any(f["code"] == "ring_orphan" for f in checked["findings"]), checked
         consumer.rollback()
     engine.close()
+
+
+@pytest.mark.parametrize("label", ["postgresql", "mariadb"])
+def test_an_orphan_in_the_overflow_table_is_reported_and_repaired(label, request, tmp_path):
+    """A message the push put in the overflow table (its slot was held), popped by a client
+    that died before committing: its number passed, it is in no slot. inspect and check name
+    it as an orphan in the overflow table (they said nothing: only repair's plan saw it), and
+    repair gives it back, nothing lost."""
+    from tests.engines.incidents import connect, execute
+
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("ring_q", "ring", 4, False))
+    first = _first(label)
+    locker = _lock_slot(target, first % 4)
+    messages.push(engine, spec, [b"spilled"])
+    locker.conn.rollback()
+    locker.close()
+    popper = connect(target)  # an application's session: its pop, then it dies uncommitted
+    pop = engine.qualified("ring_q_pop")
+    if label == "postgresql":
+        popper.autocommit = False
+        taken = popper.execute(f"SELECT payload FROM {pop}(1)").fetchall()
+    else:
+        execute(popper, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+        execute(popper, "BEGIN")
+        taken = execute(popper, f"CALL {pop}(1)")
+    assert [bytes(r[-1]) for r in taken] == [b"spilled"]
+    popper.close()  # no COMMIT: the server rolls the pop back, the pop sequence stays moved
+    args = ("ring_q", "--crit-ring-stall", "1s", "--sample", "0")
+    time.sleep(1.1)
+    code, checked = _cli_json(target, "check", *args)
+    assert code == 2 and checked["status"] == "CRITICAL", checked
+    found = next(f for f in checked["findings"] if f["code"] == "ring_orphan")
+    assert f"message {first} in the overflow table" in found["message"], found
+    code, report = _cli_json(target, "inspect", *args)
+    assert report["ring"]["orphan_id"] == first and report["ring"]["overflow"] == 1
+    assert report["ring"]["orphan_blocks_push"] is False
+    code, dry = _cli_json(target, "repair", "ring_q", "--older-than", "1", "--dry-run")
+    assert code == 0 and dry["park"] == [first], dry
+    code, done = _cli_json(target, "repair", "ring_q", "--older-than", "1", "--yes")
+    assert code == 0, done
+    assert [m.payload for m in messages.pop(engine, spec, 10)] == [b"spilled"]
+    assert ring_part.measure(engine, spec).state.orphan_id is None
+    engine.close()

@@ -253,12 +253,14 @@ SELECT s.push_next,
        (SELECT DATEDIFF_BIG(MILLISECOND, MIN(p.taken_at), SYSUTCDATETIME()) / 1000.0
           FROM {pending} AS p) AS oldest_parked_s,
        (SELECT COUNT(*) FROM {overflow}) AS overflow,
-       o.message_id AS orphan_id,
+       COALESCE(o.message_id, ov.message_id) AS orphan_id,
        N'INSERT INTO ' + {pending.lit} + N' (message_id, taken_at) VALUES ('
-           + CAST(o.message_id AS nvarchar(20)) + N', SYSUTCDATETIME())' AS orphan_fix,
+           + CAST(COALESCE(o.message_id, ov.message_id) AS nvarchar(20))
+           + N', SYSUTCDATETIME())' AS orphan_fix,
        N'SELECT NEXT VALUE FOR ' + {pop_seq.lit} AS hole_fix,
-       s.push_next % {capacity} AS orphan_slot,
-       DATEDIFF_BIG(MILLISECOND, o.enqueued_at, SYSUTCDATETIME()) / 1000.0 AS orphan_age_s,
+       CASE WHEN o.message_id IS NOT NULL THEN s.push_next % {capacity} END AS orphan_slot,
+       DATEDIFF_BIG(MILLISECOND, COALESCE(o.enqueued_at, ov.enqueued_at), SYSUTCDATETIME())
+           / 1000.0 AS orphan_age_s,
        CASE WHEN s.pop_next < s.push_next
              AND NOT EXISTS (SELECT 1 FROM {table} AS r
                               WHERE r.slot = s.pop_next % {capacity}
@@ -278,6 +280,14 @@ OUTER APPLY (
       AND r.message_id < s.pop_next
       AND NOT EXISTS (SELECT 1 FROM {pending} AS p WHERE p.message_id = r.message_id)
 ) AS o
+-- in the overflow table too (a killed popper's message there: no slot), in the numbers of the
+-- lap behind the pop sequence (its primary key's range)
+OUTER APPLY (
+    SELECT TOP (1) v.message_id, v.enqueued_at FROM {overflow} AS v
+    WHERE v.message_id BETWEEN s.pop_next - {capacity} AND s.pop_next - 1
+      AND NOT EXISTS (SELECT 1 FROM {pending} AS p WHERE p.message_id = v.message_id)
+    ORDER BY v.message_id
+) AS ov
 
 -- name: repair_orphans
 WITH s AS (

@@ -517,11 +517,12 @@ END
 $$
 
 -- name: ring_state
--- An orphan is a message whose number the pop sequence has passed, still in its slot and not
--- parked: its popper died before committing. Looked for in the slots of the numbers behind
--- the pop sequence (a live ring cannot pass an orphan by more than a lap: its slot stops the
--- pushes) and the slot the next push needs. A slot whose old version a live transaction is
--- updating is a pop in flight, not an orphan.
+-- An orphan is a message whose number the pop sequence has passed, still in its slot (or the
+-- overflow table) and not parked: its popper died before committing. Looked for in the slots
+-- and overflow rows of the numbers behind the pop sequence (a live ring cannot pass an orphan
+-- by more than a lap: its slot stops the pushes) and the slot the next push needs. A row
+-- whose old version a live transaction is updating or deleting is a pop in flight, not an
+-- orphan.
 -- Bounded: the slots behind are read as one or two ranges of the slot index (consecutive
 -- slots share heap pages; point look-ups read three buffers each: 30,000 for 10,000 slots),
 -- and only as many as about 256 buffers allow (orphans_searched, below; measured above). An orphan further
@@ -562,6 +563,11 @@ WITH s AS (
     UNION
     SELECT r.slot, r.message_id, r.enqueued_at, r.xmax FROM {table} AS r, s
     WHERE r.reference_count = 1 AND r.slot = s.push_next % {capacity}
+    UNION
+    -- in the overflow table too (a killed popper's message there; no slot), the same window:
+    -- its primary key's range
+    SELECT NULL, o.message_id, o.enqueued_at, o.xmax
+    FROM bw JOIN {overflow} AS o ON o.message_id BETWEEN bw.lo_k AND bw.hi_k
 ), orphans AS (
     SELECT c.slot, c.message_id, c.enqueued_at FROM candidates AS c, s
     WHERE c.message_id < s.pop_next
@@ -608,7 +614,8 @@ SELECT s.push_next,
        (SELECT b.message_id FROM orphan AS b) AS orphan_id,
        (SELECT count(*) FROM orphans) AS orphans,
        (SELECT bw.hi_k - bw.lo_k + 1 FROM bw WHERE bw.hi_k >= bw.lo_k) AS orphans_searched,
-       (SELECT b.slot = s.push_next % {capacity} FROM orphan AS b) AS orphan_blocks_push,
+       (SELECT coalesce(b.slot = s.push_next % {capacity}, false) FROM orphan AS b)
+           AS orphan_blocks_push,
        (SELECT 'INSERT INTO ' || {pending.lit} || ' (message_id, taken_at) VALUES ('
                || b.message_id || ', clock_timestamp())' FROM orphan AS b) AS orphan_fix,
        'SELECT nextval(' || quote_literal({pop_seq.lit}) || ')' AS hole_fix,

@@ -139,17 +139,24 @@ def rule(report: InspectReport) -> list[Finding]:
     if state.orphan_id is not None and (
         state.orphan_blocks_push or (first is not None and ring.orphan_age_s >= first)
     ):
+        where = (
+            "in the overflow table" if state.orphan_slot is None else f"in slot {state.orphan_slot}"
+        )
         effect = (
             "the slot the next push needs stays full, so the ring refuses pushes"
             if state.orphan_blocks_push
-            else "no pop will deliver it and depth leaves it out; the ring will refuse pushes "
-            "when it laps onto its slot"
+            else "no pop will deliver it and depth leaves it out"
+            + (
+                ""
+                if state.orphan_slot is None
+                else "; the ring will refuse pushes when it laps onto its slot"
+            )
         )
         out.append(
             Finding(
                 CRITICAL,
                 "ring_orphan",
-                f"message {state.orphan_id} in slot {state.orphan_slot} "
+                f"message {state.orphan_id} {where} "
                 f"({sql.duration(ring.orphan_age_s)} old) was taken by a popper that never "
                 f"finished: {effect}",
                 f"{_repair(queue, ring.orphan_age_s)} (by hand: {ring.orphan_fix_sql})",
