@@ -270,10 +270,14 @@ def test_schema_narrows_status_check_all_and_metrics_to_its_queues(pg_own_databa
     db = ["--dsn", pg_own_database]
     for schema, queue in (("public", "mine"), ("other", "theirs")):
         assert run("create", queue, "--kind", "fifo", *db, "--schema", schema).exit_code == 0
-    every = run("status", "--format", "json", *db)
-    assert sorted(r["name"] for r in json.loads(every.stdout)) == ["other.theirs", "public.mine"]
+    every = json.loads(run("status", "--format", "json", *db).stdout)
+    assert sorted(r["name"] for r in every["lines"]) == ["other.theirs", "public.mine"]
+    # the same document as a failed run's (a script reads lines and error either way)
+    assert (every["status"], every["code"], every["queues"], every["error"]) == ("OK", 0, 2, None)
+    assert every["counts"] == {"ok": 2, "warning": 0, "critical": 0, "unknown": 0}
     only = run("status", "--format", "json", *db, "--schema", "other")
-    assert only.exit_code == 0 and [r["name"] for r in json.loads(only.stdout)] == ["other.theirs"]
+    names = [r["name"] for r in json.loads(only.stdout)["lines"]]
+    assert only.exit_code == 0 and names == ["other.theirs"]
     checked = run("check", "--all", *db, "--schema", "other")
     assert checked.exit_code == 0 and " 1 queues: " in checked.stdout.splitlines()[0]
     assert "public.mine" not in checked.stdout
@@ -314,7 +318,7 @@ def test_a_locked_queue_is_unknown_alike_in_check_all_status_and_metrics(label, 
     assert f"the claims part was blocked by a lock held by session {session}" in lines[1]
     assert lines[2].startswith(f"WARNING {free}: ") and "depth 1 >= 1" in lines[2], lines
     assert listed.exit_code == 3, listed.output
-    rows = json.loads(listed.stdout)
+    rows = json.loads(listed.stdout)["lines"]
     assert [(r["name"], r["status"]) for r in rows] == [(held, "UNKNOWN"), (free, "WARNING")]
     assert (
         rows[0]["worst"].startswith("part_blocked: ") and f"session {session}" in rows[0]["worst"]

@@ -551,7 +551,7 @@ def test_a_floor_of_stale_claims_is_marked_and_said_at_least(label, request, tmp
     }
     assert ("stale_claims", "floor") in marks, marks
     listed = run("status", "--stale-after", "1", "--format", "json", *db)
-    [row] = [r for r in json.loads(listed.stdout) if r["table"] == "cq"]
+    [row] = [r for r in json.loads(listed.stdout)["lines"] if r["table"] == "cq"]
     assert row["stale_quality"] == "floor", row
     # (status's worst may be another finding on a shared server: a snapshot held elsewhere)
     checked = run("check", "cq", "--stale-after", "1", "--sample", "0", *db)

@@ -61,7 +61,7 @@ def test_pause_stops_pop_shows_everywhere_and_resume_serves_again(label, request
     assert code == 2 and "paused: q is paused since" in out, out
     # status reads the whole (shared) server: its exit code is the worst line's, anybody's
     _, out, _ = _run(db, "status", "--format", "json")
-    mine = [x for x in json.loads(out) if x["table"] == "q"]
+    mine = [x for x in json.loads(out)["lines"] if x["table"] == "q"]
     [line] = [x for x in mine if target.schema is None or x["schema"] == target.schema]
     assert line["paused_at"] == done["paused_at"] and line["worst"].startswith("paused:")
 

@@ -106,7 +106,9 @@ def test_a_ceiling_of_waiting_rows_is_never_judged_critical(label, request, tmp_
     assert (tailed["depth"], tailed["depth_quality"]) == (part.depth, "floor")
     # status says each figure's quality too: in JSON, and marked in its text (N+ a floor)
     listed = invoke(*target.cli_args(), "status", "--format", "json")
-    line = next(r for r in json.loads(listed.stdout) if r["name"] == f"{target.schema}.cc_q")
+    line = next(
+        r for r in json.loads(listed.stdout)["lines"] if r["name"] == f"{target.schema}.cc_q"
+    )
     assert (line["depth"], line["depth_quality"]) == (part.depth, "floor"), line
     assert line["oldest_quality"] in ("exact", "floor") and line["dead_quality"] == "exact"
     assert (line["running"], line["claimed_quality"]) == (

@@ -139,7 +139,7 @@ def test_status_and_check_all_judge_what_check_judges(request, tmp_path):
         assert "dead_rows" in _codes(checked["problems"]), checked["line"]
         clean = _check("clean_q", *target.cli_args(), "--sample", "0")
         assert "dead_rows" not in _codes(clean["problems"]), clean["line"]
-        shown = json.loads(invoke("status", "--dsn", PG_ADMIN, "--format", "json").stdout)
+        shown = json.loads(invoke("status", "--dsn", PG_ADMIN, "--format", "json").stdout)["lines"]
         result = invoke("check", "--all", "--dsn", PG_ADMIN, "--format", "json")
         every = json.loads(result.stdout)
         for queue, alone in (("ghost_q", checked), ("clean_q", clean)):
@@ -208,7 +208,7 @@ def test_a_lock_wait_status_reads_once_per_run_is_judged_as_check_judges_it(requ
             every = {x["name"]: x for x in json.loads(result.stdout)["lines"]}
             shown = json.loads(
                 invoke("status", "--dsn", PG_ADMIN, "--format", "json", *limit).stdout
-            )
+            )["lines"]
             for queue in QUEUES:
                 name = f"{target.schema}.{queue}"
                 mine = every[name]

@@ -156,7 +156,9 @@ def test_pending_depth_and_oldest_are_the_due_messages(engine, target):
     import json
 
     mine = target.schema or "main"
-    line = next(q for q in json.loads(status.stdout) if (q["schema"], q["table"]) == (mine, "p"))
+    line = next(
+        q for q in json.loads(status.stdout)["lines"] if (q["schema"], q["table"]) == (mine, "p")
+    )
     assert (line["depth"], line["scheduled"], line["oldest_age_s"]) == (0, 3, None), line
     assert line["status"] != "CRITICAL", line
     # One message fell due ten minutes ago: it is the depth and the oldest, from its due time.

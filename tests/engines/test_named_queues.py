@@ -185,7 +185,7 @@ def test_status_shows_every_named_queue_worst_first(jobs: Target, config: Path) 
     result = configured(jobs, config, "status", "--stale-after", "5m", "--format", "json")
     if jobs.label == "sqlite":  # a file of its own: the server engines hold others' queues
         assert result.exit_code == 1, result.output  # mail's stale claim: WARNING
-    lines = json.loads(result.stdout)
+    lines = json.loads(result.stdout)["lines"]
     ours = [line for line in lines if line["table"] == "jobs" and line["what"] == "declared"]
     assert [line["name"] for line in ours] == ["jobs[mail]", "jobs[orders]"]
     assert ours[0]["status"] == "WARNING" and "stale" in ours[0]["worst"]
@@ -390,7 +390,7 @@ def test_status_fits_a_terminal_and_names_what_it_cannot_read(
     assert lines and max(len(line) for line in lines) <= 80, shown.stdout
     assert "jobs[mail]" in shown.stdout and "jobs[orders]" in shown.stdout
     assert "[tables.gone] not read here" in shown.stderr
-    data = json.loads(configured(target, config, "status", "--format", "json").stdout)
+    data = json.loads(configured(target, config, "status", "--format", "json").stdout)["lines"]
     typo = next(line for line in data if line["name"] == "typo")
     assert typo["status"] == "UNKNOWN" and "state_colum" in typo["error"]
     assert not any(line["name"] == "gone" for line in data)
@@ -419,7 +419,7 @@ def test_rows_that_name_no_queue_are_a_queue_too(
     lines = {q["queue"]: q["depth"] for q in report["named_queues"]["queues"]}
     assert lines == {"mail": 1, None: 2}
     assert as_json(target, config, "size", "dj", "--queue-null")["depth"] == 2
-    status = json.loads(configured(target, config, "status", "--format", "json").stdout)
+    status = json.loads(configured(target, config, "status", "--format", "json").stdout)["lines"]
     assert {line["name"]: line["depth"] for line in status} == {"dj[mail]": 1, "dj[]": 2}
 
 

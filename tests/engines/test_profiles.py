@@ -648,7 +648,7 @@ def test_a_kombu_queue_is_named_by_its_name_or_its_id(label, request, tmp_path):
     depths = {q["queue"]: q["depth"] for q in inspected["named_queues"]["queues"]}
     assert depths == {"work": 2, "idle": 1, "7": 3}
     # status reads the whole server (its exit is the worst of every queue: others' too).
-    listed = json.loads(_cli("status", *where, "--format", "json").stdout)
+    listed = json.loads(_cli("status", *where, "--format", "json").stdout)["lines"]
     status = [s for s in listed if s["table"] == "kombu_message" and s["queue"]]
     status = [s for s in status if s["schema"] in (target.schema, "main")]
     assert {s["queue"]: s["depth"] for s in status} == {"work": 2, "idle": 1, "7": 3}

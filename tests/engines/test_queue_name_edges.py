@@ -34,7 +34,7 @@ def test_the_empty_name_null_and_control_characters_are_queues_apart(
     config = tmp_path / "q.toml"
     config.write_text(PROFILE + PROFILE.replace("rj", "dj"))
 
-    status = json.loads(configured(target, config, "status", "--format", "json").stdout)
+    status = json.loads(configured(target, config, "status", "--format", "json").stdout)["lines"]
     depths = {line["name"]: line["depth"] for line in status}
     assert depths == {
         "rj['']": 1,

@@ -31,8 +31,10 @@ def test_status_and_check_all_list_a_queue_left_creating(label, request, tmp_pat
 
         # status reads the whole server (other tests' schemas too): this test's schema only.
         status = invoke_on(target, "status", "--format", "json")
-        [home] = {line["schema"] for line in json.loads(status.stdout) if line["table"] == "kq"}
-        mine = [line for line in json.loads(status.stdout) if line["schema"] == home]
+        [home] = {
+            line["schema"] for line in json.loads(status.stdout)["lines"] if line["table"] == "kq"
+        }
+        mine = [line for line in json.loads(status.stdout)["lines"] if line["schema"] == home]
         lines = {line["table"]: line for line in mine}
         assert set(lines) == {"fine", "kq"}, status.stdout
         assert lines["kq"]["status"] == "UNKNOWN" and "state creating" in lines["kq"]["error"]

@@ -91,7 +91,7 @@ def status_lines(dsn: str, table: str, *args: str) -> dict[str, dict[str, Any]]:
     """``qadmin status``'s lines for ``table``'s named queues in this database, by queue."""
     result = qadmin("status", "--dsn", dsn, *args, "--format", "json")
     assert result.exit_code in (0, 1, 2), (result.exit_code, result.stdout, result.stderr)
-    lines = json.loads(result.stdout)
+    lines = json.loads(result.stdout)["lines"]
     return {str(line["queue"]): line for line in lines if line["table"] == table}
 
 

@@ -98,7 +98,7 @@ def test_persist_queue(
 
     # status finds both queue tables by their name prefix: the unacked item running, how many
     # are stale unknown (not 0), the queue's status a warning.
-    lines = {line["table"]: line for line in qadmin_json("status", *conn)}
+    lines = {line["table"]: line for line in qadmin_json("status", *conn)["lines"]}
     assert set(lines) == {"ack_queue_orders", "ack_queue_emails"}
     assert lines["ack_queue_orders"]["running"] == 1
     assert lines["ack_queue_orders"]["stale"] is None

@@ -174,14 +174,31 @@ def status(
     if fmt == "table":
         _table(found.lines)
     elif fmt == "json":
-        render.rows([_fields(line) for line in found.lines], JSON_COLUMNS, fmt)
+        render.document(_document(found), "json")
     else:
         render.rows([_text(line) for line in found.lines], COLUMNS, fmt)
     return found.code
 
 
-def _fields(line: Any) -> dict[str, Any]:
-    return {c: getattr(line, c) for c in JSON_COLUMNS}
+def _document(found: Any) -> dict[str, Any]:
+    """--format json: one object whether the run read the server or failed (check --all's
+    document, its lines status's rows), so a script reads ``lines`` and ``error`` the same way
+    in both cases."""
+    from qadmin.diagnostics import check as check_mod
+
+    shown = [{c: getattr(line, c) for c in JSON_COLUMNS} for line in found.lines]
+    return {
+        "status": check_mod.STATUS[found.code],
+        "code": found.code,
+        "queues": len(shown),
+        "counts": {
+            s.lower(): sum(1 for line in shown if line["status"] == s)
+            for s in check_mod.STATUS.values()
+        },
+        "lines": shown,
+        "notes": list(found.notes),
+        "error": None,
+    }
 
 
 COMMANDS = [status]
