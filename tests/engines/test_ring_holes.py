@@ -314,6 +314,12 @@ def test_messages_behind_a_push_hole_give_the_oldest_age(label, request, tmp_pat
     assert code == 0 and report["size"]["oldest_age_s"] >= 1
     code, row = _cli_json(target, "tail", "ring_q", "--count", "1", "--interval", "0.2")
     assert code == 0 and row["oldest_age_s"] >= 1
+    # repair's default waits 60 s for a hole: its dry run says why it leaves this one alone
+    # (it showed nothing, as if the ring were well)
+    code, dry = _cli_json(target, "repair", "ring_q", "--dry-run")
+    first = _first(label)
+    assert code == 0 and dry["skip"] is None and f"number {first} is missing" in dry["note"], dry
+    assert "--older-than 60 s" in dry["note"]
     engine.close()
 
 

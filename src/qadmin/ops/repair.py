@@ -59,13 +59,30 @@ def _ring_only(engine: Engine, spec: QueueSpec) -> bool:
     return engine.hooks.template(spec).has("repair_park")
 
 
-def _missing(engine: Engine, spec: QueueSpec, older_than_s: int) -> int | None:
+def _hole(engine: Engine, spec: QueueSpec, older_than_s: int) -> tuple[int | None, str | None]:
+    """The missing number repair would skip, or why one seen is left alone: a hole younger
+    than --older-than may be a push still in flight (said, not silently passed over)."""
     measured = ring.measure(engine, spec)
     state = measured.state if measured is not None else ring.RingState()
     waited = state.waiting_behind_age_s
-    if state.missing_id is not None and waited is not None and waited >= older_than_s:
-        return int(state.missing_id)
-    return None
+    if state.missing_id is None:
+        return None, None
+    if waited is not None and waited >= older_than_s:
+        return int(state.missing_id), None
+    behind = (
+        "nothing waits behind it yet"
+        if waited is None
+        else f"the messages behind it have waited {waited:g} s"
+    )
+    return None, (
+        f"number {int(state.missing_id)} is missing but {behind}, less than --older-than "
+        f"{older_than_s} s: it may be a push in flight, so it is left alone (run again later, "
+        "or with a smaller --older-than)"
+    )
+
+
+def _missing(engine: Engine, spec: QueueSpec, older_than_s: int) -> int | None:
+    return _hole(engine, spec, older_than_s)[0]
 
 
 def plan(engine: Engine, spec: QueueSpec, older_than_s: int) -> RingRepair:
@@ -81,7 +98,8 @@ def plan(engine: Engine, spec: QueueSpec, older_than_s: int) -> RingRepair:
             engine.hooks.section(spec, "repair_stale"), {"older_s": older_than_s}, write=False
         )
     )
-    return RingRepair(spec.name, park, void, _missing(engine, spec, older_than_s))
+    missing, note = _hole(engine, spec, older_than_s)
+    return RingRepair(spec.name, park, void, missing, note)
 
 
 def repair(engine: Engine, spec: QueueSpec, older_than_s: int) -> RingRepair:
@@ -96,4 +114,4 @@ def repair(engine: Engine, spec: QueueSpec, older_than_s: int) -> RingRepair:
             break
         row = engine.run(engine.hooks.section(spec, "repair_skip"))[-1]
         skipped.append(Skipped(int(row["id"]), str(row["action"])))
-    return RingRepair(spec.name, parked, voided, skipped)
+    return RingRepair(spec.name, parked, voided, skipped, _hole(engine, spec, older_than_s)[1])
