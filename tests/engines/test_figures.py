@@ -226,3 +226,23 @@ def test_tail_and_collect_name_mariadb_as_mariadb(label, request, tmp_path):
     figures = telemetry.snapshot(engine, spec, 300).figures(collecting=True)
     engine.close()
     assert figures.engine == label
+
+
+def test_postgres_size_of_a_table_never_measured_is_unknown_not_zero(request, tmp_path):
+    """A table no VACUUM, ANALYZE or CREATE INDEX has measured has relpages 0 whatever it
+    holds: size said 0 bytes and 0 pages for 1,000 rows. Now those figures are unknown
+    (null) and the source says why and what to run; after ANALYZE they are the catalog's."""
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    table = engine.qualified("never_t")
+    # no index, and autovacuum kept off it: nothing measures it until the test's ANALYZE
+    engine.run([f"CREATE TABLE {table} (payload text) WITH (autovacuum_enabled = false)"])
+    engine.run([f"INSERT INTO {table} SELECT 'x' FROM generate_series(1, 1000)"])
+    result = invoke_on(target, "size", "never_t", "--format", "json")
+    shown = json.loads(result.stdout)
+    assert (shown["table_bytes"], shown["pages"]) == (None, None), shown
+    assert "run ANALYZE" in shown["size_source"]
+    engine.run([f"ANALYZE {table}"])
+    shown = json.loads(invoke_on(target, "size", "never_t", "--format", "json").stdout)
+    assert shown["table_bytes"] > 0 and shown["pages"] > 0, shown
+    engine.close()

@@ -27,10 +27,14 @@ WITH RECURSIVE tree AS (
            coalesce(sum(greatest(t.relpages, 0)), 0)::bigint                     AS pages,
            coalesce(sum(greatest(t.relpages, 0) + greatest(coalesce(t.toast_pages, 0), 0)),
                     0)::bigint                                                   AS all_pages,
-           coalesce(sum(t.index_pages), 0)::bigint                               AS index_pages
+           coalesce(sum(t.index_pages), 0)::bigint                               AS index_pages,
+           -- no VACUUM, ANALYZE or CREATE INDEX has measured any of it yet: its relpages 0
+           -- is not a size (the table may hold rows), so the sizes are unknown, not 0
+           coalesce(bool_and(t.relpages = 0 AND t.reltuples < 0)
+                        FILTER (WHERE t.relkind <> 'p'), false)                  AS unmeasured
     FROM tree
     CROSS JOIN LATERAL (
-        SELECT tree.relid, pc.relkind, pc.relpages,
+        SELECT tree.relid, pc.relkind, pc.relpages, pc.reltuples,
                (SELECT tc.relpages FROM pg_catalog.pg_class AS tc
                  WHERE tc.oid = pc.reltoastrelid)                                AS toast_pages,
                (SELECT sum(greatest(ic.relpages, 0))
@@ -43,10 +47,13 @@ WITH RECURSIVE tree AS (
 )
 SELECT p.live                                                 AS estimated_rows,
        'pg_stat_user_tables.n_live_tup'                       AS estimate_source,
-       p.all_pages * current_setting('block_size')::bigint    AS table_bytes,
+       CASE WHEN NOT p.unmeasured
+            THEN p.all_pages * current_setting('block_size')::bigint END AS table_bytes,
        p.index_pages * current_setting('block_size')::bigint  AS index_bytes,
-       p.pages                                                AS pages,
-       'catalog (relpages, as of last VACUUM/ANALYZE)'        AS size_source,
+       CASE WHEN NOT p.unmeasured THEN p.pages END            AS pages,
+       CASE WHEN p.unmeasured
+            THEN 'unknown: never measured (no VACUUM, ANALYZE or CREATE INDEX yet; run ANALYZE)'
+            ELSE 'catalog (relpages, as of last VACUUM/ANALYZE)' END AS size_source,
        c.reltuples >= 0                                       AS stats_gathered,
        greatest(pg_catalog.pg_stat_get_last_analyze_time(c.oid),
                 pg_catalog.pg_stat_get_last_autoanalyze_time(c.oid)) AS last_analyzed,
