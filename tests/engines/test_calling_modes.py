@@ -247,3 +247,24 @@ def test_a_pop_of_a_null_or_negative_count_takes_nothing(label, pop, kind, reque
         assert got == [], (count, got)
     assert [m.payload for m in messages.pop(engine, spec, 10)] == [b"a", b"b", b"c"]
     engine.close()
+
+
+@pytest.mark.parametrize("label", ["mariadb", "mysql8"])
+def test_a_full_mysql_ring_refuses_a_push_with_an_empty_result_set(label, request, tmp_path):
+    """docs/kinds.md: a refused push returns an empty result set with the push's columns, so an
+    application's fetch reads the same shape whether or not the message went in (it returned
+    no result set at all)."""
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    queues.create(engine, queues.make_spec("r", "ring", 2, False))
+    app = _my_app(target.schema or "", "READ COMMITTED", autocommit=True)
+    _my_call(app, "CALL r_push_many(%s)", '["YQ==", "Yg=="]')
+    with app.cursor() as cur:
+        cur.execute("CALL r_push(%s)", (b"c",))
+        assert [d[0] for d in cur.description] == ["id", "enqueued_at"]
+        assert cur.fetchall() == ()
+        while cur.nextset():
+            pass
+    assert [bytes(r[-1]) for r in _my_call(app, "CALL r_pop(%s)", 5)] == [b"a", b"b"]
+    app.close()
+    engine.close()

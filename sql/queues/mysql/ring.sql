@@ -121,8 +121,10 @@ BEGIN
             INSERT INTO {overflow} (message_id, enqueued_at, payload)
             VALUES (v_seq, v_at, p_payload);
         END IF;
-        SELECT v_seq AS id, v_at AS enqueued_at;
     END IF;
+    -- One result set either way: the message's id, or no row when the full ring refused it
+    -- (an application reads the same columns whether or not it went in).
+    SELECT v_seq AS id, v_at AS enqueued_at FROM DUAL WHERE v_free = 1;
     {txn_end()};
 END
 
