@@ -5,10 +5,12 @@ the server's durable commit rate, which bounds every one-transaction-per-batch p
 
 Part 2 (``kinds``): per kind, one session alternating a batch push of ``--batch`` messages (one
 statement, one transaction) and a pop of ``--batch`` (one statement, one transaction), through
-qadmin's own push/pop, for ``--seconds``. msg/s is messages popped / elapsed; each message costs
-two commits' share (its push batch and its pop batch), so the ceiling is floor × batch / 2. Push
-and pop are also timed alone (messages / the seconds spent in that call, its commit included),
-and the ring's batches are printed as a ratio to the naive fifo's: push, pop and round trip.
+qadmin's own push/pop, for ``--seconds`` in all: the kinds take ``--rounds`` turns, so the
+server's drift over the run (InnoDB's purge backlog) does not fall on the kinds run last.
+msg/s is messages popped / elapsed; each message costs two commits' share (its push batch and
+its pop batch), so the ceiling is floor × batch / 2. Push and pop are also timed alone
+(messages / the seconds spent in that call, its commit included), and the ring's batches are
+printed as a ratio to the naive fifo's: push, pop and round trip.
 
 Part 3 (``lines``): ``qadmin push QUEUE --lines --file F`` of ``--lines`` lines (a fifo), the
 whole CLI process timed; the same lines through ``messages.push`` in process (the push_many
@@ -18,7 +20,7 @@ its own: places.py), in chunks of qadmin's size, and push --lines / send_batch a
 An engine's peers are the ``peers`` of ``push_lines``: one more is one more entry there.
 
     .venv/bin/python benchmarks/batches.py [--part floor,kinds,lines] [--seconds 10]
-        [--batch 50] [--lines 100000] [--engines postgresql,mariadb]
+        [--batch 50] [--rounds 5] [--lines 100000] [--engines postgresql,mariadb]
 """
 
 from __future__ import annotations
@@ -85,32 +87,60 @@ class Rates:
     pop: float
 
 
-def kind_batches(
-    engine_name: str, kind: str, capacity: int | None, watermark: bool, batch: int, seconds: float
-) -> Rates:
-    dsn, schema, drop = place(engine_name)
-    try:
-        engine = _open(dsn, schema)
-        spec = queues.create(engine, queues.make_spec("bq", kind, capacity, False, watermark))
-        payloads = [b"x" * 300] * batch
-        pushed = popped = 0
-        push_s = pop_s = 0.0
+class KindLoop:
+    """One kind's loop of a batch push then a batch pop, run in slices: the kinds take turns
+    (``kind_batches``), so what the server accumulates over the run (InnoDB's purge backlog, a
+    growing history list) weighs on every kind alike, not on the ones run last."""
+
+    def __init__(
+        self, engine_name: str, kind: str, capacity: int | None, watermark: bool, batch: int
+    ) -> None:
+        dsn, schema, self.drop = place(engine_name)
+        self.engine = _open(dsn, schema)
+        self.spec = queues.create(
+            self.engine, queues.make_spec("bq", kind, capacity, False, watermark)
+        )
+        self.payloads, self.batch = [b"x" * 300] * batch, batch
+        self.pushed = self.popped = 0
+        self.push_s = self.pop_s = self.elapsed = 0.0
+
+    def run(self, seconds: float) -> None:
         start = time.monotonic()
         stop = start + seconds
         while time.monotonic() < stop:
             began = time.perf_counter()
             with suppress(QueueFull):
-                pushed += len(messages.push(engine, spec, payloads))
+                self.pushed += len(messages.push(self.engine, self.spec, self.payloads))
             middle = time.perf_counter()
             with suppress(QueueEmpty):
-                popped += len(messages.pop(engine, spec, batch))
-            push_s += middle - began
-            pop_s += time.perf_counter() - middle
-        rate = popped / (time.monotonic() - start)
-        engine.close()
-        return Rates(rate, pushed / push_s, popped / pop_s)
+                self.popped += len(messages.pop(self.engine, self.spec, self.batch))
+            self.push_s += middle - began
+            self.pop_s += time.perf_counter() - middle
+        self.elapsed += time.monotonic() - start
+
+    def rates(self) -> Rates:
+        return Rates(
+            self.popped / self.elapsed, self.pushed / self.push_s, self.popped / self.pop_s
+        )
+
+    def close(self) -> None:
+        self.engine.close()
+        self.drop()
+
+
+def kind_batches(engine_name: str, batch: int, seconds: float, rounds: int) -> dict[str, Rates]:
+    """Each kind's rates over ``seconds`` of its loop, in ``rounds`` turns of the kinds."""
+    loops: dict[str, KindLoop] = {}
+    try:
+        for label, kind, capacity, watermark in KINDS:
+            loops[label] = KindLoop(engine_name, kind, capacity, watermark, batch)
+        for _ in range(rounds):
+            for loop in loops.values():
+                loop.run(seconds / rounds)
+        return {label: loop.rates() for label, loop in loops.items()}
     finally:
-        drop()
+        for loop in loops.values():
+            loop.close()
 
 
 @dataclass
@@ -197,6 +227,9 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10)
     parser.add_argument("--batch", type=int, default=50)
     parser.add_argument("--lines", type=int, default=100_000)
+    parser.add_argument(
+        "--rounds", type=int, default=5, help="turns the kinds take, each --seconds / rounds"
+    )
     parser.add_argument("--engines", default="postgresql,mariadb")
     args = parser.parse_args()
     parts = args.part.split(",")
@@ -215,10 +248,8 @@ def main() -> None:
                 "| pop alone | of floor × batch (the issue's measure) | of floor × batch / 2 |"
             )
             print("|---|---|---|---|---|---|")
-            rates: dict[str, Rates] = {}
-            for label, kind, capacity, watermark in KINDS:
-                got = kind_batches(engine, kind, capacity, watermark, args.batch, args.seconds)
-                rates[label] = got
+            rates = kind_batches(engine, args.batch, args.seconds, args.rounds)
+            for label, got in rates.items():
                 print(
                     f"| {label} | {got.round_trip:,.0f} | {got.push:,.0f} | {got.pop:,.0f} "
                     f"| {got.round_trip / (floor * args.batch):.0%} "
