@@ -94,7 +94,8 @@ def evaluate(report: InspectReport) -> CheckResult:
         quality = metric.quality(report) if metric.quality is not None else registry.EXACT
         marks = _marks(metric.name, quality)
         if not given or limit is None:
-            warn, crit = _fmt(metric.warn), _fmt(metric.crit)
+            drawn = metric.perf_default
+            warn, crit = (_fmt(metric.warn), _fmt(metric.crit)) if drawn else ("", "")
             other_perf.append(f"{metric.name}={_fmt(value)}{metric.unit};{warn};{crit};0{marks}")
             continue
         low, high = quality.bounds(value)

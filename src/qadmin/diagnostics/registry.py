@@ -105,6 +105,10 @@ class Metric:
     # Why the figure was not read when it exists on this engine (a privilege missing), else
     # None: a threshold given on it is then UNKNOWN with that reason, never OK.
     unread: Callable[[InspectReport], str | None] | None = None
+    # Whether check's performance data carries the defaults when no threshold is given. False
+    # where a default is judged only with another condition (snapshot_age: while dead rows
+    # are held back): a graph would show a breach the status denies.
+    perf_default: bool = True
 
     @property
     def duration(self) -> bool:

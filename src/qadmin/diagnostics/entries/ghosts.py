@@ -297,6 +297,7 @@ ENTRY: Diagnostic[Ghosts] = Diagnostic(
             lambda r: p.snapshot_age_s() if (p := r.part(ENTRY)) else None,
             warn=60,
             unread=lambda r: p.age_unread if (p := r.part(ENTRY)) else None,
+            perf_default=False,
         ),
     ),
     fields=(
