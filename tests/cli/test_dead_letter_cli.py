@@ -90,6 +90,10 @@ def test_alter_sets_and_clears_max_attempts(tmp_path):
     _json(db, "create", "q", "--kind", "claim")
     assert _json(db, "alter", "q", "--max-attempts", "4")["max_attempts"] == 4
     assert _json(db, "list")[0]["max_attempts"] == 4
+    # a dry run shows the change and makes none
+    planned = _json(db, "alter", "q", "--max-attempts", "2", "--dry-run")
+    assert planned == {"name": "q", "max_attempts": 2, "previous": 4, "dry_run": True}
+    assert _json(db, "list")[0]["max_attempts"] == 4
     assert _json(db, "alter", "q", "--max-attempts", "none")["max_attempts"] is None
     for bad in ("0", "many"):
         code, _, err = _run(db, "alter", "q", "--max-attempts", bad)

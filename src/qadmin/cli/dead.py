@@ -61,15 +61,26 @@ def max_attempts_value(value: str) -> int | None:
     required=True,
     help="Claim queues: the failed attempt that moves a message to NAME_dead (none: never).",
 )
+@click.option("--dry-run", is_flag=True, help="Show the setting before and after; change nothing.")
 @connection_options
 @format_option
-def alter(name: str, max_attempts: str, target: Target, fmt: str | None) -> None:
+def alter(name: str, max_attempts: str, dry_run: bool, target: Target, fmt: str | None) -> None:
     """Change a setting of queue NAME in its catalog entry; its routines read it on their
     next call (nothing is recreated)."""
     value = max_attempts_value(max_attempts)
     engine = target.engine()
-    spec = dead.set_max_attempts(engine, catalog.get(engine, name), value)
-    render.document({"name": spec.name, "max_attempts": spec.max_attempts}, fmt)
+    before = catalog.get(engine, name)
+    dead.require(before, "alter --max-attempts")
+    after = value if dry_run else dead.set_max_attempts(engine, before, value).max_attempts
+    render.document(
+        {
+            "name": before.name,
+            "max_attempts": after,
+            "previous": before.max_attempts,
+            "dry_run": dry_run,
+        },
+        fmt,
+    )
 
 
 def _not_ours(reader: query.Reader, name: str, command: str) -> UsageError:
