@@ -194,7 +194,36 @@ def rows(
             table = [[_cell(r.get(c)) for c in columns] for r in data]
             click.echo("\n".join(plain_lines(table, columns)))
     else:
-        _console().print(_table(data, columns, title))
+        console = _console()
+        table = _table(data, columns, title)
+        if data and _natural_width(console, table) > console.width:
+            table = _expanded(data, columns, title)
+        console.print(table)
+
+
+def _natural_width(console: Any, table: Any) -> int:
+    """A table's width with no terminal to fit (``Console.measure`` clamps to the terminal)."""
+    from rich.measure import Measurement
+
+    return int(Measurement.get(console, console.options.update(max_width=100_000), table).maximum)
+
+
+def _expanded(data: Sequence[Mapping[str, Any]], columns: Sequence[str], title: str | None) -> Any:
+    """Rows too wide for the terminal, one record after another as ``column value`` lines (as
+    psql's expanded display): a table squeezed into 80 columns cut times to ``2026-11…`` and
+    headers to ``first_e…``."""
+    from rich.table import Table
+    from rich.text import Text
+
+    grid = Table.grid(padding=(0, 2))
+    grid.title = None if title is None else visible(title, lines=False)
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
+    for n, r in enumerate(data, 1):
+        grid.add_row(Text(f"-[ record {n} ]-", style="dim"), Text(""))
+        for column in columns:
+            grid.add_row(Text(visible(column, lines=False)), Text(_cell(r.get(column))))
+    return grid
 
 
 def _table(data: Sequence[Mapping[str, Any]], columns: Sequence[str], title: str | None) -> Any:

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tabulate import tabulate
 
+from qadmin import render
 from qadmin.render import plain_lines
 
 ASCII = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=12)
@@ -49,3 +50,20 @@ def test_a_push_of_ids_and_times():
         "1     2026-11-29T05:36:55.542689Z",
         "10    2026-11-29T05:36:55.542904Z",
     ]
+
+
+def test_rows_too_wide_for_the_terminal_are_shown_one_record_at_a_time(monkeypatch, capsys):
+    """A table wider than 80 columns cut its times to ``2026-11…``: it is shown as records of
+    ``column value`` lines instead (psql's expanded display), every value whole; a table that
+    fits stays a table."""
+    monkeypatch.setenv("COLUMNS", "80")
+    at = "2026-11-29T12:30:39.627000Z"
+    error = "boom: a long error message from the worker about what went wrong"
+    wide = [{"id": 1, "first_error": error, "last_error": error, "enqueued_at": at, "died_at": at}]
+    render.rows(wide, list(wide[0]), "table")
+    shown = capsys.readouterr().out
+    assert "record 1" in shown and shown.count(at) == 2 and shown.count(error) == 2
+    assert max(len(line) for line in shown.splitlines()) <= 80
+    render.rows([{"id": 1, "at": at}], ["id", "at"], "table")
+    shown = capsys.readouterr().out
+    assert "record" not in shown and at in shown
