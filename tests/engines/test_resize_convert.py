@@ -241,13 +241,25 @@ def test_convert_is_refused_on_mysql8(request, tmp_path):
 
 
 def _autocommit_push(database: str, payload: bytes) -> None:
-    """A client that is not qadmin: autocommit on, calls the queue's push routine itself."""
+    """A client that is not qadmin: autocommit on, calls the queue's push routine itself, then
+    its push_many of two, whose ids come back as ONE result set at every step of a convert
+    (the gate's gave one per message) with the routine's columns."""
+    import base64
+
     import pymysql
 
     conn = pymysql.connect(host=MY_HOST, user="root", database=database, autocommit=True)
+    batch = json.dumps([base64.b64encode(payload + n).decode() for n in (b"-1", b"-2")])
     try:
         with conn.cursor() as cur:
             cur.execute("CALL conv_q_push(%s)", (payload,))
+            cur.execute("CALL conv_q_push_many(%s)", (batch,))
+            sets = [(cur.description, cur.fetchall())]
+            while cur.nextset():
+                if cur.description is not None:
+                    sets.append((cur.description, cur.fetchall()))
+        [(columns, rows)] = sets
+        assert [c[0] for c in columns][:2] == ["id", "enqueued_at"] and len(rows) == 2, sets
     finally:
         conn.close()
 
@@ -284,7 +296,9 @@ def test_convert_killed_at_each_step_then_run_again_loses_nothing(label, request
             assert plan.resuming == RESUMING.get(victim, "gated"), victim
             _autocommit_push(engine.schema, f"auto-{victim}".encode())
             pushed = messages.push(engine, catalog.get(engine, "conv_q"), [victim.encode()])
-            expected += [(None, f"auto-{victim}".encode()), (pushed[0].id, victim.encode())]
+            auto = f"auto-{victim}".encode()
+            expected += [(None, auto), (None, auto + b"-1"), (None, auto + b"-2")]
+            expected += [(pushed[0].id, victim.encode())]
     convert_ops.convert(engine, convert_ops.source(engine, "conv_q"), 1000)
     got = drain_ids(engine, "conv_q")
     assert [p for _, p in got] == [p for _, p in expected]

@@ -76,7 +76,8 @@ END
 
 -- name: gate
 -- push_many as push above: a queue made before push_many gets one here (the ring's replaces
--- it at the finish). Until the switch, each message goes in on its own, with its result set.
+-- it at the finish). Until the switch, each message goes in on its own and their ids come
+-- back as ONE result set, as the queue's own push_many returns them (@qadmin_pushed).
 CREATE OR REPLACE PROCEDURE {push_many}(IN p_batch LONGTEXT)
 BEGIN
     DECLARE v_at DATETIME(6) DEFAULT UTC_TIMESTAMP(6);
@@ -85,6 +86,7 @@ BEGIN
     {txn_handler()};
     {batch_guard()};
     {txn_begin()};
+    SET @qadmin_pushed = '';
     {gate_switched(staged_push_many, arg=p_batch)}
         FOR j IN (SELECT FROM_BASE64(t.p) AS p
                   FROM JSON_TABLE(p_batch, '$[*]' COLUMNS (n FOR ORDINALITY,
@@ -92,7 +94,7 @@ BEGIN
                   ORDER BY t.n)
         DO
             INSERT INTO {backup} (enqueued_at, payload) VALUES (v_at, j.p);
-            SELECT LAST_INSERT_ID() AS id, v_at AS enqueued_at;
+            {pushed_add()};
         END FOR;
     ELSE
         FOR j IN (SELECT FROM_BASE64(t.p) AS p
@@ -101,9 +103,16 @@ BEGIN
                   ORDER BY t.n)
         DO
             INSERT INTO {src} (enqueued_at, payload) VALUES (v_at, j.p);
-            SELECT LAST_INSERT_ID() AS id, v_at AS enqueued_at;
+            {pushed_add()};
         END FOR;
     END IF;
+    IF @qadmin_pushed <> '' THEN  -- (after the switch, the ring's push_many answered)
+        SELECT t.id, v_at AS enqueued_at
+        FROM JSON_TABLE({pushed_ids()}, '$[*]' COLUMNS (n FOR ORDINALITY, id BIGINT PATH '$'))
+            AS t
+        ORDER BY t.n;
+    END IF;
+    SET @qadmin_pushed = NULL;
     {txn_end()};
 END
 
