@@ -254,5 +254,9 @@ def resolve(dsn: str | None, name: str | None, config: Config) -> Connection:
         return Connection(dsn=env, source="QADMIN_DSN")
     if config.default is not None:
         return resolve(None, config.default, config)
-    path = default_sqlite_path()
-    return Connection(dsn=f"sqlite:///{path}", source=EMBEDDED, name=None)
+    return embedded()
+
+
+def embedded() -> Connection:
+    """The embedded SQLite file, where a command with no configuration works."""
+    return Connection(dsn=f"sqlite:///{default_sqlite_path()}", source=EMBEDDED, name=None)

@@ -158,6 +158,27 @@ def test_demo_runs_on_the_embedded_default_with_no_configuration():
     assert info["engine"] == "sqlite" and info["findings"] == []
 
 
+def test_demo_leaves_a_real_orders_q_alone(tmp_path, monkeypatch):
+    """A tester's DBA followed the tour (orders_q on the config's default server), then ran
+    demo: it popped three real orders and pushed ten fake ones. demo now uses the embedded
+    file whatever QADMIN_DSN and the config's default say, and refuses an orders_q it did
+    not make (exit 2) where --dsn sends it, touching nothing."""
+    real = tmp_path / "real.db"
+    mine = ["--dsn", f"sqlite:///{real}"]
+    assert run("create", "orders_q", "--kind", "fifo", *mine).exit_code == 0
+    assert run("push", "orders_q", "real-1", "real-2", *mine).exit_code == 0
+    config = tmp_path / "c.toml"
+    config.write_text(f'default = "prod"\n[connections.prod]\ndsn = "sqlite:///{real}"\n')
+    monkeypatch.setenv("QADMIN_DSN", f"sqlite:///{real}")
+    shown = run("demo", "--config", str(config), "--format", "json")
+    assert shown.exit_code == 0 and json.loads(shown.stdout)["size"]["depth"] == 7
+    refused = run("demo", *mine)
+    assert refused.exit_code == 2 and "was not made by demo" in one_line_error(refused)
+    monkeypatch.delenv("QADMIN_DSN")
+    left = json.loads(run("peek", "orders_q", "--count", "5", "--format", "json", *mine).stdout)
+    assert [m["payload"] for m in left] == ["real-1", "real-2"]
+
+
 def test_config_connections_and_conn_list_masks_passwords(tmp_path, monkeypatch):
     config = tmp_path / "c.toml"
     db = tmp_path / "named.db"

@@ -58,11 +58,16 @@ class Target:
         conf.check_table(name)
         return resolve(engine, name, conf.tables, given, **how)
 
-    def engine(self, create: bool = False) -> Engine:
-        """The engine; ``create``: this command may make a new SQLite file (``create``)."""
+    def engine(self, create: bool = False, embedded: bool = False) -> Engine:
+        """The engine; ``create``: this command may make a new SQLite file (``create``);
+        ``embedded``: the embedded SQLite file unless --dsn or -c names a place (QADMIN_DSN and
+        the config's default are not read: demo's)."""
         from qadmin import config as config_mod
 
-        resolved = config_mod.resolve(self.dsn, self.connection, self.loaded_config())
+        if embedded and self.dsn is None and self.connection is None:
+            resolved = config_mod.embedded()
+        else:
+            resolved = config_mod.resolve(self.dsn, self.connection, self.loaded_config())
         check_sqlite_file(resolved, create)
         from qadmin.engines import open_engine
 
