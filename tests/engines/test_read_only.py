@@ -4,6 +4,8 @@ writes nothing, and answers with what it may see: a note or one line naming the 
 
 from __future__ import annotations
 
+import json
+import time
 import uuid
 from typing import Any
 
@@ -229,5 +231,36 @@ def test_mariadb_snapshot_age_without_process_is_unknown_beside_judged_threshold
             result.exit_code == 1 and "purge" in result.stdout.lower()
         ), result.stdout
         assert "snapshot_age not evaluable" in result.stdout and "PROCESS" in result.stdout
+    finally:
+        drop()
+
+
+def test_maintain_by_a_role_that_does_not_own_the_table_is_refused_not_done(request, tmp_path):
+    """PostgreSQL's VACUUM of a table the role does not own is no error: a WARNING, and the
+    table skipped. maintain --yes said "done, 1,500 dead rows kept: held by" an innocent
+    session; now every action is refused naming what it needs, and the command exits 7."""
+    target = make_target("postgresql", request, tmp_path)
+    admin = target.engine()
+    spec = queues.create(admin, queues.make_spec("m_q", "fifo", None, False, False))
+    messages.push(admin, spec, [b"x"] * 1500)
+    messages.pop(admin, spec, 1500)
+    admin.run(["SELECT pg_stat_force_next_flush()"])  # the dead rows in the counters now
+    table = admin.qualified("m_q")
+    for _ in range(100):
+        rows = admin.query(
+            f"SELECT n_dead_tup FROM pg_stat_user_tables WHERE relid = '{table}'::regclass"
+        )
+        if int(rows[0]["n_dead_tup"]) >= 1500:
+            break
+        time.sleep(0.1)
+    reader, _stranger, drop = _roles("postgresql", target)
+    try:
+        argv = ["maintain", "m_q", "--schema", target.engine_schema, "--yes", "--format", "json"]
+        result = invoke(*argv, "--dsn", reader)
+        assert result.exit_code == 7, (result.stdout, result.stderr)
+        [vacuum] = [a for a in json.loads(result.stdout)["actions"] if a["action"] == "vacuum"]
+        assert vacuum["status"].startswith("refused: ") and "owner" in vacuum["status"], vacuum
+        assert vacuum["privilege"] == "OWNER"
+        assert "held by" not in result.stdout + result.stderr
     finally:
         drop()

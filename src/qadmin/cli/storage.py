@@ -24,6 +24,7 @@ from qadmin.errors import (
     Interrupted,
     LockTimeout,
     NotFound,
+    PermissionMissing,
     QadminError,
     UsageError,
     counted,
@@ -322,6 +323,8 @@ def maintain(
     runnable = [a for a in proposed.actions if a.status == "proposed"]
     if dry_run or not runnable:
         _show_maintenance(proposed, fmt)
+        if not dry_run:
+            _raise_lacking(name, proposed)
         if not dry_run and proposed.incomplete:
             _raise_incomplete(name, proposed)
         return
@@ -333,6 +336,7 @@ def maintain(
     confirm("maintain", name, yes)
     done = maintain_ops.run(engine, proposed, min(ddl_lock_timeout or 1000, lock_ms), _starting)
     _show_maintenance(done, fmt)
+    _raise_lacking(name, done)
     if done.failed:
         raise QadminError(f"maintain {name}: {done.failed[0].action} {done.failed[0].status}")
     if done.skipped:
@@ -352,6 +356,16 @@ def _starting(action: maintain_ops.Action) -> None:
     )
     sql = "; ".join(" ".join(c.split()) for c in code)
     click.echo(f"running: {sql} ({action.lock})", err=True)
+
+
+def _raise_lacking(name: str, done: maintain_ops.Plan) -> None:
+    """An action a missing privilege refused or failed: exit 7, as every such refusal."""
+    lacking = [a for a in done.actions if a.privilege is not None]
+    if lacking:
+        first = lacking[0]
+        raise PermissionMissing(
+            f"maintain {name}: {first.action} {first.status}", privilege=first.privilege
+        )
 
 
 def _raise_incomplete(name: str, plan: maintain_ops.Plan) -> None:

@@ -47,6 +47,10 @@ FREE_PAGES = 100
 REORGANIZE_PCT, REBUILD_PCT, MSSQL_PAGES = 5.0, 30.0, 1000
 # PostgreSQL's leftovers of a failed REINDEX CONCURRENTLY: the new copy or the old index.
 LEFTOVER = re.compile(r"_cc(new|old)[0-9]*$")
+NOT_OWNER = (
+    "this role does not own the table: it needs the table's owner (or a member of that role), "
+    "the database's owner or a superuser"
+)
 # A snapshot open this long is named, before a VACUUM, as what would keep its dead rows.
 HELD_S = 1.0
 # After a VACUUM, dead rows still counted (VACUUM sets n_dead_tup to those it had to keep) past
@@ -71,6 +75,9 @@ class Action:
     after: str = ""  # the action this one only makes sense after (its name): skipped with it
     status: str = "proposed"
     seconds: float | None = None
+    # The privilege whose lack failed it (a VACUUM of a table the role does not own): the
+    # command then exits 7, as every refused privilege does.
+    privilege: str | None = None
 
 
 @dataclass
@@ -242,6 +249,9 @@ def _postgresql(engine: Engine, table: str, updated_in_place: bool) -> tuple[Row
         "rows_written": churn,
         "fillfactor": settings.get("fillfactor"),
         "autovacuum_scale_factor": settings.get("vacuum_scale_factor"),
+        # False: the role may not VACUUM, ANALYZE, REINDEX or ALTER the table (VACUUM would
+        # only warn and skip it): every action is refused, naming what it needs
+        "may_maintain": stats.get("may_vacuum"),
     }
     return reads, actions
 
@@ -270,9 +280,12 @@ def _one_holder(row: Holder) -> str:
     where = f" in database {row.database}" if row.database else ""
     if row.holder_kind != "backend":
         return f"{row.holder_kind.replace('_', ' ')} {row.holder}{where}"
-    age = float(row.xact_age_s or 0)
     query = " ".join(str(row.detail or "").split())[:80]
-    return f"pid {row.holder} ({row.role}{where}, {row.state} for {age:.0f} s: {query})"
+    if row.xact_age_s is None:  # another role's session: its state and start are hidden
+        since = "state and age not visible to this role (pg_read_all_stats shows them)"
+    else:
+        since = f"{row.state or 'state unknown'} for {float(row.xact_age_s):.0f} s"
+    return f"pid {row.holder} ({row.role}{where}, {since}: {query})"
 
 
 def _drop_leftover(engine: Engine, name: str) -> Action:
@@ -463,6 +476,8 @@ def plan(
     if planner is None:
         raise engine.hooks.unsupported("maintain")
     reads, actions = planner(engine, table, updated_in_place)
+    if reads.get("may_maintain") is False:
+        actions = [replace(a, status=f"refused: {NOT_OWNER}", privilege="OWNER") for a in actions]
     if allow_blocking and engine.hooks.vacuum_truncates:
         actions = [
             replace(
@@ -595,6 +610,9 @@ def _run_one(engine: Engine, action: Action, lock_ms: int) -> Action:
         granted = "lock wait" in text or "locked" in text
         status = f"skipped: lock not granted in {lock_ms} ms" if granted else f"skipped: {text}"
         return replace(action, status=status, seconds=_since(start))
+    except PermissionMissing as exc:
+        missing = exc.privilege or "a privilege"
+        return replace(action, status=f"failed: {exc}", seconds=_since(start), privilege=missing)
     except QadminError as exc:
         return replace(action, status=f"failed: {exc}", seconds=_since(start))
     return replace(action, status="done", seconds=_since(start))

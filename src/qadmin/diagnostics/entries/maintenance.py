@@ -42,6 +42,7 @@ class MaintenanceFacts(Row):
     autovacuum_server: bool | None = None
     track_counts: bool | None = None
     autovacuum_table_off: bool | None = None
+    may_vacuum: bool | None = None  # PostgreSQL: whether this role may VACUUM the table
     table_rows: Number | None = None  # MySQL, MariaDB
     next_id: Number | None = None
     stats_rows: Number | None = None
