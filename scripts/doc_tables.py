@@ -205,12 +205,17 @@ FINDING_WORDS = {
     ),
     "objects_missing": (
         "critical",
-        "a drop stopped half-way: on an engine without transactional DDL (MariaDB/MySQL) `drop` "
-        "marks the catalog entry `dropping`, drops the objects one by one (routines first) and "
-        "removes the entry last; one stopped between (a lock timeout on the table) leaves push "
-        "and pop failing while the table and entry remain",
-        "`qadmin drop QUEUE --dry-run`, then `qadmin drop QUEUE --yes` finishes the drop "
-        "(`IF EXISTS`, the entry last)",
+        "a routine of the queue (push, pop, ...) the catalog records is gone from the schema "
+        "(dropped by hand: every call of it fails while the table looks well; on MySQL and SQL "
+        "Server, which list only the routines a role may run, a role that sees none of them is "
+        "told so in a note instead); or a drop stopped half-way: on an engine without "
+        "transactional DDL (MariaDB/MySQL) `drop` marks the catalog entry `dropping`, drops the "
+        "objects one by one (routines first) and removes the entry last; one stopped between (a "
+        "lock timeout on the table) leaves push and pop failing while the table and entry remain",
+        "a routine gone: `qadmin repair QUEUE --dry-run` lists what it would make again (from the "
+        "queue's template), then `qadmin repair QUEUE --yes`; a drop stopped: `qadmin drop QUEUE "
+        "--dry-run`, then `qadmin drop QUEUE --yes` finishes the drop (`IF EXISTS`, the entry "
+        "last)",
     ),
     "paused": (
         "warning (info below `--warn-paused-age`), critical at `--crit-paused-age`",

@@ -462,3 +462,43 @@ def test_a_half_dropped_queue_is_a_finding_and_drop_finishes_it(request, tmp_pat
     assert invoke_on(target, "drop", "q", "--yes").exit_code == 0
     assert catalog.find(engine, "q") is None and "q" not in names(engine)
     engine.close()
+
+
+@pytest.mark.parametrize(
+    ("label", "kind", "capacity"),
+    [("postgresql", "fifo", None), ("mariadb", "claim", None), ("postgresql", "ring", 8)],
+)
+def test_a_routine_dropped_by_hand_is_found_and_made_again(
+    label, kind, capacity, request, tmp_path
+):
+    """A tester dropped a queue's pop routine: every consumer failed while check and status
+    said OK. Now check is CRITICAL naming it (objects_missing), repair --dry-run lists it,
+    repair --yes makes it again from the queue's template, and the messages are all there."""
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("gone_q", kind, capacity, False))
+    messages.push(engine, spec, [b"a", b"b"])
+    routine = "FUNCTION" if label == "postgresql" else "PROCEDURE"
+    engine.run([f"DROP {routine} {engine.qualified('gone_q_pop')}"])
+    kind_word = routine.lower()
+
+    def as_json(*args: str) -> tuple[int, dict]:
+        result = invoke_on(target, *args, "--format", "json")
+        return result.exit_code, json.loads(result.stdout)
+
+    code, checked = as_json("check", "gone_q", "--sample", "0")
+    assert code == 2, checked
+    found = next(f for f in checked["findings"] if f["code"] == "objects_missing")
+    assert f"{kind_word} gone_q_pop of queue gone_q is missing" in found["message"], found
+    code, report = as_json("inspect", "gone_q", "--sample", "0")
+    fix = next(f for f in report["findings"] if f["code"] == "objects_missing")["fix"]
+    assert " repair gone_q --dry-run lists " in fix and fix.endswith(" repair gone_q --yes"), fix
+    code, dry = as_json("repair", "gone_q", "--dry-run")
+    assert code == 0 and dry["restore"] == [f"{kind_word} gone_q_pop"], dry
+    code, done = as_json("repair", "gone_q", "--yes")
+    assert code == 0 and done["restore"] == [f"{kind_word} gone_q_pop"], done
+    code, checked = as_json("check", "gone_q", "--sample", "0")
+    assert not any(f["code"] == "objects_missing" for f in checked["findings"]), checked
+    got = messages.pop(engine, catalog.get(engine, "gone_q"), 5)
+    assert [m.payload for m in got] == [b"a", b"b"]
+    engine.close()

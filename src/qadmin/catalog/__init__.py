@@ -219,6 +219,23 @@ def schema_objects(engine: Engine, prefix: str) -> list[Obj]:
     return [(str(r["object_type"]), str(r["name"])) for r in rows]
 
 
+ROUTINE_TYPES = ("function", "procedure")
+
+
+def missing_routines(engine: Engine, spec: QueueSpec) -> list[Obj] | None:
+    """The queue's recorded routines the schema no longer lists (dropped by hand); None when
+    this role cannot tell: the server lists only the routines a role may run, and lists none
+    of the queue's (MySQL, SQL Server)."""
+    if not engine.hooks.has_routines:
+        return []
+    routines = [o for o in owned(engine, spec) if o[0] in ROUTINE_TYPES]
+    present = set(schema_objects(engine, spec.name))
+    missing = [o for o in routines if o not in present]
+    if missing and len(missing) == len(routines) and engine.hooks.routines_hidden:
+        return None
+    return missing
+
+
 def owns(engine: Engine, queue: str, obj: Obj) -> bool:
     """Whether ``obj`` is recorded as ``queue``'s (a user's table of the same name is not)."""
     if not engine.table_exists(OBJECTS_TABLE):

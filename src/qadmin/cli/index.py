@@ -68,7 +68,10 @@ INDEX: dict[str, tuple[str, str]] = {
         "dead",
         "Claim queues: list the messages that failed their last allowed attempt (NAME_dead), or (--id) one message's whole error history; a job-queue library's table: its failed jobs with their errors.",
     ),
-    "demo": ("demo", "Create orders_q (a fifo), push and pop some messages, then inspect it."),
+    "demo": (
+        "demo",
+        "Create orders_q (a fifo), push and pop some messages, then inspect it: on the embedded SQLite file unless --dsn or -c names another place (never QADMIN_DSN or the config's default, where a real orders_q may live). An orders_q demo did not make is refused.",
+    ),
     "discard": (
         "dead",
         "Claim queues: throw dead messages away (from NAME_dead only; the live queue is never touched), each exactly once even beside other discards and redrives.",
@@ -130,7 +133,7 @@ INDEX: dict[str, tuple[str, str]] = {
     ),
     "repair": (
         "inspect",
-        "Rings: get a ring stalled by a dead pusher or popper moving again (safe from cron).",
+        "Make again the routines of queue NAME someone dropped (objects_missing); rings: also get a ring stalled by a dead pusher or popper moving again. Safe from cron.",
     ),
     "report": (
         "pipeline",

@@ -800,14 +800,17 @@ def _all_refusals(
     metavar="DURATION",
     help="A parked number or a gap this old is taken as left by a dead client.",
 )
-@click.option("--dry-run", is_flag=True, help="Show what would be parked, voided or skipped.")
+@click.option(
+    "--dry-run", is_flag=True, help="Show what would be made again, parked, voided or skipped."
+)
 @click.option("--yes", "-y", is_flag=True, help="Do it without asking (needed off a TTY).")
 @connection_options
 @format_option
 def repair(
     name: str, older_than: int, dry_run: bool, yes: bool, target: Target, fmt: str | None
 ) -> None:
-    """Rings: get a ring stalled by a dead pusher or popper moving again (safe from cron)."""
+    """Make again the routines of queue NAME someone dropped (objects_missing); rings: also
+    get a ring stalled by a dead pusher or popper moving again. Safe from cron."""
     engine, spec = _load(target, name)
     if dry_run:
         result = dict(repair_ops.plan(engine, spec, older_than).to_json_dict(), dry_run=True)

@@ -34,6 +34,9 @@ class Dialect:
     lock_skip: ClassVar[str] = ""
     # Whether create installs push/pop routines on the server that qadmin then calls.
     has_routines: ClassVar[bool] = True
+    # The server lists only the routines a role may run or alter (information_schema.ROUTINES,
+    # sys.objects): one it does not list is not proven gone (PostgreSQL's pg_proc lists all).
+    routines_hidden: ClassVar[bool] = False
     # How far the catalog's row estimate (the depth of a queue too big or too dirty to count)
     # may be from the truth, as a fraction of the truth: check judges an estimate only when
     # the threshold lies outside [estimate / (1 + error), estimate / (1 - error)].
@@ -449,6 +452,7 @@ class PostgresDialect(Dialect):
 
 
 class MysqlDialect(Dialect):
+    routines_hidden = True
     title = "MySQL 8"
     engine = "mysql"
     lock_skip = "SKIP LOCKED"
@@ -542,6 +546,7 @@ class MariadbDialect(MysqlDialect):
 
 
 class MssqlDialect(Dialect):
+    routines_hidden = True
     title = "SQL Server"
     engine = "mssql"
     lock_skip = "READPAST,"

@@ -204,7 +204,12 @@ def _postgresql(engine: Engine, table: str, updated_in_place: bool) -> tuple[Row
     if dead >= DEAD_ROWS:
         analyze = stats.get("reltuples") is not None and float(stats["reltuples"]) < 0
         holder = _holder(engine, HELD_S)
-        held = f"; VACUUM would remove little: the horizon is held by {holder}" if holder else ""
+        held = (
+            f"; the horizon is held by {holder}: VACUUM keeps every row that died after that "
+            "began (rows that died before it are removed)"
+            if holder
+            else ""
+        )
         actions.append(
             Action(
                 "vacuum",

@@ -1,4 +1,10 @@
-"""Getting a stalled ring moving again, with nothing lost or duplicated.
+"""Making a queue's routines again when someone dropped them, and getting a stalled ring
+moving again, with nothing lost or duplicated.
+
+A routine (push, pop, push_many...) that the catalog records as the queue's and the schema no
+longer holds is created again from the queue's template: the same statement create ran (the
+current one: a queue from an earlier qadmin gets today's routine). A missing table is not:
+its messages went with it.
 
 A client that dies between taking a sequence number and committing leaves a hole (see
 ``diagnostics.entries.ring``). Three fixes, each safe while producers and consumers keep running:
@@ -17,9 +23,11 @@ A client that dies between taking a sequence number and committing leaves a hole
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from qadmin import catalog
 from qadmin.diagnostics.entries import ring
 from qadmin.engines.base import Engine
 from qadmin.kinds import QueueSpec
@@ -45,6 +53,7 @@ class RingRepair:
     void: list[int] = field(default_factory=list)
     skip: int | list[Skipped] | None = None
     note: str | None = None
+    restore: list[str] = field(default_factory=list)  # routines made again ("function q_pop")
 
     def to_json_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -54,9 +63,21 @@ def _ids(rows: list[dict[str, Any]]) -> list[int]:
     return sorted(int(r["id"]) for r in rows if r.get("id") is not None)
 
 
-def _ring_only(engine: Engine, spec: QueueSpec) -> bool:
-    spec.require("ring", "repair")
-    return engine.hooks.template(spec).has("repair_park")
+def _ring_fixes(engine: Engine, spec: QueueSpec) -> bool:
+    """Whether the queue is a ring whose engine can leave holes (one that moves both
+    sequences in one transaction never has any)."""
+    return spec.info.ring and engine.hooks.template(spec).has("repair_park")
+
+
+def _missing_routines(engine: Engine, spec: QueueSpec) -> list[tuple[str, str]]:
+    """(object, statement) for each of the queue's routines the schema no longer holds (none
+    when this role cannot tell: it could not make them either)."""
+    gone = set(catalog.missing_routines(engine, spec) or [])
+    return [
+        (f"{obj[0]} {obj[1]}", statement)
+        for statement, obj in catalog.planned(engine, spec, engine.hooks.section(spec, "create"))
+        if obj is not None and obj in gone
+    ]
 
 
 def _hole(engine: Engine, spec: QueueSpec, older_than_s: int) -> tuple[int | None, str | None]:
@@ -87,11 +108,14 @@ def _missing(engine: Engine, spec: QueueSpec, older_than_s: int) -> int | None:
 
 def plan(engine: Engine, spec: QueueSpec, older_than_s: int) -> RingRepair:
     """What repair would do now (read-only)."""
-    if not _ring_only(engine, spec):
-        return RingRepair(
-            spec.name,
-            note=f"{engine.label} rings move both sequences in one transaction: no holes",
+    restore = [name for name, _ in _missing_routines(engine, spec)]
+    if not _ring_fixes(engine, spec):
+        note = (
+            None
+            if not spec.info.ring
+            else (f"{engine.label} rings move both sequences in one transaction: no holes")
         )
+        return RingRepair(spec.name, note=note, restore=restore)
     park = _ids(engine.run(engine.hooks.section(spec, "repair_orphans"), write=False))
     void = _ids(
         engine.run(
@@ -99,13 +123,18 @@ def plan(engine: Engine, spec: QueueSpec, older_than_s: int) -> RingRepair:
         )
     )
     missing, note = _hole(engine, spec, older_than_s)
-    return RingRepair(spec.name, park, void, missing, note)
+    return RingRepair(spec.name, park, void, missing, note, restore)
 
 
 def repair(engine: Engine, spec: QueueSpec, older_than_s: int) -> RingRepair:
-    """Apply the three fixes; each runs in its own short transaction."""
-    if not _ring_only(engine, spec):
-        return plan(engine, spec, older_than_s)
+    """Make the missing routines again, then (a ring) apply the three fixes; each runs in its
+    own short transaction."""
+    restored = []
+    for name, statement in _missing_routines(engine, spec):
+        engine.run([statement])
+        restored.append(name)
+    if not _ring_fixes(engine, spec):
+        return dataclasses.replace(plan(engine, spec, older_than_s), restore=restored)
     parked = _ids(engine.run(engine.hooks.section(spec, "repair_park")))
     voided = _ids(engine.run(engine.hooks.section(spec, "repair_void"), {"older_s": older_than_s}))
     skipped: list[Skipped] = []
@@ -114,4 +143,5 @@ def repair(engine: Engine, spec: QueueSpec, older_than_s: int) -> RingRepair:
             break
         row = engine.run(engine.hooks.section(spec, "repair_skip"))[-1]
         skipped.append(Skipped(int(row["id"]), str(row["action"])))
-    return RingRepair(spec.name, parked, voided, skipped, _hole(engine, spec, older_than_s)[1])
+    note = _hole(engine, spec, older_than_s)[1]
+    return RingRepair(spec.name, parked, voided, skipped, note, restored)

@@ -4,6 +4,7 @@ back (the horizon): dead rows, InnoDB's purge lag, held snapshots."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from qadmin.catalog import sql
@@ -110,6 +111,20 @@ class Ghosts(Result):
         none)."""
         return co_holders(self.holders, min_age_s)
 
+    def vacuumed_while_held(self, age_s: float) -> bool | None:
+        """Whether a VACUUM finished after the holder's transaction began (so the dead rows
+        still counted are ones it could not remove: held back for certain). None where the
+        engine records no VACUUM (InnoDB purges all the time: its history list is the proof);
+        False on PostgreSQL when none has run since, as with autovacuum off or not yet due:
+        the rows may have died before the holder began, and then it holds none of them."""
+        if self.table.autovacuum_count is None:
+            return None
+        times = [t for t in (self.table.last_vacuum, self.table.last_autovacuum) if t]
+        if not times:
+            return False
+        last = max(datetime.fromisoformat(str(t).replace("Z", "+00:00")) for t in times)
+        return (datetime.now(UTC) - last).total_seconds() < age_s
+
     def snapshot_age_s(self) -> float | None:
         if not self.horizon_read or self.age_unread is not None:
             return None
@@ -186,11 +201,13 @@ def rule(report: InspectReport) -> list[Finding]:
     out = []
     dead, live = sql.as_int(part.table.dead_rows), sql.as_int(part.table.live_rows)
     held_back = False
+    proven = part.vacuumed_while_held(age) is not False
     if dead is not None and dead >= DEAD_ROWS_MIN:
         live = live or 0
         if dead > DEAD_TIMES_LIVE * max(live, 1) or dead > DEAD_SHARE * (live + dead):
-            held_back = True
-            out.append(_dead_rows(dead, live, holder if holding else None, age, report))
+            held_back = proven
+            named = holder if holding else None
+            out.append(_dead_rows(dead, live, named, age, report, proven, part.age_unread))
     hll = sql.as_int(part.table.history_list_length)
     if hll is not None and hll >= PURGE_LAG_UNDO_LOGS:
         held_back = True
@@ -250,17 +267,40 @@ def _holding(holder: Holder) -> str:
 
 
 def _dead_rows(
-    dead: int, live: int, holder: Holder | None, age: float, report: InspectReport
+    dead: int,
+    live: int,
+    holder: Holder | None,
+    age: float,
+    report: InspectReport,
+    proven: bool = True,
+    unread: str | None = None,
 ) -> Finding:
+    """``proven``: a VACUUM ran while the holder was open and left these rows (or the engine
+    purges all the time). Else the holder is named as a suspect, and the fix is the VACUUM
+    that tells: ending a session that holds nothing back would help no one."""
     advice = report.advice.base_hooks
-    if dead > DEAD_TIMES_LIVE * max(live, 1):
-        message = f"dead rows are {dead / max(live, 1):.0f}x the live rows ({dead} dead)"
+    if live == 0:
+        message = f"{dead} dead rows and no live ones"
+    elif dead > DEAD_TIMES_LIVE * live:
+        message = f"dead rows are {dead / live:.0f}x the live rows ({dead} dead)"
     else:
         message = f"{dead} dead rows, {100 * dead / (live + dead):.0f} % of the table's rows"
     if holder is None:
+        if unread is not None:  # a role without the privilege: say what it could not judge
+            message += f"; whether a snapshot holds them back is not known: {unread}"
         return Finding(WARNING, "dead_rows", message, advice.vacuum_advice(report.table))
     who = str(holder.holder)
     end = advice.end_session(who, str(holder.holder_kind))
+    if not proven:
+        return Finding(
+            WARNING,
+            "dead_rows",
+            f"{message}; {holder.holder_kind} {who} has held a snapshot open for "
+            f"{sql.duration(age)}, but no VACUUM has run since it began, so whether it holds "
+            "them back is not known (rows that died before it began are not held)",
+            f"{report.command('maintain')} --yes (its VACUUM removes what it can); if it "
+            f"reports dead rows kept, end the holder it names ({end} if it is abandoned)",
+        )
     fix = f"end that transaction ({end} if it is abandoned)"
     if report.parts.get("watermark") is not None:
         # Only a queue created --watermark has one; no command adds one later.

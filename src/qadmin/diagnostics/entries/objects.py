@@ -1,12 +1,13 @@
-"""A drop that stopped half-way: on an engine without transactional DDL (MariaDB/MySQL) a
-drop goes one object at a time, its catalog entry marked ``dropping`` first and removed last;
-one stopped between (a lock timeout on the table after its routines went) leaves a queue whose
-push fails while its table and catalog entry remain. Read from the catalog entry inspect has
-already read: no query of its own, whatever the role may see."""
+"""A queue missing some of its objects: a drop that stopped half-way (on an engine without
+transactional DDL, MariaDB/MySQL, a drop goes one object at a time, its catalog entry marked
+``dropping`` first and removed last; one stopped between leaves a queue whose push fails while
+its table and catalog entry remain), or a routine dropped by hand, after which every producer
+or consumer call fails while the table looks well. The objects qadmin recorded as the queue's
+are compared with those the schema holds: two catalog reads, no read of the queue table."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from qadmin import catalog
 from qadmin.diagnostics.model import CRITICAL, Context, Finding, InspectReport, Result
@@ -16,28 +17,56 @@ from qadmin.diagnostics.registry import Diagnostic, Field
 @dataclass
 class Objects(Result):
     dropping: bool
+    missing: list[str] = field(default_factory=list)  # "function q_pop", gone from the schema
+    notes: list[str] = field(default_factory=list)
 
 
 def collect(ctx: Context) -> Objects | None:
     spec = ctx.spec
-    if spec is None or spec.state != catalog.DROPPING:
-        return None  # whole: nothing to show (a healthy report stays one screen)
-    return Objects(True)
+    if spec is None:
+        return None
+    if spec.state == catalog.DROPPING:
+        return Objects(True)
+    if spec.state != catalog.READY:
+        return None
+    gone = catalog.missing_routines(ctx.engine, spec)
+    if gone is None:
+        note = (
+            f"the routines of {spec.name} are not listed for this role (the server lists only "
+            "those a role may run: EXECUTE on them shows them); whether they exist was not "
+            "checked"
+        )
+        return Objects(False, notes=[note])
+    missing = [f"{kind} {name}" for kind, name in gone]
+    return Objects(False, missing) if missing else None  # whole: a healthy report stays short
 
 
 def rule(report: InspectReport) -> list[Finding]:
     part = report.part(ENTRY)
-    if part is None or not part.dropping:
+    if part is None or not (part.dropping or part.missing):
         return []
     drop = report.command("drop")
+    if part.dropping:
+        return [
+            Finding(
+                CRITICAL,
+                "objects_missing",
+                f"a drop of {report.queue} stopped half-way: some of its objects (its routines "
+                "first) may be gone while its table and catalog entry remain, so its "
+                "applications' calls fail",
+                f"{drop} --dry-run lists what a drop would finish, then {drop} --yes to finish it",
+            )
+        ]
+    repair = report.command("repair")
+    fix = f"{repair} --dry-run lists the routines it would make again, then {repair} --yes"
     return [
         Finding(
             CRITICAL,
             "objects_missing",
-            f"a drop of {report.queue} stopped half-way: some of its objects (its routines "
-            "first) may be gone while its table and catalog entry remain, so its "
-            "applications' calls fail",
-            f"{drop} --dry-run lists what a drop would finish, then {drop} --yes to finish it",
+            f"{', '.join(part.missing)} of queue {report.queue} "
+            f"{'is' if len(part.missing) == 1 else 'are'} missing from the schema (dropped by "
+            "hand?): its applications' calls to it fail",
+            fix,
         )
     ]
 
