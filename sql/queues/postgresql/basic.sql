@@ -29,12 +29,18 @@ LANGUAGE plpgsql AS $$
 #variable_conflict use_column
 BEGIN
     {paused_return()}
+    IF coalesce(p_count, 0) < 1 THEN
+        RETURN;  -- a NULL, 0 or negative count takes nothing (the strict loop would spin)
+    END IF;
     LOOP
+        -- the batch in the kind's order (a DELETE returns rows in the order it met them)
         RETURN QUERY
-        DELETE FROM {table} AS q
-        WHERE q.id IN (
-            SELECT s.id FROM {table} AS s {order_by} LIMIT greatest(p_count, 0) FOR UPDATE {skip_locked})
-        RETURNING q.id, q.enqueued_at, q.payload;
+        WITH d AS (
+            DELETE FROM {table} AS q
+            WHERE q.id IN (
+                SELECT s.id FROM {table} AS s {order_by} LIMIT p_count FOR UPDATE {skip_locked})
+            RETURNING q.id, q.enqueued_at, q.payload)
+        SELECT d.id, d.enqueued_at, d.payload FROM d {order_by};
         -- Strict: we waited for the head row and it was deleted meanwhile, so FOR UPDATE
         -- returned nothing although later rows exist; look again with a fresh snapshot.
         EXIT WHEN FOUND OR NOT {strict} OR NOT EXISTS (SELECT 1 FROM {table});

@@ -74,11 +74,13 @@ $$
 CREATE FUNCTION {pop}(p_count integer DEFAULT 1)
 RETURNS TABLE (id bigint, enqueued_at timestamptz, payload bytea)
 LANGUAGE sql AS $$
-    DELETE FROM {table} AS q
-    WHERE q.id IN (
-        SELECT s.id FROM {table} AS s WHERE NOT {paused()}
-        ORDER BY s.id LIMIT greatest(p_count, 0) FOR UPDATE SKIP LOCKED)
-    RETURNING q.id, q.enqueued_at, q.payload
+    WITH d AS (
+        DELETE FROM {table} AS q
+        WHERE q.id IN (
+            SELECT s.id FROM {table} AS s WHERE NOT {paused()}
+            ORDER BY s.id LIMIT greatest(p_count, 0) FOR UPDATE SKIP LOCKED)
+        RETURNING q.id, q.enqueued_at, q.payload)
+    SELECT d.id, d.enqueued_at, d.payload FROM d ORDER BY d.id  -- oldest first
 $$
 
 -- name: create

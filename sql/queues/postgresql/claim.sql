@@ -60,15 +60,17 @@ $$
 CREATE FUNCTION {pop}(p_count integer DEFAULT 1, p_worker text DEFAULT NULL)
 RETURNS TABLE (id bigint, enqueued_at timestamptz, attempts integer, payload bytea)
 LANGUAGE sql AS $$
-    UPDATE {table} AS q
-    {claim_set()}
-    WHERE q.id IN (
-        SELECT s.id FROM {table} AS s
-        WHERE s.processing_started_at IS NULL AND NOT {paused()}
-        ORDER BY s.id
-        LIMIT greatest(p_count, 0)
-        FOR UPDATE SKIP LOCKED)
-    RETURNING q.id, q.enqueued_at, q.attempts, q.payload
+    WITH d AS (
+        UPDATE {table} AS q
+        {claim_set()}
+        WHERE q.id IN (
+            SELECT s.id FROM {table} AS s
+            WHERE s.processing_started_at IS NULL AND NOT {paused()}
+            ORDER BY s.id
+            LIMIT greatest(p_count, 0)
+            FOR UPDATE SKIP LOCKED)
+        RETURNING q.id, q.enqueued_at, q.attempts, q.payload)
+    SELECT d.id, d.enqueued_at, d.attempts, d.payload FROM d ORDER BY d.id  -- oldest first
 $$
 
 -- name: create

@@ -7,11 +7,13 @@ CREATE OR REPLACE FUNCTION {pop}(p_count integer DEFAULT 1)
 RETURNS TABLE (id bigint, enqueued_at timestamptz, payload bytea)
 LANGUAGE plpgsql AS $$
 {wm_pop_begin()}
-        DELETE FROM {table} AS q
-        WHERE q.id IN (
-            SELECT s.id FROM {table} AS s WHERE s.id >= v_wm
-            ORDER BY s.id LIMIT greatest(p_count, 0) FOR UPDATE SKIP LOCKED)
-        RETURNING q.id, q.enqueued_at, q.payload
+        WITH d AS (
+            DELETE FROM {table} AS q
+            WHERE q.id IN (
+                SELECT s.id FROM {table} AS s WHERE s.id >= v_wm
+                ORDER BY s.id LIMIT greatest(p_count, 0) FOR UPDATE SKIP LOCKED)
+            RETURNING q.id, q.enqueued_at, q.payload)
+        SELECT d.id, d.enqueued_at, d.payload FROM d ORDER BY d.id
     LOOP
         id := r.id; enqueued_at := r.enqueued_at; payload := r.payload;
         RETURN NEXT;

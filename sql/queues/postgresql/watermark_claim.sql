@@ -7,13 +7,15 @@ CREATE OR REPLACE FUNCTION {pop}(p_count integer DEFAULT 1, p_worker text DEFAUL
 RETURNS TABLE (id bigint, enqueued_at timestamptz, attempts integer, payload bytea)
 LANGUAGE plpgsql AS $$
 {wm_pop_begin()}
-        UPDATE {table} AS q
-        {claim_set()}
-        WHERE q.id IN (
-            SELECT s.id FROM {table} AS s
-            WHERE s.processing_started_at IS NULL AND s.id >= v_wm
-            ORDER BY s.id LIMIT greatest(p_count, 0) FOR UPDATE SKIP LOCKED)
-        RETURNING q.id, q.enqueued_at, q.attempts, q.payload
+        WITH d AS (
+            UPDATE {table} AS q
+            {claim_set()}
+            WHERE q.id IN (
+                SELECT s.id FROM {table} AS s
+                WHERE s.processing_started_at IS NULL AND s.id >= v_wm
+                ORDER BY s.id LIMIT greatest(p_count, 0) FOR UPDATE SKIP LOCKED)
+            RETURNING q.id, q.enqueued_at, q.attempts, q.payload)
+        SELECT d.id, d.enqueued_at, d.attempts, d.payload FROM d ORDER BY d.id
     LOOP
         id := r.id; enqueued_at := r.enqueued_at; attempts := r.attempts; payload := r.payload;
         RETURN NEXT;
