@@ -246,12 +246,26 @@ def _line(
             return None
         line.error = str(exc)
     except QadminError as exc:
+        if _dropped_since(engine, item):
+            return None
         line.error = str(exc)
         line.worst = f"not read: {exc}"
     line.read_ms = round((time.monotonic() - started) * 1000)
     if each is not None:
         each(item, line, report if line.error is None else None)
     return line
+
+
+def _dropped_since(engine: Engine, item: Item) -> bool:
+    """A qadmin queue the catalog no longer lists: dropped while status ran (SQLite says "no
+    such table", not NotFound), so no line rather than an UNKNOWN that pages someone."""
+    spec = item.resolved.spec
+    if spec is None:
+        return False
+    try:
+        return catalog.find(engine, spec.name) is None
+    except QadminError:
+        return False
 
 
 def _fill(line: StatusLine, report: InspectReport) -> None:
