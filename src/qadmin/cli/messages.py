@@ -137,7 +137,9 @@ def push(
     payloads = _payloads(message, file, lines, allow_empty)
     when = _due(due, delay)
     if not payloads:
-        raise UsageError("nothing to push: the input has no lines")
+        raise UsageError(
+            "nothing to push: the input has no lines, or only blank ones (--lines skips those)"
+        )
     engine = target.engine()
     used: list[QueueSpec] = []
 
