@@ -287,6 +287,10 @@ def test_schema_narrows_status_check_all_and_metrics_to_its_queues(pg_own_databa
     missing = run("status", *db, "--schema", "nosuch")
     assert missing.exit_code == 3
     assert missing.stdout.startswith("QADMIN UNKNOWN - all queues: ") and "nosuch" in missing.stdout
+    # a tester's config said "tB_s" for the schema CREATE SCHEMA tB_s (unquoted) made tb_s
+    cased = run("list", *db, "--schema", "Other")
+    assert cased.exit_code == 5
+    assert "(there is a schema other: an unquoted name is folded to lower case)" in cased.stderr
 
 
 @pytest.mark.parametrize("label", ["postgresql", "mariadb"])

@@ -499,9 +499,15 @@ class Engine(ABC):
         so a typo in --schema is not answered with an empty list, nor a name looked up there
         with "no queue or table" (nor, in create, an unclassified error)."""
         schema = schema or self.schema
-        if not self.query(self.base_hooks.engine_sql("schema_exists"), {"schema": schema}):
+        exists = self.base_hooks.engine_sql("schema_exists")
+        if not self.query(exists, {"schema": schema}):
             word = "database" if self.base_dialect == "mysql" else "schema"
-            raise NotFound(f"{self.label}: {word} {schema} does not exist")
+            said = f"{self.label}: {word} {schema} does not exist"
+            folded = schema.lower()
+            if folded != schema and self.query(exists, {"schema": folded}):
+                # CREATE SCHEMA tB_s unquoted made tb_s: the config's "tB_s" then misses it
+                said += f" (there is a {word} {folded}: an unquoted name is folded to lower case)"
+            raise NotFound(said)
 
     def claim_database(self) -> None:
         """qadmin is about to make its catalog here: settings that belong to a database qadmin
