@@ -95,8 +95,8 @@ METRIC_WORDS = {
         " threshold given judges any snapshot. An age the role cannot read is never judged OK:"
         " PostgreSQL without `pg_read_all_stats` (or `pg_monitor`) sees another role's"
         " transaction id but not its start, MariaDB/MySQL without `PROCESS` no holders at all;"
-        " the line says `snapshot_age not evaluable: ...` naming the privilege, UNKNOWN (3) when"
-        " nothing else is wrong",
+        " the line says `snapshot_age not evaluable: ...` naming the privilege, UNKNOWN (3) unless"
+        " something is CRITICAL",
     ),
     "ring_fill": ("fraction", "ring depth / capacity (rings; full refuses pushes)"),
     "ring_stall": (

@@ -133,12 +133,14 @@ def evaluate(report: InspectReport) -> CheckResult:
         code = worst((code, level))
     engine_lacks = f"not evaluable on {report.header.engine}"
     unread = [n for n in not_judged if not n.endswith(engine_lacks)]
-    if (unread or (not_judged and not judged)) and code == OK:
-        # A threshold given whose figure exists but could not be read (no index for it, an
-        # estimate or a floor that proves neither side) cannot be called met, whatever the
-        # others say; a figure this engine never has (SQLite's snapshot age) is only noted
-        # beside thresholds that were judged, as one template serves every engine.
-        code = UNKNOWN
+    if unread or (not_judged and not judged):
+        # A threshold given whose figure exists but could not be read (no index for it, a
+        # privilege missing, an estimate or a floor that proves neither side) cannot be
+        # called met, whatever the others say, nor called a mere WARNING: its truth may be
+        # over a CRITICAL (UNKNOWN outranks WARNING, as in status). A figure this engine never
+        # has (SQLite's snapshot age) is only noted beside thresholds that were judged, as one
+        # template serves every engine.
+        code = worst((code, UNKNOWN))
     if report.blocked:
         # A part not read judged none of its figures or findings (stale claims, dead letters
         # behind a lock): neither OK nor a WARNING from what was read can be the verdict.
@@ -172,7 +174,12 @@ def evaluate(report: InspectReport) -> CheckResult:
 
 
 # The finding that says why a metric's figure was not read (a profiled table's missing index).
-_UNREAD = {"depth": "depth_unread", "stale_claims": "claims_unread", "oldest_age": "depth_unread"}
+_UNREAD = {
+    "depth": "depth_unread",
+    "stale_claims": "claims_unread",
+    "oldest_age": "depth_unread",
+    "ring_fill": "depth_unread",  # a ring's fill is its depth over its capacity
+}
 
 
 def _not_read(metric: str, part: str, blocked: BlockedPart) -> str:
