@@ -267,6 +267,7 @@ def test_schema_narrows_status_check_all_and_metrics_to_its_queues(pg_own_databa
 
     with psycopg.connect(pg_own_database, autocommit=True) as conn:
         conn.execute("CREATE SCHEMA other")
+        conn.execute("CREATE SCHEMA bare")
     db = ["--dsn", pg_own_database]
     for schema, queue in (("public", "mine"), ("other", "theirs")):
         assert run("create", queue, "--kind", "fifo", *db, "--schema", schema).exit_code == 0
@@ -287,6 +288,9 @@ def test_schema_narrows_status_check_all_and_metrics_to_its_queues(pg_own_databa
     missing = run("status", *db, "--schema", "nosuch")
     assert missing.exit_code == 3
     assert missing.stdout.startswith("QADMIN UNKNOWN - all queues: ") and "nosuch" in missing.stdout
+    # no queue found is UNKNOWN, as check --all's (a role that lost its grants read OK, exit 0)
+    bare = run("status", *db, "--schema", "bare", "--format", "json")
+    assert bare.exit_code == 3 and json.loads(bare.stdout)["error"].startswith("no queues found")
     # a tester's config said "tB_s" for the schema CREATE SCHEMA tB_s (unquoted) made tb_s
     cased = run("list", *db, "--schema", "Other")
     assert cased.exit_code == 5

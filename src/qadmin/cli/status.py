@@ -169,7 +169,7 @@ def status(
     for note in found.notes:
         render.note(f"qadmin: {note}")
     if not found.lines:
-        render.note("qadmin: no queues found (qadmin's catalogs, library tables, [tables.NAME])")
+        render.note(f"qadmin: {NONE_FOUND}")
     fmt = render.resolve_format(fmt)
     if fmt == "table":
         _table(found.lines)
@@ -178,6 +178,9 @@ def status(
     else:
         render.rows([_text(line) for line in found.lines], COLUMNS, fmt)
     return found.code
+
+
+NONE_FOUND = "no queues found (qadmin's catalogs, library tables, [tables.NAME])"
 
 
 def _document(found: Any) -> dict[str, Any]:
@@ -197,7 +200,7 @@ def _document(found: Any) -> dict[str, Any]:
         },
         "lines": shown,
         "notes": list(found.notes),
-        "error": None,
+        "error": None if found.lines else NONE_FOUND,
     }
 
 

@@ -82,7 +82,11 @@ class Status:
 
     @property
     def code(self) -> int:
-        """The exit code: the worst line's, as check ranks them (CRITICAL, then UNKNOWN)."""
+        """The exit code: the worst line's, as check ranks them (CRITICAL, then UNKNOWN);
+        UNKNOWN when no queue was found, as check --all's: a monitoring role that lost its
+        grants on a schema must not read as all clear."""
+        if not self.lines:
+            return check_mod.UNKNOWN
         return check_mod.worst(line.code for line in self.lines)
 
 
