@@ -207,8 +207,8 @@ FINDING_WORDS = {
         "critical",
         "a routine of the queue (push, pop, ...) the catalog records is gone from the schema "
         "(dropped by hand: every call of it fails while the table looks well; on MySQL and SQL "
-        "Server, which list only the routines a role may run, a role that sees none of them is "
-        "told so in a note instead); or a drop stopped half-way: on an engine without "
+        "Server, which list only the routines a role may run, a role not shown them all (no "
+        "EXECUTE on the database, say) is told so in a note instead); or a drop stopped half-way: on an engine without "
         "transactional DDL (MariaDB/MySQL) `drop` marks the catalog entry `dropping`, drops the "
         "objects one by one (routines first) and removes the entry last; one stopped between (a "
         "lock timeout on the table) leaves push and pop failing while the table and entry remain",

@@ -264,3 +264,27 @@ def test_maintain_by_a_role_that_does_not_own_the_table_is_refused_not_done(requ
         assert "held by" not in result.stdout + result.stderr
     finally:
         drop()
+
+
+def test_a_mariadb_role_shown_some_routines_is_not_told_the_others_are_missing(request, tmp_path):
+    """MariaDB lists a routine only to a role that may run it: a producer granted EXECUTE on
+    the push procedure alone read the pop and push_many as dropped (a false CRITICAL). Now
+    such a role gets a note, and a role shown every routine still finds a real drop."""
+    target = make_target("mariadb", request, tmp_path)
+    admin = target.engine()
+    queues.create(admin, queues.make_spec("p_q", "fifo", None, False, False))
+    user = f"qa_pr_{uuid.uuid4().hex[:8]}"
+    schema = admin.schema
+    admin.run([f"CREATE USER '{user}'@'%'", f"GRANT SELECT ON `{schema}`.* TO '{user}'@'%'"])
+    admin.run([f"GRANT EXECUTE ON PROCEDURE `{schema}`.p_q_push TO '{user}'@'%'"])
+    base = target.dsn.split("://", 1)[1].split("@", 1)[1]
+    try:
+        argv = ["check", "p_q", "--sample", "0", "--format", "json"]
+        shown = json.loads(invoke(*argv, "--dsn", f"mysql://{user}@{base}").stdout)
+        assert not any(f["code"] == "objects_missing" for f in shown["findings"]), shown
+        admin.run([f"DROP PROCEDURE {admin.qualified('p_q_pop')}"])
+        seen = json.loads(invoke(*argv, "--dsn", target.dsn).stdout)
+        assert any(f["code"] == "objects_missing" for f in seen["findings"]), seen
+    finally:
+        admin.run([f"DROP USER '{user}'@'%'"])
+        admin.close()

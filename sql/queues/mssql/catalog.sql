@@ -34,6 +34,11 @@ CREATE TABLE {objects} (
     PRIMARY KEY (object_type, name)
 )
 
+-- name: routines_listed
+-- Whether sys.objects shows this role every routine of the schema (metadata visibility: a
+-- role sees an object it holds a permission on; VIEW DEFINITION on the schema shows them all).
+SELECT CAST(COALESCE(HAS_PERMS_BY_NAME(:schema, 'SCHEMA', 'VIEW DEFINITION'), 0) AS int) AS listed
+
 -- name: schema_objects
 -- Every object in the schema whose name starts with :prefix (a LIKE pattern, '!' escapes).
 -- Indexes are named per table on SQL Server.

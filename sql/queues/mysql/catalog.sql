@@ -37,6 +37,24 @@ CREATE TABLE IF NOT EXISTS {objects} (
     PRIMARY KEY (object_type, name)
 ) ENGINE=InnoDB
 
+-- name: routines_listed
+-- Whether information_schema.ROUTINES shows this role every routine of the database: only to
+-- a role with SELECT globally, or EXECUTE, CREATE ROUTINE or ALTER ROUTINE globally or on the
+-- database, does a routine it is not shown prove gone (a producer granted EXECUTE on its
+-- push procedure alone is shown that one only).
+SELECT (EXISTS (SELECT 1 FROM information_schema.USER_PRIVILEGES AS u
+                 WHERE u.GRANTEE = CONCAT('''', SUBSTRING_INDEX(CURRENT_USER(), '@', 1), '''@''',
+                                          SUBSTRING_INDEX(CURRENT_USER(), '@', -1), '''')
+                   AND u.PRIVILEGE_TYPE IN ('SELECT', 'EXECUTE', 'CREATE ROUTINE',
+                                            'ALTER ROUTINE'))
+        OR EXISTS (SELECT 1 FROM information_schema.SCHEMA_PRIVILEGES AS d
+                    WHERE d.GRANTEE = CONCAT('''', SUBSTRING_INDEX(CURRENT_USER(), '@', 1),
+                                             '''@''', SUBSTRING_INDEX(CURRENT_USER(), '@', -1),
+                                             '''')
+                      AND d.TABLE_SCHEMA = :schema
+                      AND d.PRIVILEGE_TYPE IN ('EXECUTE', 'CREATE ROUTINE', 'ALTER ROUTINE')))
+       AS listed
+
 -- name: schema_objects
 -- Every object in the database whose name starts with :prefix (a LIKE pattern, '!' escapes):
 -- tables, views and (MariaDB) sequences, routines and triggers. Indexes are named per table.

@@ -224,15 +224,17 @@ ROUTINE_TYPES = ("function", "procedure")
 
 def missing_routines(engine: Engine, spec: QueueSpec) -> list[Obj] | None:
     """The queue's recorded routines the schema no longer lists (dropped by hand); None when
-    this role cannot tell: the server lists only the routines a role may run, and lists none
-    of the queue's (MySQL, SQL Server)."""
+    this role cannot tell: the server lists only the routines a role may run (MySQL, SQL
+    Server) and this role is not shown them all."""
     if not engine.hooks.has_routines:
         return []
     routines = [o for o in owned(engine, spec) if o[0] in ROUTINE_TYPES]
     present = set(schema_objects(engine, spec.name))
     missing = [o for o in routines if o not in present]
-    if missing and len(missing) == len(routines) and engine.hooks.routines_hidden:
-        return None
+    if missing and engine.hooks.routines_hidden:
+        shown = engine.run_catalog("routines_listed", {"schema": engine.schema}, write=False)
+        if not (shown and shown[0]["listed"]):
+            return None
     return missing
 
 
