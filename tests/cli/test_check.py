@@ -162,6 +162,7 @@ def test_a_lock_on_the_catalog_costs_a_second_and_names_its_holder(label, reques
     target = make_target(label, request, tmp_path)
     db = target.cli_args()
     assert invoke("create", "cq", "--kind", "fifo", *db).exit_code == 0
+    assert invoke("create", "dq", "--kind", "claim", *db).exit_code == 0
     with table_locked(target, "qadmin_queues") as session:
         said = {
             words[0]: invoke(*words, *db)
@@ -171,13 +172,29 @@ def test_a_lock_on_the_catalog_costs_a_second_and_names_its_holder(label, reques
                 ("size", "cq"),
                 ("list",),
                 ("status", "--schema", target.schema),  # this test's queues alone
+                ("peek", "cq"),
+                ("dead", "dq"),
+                ("tail", "cq", "--count", "1"),
+                ("watermark", "cq"),
+                ("maintain", "cq", "--dry-run"),
+                ("alter", "dq", "--max-attempts", "3", "--dry-run"),
             )
         }
     held = f"blocked by session {session}"
     assert said["check"].exit_code == 3 and said["check"].stdout.startswith("QADMIN UNKNOWN")
     assert held in said["check"].stdout
     assert said["status"].exit_code == 3 and held in said["status"].stdout
-    for command in ("inspect", "size", "list"):
+    for command in (
+        "inspect",
+        "size",
+        "list",
+        "peek",
+        "dead",
+        "tail",
+        "watermark",
+        "maintain",
+        "alter",
+    ):
         result = said[command]
         line = one_line(result)
         assert result.exit_code == 8 and held in line, (command, result.stderr)

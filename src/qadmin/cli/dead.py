@@ -69,7 +69,9 @@ def alter(name: str, max_attempts: str, dry_run: bool, target: Target, fmt: str 
     next call (nothing is recreated)."""
     value = max_attempts_value(max_attempts)
     engine = target.engine()
-    before = catalog.get(engine, name)
+    from qadmin.diagnostics import run
+
+    before = run.catalog_bounded(engine, lambda: catalog.get(engine, name))
     dead.require(before, "alter --max-attempts")
     after = value if dry_run else dead.set_max_attempts(engine, before, value).max_attempts
     render.document(
@@ -95,10 +97,13 @@ def _either(target: Target, engine: Engine, name: str, command: str) -> QueueSpe
     """The qadmin queue NAME, or a job-queue library's table (found as every other command
     finds it) to read its failed jobs; a table no library made is refused in one line (exit
     2): it has no dead letters qadmin knows of."""
-    spec = catalog.find(engine, name)
+    from qadmin.diagnostics import run
+
+    spec = run.catalog_bounded(engine, lambda: catalog.find(engine, name))
     if spec is not None:
         return catalog.get(engine, name)
-    resolved = target.resolve(engine, name, {})  # NotFound (exit 5) when there is no table
+    # NotFound (exit 5) when there is no table
+    resolved = run.catalog_bounded(engine, lambda: target.resolve(engine, name, {}))
     if resolved.spec is not None:
         return resolved.spec
     if resolved.profile.library and resolved.shape is not None:

@@ -312,7 +312,7 @@ def peek(name: str, count: int, target: Target, fmt: str | None) -> None:
         ctx = run.context(engine, Resolved(from_spec(spec), spec), Options())
         return run.bounded(ctx, lambda: messages.peek(engine, spec, count))
 
-    shown = messages.on_queue(engine, name, peek_at)
+    shown = run.catalog_bounded(engine, lambda: messages.on_queue(engine, name, peek_at))
     spec = used[-1]
     columns = _columns(spec)
     if spec.info.claims:

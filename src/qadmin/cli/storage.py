@@ -18,6 +18,7 @@ from qadmin.cli.options import (
     format_option,
     report_format_option,
 )
+from qadmin.diagnostics import run
 from qadmin.engines.base import Engine
 from qadmin.errors import (
     Incomplete,
@@ -69,7 +70,7 @@ def watermark(
         raise UsageError("--dry-run applies to 'watermark QUEUE repair'")
     engine = target.engine()
     try:
-        spec = catalog.get(engine, name)
+        spec = run.catalog_bounded(engine, lambda: catalog.get(engine, name))
     except NotFound:
         _refuse_table(target, engine, name, "watermark")
         raise
@@ -311,7 +312,7 @@ def maintain(
             f"--ddl-lock-timeout {ddl_lock_timeout} ms is above --lock-timeout {lock_ms} ms: "
             "raise --lock-timeout too, or wait less"
         )
-    resolved = target.resolve(engine, name, {})
+    resolved = run.catalog_bounded(engine, lambda: target.resolve(engine, name, {}))
     profile = resolved.profile
     if profile.schema is not None:
         engine.use_schema(profile.schema)

@@ -7,6 +7,7 @@ import io
 import sys
 import time
 from collections import deque
+from functools import partial
 from typing import Any
 
 import click
@@ -20,7 +21,7 @@ from qadmin.cli.options import (
     format_option,
     profile_options,
 )
-from qadmin.diagnostics import registry
+from qadmin.diagnostics import registry, run
 from qadmin.engines import Engine
 from qadmin.errors import ConnectionFailed, LockTimeout, QadminError, UsageError
 from qadmin.ops import telemetry
@@ -277,9 +278,12 @@ def tail(
         raise UsageError("name one or more queues, or give --all")
     engine = target.engine()
     if all_queues:
-        specs = [Resolved(from_spec(s, engine.schema), s) for s in catalog.all_queues(engine)]
+        every = run.catalog_bounded(engine, lambda: catalog.all_queues(engine))
+        specs = [Resolved(from_spec(s, engine.schema), s) for s in every]
     else:
-        specs = [target.resolve(engine, n, profile) for n in names]
+        specs = [
+            run.catalog_bounded(engine, partial(target.resolve, engine, n, profile)) for n in names
+        ]
     if not specs:
         raise UsageError("no queues to watch")
     # Off a terminal the default stays JSON lines (a stream for jq); plain is asked for.
