@@ -106,7 +106,8 @@ METRIC_WORDS = {
     "watermark_stranded": ("messages", "messages below the watermark (watermarked queues)"),
     "backlog_growth": (
         "messages/s",
-        "depth growth over `--sample` (default 1 s; `0` skips rates)",
+        "depth growth over `--sample` (default 1 s; `0` skips rates); from estimated depths"
+        " (a big MariaDB queue's) it is an estimate that proves neither side: never judged",
     ),
 }
 

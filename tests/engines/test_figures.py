@@ -246,3 +246,25 @@ def test_postgres_size_of_a_table_never_measured_is_unknown_not_zero(request, tm
     shown = json.loads(invoke_on(target, "size", "never_t", "--format", "json").stdout)
     assert shown["table_bytes"] > 0 and shown["pages"] > 0, shown
     engine.close()
+
+
+def test_mariadb_growth_from_estimated_depths_is_never_judged(request, tmp_path):
+    """A tester's idle MariaDB queue of 25,000 read 'backlog_growth 326.78 >= 1': the depth of
+    a queue that big is InnoDB's sampled estimate, which moves by hundreds without a push or
+    pop. A growth from estimated depths is now an estimate that proves neither side: never a
+    WARNING, UNKNOWN for a threshold given, marked estimated in the performance data."""
+    target = make_target("mariadb", request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("idle_q", "fifo", None, False))
+    _insert(engine, spec, 25_000)
+    engine.run([f"ANALYZE TABLE {engine.qualified('idle_q')}"])
+    for _ in range(3):
+        argv = ("idle_q", "--sample", "1", "--warn-backlog-growth", "1")
+        said = json.loads(_check(target, *argv, "--format", "json").stdout)
+        assert not any(p.startswith("backlog_growth ") for p in said["problems"]), said
+        result = _check(target, *argv)
+        line = result.stdout
+        if "depth_estimated=1" in line:
+            assert result.exit_code == 3 and "backlog_growth not evaluable" in line, line
+            assert "backlog_growth_estimated=1" in line, line
+    engine.close()

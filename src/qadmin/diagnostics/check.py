@@ -108,7 +108,8 @@ def evaluate(report: InspectReport) -> CheckResult:
             elif high >= bound and unsure is None:  # the truth may be either side
                 unsure = bound
         shown = f"{_prefix(quality)}{_fmt(value)}{metric.unit}"
-        if quality.unbounded and quality.low:  # what proves a threshold: the rows counted
+        counted = quality.low is not None and quality.low not in (0, float("-inf"))
+        if quality.unbounded and counted:  # what proves a threshold: the rows counted
             shown += f" (at least {_fmt(quality.low)}{metric.unit} counted)"
         warn, crit = _fmt(limit.warn), _fmt(limit.crit)
         given_perf.append(f"{metric.name}={_fmt(value)}{metric.unit};{warn};{crit};0{marks}")
@@ -240,6 +241,8 @@ def _unproven(
             f"and {_fmt(bound)}{unit} lies between"
         )
     where = f" ({quality.source})" if quality.source else ""
+    if quality.unbounded and low == float("-inf"):
+        return f"{name} not evaluable: {shown} {quality.source or ''}: it proves neither side"
     if quality.unbounded:
         # a planner's estimate from the last ANALYZE's statistics: no error bound of its own
         table = "" if quality.ceiling is None else f", the table ~{_fmt(quality.ceiling)} rows"

@@ -18,10 +18,13 @@ from qadmin.diagnostics.model import (
     Result,
     json_safe,
 )
-from qadmin.diagnostics.registry import Diagnostic, Field, Metric
+from qadmin.diagnostics.registry import EXACT, Diagnostic, Field, Metric, Quality
 from qadmin.engines.base import Engine
 from qadmin.errors import PermissionMissing
 from qadmin.kinds import QueueSpec
+
+# A growth worked out from estimated depths: any value either side of a threshold is possible.
+GROWTH_ESTIMATED = Quality("estimate", error=1.0, source="from estimated depths", low=float("-inf"))
 
 
 @dataclass
@@ -35,6 +38,7 @@ class Sample:
     deleted: int | None
     notes: list[str] = field(default_factory=list)
     enqueue_source: str | None = None  # a profiled table's: which counter enqueued_total is
+    depth_exact: bool = True  # False: the depth was the catalog's estimate (a big queue)
 
 
 def sample(engine: Engine, spec: QueueSpec) -> Sample:
@@ -49,9 +53,11 @@ def sample(engine: Engine, spec: QueueSpec) -> Sample:
     server = sql.read(engine, "counters", params)
     if server.note and sql.available(engine, "counters"):
         notes.append(server.note)
+    measured = size.measure(engine, spec)
     return Sample(
         at=time.monotonic(),
-        depth=size.measure(engine, spec).depth or 0,
+        depth=measured.depth or 0,
+        depth_exact=bool(measured.depth_exact),
         enqueued_total=sql.as_int(counters.get("enqueued_total")),
         dequeued_total=sql.as_int(counters.get("dequeued_total")),
         deleted=sql.as_int(server.first.get("deleted")),
@@ -82,7 +88,7 @@ def sample_profile(ctx: Context) -> Sample:
     if depth.rows is None:
         notes.append("backlog growth not derivable: waiting rows are not counted cheaply")
     deleted = None if reader.state else sql.as_int(server.first.get("deleted"))
-    return Sample(time.monotonic(), depth.rows, high, None, deleted, notes, source)
+    return Sample(time.monotonic(), depth.rows, high, None, deleted, notes, source, depth.exact)
 
 
 @dataclass
@@ -97,6 +103,9 @@ class Rates(Result):
     dequeue_source: str | None = None
     depth_change: int | None = None
     backlog_growth_per_s: float | None = None
+    # False: a depth it came from was an estimate (MariaDB's sampled statistics move by
+    # hundreds on an idle table), so the growth proves nothing either way
+    growth_exact: bool | None = None
     notes: list[str] = field(default_factory=list)
 
     def to_json_dict(self) -> dict[str, Any]:
@@ -137,6 +146,7 @@ def between(before: Sample, after: Sample, spec: QueueSpec | None) -> Rates:
         dequeue_source=source if deq is not None else None,
         depth_change=change,
         backlog_growth_per_s=round(change / elapsed, 2) if change is not None else None,
+        growth_exact=None if change is None else before.depth_exact and after.depth_exact,
         notes=sorted(set(before.notes + after.notes)),
     )
 
@@ -169,6 +179,8 @@ def rule(report: InspectReport) -> list[Finding]:
     if part is None or part.backlog_growth_per_s is None or part.enqueue_per_s is None:
         return []
     growth, enq = part.backlog_growth_per_s, part.enqueue_per_s
+    if part.growth_exact is False:
+        return []  # from estimated depths: not a finding either way
     deq = part.dequeue_per_s or 0.0
     limit = report.limit("backlog_growth")
     first = limit.warn if limit.warn is not None else limit.crit
@@ -206,6 +218,11 @@ ENTRY: Diagnostic[Rates] = Diagnostic(
             "",
             "growth of the backlog in messages per second over --sample",
             lambda r: p.backlog_growth_per_s if (p := _rates(r)) else None,
+            quality=lambda r: (
+                GROWTH_ESTIMATED
+                if (p := _rates(r)) is not None and p.growth_exact is False
+                else EXACT
+            ),
         ),
     ),
     fields=(
