@@ -105,7 +105,7 @@ def test_a_bad_check_section_is_unknown_on_one_line(db, tmp_path, text, said):
 @pytest.mark.parametrize(
     "args,said",
     [
-        (["--all", "orders"], "drop NAME"),
+        (["--all", "orders"], "leave out NAME"),
         (["--all", "--sample", "2"], "no rate sample"),
         (["--all", "--warn-backlog-growth", "5"], "--warn-backlog-growth"),
         (["--all", "--library", "oban"], "--library applies to check NAME"),

@@ -258,7 +258,9 @@ def test_maintain_by_a_role_that_does_not_own_the_table_is_refused_not_done(requ
         argv = ["maintain", "m_q", "--schema", target.engine_schema, "--yes", "--format", "json"]
         result = invoke(*argv, "--dsn", reader)
         assert result.exit_code == 7, (result.stdout, result.stderr)
-        [vacuum] = [a for a in json.loads(result.stdout)["actions"] if a["action"] == "vacuum"]
+        said = json.loads(result.stdout)
+        assert said["dry_run"] is False  # a run that was refused, not a dry run
+        [vacuum] = [a for a in said["actions"] if a["action"] == "vacuum"]
         assert vacuum["status"].startswith("refused: ") and "owner" in vacuum["status"], vacuum
         assert vacuum["privilege"] == "OWNER"
         assert "held by" not in result.stdout + result.stderr

@@ -29,7 +29,8 @@ WITH RECURSIVE tree AS (
                     0)::bigint                                                   AS all_pages,
            coalesce(sum(t.index_pages), 0)::bigint                               AS index_pages,
            -- no VACUUM, ANALYZE or CREATE INDEX has measured any of it yet: its relpages 0
-           -- is not a size (the table may hold rows), so the sizes are unknown, not 0
+           -- is not a size (the table may hold rows), so the sizes are unknown, not 0 (its
+           -- indexes' relpages are as their CREATE INDEX left them: empty)
            coalesce(bool_and(t.relpages = 0 AND t.reltuples < 0)
                         FILTER (WHERE t.relkind <> 'p'), false)                  AS unmeasured
     FROM tree
@@ -49,7 +50,8 @@ SELECT p.live                                                 AS estimated_rows,
        'pg_stat_user_tables.n_live_tup'                       AS estimate_source,
        CASE WHEN NOT p.unmeasured
             THEN p.all_pages * current_setting('block_size')::bigint END AS table_bytes,
-       p.index_pages * current_setting('block_size')::bigint  AS index_bytes,
+       CASE WHEN NOT p.unmeasured
+            THEN p.index_pages * current_setting('block_size')::bigint END AS index_bytes,
        CASE WHEN NOT p.unmeasured THEN p.pages END            AS pages,
        CASE WHEN p.unmeasured
             THEN 'unknown: never measured (no VACUUM, ANALYZE or CREATE INDEX yet; run ANALYZE)'

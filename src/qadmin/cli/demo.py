@@ -52,10 +52,14 @@ def demo(n_messages: int, n_pop: int, target: Target, fmt: str | None) -> None:
             f"created {DEMO_KIND} queue {DEMO_QUEUE} in {engine.label} schema {engine.schema}"
         )
     if not spec.options.get(DEMO_MARK):  # someone's own orders_q: its messages are not ours
+        elsewhere = (
+            "give it a file of its own: --dsn sqlite:///PATH of a new file"
+            if engine.hooks.file and target.dsn is None and target.connection is None
+            else "run demo without --dsn or -c: it uses the embedded SQLite file"
+        )
         raise UsageError(
             f"{DEMO_QUEUE} in {engine.label} schema {engine.schema} was not made by demo: demo "
-            "pushes and pops messages, so it leaves that queue alone (run demo without --dsn "
-            "or -c: it uses the embedded SQLite file)"
+            f"pushes and pops messages, so it leaves that queue alone ({elsewhere})"
         )
     payloads = [
         f'{{"order": {i}, "item": "widget-{i}"}}'.encode() for i in range(1, n_messages + 1)

@@ -773,7 +773,9 @@ def _all_refusals(
     if not all_queues:
         raise UsageError("--queue-timeout applies to check --all only")
     if name is not None:
-        raise UsageError(f"check --all reads every queue: drop NAME ({name}), or drop --all")
+        raise UsageError(
+            f"check --all reads every queue: leave out NAME ({name}), or leave out --all"
+        )
     if ctx.get_parameter_source("sample_s") is not ParameterSource.DEFAULT:
         raise UsageError("check --all takes no rate sample: --sample applies to check NAME")
     sampled = {m.name for m in registry.entry("rates").metrics}

@@ -111,7 +111,7 @@ def metrics(
             f"--listen serves the metrics and takes no {given} (Prometheus picks the format)"
         )
     if textfile is not None and open_metrics:
-        raise UsageError("--textfile writes the Prometheus text format: drop --openmetrics")
+        raise UsageError("--textfile writes the Prometheus text format: leave out --openmetrics")
     where = _listen(listen) if listen is not None else None
     path = _textfile(textfile) if textfile is not None else None
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from typing import Any
 
@@ -323,7 +324,10 @@ def maintain(
     )
     runnable = [a for a in proposed.actions if a.status == "proposed"]
     if dry_run or not runnable:
-        _show_maintenance(proposed, fmt)
+        # a run with nothing it may run is no dry run (a role refused every action: exit 7)
+        _show_maintenance(
+            proposed if dry_run else dataclasses.replace(proposed, dry_run=False), fmt
+        )
         if not dry_run:
             _raise_lacking(name, proposed)
         if not dry_run and proposed.incomplete:

@@ -87,7 +87,7 @@ class SqliteEngine(Engine):
     @property
     def schema(self) -> str:
         if self._schema not in (None, "main"):
-            raise UsageError("SQLite has a single schema, main; drop --schema")
+            raise UsageError("SQLite has a single schema, main; leave out --schema")
         return "main"
 
     def require_schema(self, schema: str | None = None) -> None:

@@ -30,6 +30,7 @@ from typing import Any
 from qadmin import catalog
 from qadmin.diagnostics.entries import ring
 from qadmin.engines.base import Engine
+from qadmin.errors import QadminError
 from qadmin.kinds import QueueSpec
 
 DEFAULT_OLDER_THAN_S = 60
@@ -131,7 +132,13 @@ def repair(engine: Engine, spec: QueueSpec, older_than_s: int) -> RingRepair:
     own short transaction."""
     restored = []
     for name, statement in _missing_routines(engine, spec):
-        engine.run([statement])
+        try:
+            engine.run([statement])
+        except QadminError:
+            # another repair made it meanwhile (MariaDB: "already exists"): done, not failed
+            if name in [n for n, _ in _missing_routines(engine, spec)]:
+                raise
+            continue
         restored.append(name)
     if not _ring_fixes(engine, spec):
         return dataclasses.replace(plan(engine, spec, older_than_s), restore=restored)
