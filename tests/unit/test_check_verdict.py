@@ -54,3 +54,12 @@ def test_a_part_the_statement_timeout_cut_short_is_unknown_and_said():
     assert "the claims part was not read (the statement timeout)" in given.line
     assert given.line.count("statement timeout") == 1, given.line
     assert check.evaluate(_report(None)).code == check.OK
+
+
+def test_a_perfdata_label_never_holds_an_equals_sign():
+    """The plugin guidelines forbid ``=`` in a label, quoted or not (a named queue's name may
+    hold one); a quote is doubled inside quotes, ``|`` never splits the line."""
+    from qadmin.cli.check_all import _label
+
+    assert _label("s.jobs[q=1]", "depth") == "s.jobs[q_1]_depth"
+    assert _label("s.jobs[it's|x]", "depth") == "'s.jobs[it''s/x]_depth'"

@@ -152,9 +152,10 @@ def plain(text: str, keep_bar: bool = False) -> str:
 
 
 def _label(name: str, metric: str) -> str:
-    """A perfdata label: quoted when it holds a space, ``=`` or a quote (doubled)."""
-    label = plain(f"{name}_{metric}")
-    if any(c in label for c in " ='"):
+    """A perfdata label: ``=`` (which the plugin guidelines forbid in a label, quoted or not)
+    as ``_``; quoted when it holds a space or a quote (doubled)."""
+    label = plain(f"{name}_{metric}").replace("=", "_")
+    if any(c in label for c in " '"):
         return "'" + label.replace("'", "''") + "'"
     return label
 
