@@ -223,3 +223,16 @@ def test_postgresql_keeps_the_users_own_session_options(pg_schema, monkeypatch):
     )
     assert got == [{"p": "from_env", "l": "1s"}]  # qadmin's timeout still wins
     engine.close()
+
+
+def test_a_scrape_connects_within_its_own_time(silent_port):
+    """A scrape of --scrape-timeout 2 against a server that never answers waited the whole
+    5 s connect timeout (a served scrape overran Prometheus's): the connect timeout is cut to
+    the scrape's time."""
+    pytest.importorskip("prometheus_client")
+    dsn = f"mysql://root@127.0.0.1:{silent_port}/test"
+    result, _ = timed_qadmin("metrics", "--dsn", dsn, "--scrape-timeout", "2")
+    assert result.returncode == 6, result.stderr
+    assert "within 2 s" in result.stderr, result.stderr
+    up = next(x for x in result.stdout.splitlines() if x.startswith("qadmin_up"))
+    assert up.endswith(" 0.0"), up

@@ -147,8 +147,13 @@ def metrics(
             result = metrics_ops.failed(server, secrets.scrub(str(exc)), exc.exit_code)
             render.note(f"qadmin: scrape failed: {result.error}")
             return result
+        # the connection too within the scrape's time (a server that accepts TCP and never
+        # answers held a 3 s scrape for the whole 5 s connect timeout)
+        bounded = dataclasses.replace(
+            timeouts, connect_s=max(1, min(timeouts.connect_s, int(seconds)))
+        )
         result = metrics_ops.scrape(
-            lambda: open_engine(conn.dsn, schema, timeouts),
+            lambda: open_engine(conn.dsn, schema, bounded),
             declared,
             broken,
             limits_for.options("", stale_after),
