@@ -81,7 +81,11 @@ METRIC_WORDS = {
         " consumers of a `--strict` queue queue behind each other for a moment by design)",
     ),
     "stale_claims": ("claims", "claims older than `--stale-after` (claim queues)"),
-    "dead": ("messages", "dead letters in `QUEUE_dead` (claim queues), counted up to 10,000"),
+    "dead": (
+        "messages",
+        "dead letters in `QUEUE_dead` (claim queues), counted up to 10,000; a job-queue"
+        " library's or a declared table's failed jobs (the figure `status` shows as dead)",
+    ),
     "paused_age": (
         "duration",
         "how long the queue has been paused (`qadmin pause`): any pause warns by default; "
@@ -209,8 +213,9 @@ FINDING_WORDS = {
         "a routine of the queue (push, pop, ...) the catalog records is gone from the schema "
         "(dropped by hand: every call of it fails while the table looks well; on MySQL and SQL "
         "Server, which list only the routines a role may run, a role not shown them all (no "
-        "EXECUTE on the database, say) is told so in a note instead); or a drop stopped half-way: on an engine without "
-        "transactional DDL (MariaDB/MySQL) `drop` marks the catalog entry `dropping`, drops the "
+        "EXECUTE on the database, say) is told so in a note instead); or a drop stopped "
+        "half-way: on an engine without transactional DDL (MariaDB/MySQL) `drop` marks the "
+        "catalog entry `dropping`, drops the "
         "objects one by one (routines first) and removes the entry last; one stopped between (a "
         "lock timeout on the table) leaves push and pop failing while the table and entry remain",
         "a routine gone: `qadmin repair QUEUE --dry-run` lists what it would make again (from the "

@@ -29,7 +29,7 @@ from qadmin.diagnostics.model import Options
 from qadmin.engines import Timeouts, open_engine
 from qadmin.profiles.resolve import resolve
 from tests.conftest import MY_HOST, PG_ADMIN, Target, make_target
-from tests.helpers import invoke
+from tests.helpers import invoke, invoke_on
 
 ENGINES = ("sqlite", "postgresql", "mariadb")
 
@@ -419,7 +419,8 @@ def test_a_big_table_keeping_finished_rows_is_never_scanned(indexed, request, tm
         # Claims the profile promises but no index lets qadmin read: never a silent OK.
         claiming = [f"{target.schema}.jobs", *given, "--claimed", "working", "--dsn", PG_ADMIN]
         checked = _cli("check", *claiming, "--sample", "0", "--warn-stale-claims", "1")
-        assert checked.exit_code == 1, checked.output
+        # UNKNOWN: the threshold given was not judged (it outranks claims_unread's WARNING)
+        assert checked.exit_code == 3, checked.output
         assert "claims not read: an index on jobs (status)" in checked.stdout
         assert "stale_claims not evaluable: claims not read" in checked.stdout
         listed = _cli("claims", *claiming, "--format", "json")
@@ -953,3 +954,22 @@ def test_a_django_tasks_task_waits_from_its_run_after(label, request, tmp_path):
         )
         assert size["depth"] == (2 if queue == "mixed" else 1), size
         assert abs(size["oldest_age_s"] - 60 * minutes) < 120, (queue, size)
+
+
+@pytest.mark.parametrize("label", ["postgresql", "mariadb"])
+def test_a_tables_failed_jobs_are_judged_by_the_dead_thresholds(label, request, tmp_path):
+    """status showed a table's 2 failed jobs in its dead column and said OK under --crit-dead
+    1, and check said "dead does not apply to a hand-built table": the failed jobs are now
+    the dead figure check judges, as status and metrics show it."""
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    table = engine.qualified("fj")
+    engine.run([f"CREATE TABLE {table} (id BIGINT PRIMARY KEY, status VARCHAR(10) NOT NULL)"])
+    engine.run([f"INSERT INTO {table} VALUES (1, 'new'), (2, 'error'), (3, 'error')"])
+    given = ["--state-column", "status", "--pending", "new", "--failed", "error"]
+    result = invoke_on(target, "check", "fj", *given, "--crit-dead", "1", "--sample", "0")
+    assert result.exit_code == 2, result.stdout
+    assert result.stdout.startswith("QADMIN CRITICAL - fj: dead 2 >= 1"), result.stdout
+    calm = invoke_on(target, "check", "fj", *given, "--crit-dead", "5", "--sample", "0")
+    assert calm.stdout.startswith("QADMIN WARNING - fj: dead 2 >= 1"), calm.stdout  # warn: 1
+    engine.close()

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from qadmin.catalog import reads
+from qadmin.diagnostics.entries import size
 from qadmin.diagnostics.model import CRITICAL, WARNING, Context, Finding, InspectReport, Result
 from qadmin.diagnostics.registry import EXACT, Diagnostic, Field, Metric, Quality
 from qadmin.errors import counted
@@ -56,8 +57,19 @@ def rule(report: InspectReport) -> list[Finding]:
 
 
 def _count(report: InspectReport) -> int | None:
+    """A claim queue's dead letters, or a library's (or declared) table's failed jobs: the
+    figure status shows in its dead column, judged by --warn/--crit-dead alike."""
     part = report.part(ENTRY)
-    return None if part is None else part.count
+    if part is not None:
+        return part.count
+    measured = report.part(size.ENTRY)
+    return None if measured is None else measured.failed
+
+
+def _failed_exact(report: InspectReport) -> bool:
+    measured = report.part(size.ENTRY)
+    states = measured.states if measured is not None else None
+    return all(s.exact for s in states or [] if s.group == "failed")
 
 
 def _oldest(report: InspectReport) -> float | None:
@@ -68,7 +80,9 @@ def _oldest(report: InspectReport) -> float | None:
 def _quality(report: InspectReport) -> Quality:
     """The bounded count is a floor once it reaches its limit ("or more")."""
     part = report.part(ENTRY)
-    return Quality("floor") if part is not None and not part.exact else EXACT
+    if part is None:
+        return EXACT if _failed_exact(report) else Quality("floor")
+    return Quality("floor") if not part.exact else EXACT
 
 
 def _count_quality(report: InspectReport) -> str | None:
@@ -87,10 +101,11 @@ ENTRY: Diagnostic[DeadLetters] = Diagnostic(
         Metric(
             "dead",
             "",
-            "dead letters (claim queues with --max-attempts)",
+            "dead letters (claim queues with --max-attempts), or a job-queue library's (or a "
+            "declared table's) failed jobs",
             lambda r: float(n) if (n := _count(r)) is not None else None,
             warn=1,
-            applies=lambda r: r.part(ENTRY) is not None,
+            applies=lambda r: _count(r) is not None,
             quality=_quality,
         ),
     ),
