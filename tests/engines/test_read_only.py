@@ -196,6 +196,7 @@ def test_a_refusal_names_the_privilege_it_needed(request, tmp_path):
     admin = target.engine()
     spec = queues.create(admin, queues.make_spec("f_q", "fifo", None, False))
     messages.push(admin, spec, [b"a"])
+    admin.run([f"DROP FUNCTION {admin.qualified('f_q_pop')}(integer)"])  # for repair to make
     reader, stranger, drop = _roles("postgresql", target)
     schema = ["--schema", target.engine_schema]
     try:
@@ -203,6 +204,8 @@ def test_a_refusal_names_the_privilege_it_needed(request, tmp_path):
             (stranger, ["peek", "f_q"], "needs SELECT on table f_q"),
             (reader, ["purge", "f_q", "--yes"], "needs DELETE on table f_q"),
             (reader, ["push", "f_q", "b"], "(SELECT, INSERT, UPDATE or DELETE)"),
+            # the reader has USAGE on the schema: it lacks CREATE (it was told USAGE)
+            (reader, ["repair", "f_q", "--yes"], f"needs CREATE on schema {target.engine_schema}"),
         ]
         for dsn, argv, named in cases:
             result = invoke(*argv, "--dsn", dsn, *schema)
