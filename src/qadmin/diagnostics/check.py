@@ -134,14 +134,17 @@ def evaluate(report: InspectReport) -> CheckResult:
         code = worst((code, level))
     engine_lacks = f"not evaluable on {report.header.engine}"
     unread = [n for n in not_judged if not n.endswith(engine_lacks)]
-    if unread or (not_judged and not judged):
+    if unread:
         # A threshold given whose figure exists but could not be read (no index for it, a
         # privilege missing, an estimate or a floor that proves neither side) cannot be
         # called met, whatever the others say, nor called a mere WARNING: its truth may be
-        # over a CRITICAL (UNKNOWN outranks WARNING, as in status). A figure this engine never
-        # has (SQLite's snapshot age) is only noted beside thresholds that were judged, as one
-        # template serves every engine.
+        # over a CRITICAL (UNKNOWN outranks WARNING, as in status).
         code = worst((code, UNKNOWN))
+    elif not_judged and not judged and code == OK:
+        # Only figures this engine never has (SQLite's snapshot age) and nothing judged: not
+        # OK; beside a finding or a judged threshold they are only noted, as one template
+        # serves every engine.
+        code = UNKNOWN
     if report.blocked:
         # A part not read judged none of its figures or findings (stale claims, dead letters
         # behind a lock): neither OK nor a WARNING from what was read can be the verdict.

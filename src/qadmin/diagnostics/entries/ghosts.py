@@ -30,6 +30,10 @@ DEAD_TIMES_LIVE = 10
 # InnoDB's history list (server-wide) this long means purge is behind.
 PURGE_LAG_UNDO_LOGS = 100_000
 
+# A snapshot pinned to the first holder's xid, open this long, is named beside it (as maintain
+# names it): ending the first alone would not move the horizon.
+CO_HOLDER_S = 1.0
+
 # Holders whose age is a transaction's (a replication slot has none).
 SESSION_KINDS = ("backend", "session", "prepared_xact")
 
@@ -237,8 +241,8 @@ def rule(report: InspectReport) -> list[Finding]:
                 CRITICAL if critical else WARNING,
                 "snapshot_held",
                 f"{_holding(holder)} for {sql.duration(age)}: it holds back cleanup of dead rows"
-                + _also(part.co_holders(limit.warn or 0.0)),
-                f"end it ({_ends(advice, holder, part.co_holders(limit.warn or 0.0))}); "
+                + _also(part.co_holders(CO_HOLDER_S)),
+                f"end it ({_ends(advice, holder, part.co_holders(CO_HOLDER_S))}); "
                 f"{advice.idle_transaction_advice()}",
             )
         )
@@ -301,6 +305,12 @@ def _dead_rows(
             f"{report.command('maintain')} --yes (its VACUUM removes what it can); if it "
             f"reports dead rows kept, end the holder it names ({end} if it is abandoned)",
         )
+    # a snapshot pinned to the same xid holds the rows as well: ending the first alone would
+    # free nothing (maintain names it too)
+    part = report.part(ENTRY)
+    others = part.co_holders(CO_HOLDER_S) if part is not None else []
+    if others:
+        end = _ends(advice, holder, others)
     fix = f"end that transaction ({end} if it is abandoned)"
     if report.parts.get("watermark") is not None:
         # Only a queue created --watermark has one; no command adds one later.
@@ -308,7 +318,8 @@ def _dead_rows(
     return Finding(
         CRITICAL,
         "dead_rows",
-        f"{message} while {holder.holder_kind} {who} holds a snapshot open for {sql.duration(age)}",
+        f"{message} while {holder.holder_kind} {who} holds a snapshot open for "
+        f"{sql.duration(age)}{_also(others)}",
         fix,
     )
 
