@@ -289,8 +289,10 @@ def test_schema_narrows_status_check_all_and_metrics_to_its_queues(pg_own_databa
     assert missing.exit_code == 3
     assert missing.stdout.startswith("QADMIN UNKNOWN - all queues: ") and "nosuch" in missing.stdout
     # no queue found is UNKNOWN, as check --all's (a role that lost its grants read OK, exit 0)
-    bare = run("status", *db, "--schema", "bare", "--format", "json")
-    assert bare.exit_code == 3 and json.loads(bare.stdout)["error"].startswith("no queues found")
+    for command in (("status",), ("check", "--all")):
+        bare = run(*command, *db, "--schema", "bare", "--format", "json")
+        said = json.loads(bare.stdout)["error"]
+        assert bare.exit_code == 3 and said.startswith("no queues found"), command
     # a tester's config said "tB_s" for the schema CREATE SCHEMA tB_s (unquoted) made tb_s
     cased = run("list", *db, "--schema", "Other")
     assert cased.exit_code == 5

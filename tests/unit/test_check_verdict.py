@@ -63,3 +63,8 @@ def test_a_perfdata_label_never_holds_an_equals_sign():
 
     assert _label("s.jobs[q=1]", "depth") == "s.jobs[q_1]_depth"
     assert _label("s.jobs[it's|x]", "depth") == "'s.jobs[it''s/x]_depth'"
+
+
+def test_a_small_figure_in_the_perfdata_never_ends_in_a_dot():
+    """dead_ratio=0. was printed for a ratio of 0.0001."""
+    assert check._fmt(0.0001) == "0" and check._fmt(0.25) == "0.25" and check._fmt(3.0) == "3"

@@ -231,6 +231,8 @@ def run(
                 "counts": {k.lower(): v for k, v in counts.items()},
                 "lines": [dataclasses.asdict(v) for v in ordered],
                 "notes": [*found.notes, *unmatched],
+                # why there is nothing to judge, as status's document says it
+                "error": None if ordered else NONE_FOUND,
             },
             "json",
         )
@@ -249,6 +251,9 @@ def run(
     for text in texts:
         click.echo(render.visible(text))  # a stored queue name never drives the terminal
     return code
+
+
+NONE_FOUND = "no queues found (qadmin's catalogs, library tables, [tables.NAME])"
 
 
 def failed(error: QadminError, fmt: str | None) -> int:
@@ -281,7 +286,7 @@ def failed_document(error: str) -> dict[str, Any]:
 
 def _first_line(shown: str, ordered: list[Verdict], counts: dict[str, int]) -> str:
     if not ordered:
-        summary = "no queues found (qadmin's catalogs, library tables, [tables.NAME])"
+        summary = NONE_FOUND
     else:
         parts = ", ".join(f"{counts[s]} {s.lower()}" for s in ("CRITICAL", "WARNING", "UNKNOWN"))
         summary = f"{len(ordered)} queues: {parts}, {counts['OK']} ok"

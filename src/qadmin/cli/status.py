@@ -169,7 +169,7 @@ def status(
     for note in found.notes:
         render.note(f"qadmin: {note}")
     if not found.lines:
-        render.note(f"qadmin: {NONE_FOUND}")
+        render.note(f"qadmin: {check_all.NONE_FOUND}")
     fmt = render.resolve_format(fmt)
     if fmt == "table":
         _table(found.lines)
@@ -178,9 +178,6 @@ def status(
     else:
         render.rows([_text(line) for line in found.lines], COLUMNS, fmt)
     return found.code
-
-
-NONE_FOUND = "no queues found (qadmin's catalogs, library tables, [tables.NAME])"
 
 
 def _document(found: Any) -> dict[str, Any]:
@@ -200,7 +197,7 @@ def _document(found: Any) -> dict[str, Any]:
         },
         "lines": shown,
         "notes": list(found.notes),
-        "error": None if found.lines else NONE_FOUND,
+        "error": None if found.lines else check_all.NONE_FOUND,
     }
 
 

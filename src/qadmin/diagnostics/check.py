@@ -271,4 +271,6 @@ def _what(report: InspectReport) -> str:
 def _fmt(value: float | None) -> str:
     if value is None:
         return ""
-    return str(int(value)) if float(value).is_integer() else f"{value:.3f}".rstrip("0")
+    if float(value).is_integer():
+        return str(int(value))
+    return f"{value:.3f}".rstrip("0").rstrip(".")  # 0.0001: "0", never "0."

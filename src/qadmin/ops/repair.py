@@ -70,6 +70,22 @@ def _ring_fixes(engine: Engine, spec: QueueSpec) -> bool:
     return spec.info.ring and engine.hooks.template(spec).has("repair_park")
 
 
+def _unseen(engine: Engine, spec: QueueSpec) -> str | None:
+    """Why repair cannot tell whether the queue's routines exist (MySQL, SQL Server list only
+    those a role may run), said rather than an empty list that reads as "nothing missing"."""
+    if catalog.missing_routines(engine, spec) is not None:
+        return None
+    return (
+        f"the routines of {spec.name} are not all listed for this role (no EXECUTE on the "
+        "database): whether one is missing was not checked; run repair as a role that may see "
+        "and create them"
+    )
+
+
+def _joined(*notes: str | None) -> str | None:
+    return "; ".join(n for n in notes if n) or None
+
+
 def _missing_routines(engine: Engine, spec: QueueSpec) -> list[tuple[str, str]]:
     """(object, statement) for each of the queue's routines the schema no longer holds (none
     when this role cannot tell: it could not make them either)."""
@@ -116,7 +132,7 @@ def plan(engine: Engine, spec: QueueSpec, older_than_s: int) -> RingRepair:
             if not spec.info.ring
             else (f"{engine.label} rings move both sequences in one transaction: no holes")
         )
-        return RingRepair(spec.name, note=note, restore=restore)
+        return RingRepair(spec.name, note=_joined(note, _unseen(engine, spec)), restore=restore)
     park = _ids(engine.run(engine.hooks.section(spec, "repair_orphans"), write=False))
     void = _ids(
         engine.run(
@@ -124,7 +140,7 @@ def plan(engine: Engine, spec: QueueSpec, older_than_s: int) -> RingRepair:
         )
     )
     missing, note = _hole(engine, spec, older_than_s)
-    return RingRepair(spec.name, park, void, missing, note, restore)
+    return RingRepair(spec.name, park, void, missing, _joined(note, _unseen(engine, spec)), restore)
 
 
 def repair(engine: Engine, spec: QueueSpec, older_than_s: int) -> RingRepair:
@@ -150,5 +166,5 @@ def repair(engine: Engine, spec: QueueSpec, older_than_s: int) -> RingRepair:
             break
         row = engine.run(engine.hooks.section(spec, "repair_skip"))[-1]
         skipped.append(Skipped(int(row["id"]), str(row["action"])))
-    note = _hole(engine, spec, older_than_s)[1]
+    note = _joined(_hole(engine, spec, older_than_s)[1], _unseen(engine, spec))
     return RingRepair(spec.name, parked, voided, skipped, note, restored)
