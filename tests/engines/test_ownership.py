@@ -478,9 +478,11 @@ def test_a_routine_dropped_by_hand_is_found_and_made_again(
     engine = target.engine()
     spec = queues.create(engine, queues.make_spec("gone_q", kind, capacity, False))
     messages.push(engine, spec, [b"a", b"b"])
-    routine = "FUNCTION" if label == "postgresql" else "PROCEDURE"
-    engine.run([f"DROP {routine} {engine.qualified('gone_q_pop')}"])
-    kind_word = routine.lower()
+    # the pop routine as the catalog records it (a function or a procedure, by engine),
+    # dropped by hand with the statement drop itself would run
+    [pop] = [obj for obj in catalog.owned(engine, spec) if obj[1] == "gone_q_pop"]
+    engine.run(catalog.drop_statements(engine, [pop]))
+    kind_word = pop[0]
 
     def as_json(*args: str) -> tuple[int, dict]:
         result = invoke_on(target, *args, "--format", "json")
