@@ -375,14 +375,40 @@ def test_a_live_pop_in_an_open_transaction_is_not_an_orphan(request, tmp_path):
     engine.close()
 
 
-@pytest.mark.parametrize("label", ["postgresql", "mariadb"])
-def test_an_orphan_in_the_overflow_table_is_reported_and_repaired(label, request, tmp_path):
+def _pg_pop_then_die(target, pop: str) -> list[tuple]:
+    """An application's pop in its own transaction on PostgreSQL; the session then ends with
+    no COMMIT: the server rolls the pop back, the pop sequence stays moved."""
+    from tests.engines.incidents import connect
+
+    popper = connect(target)
+    popper.autocommit = False
+    taken = popper.execute(f"SELECT payload FROM {pop}(1)").fetchall()
+    popper.close()
+    return taken
+
+
+def _my_pop_then_die(target, pop: str) -> list[tuple]:
+    """The same on MySQL/MariaDB: a CALL inside BEGIN at READ COMMITTED, then gone."""
+    from tests.engines.incidents import connect, execute
+
+    popper = connect(target)
+    execute(popper, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
+    execute(popper, "BEGIN")
+    taken = execute(popper, f"CALL {pop}(1)")
+    popper.close()
+    return taken
+
+
+@pytest.mark.parametrize(
+    ("label", "pop_then_die"), [("postgresql", _pg_pop_then_die), ("mariadb", _my_pop_then_die)]
+)
+def test_an_orphan_in_the_overflow_table_is_reported_and_repaired(
+    label, pop_then_die, request, tmp_path
+):
     """A message the push put in the overflow table (its slot was held), popped by a client
     that died before committing: its number passed, it is in no slot. inspect and check name
     it as an orphan in the overflow table (they said nothing: only repair's plan saw it), and
     repair gives it back, nothing lost."""
-    from tests.engines.incidents import connect, execute
-
     target = make_target(label, request, tmp_path)
     engine = target.engine()
     spec = queues.create(engine, queues.make_spec("ring_q", "ring", 4, False))
@@ -391,17 +417,8 @@ def test_an_orphan_in_the_overflow_table_is_reported_and_repaired(label, request
     messages.push(engine, spec, [b"spilled"])
     locker.conn.rollback()
     locker.close()
-    popper = connect(target)  # an application's session: its pop, then it dies uncommitted
-    pop = engine.qualified("ring_q_pop")
-    if label == "postgresql":
-        popper.autocommit = False
-        taken = popper.execute(f"SELECT payload FROM {pop}(1)").fetchall()
-    else:
-        execute(popper, "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
-        execute(popper, "BEGIN")
-        taken = execute(popper, f"CALL {pop}(1)")
+    taken = pop_then_die(target, engine.qualified("ring_q_pop"))
     assert [bytes(r[-1]) for r in taken] == [b"spilled"]
-    popper.close()  # no COMMIT: the server rolls the pop back, the pop sequence stays moved
     args = ("ring_q", "--crit-ring-stall", "1s", "--sample", "0")
     time.sleep(1.1)
     code, checked = _cli_json(target, "check", *args)

@@ -70,31 +70,25 @@ def _ring_fixes(engine: Engine, spec: QueueSpec) -> bool:
     return spec.info.ring and engine.hooks.template(spec).has("repair_park")
 
 
-def _unseen(engine: Engine, spec: QueueSpec) -> str | None:
-    """Why repair cannot tell whether the queue's routines exist (MySQL, SQL Server list only
-    those a role may run), said rather than an empty list that reads as "nothing missing"."""
-    if catalog.missing_routines(engine, spec) is not None:
-        return None
-    return (
-        f"the routines of {spec.name} are not all listed for this role (no EXECUTE on the "
-        "database): whether one is missing was not checked; run repair as a role that may see "
-        "and create them"
-    )
+def _routines(engine: Engine, spec: QueueSpec) -> tuple[list[tuple[str, str]], str | None]:
+    """(object, statement) for each of the queue's routines the schema no longer holds, from
+    one catalog read; and why none can be named when this role cannot tell (MySQL, SQL Server
+    list only those a role may run), said rather than an empty list that reads as "nothing
+    missing"."""
+    gone = catalog.missing_routines(engine, spec)
+    if gone is None:
+        unseen = (
+            f"the routines of {spec.name} are not all listed for this role (no EXECUTE on the "
+            "database): whether one is missing was not checked; run repair as a role that may "
+            "see and create them"
+        )
+        return [], unseen
+    made, wanted = catalog.planned(engine, spec, engine.hooks.section(spec, "create")), set(gone)
+    return [(f"{o[0]} {o[1]}", st) for st, o in made if o is not None and o in wanted], None
 
 
 def _joined(*notes: str | None) -> str | None:
     return "; ".join(n for n in notes if n) or None
-
-
-def _missing_routines(engine: Engine, spec: QueueSpec) -> list[tuple[str, str]]:
-    """(object, statement) for each of the queue's routines the schema no longer holds (none
-    when this role cannot tell: it could not make them either)."""
-    gone = set(catalog.missing_routines(engine, spec) or [])
-    return [
-        (f"{obj[0]} {obj[1]}", statement)
-        for statement, obj in catalog.planned(engine, spec, engine.hooks.section(spec, "create"))
-        if obj is not None and obj in gone
-    ]
 
 
 def _hole(engine: Engine, spec: QueueSpec, older_than_s: int) -> tuple[int | None, str | None]:
@@ -125,14 +119,15 @@ def _missing(engine: Engine, spec: QueueSpec, older_than_s: int) -> int | None:
 
 def plan(engine: Engine, spec: QueueSpec, older_than_s: int) -> RingRepair:
     """What repair would do now (read-only)."""
-    restore = [name for name, _ in _missing_routines(engine, spec)]
+    missing_routines, unseen = _routines(engine, spec)
+    restore = [name for name, _ in missing_routines]
     if not _ring_fixes(engine, spec):
         note = (
             None
             if not spec.info.ring
             else (f"{engine.label} rings move both sequences in one transaction: no holes")
         )
-        return RingRepair(spec.name, note=_joined(note, _unseen(engine, spec)), restore=restore)
+        return RingRepair(spec.name, note=_joined(note, unseen), restore=restore)
     park = _ids(engine.run(engine.hooks.section(spec, "repair_orphans"), write=False))
     void = _ids(
         engine.run(
@@ -140,19 +135,20 @@ def plan(engine: Engine, spec: QueueSpec, older_than_s: int) -> RingRepair:
         )
     )
     missing, note = _hole(engine, spec, older_than_s)
-    return RingRepair(spec.name, park, void, missing, _joined(note, _unseen(engine, spec)), restore)
+    return RingRepair(spec.name, park, void, missing, _joined(note, unseen), restore)
 
 
 def repair(engine: Engine, spec: QueueSpec, older_than_s: int) -> RingRepair:
     """Make the missing routines again, then (a ring) apply the three fixes; each runs in its
     own short transaction."""
     restored = []
-    for name, statement in _missing_routines(engine, spec):
+    missing_routines, unseen = _routines(engine, spec)
+    for name, statement in missing_routines:
         try:
             engine.run([statement])
         except QadminError:
             # another repair made it meanwhile (MariaDB: "already exists"): done, not failed
-            if name in [n for n, _ in _missing_routines(engine, spec)]:
+            if name in [n for n, _ in _routines(engine, spec)[0]]:
                 raise
             continue
         restored.append(name)
@@ -166,5 +162,5 @@ def repair(engine: Engine, spec: QueueSpec, older_than_s: int) -> RingRepair:
             break
         row = engine.run(engine.hooks.section(spec, "repair_skip"))[-1]
         skipped.append(Skipped(int(row["id"]), str(row["action"])))
-    note = _joined(_hole(engine, spec, older_than_s)[1], _unseen(engine, spec))
+    note = _joined(_hole(engine, spec, older_than_s)[1], unseen)
     return RingRepair(spec.name, parked, voided, skipped, note, restored)
