@@ -7,10 +7,12 @@ SHOW server_version
 SELECT current_schema() AS s
 
 -- name: table_exists
+-- Through pg_class's (relname, relnamespace) index: a join on the name alone read every
+-- schema's table of that name (each schema's qadmin_queues, in a status of many schemas).
 SELECT 1 AS x
 FROM pg_catalog.pg_class AS c
-JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
-WHERE n.nspname = :schema AND c.relname = :name AND c.relkind IN ('r', 'p')
+WHERE c.relname = :name AND c.relkind IN ('r', 'p')
+  AND c.relnamespace = (SELECT n.oid FROM pg_catalog.pg_namespace AS n WHERE n.nspname = :schema)
 
 -- name: schema_exists
 SELECT 1 AS x FROM pg_catalog.pg_namespace WHERE nspname = :schema

@@ -580,3 +580,79 @@ def test_epoch_times_in_a_smaller_unit_are_one_line(tasks: Target, tmp_path: Pat
     assert len(result.stderr.splitlines()) == 1
     checked = configured(tasks, wrong, "check", "tasks", "--queue", "a")
     assert checked.exit_code == 3 and checked.stdout.startswith("QADMIN UNKNOWN"), checked.output
+
+
+def test_status_over_a_big_job_table_never_scans_it(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """110,000 finished jobs in three named queues, then each queue's 3 ready jobs, 2
+    running and, last in the heap, its 6,000 jobs scheduled for tomorrow (the state an enum,
+    as Oban's and River's are), with the library's (state, queue, ...) index. status reads
+    every named queue's states through the index: no sequential scan of the table, by the
+    server's own counter. Two traps it fell into: the server kept a generic plan for a
+    bounded count of a state after five runs (psycopg prepares a statement run five times)
+    and scanned for it; the one not-due value read to check the due column was planned as a
+    LIMIT 1 scan that met every finished job before the first scheduled one."""
+    from qadmin.ops import status
+    from tests.conftest import make_target
+
+    target = make_target("postgresql", request, tmp_path)
+    table = f'"{target.schema}".jobs'
+    queues = ("q1", "q2", "q3")
+    states = ("available", "scheduled", "executing", "retryable", "done", "discarded", "cancelled")
+    fill = [
+        f'CREATE TYPE "{target.schema}".job_state AS ENUM ({", ".join(map(repr, states))})',
+        f'CREATE TABLE {table} (id bigserial PRIMARY KEY, state "{target.schema}".job_state '
+        "NOT NULL, "
+        "queue text NOT NULL, run_at timestamptz NOT NULL, created_at timestamptz NOT NULL)",
+        f"CREATE INDEX ON {table} (state, queue, run_at, id)",
+        f"INSERT INTO {table} (state, queue, run_at, created_at) SELECT 'done', "
+        "'q' || (1 + g % 3), now() - interval '1 day', now() - interval '1 day' "
+        "FROM generate_series(1, 110000) AS g",
+    ]
+    for state, offset, n in (
+        ("available", "- interval '5 minutes'", 3),
+        ("scheduled", "+ interval '1 day'", 6000),
+        ("executing", "- interval '2 minutes'", 2),
+    ):
+        fill += [
+            f"INSERT INTO {table} (state, queue, run_at, created_at) SELECT '{state}', '{q}', "
+            f"now() {offset}, now() - interval '10 minutes' FROM generate_series(1, {n})"
+            for q in queues
+        ]
+    _sql(target, [*fill, f"ANALYZE {table}"])
+    declared = {
+        "jobs": {
+            "state_column": "state",
+            "pending": ["available"],
+            "scheduled": ["scheduled"],
+            "retrying": ["retryable"],
+            "claimed": ["executing"],
+            "done": ["done"],
+            "failed": ["discarded", "cancelled"],
+            "queue_column": "queue",
+            "due_column": "run_at",
+            "time_column": "created_at",
+        }
+    }
+    engine = target.engine()
+    try:
+
+        def scans() -> int:
+            engine.run(["SELECT pg_stat_force_next_flush()"])  # flushed when the session idles
+            rows = engine.query(
+                "SELECT seq_scan FROM pg_stat_user_tables "
+                "WHERE schemaname = :s AND relname = 'jobs'",
+                {"s": target.schema},
+            )
+            return int(rows[0]["seq_scan"])
+
+        before = scans()
+        found = status.gather(engine, declared, schema=target.schema)
+        assert scans() == before, "status scanned the job table"
+    finally:
+        engine.close()
+    lines = {line.queue: line for line in found.lines}
+    assert sorted(lines) == list(queues), found.lines
+    for line in lines.values():
+        assert (line.depth, line.depth_exact, line.scheduled) == (3, True, 6000), line

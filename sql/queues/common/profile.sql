@@ -34,5 +34,6 @@ SELECT {id_col.bare} FROM {table} WHERE {filter} ORDER BY {order} LIMIT 1
 -- name: sample
 -- One value of a time column among the rows the filter picks (a due time that cannot be
 -- compared, or one not due yet), so qadmin can say it is not a time rather than count the
--- row nowhere: bounded to one row, run on a small table or where counts found such rows.
+-- row nowhere: bounded to one row, run on a small table or where counts found such rows
+-- (there one waiting state at a time).
 SELECT {col.bare} AS v FROM {table} WHERE {filter} LIMIT 1

@@ -39,6 +39,18 @@ CREATE TABLE {objects} (
 -- role sees an object it holds a permission on; VIEW DEFINITION on the schema shows them all).
 SELECT CAST(COALESCE(HAS_PERMS_BY_NAME(:schema, 'SCHEMA', 'VIEW DEFINITION'), 0) AS int) AS listed
 
+-- name: routines_gone
+-- The queue's recorded routines sys.objects no longer lists (dropped by hand, or not shown
+-- to this role: routines_listed tells which), each looked up by its exact name.
+SELECT o.object_type, o.name
+FROM {objects} AS o
+WHERE o.queue = :queue AND o.object_type IN ('function', 'procedure')
+  AND NOT EXISTS (SELECT 1 FROM sys.objects AS s
+                   WHERE s.schema_id = SCHEMA_ID(:schema) AND s.name = o.name
+                     AND ((o.object_type = 'procedure' AND s.type = 'P')
+                          OR (o.object_type = 'function' AND s.type IN ('FN', 'IF', 'TF'))))
+ORDER BY o.position
+
 -- name: schema_objects
 -- Every object in the schema whose name starts with :prefix (a LIKE pattern, '!' escapes).
 -- Indexes are named per table on SQL Server.

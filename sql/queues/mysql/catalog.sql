@@ -55,6 +55,17 @@ SELECT (EXISTS (SELECT 1 FROM information_schema.USER_PRIVILEGES AS u
                       AND d.PRIVILEGE_TYPE IN ('EXECUTE', 'CREATE ROUTINE', 'ALTER ROUTINE')))
        AS listed
 
+-- name: routines_gone
+-- The queue's recorded routines information_schema.ROUTINES no longer lists (dropped by hand,
+-- or not shown to this role: routines_listed tells which), each looked up by its exact name.
+SELECT o.object_type, o.name
+FROM {objects} AS o
+WHERE o.queue = :queue AND o.object_type IN ('function', 'procedure')
+  AND NOT EXISTS (SELECT 1 FROM information_schema.ROUTINES AS r
+                   WHERE r.ROUTINE_SCHEMA = :schema AND r.ROUTINE_NAME = o.name
+                     AND LOWER(r.ROUTINE_TYPE) = o.object_type)
+ORDER BY o.position
+
 -- name: schema_objects
 -- Every object in the database whose name starts with :prefix (a LIKE pattern, '!' escapes):
 -- tables, views and (MariaDB) sequences, routines and triggers. Indexes are named per table.

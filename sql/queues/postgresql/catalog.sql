@@ -34,6 +34,20 @@ CREATE TABLE IF NOT EXISTS {objects} (
     PRIMARY KEY (object_type, name)
 )
 
+-- name: routines_gone
+-- The queue's recorded routines the schema no longer holds (dropped by hand), each looked up
+-- by its exact name through pg_proc's (proname, ...) index: a few buffers a queue, where a
+-- listing of the schema's objects by name prefix read about 400 (status reads every queue).
+SELECT o.object_type, o.name
+FROM {objects} AS o
+WHERE o.queue = :queue AND o.object_type IN ('function', 'procedure')
+  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_proc AS p
+                   WHERE p.proname = o.name
+                     AND p.pronamespace = (SELECT n.oid FROM pg_catalog.pg_namespace AS n
+                                            WHERE n.nspname = :schema)
+                     AND (p.prokind = 'p') = (o.object_type = 'procedure'))
+ORDER BY o.position
+
 -- name: schema_objects
 -- Every object in the schema whose name starts with :prefix (a LIKE pattern, '!' escapes):
 -- tables, views, sequences and indexes share one namespace here; routines have their own.

@@ -11,6 +11,12 @@
 -- :ev_type) and claim_event_age the seconds since it; session_gone is requeue's guard that
 -- the claiming session (the profile's session column) no longer exists; error_like is
 -- dead's and redrive's --error on a library's error column (its text: a JSON array).
+-- Statements whose plan depends on the values they filter on (a state, a named queue) first
+-- say SET LOCAL plan_cache_mode = force_custom_plan: psycopg prepares a statement run five
+-- times, and the server may then keep a generic plan made for an average value. A status of
+-- a library's job table with several named queues counted one state's rows (none, LIMIT
+-- 100,001) with a sequential scan of the whole table that way. Only these statements pay for
+-- a plan each run: the catalog reads of hundreds of queues keep their cached plans.
 -- extends: queues/common/profile.sql (the statements shared with other engines)
 
 -- name: age
@@ -34,6 +40,18 @@ CAST({col.bare} AS timestamptz)
 -- name: claim_event_age
 extract(epoch FROM (now() - {at}))::float8
 
+-- name: count
+SET LOCAL plan_cache_mode = force_custom_plan
+
+-- name: count
+SELECT count(*) AS n FROM (SELECT 1 AS one FROM {table} WHERE {filter} LIMIT :limit) AS s
+
+-- name: claims
+SET LOCAL plan_cache_mode = force_custom_plan
+
+-- name: claims
+SELECT {columns} FROM {table} WHERE {filter} LIMIT :limit
+
 -- name: oldest_min
 -- Run only when at most 10,000 due rows wait, reached through an index on the state (and the
 -- named queue): the planner, misjudging the due range, would otherwise scan the table for
@@ -41,8 +59,23 @@ extract(epoch FROM (now() - {at}))::float8
 SET LOCAL enable_seqscan = off
 
 -- name: oldest_min
+SET LOCAL plan_cache_mode = force_custom_plan
+
+-- name: oldest_min
 SELECT {instant} AS oldest_at, {age} AS age_s
 FROM (SELECT min({time_col.bare}) AS oldest_at FROM {table} WHERE {filter}) AS o
+
+-- name: sample
+-- One waiting state at a time on a big table (see the common file), through the state's
+-- index: with LIMIT 1 the planner expects a sequential scan to meet a not-due row at once,
+-- where every due job of the table comes before the first one scheduled for tomorrow.
+SET LOCAL enable_seqscan = off
+
+-- name: sample
+SET LOCAL plan_cache_mode = force_custom_plan
+
+-- name: sample
+SELECT {col.bare} AS v FROM {table} WHERE {filter} LIMIT 1
 
 -- name: count_indexed
 -- A state the planner calls big, counted through the index on the state up to :limit entries
@@ -50,6 +83,9 @@ FROM (SELECT min({time_col.bare}) AS oldest_at FROM {table} WHERE {filter}) AS o
 -- common as the last ANALYZE said, nor a bitmap scan, which reads every entry of the state
 -- before its LIMIT (stale statistics are why the state is counted at all).
 SET LOCAL enable_seqscan = off
+
+-- name: count_indexed
+SET LOCAL plan_cache_mode = force_custom_plan
 
 -- name: count_indexed
 SET LOCAL enable_bitmapscan = off

@@ -219,18 +219,18 @@ def schema_objects(engine: Engine, prefix: str) -> list[Obj]:
     return [(str(r["object_type"]), str(r["name"])) for r in rows]
 
 
-ROUTINE_TYPES = ("function", "procedure")
-
-
 def missing_routines(engine: Engine, spec: QueueSpec) -> list[Obj] | None:
     """The queue's recorded routines the schema no longer lists (dropped by hand); None when
     this role cannot tell: the server lists only the routines a role may run (MySQL, SQL
-    Server) and this role is not shown them all."""
-    if not engine.hooks.has_routines:
+    Server) and this role is not shown them all. A catalog from before the record has none
+    to miss (its upgrade records only what exists). One look-up by exact name: status and
+    metrics make it for every queue."""
+    if not engine.hooks.has_routines or not engine.table_exists(OBJECTS_TABLE):
         return []
-    routines = [o for o in owned(engine, spec) if o[0] in ROUTINE_TYPES]
-    present = set(schema_objects(engine, spec.name))
-    missing = [o for o in routines if o not in present]
+    rows = engine.run_catalog(
+        "routines_gone", {"queue": spec.name, "schema": engine.schema}, write=False
+    )
+    missing = [(str(r["object_type"]), str(r["name"])) for r in rows]
     if missing and engine.hooks.routines_hidden:
         shown = engine.run_catalog("routines_listed", {"schema": engine.schema}, write=False)
         if not (shown and shown[0]["listed"]):

@@ -108,6 +108,9 @@ class Engine(ABC):
         self._version: str | None = None
         # The lock wait limit in force now: the connection's, or a diagnostic part's shorter one.
         self.lock_ms = self.timeouts.lock_ms
+        # Whether naive timestamps are read as UTC now (read_naive_times_as_utc); a new
+        # connection reads them in the session's time zone.
+        self._naive_utc = False
 
     # -- connection -------------------------------------------------------------------------
 
@@ -187,6 +190,7 @@ class Engine(ABC):
                 self._version = None
                 # the next connection starts with the configured lock limit again
                 self.lock_ms = self.timeouts.lock_ms
+                self._naive_utc = False
 
     def sibling(self) -> Engine:
         """A second connection with the same DSN, schema and timeouts: for an operation that
@@ -461,6 +465,13 @@ class Engine(ABC):
         self.lock_ms = ms
 
     @contextmanager
+    def read_only_session(self) -> Iterator[None]:
+        """Everything inside only reads (status over hundreds of queues): an engine that can
+        make the session itself read-only runs each one-statement read alone, without the
+        BEGIN and COMMIT around it (PostgreSQL). Elsewhere nothing changes."""
+        yield
+
+    @contextmanager
     def lock_timeout(self, ms: int) -> Iterator[None]:
         """Statements inside wait at most ``ms`` (never more than the connection's limit) for
         a lock: a diagnostic part during a lock incident gives up quickly and says so, instead
@@ -482,10 +493,13 @@ class Engine(ABC):
         """Read naive timestamps as UTC (a library that always writes UTC) or, by default, in
         the session's time zone. An engine whose ``sql/engine`` file has no such section
         (SQLite, SQL Server: qadmin reads naive times as UTC there) needs nothing."""
+        if utc == self._naive_utc:
+            return  # already so (status asks for each of hundreds of queues)
         file = self.base_hooks.engine_file()
         section = "naive_utc" if utc else "naive_session"
         if file.has(section):
             self.run_outside_transaction(file.statements(section)[0])
+        self._naive_utc = utc
 
     def table_exists(self, name: str) -> bool:
         """Whether a table of this name exists in the schema (a cheap catalog lookup)."""

@@ -11,7 +11,8 @@ import hashlib
 import inspect
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from typing import Any
 
@@ -67,6 +68,7 @@ class PostgresEngine(Engine):
         ),
         shared_snapshot=True,
     )
+    _reads_alone = False  # inside read_only_session
 
     def _socket_fd(self) -> int | None:
         return int(self._conn.fileno()) if not self._conn.closed else None
@@ -182,6 +184,8 @@ class PostgresEngine(Engine):
         so it calls the routine by name, as one push at a time does: a convert that swaps the
         queue's routines mid-batch is followed, where one statement calling the routine for
         every element would hold on to the dropped one."""
+        if self._reads_alone and not write and len(statements) == 1 and len(batch) == 1:
+            return [self._read_alone(statements[0], batch[0])]
         if len(statements) != 1 or len(batch) < 2:
             return super().run_batch(statements, batch, write=write)
         sql, _ = self.bind(statements[0], batch[0])
@@ -196,6 +200,47 @@ class PostgresEngine(Engine):
                 results.append([dict(zip(cols, r, strict=True)) for r in rows])
                 if not cursor.nextset():
                     return results
+
+    @contextmanager
+    def read_only_session(self) -> Iterator[None]:
+        """The session's transactions are READ ONLY by default while inside, and a read of one
+        statement runs alone in autocommit: one round trip where BEGIN READ ONLY, the
+        statement and COMMIT took three (status over 206 queues: about 2,500 reads, 0.7 s of
+        3.9). A statement alone is a transaction of its own, as each read was; the session's
+        default keeps it read-only."""
+        if self._reads_alone:
+            yield
+            return
+        self.run_outside_transaction("SET default_transaction_read_only = on")
+        self._reads_alone = True
+        try:
+            yield
+        finally:
+            self._reads_alone = False
+            if self._conn is not None and not self._conn.closed:
+                with suppress(QadminError):  # never over the error that ended the block
+                    self.run_outside_transaction("RESET default_transaction_read_only")
+
+    def _read_alone(self, statement: str, params: Mapping[str, Any]) -> list[Row]:
+        conn = self.conn
+        if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            return super().run_batch([statement], [params], write=False)[0]  # a caller's open
+        self.statement = statement
+        conn.autocommit = True
+        try:
+            with self.errors():
+                cursor = conn.cursor()
+                try:
+                    if params:
+                        cursor.execute(*self.bind(statement, params))
+                    else:
+                        cursor.execute(statement)
+                    return self._results(cursor)
+                finally:
+                    cursor.close()
+        finally:
+            if not conn.closed:
+                conn.autocommit = False
 
     def _begin(self, cursor: Any, write: bool, snapshot: bool = False) -> None:
         """A read says READ ONLY in its BEGIN (psycopg's ``read_only``), not in a SET

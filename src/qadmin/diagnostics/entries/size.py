@@ -37,7 +37,7 @@ from qadmin.engines.base import Engine
 from qadmin.errors import PermissionMissing, UsageError
 from qadmin.kinds import QueueSpec
 from qadmin.profiles import query
-from qadmin.profiles.model import Profile
+from qadmin.profiles.model import Profile, Value
 from qadmin.values import iso, to_utc
 
 # A depth is counted only up to this many rows (about 100 buffers on PostgreSQL); a queue the
@@ -801,18 +801,26 @@ def _not_due(reader: query.Reader) -> tuple[query.Count | None, query.Count | No
 def _check_due_values(reader: query.Reader, later: list[query.Count | None]) -> None:
     """A due time qadmin cannot compare (SQLite text that is no date, an epoch in another
     unit than the profile says) would leave its row out of depth and scheduled alike, or call
-    it due in the year 58,000: one line naming the value (exit 2) instead of a silent OK."""
+    it due in the year 58,000: one line naming the value (exit 2) instead of a silent OK.
+    On a big table the not-due value is looked for one waiting state at a time, each through
+    the state's index (``sample``): a filter over all of them with LIMIT 1 was planned as a
+    sequential scan that reads every due job before the first one scheduled for tomorrow."""
     profile = reader.profile
     column = profile.due_column
     assert column is not None
     due = reader.due(column)
-    checks = []
+    checks: list[tuple[tuple[Value, ...], str, bool]] = []
     if reader.small:
-        checks.append((f"{reader.name(column)} IS NOT NULL AND ({due}) IS NULL", True))
-    if reader.small or any(c is not None and c.exact and c.rows for c in later):
-        checks.append((f"NOT ({due})", False))
-    for extra, uncomparable in checks:
-        where, params = reader.where(profile.waiting, extra=extra)
+        checks.append(
+            (profile.waiting, f"{reader.name(column)} IS NOT NULL AND ({due}) IS NULL", True)
+        )
+        checks.append((profile.waiting, f"NOT ({due})", False))
+    elif any(c is not None and c.exact and c.rows for c in later):
+        # the states that hold not-due rows first: the ready state's walk may be a backlog
+        states = dict.fromkeys((*profile.scheduled, *profile.retrying, *profile.pending))
+        checks += [((value,), f"NOT ({due})", False) for value in states]
+    for values, extra, uncomparable in checks:
+        where, params = reader.where(values, extra=extra)
         rows = reader.run("sample", {"filter": where}, params, {"col": column})
         if not rows:
             continue
@@ -823,6 +831,8 @@ def _check_due_values(reader: query.Reader, later: list[query.Count | None]) -> 
                 f"{profile.table}.{column}: {repr(value)[:40]} cannot be compared with the "
                 "clock (numbers are epoch seconds: give --time-unit ms, us or ns)"
             )
+        if not reader.small:
+            return  # one value read: the others are of the same column
 
 
 def _unseen_queue(reader: query.Reader) -> str | None:
