@@ -140,5 +140,8 @@ def own_file(relative: str) -> SqlFile:
     return parse(path.read_text(encoding="utf-8"), path)
 
 
+@cache
 def exists(relative: str) -> bool:
+    """Cached as ``load`` is: status asks thousands of times which diagnostics an engine
+    has a file for."""
     return (sql_root() / relative).is_file()

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, ClassVar
 
 from qadmin import secrets
@@ -80,6 +80,14 @@ class Jdbc:
     # The same for load (the move into the queue costs the same either way: only staging
     # differs, and COPY on PostgreSQL keeps the Python path ahead far longer).
     spark_load_from_rows: int = 20_000_000
+
+
+@lru_cache(maxsize=4096)
+def _pyformat(statement: str) -> str:
+    """``:name`` placeholders as ``%(name)s`` (and ``%`` doubled): cached, since status binds
+    the same few hundred statements thousands of times."""
+    text = statement.replace("%", "%%")
+    return PARAM_PATTERN.sub(lambda m: f"%({m.group(1)})s", text)
 
 
 @cache
@@ -278,8 +286,7 @@ class Engine(ABC):
 
     def bind(self, statement: str, params: Mapping[str, Any]) -> tuple[str, Any]:
         """Turn ``:name`` placeholders into the driver's style (pyformat by default)."""
-        text = statement.replace("%", "%%")
-        return PARAM_PATTERN.sub(lambda m: f"%({m.group(1)})s", text), dict(params)
+        return _pyformat(statement), dict(params)
 
     # -- running ----------------------------------------------------------------------------
 
