@@ -436,6 +436,22 @@ def test_a_socket_style_dsn_names_its_host_and_port_in_the_server_label():
     assert server == f"postgresql://127.0.0.1:{port}/app"
 
 
+def test_the_server_label_names_the_server_as_its_dsn_does(tmp_path):
+    """A MariaDB scraped through mariadb:// is labelled so (not mysql://), and an absolute
+    SQLite path keeps its leading slash: a dashboard's label is what the DSN said."""
+    port = _closed_port()
+    result = run("metrics", "--dsn", f"mariadb://scraper@127.0.0.1:{port}/app")
+    assert result.exit_code == 6
+    server = _families(result.stdout)["qadmin_up"].samples[0].labels["server"]
+    assert server == f"mariadb://127.0.0.1:{port}/app"
+    path = tmp_path / "q.db"
+    assert run("create", "q", "--kind", "fifo", "--dsn", f"sqlite:///{path}").exit_code == 0
+    result = run("metrics", "--dsn", f"sqlite:///{path}")
+    assert result.exit_code == 0, result.output
+    server = _families(result.stdout)["qadmin_up"].samples[0].labels["server"]
+    assert server == f"sqlite:///{path}" and server.startswith("sqlite:////")
+
+
 def test_a_queue_locked_by_another_session_is_unread_status_3(pg_own_database):
     """ACCESS EXCLUSIVE held elsewhere: the queue's parts wait out their short lock timeout,
     so it is not read: qadmin_queue_status 3 and counted in qadmin_scrape_queues_unread (as

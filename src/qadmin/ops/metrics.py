@@ -171,19 +171,22 @@ class Scrape:
 
 
 def server_label(engine: Engine) -> str:
-    """The server as a label: engine://host:port/database, never a user or a secret."""
+    """The server as a label: scheme://host:port/database as the DSN names it (mariadb://
+    stays mariadb://), a SQLite file as its DSN writes it (sqlite:////abs, sqlite:///rel),
+    never a user or a secret."""
     d = engine.dsn
+    scheme = d.flavor or d.engine
     # a socket-style DSN (postgresql:///db?host=H&port=P) names its server in the query
     host = d.host or d.query.get("host") or d.query.get("hostaddr")
     port_of = d.port or d.query.get("port")
     if host and not host.startswith("/"):
         port = f":{port_of}" if port_of else ""
-        return secrets.scrub(f"{d.engine}://{host}{port}/{d.database or ''}")
+        return secrets.scrub(f"{scheme}://{host}{port}/{d.database or ''}")
     if host:  # a Unix socket's folder
-        return secrets.scrub(f"{d.engine}://localhost/{d.database or ''}")
+        return secrets.scrub(f"{scheme}://localhost/{d.database or ''}")
     if d.path:
-        return secrets.scrub(f"{d.engine}://{d.path}")
-    return d.engine
+        return secrets.scrub(f"{scheme}:///{d.path}")
+    return scheme
 
 
 def _queue_label(line: status_ops.StatusLine) -> str:
