@@ -472,10 +472,10 @@ class Engine(ABC):
         self.lock_ms = ms
 
     @contextmanager
-    def read_only_session(self) -> Iterator[None]:
-        """Everything inside only reads (status over hundreds of queues): an engine that can
-        make the session itself read-only runs each one-statement read alone, without the
-        BEGIN and COMMIT around it (PostgreSQL). Elsewhere nothing changes."""
+    def reading_many(self) -> Iterator[None]:
+        """Everything inside only reads, the same statements for many queues (status, check
+        --all, metrics): an engine may make each read cheaper for the duration (PostgreSQL:
+        one round trip a read, one plan a statement). Elsewhere nothing changes."""
         yield
 
     @contextmanager
