@@ -171,7 +171,7 @@ FINDING_WORDS = {
         "a profiled table's waiting rows could not be read cheaply (a big table with no index "
         "fitting the count; see [profiles.md](profiles.md)), or a ring's sequences are refused "
         "to the role (PostgreSQL: it may read the tables but has no SELECT or USAGE on the "
-        "sequences; `check` says WARNING, not OK)",
+        "sequences; `check` says UNKNOWN: a ring whose fill is unread may be full)",
         'create the index the message names; `GRANT SELECT ON ALL SEQUENCES IN SCHEMA "s" TO '
         "<this role>`",
     ),
@@ -210,16 +210,22 @@ FINDING_WORDS = {
     ),
     "objects_missing": (
         "critical",
-        "a routine of the queue (push, pop, ...) the catalog records is gone from the schema "
-        "(dropped by hand: every call of it fails while the table looks well; on MySQL and SQL "
-        "Server, which list only the routines a role may run, a role not shown them all (no "
-        "EXECUTE on the database, say) is told so in a note instead); or a drop stopped "
+        "a routine or table of the queue (push, pop, a ring's overflow table, ...) the catalog "
+        "records is gone from the schema (dropped by hand; looked up by exact name, not by its "
+        "arguments: one replaced by a routine of the same name and other arguments is not told; "
+        "every call "
+        "of it fails while the rest looks well; the parts that read a missing table are noted "
+        "as skipped, the others still read; on MySQL and SQL Server, which list only the "
+        "routines a role may run, a role not shown them all (no EXECUTE on the database, say) "
+        "is told so in a note instead); or a drop stopped "
         "half-way: on an engine without transactional DDL (MariaDB/MySQL) `drop` marks the "
         "catalog entry `dropping`, drops the "
         "objects one by one (routines first) and removes the entry last; one stopped between (a "
         "lock timeout on the table) leaves push and pop failing while the table and entry remain",
         "a routine gone: `qadmin repair QUEUE --dry-run` lists what it would make again (from the "
-        "queue's template), then `qadmin repair QUEUE --yes`; a drop stopped: `qadmin drop QUEUE "
+        "queue's template), then `qadmin repair QUEUE --yes`; a table gone (its rows with it): "
+        "restore it from a backup, else `qadmin drop QUEUE --dry-run`, `qadmin drop QUEUE --yes` "
+        "and create the queue again; a drop stopped: `qadmin drop QUEUE "
         "--dry-run`, then `qadmin drop QUEUE --yes` finishes the drop (`IF EXISTS`, the entry "
         "last)",
     ),

@@ -84,13 +84,14 @@ class QueueFull(QadminError):
         self.pushed = pushed or []
 
 
-class StaleStatement(QadminError):
-    """SQLite: a statement built for the table as it was (no such column or table): a convert
-    or resize rewrote it after the queue was read. Nothing was written; read it again."""
-
-
 class NotFound(QadminError):
     exit_code = EXIT_NOT_FOUND
+
+
+class StaleStatement(NotFound):
+    """SQLite: a statement built for the table as it was (no such column or table): a convert
+    or resize rewrote it after the queue was read. Nothing was written; read it again. A
+    NotFound: a table dropped by hand says the same, and is one, as on the other engines."""
 
 
 class ConnectionFailed(QadminError):

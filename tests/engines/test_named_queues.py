@@ -591,8 +591,9 @@ def test_status_over_a_big_job_table_never_scans_it(
     every named queue's states through the index: no sequential scan of the table, by the
     server's own counter. Two traps it fell into: the server kept a generic plan for a
     bounded count of a state after five runs (psycopg prepares a statement run five times)
-    and scanned for it; the one not-due value read to check the due column was planned as a
-    LIMIT 1 scan that met every finished job before the first scheduled one."""
+    and scanned for it; the one not-due value read to check the due column, and the probe
+    for any row of a named queue (a queue whose rows all lie at the table's end), were
+    planned as LIMIT 1 scans that met every other job first."""
     from qadmin.ops import status
     from tests.conftest import make_target
 
@@ -620,6 +621,13 @@ def test_status_over_a_big_job_table_never_scans_it(
             f"now() {offset}, now() - interval '10 minutes' FROM generate_series(1, {n})"
             for q in queues
         ]
+    # and last a queue of 30,000 finished jobs and one scheduled: all its rows at the end
+    fill += [
+        f"INSERT INTO {table} (state, queue, run_at, created_at) SELECT 'done', 'q4', "
+        "now() - interval '1 day', now() - interval '1 day' FROM generate_series(1, 30000)",
+        f"INSERT INTO {table} (state, queue, run_at, created_at) "
+        "VALUES ('scheduled', 'q4', now() + interval '1 day', now())",
+    ]
     _sql(target, [*fill, f"ANALYZE {table}"])
     declared = {
         "jobs": {
@@ -653,6 +661,8 @@ def test_status_over_a_big_job_table_never_scans_it(
     finally:
         engine.close()
     lines = {line.queue: line for line in found.lines}
-    assert sorted(lines) == list(queues), found.lines
-    for line in lines.values():
+    assert sorted(lines) == [*queues, "q4"], found.lines
+    for queue in queues:
+        line = lines[queue]
         assert (line.depth, line.depth_exact, line.scheduled) == (3, True, 6000), line
+    assert (lines["q4"].depth, lines["q4"].depth_exact, lines["q4"].scheduled) == (0, True, 1)

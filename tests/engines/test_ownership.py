@@ -504,3 +504,40 @@ def test_a_routine_dropped_by_hand_is_found_and_made_again(
     got = messages.pop(engine, catalog.get(engine, "gone_q"), 5)
     assert [m.payload for m in got] == [b"a", b"b"]
     engine.close()
+
+
+@pytest.mark.parametrize("label", ["sqlite", "postgresql", "mariadb"])
+def test_a_table_dropped_by_hand_is_found_and_drop_removes_the_rest(label, request, tmp_path):
+    """A ring's overflow table dropped by hand: status left the queue out (its read said
+    "no such table", read as a queue dropped while status ran) and inspect failed whole with
+    the raw error. Now the queue is CRITICAL objects_missing in status, check and inspect
+    (every other part still read), and the printed fix's drop runs and leaves nothing."""
+    target = make_target(label, request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("lost_q", "ring", 8, False))
+    messages.push(engine, spec, [b"a"])
+    [overflow] = [obj for obj in catalog.owned(engine, spec) if obj[1] == "lost_q_overflow"]
+    engine.run(catalog.drop_statements(engine, [overflow]))
+
+    def as_json(*args: str) -> tuple[int, dict]:
+        result = invoke_on(target, *args, "--format", "json")
+        return result.exit_code, json.loads(result.stdout)
+
+    code, status = as_json("status")
+    [line] = [line for line in status["lines"] if line["table"] == "lost_q"]
+    assert (code, line["status"]) == (2, "CRITICAL"), status
+    assert line["worst"].startswith("objects_missing: table lost_q_overflow"), line
+    code, checked = as_json("check", "lost_q", "--sample", "0")
+    assert code == 2 and any(f["code"] == "objects_missing" for f in checked["findings"])
+    code, report = as_json("inspect", "lost_q", "--sample", "0")
+    skipped = [n["note"] for n in report["notes"] if "see objects_missing" in n["note"]]
+    assert code == 0 and skipped and report["objects"]["missing"], report
+    fix = next(f for f in report["findings"] if f["code"] == "objects_missing")["fix"]
+    assert " drop lost_q --dry-run " in fix and " drop lost_q --yes " in fix, fix
+    code, dry = as_json("drop", "lost_q", "--dry-run")
+    assert code == 0 and dry["messages"] is None, dry
+    code, done = as_json("drop", "lost_q", "--yes")
+    assert code == 0, done
+    assert catalog.find(engine, "lost_q") is None
+    assert not [o for o in names(engine) if o.startswith("lost_q")]
+    engine.close()

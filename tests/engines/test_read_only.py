@@ -299,3 +299,31 @@ def test_a_mariadb_role_shown_some_routines_is_not_told_the_others_are_missing(r
     finally:
         admin.run([f"DROP USER '{user}'@'%'"])
         admin.close()
+
+
+def test_a_ring_whose_fill_a_role_cannot_read_is_unknown_never_a_warning(request, tmp_path):
+    """A monitoring role given SELECT on the tables but not the ring's sequences: the ring's
+    depth, so its fill, is unread. A full ring (ring_full, CRITICAL) cannot be ruled out, so
+    check is UNKNOWN naming the privilege, not the WARNING of an unread depth."""
+    target = make_target("postgresql", request, tmp_path)
+    admin = target.engine()
+    queues.create(admin, queues.make_spec("r_q", "ring", 8, False, False))
+    schema = admin.schema
+    suffix = uuid.uuid4().hex[:8]
+    role = f"qa_rs_{suffix}"
+    for statement in (
+        f'CREATE ROLE "{role}" LOGIN',
+        f'GRANT USAGE ON SCHEMA "{schema}" TO "{role}"',
+        f'GRANT SELECT ON ALL TABLES IN SCHEMA "{schema}" TO "{role}"',
+    ):
+        admin.run([statement])
+    base = target.dsn.split("://", 1)[1].split("@", 1)[1]
+    try:
+        argv = ["check", "r_q", "--schema", target.engine_schema, "--sample", "0"]
+        result = invoke(*argv, "--dsn", f"postgresql://{role}@{base}")
+        assert result.exit_code == 3, result.stdout
+        assert "depth_unread" in result.stdout and "USAGE" in result.stdout, result.stdout
+    finally:
+        admin.run([f'DROP OWNED BY "{role}"'])
+        admin.run([f'DROP ROLE "{role}"'])
+        admin.close()

@@ -39,16 +39,21 @@ CREATE TABLE {objects} (
 -- role sees an object it holds a permission on; VIEW DEFINITION on the schema shows them all).
 SELECT CAST(COALESCE(HAS_PERMS_BY_NAME(:schema, 'SCHEMA', 'VIEW DEFINITION'), 0) AS int) AS listed
 
--- name: routines_gone
--- The queue's recorded routines sys.objects no longer lists (dropped by hand, or not shown
--- to this role: routines_listed tells which), each looked up by its exact name.
+-- name: objects_gone
+-- The queue's recorded objects sys.objects no longer lists (dropped by hand; a routine may
+-- also be one not shown to this role: routines_listed tells which), each looked up by its
+-- exact name.
 SELECT o.object_type, o.name
 FROM {objects} AS o
-WHERE o.queue = :queue AND o.object_type IN ('function', 'procedure')
+WHERE o.queue = :queue
   AND NOT EXISTS (SELECT 1 FROM sys.objects AS s
                    WHERE s.schema_id = SCHEMA_ID(:schema) AND s.name = o.name
                      AND ((o.object_type = 'procedure' AND s.type = 'P')
-                          OR (o.object_type = 'function' AND s.type IN ('FN', 'IF', 'TF'))))
+                          OR (o.object_type = 'function' AND s.type IN ('FN', 'IF', 'TF'))
+                          OR (o.object_type = 'table' AND s.type = 'U')
+                          OR (o.object_type = 'sequence' AND s.type = 'SO')
+                          OR (o.object_type = 'view' AND s.type = 'V')
+                          OR (o.object_type = 'trigger' AND s.type = 'TR')))
 ORDER BY o.position
 
 -- name: schema_objects

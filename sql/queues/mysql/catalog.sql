@@ -55,15 +55,22 @@ SELECT (EXISTS (SELECT 1 FROM information_schema.USER_PRIVILEGES AS u
                       AND d.PRIVILEGE_TYPE IN ('EXECUTE', 'CREATE ROUTINE', 'ALTER ROUTINE')))
        AS listed
 
--- name: routines_gone
--- The queue's recorded routines information_schema.ROUTINES no longer lists (dropped by hand,
--- or not shown to this role: routines_listed tells which), each looked up by its exact name.
+-- name: objects_gone
+-- The queue's recorded objects information_schema no longer lists (dropped by hand; a routine
+-- may also be one not shown to this role: routines_listed tells which), each looked up by its
+-- exact name.
 SELECT o.object_type, o.name
 FROM {objects} AS o
-WHERE o.queue = :queue AND o.object_type IN ('function', 'procedure')
+WHERE o.queue = :queue
   AND NOT EXISTS (SELECT 1 FROM information_schema.ROUTINES AS r
-                   WHERE r.ROUTINE_SCHEMA = :schema AND r.ROUTINE_NAME = o.name
-                     AND LOWER(r.ROUTINE_TYPE) = o.object_type)
+                   WHERE o.object_type IN ('function', 'procedure') AND r.ROUTINE_SCHEMA = :schema
+                     AND r.ROUTINE_NAME = o.name AND LOWER(r.ROUTINE_TYPE) = o.object_type)
+  AND NOT EXISTS (SELECT 1 FROM information_schema.TABLES AS t
+                   WHERE o.object_type IN ('table', 'sequence', 'view') AND t.TABLE_SCHEMA = :schema
+                     AND t.TABLE_NAME = o.name)
+  AND NOT EXISTS (SELECT 1 FROM information_schema.TRIGGERS AS g
+                   WHERE o.object_type = 'trigger' AND g.TRIGGER_SCHEMA = :schema
+                     AND g.TRIGGER_NAME = o.name)
 ORDER BY o.position
 
 -- name: schema_objects

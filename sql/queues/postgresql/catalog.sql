@@ -34,18 +34,28 @@ CREATE TABLE IF NOT EXISTS {objects} (
     PRIMARY KEY (object_type, name)
 )
 
--- name: routines_gone
--- The queue's recorded routines the schema no longer holds (dropped by hand), each looked up
--- by its exact name through pg_proc's (proname, ...) index: a few buffers a queue, where a
--- listing of the schema's objects by name prefix read about 400 (status reads every queue).
+-- name: objects_gone
+-- The queue's recorded objects the schema no longer holds (dropped by hand), each looked up
+-- by its exact name through pg_class's (relname, relnamespace) or pg_proc's (proname, ...)
+-- index: a few buffers a queue (status reads every queue), where a listing of the schema's
+-- objects by name prefix read about 400.
 SELECT o.object_type, o.name
 FROM {objects} AS o
-WHERE o.queue = :queue AND o.object_type IN ('function', 'procedure')
+WHERE o.queue = :queue
   AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_proc AS p
-                   WHERE p.proname = o.name
+                   WHERE o.object_type IN ('function', 'procedure') AND p.proname = o.name
                      AND p.pronamespace = (SELECT n.oid FROM pg_catalog.pg_namespace AS n
                                             WHERE n.nspname = :schema)
                      AND (p.prokind = 'p') = (o.object_type = 'procedure'))
+  AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_class AS c
+                   WHERE o.object_type NOT IN ('function', 'procedure') AND c.relname = o.name
+                     AND c.relnamespace = (SELECT n.oid FROM pg_catalog.pg_namespace AS n
+                                            WHERE n.nspname = :schema)
+                     AND CAST(c.relkind AS text) = ANY (CASE o.object_type
+                                          WHEN 'table' THEN ARRAY['r', 'p']
+                                          WHEN 'sequence' THEN ARRAY['S']
+                                          WHEN 'index' THEN ARRAY['i', 'I']
+                                          ELSE ARRAY['v', 'm'] END))
 ORDER BY o.position
 
 -- name: schema_objects

@@ -34,6 +34,16 @@ CREATE TABLE IF NOT EXISTS {objects} (
     PRIMARY KEY (object_type, name)
 )
 
+-- name: objects_gone
+-- The queue's recorded objects the database no longer holds (dropped by hand), each looked
+-- up by its exact name.
+SELECT o.object_type, o.name
+FROM {objects} AS o
+WHERE o.queue = :queue
+  AND NOT EXISTS (SELECT 1 FROM sqlite_schema AS s
+                   WHERE s.name = o.name AND s.type = o.object_type)
+ORDER BY o.position
+
 -- name: schema_objects
 -- Every object in the database whose name starts with :prefix (a LIKE pattern, '!' escapes).
 SELECT type AS object_type, name FROM sqlite_schema

@@ -219,23 +219,39 @@ def schema_objects(engine: Engine, prefix: str) -> list[Obj]:
     return [(str(r["object_type"]), str(r["name"])) for r in rows]
 
 
-def missing_routines(engine: Engine, spec: QueueSpec) -> list[Obj] | None:
-    """The queue's recorded routines the schema no longer lists (dropped by hand); None when
-    this role cannot tell: the server lists only the routines a role may run (MySQL, SQL
-    Server) and this role is not shown them all. A catalog from before the record has none
-    to miss (its upgrade records only what exists). One look-up by exact name: status and
-    metrics make it for every queue."""
-    if not engine.hooks.has_routines or not engine.table_exists(OBJECTS_TABLE):
-        return []
+ROUTINE_TYPES = ("function", "procedure")
+
+
+@dataclasses.dataclass(frozen=True)
+class Missing:
+    """The queue's recorded objects the schema no longer lists (dropped by hand). ``unseen``:
+    some of its routines are not listed for this role (MySQL and SQL Server list only the
+    routines a role may run), so whether they exist is not known: they are left out of
+    ``objects``, never reported missing."""
+
+    objects: list[Obj]
+    unseen: bool = False
+
+    @property
+    def routines(self) -> list[Obj]:
+        return [o for o in self.objects if o[0] in ROUTINE_TYPES]
+
+
+def missing_objects(engine: Engine, spec: QueueSpec) -> Missing:
+    """What of the queue's recorded objects is gone, by one look-up of each by exact name
+    (status and metrics make it for every queue). A catalog from before the record has
+    nothing to miss: its upgrade records only what exists."""
+    if not engine.table_exists(OBJECTS_TABLE):
+        return Missing([])
     rows = engine.run_catalog(
-        "routines_gone", {"queue": spec.name, "schema": engine.schema}, write=False
+        "objects_gone", {"queue": spec.name, "schema": engine.schema}, write=False
     )
-    missing = [(str(r["object_type"]), str(r["name"])) for r in rows]
-    if missing and engine.hooks.routines_hidden:
+    gone = [(str(r["object_type"]), str(r["name"])) for r in rows]
+    if engine.hooks.routines_hidden and any(o[0] in ROUTINE_TYPES for o in gone):
         shown = engine.run_catalog("routines_listed", {"schema": engine.schema}, write=False)
         if not (shown and shown[0]["listed"]):
-            return None
-    return missing
+            return Missing([o for o in gone if o[0] not in ROUTINE_TYPES], unseen=True)
+    return Missing(gone)
 
 
 def owns(engine: Engine, queue: str, obj: Obj) -> bool:

@@ -126,6 +126,8 @@ def evaluate(report: InspectReport) -> CheckResult:
     # the queue's own findings first, the server's (every queue shows them) after
     for finding in sorted(report.findings, key=lambda f: f.server_wide):
         level = SEVERITY_CODE[finding.severity]
+        if finding.hides_critical and level < CRITICAL:
+            level = UNKNOWN
         if level:
             problems.append(f"{finding.code}: {finding.message}")
             findings.append(
@@ -154,7 +156,7 @@ def evaluate(report: InspectReport) -> CheckResult:
         not_judged += [
             b.note
             for name, b in report.blocked.items()
-            if b.timed_out and f"the {name} part" not in named
+            if b.lockless and f"the {name} part" not in named
         ]
     # "all within thresholds" only when nothing was left unjudged: an UNKNOWN says why alone
     if problems:
@@ -189,8 +191,8 @@ _UNREAD = {
 def _not_read(metric: str, part: str, blocked: BlockedPart) -> str:
     """Why a threshold given was not judged when its part was not read: the lock and who
     holds it (as the part_blocked finding names them), or the statement timeout."""
-    if blocked.timed_out:
-        return f"{metric} not evaluable: the {part} part was not read (the statement timeout)"
+    if blocked.lockless:
+        return f"{metric} not evaluable: the {part} part was not read ({blocked.cause})"
     holder = blocked.blocker
     if blocked.session is not None:
         holder = f"session {blocked.session}" + ("" if blocked.certain else " (probably)")

@@ -67,9 +67,13 @@ class Finding:
     # The server's state, not the queue's (InnoDB's purge lag): every queue on the server
     # shows it, so a status line names it only when nothing of the queue's own is as bad.
     server_wide: bool = field(default=False, compare=False)
+    # What it could not read may hide a CRITICAL (a ring whose fill is unread may be full):
+    # check's verdict is then UNKNOWN unless something is CRITICAL, never this WARNING.
+    hides_critical: bool = field(default=False, compare=False)
 
     def to_json_dict(self) -> dict[str, Any]:
-        shown = {k: v for k, v in asdict(self).items() if k != "server_wide"}
+        hidden = ("server_wide", "hides_critical")
+        shown = {k: v for k, v in asdict(self).items() if k not in hidden}
         return dict(json_safe(shown))
 
 
@@ -194,18 +198,33 @@ class Header:
 
 @dataclass(frozen=True)
 class BlockedPart:
-    """A part that gave up on its short lock timeout, and who held the lock."""
+    """A part that gave up on its short lock timeout, and who held the lock; or one not read
+    for a cause no lock has: the statement timeout, an object of the queue gone."""
 
     error: str
     blocker: str
     session: str | None  # the blocking session's id, when known
     certain: bool = True  # False: a guess (MariaDB cannot list metadata-lock holders)
     timed_out: bool = False  # the statement timeout fired: no lock, no one to blame
+    gone: bool = False  # a table it reads is missing (objects_missing names it)
+
+    @property
+    def lockless(self) -> bool:
+        """Not a lock's doing: no part_blocked finding, no holder to name."""
+        return self.timed_out or self.gone
+
+    @property
+    def cause(self) -> str:
+        """Why it was not read, where no lock was in the way."""
+        if self.gone:
+            return "an object of the queue is missing: see objects_missing"
+        return "the statement timeout"
 
     @property
     def note(self) -> str:
-        if self.timed_out:
-            return f"{self.error} (the statement timeout: no lock was in the way)"
+        if self.lockless:
+            suffix = ": no lock was in the way" if self.timed_out else ""
+            return f"{self.error} ({self.cause}{suffix})"
         return f"{self.error}; blocked by {self.blocker}"
 
 

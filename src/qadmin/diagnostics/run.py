@@ -12,6 +12,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from qadmin import catalog
 from qadmin.diagnostics import registry
 from qadmin.diagnostics.entries import ghosts, locks, rates
 from qadmin.diagnostics.model import (
@@ -25,7 +26,7 @@ from qadmin.diagnostics.model import (
     ServerReads,
 )
 from qadmin.engines.base import CATALOG_TABLE, Engine
-from qadmin.errors import LockTimeout, QadminError, StatementTimeout
+from qadmin.errors import LockTimeout, NotFound, QadminError, StatementTimeout
 from qadmin.kinds import QueueSpec
 from qadmin.profiles import query
 from qadmin.profiles.resolve import Resolved, from_spec
@@ -49,6 +50,14 @@ def _collect(
             except StatementTimeout as exc:
                 why = f"{entry.name} skipped: {exc}"
                 blocked[entry.name] = BlockedPart(why, "", None, True, True)
+            except NotFound as exc:
+                # A table of a queue the catalog still lists, dropped by hand: the other
+                # parts are read and objects_missing says what is gone. A queue no longer
+                # listed was dropped while it was read: the caller leaves it out.
+                if ctx.spec is None or catalog.find(ctx.engine, ctx.spec.name) is None:
+                    raise
+                why = f"{entry.name} skipped: {exc}"
+                blocked[entry.name] = BlockedPart(why, "", None, gone=True)
             except LockTimeout as exc:
                 seen = parts.get(ghosts.ENTRY.name)
                 holders = seen.holders if isinstance(seen, ghosts.Ghosts) else []

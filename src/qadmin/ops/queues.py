@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from qadmin import catalog
 from qadmin.diagnostics.entries import size
 from qadmin.engines.base import Engine
-from qadmin.errors import QadminError, UsageError
+from qadmin.errors import NotFound, QadminError, UsageError
 from qadmin.kinds import KINDS, MAX_CAPACITY, PAUSABLE, Kind, QueueSpec, kinds_with, said
 from qadmin.names import validate_queue_name
 from qadmin.ops import dead, resize
@@ -143,13 +143,21 @@ def _plan(engine: Engine, spec: QueueSpec, action: str) -> Plan:
         statements = engine.hooks.section(spec, action)
     if spec.state == catalog.CREATING:  # no queue to count yet
         return Plan(action, spec.name, None, statements, False)
-    measured = size.measure(engine, spec)
+    try:
+        measured = size.measure(engine, spec)
+        dead_depth = _dead(engine, spec)
+    except NotFound:
+        if action != "drop":
+            raise
+        # A table of the queue dropped by hand (objects_missing): nothing to count, and the
+        # drop, its printed fix, removes what is left.
+        return Plan(action, spec.name, None, statements, False)
     messages, exact = measured.depth, measured.depth_exact
     if spec.info.claims and messages is not None:  # its claimed rows go too
         messages += measured.claimed or 0
         # not counted (dead entries in the way): the waiting rows are a floor of what goes
         exact = exact and measured.claimed is not None and not measured.claimed_at_least
-    return Plan(action, spec.name, messages, statements, exact, _dead(engine, spec))
+    return Plan(action, spec.name, messages, statements, exact, dead_depth)
 
 
 def _dead(engine: Engine, spec: QueueSpec) -> dead.DeadDepth | None:

@@ -75,16 +75,17 @@ def _routines(engine: Engine, spec: QueueSpec) -> tuple[list[tuple[str, str]], s
     one catalog read; and why none can be named when this role cannot tell (MySQL, SQL Server
     list only those a role may run), said rather than an empty list that reads as "nothing
     missing"."""
-    gone = catalog.missing_routines(engine, spec)
-    if gone is None:
+    gone = catalog.missing_objects(engine, spec)
+    unseen = None
+    if gone.unseen:
         unseen = (
             f"the routines of {spec.name} are not all listed for this role (no EXECUTE on the "
             "database): whether one is missing was not checked; run repair as a role that may "
             "see and create them"
         )
-        return [], unseen
-    made, wanted = catalog.planned(engine, spec, engine.hooks.section(spec, "create")), set(gone)
-    return [(f"{o[0]} {o[1]}", st) for st, o in made if o is not None and o in wanted], None
+    made = catalog.planned(engine, spec, engine.hooks.section(spec, "create"))
+    wanted = set(gone.routines)
+    return [(f"{o[0]} {o[1]}", st) for st, o in made if o is not None and o in wanted], unseen
 
 
 def _joined(*notes: str | None) -> str | None:

@@ -246,8 +246,8 @@ def _line(
         report = run.inspect_resolved(engine, item.resolved, options, PARTS, shared)
         _fill(line, report)
     except NotFound as exc:
-        if item.what != "declared":
-            return None
+        if item.what != "declared" and (item.resolved.spec is None or _dropped_since(engine, item)):
+            return None  # a library table gone, or a queue dropped while status ran
         line.error = str(exc)
     except QadminError as exc:
         if _dropped_since(engine, item):

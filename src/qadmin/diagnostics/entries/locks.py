@@ -121,7 +121,7 @@ def rule(report: InspectReport) -> list[Finding]:
     out += [
         part_blocked(name, blocked, report.advice.base_hooks, report.command("locks"))
         for name, blocked in report.blocked.items()
-        if not blocked.timed_out
+        if not blocked.lockless
     ]
     pileup = waiters.crit if waiters.crit is not None else waiters.warn
     for root, queued in sorted(behind.items()):

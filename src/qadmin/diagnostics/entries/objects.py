@@ -1,9 +1,10 @@
 """A queue missing some of its objects: a drop that stopped half-way (on an engine without
 transactional DDL, MariaDB/MySQL, a drop goes one object at a time, its catalog entry marked
 ``dropping`` first and removed last; one stopped between leaves a queue whose push fails while
-its table and catalog entry remain), or a routine dropped by hand, after which every producer
-or consumer call fails while the table looks well. The objects qadmin recorded as the queue's
-are compared with those the schema holds: two catalog reads, no read of the queue table."""
+its table and catalog entry remain), or a routine or table dropped by hand, after which every
+producer or consumer call fails while the rest looks well. The objects qadmin recorded as the
+queue's are looked up in the schema by exact name: two catalog reads, no read of the queue
+table."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ class Objects(Result):
     dropping: bool
     missing: list[str] = field(default_factory=list)  # "function q_pop", gone from the schema
     notes: list[str] = field(default_factory=list)
+    routines: list[str] = field(default_factory=list)  # those of missing that repair makes
 
 
 def collect(ctx: Context) -> Objects | None:
@@ -29,16 +31,18 @@ def collect(ctx: Context) -> Objects | None:
         return Objects(True)
     if spec.state != catalog.READY:
         return None
-    gone = catalog.missing_routines(ctx.engine, spec)
-    if gone is None:
-        note = (
+    gone = catalog.missing_objects(ctx.engine, spec)
+    notes = []
+    if gone.unseen:
+        notes.append(
             f"the routines of {spec.name} are not listed for this role (the server lists only "
             "those a role may run: EXECUTE on them shows them); whether they exist was not "
             "checked"
         )
-        return Objects(False, notes=[note])
-    missing = [f"{kind} {name}" for kind, name in gone]
-    return Objects(False, missing) if missing else None  # whole: a healthy report stays short
+    missing = [f"{kind} {name}" for kind, name in gone.objects]
+    if not (missing or notes):
+        return None  # whole: a healthy report stays short
+    return Objects(False, missing, notes, [f"{kind} {name}" for kind, name in gone.routines])
 
 
 def rule(report: InspectReport) -> list[Finding]:
@@ -59,6 +63,12 @@ def rule(report: InspectReport) -> list[Finding]:
         ]
     repair = report.command("repair")
     fix = f"{repair} --dry-run lists the routines it would make again, then {repair} --yes"
+    if len(part.routines) < len(part.missing):
+        # a table (or sequence) is gone with what it held: nothing qadmin can make again
+        fix = (
+            f"restore what is missing from a backup; else {drop} --dry-run lists what a drop "
+            f"removes, then {drop} --yes and create the queue again (its messages are lost)"
+        )
     return [
         Finding(
             CRITICAL,

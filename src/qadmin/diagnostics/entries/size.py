@@ -847,10 +847,17 @@ def _unseen_queue(reader: query.Reader) -> str | None:
     ):
         return None
     if reader.queue_indexed and profile.state_column is not None:
-        groups = (*profile.waiting, *profile.claimed, *profile.done, *profile.failed)
-        where, params = reader.where(groups)
-    else:
-        where, params = reader.where(())
+        # One probe of the (state, queue) index per state, the finished ones first (most rows
+        # are): a filter over every state with LIMIT 1 was planned as a scan of the whole
+        # table, whose rows of this queue may all lie at its end.
+        section = "count_indexed" if reader.has("count_indexed") else "count"
+        states = dict.fromkeys((*profile.done, *profile.waiting, *profile.claimed, *profile.failed))
+        for value in states:
+            where, params = reader.where((value,))
+            if int(reader.run(section, {"filter": where}, {**params, "limit": 1})[0]["n"]):
+                return None
+        return profile.queue
+    where, params = reader.where(())
     rows = reader.run("count", {"filter": where}, {**params, "limit": 1})
     return profile.queue if not int(rows[0]["n"]) else None
 
@@ -941,7 +948,11 @@ def rule(report: InspectReport) -> list[Finding]:
         # silent OK.
         why = "; ".join(part.notes) or "no cheap way to count the waiting rows"
         fix = _fix(why, report.header.schema, report.advice)
-        return [Finding(WARNING, "depth_unread", f"depth not read: {why}", fix)]
+        # a ring's fill is its depth: unread, it may be full (ring_full, CRITICAL)
+        ring = kind_has("ring")(report)
+        return [
+            Finding(WARNING, "depth_unread", f"depth not read: {why}", fix, hides_critical=ring)
+        ]
     if part is not None and part.queue_unseen is not None and report.profile is not None:
         profile = report.profile
         # A table that keeps finished rows would show a real queue's history, and a declared
