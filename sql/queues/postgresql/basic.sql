@@ -4,6 +4,11 @@
 -- (fifo), "ORDER BY id DESC" (lifo) or empty (heap). A strict queue drops SKIP LOCKED: one
 -- consumer at a time takes the head, the next waits for it to commit (the article's strict FIFO).
 -- Applications call {push}(payload) and {pop}(count) exactly as qadmin does.
+-- Every pop (and a claim's requeue, a ring's batch push) picks its rows in an ARRAY(...)
+-- sub-select, run once before the DELETE or UPDATE (an InitPlan). Written `id IN (SELECT ...
+-- FOR UPDATE SKIP LOCKED)`, a table whose statistics say empty (VACUUM ANALYZE of a drained
+-- queue: reltuples 0) was planned as a nested-loop semi join running the locking sub-select
+-- again for every row: a pop of one took every message, and minutes on a big backlog.
 -- extends: queues/common/basic.sql (the statements it shares with other engines)
 
 -- name: create
@@ -37,8 +42,8 @@ BEGIN
         RETURN QUERY
         WITH d AS (
             DELETE FROM {table} AS q
-            WHERE q.id IN (
-                SELECT s.id FROM {table} AS s {order_by} LIMIT p_count FOR UPDATE {skip_locked})
+            WHERE q.id = ANY (ARRAY(
+                SELECT s.id FROM {table} AS s {order_by} LIMIT p_count FOR UPDATE {skip_locked}))
             RETURNING q.id, q.enqueued_at, q.payload)
         SELECT d.id, d.enqueued_at, d.payload FROM d {order_by};
         -- Strict: we waited for the head row and it was deleted meanwhile, so FOR UPDATE

@@ -76,9 +76,9 @@ RETURNS TABLE (id bigint, enqueued_at timestamptz, payload bytea)
 LANGUAGE sql AS $$
     WITH d AS (
         DELETE FROM {table} AS q
-        WHERE q.id IN (
+        WHERE q.id = ANY (ARRAY(
             SELECT s.id FROM {table} AS s WHERE NOT {paused()}
-            ORDER BY s.id LIMIT greatest(p_count, 0) FOR UPDATE SKIP LOCKED)
+            ORDER BY s.id LIMIT greatest(p_count, 0) FOR UPDATE SKIP LOCKED))
         RETURNING q.id, q.enqueued_at, q.payload)
     SELECT d.id, d.enqueued_at, d.payload FROM d ORDER BY d.id  -- oldest first
 $$

@@ -63,12 +63,12 @@ LANGUAGE sql AS $$
     WITH d AS (
         UPDATE {table} AS q
         {claim_set()}
-        WHERE q.id IN (
+        WHERE q.id = ANY (ARRAY(
             SELECT s.id FROM {table} AS s
             WHERE s.processing_started_at IS NULL AND NOT {paused()}
             ORDER BY s.id
             LIMIT greatest(p_count, 0)
-            FOR UPDATE SKIP LOCKED)
+            FOR UPDATE SKIP LOCKED))
         RETURNING q.id, q.enqueued_at, q.attempts, q.payload)
     SELECT d.id, d.enqueued_at, d.attempts, d.payload FROM d ORDER BY d.id  -- oldest first
 $$

@@ -10,8 +10,8 @@ SELECT id, attempts FROM {fail}(:id, :error, :retry)
 -- A stale claim whose row is locked (an ack in progress) is skipped, as claim.sql's.
 UPDATE {table} AS q
 SET processing_started_at = NULL, claimed_by = NULL, claimed_session = NULL
-WHERE q.id IN (SELECT s.id FROM {table} AS s
+WHERE q.id = ANY (ARRAY(SELECT s.id FROM {table} AS s
                 WHERE s.processing_started_at < clock_timestamp() - make_interval(secs => :stale_s)
                   AND {claim_gone()}
-                FOR UPDATE SKIP LOCKED)
+                FOR UPDATE SKIP LOCKED))
 RETURNING q.id

@@ -56,8 +56,8 @@ BEGIN
     RETURN QUERY
     WITH d AS (
         DELETE FROM {src} AS q
-        WHERE q.id IN (SELECT s.id FROM {src} AS s {src_order_by} LIMIT greatest(p_count, 0)
-                       FOR UPDATE SKIP LOCKED)
+        WHERE q.id = ANY (ARRAY(SELECT s.id FROM {src} AS s {src_order_by}
+                                LIMIT greatest(p_count, 0) FOR UPDATE SKIP LOCKED))
         RETURNING q.id, q.enqueued_at, q.payload)
     SELECT d.id, d.enqueued_at, d.payload FROM d {src_order_by};
 END

@@ -30,12 +30,12 @@ RETURNS TABLE (id bigint, enqueued_at timestamptz, due_at timestamptz, payload b
 LANGUAGE sql AS $$
     WITH d AS (
         DELETE FROM {table} AS q
-        WHERE q.id IN (
+        WHERE q.id = ANY (ARRAY(
             SELECT s.id FROM {table} AS s
             WHERE s.due_at <= clock_timestamp() AND NOT {paused()}
             ORDER BY s.due_at, s.id
             LIMIT greatest(p_count, 0)
-            FOR UPDATE SKIP LOCKED)
+            FOR UPDATE SKIP LOCKED))
         RETURNING q.id, q.enqueued_at, q.due_at, q.payload)
     SELECT d.id, d.enqueued_at, d.due_at, d.payload FROM d ORDER BY d.due_at, d.id  -- due first
 $$

@@ -196,11 +196,11 @@ BEGIN
                enqueued_at = v_at
           FROM unnest(p_payloads) WITH ORDINALITY AS u(p, n)
          WHERE r.slot = (v_next + u.n - 1) % v_cap
-           AND r.slot IN (SELECT f.slot FROM {table} AS f
+           AND r.slot = ANY (ARRAY(SELECT f.slot FROM {table} AS f
                            WHERE (f.slot BETWEEN v_lo AND least(v_lo + v_want - 1, v_cap - 1)
                                   OR f.slot BETWEEN 0 AND v_lo + v_want - 1 - v_cap)
                              AND f.reference_count = 0
-                             FOR UPDATE SKIP LOCKED)  -- never waits: see the invariants
+                             FOR UPDATE SKIP LOCKED))  -- never waits: see the invariants
         RETURNING r.message_id
     ), spilled AS (
         INSERT INTO {overflow} (message_id, enqueued_at, payload)

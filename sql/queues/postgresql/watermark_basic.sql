@@ -9,9 +9,9 @@ LANGUAGE plpgsql AS $$
 {wm_pop_begin()}
         WITH d AS (
             DELETE FROM {table} AS q
-            WHERE q.id IN (
+            WHERE q.id = ANY (ARRAY(
                 SELECT s.id FROM {table} AS s WHERE s.id >= v_wm
-                ORDER BY s.id LIMIT greatest(p_count, 0) FOR UPDATE SKIP LOCKED)
+                ORDER BY s.id LIMIT greatest(p_count, 0) FOR UPDATE SKIP LOCKED))
             RETURNING q.id, q.enqueued_at, q.payload)
         SELECT d.id, d.enqueued_at, d.payload FROM d ORDER BY d.id
     LOOP
