@@ -332,7 +332,10 @@ METRIC_FAMILY_WORDS = {
         "UNKNOWN (not read, or a part of it a lock kept from being read: CRITICAL still wins)"
     ),
     "qadmin_queue_depth": "messages waiting and due (a claim queue's claimed ones are apart)",
-    "qadmin_queue_scheduled": "messages waiting that are not due yet",
+    "qadmin_queue_scheduled": (
+        "messages waiting that are not due yet (exact, a floor or an estimate: "
+        '`qadmin_queue_quality{figure="scheduled"}`)'
+    ),
     "qadmin_queue_oldest_age_seconds": "age of the oldest due message; 0 when empty",
     "qadmin_queue_claimed": "messages claimed by a consumer (status's `running`)",
     "qadmin_queue_stale_claims": (
@@ -346,7 +349,7 @@ METRIC_FAMILY_WORDS = {
     "qadmin_queue_paused_seconds": "how long the queue has been paused (present only while it is)",
     "qadmin_queue_quality": (
         "1 for each figure that is not exact, labels `figure` (`depth`, `oldest_age`, "
-        "`claimed`, `stale_claims`, `dead`) and `quality` (`floor` or `estimate`)"
+        "`scheduled`, `claimed`, `stale_claims`, `dead`) and `quality` (`floor` or `estimate`)"
     ),
     "qadmin_queue_read_seconds": "how long reading the queue took",
     "qadmin_queue_pushed_total": (

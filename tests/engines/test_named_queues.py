@@ -665,4 +665,5 @@ def test_status_over_a_big_job_table_never_scans_it(
     for queue in queues:
         line = lines[queue]
         assert (line.depth, line.depth_exact, line.scheduled) == (3, True, 6000), line
+        assert line.scheduled_quality == "exact", line
     assert (lines["q4"].depth, lines["q4"].depth_exact, lines["q4"].scheduled) == (0, True, 1)

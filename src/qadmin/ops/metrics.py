@@ -85,7 +85,11 @@ FAMILIES = (
         QUEUE_LABELS,
     ),
     Family(
-        "qadmin_queue_scheduled", "gauge", "messages waiting that are not due yet", QUEUE_LABELS
+        "qadmin_queue_scheduled",
+        "gauge",
+        "messages waiting that are not due yet (exact, a floor or an estimate: "
+        "qadmin_queue_quality)",
+        QUEUE_LABELS,
     ),
     Family(
         "qadmin_queue_oldest_age_seconds",
@@ -272,6 +276,7 @@ class _Collector:
         qualities = {
             "depth": _field("depth_quality", report),
             "oldest_age": _field("oldest_quality", report) if oldest is not None else None,
+            "scheduled": line.scheduled_quality,
             "claimed": _field("claimed_quality", report) if line.running is not None else None,
             "stale_claims": line.stale_quality,  # a floor when the claims listed stopped short
             "dead": _field("dead_quality", report) if line.dead is not None else None,

@@ -64,6 +64,7 @@ class StatusLine:
     # None where the figure is None. claimed_quality is the running column's.
     depth_quality: str | None = None
     oldest_quality: str | None = None
+    scheduled_quality: str | None = None
     claimed_quality: str | None = None
     stale_quality: str | None = None
     dead_quality: str | None = None
@@ -280,6 +281,7 @@ def _fill(line: StatusLine, report: InspectReport) -> None:
         line.oldest_age_s = size.oldest_age_s
         line.oldest_quality = size.oldest_quality if size.oldest_age_s is not None else None
         line.scheduled = size.scheduled.rows if size.scheduled is not None else None
+        line.scheduled_quality = size.scheduled_quality
         line.dead = size.failed
         if size.failed is not None and size.states is not None:
             failed = [s.exact for s in size.states if s.group == "failed"]

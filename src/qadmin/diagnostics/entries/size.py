@@ -183,6 +183,17 @@ class Size(Result):
         return "floor" if self.depth_at_least else "estimate"
 
     @property
+    def scheduled_quality(self) -> str | None:
+        """The not-due count's: ``exact``, ``floor`` (the count stopped at its limit) or
+        ``estimate`` (the planner's), None when not read."""
+        counted = self.scheduled
+        if counted is None or counted.rows is None:
+            return None
+        if counted.exact:
+            return "exact"
+        return "estimate" if counted.planner else "floor"
+
+    @property
     def oldest_quality(self) -> str | None:
         """The oldest age read is exact from a walk that began below every waiting row; a
         probe's is a floor (a message stuck below its window is not read), and so is the 0 of
