@@ -464,7 +464,7 @@ def test_postgres_a_fill_the_catalog_has_not_seen_is_at_least_the_walk_limit(req
     # a loaded machine (the whole depth, over 20,000: WARNING); never OK.
     lagged = check.exit_code == 3 and "depth not evaluable: " in check.stdout
     assert lagged or (check.exit_code == 1 and "depth " in check.stdout), check.stdout
-    if part.depth >= 20_000:
+    if part.depth >= 20_000 and part.depth_exact:  # all flushed and counted: judged
         assert check.exit_code == 1, check.stdout
 
 
