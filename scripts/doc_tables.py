@@ -229,6 +229,16 @@ FINDING_WORDS = {
         "--dry-run`, then `qadmin drop QUEUE --yes` finishes the drop (`IF EXISTS`, the entry "
         "last)",
     ),
+    "routines_outdated": (
+        "warning",
+        "the queue's routines were made from an older qadmin's template, and this engine's have "
+        "changed since (the catalog entry's `revision` option; PostgreSQL revision 2: pops pick "
+        "their rows in a sub-select run once, where before, after a VACUUM ANALYZE of a drained "
+        "queue, one pop could take every message); read from the catalog entry alone",
+        "`qadmin repair QUEUE --dry-run` lists the routines it would replace, then `qadmin "
+        "repair QUEUE --yes` replaces them all and records the revision in one transaction "
+        "(CREATE OR REPLACE: callers never find one missing)",
+    ),
     "paused": (
         "warning (info below `--warn-paused-age`), critical at `--crit-paused-age`",
         "the queue is paused (`qadmin pause`): its pops take nothing, its pushes go on; the "

@@ -194,6 +194,21 @@ MAX_CAPACITY = 10_000_000
 # read it (every queue created since pause exists).
 PAUSED_AT = "paused_at"
 PAUSABLE = "pausable"
+# Catalog option: the revision of the templates the queue's routines were made from; repair
+# replaces older ones on an engine whose routines changed since (Dialect.routines_revised).
+# 1: pops read the pause (a queue with only ``pausable``); 2: PostgreSQL's pops pick their rows
+# in one sub-select run once (before, after a VACUUM ANALYZE of a drained queue, a pop of one
+# could take every message).
+REVISION = "revision"
+ROUTINES_REVISION = 2
+# What each revision changed, as routines_outdated says it to a DBA.
+REVISIONS = {
+    1: "pops read the pause",
+    2: (
+        "their pops pick rows in a sub-select the server may run again for every row, so "
+        "after a VACUUM ANALYZE of a drained queue one pop can take every message"
+    ),
+}
 
 # Routines beside every kind's table, on engines that have them.
 ROUTINES = {
@@ -296,6 +311,11 @@ class QueueSpec:
         """Whether the queue's routines read the pause (``pausable`` in its catalog options): a
         queue created by a qadmin from before pause has routines that never look."""
         return bool(self.options.get(PAUSABLE))
+
+    @property
+    def revision(self) -> int:
+        """The template revision the queue's routines come from (``REVISION``)."""
+        return int(self.options.get(REVISION, 1 if self.pausable else 0))
 
     @property
     def dead_table(self) -> bool:

@@ -5,9 +5,11 @@ step skip after the short lock wait instead of hanging."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import threading
@@ -18,11 +20,12 @@ import psycopg
 import pymysql
 import pytest
 
+from qadmin import catalog
 from qadmin.errors import EXIT_ERROR, EXIT_INCOMPLETE, EXIT_LOCK_TIMEOUT, EXIT_USAGE, QueueEmpty
 from qadmin.kinds import QueueSpec
 from qadmin.ops import messages, queues
 from tests.conftest import MY_HOST, PG_ADMIN, Target, make_target
-from tests.helpers import invoke, invoke_on
+from tests.helpers import invoke, invoke_on, run_qadmin
 
 # The longest a single push or pop may take while maintain runs: the DDL lock wait (1 s, the
 # default) plus a margin for a shared 2-core machine.
@@ -532,6 +535,36 @@ def test_maintain_proposes_the_analyze_that_stale_statistics_asks_for(label, req
     engine.close()
 
 
+def _drained_and_maintained(target: Target, kind: str, batches: int = 10) -> QueueSpec:
+    """A queue drained, then maintained (VACUUM ANALYZE leaves reltuples 0: the statistics say
+    empty, as after a real drain), then ``batches`` of 2,000 messages pushed."""
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("d_q", kind, None, False))
+    messages.push(engine, spec, [b"x"] * 2000)
+    queues.purge(engine, spec)  # drained (a claim queue's rows go at their ack)
+    engine.close()  # its counters of the dead rows are flushed as the session ends
+    result = invoke_on(target, "maintain", "d_q", "--yes")
+    # done (0), or done with dead rows another session's snapshot keeps (a shared server)
+    assert result.exit_code in (0, EXIT_INCOMPLETE) and "VACUUM" in result.output, result.output
+    engine = target.engine()
+    for _ in range(batches):
+        messages.push(engine, spec, [b"y"] * 2000)
+    engine.close()
+    with psycopg.connect(PG_ADMIN) as app:
+        table = f'"{target.schema}".d_q'
+        reltuples = app.execute(f"SELECT reltuples FROM pg_class WHERE oid = '{table}'::regclass")
+        assert reltuples.fetchone()[0] == 0, "the statistics say empty, as after a real drain"
+    return spec
+
+
+def _pop_one(target: Target) -> int:
+    """How many rows an application's pop of one returns (rolled back: nothing taken)."""
+    with psycopg.connect(PG_ADMIN) as app:
+        popped = app.execute(f'SELECT id FROM "{target.schema}".d_q_pop(1)').fetchall()
+        app.rollback()
+    return len(popped)
+
+
 @pytest.mark.parametrize("kind", ["fifo", "claim", "pending"])
 def test_a_pop_after_maintain_on_a_drained_queue_reads_its_head_once(kind, request, tmp_path):
     """maintain's VACUUM ANALYZE of a drained queue leaves its statistics saying empty
@@ -542,22 +575,9 @@ def test_a_pop_after_maintain_on_a_drained_queue_reads_its_head_once(kind, reque
     application's pop of one now takes one, starting the table's index scans at most three
     times (the head picked once, then the rows taken), by the server's own counter."""
     target = make_target("postgresql", request, tmp_path)
-    engine = target.engine()
-    spec = queues.create(engine, queues.make_spec("d_q", kind, None, False))
-    messages.push(engine, spec, [b"x"] * 2000)
-    queues.purge(engine, spec)  # drained (a claim queue's rows go at their ack)
-    engine.close()  # its counters of the dead rows are flushed as the session ends
-    result = invoke_on(target, "maintain", "d_q", "--yes")
-    # done (0), or done with dead rows another session's snapshot keeps (a shared server)
-    assert result.exit_code in (0, EXIT_INCOMPLETE) and "VACUUM" in result.output, result.output
-    engine = target.engine()
-    for _ in range(10):
-        messages.push(engine, spec, [b"y"] * 2000)
-    engine.close()
+    _drained_and_maintained(target, kind)
     table = f'"{target.schema}".d_q'
     with psycopg.connect(PG_ADMIN) as app:
-        reltuples = app.execute(f"SELECT reltuples FROM pg_class WHERE oid = '{table}'::regclass")
-        assert reltuples.fetchone()[0] == 0, "the statistics say empty, as after a real drain"
 
         def index_scans() -> int:
             row = app.execute(
@@ -570,3 +590,36 @@ def test_a_pop_after_maintain_on_a_drained_queue_reads_its_head_once(kind, reque
         assert len(popped) == 1
         assert index_scans() - before <= 3
         app.rollback()
+
+
+def test_a_queue_with_the_old_pops_is_warned_of_and_repair_replaces_them(request, tmp_path):
+    """A queue created before the fix above keeps its old routines (the catalog entry says
+    which template revision made them). check warns routines_outdated, and its printed fix,
+    run as printed, replaces every routine in one transaction: the pop of one that took all
+    2,000 messages takes one, and check no longer warns."""
+    target = make_target("postgresql", request, tmp_path)
+    spec = _drained_and_maintained(target, "fifo", batches=1)  # the old pop is quadratic
+    engine = target.engine()
+    old = [
+        re.sub(r"= ANY \(ARRAY\((.*?SKIP LOCKED)\)\)", r"IN (\1)", s, flags=re.S)
+        for _, s in catalog.replacements(engine, spec)
+    ]
+    assert sum(" IN (" in s for s in old) == 1, "the old pick made again"
+    engine.run(old)
+    catalog.set_options(engine, dataclasses.replace(spec, options={"pausable": True}))
+    engine.close()
+    assert _pop_one(target) == 2_000, "the old routine takes every message"
+    checked = invoke_on(target, "check", "d_q")
+    assert checked.exit_code == 1 and "routines_outdated" in checked.output, checked.output
+    report = json.loads(invoke_on(target, "inspect", "d_q", "--format", "json").stdout)
+    [finding] = [f for f in report["findings"] if f["code"] == "routines_outdated"]
+    assert "can take every message" in finding["message"]
+    planned = invoke_on(target, "repair", "d_q", "--dry-run", "--format", "json")
+    assert json.loads(planned.stdout)["upgrade"] == ["d_q_push", "d_q_pop", "d_q_push_many"]
+    assert invoke_on(target, "check", "d_q").exit_code == 1, "--dry-run replaced nothing"
+    fix = finding["fix"].split(", then ", 1)[1].split(" (", 1)[0]
+    repaired = run_qadmin(*shlex.split(fix)[1:], *target.cli_args())
+    assert repaired.returncode == 0, repaired.stderr
+    assert _pop_one(target) == 1
+    checked = invoke_on(target, "check", "d_q", "--format", "json")
+    assert checked.exit_code == 0, checked.output

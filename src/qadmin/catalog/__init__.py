@@ -341,6 +341,37 @@ def planned(
     return out
 
 
+_CREATE_ROUTINE = re.compile(r"\bCREATE\s+(FUNCTION|PROCEDURE)\b", re.IGNORECASE)
+
+
+def replacements(
+    engine: Engine, spec: QueueSpec, names: Iterable[str] | None = None
+) -> list[tuple[str, str]]:
+    """(routine, statement) replacing each of the queue's routines (those in ``names``, else
+    all) by the current template's in one statement, callers never finding it missing;
+    [] where the engine cannot (``replace_routine`` None)."""
+    verb = engine.hooks.replace_routine
+    if verb is None:
+        return []
+    wanted = None if names is None else set(names)
+    out = []
+    for statement, obj in planned(engine, spec, engine.hooks.section(spec, "create")):
+        if (
+            obj is None
+            or obj[0] not in ROUTINE_TYPES
+            or (wanted is not None and obj[1] not in wanted)
+        ):
+            continue
+        out.append((obj[1], _CREATE_ROUTINE.sub(rf"{verb} \1", statement, 1)))
+    return out
+
+
+def outdated(engine: Engine, spec: QueueSpec) -> bool:
+    """Whether the queue's routines predate a template change on this engine (repair
+    replaces them)."""
+    return engine.hooks.has_routines and spec.revision < engine.hooks.routines_revised
+
+
 def dependents(engine: Engine, objs: list[Obj]) -> list[str]:
     """What outside the queue depends on one of its tables and would make its drop refuse
     (a view, another table's foreign key), each as ``view s.v``; none where the engine's

@@ -133,7 +133,7 @@ INDEX: dict[str, tuple[str, str]] = {
     ),
     "repair": (
         "inspect",
-        "Make again the routines of queue NAME someone dropped (objects_missing); rings: also get a ring stalled by a dead pusher or popper moving again. Safe from cron.",
+        "Make again the routines of queue NAME someone dropped (objects_missing), replace those an older qadmin made (routines_outdated); rings: also get a ring stalled by a dead pusher or popper moving again. Safe from cron.",
     ),
     "report": (
         "pipeline",

@@ -811,8 +811,9 @@ def _all_refusals(
 def repair(
     name: str, older_than: int, dry_run: bool, yes: bool, target: Target, fmt: str | None
 ) -> None:
-    """Make again the routines of queue NAME someone dropped (objects_missing); rings: also
-    get a ring stalled by a dead pusher or popper moving again. Safe from cron."""
+    """Make again the routines of queue NAME someone dropped (objects_missing), replace those
+    an older qadmin made (routines_outdated); rings: also get a ring stalled by a dead pusher
+    or popper moving again. Safe from cron."""
     engine, spec = _load(target, name)
     if dry_run:
         result = dict(repair_ops.plan(engine, spec, older_than).to_json_dict(), dry_run=True)

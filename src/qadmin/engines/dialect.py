@@ -75,6 +75,10 @@ class Dialect:
     # How a routine is replaced in one statement, callers never finding it missing (pause
     # upgrading an old queue's pop); None: the engine cannot (MySQL 8 drops and creates).
     replace_routine: ClassVar[str | None] = None
+    # The latest template revision (kinds.ROUTINES_REVISION) that changed this engine's
+    # routines: a queue's from before it are reported (routines_outdated) and repair replaces
+    # them (0: they never changed since pause, which upgrades its own).
+    routines_revised: ClassVar[int] = 0
     # DDL is transactional: a queue's objects and its catalog entry are dropped in one
     # transaction, all or nothing (elsewhere one by one, the catalog entry last).
     transactional_ddl: ClassVar[bool] = False
@@ -373,6 +377,9 @@ class PostgresDialect(Dialect):
     # InnoDB's, taken to be up to half off.
     estimate_error = 0.5
     replace_routine = "CREATE OR REPLACE"
+    # 2: pops pick rows in = ANY (ARRAY(sub-select)), run once (an IN sub-select could be
+    # planned as a semi join re-running the locking pick for every row: every message taken).
+    routines_revised = 2
     transactional_ddl = True
     folders: ClassVar[tuple[str, ...]] = ("postgresql",)
     maintenance_planner = "vacuum"

@@ -14,7 +14,15 @@ from qadmin import catalog, sqlfiles
 from qadmin.catalog import sql as diagnostic_sql
 from qadmin.engines.base import CATALOG_TABLE, Engine, Execute
 from qadmin.errors import NotFound, UnsupportedError, UsageError
-from qadmin.kinds import MAX_CAPACITY, PAUSABLE, PAUSED_AT, Kind, QueueSpec
+from qadmin.kinds import (
+    MAX_CAPACITY,
+    PAUSABLE,
+    PAUSED_AT,
+    REVISION,
+    ROUTINES_REVISION,
+    Kind,
+    QueueSpec,
+)
 from qadmin.names import validate_schema_name
 from qadmin.profiles.model import Value
 from qadmin.profiles.resolve import typed_values
@@ -178,7 +186,11 @@ def ring_spec(src: Source, capacity: int) -> QueueSpec:
         raise UsageError(f"--capacity must be between 1 and {MAX_CAPACITY:,}")
     # The ring's routines are the current template's, so they read a pause; a paused queue
     # stays paused.
-    options: dict[str, Any] = {"converted_from": src.origin, PAUSABLE: True}
+    options: dict[str, Any] = {
+        "converted_from": src.origin,
+        PAUSABLE: True,
+        REVISION: ROUTINES_REVISION,
+    }
     if src.managed is not None and src.managed.watermark:
         options["converted_watermark"] = True
     if src.managed is not None and src.managed.paused_at is not None:

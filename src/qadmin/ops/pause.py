@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -27,8 +26,6 @@ from qadmin.errors import NotFound, UsageError
 from qadmin.kinds import PAUSABLE, QueueSpec
 from qadmin.profiles.resolve import Resolved
 from qadmin.values import iso
-
-_CREATE_ROUTINE = re.compile(r"\bCREATE\s+(FUNCTION|PROCEDURE)\b", re.IGNORECASE)
 
 
 @dataclass
@@ -65,20 +62,15 @@ def upgrade(engine: Engine, spec: QueueSpec) -> list[tuple[str, str]]:
     current template's, which reads the pause; [] when it already does."""
     if _pausable(engine, spec):
         return []
-    verb = engine.hooks.replace_routine
-    if verb is None:
+    pop = spec.objects()["pop"]
+    out = catalog.replacements(engine, spec, [pop])
+    if engine.hooks.replace_routine is None:
         raise UsageError(
             f"pause: queue {spec.name} was created by a qadmin from before pause, so its pop "
             f"procedure never reads the pause, and {engine.label} cannot replace a procedure "
             "without a moment where callers find it missing; nothing changed (create a new "
             "queue to pause, or stop its consumers)"
         )
-    pop = spec.objects()["pop"]
-    out = []
-    for statement, obj in catalog.planned(engine, spec, engine.hooks.section(spec, "create")):
-        if obj is None or obj[1] != pop or obj[0] not in ("function", "procedure"):
-            continue
-        out.append((pop, _CREATE_ROUTINE.sub(rf"{verb} \1", statement, 1)))
     if not out:
         raise UsageError(f"pause: no pop routine of {spec.name} found in its template")
     return out

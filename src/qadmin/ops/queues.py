@@ -10,7 +10,17 @@ from qadmin import catalog
 from qadmin.diagnostics.entries import size
 from qadmin.engines.base import Engine
 from qadmin.errors import NotFound, QadminError, UsageError
-from qadmin.kinds import KINDS, MAX_CAPACITY, PAUSABLE, Kind, QueueSpec, kinds_with, said
+from qadmin.kinds import (
+    KINDS,
+    MAX_CAPACITY,
+    PAUSABLE,
+    REVISION,
+    ROUTINES_REVISION,
+    Kind,
+    QueueSpec,
+    kinds_with,
+    said,
+)
 from qadmin.names import validate_queue_name
 from qadmin.ops import dead, resize
 
@@ -66,6 +76,7 @@ def make_spec(
         )
     options: dict[str, object] = {"watermark": True} if watermark else {}
     options[PAUSABLE] = True
+    options[REVISION] = ROUTINES_REVISION
     if info.dead_letters:
         options["dead_table"] = True
     if max_attempts is not None:

@@ -4,7 +4,10 @@ moving again, with nothing lost or duplicated.
 A routine (push, pop, push_many...) that the catalog records as the queue's and the schema no
 longer holds is created again from the queue's template: the same statement create ran (the
 current one: a queue from an earlier qadmin gets today's routine). A missing table is not:
-its messages went with it.
+its messages went with it. Routines made from an older template where this engine's have
+changed since (``routines_outdated``) are replaced by today's, all in one transaction with the
+catalog's record of the revision, each in one statement (CREATE OR REPLACE), so a caller never
+finds one missing.
 
 A client that dies between taking a sequence number and committing leaves a hole (see
 ``diagnostics.entries.ring``). Three fixes, each safe while producers and consumers keep running:
@@ -31,7 +34,7 @@ from qadmin import catalog
 from qadmin.diagnostics.entries import ring
 from qadmin.engines.base import Engine
 from qadmin.errors import QadminError
-from qadmin.kinds import QueueSpec
+from qadmin.kinds import PAUSABLE, REVISION, ROUTINES_REVISION, QueueSpec
 
 DEFAULT_OLDER_THAN_S = 60
 
@@ -55,6 +58,7 @@ class RingRepair:
     skip: int | list[Skipped] | None = None
     note: str | None = None
     restore: list[str] = field(default_factory=list)  # routines made again ("function q_pop")
+    upgrade: list[str] = field(default_factory=list)  # routines replaced by today's template's
 
     def to_json_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -86,6 +90,25 @@ def _routines(engine: Engine, spec: QueueSpec) -> tuple[list[tuple[str, str]], s
     made = catalog.planned(engine, spec, engine.hooks.section(spec, "create"))
     wanted = set(gone.routines)
     return [(f"{o[0]} {o[1]}", st) for st, o in made if o is not None and o in wanted], unseen
+
+
+def _upgrades(engine: Engine, spec: QueueSpec, restore: list[str]) -> list[tuple[str, str]]:
+    """(routine, statement) replacing each routine of an outdated queue that is not missing
+    (one missing is made from today's template anyway)."""
+    if not catalog.outdated(engine, spec):
+        return []
+    gone = {name.split(" ", 1)[1] for name in restore}
+    return [(n, st) for n, st in catalog.replacements(engine, spec) if n not in gone]
+
+
+def _upgrade(engine: Engine, spec: QueueSpec, steps: list[tuple[str, str]]) -> None:
+    """Replace the routines and record the revision, all or nothing."""
+    options = {**spec.options, PAUSABLE: True, REVISION: ROUTINES_REVISION}
+    ready = dataclasses.replace(spec, options=options)
+    with engine.transaction() as execute:
+        for _, statement in steps:
+            execute(statement)
+        execute(catalog.mark_sql(engine, "set_options")[0], catalog.options_params(ready))
 
 
 def _joined(*notes: str | None) -> str | None:
@@ -122,13 +145,14 @@ def plan(engine: Engine, spec: QueueSpec, older_than_s: int) -> RingRepair:
     """What repair would do now (read-only)."""
     missing_routines, unseen = _routines(engine, spec)
     restore = [name for name, _ in missing_routines]
+    upgrade = [name for name, _ in _upgrades(engine, spec, restore)]
     if not _ring_fixes(engine, spec):
         note = (
             None
             if not spec.info.ring
             else (f"{engine.label} rings move both sequences in one transaction: no holes")
         )
-        return RingRepair(spec.name, note=_joined(note, unseen), restore=restore)
+        return RingRepair(spec.name, note=_joined(note, unseen), restore=restore, upgrade=upgrade)
     park = _ids(engine.run(engine.hooks.section(spec, "repair_orphans"), write=False))
     void = _ids(
         engine.run(
@@ -136,12 +160,12 @@ def plan(engine: Engine, spec: QueueSpec, older_than_s: int) -> RingRepair:
         )
     )
     missing, note = _hole(engine, spec, older_than_s)
-    return RingRepair(spec.name, park, void, missing, _joined(note, unseen), restore)
+    return RingRepair(spec.name, park, void, missing, _joined(note, unseen), restore, upgrade)
 
 
 def repair(engine: Engine, spec: QueueSpec, older_than_s: int) -> RingRepair:
-    """Make the missing routines again, then (a ring) apply the three fixes; each runs in its
-    own short transaction."""
+    """Make the missing routines again and replace outdated ones, then (a ring) apply the
+    three fixes; each runs in its own short transaction."""
     restored = []
     missing_routines, unseen = _routines(engine, spec)
     for name, statement in missing_routines:
@@ -153,8 +177,13 @@ def repair(engine: Engine, spec: QueueSpec, older_than_s: int) -> RingRepair:
                 raise
             continue
         restored.append(name)
+    steps = _upgrades(engine, spec, restored)
+    if steps:
+        _upgrade(engine, spec, steps)
+    upgraded = [name for name, _ in steps]
     if not _ring_fixes(engine, spec):
-        return dataclasses.replace(plan(engine, spec, older_than_s), restore=restored)
+        after = plan(engine, catalog.get(engine, spec.name), older_than_s)
+        return dataclasses.replace(after, restore=restored, upgrade=upgraded)
     parked = _ids(engine.run(engine.hooks.section(spec, "repair_park")))
     voided = _ids(engine.run(engine.hooks.section(spec, "repair_void"), {"older_s": older_than_s}))
     skipped: list[Skipped] = []
@@ -164,4 +193,4 @@ def repair(engine: Engine, spec: QueueSpec, older_than_s: int) -> RingRepair:
         row = engine.run(engine.hooks.section(spec, "repair_skip"))[-1]
         skipped.append(Skipped(int(row["id"]), str(row["action"])))
     note = _joined(_hole(engine, spec, older_than_s)[1], unseen)
-    return RingRepair(spec.name, parked, voided, skipped, note, restored)
+    return RingRepair(spec.name, parked, voided, skipped, note, restored, upgraded)

@@ -4,15 +4,17 @@ transactional DDL, MariaDB/MySQL, a drop goes one object at a time, its catalog 
 its table and catalog entry remain), or a routine or table dropped by hand, after which every
 producer or consumer call fails while the rest looks well. The objects qadmin recorded as the
 queue's are looked up in the schema by exact name: two catalog reads, no read of the queue
-table."""
+table. Also here, from the catalog entry alone: routines made from a template older than the
+engine's latest change to them (``routines_outdated``), which repair replaces."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from qadmin import catalog
-from qadmin.diagnostics.model import CRITICAL, Context, Finding, InspectReport, Result
+from qadmin.diagnostics.model import CRITICAL, WARNING, Context, Finding, InspectReport, Result
 from qadmin.diagnostics.registry import Diagnostic, Field
+from qadmin.kinds import REVISIONS
 
 
 @dataclass
@@ -21,6 +23,8 @@ class Objects(Result):
     missing: list[str] = field(default_factory=list)  # "function q_pop", gone from the schema
     notes: list[str] = field(default_factory=list)
     routines: list[str] = field(default_factory=list)  # those of missing that repair makes
+    outdated_from: int | None = None  # the template revision of routines repair would replace
+    outdated_since: int | None = None  # the revision that changed this engine's routines last
 
 
 def collect(ctx: Context) -> Objects | None:
@@ -40,15 +44,37 @@ def collect(ctx: Context) -> Objects | None:
             "checked"
         )
     missing = [f"{kind} {name}" for kind, name in gone.objects]
-    if not (missing or notes):
-        return None  # whole: a healthy report stays short
-    return Objects(False, missing, notes, [f"{kind} {name}" for kind, name in gone.routines])
+    outdated = spec.revision if catalog.outdated(ctx.engine, spec) else None
+    if not (missing or notes or outdated is not None):
+        return None  # whole and current: a healthy report stays short
+    routines = [f"{kind} {name}" for kind, name in gone.routines]
+    since = ctx.engine.hooks.routines_revised if outdated is not None else None
+    return Objects(False, missing, notes, routines, outdated, since)
+
+
+def _outdated(report: InspectReport, part: Objects) -> list[Finding]:
+    if part.outdated_from is None or part.outdated_since is None:
+        return []
+    repair = report.command("repair")
+    return [
+        Finding(
+            WARNING,
+            "routines_outdated",
+            f"the routines of {report.queue} come from an older qadmin's template (revision "
+            f"{part.outdated_from}, changed in {part.outdated_since}): "
+            f"{REVISIONS[part.outdated_since]}",
+            f"{repair} --dry-run lists the routines it would replace, then {repair} --yes "
+            "(one transaction; callers never find them missing)",
+        )
+    ]
 
 
 def rule(report: InspectReport) -> list[Finding]:
     part = report.part(ENTRY)
-    if part is None or not (part.dropping or part.missing):
+    if part is None:
         return []
+    if not (part.dropping or part.missing):
+        return _outdated(report, part)
     drop = report.command("drop")
     if part.dropping:
         return [
@@ -77,7 +103,8 @@ def rule(report: InspectReport) -> list[Finding]:
             f"{'is' if len(part.missing) == 1 else 'are'} missing from the schema (dropped by "
             "hand?): its applications' calls to it fail",
             fix,
-        )
+        ),
+        *_outdated(report, part),
     ]
 
 
