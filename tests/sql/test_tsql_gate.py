@@ -12,6 +12,7 @@ from qadmin.ops import pause
 from tests.sql.tsql_gate import problems
 
 PARAMS = {
+    "sibling": 0,
     "payload": b"x",
     "batch": '["78"]',
     "count": 1,

@@ -2,7 +2,8 @@
 --          row-lock waits, and metadata-lock waits (an ALTER TABLE or LOCK TABLES waiting
 --          behind an open transaction, and every later statement on the table queued behind
 --          it: the pile-up of a lock incident), `lock` = 'metadata lock (table)'
--- params: :schema, :table
+-- params: :schema, :table, :sibling (another connection of the same qadmin run, never named a
+--         holder; 0: none)
 -- min version: MariaDB 10.6 (MariaDB has no performance_schema.data_locks; it keeps
 --              INNODB_LOCKS / INNODB_LOCK_WAITS, which MySQL 8 removed)
 -- privilege: PROCESS (error 1227 without it; without it PROCESSLIST shows only your sessions)
@@ -59,10 +60,11 @@ BEGIN NOT ATOMIC
         FROM information_schema.PROCESSLIST AS w
         JOIN information_schema.METADATA_LOCK_INFO AS m
           ON m.TABLE_SCHEMA = :schema AND m.TABLE_NAME = :table
-         AND m.THREAD_ID NOT IN (w.ID, CONNECTION_ID())
+         AND m.THREAD_ID NOT IN (w.ID, CONNECTION_ID(), :sibling)
         JOIN information_schema.PROCESSLIST AS h ON h.ID = m.THREAD_ID
         LEFT JOIN information_schema.INNODB_TRX AS t ON t.trx_mysql_thread_id = h.ID
         WHERE w.STATE = 'Waiting for table metadata lock'
+          AND w.ID <> :sibling
           AND w.INFO REGEXP CONCAT('(^|[^A-Za-z0-9_$])`?', :table, '`?([^A-Za-z0-9_$]|$)')
           AND (w.DB = :schema OR w.INFO REGEXP CONCAT('`?', :schema, '`?[.]'))
           AND COALESCE(h.STATE, '') <> 'Waiting for table metadata lock'
@@ -76,7 +78,7 @@ BEGIN NOT ATOMIC
                                                'LOCK TABLES? .*WRITE)')   AS exclusive
             FROM information_schema.PROCESSLIST AS w
             WHERE w.STATE = 'Waiting for table metadata lock'
-              AND w.ID <> CONNECTION_ID()
+              AND w.ID NOT IN (CONNECTION_ID(), :sibling)
               AND w.INFO REGEXP CONCAT('(^|[^A-Za-z0-9_$])`?', :table, '`?([^A-Za-z0-9_$]|$)')
               AND (w.DB = :schema OR w.INFO REGEXP CONCAT('`?', :schema, '`?[.]'))
         ),
@@ -105,7 +107,7 @@ BEGIN NOT ATOMIC
             FROM waiter AS w
             JOIN information_schema.INNODB_TRX AS t
               ON t.trx_started <= w.since
-             AND t.trx_mysql_thread_id <> CONNECTION_ID()
+             AND t.trx_mysql_thread_id NOT IN (CONNECTION_ID(), :sibling)
              AND t.trx_mysql_thread_id NOT IN (SELECT ID FROM waiter)
             JOIN information_schema.PROCESSLIST AS h ON h.ID = t.trx_mysql_thread_id
             WHERE h.DB = :schema

@@ -1,6 +1,7 @@
 -- answers: the oldest open InnoDB transactions: an old one keeps a read view that stops purge
 --          (and so keeps delete-marked rows in the queue's indexes)
--- params: none
+-- params: :sibling (another connection of the same qadmin run, never named a holder;
+--         0: none)
 -- min version: MySQL 8.0 / MariaDB 10.6
 -- privilege: PROCESS (without it INNODB_TRX raises error 1227)
 -- cost: INNODB_TRX is cheap; PROCESSLIST is read once
@@ -15,6 +16,6 @@ SELECT 'session'                                       AS holder_kind,
        LEFT(COALESCE(t.trx_query, p.INFO, ''), 200)    AS detail
 FROM information_schema.INNODB_TRX AS t
 LEFT JOIN information_schema.PROCESSLIST AS p ON p.ID = t.trx_mysql_thread_id
-WHERE t.trx_mysql_thread_id <> CONNECTION_ID()
+WHERE t.trx_mysql_thread_id NOT IN (CONNECTION_ID(), :sibling)
 ORDER BY t.trx_started
 LIMIT 10

@@ -2,7 +2,8 @@
 --          row-lock waits, and metadata-lock waits (an ALTER TABLE or LOCK TABLES waiting
 --          behind an open transaction, and every later statement on the table queued behind
 --          it: the pile-up of a lock incident), `lock` = 'metadata lock (table)'
--- params: :schema, :table
+-- params: :schema, :table, :sibling (another connection of the same qadmin run, never listed:
+--         its own short wait is the diagnostics'; 0: none)
 -- min version: MySQL 8.0.1 (performance_schema.data_lock_waits; metadata_locks instrumented,
 --              the default since 8.0)
 -- privilege: PROCESS, and SELECT on performance_schema
@@ -54,6 +55,7 @@ JOIN performance_schema.threads AS ht ON ht.THREAD_ID = h.OWNER_THREAD_ID
 LEFT JOIN information_schema.INNODB_TRX AS t ON t.trx_mysql_thread_id = ht.PROCESSLIST_ID
 WHERE p.OBJECT_TYPE = 'TABLE' AND p.OBJECT_SCHEMA = :schema AND p.OBJECT_NAME = :table
   AND p.LOCK_STATUS = 'PENDING'
+  AND wt.PROCESSLIST_ID <> :sibling
   AND NOT EXISTS (SELECT 1 FROM performance_schema.metadata_locks AS hp
                    WHERE hp.OWNER_THREAD_ID = h.OWNER_THREAD_ID AND hp.LOCK_STATUS = 'PENDING')
 ORDER BY wait_s DESC

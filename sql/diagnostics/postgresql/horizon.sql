@@ -10,13 +10,15 @@
 --          the one whose own transaction id it is (holds_own_xid) comes first: a session whose
 --          snapshot merely started while that transaction ran holds it only as long as that
 --          one does
--- params: none
+-- params: :sibling (another connection of the same qadmin run, never named a holder;
+--         0: none)
 -- min version: PostgreSQL 10
 -- privilege: none for pid, role, database and xmin age; pg_read_all_stats (or pg_monitor) to
 --            see state, transaction start and query of other roles' sessions
 -- cost: shared memory only
 WITH activity AS (
-    SELECT a.* FROM pg_catalog.pg_stat_activity AS a WHERE a.pid <> pg_backend_pid()
+    SELECT a.* FROM pg_catalog.pg_stat_activity AS a
+    WHERE a.pid NOT IN (pg_backend_pid(), :sibling)
 ), here AS (
     -- the age of the oldest snapshot a session of this database holds
     SELECT max(age(h.backend_xmin)) AS snapshot_age_xids,

@@ -1,5 +1,6 @@
 -- answers: sessions waiting on a lock that involves the queue table, who blocks each, how long
--- params: :schema, :table
+-- params: :schema, :table, :sibling (another connection of the same qadmin run, never listed:
+--         its own short wait is the diagnostics'; 0: none)
 -- min version: PostgreSQL 14 (pg_locks.waitstart)
 -- privilege: none for pids and wait times; pg_read_all_stats to see other roles' queries
 -- cost: pg_blocking_pids() briefly takes the lock manager's locks: run on demand, not polled.
@@ -19,6 +20,7 @@ waiting AS (
              WHERE l.pid = a.pid AND NOT l.granted) AS wait_started
     FROM pg_catalog.pg_stat_activity AS a
     WHERE a.wait_event_type = 'Lock'
+      AND a.pid <> :sibling
       AND EXISTS (SELECT 1 FROM pg_catalog.pg_locks AS l, target AS t
                    WHERE l.pid = a.pid AND l.relation = t.relid)
 ),

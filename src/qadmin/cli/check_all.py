@@ -202,7 +202,7 @@ def run(
     declared, broken = conf.tables, conf.broken
     verdicts: dict[str, Verdict] = {}
 
-    def each(item: Any, line: Any, report: InspectReport | None) -> None:
+    def each(engine: Any, item: Any, line: Any, report: InspectReport | None) -> None:
         verdicts[line.name] = _verdict(line, report)
 
     found = status_ops.gather(

@@ -9,6 +9,7 @@ uses, ISO 8601 UTC with a Z.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from datetime import datetime
@@ -145,14 +146,17 @@ class ServerReads:
 
     files: frozenset[str]
     rows: dict[str, sql.Rows] = field(default_factory=dict)
+    # status reads with two connections: the first to ask reads, the other waits for it
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def read(self, engine: Engine, name: str, params: dict[str, Any] | None = None) -> sql.Rows:
         if name not in self.files:
             return sql.read(engine, name, params)
         assert not params, f"{name} is declared server-wide: it takes no queue's parameters"
-        if name not in self.rows:
-            self.rows[name] = sql.read(engine, name)
-        return self.rows[name]
+        with self.lock:
+            if name not in self.rows:
+                self.rows[name] = sql.read(engine, name)
+            return self.rows[name]
 
 
 @dataclass

@@ -119,6 +119,10 @@ class Engine(ABC):
         # Whether naive timestamps are read as UTC now (read_naive_times_as_utc); a new
         # connection reads them in the session's time zone.
         self._naive_utc = False
+        # The server's id of the run's other connection (status reads with two), bound as
+        # :sibling in every diagnostic: never named as a lock or snapshot holder, as this
+        # connection never is; 0 while there is none.
+        self.sibling_session = 0
 
     # -- connection -------------------------------------------------------------------------
 
@@ -199,6 +203,10 @@ class Engine(ABC):
                 # the next connection starts with the configured lock limit again
                 self.lock_ms = self.timeouts.lock_ms
                 self._naive_utc = False
+
+    def session_id(self) -> int:
+        """The server's id of this connection (0: the engine has none: SQLite)."""
+        return 0
 
     def sibling(self) -> Engine:
         """A second connection with the same DSN, schema and timeouts: for an operation that
@@ -453,7 +461,8 @@ class Engine(ABC):
         file = self.hooks.diagnostic_file(name)
         if file is None:
             raise KeyError(f"no {name} diagnostic for {self.dialect}")
-        return self.run(list(file.statements("main")), params, write=False)
+        bound = {"sibling": self.sibling_session, **(params or {})}
+        return self.run(list(file.statements("main")), bound, write=False)
 
     # -- a diagnostic part's own lock timeout ------------------------------------------------
 

@@ -103,6 +103,9 @@ class MssqlEngine(Engine):
         cursor.close()
         return conn
 
+    def session_id(self) -> int:
+        return int(self.query("SELECT @@SPID AS spid")[0]["spid"])
+
     def where(self) -> str:
         """host:port for messages; a raw ODBC string's SERVER (``host,port`` or ``host``)
         and PORT."""

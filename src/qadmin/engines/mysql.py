@@ -85,6 +85,9 @@ class MysqlEngine(Engine):
             return "mariadb" if self._is_mariadb else "mysql"
         return self._forced or self.dsn.flavor or "mysql"
 
+    def session_id(self) -> int:
+        return int(self.conn.thread_id())
+
     def _socket_fd(self) -> int | None:
         # Idle, the server sends nothing unasked but the error packet of a KILL, then closes.
         sock = getattr(self._conn, "_sock", None)

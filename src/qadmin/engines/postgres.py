@@ -74,6 +74,9 @@ class PostgresEngine(Engine):
     )
     _reads_alone = False  # inside reading_many
 
+    def session_id(self) -> int:
+        return int(self.conn.info.backend_pid)
+
     def _socket_fd(self) -> int | None:
         return int(self._conn.fileno()) if not self._conn.closed else None
 

@@ -241,9 +241,13 @@ class _Collector:
         )
 
     def __call__(
-        self, item: status_ops.Item, line: status_ops.StatusLine, report: InspectReport | None
+        self,
+        engine: Engine,
+        item: status_ops.Item,
+        line: status_ops.StatusLine,
+        report: InspectReport | None,
     ) -> None:
-        self.line(line, item.resolved.profile.library, report, item)
+        self.line(line, item.resolved.profile.library, report, item, engine)
 
     def line(
         self,
@@ -251,7 +255,10 @@ class _Collector:
         library: str | None,
         report: InspectReport | None = None,
         item: status_ops.Item | None = None,
+        engine: Engine | None = None,
     ) -> None:
+        """``engine``: the connection that read the queue, still in its schema (its
+        sequences are read there too)."""
         if line.name in self.lines:
             return
         self.lines.add(line.name)
@@ -291,14 +298,14 @@ class _Collector:
             paused_for = _field("paused_for_s", report)
             self.add("qadmin_queue_paused", at, 0 if paused_for is None else 1)
             self.add("qadmin_queue_paused_seconds", at, paused_for)
-            self.counters(at, spec)
+            self.counters(engine or self.engine, at, spec)
 
-    def counters(self, at: tuple[str, ...], spec: Any) -> None:
+    def counters(self, engine: Engine, at: tuple[str, ...], spec: Any) -> None:
         """The queue's sequences (one cheap read); left out when they cannot be read."""
-        params = {"schema": self.engine.schema, "table": spec.name}
+        params = {"schema": engine.schema, "table": spec.name}
         try:
-            with self.engine.lock_timeout(PART_LOCK_MS):
-                rows = sql.template_rows(self.engine, spec, "counters", params)
+            with engine.lock_timeout(PART_LOCK_MS):
+                rows = sql.template_rows(engine, spec, "counters", params)
         except QadminError:
             return
         first = rows[0] if rows else {}

@@ -12,6 +12,7 @@ statement timeout: one slow or locked queue is a line saying why, never a stalle
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -222,10 +223,10 @@ def _declared(
             yield StatusLine(name, home, name, None, "declared", error=str(exc))
 
 
-# Called with each queue read, its line and its report (None when it could not be read),
-# the engine still in the queue's schema: metrics and check --all take more from a report
-# than a status line shows.
-Each = Callable[[Item, StatusLine, InspectReport | None], None]
+# Called with the engine that read the queue (still in the queue's schema), the queue, its
+# line and its report (None when it could not be read): metrics and check --all take more
+# from a report than a status line shows. Calls come one at a time, from either connection.
+Each = Callable[[Engine, Item, StatusLine, InspectReport | None], None]
 
 
 def _line(
@@ -257,7 +258,7 @@ def _line(
         line.worst = f"not read: {exc}"
     line.read_ms = round((time.monotonic() - started) * 1000)
     if each is not None:
-        each(item, line, report if line.error is None else None)
+        each(engine, item, line, report if line.error is None else None)
     return line
 
 
@@ -379,6 +380,84 @@ def find(
 OUT_OF_TIME = "the time allowed for the whole run had passed"
 
 
+def _serial(each: Each | None, lock: threading.Lock) -> Each | None:
+    """``each`` called by one connection at a time."""
+    if each is None:
+        return None
+
+    def one(engine: Engine, item: Item, line: StatusLine, report: InspectReport | None) -> None:
+        with lock:
+            each(engine, item, line, report)
+
+    return one
+
+
+def _helper(engine: Engine, items: int) -> Engine | None:
+    """A second connection to read half the queues with, on a server (not an embedded file,
+    whose reads share one process's interpreter): the server works on one queue while qadmin
+    judges another (status over 206 queues: 1.5 s against 2.3 s in process). None when
+    there is little to share or the server refuses another session (max_connections): then
+    one connection reads them all, as before."""
+    if engine.hooks.file or items < 2:
+        return None
+    helper = engine.sibling()
+    try:
+        # connects now: a refusal is known before any queue is read
+        helper.sibling_session, engine.sibling_session = engine.session_id(), helper.session_id()
+    except QadminError:
+        helper.close()
+        engine.sibling_session = 0
+        return None
+    return helper
+
+
+def _read_all(
+    engine: Engine, items: list[Item], read: Callable[[Engine, int, Item], StatusLine | None]
+) -> list[StatusLine | None]:
+    """Each item read by ``read`` in order of ``items``, on this connection and a helper's,
+    each taking the next item as it is free; the lines in the items' order. Every queue's
+    reads wait at most PART_LOCK_MS for a lock, as each part does: the limit set once for
+    the run on each connection, not twice a queue; and each read made cheaper as the engine
+    can (Engine.reading_many). An interrupt (Ctrl-C) stops both after their current queue."""
+    lines: list[StatusLine | None] = [None] * len(items)
+    queue = iter(enumerate(items))
+    taking = threading.Lock()
+    stop = threading.Event()
+    failed: list[BaseException] = []
+
+    def work(reader: Engine) -> None:
+        with reader.lock_timeout(PART_LOCK_MS), reader.reading_many():
+            while not stop.is_set():
+                with taking:
+                    n, item = next(queue, (-1, None))
+                if item is None:
+                    return
+                lines[n] = read(reader, n, item)
+
+    def helping(reader: Engine) -> None:
+        try:
+            work(reader)
+        except BaseException as exc:
+            failed.append(exc)
+
+    helper = _helper(engine, len(items))
+    thread = None
+    if helper is not None:
+        thread = threading.Thread(target=helping, args=(helper,), daemon=True)
+        thread.start()
+    try:
+        work(engine)
+    finally:
+        stop.set()
+        if thread is not None and helper is not None:
+            thread.join()
+            helper.close()
+            engine.sibling_session = 0
+    if failed:
+        raise failed[0]
+    return lines
+
+
 def gather(
     engine: Engine,
     declared: dict[str, dict[str, Any]],
@@ -408,23 +487,21 @@ def gather(
     # The server-wide parts (the horizon's holders) are read once, for every queue: each
     # queue's judgement is the one check NAME makes from the same reading.
     shared = registry.server_reads()
-    # Every queue's reads wait at most PART_LOCK_MS for a lock, as each part does: the limit
-    # set once for the run, not twice a queue (nor a scrape's sequences read twice more); and
-    # each read made cheaper as the engine can (Engine.reading_many).
-    with engine.lock_timeout(PART_LOCK_MS), engine.reading_many():
-        for n, item in enumerate(items):
-            late = deadline is not None and time.monotonic() >= deadline
-            if late and not (order is not None and n == 0):
-                line = StatusLine(item.name, item.schema, item.table, item.queue, item.what)
-                line.error = OUT_OF_TIME
-                status.lines.append(line)
-                if each is not None:
-                    each(item, line, None)
-                continue
-            own = options_for(item.name) if options_for is not None else options
-            judged = _line(engine, item, own, shared, each)
-            if judged is not None:
-                status.lines.append(judged)
+    lock = threading.Lock()
+
+    def read(reader: Engine, n: int, item: Item) -> StatusLine | None:
+        late = deadline is not None and time.monotonic() >= deadline
+        if late and not (order is not None and n == 0):
+            line = StatusLine(item.name, item.schema, item.table, item.queue, item.what)
+            line.error = OUT_OF_TIME
+            if each is not None:
+                with lock:
+                    each(reader, item, line, None)
+            return line
+        own = options_for(item.name) if options_for is not None else options
+        return _line(reader, item, own, shared, _serial(each, lock))
+
+    status.lines += [line for line in _read_all(engine, items, read) if line is not None]
     for line in status.lines:
         if line.error is not None:
             line.worst = line.worst or f"not read: {line.error}"
