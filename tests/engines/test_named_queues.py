@@ -518,6 +518,49 @@ def test_a_threshold_whose_figure_was_not_read_is_never_ok(
     assert "oldest_age not evaluable: oldest waiting row not read" in result.stdout
 
 
+def test_failed_jobs_only_a_planner_can_guess_are_an_estimate_never_paged_on(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """A tester's hand-built table of 200,000 jobs, no index on its status, never analyzed,
+    none failed: the failed count was the planner's default guess (410) shown as a floor,
+    "dead at least 410 >= 100", CRITICAL. It is an estimate: status shows it with ~, check
+    does not judge it (the truth may be anything from 0: UNKNOWN, never CRITICAL on a guess)
+    and metrics say its quality."""
+    from tests.conftest import make_target
+
+    target = make_target("postgresql", request, tmp_path)
+    table = f'"{target.schema}".myjobs'
+    _sql(
+        target,
+        [
+            f"CREATE TABLE {table} (id bigserial PRIMARY KEY, status text NOT NULL, "
+            "at timestamptz NOT NULL DEFAULT now())",
+            f"INSERT INTO {table} (status) SELECT 'done' FROM generate_series(1, 200000)",
+        ],
+    )
+    config = tmp_path / "my.toml"
+    config.write_text(
+        '[tables.myjobs]\nstate_column = "status"\npending = ["new"]\ndone = ["done"]\n'
+        'failed = ["error"]\ntime_column = "at"\n'
+    )
+    size = as_json(target, config, "size", "myjobs")
+    assert size["failed"] and size["failed"] > 0, "the planner's guess, not a count"
+    checked = configured(target, config, "check", "myjobs", "--crit-dead", "100", "--sample", "0")
+    assert checked.exit_code == 3, checked.output
+    assert "CRITICAL" not in checked.stdout and "dead not evaluable" in checked.stdout
+    listed = json.loads(configured(target, config, "status", "--format", "json").stdout)
+    [line] = [row for row in listed["lines"] if row["table"] == "myjobs"]
+    assert line["dead_quality"] == "estimate", line
+    scraped = configured(target, config, "metrics").stdout
+    assert any(
+        m.startswith("qadmin_queue_quality{")
+        and 'figure="dead"' in m
+        and 'table="myjobs"' in m
+        and 'quality="estimate"' in m
+        for m in scraped.splitlines()
+    ), scraped
+
+
 def test_a_misspelt_named_queue_is_never_a_silent_ok(jobs: Target, config: Path) -> None:
     result = configured(jobs, config, "check", "jobs", "--queue", "ordres", "--sample", "0")
     assert result.exit_code == 1 and "queue_unseen" in result.stdout, result.output

@@ -286,7 +286,7 @@ class _Collector:
             "scheduled": line.scheduled_quality,
             "claimed": _field("claimed_quality", report) if line.running is not None else None,
             "stale_claims": line.stale_quality,  # a floor when the claims listed stopped short
-            "dead": _field("dead_quality", report) if line.dead is not None else None,
+            "dead": line.dead_quality if line.dead is not None else None,
         }
         for figure, quality in qualities.items():
             if quality in ("floor", "estimate"):

@@ -285,8 +285,7 @@ def _fill(line: StatusLine, report: InspectReport) -> None:
         line.scheduled_quality = size.scheduled_quality
         line.dead = size.failed
         if size.failed is not None and size.states is not None:
-            failed = [s.exact for s in size.states if s.group == "failed"]
-            line.dead_quality = "exact" if all(failed) else "floor"
+            line.dead_quality = dead_letters.failed_quality(report)
     claims = report.part(claims_entry.ENTRY)
     if claims is not None and claims.claimed is not None:
         # Claims with no claim time: how many are stale is unknown, never 0 (as inspect's
@@ -418,7 +417,8 @@ def _read_all(
     each taking the next item as it is free; the lines in the items' order. Every queue's
     reads wait at most PART_LOCK_MS for a lock, as each part does: the limit set once for
     the run on each connection, not twice a queue; and each read made cheaper as the engine
-    can (Engine.reading_many). An interrupt (Ctrl-C) stops both after their current queue."""
+    can (Engine.reading_many). An interrupt (Ctrl-C) stops both: this connection at once,
+    the helper after its current queue (waited for a second at most)."""
     lines: list[StatusLine | None] = [None] * len(items)
     queue = iter(enumerate(items))
     taking = threading.Lock()
@@ -447,12 +447,19 @@ def _read_all(
         thread.start()
     try:
         work(engine)
+    except BaseException:
+        # Ctrl-C or an error: the helper is not waited for past a second (its statement
+        # may run to the statement timeout); it only reads, and its session ends with ours
+        stop.set()
+        if thread is not None:
+            thread.join(1)
+        raise
     finally:
         stop.set()
-        if thread is not None and helper is not None:
-            thread.join()
-            helper.close()
-            engine.sibling_session = 0
+        engine.sibling_session = 0
+    if thread is not None and helper is not None:
+        thread.join()
+        helper.close()
     if failed:
         raise failed[0]
     return lines

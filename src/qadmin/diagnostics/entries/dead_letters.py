@@ -66,10 +66,20 @@ def _count(report: InspectReport) -> int | None:
     return None if measured is None else measured.failed
 
 
-def _failed_exact(report: InspectReport) -> bool:
+def _failed(report: InspectReport) -> list[size.StateCount]:
     measured = report.part(size.ENTRY)
     states = measured.states if measured is not None else None
-    return all(s.exact for s in states or [] if s.group == "failed")
+    return [s for s in states or [] if s.group == "failed"]
+
+
+def failed_quality(report: InspectReport) -> str:
+    """A table's failed jobs: exact when every failed state was counted, an estimate when
+    one is the planner's (no index on the state: the planner's guess, 410 for a table never
+    analyzed with none failed), else a floor (a count stopped at its limit)."""
+    failed = _failed(report)
+    if any(s.planner for s in failed):
+        return "estimate"
+    return "exact" if all(s.exact for s in failed) else "floor"
 
 
 def _oldest(report: InspectReport) -> float | None:
@@ -81,7 +91,16 @@ def _quality(report: InspectReport) -> Quality:
     """The bounded count is a floor once it reaches its limit ("or more")."""
     part = report.part(ENTRY)
     if part is None:
-        return EXACT if _failed_exact(report) else Quality("floor")
+        kind = failed_quality(report)
+        if kind == "estimate":
+            # no bound on a planner's error: judged only by the rows counted and the table's
+            measured = report.part(size.ENTRY)
+            if measured is None:
+                return Quality("estimate", 1.0, "planner estimate")
+            whole, error = measured.facts.estimated_rows, measured.estimate_error
+            counted = sum(s.counted for s in _failed(report))
+            return Quality("estimate", 1.0, "planner estimate", counted, whole, error)
+        return EXACT if kind == "exact" else Quality("floor")
     return Quality("floor") if not part.exact else EXACT
 
 
@@ -102,7 +121,8 @@ ENTRY: Diagnostic[DeadLetters] = Diagnostic(
             "dead",
             "",
             "dead letters (claim queues with --max-attempts), or a job-queue library's (or a "
-            "declared table's) failed jobs",
+            "declared table's) failed jobs (an estimate, judged only within its bounds, where "
+            "no index on the state lets them be counted)",
             lambda r: float(n) if (n := _count(r)) is not None else None,
             warn=1,
             applies=lambda r: _count(r) is not None,

@@ -81,6 +81,10 @@ class StateCount:
     group: str
     rows: int | None
     exact: bool
+    # A planner's estimate (no index on the state to count through): neither exact nor a
+    # floor; ``counted`` rows were seen by a count, the only bound below it.
+    planner: bool = False
+    counted: int = 0
 
 
 @dataclass(frozen=True)
@@ -899,7 +903,14 @@ def profiled(ctx: Context) -> Size:
                 count = reader.count_state((value,))
                 counts.append(count)
                 states.append(
-                    StateCount(query.state_text(value), group, count.rows, exact=count.exact)
+                    StateCount(
+                        query.state_text(value),
+                        group,
+                        count.rows,
+                        exact=count.exact,
+                        planner=count.planner,
+                        counted=count.seen,
+                    )
                 )
             totals[group] = query.total(counts) if counts else query.Count(None, False)
         if profile.due_column is not None:
