@@ -49,7 +49,7 @@ CAPABILITY_COMMANDS = {
     "due": "`push --due/--delay`, a `due_at` column in `load`'s input",
     "claims": "`ack`, `fail`, `requeue`, `export/archive --state`",
     "dead_letters": "`create --max-attempts`, `alter --max-attempts`, `dead`, `discard`, `redrive`",
-    "ring": "`repair`",
+    "ring": "`repair`'s park, void and skip (every kind's routines are made again or replaced)",
     "resizable": "`resize`",
     "convertible": "`convert`",
     "archivable": "`archive`",

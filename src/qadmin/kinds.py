@@ -314,8 +314,10 @@ class QueueSpec:
 
     @property
     def revision(self) -> int:
-        """The template revision the queue's routines come from (``REVISION``)."""
-        return int(self.options.get(REVISION, 1 if self.pausable else 0))
+        """The template revision the queue's routines come from (``REVISION``); one that is
+        not a whole number (edited by hand) reads as 0, the oldest: repair writes it anew."""
+        value = self.options.get(REVISION, 1 if self.pausable else 0)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
     @property
     def dead_table(self) -> bool:

@@ -623,3 +623,60 @@ def test_a_queue_with_the_old_pops_is_warned_of_and_repair_replaces_them(request
     assert _pop_one(target) == 1
     checked = invoke_on(target, "check", "d_q", "--format", "json")
     assert checked.exit_code == 0, checked.output
+
+
+def test_repair_keeps_what_changed_meanwhile_and_records_the_routines_it_adds(request, tmp_path):
+    """Testers' upgrade cases. A pause and a max-attempts change made after repair read the
+    entry survive it (repair wrote back options read before it waited: the pause undone,
+    consumers consuming again); a routine the queue lacked (push_many, from a qadmin before
+    it) is made and recorded, so drop removes it and the name can be created again; a
+    revision edited by hand to no number reads as the oldest (status, check --all and metrics
+    stopped with a TypeError), and repair writes it anew."""
+    from qadmin.ops import repair as repair_ops
+
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("u_q", "claim", None, False, max_attempts=3))
+    engine.run([f"DROP FUNCTION {engine.qualified('u_q_push_many')}"])
+    catalog.disown(engine, spec, ("function", "u_q_push_many"))
+    options = {k: v for k, v in spec.options.items() if k != "revision"}
+    catalog.set_options(engine, dataclasses.replace(spec, options={**options, "revision": "x"}))
+    listed = invoke_on(target, "status", "--format", "json")
+    assert listed.exit_code == 1, listed.output
+    [line] = json.loads(listed.stdout)["lines"]
+    assert line["worst"].startswith("routines_outdated"), line
+    stale = catalog.get(engine, "u_q")  # read before the pause and the change below
+    assert invoke_on(target, "pause", "u_q", "--yes").exit_code == 0
+    assert invoke_on(target, "alter", "u_q", "--max-attempts", "7").exit_code == 0
+    done = repair_ops.repair(engine, stale, 60)
+    assert "u_q_push_many" in done.upgrade, done
+    after = catalog.get(engine, "u_q")
+    assert after.paused_at is not None and after.max_attempts == 7 and after.revision == 2
+    assert ("function", "u_q_push_many") in catalog.owned(engine, after)
+    assert invoke_on(target, "check", "u_q").exit_code == 1, "paused: a warning, not outdated"
+    assert invoke_on(target, "drop", "u_q", "--yes").exit_code == 0
+    assert invoke_on(target, "create", "u_q", "--kind", "claim").exit_code == 0
+    engine.close()
+
+
+def test_repair_leaves_routines_whose_template_needs_objects_the_queue_lacks(request, tmp_path):
+    """A watermarked queue from before its sequence copy (no w_q_wm_seq): today's routines
+    read the sequence, so replacing them broke every pop while check said OK. repair replaces
+    nothing and says why; check still warns routines_outdated; pops go on."""
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("w_q", "fifo", None, False, watermark=True))
+    messages.push(engine, spec, [b"a", b"b"])
+    # the sequence not the queue's (an older qadmin made none; this one stays so the
+    # routines in place run): today's template needs it
+    catalog.disown(engine, spec, ("sequence", "w_q_wm_seq"))
+    options = {k: v for k, v in spec.options.items() if k != "revision"}
+    catalog.set_options(engine, dataclasses.replace(spec, options=options))
+    engine.close()
+    planned = invoke_on(target, "repair", "w_q", "--dry-run", "--format", "json")
+    plan = json.loads(planned.stdout)
+    assert plan["upgrade"] == [] and "sequence w_q_wm_seq" in plan["note"], plan
+    assert invoke_on(target, "repair", "w_q", "--yes").exit_code == 0
+    assert invoke_on(target, "check", "w_q").exit_code == 1
+    popped = invoke_on(target, "pop", "w_q")
+    assert popped.exit_code == 0, popped.output

@@ -375,6 +375,29 @@ def test_a_live_pop_in_an_open_transaction_is_not_an_orphan(request, tmp_path):
     engine.close()
 
 
+def test_repair_never_parks_a_message_a_live_pop_holds(request, tmp_path):
+    """A tester's repair while a consumer's pop was open parked its number: once the pop
+    committed the ring was empty, yet inspect said depth 1 (exact), check --crit-depth 1 was
+    CRITICAL and a push of two into a ring of two was refused as full, until a later repair
+    voided the number. repair leaves a pop in flight alone, as ring_state does."""
+    target = make_target("postgresql", request, tmp_path)
+    engine = target.engine()
+    spec = queues.create(engine, queues.make_spec("ring_q", "ring", 2, False))
+    messages.push(engine, spec, [b"one"])
+    with psycopg.connect(target.dsn) as consumer:
+        popped = consumer.execute(f"SELECT payload FROM {engine.qualified('ring_q_pop')}(1)")
+        assert [bytes(r[0]) for r in popped.fetchall()] == [b"one"]
+        code, planned = _cli_json(target, "repair", "ring_q", "--dry-run")
+        assert code == 0 and planned["park"] == [], planned
+        code, done = _cli_json(target, "repair", "ring_q", "--yes")
+        assert code == 0 and done["park"] == [], done
+        consumer.commit()
+    code, report = _cli_json(target, "inspect", "ring_q", "--sample", "0")
+    assert report["size"]["depth"] == 0, report["size"]
+    messages.push(engine, spec, [b"a", b"b"])  # the ring's whole capacity
+    engine.close()
+
+
 def _pg_pop_then_die(target, pop: str) -> list[tuple]:
     """An application's pop in its own transaction on PostgreSQL; the session then ends with
     no COMMIT: the server rolls the pop back, the pop sequence stays moved."""

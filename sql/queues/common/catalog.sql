@@ -11,6 +11,12 @@ VALUES (:name, :kind, :capacity, :options, :qadmin_schema)
 -- name: delete
 DELETE FROM {catalog} WHERE name = :name
 
+-- name: lock_entry
+-- The entry's row locked for the rest of the caller's transaction (a change that changes
+-- nothing: every engine locks the row it updates), so options read next are not changed
+-- under it (repair's revision against a pause made meanwhile).
+UPDATE {catalog} SET name = name WHERE name = :name
+
 -- name: get
 SELECT name, kind, capacity, options, created_at, qadmin_schema FROM {catalog} WHERE name = :name
 

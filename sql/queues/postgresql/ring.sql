@@ -628,15 +628,20 @@ SELECT s.push_next,
 FROM s
 
 -- name: repair_orphans
+-- A row whose old version a live transaction is updating or deleting is a pop in flight, not
+-- an orphan (as ring_state says): parked, its number would count as waiting, and hold a
+-- slot's worth of capacity, until a later repair voided it.
 WITH s AS (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END AS pop_next
              FROM {pop_seq})
 SELECT r.message_id AS id FROM {table} AS r, s
 WHERE r.reference_count = 1 AND r.message_id < s.pop_next
   AND NOT EXISTS (SELECT 1 FROM {pending} AS p WHERE p.message_id = r.message_id)
+  AND NOT EXISTS (SELECT 1 FROM pg_stat_activity AS a WHERE a.backend_xid = r.xmax)
 UNION ALL
 SELECT o.message_id FROM {overflow} AS o, s
 WHERE o.message_id < s.pop_next
   AND NOT EXISTS (SELECT 1 FROM {pending} AS p WHERE p.message_id = o.message_id)
+  AND NOT EXISTS (SELECT 1 FROM pg_stat_activity AS a WHERE a.backend_xid = o.xmax)
 ORDER BY 1
 
 -- name: repair_park
@@ -645,8 +650,11 @@ WITH s AS (SELECT CASE WHEN is_called THEN last_value + 1 ELSE last_value END AS
 orphans AS (
     SELECT r.message_id FROM {table} AS r, s
     WHERE r.reference_count = 1 AND r.message_id < s.pop_next
+      AND NOT EXISTS (SELECT 1 FROM pg_stat_activity AS a WHERE a.backend_xid = r.xmax)
     UNION ALL
-    SELECT o.message_id FROM {overflow} AS o, s WHERE o.message_id < s.pop_next
+    SELECT o.message_id FROM {overflow} AS o, s
+    WHERE o.message_id < s.pop_next
+      AND NOT EXISTS (SELECT 1 FROM pg_stat_activity AS a WHERE a.backend_xid = o.xmax)
 )
 INSERT INTO {pending} (message_id)
 SELECT message_id FROM orphans

@@ -140,6 +140,19 @@ def options_params(spec: QueueSpec) -> dict[str, Any]:
     return {"name": spec.name, "options": _options(spec)}
 
 
+def merge_options(
+    engine: Engine, spec: QueueSpec, changes: dict[str, Any], execute: Execute
+) -> QueueSpec:
+    """In the caller's transaction: the entry's row locked, its options as they are now (a
+    pause or alter made since ``spec`` was read is kept) with ``changes``, written back."""
+    execute(_sql(engine, "lock_entry")[0], {"name": spec.name})
+    rows = execute(_sql(engine, "get")[0], {"name": spec.name})
+    now = _spec(rows[0]) if rows else spec
+    ready = dataclasses.replace(now, options={**now.options, **changes})
+    execute(_sql(engine, "set_options")[0], options_params(ready))
+    return ready
+
+
 def mark_sql(engine: Engine, section: str) -> list[str]:
     """A catalog write's statements (``pause``, ``resume``, ``set_options``), rendered."""
     return _sql(engine, section)
@@ -346,7 +359,7 @@ _CREATE_ROUTINE = re.compile(r"\bCREATE\s+(FUNCTION|PROCEDURE)\b", re.IGNORECASE
 
 def replacements(
     engine: Engine, spec: QueueSpec, names: Iterable[str] | None = None
-) -> list[tuple[str, str]]:
+) -> list[tuple[Obj, str]]:
     """(routine, statement) replacing each of the queue's routines (those in ``names``, else
     all) by the current template's in one statement, callers never finding it missing;
     [] where the engine cannot (``replace_routine`` None)."""
@@ -362,7 +375,7 @@ def replacements(
             or (wanted is not None and obj[1] not in wanted)
         ):
             continue
-        out.append((obj[1], _CREATE_ROUTINE.sub(rf"{verb} \1", statement, 1)))
+        out.append((obj, _CREATE_ROUTINE.sub(rf"{verb} \1", statement, 1)))
     return out
 
 

@@ -15,7 +15,6 @@ replace a procedure without a moment where it is missing, so there pause refuses
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -63,7 +62,7 @@ def upgrade(engine: Engine, spec: QueueSpec) -> list[tuple[str, str]]:
     if _pausable(engine, spec):
         return []
     pop = spec.objects()["pop"]
-    out = catalog.replacements(engine, spec, [pop])
+    out = [(obj[1], statement) for obj, statement in catalog.replacements(engine, spec, [pop])]
     if engine.hooks.replace_routine is None:
         raise UsageError(
             f"pause: queue {spec.name} was created by a qadmin from before pause, so its pop "
@@ -90,13 +89,11 @@ def pause(engine: Engine, spec: QueueSpec, *, dry_run: bool = False) -> Outcome:
     if dry_run or not outcome.changed:
         outcome.statements = statements if outcome.changed else []
         return outcome
-    options = {**spec.options, PAUSABLE: True}
     with engine.transaction() as execute:
+        if steps:
+            catalog.merge_options(engine, spec, {PAUSABLE: True}, execute)
         for _, statement in steps:
             execute(statement)
-        if steps:
-            ready = dataclasses.replace(spec, options=options)
-            execute(catalog.mark_sql(engine, "set_options")[0], catalog.options_params(ready))
         execute(marks[0], {"name": spec.name, "at": at})
     after = catalog.get(engine, spec.name)
     outcome.paused_at = after.paused_at

@@ -92,23 +92,45 @@ def _routines(engine: Engine, spec: QueueSpec) -> tuple[list[tuple[str, str]], s
     return [(f"{o[0]} {o[1]}", st) for st, o in made if o is not None and o in wanted], unseen
 
 
-def _upgrades(engine: Engine, spec: QueueSpec, restore: list[str]) -> list[tuple[str, str]]:
+Step = tuple[catalog.Obj, str]
+
+
+def _upgrades(engine: Engine, spec: QueueSpec, restore: list[str]) -> tuple[list[Step], str | None]:
     """(routine, statement) replacing each routine of an outdated queue that is not missing
-    (one missing is made from today's template anyway)."""
+    (one missing is made from today's template anyway); none, and why, when today's template
+    needs a table or sequence the queue does not have (one an older qadmin did not make: its
+    routines would fail on every call)."""
     if not catalog.outdated(engine, spec):
-        return []
+        return [], None
+    made = catalog.planned(engine, spec, engine.hooks.section(spec, "create"))
+    have = set(catalog.owned(engine, spec))
+    lacking = [
+        o for _, o in made if o is not None and o[0] not in catalog.ROUTINE_TYPES and o not in have
+    ]
+    if lacking:
+        return [], (
+            f"the routines of {spec.name} were not replaced: today's template's need "
+            f"{', '.join(f'{kind} {name}' for kind, name in lacking)}, which an older qadmin "
+            f"did not make for it; drain it and create it again to have them"
+        )
     gone = {name.split(" ", 1)[1] for name in restore}
-    return [(n, st) for n, st in catalog.replacements(engine, spec) if n not in gone]
+    return [(o, st) for o, st in catalog.replacements(engine, spec) if o[1] not in gone], None
 
 
-def _upgrade(engine: Engine, spec: QueueSpec, steps: list[tuple[str, str]]) -> None:
-    """Replace the routines and record the revision, all or nothing."""
-    options = {**spec.options, PAUSABLE: True, REVISION: ROUTINES_REVISION}
-    ready = dataclasses.replace(spec, options=options)
+def _names(steps: list[Step]) -> list[str]:
+    return list(dict.fromkeys(obj[1] for obj, _ in steps))
+
+
+def _upgrade(engine: Engine, spec: QueueSpec, steps: list[Step]) -> None:
+    """Replace the routines, record any the queue lacked (its drop removes them) and the
+    revision, all or nothing; the entry's row locked first, so a pause or another repair
+    meanwhile is neither lost nor raced."""
+    changes = {PAUSABLE: True, REVISION: ROUTINES_REVISION}
     with engine.transaction() as execute:
-        for _, statement in steps:
+        catalog.merge_options(engine, spec, changes, execute)
+        for obj, statement in steps:
+            catalog.own(engine, spec, obj, execute)
             execute(statement)
-        execute(catalog.mark_sql(engine, "set_options")[0], catalog.options_params(ready))
 
 
 def _joined(*notes: str | None) -> str | None:
@@ -145,14 +167,16 @@ def plan(engine: Engine, spec: QueueSpec, older_than_s: int) -> RingRepair:
     """What repair would do now (read-only)."""
     missing_routines, unseen = _routines(engine, spec)
     restore = [name for name, _ in missing_routines]
-    upgrade = [name for name, _ in _upgrades(engine, spec, restore)]
+    steps, kept = _upgrades(engine, spec, restore)
+    upgrade = _names(steps)
     if not _ring_fixes(engine, spec):
         note = (
             None
             if not spec.info.ring
             else (f"{engine.label} rings move both sequences in one transaction: no holes")
         )
-        return RingRepair(spec.name, note=_joined(note, unseen), restore=restore, upgrade=upgrade)
+        notes = _joined(note, unseen, kept)
+        return RingRepair(spec.name, note=notes, restore=restore, upgrade=upgrade)
     park = _ids(engine.run(engine.hooks.section(spec, "repair_orphans"), write=False))
     void = _ids(
         engine.run(
@@ -160,7 +184,8 @@ def plan(engine: Engine, spec: QueueSpec, older_than_s: int) -> RingRepair:
         )
     )
     missing, note = _hole(engine, spec, older_than_s)
-    return RingRepair(spec.name, park, void, missing, _joined(note, unseen), restore, upgrade)
+    notes = _joined(note, unseen, kept)
+    return RingRepair(spec.name, park, void, missing, notes, restore, upgrade)
 
 
 def repair(engine: Engine, spec: QueueSpec, older_than_s: int) -> RingRepair:
@@ -177,10 +202,10 @@ def repair(engine: Engine, spec: QueueSpec, older_than_s: int) -> RingRepair:
                 raise
             continue
         restored.append(name)
-    steps = _upgrades(engine, spec, restored)
+    steps, kept = _upgrades(engine, spec, restored)
     if steps:
         _upgrade(engine, spec, steps)
-    upgraded = [name for name, _ in steps]
+    upgraded = _names(steps)
     if not _ring_fixes(engine, spec):
         after = plan(engine, catalog.get(engine, spec.name), older_than_s)
         return dataclasses.replace(after, restore=restored, upgrade=upgraded)
@@ -192,5 +217,5 @@ def repair(engine: Engine, spec: QueueSpec, older_than_s: int) -> RingRepair:
             break
         row = engine.run(engine.hooks.section(spec, "repair_skip"))[-1]
         skipped.append(Skipped(int(row["id"]), str(row["action"])))
-    note = _joined(_hole(engine, spec, older_than_s)[1], unseen)
+    note = _joined(_hole(engine, spec, older_than_s)[1], unseen, kept)
     return RingRepair(spec.name, parked, voided, skipped, note, restored, upgraded)
