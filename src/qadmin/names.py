@@ -44,6 +44,19 @@ def validate_queue_name(name: str) -> str:
     return name
 
 
+def schema_option(text: str) -> str:
+    """A --schema value as the schema's name: ``"Mixed-Sch"`` quoted (any existing name),
+    else a bare name, validated; InvalidName otherwise."""
+    if quoted(text):
+        return validate_quoted_schema(text)
+    return validate_schema_name(text)
+
+
+def quoted(text: str) -> bool:
+    """Whether a schema is given in its quoted form (``"Mixed-Sch"``)."""
+    return len(text) > 2 and text[0] == text[-1] == '"'
+
+
 def validate_quoted_schema(text: str) -> str:
     """``"Mixed-Sch"`` -> ``Mixed-Sch`` (``""`` is a quote): a schema the catalog has under a
     name no bare identifier spells; InvalidName for an empty, too long or NUL-bearing one."""

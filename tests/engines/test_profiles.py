@@ -854,6 +854,12 @@ def test_a_quoted_schema_the_catalog_has(request, tmp_path):
             admin.execute(f'INSERT INTO "{mixed}".jobs VALUES (1), (2)')
             size = _json("size", "jobs", "--dsn", PG_ADMIN, "--schema", f'"{mixed}"')
             assert size["depth"] == 2
+            # status (and check --all, metrics) take it too: a tester's said it did not exist
+            queue = ["--dsn", PG_ADMIN, "--schema", f'"{mixed}"']
+            assert invoke("create", "oq", "--kind", "fifo", *queue).exit_code == 0
+            listed = invoke("status", "--format", "json", *queue)
+            assert listed.exit_code == 0, listed.output
+            assert [r["name"] for r in json.loads(listed.stdout)["lines"]] == [f"{mixed}.oq"]
         finally:
             admin.execute(f'DROP SCHEMA "{mixed}" CASCADE')
 
@@ -973,3 +979,30 @@ def test_a_tables_failed_jobs_are_judged_by_the_dead_thresholds(label, request, 
     calm = invoke_on(target, "check", "fj", *given, "--crit-dead", "5", "--sample", "0")
     assert calm.stdout.startswith("QADMIN WARNING - fj: dead 2 >= 1"), calm.stdout  # warn: 1
     engine.close()
+
+
+def test_requeue_past_the_listing_says_to_run_again(tmp_path):
+    """A tester's 5,667 stale claims in a declared table: requeue --yes printed "1000
+    requeued, 0 dead" and exit 0 with 4,667 left; the run says its listing stopped there and
+    that running it again releases the rest."""
+    path = tmp_path / "jobs.db"
+    app = sqlite3.connect(path)
+    app.execute("CREATE TABLE jobs (id INTEGER PRIMARY KEY, status TEXT NOT NULL, claimed_at TEXT)")
+    app.executemany(
+        "INSERT INTO jobs (status, claimed_at) VALUES ('working', '2026-01-01 00:00:00')",
+        [()] * 1_200,
+    )
+    app.commit()
+    app.close()
+    config = tmp_path / "qadmin.toml"
+    config.write_text(
+        '[tables.jobs]\nstate_column = "status"\npending = ["new"]\nclaimed = ["working"]\n'
+        'claimed_at_column = "claimed_at"\n'
+    )
+    conn = ["--dsn", f"sqlite:///{path}", "--config", str(config)]
+    first = _cli("requeue", "jobs", "--stale-after", "60", "--yes", *conn)
+    assert first.exit_code == 0, first.output
+    assert "run requeue again to release them" in first.stderr, first.stderr
+    second = _cli("requeue", "jobs", "--stale-after", "60", "--yes", *conn)
+    assert second.exit_code == 0 and "run requeue again" not in second.stderr, second.stderr
+    assert _json("size", "jobs", *conn)["depth"] == 1_200

@@ -562,7 +562,8 @@ def requeue(
         )
     else:
         ctx = run.context(engine, resolved, Options(stale_after_s=stale_after))
-        listed = claims_part.measure_profile(ctx).stale
+        measured = claims_part.measure_profile(ctx)
+        listed = measured.stale
         stale = claims_part.releasable(listed, skip_live)
         released = claims_part.requeue_profile(ctx, [c["id"] for c in stale], skip_live)
         rows = [{"id": i, "outcome": "requeued"} for i in released.done]
@@ -573,6 +574,11 @@ def requeue(
                 "requeue tries them again"
             )
         kept = claims_part.live(listed)
+        if measured.claimed_quality == "floor":
+            render.note(
+                f"qadmin: {name}: {_listing(measured)}: stale claims past them were not read "
+                "nor released; run requeue again to release them"
+            )
     _skipped(name, kept if guarded else [], "")
     if not rows and not (guarded and kept):  # a cron job's log: the run found nothing
         render.note(f"qadmin: {name}: no claim is stale: nothing requeued")

@@ -16,15 +16,13 @@ def open_engine(dsn: str, schema: str | None = None, timeouts: Timeouts | None =
     """Build the engine for a DSN; the connection itself opens on first use."""
     from qadmin import dsn as dsn_mod
     from qadmin.engines import registry
-    from qadmin.names import validate_quoted_schema, validate_schema_name
+    from qadmin.names import schema_option
 
     parsed = dsn_mod.parse(dsn)
-    if schema is not None and len(schema) > 2 and schema[0] == schema[-1] == '"':
+    if schema is not None:
         # A quoted schema ('"Mixed-Sch"'), as a quoted NAME gives one: any existing name;
         # the engine quotes it wherever it is used.
-        schema = validate_quoted_schema(schema)
-    elif schema is not None:
-        validate_schema_name(schema)
+        schema = schema_option(schema)
     return registry.engine_class(parsed.engine)(parsed, schema=schema, timeouts=timeouts)
 
 

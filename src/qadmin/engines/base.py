@@ -313,8 +313,9 @@ class Engine(ABC):
     def _results(self, cursor: Any) -> list[Row]:
         rows: list[Row] = []
         while True:
-            if cursor.description:
-                cols = [d[0].lower() for d in cursor.description]
+            described = cursor.description  # built anew on each access (psycopg): read once
+            if described:
+                cols = [d[0].lower() for d in described]
                 rows.extend(dict(zip(cols, r, strict=True)) for r in cursor.fetchall())
             nextset = getattr(cursor, "nextset", None)  # sqlite3 has one result set only
             if nextset is None or not nextset():

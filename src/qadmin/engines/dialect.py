@@ -413,7 +413,8 @@ class PostgresDialect(Dialect):
         return f"REINDEX INDEX CONCURRENTLY {self.qualified(index)}"
 
     def vacuum_advice(self, table: str) -> str:
-        return f"VACUUM (VERBOSE) {self.qualified(table)} once the horizon moves"
+        # the statement ends at its semicolon: the prose after it is not pasted with it
+        return f"VACUUM (VERBOSE) {self.qualified(table)}; run it once the horizon moves"
 
     def deleted_rows_advice(self, table: str) -> str:
         return (

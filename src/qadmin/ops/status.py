@@ -29,6 +29,7 @@ from qadmin.diagnostics.entries import size as size_entry
 from qadmin.diagnostics.model import PART_LOCK_MS, InspectReport, Options, ServerReads
 from qadmin.engines.base import CATALOG_TABLE, Engine
 from qadmin.errors import LockTimeout, NotFound, QadminError
+from qadmin.names import quoted, validate_quoted_schema
 from qadmin.profiles import detect, query, queue_names
 from qadmin.profiles.libraries import SHAPES
 from qadmin.profiles.model import bracketed
@@ -345,6 +346,8 @@ def find(
     home = engine.schema
     found = Found()
     if schema is not None:
+        if quoted(schema):  # '"Odd-Sch"', as --schema takes it
+            schema = validate_quoted_schema(schema)
         engine.require_schema(schema)  # a typo is no "no queues found"
     tables, found.notes = _found(engine)
     tables = [(s, t) for s, t in tables if schema is None or s == schema]
