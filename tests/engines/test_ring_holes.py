@@ -128,8 +128,11 @@ def test_killed_pusher_leaves_a_missing_number_that_stops_pops(
     first = _first(label)
     _kill_blocked_client(target, "push", _block_push(target))
     messages.push(engine, spec, [b"x"])
-    with pytest.raises(QueueEmpty):
+    with pytest.raises(QueueEmpty) as stuck:
         messages.pop(engine, spec)  # stuck at the number the dead pusher took
+    # not "empty" (a tester's pop said so while messages waited): where it stopped, and repair
+    said = str(stuck.value)
+    assert f"pops stop at number {first}" in said and "repair ring_q --dry-run" in said, said
     report = diag.inspect(engine, spec, ring_stall=(None, 0))
     assert report["ring"]["missing_id"] == first
     assert any(f["code"] == "ring_push_hole" for f in report["findings"])

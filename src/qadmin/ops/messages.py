@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 from qadmin import catalog, interrupts
 from qadmin.catalog.rows import Row
+from qadmin.catalog.sql import template_rows
 from qadmin.engines.base import Engine
 from qadmin.errors import (
     Deadlock,
@@ -349,7 +350,28 @@ def _empty(engine: Engine, spec: QueueSpec) -> QueueEmpty:
                 f"queue {spec.name} is paused since {now.paused_at}: nothing popped "
                 f"(qadmin resume {spec.name})"
             )
-    return QueueEmpty(f"queue {spec.name} is empty")
+    stalled = _ring_stall(engine, spec)
+    return QueueEmpty(stalled or f"queue {spec.name} is empty")
+
+
+def _ring_stall(engine: Engine, spec: QueueSpec) -> str | None:
+    """A ring whose pop took nothing while numbers were issued past the pop sequence: pops
+    stop at a number whose push has not completed (in flight, or a pusher that died): said,
+    with repair, rather than "empty" while messages wait behind it (two sequence reads)."""
+    if not spec.info.ring:
+        return None
+    with suppress(QadminError):
+        params = {"schema": engine.schema, "table": spec.name}
+        [row] = template_rows(engine, spec, "counters", params) or [{}]
+        pushed, popped = row.get("enqueued_total"), row.get("dequeued_total")
+        if pushed is not None and popped is not None and int(pushed) > int(popped):
+            return (
+                f"queue {spec.name}: nothing popped, though {int(pushed) - int(popped):,} "
+                f"numbered messages wait: pops stop at number {int(popped)}, whose push has "
+                "not completed (still in flight, or its pusher died: qadmin repair "
+                f"{spec.name} --dry-run)"
+            )
+    return None
 
 
 class _Waiter:
