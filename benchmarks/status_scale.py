@@ -9,6 +9,7 @@ ready and running), with the libraries' own (state, queue, ...) indexes, analyze
 - the same queues read in-process two ways side by side: status's parts (every part check
   reads but the rate sample, the server-wide ones read once for all the queues, as status
   reads them) and a full `inspect` of each (every part, no rate sample, each queue alone);
+- status's own reading in process (finding included) on one connection and on two, alternated;
 - the shared buffers each read touched (pg_stat_database blks_hit + blks_read of the bench
   database, which nothing else uses).
 
@@ -196,6 +197,22 @@ def _side_by_side(url: str, dsn: str, database: str) -> None:
         print(
             f"{label} (in-process, after finding them): {len(found.items)} queues, "
             f"{elapsed:.2f} s, buffers {_buffers(dsn, database) - before:,}"
+        )
+    # status's own reading (status.gather: finding included), on one connection and on two,
+    # alternated: the design compared in one run
+    times: dict[int, list[float]] = {1: [], 2: []}
+    for _ in range(3):
+        for connections in (1, 2):
+            engine = open_engine(url)
+            t0 = time.monotonic()
+            status.gather(engine, {}, connections=connections)
+            times[connections].append(time.monotonic() - t0)
+            engine.close()
+    for connections, walls in times.items():
+        print(
+            f"status.gather on {connections} connection{'s' if connections > 1 else ''} "
+            f"(in-process): median {statistics.median(walls):.2f} s "
+            f"(runs {', '.join(f'{w:.2f}' for w in walls)})"
         )
 
 

@@ -43,9 +43,10 @@ SELECT CAST(COALESCE(HAS_PERMS_BY_NAME(:schema, 'SCHEMA', 'VIEW DEFINITION'), 0)
 -- The queue's recorded objects sys.objects no longer lists (dropped by hand; a routine may
 -- also be one not shown to this role: routines_listed tells which), each looked up by its
 -- exact name.
-SELECT o.object_type, o.name
+-- :queue NULL: every queue's in the schema at once (a status run reads it once a schema).
+SELECT o.queue, o.object_type, o.name
 FROM {objects} AS o
-WHERE o.queue = :queue
+WHERE (o.queue = :queue OR :queue IS NULL)
   AND NOT EXISTS (SELECT 1 FROM sys.objects AS s
                    WHERE s.schema_id = SCHEMA_ID(:schema) AND s.name = o.name
                      AND ((o.object_type = 'procedure' AND s.type = 'P')
@@ -54,7 +55,7 @@ WHERE o.queue = :queue
                           OR (o.object_type = 'sequence' AND s.type = 'SO')
                           OR (o.object_type = 'view' AND s.type = 'V')
                           OR (o.object_type = 'trigger' AND s.type = 'TR')))
-ORDER BY o.position
+ORDER BY o.queue, o.position
 
 -- name: schema_objects
 -- Every object in the schema whose name starts with :prefix (a LIKE pattern, '!' escapes).

@@ -59,9 +59,10 @@ SELECT (EXISTS (SELECT 1 FROM information_schema.USER_PRIVILEGES AS u
 -- The queue's recorded objects information_schema no longer lists (dropped by hand; a routine
 -- may also be one not shown to this role: routines_listed tells which), each looked up by its
 -- exact name.
-SELECT o.object_type, o.name
+-- :queue NULL: every queue's in the schema at once (a status run reads it once a schema).
+SELECT o.queue, o.object_type, o.name
 FROM {objects} AS o
-WHERE o.queue = :queue
+WHERE (o.queue = :queue OR :queue IS NULL)
   AND NOT EXISTS (SELECT 1 FROM information_schema.ROUTINES AS r
                    WHERE o.object_type IN ('function', 'procedure') AND r.ROUTINE_SCHEMA = :schema
                      AND r.ROUTINE_NAME = o.name AND LOWER(r.ROUTINE_TYPE) = o.object_type)
@@ -71,7 +72,7 @@ WHERE o.queue = :queue
   AND NOT EXISTS (SELECT 1 FROM information_schema.TRIGGERS AS g
                    WHERE o.object_type = 'trigger' AND g.TRIGGER_SCHEMA = :schema
                      AND g.TRIGGER_NAME = o.name)
-ORDER BY o.position
+ORDER BY o.queue, o.position
 
 -- name: schema_objects
 -- Every object in the database whose name starts with :prefix (a LIKE pattern, '!' escapes):

@@ -39,9 +39,10 @@ CREATE TABLE IF NOT EXISTS {objects} (
 -- by its exact name through pg_class's (relname, relnamespace) or pg_proc's (proname, ...)
 -- index: a few buffers a queue (status reads every queue), where a listing of the schema's
 -- objects by name prefix read about 400.
-SELECT o.object_type, o.name
+-- :queue NULL: every queue's in the schema at once (a status run reads it once a schema).
+SELECT o.queue, o.object_type, o.name
 FROM {objects} AS o
-WHERE o.queue = :queue
+WHERE (o.queue = :queue OR :queue IS NULL)
   AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_proc AS p
                    WHERE o.object_type IN ('function', 'procedure') AND p.proname = o.name
                      AND p.pronamespace = (SELECT n.oid FROM pg_catalog.pg_namespace AS n
@@ -56,7 +57,7 @@ WHERE o.queue = :queue
                                           WHEN 'sequence' THEN ARRAY['S']
                                           WHEN 'index' THEN ARRAY['i', 'I']
                                           ELSE ARRAY['v', 'm'] END))
-ORDER BY o.position
+ORDER BY o.queue, o.position
 
 -- name: schema_objects
 -- Every object in the schema whose name starts with :prefix (a LIKE pattern, '!' escapes):

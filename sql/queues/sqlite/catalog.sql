@@ -37,12 +37,13 @@ CREATE TABLE IF NOT EXISTS {objects} (
 -- name: objects_gone
 -- The queue's recorded objects the database no longer holds (dropped by hand), each looked
 -- up by its exact name.
-SELECT o.object_type, o.name
+-- :queue NULL: every queue's in the schema at once (a status run reads it once a schema).
+SELECT o.queue, o.object_type, o.name
 FROM {objects} AS o
-WHERE o.queue = :queue
+WHERE (o.queue = :queue OR :queue IS NULL)
   AND NOT EXISTS (SELECT 1 FROM sqlite_schema AS s
                    WHERE s.name = o.name AND s.type = o.object_type)
-ORDER BY o.position
+ORDER BY o.queue, o.position
 
 -- name: schema_objects
 -- Every object in the database whose name starts with :prefix (a LIKE pattern, '!' escapes).

@@ -254,17 +254,36 @@ def missing_objects(engine: Engine, spec: QueueSpec) -> Missing:
     """What of the queue's recorded objects is gone, by one look-up of each by exact name
     (status and metrics make it for every queue). A catalog from before the record has
     nothing to miss: its upgrade records only what exists."""
-    if not engine.table_exists(OBJECTS_TABLE):
-        return Missing([])
-    rows = engine.run_catalog(
-        "objects_gone", {"queue": spec.name, "schema": engine.schema}, write=False
-    )
-    gone = [(str(r["object_type"]), str(r["name"])) for r in rows]
+    gone = _gone(engine, spec.name)
     if engine.hooks.routines_hidden and any(o[0] in ROUTINE_TYPES for o in gone):
         shown = engine.run_catalog("routines_listed", {"schema": engine.schema}, write=False)
         if not (shown and shown[0]["listed"]):
             return Missing([o for o in gone if o[0] not in ROUTINE_TYPES], unseen=True)
     return Missing(gone)
+
+
+def _gone(engine: Engine, queue: str) -> list[Obj]:
+    """The queue's recorded objects the schema no longer lists; in a run over many queues
+    (Engine.memo) read once for every queue of the schema."""
+    if engine.memo is None:
+        if not engine.table_exists(OBJECTS_TABLE):
+            return []
+        rows = engine.run_catalog(
+            "objects_gone", {"queue": queue, "schema": engine.schema}, write=False
+        )
+        return [(str(r["object_type"]), str(r["name"])) for r in rows]
+    key = ("objects_gone", engine.schema)
+    if key not in engine.memo:
+        by_queue: dict[str, list[Obj]] = {}
+        if engine.table_exists(OBJECTS_TABLE):
+            params = {"queue": None, "schema": engine.schema}
+            for r in engine.run_catalog("objects_gone", params, write=False):
+                by_queue.setdefault(str(r["queue"]), []).append(
+                    (str(r["object_type"]), str(r["name"]))
+                )
+        engine.memo[key] = by_queue
+    found: dict[str, list[Obj]] = engine.memo[key]
+    return found.get(queue, [])
 
 
 def owns(engine: Engine, queue: str, obj: Obj) -> bool:

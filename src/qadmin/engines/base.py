@@ -123,6 +123,9 @@ class Engine(ABC):
         # :sibling in every diagnostic: never named as a lock or snapshot holder, as this
         # connection never is; 0 while there is none.
         self.sibling_session = 0
+        # Catalog reads kept for the rest of a run over many queues (reading_many: one read of
+        # a schema's missing objects serves each of its queues); None outside one.
+        self.memo: dict[tuple[str, ...], Any] | None = None
 
     # -- connection -------------------------------------------------------------------------
 
@@ -484,8 +487,22 @@ class Engine(ABC):
     @contextmanager
     def reading_many(self) -> Iterator[None]:
         """Everything inside only reads, the same statements for many queues (status, check
-        --all, metrics): an engine may make each read cheaper for the duration (PostgreSQL:
-        one round trip a read, one plan a statement). Elsewhere nothing changes."""
+        --all, metrics): what is read once a schema is kept (``memo``), and an engine may
+        make each read cheaper for the duration (PostgreSQL: one round trip a read, one plan
+        a statement)."""
+        if self.memo is not None:
+            yield
+            return
+        self.memo = {}
+        try:
+            with self._reading_session():
+                yield
+        finally:
+            self.memo = None
+
+    @contextmanager
+    def _reading_session(self) -> Iterator[None]:
+        """The session's settings for reading many queues (none here)."""
         yield
 
     @contextmanager

@@ -53,6 +53,28 @@ class _Connection(psycopg.Connection[Any]):
 
 
 # The session's settings inside reading_many (reset after it).
+_SETTING = re.compile(r"SET\s+LOCAL\s+[a-z_]+\s*=\s*[a-z_0-9]+", re.IGNORECASE)
+
+
+def _setting(statement: str) -> bool:
+    """A ``SET LOCAL name = value`` alone (comment lines aside): no parameter, no result."""
+    body = " ".join(
+        line for line in statement.splitlines() if not line.lstrip().startswith("--")
+    ).strip()
+    return all(_SETTING.fullmatch(part.strip()) for part in body.rstrip(";").split(";"))
+
+
+def _settings_joined(statements: Sequence[str]) -> list[str]:
+    """The statements with each run of consecutive settings joined into one."""
+    out: list[str] = []
+    for statement in statements:
+        if out and _setting(statement) and _setting(out[-1]):
+            out[-1] = f"{out[-1].rstrip().rstrip(';')};\n{statement}"
+        else:
+            out.append(statement)
+    return out
+
+
 _READING_MANY = {"default_transaction_read_only": "on", "plan_cache_mode": "force_generic_plan"}
 
 
@@ -193,6 +215,15 @@ class PostgresEngine(Engine):
         every element would hold on to the dropped one."""
         if self._reads_alone and not write and len(statements) == 1 and len(batch) == 1:
             return [self._read_alone(statements[0], batch[0])]
+        settings = _settings_joined(statements)
+        if len(settings) < len(statements):
+            # the planner settings a read begins with, sent as one (no parameters: the simple
+            # protocol takes several statements): one round trip where each took one
+            with self.transaction(write=write) as execute:
+                return [
+                    [r for s in settings for r in execute(s, None if _setting(s) else one)]
+                    for one in batch
+                ]
         if len(statements) != 1 or len(batch) < 2:
             return super().run_batch(statements, batch, write=write)
         sql, _ = self.bind(statements[0], batch[0])
@@ -209,7 +240,7 @@ class PostgresEngine(Engine):
                     return results
 
     @contextmanager
-    def reading_many(self) -> Iterator[None]:
+    def _reading_session(self) -> Iterator[None]:
         """While inside: the session's transactions READ ONLY by default, and a read of one
         statement run alone in autocommit, one round trip where BEGIN READ ONLY, the
         statement and COMMIT took three (status over 206 queues: about 2,500 reads, 0.7 s of
@@ -219,9 +250,6 @@ class PostgresEngine(Engine):
         and planning them anew each time cost 0.6 s of 3.7. The profile reads whose plan
         depends on their values say force_custom_plan themselves (sql/queues/postgresql/
         profile.sql)."""
-        if self._reads_alone:
-            yield
-            return
         for setting in _READING_MANY:
             self.run_outside_transaction(f"SET {setting} = {_READING_MANY[setting]}")
         self._reads_alone = True

@@ -414,7 +414,10 @@ def _helper(engine: Engine, items: int) -> Engine | None:
 
 
 def _read_all(
-    engine: Engine, items: list[Item], read: Callable[[Engine, int, Item], StatusLine | None]
+    engine: Engine,
+    items: list[Item],
+    read: Callable[[Engine, int, Item], StatusLine | None],
+    connections: int,
 ) -> list[StatusLine | None]:
     """Each item read by ``read`` in order of ``items``, on this connection and a helper's,
     each taking the next item as it is free; the lines in the items' order. Every queue's
@@ -443,7 +446,7 @@ def _read_all(
         except BaseException as exc:
             failed.append(exc)
 
-    helper = _helper(engine, len(items))
+    helper = _helper(engine, len(items)) if connections > 1 else None
     thread = None
     if helper is not None:
         thread = threading.Thread(target=helping, args=(helper,), daemon=True)
@@ -479,6 +482,7 @@ def gather(
     deadline: float | None = None,
     order: Callable[[list[Item]], list[Item]] | None = None,
     schema: str | None = None,
+    connections: int = 2,
 ) -> Status:
     """Every queue found (``schema``: in that schema only), judged; lines worst first, then
     by name. ``options_for``: each
@@ -487,7 +491,8 @@ def gather(
     not read (a scrape that must answer in time). ``order``: which queues to read first
     (a scrape's: those read longest ago); with it, the first is begun even past the deadline
     (one queue, each statement under the queue timeout), so a time too short for any queue
-    still reads one per run, in turn."""
+    still reads one per run, in turn. ``connections``: 2 reads a server's queues on two (see
+    ``_read_all``), 1 on this one alone (benchmarks/status_scale.py compares them)."""
     started = time.monotonic()
     options = options or Options(sample_s=0)
     home = engine.schema
@@ -511,7 +516,8 @@ def gather(
         own = options_for(item.name) if options_for is not None else options
         return _line(reader, item, own, shared, _serial(each, lock))
 
-    status.lines += [line for line in _read_all(engine, items, read) if line is not None]
+    lines = _read_all(engine, items, read, connections)
+    status.lines += [line for line in lines if line is not None]
     for line in status.lines:
         if line.error is not None:
             line.worst = line.worst or f"not read: {line.error}"
