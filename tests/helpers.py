@@ -198,3 +198,40 @@ def table_locked(target: Any, table: str) -> Iterator[str]:
                 cur.execute("UNLOCK TABLES")
     finally:
         my.close()
+
+
+@contextmanager
+def reading_role(target: Any, *, sessions: int | None = None) -> Iterator[str]:
+    """A login role that may read every table and sequence of ``target``'s schema (MySQL:
+    database) and nothing more, allowed ``sessions`` connections at once (None: no limit);
+    yields its DSN, dropped on exit."""
+    role = f"qa_rd_{uuid.uuid4().hex[:8]}"
+    admin = target.engine()
+    schema = admin.schema
+    base = target.dsn.split("://", 1)[1].split("@", 1)[1]
+    if target.label == "postgresql":
+        limit = "" if sessions is None else f" CONNECTION LIMIT {int(sessions)}"
+        grants = [
+            f'CREATE ROLE "{role}" LOGIN{limit}',
+            f'GRANT USAGE ON SCHEMA "{schema}" TO "{role}"',
+            f'GRANT SELECT ON ALL TABLES IN SCHEMA "{schema}" TO "{role}"',
+            f'GRANT SELECT ON ALL SEQUENCES IN SCHEMA "{schema}" TO "{role}"',
+        ]
+        cleanup = [f'DROP OWNED BY "{role}"', f'DROP ROLE "{role}"']
+        dsn = f"postgresql://{role}@{base}"
+    else:
+        limit = "" if sessions is None else f" WITH MAX_USER_CONNECTIONS {int(sessions)}"
+        grants = [
+            f"CREATE USER '{role}'@'%'{limit}",
+            f"GRANT SELECT ON `{schema}`.* TO '{role}'@'%'",
+        ]
+        cleanup = [f"DROP USER '{role}'@'%'"]
+        dsn = f"mysql://{role}@{base}"
+    try:
+        for statement in grants:
+            admin.run_outside_transaction(statement)
+        yield dsn
+    finally:
+        for statement in cleanup:
+            admin.run_outside_transaction(statement)
+        admin.close()

@@ -393,46 +393,19 @@ def test_a_role_allowed_one_session_still_reads_every_queue(label, request, tmp_
     """status, check --all and a scrape read a server's queues on two connections, the second
     opened first; a monitoring role allowed one session (CONNECTION LIMIT 1,
     MAX_USER_CONNECTIONS 1) gets every queue read on its one connection, none "not read"."""
-    import uuid
-
     from tests.conftest import make_target
+    from tests.helpers import reading_role
 
     target = make_target(label, request, tmp_path)
     db = [*target.cli_args(), "--schema", str(target.schema)]
     for name, kind in (("qa", "fifo"), ("qb", "claim"), ("qc", "heap")):
         assert run("create", name, "--kind", kind, *db).exit_code == 0
     assert run("push", "qa", "x", "y", *db).exit_code == 0
-    role = f"qa_one_{uuid.uuid4().hex[:8]}"
-    admin = target.engine()
-    schema = admin.schema
-    base = target.dsn.split("://", 1)[1].split("@", 1)[1]
-    if label == "postgresql":
-        grants = [
-            f'CREATE ROLE "{role}" LOGIN CONNECTION LIMIT 1',
-            f'GRANT USAGE ON SCHEMA "{schema}" TO "{role}"',
-            f'GRANT SELECT ON ALL TABLES IN SCHEMA "{schema}" TO "{role}"',
-            f'GRANT SELECT ON ALL SEQUENCES IN SCHEMA "{schema}" TO "{role}"',
-        ]
-        cleanup = [f'DROP OWNED BY "{role}"', f'DROP ROLE "{role}"']
-        dsn = f"postgresql://{role}@{base}"
-    else:
-        grants = [
-            f"CREATE USER '{role}'@'%' WITH MAX_USER_CONNECTIONS 1",
-            f"GRANT SELECT ON `{schema}`.* TO '{role}'@'%'",
-        ]
-        cleanup = [f"DROP USER '{role}'@'%'"]
-        dsn = f"mysql://{role}@{base}"
-    for statement in grants:
-        admin.run_outside_transaction(statement)
-    try:
+    with reading_role(target, sessions=1) as dsn:
         one = ["--dsn", dsn, "--schema", str(target.schema)]
         listed = run("status", "--format", "json", *one)
         every = run("check", "--all", *one)
         scraped = run("metrics", "--scrape-timeout", "60", *one)
-    finally:
-        for statement in cleanup:
-            admin.run_outside_transaction(statement)
-        admin.close()
     rows = json.loads(listed.stdout)["lines"]
     assert sorted(r["table"] for r in rows) == ["qa", "qb", "qc"], listed.output
     assert all(r["error"] is None for r in rows), rows

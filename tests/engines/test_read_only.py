@@ -296,15 +296,22 @@ def test_a_mariadb_role_shown_some_routines_is_not_told_the_others_are_missing(r
             invoke("repair", "p_q", "--dry-run", "--format", "json", "--dsn", producer).stdout
         )
         assert dry["restore"] == [] and "was not checked" in (dry["note"] or ""), dry
+        # a role that sees every routine but may not make one: the privilege named (a
+        # tester's got "Access denied ... to database" and had to guess)
+        admin.run([f"GRANT EXECUTE ON `{schema}`.* TO '{user}'@'%'"])
+        made = invoke("repair", "p_q", "--yes", "--dsn", producer)
+        assert made.exit_code == 7, made.output
+        assert "needs CREATE ROUTINE" in made.stderr and len(made.stderr.splitlines()) == 1
     finally:
         admin.run([f"DROP USER '{user}'@'%'"])
         admin.close()
 
 
 def test_a_ring_whose_fill_a_role_cannot_read_is_unknown_never_a_warning(request, tmp_path):
-    """A monitoring role given SELECT on the tables but not the ring's sequences: the ring's
-    depth, so its fill, is unread. A full ring (ring_full, CRITICAL) cannot be ruled out, so
-    check is UNKNOWN naming the privilege, not the WARNING of an unread depth."""
+    """A monitoring role given SELECT on the tables and USAGE, not SELECT, on the ring's
+    sequences: the ring's depth, so its fill, is unread. A full ring (ring_full, CRITICAL)
+    cannot be ruled out, so check is UNKNOWN naming the privilege, not the WARNING of an
+    unread depth: SELECT (a tester's role had USAGE and was told it needed USAGE)."""
     target = make_target("postgresql", request, tmp_path)
     admin = target.engine()
     queues.create(admin, queues.make_spec("r_q", "ring", 8, False, False))
@@ -315,6 +322,7 @@ def test_a_ring_whose_fill_a_role_cannot_read_is_unknown_never_a_warning(request
         f'CREATE ROLE "{role}" LOGIN',
         f'GRANT USAGE ON SCHEMA "{schema}" TO "{role}"',
         f'GRANT SELECT ON ALL TABLES IN SCHEMA "{schema}" TO "{role}"',
+        f'GRANT USAGE ON ALL SEQUENCES IN SCHEMA "{schema}" TO "{role}"',
     ):
         admin.run([statement])
     base = target.dsn.split("://", 1)[1].split("@", 1)[1]
@@ -322,7 +330,8 @@ def test_a_ring_whose_fill_a_role_cannot_read_is_unknown_never_a_warning(request
         argv = ["check", "r_q", "--schema", target.engine_schema, "--sample", "0"]
         result = invoke(*argv, "--dsn", f"postgresql://{role}@{base}")
         assert result.exit_code == 3, result.stdout
-        assert "depth_unread" in result.stdout and "USAGE" in result.stdout, result.stdout
+        assert "depth_unread" in result.stdout, result.stdout
+        assert "needs SELECT on sequence" in result.stdout, result.stdout
     finally:
         admin.run([f'DROP OWNED BY "{role}"'])
         admin.run([f'DROP ROLE "{role}"'])

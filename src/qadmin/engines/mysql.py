@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -188,6 +189,23 @@ class MysqlEngine(Engine):
                 f"{self.label}: statement stopped after {self.timeouts.statement_ms} ms"
             )
         if code in _PERMISSION:
+            body = "\n".join(
+                line for line in self.statement.splitlines() if not line.lstrip().startswith("--")
+            )
+            routine = re.match(
+                r"\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:DEFINER\s*=\s*\S+\s+)?"
+                r"(PROCEDURE|FUNCTION|TRIGGER)\b",
+                body,
+                re.I,
+            )
+            if code == 1044 and routine is not None:
+                # "Access denied ... to database": the privilege a routine's CREATE needs
+                needed = (
+                    "TRIGGER on the table"
+                    if routine[1].upper() == "TRIGGER"
+                    else "CREATE ROUTINE (and ALTER ROUTINE to replace one) on the database"
+                )
+                return PermissionMissing(f"{self.label}: {text}: needs {needed}", privilege=needed)
             return PermissionMissing(f"{self.label}: {text}")
         if code in _TOO_LARGE:
             return UsageError(

@@ -391,6 +391,8 @@ def privilege_needed(text: str, statement: str, context: str = "") -> str | None
     kind, name = match.groups()
     if kind == "schema" and re.match(r"\s*CREATE\b", statement, re.IGNORECASE):
         return f"CREATE on schema {name}"  # making an object there (repair, create)
+    if kind == "sequence" and not re.search(r"\b(nextval|setval)\s*\(", statement, re.I):
+        return f"SELECT on sequence {name}"  # read as a table (a ring's positions): USAGE won't
     if kind in _OBJECT_PRIVILEGE:
         return f"{_OBJECT_PRIVILEGE[kind]} on {kind} {name}"
     routine = re.search(r"(?:SQL|PL/pgSQL) function (\S+)", context)
