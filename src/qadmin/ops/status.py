@@ -397,7 +397,8 @@ def _serial(each: Each | None, lock: threading.Lock) -> Each | None:
 def _helper(engine: Engine, items: int) -> Engine | None:
     """A second connection to read half the queues with, on a server (not an embedded file,
     whose reads share one process's interpreter): the server works on one queue while qadmin
-    judges another (status over 206 queues: 1.5 s against 2.3 s in process). None when
+    judges another (206 queues read in process: 1.50 s against 2.98 s on one connection,
+    benchmarks/results/status.md Run 10). None when
     there is little to share or the server refuses another session (max_connections): then
     one connection reads them all, as before."""
     if engine.hooks.file or items < 2:
