@@ -415,17 +415,26 @@ def test_a_big_table_keeping_finished_rows_is_never_scanned(indexed, request, tm
         assert size["depth_exact"] is False and "estimate" in size["depth_source"]
         assert size["depth"] is not None and size["depth"] < 1000
         assert size["oldest_age_s"] is None
-        assert any("(status, created_at) would make it cheap" in n for n in size["notes"])
+        table = f'"{target.schema}"."jobs"'
+        index = f'"jobs_status_created_at_idx" ON {table} ("status", "created_at")'
+        assert any(n.endswith(index) for n in size["notes"]), size["notes"]
         # Claims the profile promises but no index lets qadmin read: never a silent OK.
         claiming = [f"{target.schema}.jobs", *given, "--claimed", "working", "--dsn", PG_ADMIN]
         checked = _cli("check", *claiming, "--sample", "0", "--warn-stale-claims", "1")
         # UNKNOWN: the threshold given was not judged (it outranks claims_unread's WARNING)
         assert checked.exit_code == 3, checked.output
-        assert "claims not read: an index on jobs (status)" in checked.stdout
+        assert "claims not read: an index would make it cheap: CREATE INDEX" in checked.stdout
         assert "stale_claims not evaluable: claims not read" in checked.stdout
         listed = _cli("claims", *claiming, "--format", "json")
         assert (listed.exit_code, json.loads(listed.stdout)) == (1, [])
         assert "claims not read" in listed.stderr
+        # the fix printed runs as printed, and then the claims are read
+        report = _json("inspect", *claiming, "--sample", "0")
+        [unread] = [f for f in report["findings"] if f["code"] == "claims_unread"]
+        assert unread["fix"] == f'CREATE INDEX "jobs_status_idx" ON {table} ("status")', unread
+        engine.run([unread["fix"]])
+        read = _json("inspect", *claiming, "--sample", "0")
+        assert not any(f["code"] == "claims_unread" for f in read["findings"]), read
     engine.close()
 
 

@@ -481,7 +481,20 @@ class Reader:
             return found[:QUEUES_SHOWN], f"the first {QUEUES_SHOWN} named queues"
         return found, None
 
-    def index_hint(self, *extra: str | None) -> str:
-        columns = [c for c in (self.profile.state_column, *extra) if c]
-        what = ", ".join(columns) or "the state"
-        return f"an index on {self.profile.table} ({what}) would make it cheap"
+    def index_hint(self, *extra: str | None, state: bool = True) -> str:
+        """The index that would make a read cheap, as the statement a DBA runs (every name
+        qualified and quoted: a fix runs as printed)."""
+        columns = [c for c in (self.profile.state_column if state else None, *extra) if c]
+        if not columns:
+            return "an index leading with the state would make it cheap"
+        table = self.profile.table
+        index = self.engine.quote_ident(f"{table}_{'_'.join(columns)}_idx"[:60])
+        on = self.engine.hooks.render_text("{t}", {"t": table})
+        what = ", ".join(self.name(c) for c in columns)
+        return f"an index would make it cheap: CREATE INDEX {index} ON {on} ({what})"
+
+
+def index_fix(text: str) -> str | None:
+    """The CREATE INDEX statement an ``index_hint`` ends with, as printed."""
+    start = text.find("CREATE INDEX ")
+    return None if start < 0 else text[start : text.rfind(")") + 1]

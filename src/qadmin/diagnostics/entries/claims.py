@@ -569,8 +569,8 @@ def rule(report: InspectReport) -> list[Finding]:
     if part is not None and part.claimed is None and _has_claims(report) and part.notes:
         # Claims the profile promises that could not be read are never a silent OK.
         why = "; ".join(part.notes).removeprefix("claims not read: ")
-        fix = why.removesuffix(" would make it cheap")
-        return [Finding(WARNING, "claims_unread", f"claims not read: {why}", f"create {fix}")]
+        fix = query.index_fix(why) or "see the notes"
+        return [Finding(WARNING, "claims_unread", f"claims not read: {why}", fix)]
     found = _undated(report, part)
     limit = report.limit("stale_claims")
     threshold = limit.warn if limit.warn is not None else limit.crit

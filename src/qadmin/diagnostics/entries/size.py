@@ -13,7 +13,6 @@ estimate, saying which (qadmin.profiles.query)."""
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
@@ -731,7 +730,7 @@ def _oldest(reader: query.Reader, depth: query.Count) -> tuple[Any, float | None
                     )
                 return None, None, [f"oldest waiting row not read: {why}"], False
         elif not reader.shape.index_leading(column):
-            hint = f"an index on {profile.table} ({column}) would make it cheap"
+            hint = reader.index_hint(column, state=False)
             return None, None, [f"oldest row not read: {hint}"], False
     reads: list[tuple[str, str | None]] = []  # (column, extra filter)
     if profile.oldest_from:  # a library's ages from several columns (django-tasks' run_after)
@@ -1014,9 +1013,9 @@ def _fix(why: str, schema: str, engine: Engine) -> str:
     """The fix for a figure not read: the index the note names, made by the DBA, or the
     privilege it names, granted to the role (as a statement to run: SELECT on a sequence
     reads its position and nothing else)."""
-    found = re.search(r"an index on \S+ \([^)]*\)", why)
-    if found:
-        return f"create {found.group(0)}"
+    index = query.index_fix(why)
+    if index is not None:
+        return index
     if "needs SELECT or USAGE" in why:
         role = engine.dsn.user or engine.default_user()
         grantee = engine.quote_ident(role) if role else "<the role qadmin logs in as>"
