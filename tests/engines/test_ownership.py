@@ -534,6 +534,13 @@ def test_a_table_dropped_by_hand_is_found_and_drop_removes_the_rest(label, reque
     assert code == 0 and skipped and report["objects"]["missing"], report
     fix = next(f for f in report["findings"] if f["code"] == "objects_missing")["fix"]
     assert " drop lost_q --dry-run " in fix and " drop lost_q --yes " in fix, fix
+    # repair cannot make a table again: one line saying so and what to do (a tester's got
+    # the raw "relation does not exist", exit 5, from --dry-run and --yes alike)
+    for how in ("--dry-run", "--yes"):
+        refused = invoke_on(target, "repair", "lost_q", how)
+        assert refused.exit_code == 5 and len(refused.stderr.splitlines()) == 1, refused.output
+        assert "table lost_q_overflow of queue lost_q is missing" in refused.stderr
+        assert "repair makes only routines again" in refused.stderr
     code, dry = as_json("drop", "lost_q", "--dry-run")
     assert code == 0 and dry["messages"] is None, dry
     code, done = as_json("drop", "lost_q", "--yes")

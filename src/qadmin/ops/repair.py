@@ -33,7 +33,7 @@ from typing import Any
 from qadmin import catalog
 from qadmin.diagnostics.entries import ring
 from qadmin.engines.base import Engine
-from qadmin.errors import QadminError
+from qadmin.errors import NotFound, QadminError
 from qadmin.kinds import PAUSABLE, REVISION, ROUTINES_REVISION, QueueSpec
 
 DEFAULT_OLDER_THAN_S = 60
@@ -80,6 +80,16 @@ def _routines(engine: Engine, spec: QueueSpec) -> tuple[list[tuple[str, str]], s
     list only those a role may run), said rather than an empty list that reads as "nothing
     missing"."""
     gone = catalog.missing_objects(engine, spec)
+    lost = [f"{kind} {name}" for kind, name in gone.objects if kind not in catalog.ROUTINE_TYPES]
+    if lost:
+        # a table (or sequence) went with what it held: nothing repair can make again, and
+        # every part that reads it would fail on it
+        raise NotFound(
+            f"repair: {', '.join(lost)} of queue {spec.name} "
+            f"{'is' if len(lost) == 1 else 'are'} missing (dropped by hand?): repair makes only "
+            f"routines again; restore it from a backup, else qadmin drop {spec.name} --dry-run, "
+            f"qadmin drop {spec.name} --yes and create the queue again (its messages are lost)"
+        )
     unseen = None
     if gone.unseen:
         unseen = (
